@@ -1,0 +1,29 @@
+//! Registry domain and service.
+//!
+//! Invariants every operation keeps, on every [`Store`]:
+//! - an ID is bound to exactly one schema body and is never handed out twice, even after a hard delete;
+//! - the same schema (same fingerprint) registered anywhere gets the same ID;
+//! - versions of a subject are created with create-if-absent, so two writers never take one number;
+//! - a write interrupted between any two storage calls leaves a state the next call completes or ignores:
+//!   bodies are written before IDs point at them, IDs are bound before versions carry them.
+
+pub mod error;
+pub mod memory;
+pub mod model;
+pub mod registry;
+pub mod store;
+#[cfg(feature = "testkit")]
+pub mod testkit;
+
+pub use error::RegistryError;
+pub use memory::MemoryStore;
+pub use model::{
+    ConfigRecord, DeletedFilter, Mode, Scope, SchemaBody, SchemaId, SchemaRecord, Subject, Version, VersionRow,
+    VersionSelector,
+};
+pub use registry::{
+    CompatibilityReport, LookupOptions, NewSchema, RegisterOptions, Registry, RegistrySettings, SchemaById,
+    SchemasQuery,
+};
+pub use registry_schema::{CompatibilityLevel, Fingerprint, SchemaReference, SchemaType};
+pub use store::{Store, StoreError, StoreResult};

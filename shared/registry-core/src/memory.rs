@@ -1,0 +1,217 @@
+//! `MemoryStore`: the reference [`Store`], for tests. One mutex over ordered maps; every call is atomic.
+
+use crate::model::{ConfigRecord, DeletedFilter, Mode, Scope, SchemaBody, SchemaId, Subject, Version, VersionRow};
+use crate::store::{Store, StoreError, StoreResult};
+use async_trait::async_trait;
+use registry_schema::Fingerprint;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, MutexGuard};
+
+/// An in-memory store. Cheap to create; nothing survives the process.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    bodies: HashMap<Fingerprint, SchemaBody>,
+    id_by_fingerprint: HashMap<Fingerprint, SchemaId>,
+    fingerprint_by_id: BTreeMap<SchemaId, Fingerprint>,
+    max_id: Option<SchemaId>,
+    rows: BTreeMap<(Subject, Version), VersionRow>,
+    configs: HashMap<Scope, ConfigRecord>,
+    modes: HashMap<Scope, Mode>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave a half-applied write (each call mutates
+        // at the end), so a poisoned lock is still consistent.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl State {
+    fn subject_rows<'a>(&'a self, subject: &'a Subject) -> impl Iterator<Item = &'a VersionRow> + 'a {
+        self.rows
+            .range((subject.clone(), Version(i32::MIN))..=(subject.clone(), Version(i32::MAX)))
+            .map(|(_, row)| row)
+    }
+}
+
+#[async_trait]
+impl Store for MemoryStore {
+    async fn put_body(&self, fingerprint: &Fingerprint, body: &SchemaBody) -> StoreResult<()> {
+        self.state().bodies.entry(*fingerprint).or_insert_with(|| body.clone());
+        Ok(())
+    }
+
+    async fn get_body(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaBody>> {
+        Ok(self.state().bodies.get(fingerprint).cloned())
+    }
+
+    async fn id_for_fingerprint(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaId>> {
+        Ok(self.state().id_by_fingerprint.get(fingerprint).copied())
+    }
+
+    async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        Ok(self.state().fingerprint_by_id.get(&id).copied())
+    }
+
+    async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
+        let mut state = self.state();
+        if state.id_by_fingerprint.contains_key(fingerprint) {
+            return Err(StoreError::Conflict(format!("fingerprint {fingerprint} already has an id")));
+        }
+        let next = SchemaId(state.max_id.map_or(1, |SchemaId(max)| max.saturating_add(1)));
+        if state.fingerprint_by_id.contains_key(&next) {
+            return Err(StoreError::Corrupt(format!("id {next} is bound but above the counter")));
+        }
+        state.max_id = Some(next);
+        state.id_by_fingerprint.insert(*fingerprint, next);
+        state.fingerprint_by_id.insert(next, *fingerprint);
+        Ok(next)
+    }
+
+    async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
+        let mut state = self.state();
+        match state.fingerprint_by_id.get(&id) {
+            Some(bound) if bound == fingerprint => {}
+            Some(bound) => return Err(StoreError::Conflict(format!("id {id} is bound to {bound}"))),
+            None => {
+                state.fingerprint_by_id.insert(id, *fingerprint);
+            }
+        }
+        state.id_by_fingerprint.entry(*fingerprint).or_insert(id);
+        state.max_id = state.max_id.max(Some(id));
+        Ok(())
+    }
+
+    async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
+        Ok(self.state().max_id)
+    }
+
+    async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {
+        Ok(self.state().subject_rows(subject).cloned().collect())
+    }
+
+    async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>> {
+        Ok(self.state().rows.get(&(subject.clone(), version)).cloned())
+    }
+
+    async fn create_version(&self, row: &VersionRow) -> StoreResult<()> {
+        let mut state = self.state();
+        let key = (row.subject.clone(), row.version);
+        if state.rows.contains_key(&key) {
+            return Err(StoreError::Conflict(format!("{} version {} exists", row.subject, row.version)));
+        }
+        state.rows.insert(key, row.clone());
+        Ok(())
+    }
+
+    async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {
+        let mut state = self.state();
+        match state.rows.get_mut(&(subject.clone(), version)) {
+            Some(row) if row.deleted != deleted => {
+                row.deleted = deleted;
+                Ok(())
+            }
+            _ => Err(StoreError::Conflict(format!("{subject} version {version} is missing or already deleted={deleted}"))),
+        }
+    }
+
+    async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()> {
+        self.state().rows.remove(&(subject.clone(), version));
+        Ok(())
+    }
+
+    async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
+        Ok(self.state().rows.values().filter(|row| row.id == id).cloned().collect())
+    }
+
+    async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
+        let state = self.state();
+        let mut rows: Vec<VersionRow> = state
+            .rows
+            .values()
+            .filter(|row| row.references.iter().any(|r| r.subject == subject.as_str() && r.version == version.0))
+            .cloned()
+            .collect();
+        rows.sort_by_key(|row| (row.id, row.subject.clone(), row.version));
+        Ok(rows)
+    }
+
+    async fn list_subjects(
+        &self,
+        prefix: &str,
+        filter: DeletedFilter,
+        after: Option<&Subject>,
+        limit: usize,
+    ) -> StoreResult<Vec<Subject>> {
+        let state = self.state();
+        let mut page: Vec<Subject> = Vec::new();
+        let mut current: Option<(&Subject, bool)> = None; // (subject, has a live row)
+        let flush = |entry: Option<(&Subject, bool)>, page: &mut Vec<Subject>| {
+            if let Some((subject, live)) = entry {
+                let keep = match filter {
+                    DeletedFilter::LiveOnly => live,
+                    DeletedFilter::IncludeDeleted => true,
+                    DeletedFilter::DeletedOnly => !live,
+                };
+                if keep {
+                    page.push(subject.clone());
+                }
+            }
+        };
+        for ((subject, _), row) in state.rows.iter() {
+            if !subject.as_str().starts_with(prefix) || after.is_some_and(|a| subject <= a) {
+                continue;
+            }
+            match current {
+                Some((s, live)) if s == subject => current = Some((s, live || !row.deleted)),
+                _ => {
+                    flush(current.take(), &mut page);
+                    if page.len() >= limit {
+                        return Ok(page);
+                    }
+                    current = Some((subject, !row.deleted));
+                }
+            }
+        }
+        flush(current, &mut page);
+        page.truncate(limit);
+        Ok(page)
+    }
+
+    async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
+        Ok(self.state().configs.get(scope).cloned())
+    }
+
+    async fn put_config(&self, scope: &Scope, config: &ConfigRecord) -> StoreResult<()> {
+        self.state().configs.insert(scope.clone(), config.clone());
+        Ok(())
+    }
+
+    async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
+        Ok(self.state().configs.remove(scope))
+    }
+
+    async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
+        Ok(self.state().modes.get(scope).copied())
+    }
+
+    async fn put_mode(&self, scope: &Scope, mode: Mode) -> StoreResult<()> {
+        self.state().modes.insert(scope.clone(), mode);
+        Ok(())
+    }
+
+    async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
+        Ok(self.state().modes.remove(scope))
+    }
+}

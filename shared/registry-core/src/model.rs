@@ -1,0 +1,265 @@
+//! Domain values: subjects, IDs, versions, stored rows, config and modes. Plain data, validated on construction.
+
+use crate::error::RegistryError;
+use registry_schema::{CompatibilityLevel, Fingerprint, SchemaReference, SchemaType};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// A subject name. Valid when it has no ISO control characters and is not one of Confluent's
+/// reserved names (`__GLOBAL`, `__EMPTY`). May contain `/`, `.`, `:` and spaces.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Subject(String);
+
+impl Subject {
+    /// Validates `name` (42208 on failure).
+    pub fn new(name: impl Into<String>) -> Result<Subject, RegistryError> {
+        let name = name.into();
+        let reserved = name == "__GLOBAL" || name == "__EMPTY";
+        if name.is_empty() || reserved || name.chars().any(char::is_control) {
+            return Err(RegistryError::InvalidSubject { subject: name });
+        }
+        Ok(Subject(name))
+    }
+
+    /// The name as given.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Subject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl TryFrom<String> for Subject {
+    type Error = RegistryError;
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        Subject::new(value)
+    }
+}
+
+impl From<Subject> for String {
+    fn from(value: Subject) -> Self {
+        value.0
+    }
+}
+
+/// A global schema ID: a positive 32-bit integer, as carried in the wire format's 4-byte field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SchemaId(pub i32);
+
+impl fmt::Display for SchemaId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A version number within a subject: 1 ..= i32::MAX.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Version(pub i32);
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A `{version}` path segment: `latest` (any case) or `-1`, or a number in 1 ..= 2^31-1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VersionSelector {
+    /// The highest live version.
+    Latest,
+    Number(Version),
+}
+
+impl FromStr for VersionSelector {
+    type Err = RegistryError;
+
+    /// Confluent's `VersionId`: trimmed; `latest` in any case or `-1` mean latest; anything
+    /// else must be an int in [1, 2^31-1] (42202 otherwise).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let trimmed = s.trim();
+        if trimmed.eq_ignore_ascii_case("latest") {
+            return Ok(VersionSelector::Latest);
+        }
+        match trimmed.parse::<i32>() {
+            Ok(-1) => Ok(VersionSelector::Latest),
+            Ok(n) if n >= 1 => Ok(VersionSelector::Number(Version(n))),
+            _ => Err(RegistryError::InvalidVersion { version: s.to_string() }),
+        }
+    }
+}
+
+impl fmt::Display for VersionSelector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VersionSelector::Latest => f.write_str("latest"),
+            VersionSelector::Number(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// A stored schema body, content-addressed by its [`Fingerprint`]. Immutable once written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchemaBody {
+    pub schema_type: SchemaType,
+    /// The stored (canonical) text.
+    pub schema: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub references: Vec<SchemaReference>,
+    /// Data-contract metadata, kept exactly as given (compact JSON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Value>,
+    /// Data-contract rule set, kept exactly as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_set: Option<serde_json::Value>,
+}
+
+impl SchemaBody {
+    /// The content address of this body.
+    pub fn fingerprint(&self) -> Fingerprint {
+        let metadata = self.metadata.as_ref().map(|m| m.to_string());
+        let rule_set = self.rule_set.as_ref().map(|r| r.to_string());
+        Fingerprint::of(self.schema_type, &self.schema, &self.references, metadata.as_deref(), rule_set.as_deref())
+    }
+}
+
+/// One (subject, version) row. Soft delete sets `deleted`; hard delete removes the row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VersionRow {
+    pub subject: Subject,
+    pub version: Version,
+    pub id: SchemaId,
+    pub fingerprint: Fingerprint,
+    pub deleted: bool,
+    /// The body's references, copied here so stores can index "who references (subject, version)".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub references: Vec<SchemaReference>,
+    /// Registration time, milliseconds since the Unix epoch (`ts` in CP 8 answers).
+    pub registered_at_ms: i64,
+}
+
+/// A version with its body: what `GET /subjects/{s}/versions/{v}` and lookups answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaRecord {
+    pub subject: Subject,
+    pub version: Version,
+    pub id: SchemaId,
+    pub body: SchemaBody,
+    pub deleted: bool,
+    pub registered_at_ms: i64,
+}
+
+/// Where a config or mode applies.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Scope {
+    Global,
+    Subject(Subject),
+}
+
+/// A stored compatibility configuration (global or per subject). Unset fields fall back to the
+/// next scope (subject → global → server default).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ConfigRecord {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compatibility_level: Option<CompatibilityLevel>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub normalize: Option<bool>,
+}
+
+/// Registry modes. Parsed case-insensitively, displayed upper-case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum Mode {
+    #[default]
+    #[serde(rename = "READWRITE")]
+    ReadWrite,
+    #[serde(rename = "READONLY")]
+    ReadOnly,
+    #[serde(rename = "READONLY_OVERRIDE")]
+    ReadOnlyOverride,
+    #[serde(rename = "IMPORT")]
+    Import,
+}
+
+impl Mode {
+    /// The upper-case wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::ReadWrite => "READWRITE",
+            Mode::ReadOnly => "READONLY",
+            Mode::ReadOnlyOverride => "READONLY_OVERRIDE",
+            Mode::Import => "IMPORT",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = RegistryError;
+
+    /// Case-insensitive (42204 on an unknown name).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_uppercase().as_str() {
+            "READWRITE" => Ok(Mode::ReadWrite),
+            "READONLY" => Ok(Mode::ReadOnly),
+            "READONLY_OVERRIDE" => Ok(Mode::ReadOnlyOverride),
+            "IMPORT" => Ok(Mode::Import),
+            _ => Err(RegistryError::InvalidMode { mode: s.to_string() }),
+        }
+    }
+}
+
+/// Which subjects (or versions) a listing includes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DeletedFilter {
+    /// Only those with at least one live version (the default).
+    #[default]
+    LiveOnly,
+    /// Soft-deleted ones too (`deleted=true`).
+    IncludeDeleted,
+    /// Only those whose every version is soft-deleted (`deletedOnly=true`).
+    DeletedOnly,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_selector_follows_confluent_version_id() {
+        assert_eq!("latest".parse::<VersionSelector>().ok(), Some(VersionSelector::Latest));
+        assert_eq!("LATEST".parse::<VersionSelector>().ok(), Some(VersionSelector::Latest));
+        assert_eq!("-1".parse::<VersionSelector>().ok(), Some(VersionSelector::Latest));
+        assert_eq!(" 3 ".parse::<VersionSelector>().ok(), Some(VersionSelector::Number(Version(3))));
+        assert_eq!("2147483647".parse::<VersionSelector>().ok(), Some(VersionSelector::Number(Version(i32::MAX))));
+        for bad in ["0", "-2", "abc", "1.5", "2147483648", ""] {
+            assert!(matches!(bad.parse::<VersionSelector>(), Err(RegistryError::InvalidVersion { .. })), "{bad}");
+        }
+    }
+
+    #[test]
+    fn subjects_reject_control_characters_and_reserved_names() {
+        assert!(Subject::new("orders-value").is_ok());
+        assert!(Subject::new("pkg1/msg1.proto").is_ok());
+        assert!(Subject::new(":.ctx:name with space").is_ok());
+        for bad in ["", "a\u{0}b", "tab\there", "__GLOBAL", "__EMPTY"] {
+            assert!(matches!(Subject::new(bad), Err(RegistryError::InvalidSubject { .. })), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn modes_parse_case_insensitively() {
+        assert_eq!("readonly".parse::<Mode>().ok(), Some(Mode::ReadOnly));
+        assert_eq!("IMPORT".parse::<Mode>().ok(), Some(Mode::Import));
+        assert!(matches!("WRITEONLY".parse::<Mode>(), Err(RegistryError::InvalidMode { .. })));
+    }
+}

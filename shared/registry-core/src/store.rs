@@ -1,0 +1,127 @@
+//! The storage port: one small trait with conditional-write semantics that every backend
+//! (memory, embedded disk, DynamoDB + S3) implements the same way.
+//!
+//! Stores are storage-shaped: put-if-absent, create-if-absent, update-if-state-is, get, list.
+//! All business rules (version numbering, deletes, modes, compatibility, retries) live in
+//! [`crate::Registry`]. A backend may implement one call as several storage operations only if
+//! a crash between them leaves a state the registry already handles (see each method).
+
+use crate::model::{ConfigRecord, DeletedFilter, Mode, Scope, SchemaBody, SchemaId, Subject, Version, VersionRow};
+use async_trait::async_trait;
+use registry_schema::Fingerprint;
+use std::fmt::Debug;
+
+/// What a storage call can fail with, classified by what the caller must do.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// A conditional write lost: the state changed. Re-read and retry.
+    #[error("conditional write lost: {0}")]
+    Conflict(String),
+    /// Throttled or unreachable: retry later or answer 5xx.
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
+    /// Stored data does not parse: an operator must look.
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+    /// Anything else.
+    #[error(transparent)]
+    Other(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// Shorthand for store results.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// The only place the registry touches persistent state.
+///
+/// Consistency contract: every read observes every write acknowledged before it started
+/// (read-after-write across processes), because a later request must see an earlier write.
+#[async_trait]
+pub trait Store: Send + Sync + Debug {
+    // --- schema bodies, content-addressed -------------------------------------------------
+
+    /// Stores `body` under `fingerprint` if absent. Idempotent: putting an existing fingerprint
+    /// succeeds without writing. Must complete before any ID or version points at it.
+    async fn put_body(&self, fingerprint: &Fingerprint, body: &SchemaBody) -> StoreResult<()>;
+
+    /// The body stored under `fingerprint`.
+    async fn get_body(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaBody>>;
+
+    // --- schema IDs --------------------------------------------------------------------------
+
+    /// The ID bound to `fingerprint` (the lowest, if IMPORT bound several).
+    async fn id_for_fingerprint(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaId>>;
+
+    /// The fingerprint bound to `id`.
+    async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>>;
+
+    /// Atomically takes the next ID (greater than every ID ever bound or allocated) and binds
+    /// it to `fingerprint` in both directions. `Conflict` when `fingerprint` is already bound
+    /// (the caller re-reads and uses that ID) or when a concurrent allocation won the counter
+    /// (the caller retries). An ID is never handed out twice; gaps are allowed.
+    async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId>;
+
+    /// Binds an explicit `id` to `fingerprint` (IMPORT). Succeeds if `id` is already bound to
+    /// the same fingerprint; `Conflict` if it is bound to another. Raises the ID counter so
+    /// later allocations are greater than `id`. Binds fingerprint → id only if that side is
+    /// unbound (one schema may be imported under several IDs).
+    async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()>;
+
+    /// The greatest ID ever bound or allocated, if any.
+    async fn max_id(&self) -> StoreResult<Option<SchemaId>>;
+
+    // --- subject versions ------------------------------------------------------------------
+
+    /// Every row of `subject`, live and soft-deleted, ascending by version.
+    async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>>;
+
+    /// One row.
+    async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>>;
+
+    /// Creates `row` if no row has its (subject, version); `Conflict` otherwise. The row is
+    /// visible to every index (subject listings, rows by ID, referrers) once this returns.
+    async fn create_version(&self, row: &VersionRow) -> StoreResult<()>;
+
+    /// Sets the row's `deleted` flag to `deleted` if it is currently `!deleted`; `Conflict` if
+    /// the row is missing or already in that state.
+    async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()>;
+
+    /// Removes the row (hard delete). Succeeds if it was already gone.
+    async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()>;
+
+    /// Every row, in any subject, that carries `id`, sorted by (subject, version).
+    async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>>;
+
+    /// Every row whose references include (`subject`, `version`), sorted by ID.
+    async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>>;
+
+    /// One page of subject names in ascending order, strictly after `after`, starting with
+    /// `prefix`, filtered by `filter` (a subject is live while it has a live row), at most `limit`.
+    async fn list_subjects(
+        &self,
+        prefix: &str,
+        filter: DeletedFilter,
+        after: Option<&Subject>,
+        limit: usize,
+    ) -> StoreResult<Vec<Subject>>;
+
+    // --- config and mode --------------------------------------------------------------------
+
+    /// The config stored at `scope`, if any.
+    async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>>;
+
+    /// Replaces the config at `scope`.
+    async fn put_config(&self, scope: &Scope, config: &ConfigRecord) -> StoreResult<()>;
+
+    /// Removes the config at `scope`, returning what was there.
+    async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>>;
+
+    /// The mode stored at `scope`, if any.
+    async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>>;
+
+    /// Replaces the mode at `scope`.
+    async fn put_mode(&self, scope: &Scope, mode: Mode) -> StoreResult<()>;
+
+    /// Removes the mode at `scope`, returning what was there.
+    async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>>;
+}

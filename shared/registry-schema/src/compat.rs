@@ -1,0 +1,159 @@
+//! Compatibility levels and the check a registration must pass against earlier versions.
+//!
+//! As in Confluent's `CompatibilityChecker`: non-transitive levels compare with the latest
+//! version only, transitive ones with every version newest first and report the first failing
+//! one; BACKWARD means the new schema reads data written with the old one, FORWARD the reverse.
+
+use crate::ParsedSchema;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// The seven compatibility levels. Parsed case-insensitively, displayed upper-case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum CompatibilityLevel {
+    None,
+    #[default]
+    Backward,
+    BackwardTransitive,
+    Forward,
+    ForwardTransitive,
+    Full,
+    FullTransitive,
+}
+
+/// Which way data must flow between two schemas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// New schema (reader) reads data written with the old one (writer).
+    Backward,
+    /// Old schema (reader) reads data written with the new one (writer).
+    Forward,
+    /// Both.
+    Full,
+}
+
+impl CompatibilityLevel {
+    /// Every level, in Confluent's documented order.
+    pub const ALL: [CompatibilityLevel; 7] = [
+        CompatibilityLevel::None,
+        CompatibilityLevel::Backward,
+        CompatibilityLevel::BackwardTransitive,
+        CompatibilityLevel::Forward,
+        CompatibilityLevel::ForwardTransitive,
+        CompatibilityLevel::Full,
+        CompatibilityLevel::FullTransitive,
+    ];
+
+    /// The upper-case wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompatibilityLevel::None => "NONE",
+            CompatibilityLevel::Backward => "BACKWARD",
+            CompatibilityLevel::BackwardTransitive => "BACKWARD_TRANSITIVE",
+            CompatibilityLevel::Forward => "FORWARD",
+            CompatibilityLevel::ForwardTransitive => "FORWARD_TRANSITIVE",
+            CompatibilityLevel::Full => "FULL",
+            CompatibilityLevel::FullTransitive => "FULL_TRANSITIVE",
+        }
+    }
+
+    /// The direction checked, or `None` for level NONE.
+    pub fn direction(self) -> Option<Direction> {
+        match self {
+            CompatibilityLevel::None => None,
+            CompatibilityLevel::Backward | CompatibilityLevel::BackwardTransitive => Some(Direction::Backward),
+            CompatibilityLevel::Forward | CompatibilityLevel::ForwardTransitive => Some(Direction::Forward),
+            CompatibilityLevel::Full | CompatibilityLevel::FullTransitive => Some(Direction::Full),
+        }
+    }
+
+    /// Whether every earlier version is checked, not only the latest.
+    pub fn is_transitive(self) -> bool {
+        matches!(
+            self,
+            CompatibilityLevel::BackwardTransitive
+                | CompatibilityLevel::ForwardTransitive
+                | CompatibilityLevel::FullTransitive
+        )
+    }
+}
+
+impl fmt::Display for CompatibilityLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An unknown level name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown compatibility level {0:?}")]
+pub struct UnknownLevel(pub String);
+
+impl FromStr for CompatibilityLevel {
+    type Err = UnknownLevel;
+
+    /// Case-insensitive, as Confluent's `CompatibilityLevel.forName`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let upper = s.to_ascii_uppercase();
+        CompatibilityLevel::ALL
+            .into_iter()
+            .find(|level| level.as_str() == upper)
+            .ok_or_else(|| UnknownLevel(s.to_string()))
+    }
+}
+
+/// One reason a schema cannot follow another.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Incompatibility {
+    /// Index into the `previous` slice given to [`check`] of the schema this was found against.
+    pub previous_index: usize,
+    /// Where in the schema, as a JSON-pointer-like path (`/fields/0/type`).
+    pub path: String,
+    /// Confluent's error type name (`TYPE_MISMATCH`, `READER_FIELD_MISSING_DEFAULT_VALUE`, ...).
+    pub kind: String,
+    /// The whole message as Confluent's verbose answer prints it, e.g.
+    /// `{errorType:'TYPE_MISMATCH', description:'...', additionalInfo:'...'}`.
+    pub message: String,
+}
+
+/// Checks `new` against `previous` (newest first) at `level`. Empty when compatible.
+///
+/// Non-transitive levels look at `previous[0]` only; transitive ones walk newest to oldest
+/// and stop at the first schema that fails. Different schema types are incompatible unless
+/// the level is NONE.
+pub fn check(level: CompatibilityLevel, new: &ParsedSchema, previous: &[&ParsedSchema]) -> Vec<Incompatibility> {
+    let Some(direction) = level.direction() else {
+        return Vec::new();
+    };
+    let candidates = if level.is_transitive() { previous.len() } else { previous.len().min(1) };
+    for (index, old) in previous.iter().take(candidates).enumerate() {
+        let found = check_pair(direction, new, old, index);
+        if !found.is_empty() {
+            return found;
+        }
+    }
+    Vec::new()
+}
+
+/// Checks one pair in one direction; each finding carries `previous_index`.
+pub fn check_pair(direction: Direction, new: &ParsedSchema, old: &ParsedSchema, previous_index: usize) -> Vec<Incompatibility> {
+    let mut found = match (new, old) {
+        (ParsedSchema::Avro(new), ParsedSchema::Avro(old)) => crate::avro::compat::check(direction, new, old),
+        (ParsedSchema::Json(new), ParsedSchema::Json(old)) => crate::json_schema::compat::check(direction, new, old),
+        (ParsedSchema::Protobuf(new), ParsedSchema::Protobuf(old)) => {
+            crate::protobuf::compat::check(direction, new, old)
+        }
+        _ => vec![Incompatibility {
+            previous_index,
+            path: String::new(),
+            kind: "SCHEMA_TYPE_MISMATCH".to_string(),
+            message: "Incompatible because of different schema type".to_string(),
+        }],
+    };
+    for incompatibility in &mut found {
+        incompatibility.previous_index = previous_index;
+    }
+    found
+}

@@ -1,0 +1,144 @@
+//! Schema formats: parsing, Confluent's stored text, fingerprints and compatibility.
+//!
+//! Pure functions only: no I/O, no AWS, no HTTP, no tokio, no environment. The registry
+//! service hands in schema text plus the already-fetched texts of its references and gets
+//! back a [`ParsedSchema`] (stored text, fingerprint) or a [`SchemaError`].
+
+pub mod avro;
+pub mod canonical;
+pub mod compat;
+pub mod error;
+pub mod json_schema;
+pub mod protobuf;
+
+pub use canonical::Fingerprint;
+pub use compat::{CompatibilityLevel, Incompatibility};
+pub use error::SchemaError;
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// The three schema formats Confluent supports. Wire names are upper-case and case-sensitive
+/// (`"avro"` is not a schema type, as in Confluent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+pub enum SchemaType {
+    #[default]
+    #[serde(rename = "AVRO")]
+    Avro,
+    #[serde(rename = "JSON")]
+    Json,
+    #[serde(rename = "PROTOBUF")]
+    Protobuf,
+}
+
+impl SchemaType {
+    /// Every supported type, in the order `GET /schemas/types` lists them.
+    pub const ALL: [SchemaType; 3] = [SchemaType::Json, SchemaType::Protobuf, SchemaType::Avro];
+
+    /// The wire name (`AVRO`, `JSON`, `PROTOBUF`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SchemaType::Avro => "AVRO",
+            SchemaType::Json => "JSON",
+            SchemaType::Protobuf => "PROTOBUF",
+        }
+    }
+}
+
+impl fmt::Display for SchemaType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for SchemaType {
+    type Err = SchemaError;
+
+    /// Exact, case-sensitive match, as Confluent's provider map lookup.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "AVRO" => Ok(SchemaType::Avro),
+            "JSON" => Ok(SchemaType::Json),
+            "PROTOBUF" => Ok(SchemaType::Protobuf),
+            other => Err(SchemaError::UnknownSchemaType(other.to_string())),
+        }
+    }
+}
+
+/// A reference from a schema to a registered version: `name` is what the schema text uses
+/// (Avro: a full type name; JSON: the `$ref` URL; Protobuf: the import path).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SchemaReference {
+    pub name: String,
+    pub subject: String,
+    pub version: i32,
+}
+
+/// The text of a referenced schema, already fetched by the caller. The caller passes the whole
+/// reference closure flattened in dependency order (a schema's own references come before it),
+/// without duplicates, so each entry can be parsed with the entries before it in scope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dependency {
+    /// The name the referring schema uses for it (the reference's `name`).
+    pub name: String,
+    pub schema_type: SchemaType,
+    /// Its stored text.
+    pub schema: String,
+}
+
+/// How strictly a new schema is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Validation {
+    /// New registrations: defaults must match their types (Confluent's `schema.validate.new.schemas`).
+    #[default]
+    Strict,
+    /// IMPORT mode and schemas already stored: only what is needed to produce the stored text.
+    Lenient,
+}
+
+/// A schema parsed and validated, ready to store or to check for compatibility.
+#[derive(Debug, Clone)]
+pub enum ParsedSchema {
+    Avro(avro::AvroSchema),
+    Json(json_schema::JsonSchema),
+    Protobuf(protobuf::ProtobufSchema),
+}
+
+impl ParsedSchema {
+    /// Parses `text` of type `schema_type`, with `dependencies` (the flattened reference closure,
+    /// dependency order) in scope. `normalize` applies Confluent's normal form (§6.4).
+    pub fn parse(
+        schema_type: SchemaType,
+        text: &str,
+        dependencies: &[Dependency],
+        validation: Validation,
+        normalize: bool,
+    ) -> Result<ParsedSchema, SchemaError> {
+        Ok(match schema_type {
+            SchemaType::Avro => ParsedSchema::Avro(avro::AvroSchema::parse(text, dependencies, validation, normalize)?),
+            SchemaType::Json => ParsedSchema::Json(json_schema::JsonSchema::parse(text, dependencies, validation, normalize)?),
+            SchemaType::Protobuf => {
+                ParsedSchema::Protobuf(protobuf::ProtobufSchema::parse(text, dependencies, validation, normalize)?)
+            }
+        })
+    }
+
+    /// The format of this schema.
+    pub fn schema_type(&self) -> SchemaType {
+        match self {
+            ParsedSchema::Avro(_) => SchemaType::Avro,
+            ParsedSchema::Json(_) => SchemaType::Json,
+            ParsedSchema::Protobuf(_) => SchemaType::Protobuf,
+        }
+    }
+
+    /// The text Confluent stores and returns in `schema` fields and `/schema` bodies.
+    pub fn canonical_text(&self) -> &str {
+        match self {
+            ParsedSchema::Avro(s) => s.canonical_text(),
+            ParsedSchema::Json(s) => s.canonical_text(),
+            ParsedSchema::Protobuf(s) => s.canonical_text(),
+        }
+    }
+}
