@@ -43,10 +43,14 @@ pub enum RegistryError {
     #[error("{reason}")]
     InvalidSchema { reason: String },
     /// 42202
-    #[error("The specified version '{version}' is not a valid version id. Allowed values are between [1, 2^31-1] and the string \"latest\"")]
+    #[error(
+        "The specified version '{version}' is not a valid version id. Allowed values are between [1, 2^31-1] and the string \"latest\""
+    )]
     InvalidVersion { version: String },
     /// 42203
-    #[error("Invalid compatibility level. Valid values are none, backward, forward, full, backward_transitive, forward_transitive, and full_transitive")]
+    #[error(
+        "Invalid compatibility level. Valid values are none, backward, forward, full, backward_transitive, forward_transitive, and full_transitive"
+    )]
     InvalidCompatibilityLevel { level: String },
     /// 42204
     #[error("Invalid mode. Valid values are READWRITE, READONLY, READONLY_OVERRIDE and IMPORT.")]

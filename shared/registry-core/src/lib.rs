@@ -18,7 +18,7 @@ pub mod testkit;
 pub use error::RegistryError;
 pub use memory::MemoryStore;
 pub use model::{
-    ConfigRecord, DeletedFilter, Mode, Scope, SchemaBody, SchemaId, SchemaRecord, Subject, Version, VersionRow,
+    ConfigRecord, DeletedFilter, Mode, SchemaBody, SchemaId, SchemaRecord, Scope, Subject, Version, VersionRow,
     VersionSelector,
 };
 pub use registry::{

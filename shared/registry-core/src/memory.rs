@@ -1,6 +1,6 @@
 //! `MemoryStore`: the reference [`Store`], for tests. One mutex over ordered maps; every call is atomic.
 
-use crate::model::{ConfigRecord, DeletedFilter, Mode, Scope, SchemaBody, SchemaId, Subject, Version, VersionRow};
+use crate::model::{ConfigRecord, DeletedFilter, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow};
 use crate::store::{Store, StoreError, StoreResult};
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
@@ -39,9 +39,7 @@ impl MemoryStore {
 
 impl State {
     fn subject_rows<'a>(&'a self, subject: &'a Subject) -> impl Iterator<Item = &'a VersionRow> + 'a {
-        self.rows
-            .range((subject.clone(), Version(i32::MIN))..=(subject.clone(), Version(i32::MAX)))
-            .map(|(_, row)| row)
+        self.rows.range((subject.clone(), Version(i32::MIN))..=(subject.clone(), Version(i32::MAX))).map(|(_, row)| row)
     }
 }
 
@@ -122,7 +120,9 @@ impl Store for MemoryStore {
                 row.deleted = deleted;
                 Ok(())
             }
-            _ => Err(StoreError::Conflict(format!("{subject} version {version} is missing or already deleted={deleted}"))),
+            _ => Err(StoreError::Conflict(format!(
+                "{subject} version {version} is missing or already deleted={deleted}"
+            ))),
         }
     }
 

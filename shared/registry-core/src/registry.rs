@@ -5,7 +5,7 @@
 
 use crate::error::RegistryError;
 use crate::model::{
-    ConfigRecord, DeletedFilter, Mode, Scope, SchemaBody, SchemaId, SchemaRecord, Subject, Version, VersionSelector,
+    ConfigRecord, DeletedFilter, Mode, SchemaBody, SchemaId, SchemaRecord, Scope, Subject, Version, VersionSelector,
 };
 use crate::store::Store;
 use registry_schema::{CompatibilityLevel, SchemaReference, SchemaType};
@@ -110,12 +110,22 @@ impl Registry {
 impl Registry {
     /// `POST /subjects/{s}/versions`. Returns the stored version (existing one when the schema
     /// is already a live version of the subject).
-    pub async fn register(&self, subject: &str, schema: NewSchema, options: RegisterOptions) -> Result<SchemaRecord, RegistryError> {
+    pub async fn register(
+        &self,
+        subject: &str,
+        schema: NewSchema,
+        options: RegisterOptions,
+    ) -> Result<SchemaRecord, RegistryError> {
         todo!()
     }
 
     /// `POST /subjects/{s}`: the version of `subject` whose schema matches.
-    pub async fn lookup(&self, subject: &str, schema: NewSchema, options: LookupOptions) -> Result<SchemaRecord, RegistryError> {
+    pub async fn lookup(
+        &self,
+        subject: &str,
+        schema: NewSchema,
+        options: LookupOptions,
+    ) -> Result<SchemaRecord, RegistryError> {
         todo!()
     }
 
@@ -135,7 +145,11 @@ impl Registry {
     }
 
     /// `GET /schemas/ids/{id}/versions`: (subject, version) pairs sorted.
-    pub async fn versions_for_id(&self, id: i32, include_deleted: bool) -> Result<Vec<(Subject, Version)>, RegistryError> {
+    pub async fn versions_for_id(
+        &self,
+        id: i32,
+        include_deleted: bool,
+    ) -> Result<Vec<(Subject, Version)>, RegistryError> {
         todo!()
     }
 
@@ -161,17 +175,32 @@ impl Registry {
     }
 
     /// `GET /subjects/{s}/versions/{v}`.
-    pub async fn version(&self, subject: &str, version: VersionSelector, include_deleted: bool) -> Result<SchemaRecord, RegistryError> {
+    pub async fn version(
+        &self,
+        subject: &str,
+        version: VersionSelector,
+        include_deleted: bool,
+    ) -> Result<SchemaRecord, RegistryError> {
         todo!()
     }
 
     /// `GET /subjects/{s}/versions/{v}/referencedby`: IDs, ascending.
-    pub async fn referenced_by(&self, subject: &str, version: VersionSelector, include_deleted: bool) -> Result<Vec<SchemaId>, RegistryError> {
+    pub async fn referenced_by(
+        &self,
+        subject: &str,
+        version: VersionSelector,
+        include_deleted: bool,
+    ) -> Result<Vec<SchemaId>, RegistryError> {
         todo!()
     }
 
     /// `DELETE /subjects/{s}/versions/{v}`: the deleted version number.
-    pub async fn delete_version(&self, subject: &str, version: VersionSelector, permanent: bool) -> Result<Version, RegistryError> {
+    pub async fn delete_version(
+        &self,
+        subject: &str,
+        version: VersionSelector,
+        permanent: bool,
+    ) -> Result<Version, RegistryError> {
         todo!()
     }
 

@@ -6,7 +6,7 @@
 //! [`crate::Registry`]. A backend may implement one call as several storage operations only if
 //! a crash between them leaves a state the registry already handles (see each method).
 
-use crate::model::{ConfigRecord, DeletedFilter, Mode, Scope, SchemaBody, SchemaId, Subject, Version, VersionRow};
+use crate::model::{ConfigRecord, DeletedFilter, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow};
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
 use std::fmt::Debug;

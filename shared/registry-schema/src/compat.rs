@@ -138,7 +138,12 @@ pub fn check(level: CompatibilityLevel, new: &ParsedSchema, previous: &[&ParsedS
 }
 
 /// Checks one pair in one direction; each finding carries `previous_index`.
-pub fn check_pair(direction: Direction, new: &ParsedSchema, old: &ParsedSchema, previous_index: usize) -> Vec<Incompatibility> {
+pub fn check_pair(
+    direction: Direction,
+    new: &ParsedSchema,
+    old: &ParsedSchema,
+    previous_index: usize,
+) -> Vec<Incompatibility> {
     let mut found = match (new, old) {
         (ParsedSchema::Avro(new), ParsedSchema::Avro(old)) => crate::avro::compat::check(direction, new, old),
         (ParsedSchema::Json(new), ParsedSchema::Json(old)) => crate::json_schema::compat::check(direction, new, old),

@@ -117,7 +117,9 @@ impl ParsedSchema {
     ) -> Result<ParsedSchema, SchemaError> {
         Ok(match schema_type {
             SchemaType::Avro => ParsedSchema::Avro(avro::AvroSchema::parse(text, dependencies, validation, normalize)?),
-            SchemaType::Json => ParsedSchema::Json(json_schema::JsonSchema::parse(text, dependencies, validation, normalize)?),
+            SchemaType::Json => {
+                ParsedSchema::Json(json_schema::JsonSchema::parse(text, dependencies, validation, normalize)?)
+            }
             SchemaType::Protobuf => {
                 ParsedSchema::Protobuf(protobuf::ProtobufSchema::parse(text, dependencies, validation, normalize)?)
             }

@@ -12,7 +12,12 @@ pub struct ProtobufSchema {
 
 impl ProtobufSchema {
     /// Parses and validates `text` with `dependencies` in scope (see [`crate::ParsedSchema::parse`]).
-    pub fn parse(text: &str, _dependencies: &[Dependency], _validation: Validation, _normalize: bool) -> Result<Self, SchemaError> {
+    pub fn parse(
+        text: &str,
+        _dependencies: &[Dependency],
+        _validation: Validation,
+        _normalize: bool,
+    ) -> Result<Self, SchemaError> {
         let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| SchemaError::parse(SchemaType::Protobuf, e.to_string()))?;
         Ok(ProtobufSchema { canonical: value.to_string() })
