@@ -131,6 +131,40 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    async fn soft_delete_versions(&self, subject: &Subject, versions: &[Version]) -> StoreResult<()> {
+        let mut state = self.state();
+        let all_live = versions
+            .iter()
+            .all(|v| state.rows.get(&(subject.clone(), *v)).is_some_and(|row| !row.deleted));
+        if !all_live {
+            return Err(StoreError::Conflict(format!("{subject}: a version to soft-delete is missing or deleted")));
+        }
+        for version in versions {
+            if let Some(row) = state.rows.get_mut(&(subject.clone(), *version)) {
+                row.deleted = true;
+            }
+        }
+        Ok(())
+    }
+
+    async fn hard_delete_versions(
+        &self,
+        subject: &Subject,
+        versions: &[Version],
+        remove_subject_settings: bool,
+    ) -> StoreResult<()> {
+        let mut state = self.state();
+        for version in versions {
+            state.rows.remove(&(subject.clone(), *version));
+        }
+        if remove_subject_settings {
+            let scope = Scope::Subject(subject.clone());
+            state.configs.remove(&scope);
+            state.modes.remove(&scope);
+        }
+        Ok(())
+    }
+
     async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
         Ok(self.state().rows.values().filter(|row| row.id == id).cloned().collect())
     }

@@ -89,6 +89,37 @@ pub trait Store: Send + Sync + Debug {
     /// Removes the row (hard delete). Succeeds if it was already gone.
     async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()>;
 
+    /// Soft-deletes every version in `versions` of `subject` as one atomic write: all of them
+    /// or none. `Conflict` if any is missing or already soft-deleted. A backend whose batches
+    /// are bounded (DynamoDB transactions: 100 items) documents its bound and splits above it.
+    /// The default is a loop, correct only for stores without crashes (tests).
+    async fn soft_delete_versions(&self, subject: &Subject, versions: &[Version]) -> StoreResult<()> {
+        for version in versions {
+            self.set_version_deleted(subject, *version, true).await?;
+        }
+        Ok(())
+    }
+
+    /// Removes every version in `versions` of `subject` as one atomic write (hard delete),
+    /// together with the subject's config and mode when `remove_subject_settings` is set.
+    /// Rows already gone are skipped. Same batching note as [`Store::soft_delete_versions`].
+    async fn hard_delete_versions(
+        &self,
+        subject: &Subject,
+        versions: &[Version],
+        remove_subject_settings: bool,
+    ) -> StoreResult<()> {
+        for version in versions {
+            self.delete_version(subject, *version).await?;
+        }
+        if remove_subject_settings {
+            let scope = Scope::Subject(subject.clone());
+            self.delete_config(&scope).await?;
+            self.delete_mode(&scope).await?;
+        }
+        Ok(())
+    }
+
     /// Every row, in any subject, that carries `id`, sorted by (subject, version).
     async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>>;
 
