@@ -1,0 +1,320 @@
+//! Crash consistency: a store that fails the N-th call of an operation, for every N, must leave
+//! a state that one retry turns into exactly what a single successful call would have made.
+//!
+//! A failed storage call stands for a process killed between two storage calls: the registry
+//! stops at the first error (it retries only `Conflict`), so nothing after call N happens.
+
+use async_trait::async_trait;
+use registry_core::{
+    ConfigRecord, DeletedFilter, Fingerprint, MemoryStore, Mode, NewSchema, RegisterOptions, Registry,
+    RegistrySettings, SchemaBody, SchemaId, Scope, Store, StoreError, StoreResult, Subject, Version, VersionRow,
+    VersionSelector,
+};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Passes calls to `inner`, except that call number `fail_at` (1-based) fails with `Unavailable`.
+#[derive(Debug)]
+struct FaultyStore {
+    inner: Arc<MemoryStore>,
+    calls: AtomicUsize,
+    fail_at: usize,
+}
+
+impl FaultyStore {
+    fn check(&self) -> StoreResult<()> {
+        let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        if call == self.fail_at {
+            Err(StoreError::Unavailable(format!("injected fault at call {call}")))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+}
+
+#[async_trait]
+impl Store for FaultyStore {
+    async fn put_body(&self, fingerprint: &Fingerprint, body: &SchemaBody) -> StoreResult<()> {
+        self.check()?;
+        self.inner.put_body(fingerprint, body).await
+    }
+    async fn get_body(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaBody>> {
+        self.check()?;
+        self.inner.get_body(fingerprint).await
+    }
+    async fn id_for_fingerprint(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaId>> {
+        self.check()?;
+        self.inner.id_for_fingerprint(fingerprint).await
+    }
+    async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        self.check()?;
+        self.inner.fingerprint_for_id(id).await
+    }
+    async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
+        self.check()?;
+        self.inner.allocate_id(fingerprint).await
+    }
+    async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
+        self.check()?;
+        self.inner.bind_id(id, fingerprint).await
+    }
+    async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
+        self.check()?;
+        self.inner.max_id().await
+    }
+    async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {
+        self.check()?;
+        self.inner.versions(subject).await
+    }
+    async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>> {
+        self.check()?;
+        self.inner.get_version(subject, version).await
+    }
+    async fn create_version(&self, row: &VersionRow) -> StoreResult<()> {
+        self.check()?;
+        self.inner.create_version(row).await
+    }
+    async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {
+        self.check()?;
+        self.inner.set_version_deleted(subject, version, deleted).await
+    }
+    async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()> {
+        self.check()?;
+        self.inner.delete_version(subject, version).await
+    }
+    async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
+        self.check()?;
+        self.inner.rows_with_id(id).await
+    }
+    async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
+        self.check()?;
+        self.inner.referrers(subject, version).await
+    }
+    async fn list_subjects(
+        &self,
+        prefix: &str,
+        filter: DeletedFilter,
+        after: Option<&Subject>,
+        limit: usize,
+    ) -> StoreResult<Vec<Subject>> {
+        self.check()?;
+        self.inner.list_subjects(prefix, filter, after, limit).await
+    }
+    async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
+        self.check()?;
+        self.inner.get_config(scope).await
+    }
+    async fn put_config(&self, scope: &Scope, config: &ConfigRecord) -> StoreResult<()> {
+        self.check()?;
+        self.inner.put_config(scope, config).await
+    }
+    async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
+        self.check()?;
+        self.inner.delete_config(scope).await
+    }
+    async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
+        self.check()?;
+        self.inner.get_mode(scope).await
+    }
+    async fn put_mode(&self, scope: &Scope, mode: Mode) -> StoreResult<()> {
+        self.check()?;
+        self.inner.put_mode(scope, mode).await
+    }
+    async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
+        self.check()?;
+        self.inner.delete_mode(scope).await
+    }
+}
+
+fn avro(text: &str) -> NewSchema {
+    NewSchema { schema: Some(text.to_string()), ..NewSchema::default() }
+}
+
+fn record(name: &str, fields: &[&str]) -> String {
+    let fields: Vec<String> =
+        fields.iter().map(|f| format!(r#"{{"name":"{f}","type":"string","default":""}}"#)).collect();
+    format!(r#"{{"type":"record","name":"{name}","fields":[{}]}}"#, fields.join(","))
+}
+
+fn registry(store: Arc<dyn Store>) -> Registry {
+    Registry::new(store, RegistrySettings::default())
+}
+
+fn subject(name: &str) -> Subject {
+    Subject::new(name).unwrap_or_else(|e| panic!("bad subject {name}: {e}"))
+}
+
+/// Everything a client can observe, in a comparable form.
+#[derive(Debug, PartialEq)]
+struct Snapshot {
+    rows: Vec<(String, i32, i32, bool)>,
+    max_id: Option<SchemaId>,
+}
+
+/// Checks the invariants and returns the observable state.
+async fn snapshot(store: &MemoryStore) -> Snapshot {
+    let mut rows = Vec::new();
+    let subjects = store.list_subjects("", DeletedFilter::IncludeDeleted, None, usize::MAX).await.unwrap_or_default();
+    for subject in subjects {
+        let versions = store.versions(&subject).await.unwrap_or_default();
+        for row in versions {
+            let body = store.get_body(&row.fingerprint).await.ok().flatten();
+            assert!(body.is_some(), "version {} of {} has no body", row.version, row.subject);
+            let bound = store.fingerprint_for_id(row.id).await.ok().flatten();
+            assert_eq!(
+                bound,
+                Some(row.fingerprint),
+                "id {} of {} v{} is not bound to its body",
+                row.id,
+                row.subject,
+                row.version
+            );
+            rows.push((row.subject.to_string(), row.version.0, row.id.0, row.deleted));
+        }
+    }
+    Snapshot { rows, max_id: store.max_id().await.unwrap_or_default() }
+}
+
+/// Builds the starting state on a fresh store: `orders` v1..v2 (v1 soft-deleted), `payments` v1,
+/// `shared` v1 holding the schema later registered elsewhere, `multi` v1..v3 all live.
+async fn given(store: Arc<MemoryStore>) {
+    let registry = registry(store);
+    for (s, text) in [
+        ("orders", record("Order", &["a"])),
+        ("orders", record("Order", &["a", "b"])),
+        ("payments", record("Payment", &["p"])),
+        ("shared", record("Shared", &["s"])),
+        ("multi", record("Multi", &["a"])),
+        ("multi", record("Multi", &["a", "b"])),
+        ("multi", record("Multi", &["a", "b", "c"])),
+    ] {
+        registry.register(s, avro(&text), RegisterOptions::default()).await.unwrap_or_else(|e| panic!("given: {e}"));
+    }
+    registry
+        .delete_version("orders", VersionSelector::Number(Version(1)), false)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Runs `operation` with a fault at every call number in turn, retries it once without faults,
+/// and compares answer and state with a clean run.
+async fn for_every_fault<T, F, Fut>(name: &str, operation: F)
+where
+    T: PartialEq + std::fmt::Debug,
+    F: Fn(Registry) -> Fut,
+    Fut: std::future::Future<Output = Result<T, registry_core::RegistryError>>,
+{
+    let clean_store = Arc::new(MemoryStore::new());
+    given(clean_store.clone()).await;
+    let expected_answer =
+        operation(registry(clean_store.clone())).await.unwrap_or_else(|e| panic!("{name}: clean run failed: {e}"));
+    let expected_state = snapshot(&clean_store).await;
+
+    let mut fail_at = 1;
+    loop {
+        let inner = Arc::new(MemoryStore::new());
+        given(inner.clone()).await;
+        let faulty = Arc::new(FaultyStore { inner: inner.clone(), calls: AtomicUsize::new(0), fail_at });
+        let first = operation(registry(faulty.clone())).await;
+        let made_calls = faulty.calls();
+        if made_calls < fail_at {
+            assert_eq!(first.ok(), Some(expected_answer), "{name}: run without a fault differs");
+            assert!(fail_at > 1, "{name}: made no storage call at all");
+            return;
+        }
+        assert!(first.is_err(), "{name}: the fault at call {fail_at} was swallowed");
+        snapshot(&inner).await; // invariants hold right after the crash
+        let retried = operation(registry(inner.clone())).await;
+        assert_eq!(retried.ok().as_ref(), Some(&expected_answer), "{name}: retry after a fault at call {fail_at}");
+        assert_eq!(snapshot(&inner).await, expected_state, "{name}: state after a fault at call {fail_at} and a retry");
+        fail_at += 1;
+    }
+}
+
+#[tokio::test]
+async fn register_new_schema_survives_a_crash_at_every_call() {
+    for_every_fault("register new", |r| async move {
+        let record = r.register("orders", avro(&record("Order", &["a", "b", "c"])), RegisterOptions::default()).await?;
+        Ok((record.id, record.version))
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn register_schema_known_elsewhere_survives_a_crash_at_every_call() {
+    for_every_fault("register existing id", |r| async move {
+        let record = r.register("brand-new", avro(&record("Shared", &["s"])), RegisterOptions::default()).await?;
+        Ok((record.id, record.version))
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn re_register_soft_deleted_schema_survives_a_crash_at_every_call() {
+    for_every_fault("re-register soft-deleted", |r| async move {
+        let record = r.register("orders", avro(&record("Order", &["a"])), RegisterOptions::default()).await?;
+        Ok((record.id, record.version))
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn soft_delete_version_survives_a_crash_at_every_call() {
+    for_every_fault("soft delete version", |r| async move {
+        r.delete_version("orders", VersionSelector::Latest, false).await
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn hard_delete_version_survives_a_crash_at_every_call() {
+    for_every_fault("hard delete version", |r| async move {
+        r.delete_version("orders", VersionSelector::Number(Version(1)), true).await
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn soft_delete_subject_survives_a_crash_at_every_call() {
+    for_every_fault("soft delete subject", |r| async move { r.delete_subject("payments", false).await }).await;
+}
+
+#[tokio::test]
+async fn hard_delete_subject_survives_a_crash_at_every_call() {
+    for_every_fault("hard delete subject", |r| async move {
+        // The soft delete is part of the given state for this case, applied without faults
+        // only once: a retry of the whole pair must still answer the same.
+        match r.delete_subject("payments", false).await {
+            Ok(_) | Err(registry_core::RegistryError::SubjectSoftDeleted { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        r.delete_subject("payments", true).await
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn soft_delete_subject_with_several_versions_is_all_or_nothing() {
+    for_every_fault("soft delete multi", |r| async move { r.delete_subject("multi", false).await }).await;
+}
+
+#[tokio::test]
+async fn hard_delete_subject_with_several_versions_is_all_or_nothing() {
+    for_every_fault("hard delete orders", |r| async move {
+        match r.delete_subject("orders", false).await {
+            Ok(_) | Err(registry_core::RegistryError::SubjectSoftDeleted { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        r.delete_subject("orders", true).await
+    })
+    .await;
+}
+
+#[test]
+fn subject_helper_validates() {
+    assert_eq!(subject("orders").as_str(), "orders");
+}
