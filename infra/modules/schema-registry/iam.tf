@@ -1,0 +1,65 @@
+# Least privilege: exactly the item and object actions the backend issues, on this registry's
+# table, bucket prefix, key and log group. No Scan, no DeleteObject, no wildcard resources.
+data "aws_iam_policy_document" "assume_lambda" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["lambda.amazonaws.com"]
+    }
+  }
+}
+
+resource "aws_iam_role" "registry" {
+  name_prefix        = "${local.prefix}-"
+  assume_role_policy = data.aws_iam_policy_document.assume_lambda.json
+  tags               = local.tags
+}
+
+data "aws_iam_policy_document" "registry" {
+  statement {
+    sid = "RegistryItems"
+    actions = [
+      "dynamodb:GetItem",
+      "dynamodb:BatchGetItem",
+      "dynamodb:Query",
+      "dynamodb:PutItem",
+      "dynamodb:UpdateItem",
+      "dynamodb:DeleteItem",
+      "dynamodb:ConditionCheckItem",
+    ]
+    resources = [aws_dynamodb_table.registry.arn]
+  }
+
+  statement {
+    sid       = "SchemaBodies"
+    actions   = ["s3:GetObject", "s3:PutObject"]
+    resources = ["${aws_s3_bucket.bodies.arn}/schemas/*"]
+  }
+
+  statement {
+    sid       = "EncryptionKey"
+    actions   = ["kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey"]
+    resources = [aws_kms_key.registry.arn]
+  }
+
+  statement {
+    sid       = "Logs"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${aws_cloudwatch_log_group.registry.arn}:*"]
+  }
+}
+
+resource "aws_iam_role_policy" "registry" {
+  name   = "registry"
+  role   = aws_iam_role.registry.id
+  policy = data.aws_iam_policy_document.registry.json
+}
+
+# X-Ray's write actions have no resource-level permissions, so they come from AWS's managed
+# policy, and only when tracing is on.
+resource "aws_iam_role_policy_attachment" "xray" {
+  count      = var.xray_tracing ? 1 : 0
+  role       = aws_iam_role.registry.name
+  policy_arn = "arn:${data.aws_partition.current.partition}:iam::aws:policy/AWSXRayDaemonWriteAccess"
+}

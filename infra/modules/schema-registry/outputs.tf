@@ -1,0 +1,34 @@
+output "registry_url" {
+  description = "What clients put in schema.registry.url: the custom domain when set, else the Function URL."
+  value       = local.custom_domain ? "https://${var.custom_domain}" : trimsuffix(aws_lambda_function_url.registry.function_url, "/")
+}
+
+output "function_url" {
+  description = "The Lambda Function URL (streaming)."
+  value       = aws_lambda_function_url.registry.function_url
+}
+
+output "cloudfront_domain" {
+  description = "Point custom_domain's DNS (CNAME or alias) here. Empty without a custom domain."
+  value       = local.custom_domain ? aws_cloudfront_distribution.registry[0].domain_name : ""
+}
+
+output "table_name" {
+  description = "DynamoDB table (REGISTRY_TABLE)."
+  value       = aws_dynamodb_table.registry.name
+}
+
+output "bucket_name" {
+  description = "S3 bucket of schema bodies (REGISTRY_BUCKET)."
+  value       = aws_s3_bucket.bodies.id
+}
+
+output "function_name" {
+  description = "The Lambda function."
+  value       = aws_lambda_function.registry.function_name
+}
+
+output "kms_key_arn" {
+  description = "The registry's KMS key."
+  value       = aws_kms_key.registry.arn
+}

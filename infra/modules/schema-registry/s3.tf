@@ -1,0 +1,82 @@
+# Schema bodies, content-addressed: key schemas/<sha256 of the canonical schema>. Written once
+# with If-None-Match: *, never overwritten, never deleted by the registry (a hard delete removes
+# the DynamoDB rows; an unreferenced body is harmless and keeps old IDs decodable from backups).
+resource "aws_s3_bucket" "bodies" {
+  # checkov:skip=CKV_AWS_18: access logging needs a separate log bucket per team; CloudTrail data events cover audits when wanted.
+  # checkov:skip=CKV_AWS_144: cross-region replication is a disaster-recovery choice left to the caller; bodies are also re-creatable from an export.
+  # checkov:skip=CKV2_AWS_62: nothing consumes bucket events; the registry is the only writer.
+  bucket_prefix = "${local.prefix}-"
+  tags          = local.tags
+}
+
+resource "aws_s3_bucket_versioning" "bodies" {
+  bucket = aws_s3_bucket.bodies.id
+  versioning_configuration {
+    status = "Enabled"
+  }
+}
+
+resource "aws_s3_bucket_server_side_encryption_configuration" "bodies" {
+  bucket = aws_s3_bucket.bodies.id
+  rule {
+    apply_server_side_encryption_by_default {
+      sse_algorithm     = "aws:kms"
+      kms_master_key_id = aws_kms_key.registry.arn
+    }
+    bucket_key_enabled = true
+  }
+}
+
+resource "aws_s3_bucket_public_access_block" "bodies" {
+  bucket                  = aws_s3_bucket.bodies.id
+  block_public_acls       = true
+  block_public_policy     = true
+  ignore_public_acls      = true
+  restrict_public_buckets = true
+}
+
+resource "aws_s3_bucket_ownership_controls" "bodies" {
+  bucket = aws_s3_bucket.bodies.id
+  rule {
+    object_ownership = "BucketOwnerEnforced"
+  }
+}
+
+resource "aws_s3_bucket_lifecycle_configuration" "bodies" {
+  bucket = aws_s3_bucket.bodies.id
+
+  rule {
+    id     = "expire-noncurrent-versions"
+    status = "Enabled"
+    filter {}
+    noncurrent_version_expiration {
+      noncurrent_days = var.noncurrent_version_days
+    }
+    abort_incomplete_multipart_upload {
+      days_after_initiation = 1
+    }
+  }
+}
+
+resource "aws_s3_bucket_policy" "bodies" {
+  bucket = aws_s3_bucket.bodies.id
+  policy = data.aws_iam_policy_document.bodies_tls_only.json
+}
+
+data "aws_iam_policy_document" "bodies_tls_only" {
+  statement {
+    sid       = "DenyInsecureTransport"
+    effect    = "Deny"
+    actions   = ["s3:*"]
+    resources = [aws_s3_bucket.bodies.arn, "${aws_s3_bucket.bodies.arn}/*"]
+    principals {
+      type        = "*"
+      identifiers = ["*"]
+    }
+    condition {
+      test     = "Bool"
+      variable = "aws:SecureTransport"
+      values   = ["false"]
+    }
+  }
+}

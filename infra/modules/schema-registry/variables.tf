@@ -1,0 +1,120 @@
+variable "name" {
+  description = "Registry name, usually the team's: prefixes every resource (lower-case letters, digits and dashes)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{1,30}[a-z0-9]$", var.name))
+    error_message = "name must be 3-32 characters of lower-case letters, digits and dashes, starting with a letter."
+  }
+}
+
+variable "lambda_zip_path" {
+  description = "Path of the arm64 bootstrap zip built by `make package` (target/lambda/registry-lambda/bootstrap.zip)."
+  type        = string
+}
+
+variable "memory_mb" {
+  description = "Lambda memory in MB. 256 is plenty: nothing is loaded at start and caches are bounded."
+  type        = number
+  default     = 256
+}
+
+variable "timeout_seconds" {
+  description = "Lambda timeout in seconds. Large lists stream, so this bounds the longest list a client can ask for."
+  type        = number
+  default     = 30
+}
+
+variable "reserved_concurrency" {
+  description = "Reserved concurrency: the most instances this registry may run, so one team's stampede cannot starve the account."
+  type        = number
+  default     = 100
+}
+
+variable "default_compatibility" {
+  description = "Compatibility level when neither subject nor global config sets one."
+  type        = string
+  default     = "BACKWARD"
+
+  validation {
+    condition     = contains(["NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE"], var.default_compatibility)
+    error_message = "default_compatibility must be one of Confluent's seven levels, upper-case."
+  }
+}
+
+variable "log_level" {
+  description = "RUST_LOG filter for the function."
+  type        = string
+  default     = "info"
+}
+
+variable "log_retention_days" {
+  description = "CloudWatch Logs retention."
+  type        = number
+  default     = 365
+}
+
+variable "xray_tracing" {
+  description = "Turn on AWS X-Ray active tracing for the function."
+  type        = bool
+  default     = false
+}
+
+variable "url_auth_type" {
+  description = "Function URL auth: NONE (the registry answers clients itself; Confluent clients cannot sign SigV4) or AWS_IAM (admin tooling only)."
+  type        = string
+  default     = "NONE"
+
+  validation {
+    condition     = contains(["NONE", "AWS_IAM"], var.url_auth_type)
+    error_message = "url_auth_type must be NONE or AWS_IAM."
+  }
+}
+
+variable "custom_domain" {
+  description = "Optional custom domain (e.g. schemas.team-a.example.com) served by CloudFront in front of the Function URL. Empty: none."
+  type        = string
+  default     = ""
+}
+
+variable "certificate_arn" {
+  description = "ACM certificate (us-east-1) for custom_domain. Required when custom_domain is set."
+  type        = string
+  default     = ""
+}
+
+variable "web_acl_arn" {
+  description = "Optional WAFv2 web ACL (CLOUDFRONT scope) attached to the custom-domain distribution."
+  type        = string
+  default     = ""
+}
+
+variable "alarm_sns_topic_arn" {
+  description = "SNS topic that receives alarm notifications. Empty: alarms without actions."
+  type        = string
+  default     = ""
+}
+
+variable "alarm_5xx_per_5min" {
+  description = "Alarm when the Function URL answers more than this many 5xx in 5 minutes."
+  type        = number
+  default     = 5
+}
+
+variable "alarm_duration_p99_ms" {
+  description = "Alarm when the p99 duration over 5 minutes exceeds this (ms)."
+  type        = number
+  default     = 1000
+}
+
+variable "noncurrent_version_days" {
+  description = "Days before non-current S3 object versions expire (bodies are immutable; this only trims overwrites)."
+  type        = number
+  default     = 30
+}
+
+variable "tags" {
+  description = "Tags for every resource."
+  type        = map(string)
+  default     = {}
+}
