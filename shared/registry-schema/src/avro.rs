@@ -1,9 +1,17 @@
-//! Avro schemas: parsing, validation, the stored text and the parsed `apache_avro::Schema`.
+//! Avro schemas: parsing and validation with Java Avro's rules, the stored text Confluent
+//! keeps (Java's `Schema.toString`), Confluent's normal form, and the parsed
+//! `apache_avro::Schema` the compatibility rules walk.
 
+mod ast;
 pub mod compat;
+mod defaults;
+mod json;
+mod normalize;
+mod writer;
 
 use crate::{Dependency, SchemaError, SchemaType, Validation};
 use apache_avro::Schema;
+use ast::{Body, Node, Parser};
 use std::collections::HashMap;
 
 /// A parsed Avro schema and its stored text.
@@ -14,24 +22,73 @@ pub struct AvroSchema {
     named: HashMap<String, Schema>,
 }
 
+fn err(reason: impl Into<String>) -> SchemaError {
+    SchemaError::parse(SchemaType::Avro, reason)
+}
+
+/// Parses JSON text; serde_json's nesting limit (128) surfaces as [`SchemaError::TooDeep`].
+fn parse_json(text: &str) -> Result<serde_json::Value, SchemaError> {
+    serde_json::from_str(text).map_err(|e| {
+        if e.to_string().contains("recursion limit exceeded") {
+            SchemaError::TooDeep { limit: 128 }
+        } else {
+            err(format!("Invalid JSON: {e}"))
+        }
+    })
+}
+
 impl AvroSchema {
     /// Parses and validates `text` with `dependencies` in scope (see [`crate::ParsedSchema::parse`]).
+    ///
+    /// Dependencies are parsed first, in order, into one namespace of named types (as Confluent
+    /// does with one Java `Schema.Parser`); redefining one of their types is an error. Their
+    /// top-level named types are written by name only in the stored text; their nested types,
+    /// as in Java, are written in full where this schema first uses them. `Validation::Strict`
+    /// also checks field defaults (see `defaults`); stored and imported schemas use `Lenient`.
+    /// `normalize` stores Confluent's normal form instead of Java's `toString`.
     pub fn parse(
         text: &str,
         dependencies: &[Dependency],
-        _validation: Validation,
-        _normalize: bool,
+        validation: Validation,
+        normalize: bool,
     ) -> Result<Self, SchemaError> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| SchemaError::parse(SchemaType::Avro, e.to_string()))?;
-        let deps: Vec<&str> = dependencies.iter().map(|d| d.schema.as_str()).collect();
-        let (schema, dep_schemas) =
-            Schema::parse_str_with_list(text, deps).map_err(|e| SchemaError::parse(SchemaType::Avro, e.to_string()))?;
-        let mut named = HashMap::new();
-        for s in dep_schemas.iter().chain(std::iter::once(&schema)) {
-            collect_named(s, &mut named);
+        let mut parser = Parser::default();
+        let mut dep_roots = Vec::with_capacity(dependencies.len());
+        for dep in dependencies {
+            if dep.schema_type != SchemaType::Avro {
+                return Err(err(format!("reference {} is a {} schema, not AVRO", dep.name, dep.schema_type)));
+            }
+            let value = parse_json(&dep.schema).map_err(|e| in_reference(&dep.name, e))?;
+            let root = parser.parse_top(&value).map_err(|e| in_reference(&dep.name, e))?;
+            dep_roots.push(root);
         }
-        Ok(AvroSchema { canonical: value.to_string(), schema, named })
+        let own_from = parser.arena.len();
+        let mut known = vec![false; own_from];
+        for root in &dep_roots {
+            if let Node::Named(index) = root
+                && let Some(slot) = known.get_mut(*index)
+            {
+                *slot = true;
+            }
+        }
+        let value = parse_json(text)?;
+        let root = parser.parse_top(&value)?;
+        if validation == Validation::Strict {
+            defaults::validate(&parser.arena, own_from)?;
+        }
+        known.resize(parser.arena.len(), false);
+        let canonical = if normalize {
+            normalize::write(&parser.arena, &known, &root)
+        } else {
+            writer::write(&parser.arena, &known, &root, true)
+        };
+        let schema = to_apache(&parser, &root)?;
+        let mut named = HashMap::new();
+        for dep_root in &dep_roots {
+            collect_named(&to_apache(&parser, dep_root)?, &mut named);
+        }
+        collect_named(&schema, &mut named);
+        Ok(AvroSchema { canonical, schema, named })
     }
 
     /// The stored text.
@@ -49,6 +106,67 @@ impl AvroSchema {
     /// dependencies, so that every `Schema::Ref` reachable from [`AvroSchema::schema`] resolves.
     pub fn named_types(&self) -> &HashMap<String, Schema> {
         &self.named
+    }
+}
+
+fn in_reference(name: &str, error: SchemaError) -> SchemaError {
+    match error {
+        SchemaError::Parse { reason, .. } => err(format!("reference {name}: {reason}")),
+        other => other,
+    }
+}
+
+/// Builds the apache-avro schema of `root` from a self-contained rendering (dependency types
+/// inlined) without defaults, then copies our defaults in: apache-avro's own default checks
+/// differ from Java's, and lenient schemas may carry defaults Java would reject. If apache-avro
+/// refuses a logical type Java would ignore, the logical types are dropped and it is retried.
+fn to_apache(parser: &Parser, root: &Node) -> Result<Schema, SchemaError> {
+    let text = writer::write(&parser.arena, &vec![false; parser.arena.len()], root, false);
+    let mut schema = match Schema::parse_str(&text) {
+        Ok(schema) => schema,
+        Err(first) => {
+            let mut value = parse_json(&text)?;
+            strip_logical_types(&mut value);
+            Schema::parse(&value).map_err(|_| err(first.to_string()))?
+        }
+    };
+    patch_defaults(parser, &mut schema);
+    Ok(schema)
+}
+
+fn strip_logical_types(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            map.shift_remove("logicalType");
+            map.values_mut().for_each(strip_logical_types);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(strip_logical_types),
+        _ => {}
+    }
+}
+
+/// Sets each record field's `default` from our tree (matched by record full name and field name).
+fn patch_defaults(parser: &Parser, schema: &mut Schema) {
+    match schema {
+        Schema::Record(record) => {
+            let def = parser.lookup_top(&record.name.fullname(None)).and_then(|i| parser.arena.get(i));
+            for field in &mut record.fields {
+                if let Some(Body::Record { fields, .. }) = def.map(|d| &d.body) {
+                    field.default = fields.iter().find(|f| f.name == field.name).and_then(|f| f.default.clone());
+                }
+                patch_defaults(parser, &mut field.schema);
+            }
+        }
+        Schema::Array(array) => patch_defaults(parser, &mut array.items),
+        Schema::Map(map) => patch_defaults(parser, &mut map.types),
+        Schema::Union(union) => {
+            let mut branches = union.variants().to_vec();
+            branches.iter_mut().for_each(|b| patch_defaults(parser, b));
+            if let Ok(patched) = apache_avro::schema::UnionSchema::new(branches) {
+                *union = patched;
+            }
+        }
+        _ => {}
     }
 }
 

@@ -1,1 +1,111 @@
-//! registry-store-aws (skeleton).
+//! `AwsStore`: the registry's storage on DynamoDB + S3, for stateless functions that run by the
+//! thousand with no leader. Every allocation and every version is a conditional write.
+//!
+//! # Data model
+//!
+//! ```text
+//!  S3 bucket (REGISTRY_BUCKET)                 DynamoDB table (REGISTRY_TABLE), pk + sk strings, no GSI
+//!  ───────────────────────────                 ───────────────────────────────────────────────────────────────
+//!  schemas/<sha256 hex>  ◄──────────┐          pk                        sk                       attributes
+//!    SchemaBody JSON,               │          COUNTER                   ID                       max_id
+//!    If-None-Match: * ,             ├───────── FP#<sha256 hex>           ID                       id
+//!    written FIRST                  └───────── ID#<id:010>               FP                       fingerprint
+//!                                              ID#<id:010>               R#<ver:010>#<subject>    → row (rows by id)
+//!                                              S#<subject>               V#<ver:010>              id, fingerprint, deleted,
+//!                                                                                                 refs, ts, subject, version
+//!                                              SUBJECTS                  <subject>                total, live (row counts)
+//!                                              REF#<ver:010>#<subject>   R#<ver:010>#<subject>    → referring row
+//!                                              CONFIG | MODE             GLOBAL | S#<subject>     value
+//! ```
+//!
+//! - A body is put with `If-None-Match: *` before any item names its fingerprint (412 means it
+//!   is already there, which is success: the key is the content hash).
+//! - `allocate_id` is one TransactWriteItems: the counter update conditioned on the value just
+//!   read (consistent read), `FP#…` and `ID#…` puts conditioned on `attribute_not_exists`. A
+//!   lost race cancels the whole transaction ([`StoreError::Conflict`]); an ID is never handed
+//!   out twice, and gaps are allowed.
+//! - `create_version` is one transaction: the row put conditioned on `attribute_not_exists`, the
+//!   subject counts (`ADD`), the rows-by-id edge and one referrer edge per referenced version.
+//!   Soft and hard deletes change the row, its counts and its edges in one transaction too.
+//! - Reads are strongly consistent. No Scan: point calls touch a constant number of items; list
+//!   calls (`versions`, `rows_with_id`, `referrers`, `list_subjects`) Query one partition with
+//!   pagination.
+//!
+//! Errors: a condition that failed is `Conflict`, throttling or an unreachable service after the
+//! SDK's retries is `Unavailable`, an item or object that does not parse is `Corrupt`.
+
+mod blobs;
+mod calls;
+pub mod config;
+mod errors;
+mod ids;
+mod items;
+pub mod keys;
+mod listing;
+pub mod provision;
+mod rows;
+mod settings;
+mod store;
+
+pub use calls::CallCounter;
+pub use config::{AwsEnv, AwsStoreConfig, ConfigError};
+
+use aws_config::SdkConfig;
+
+/// The DynamoDB + S3 [`registry_core::Store`]. Cheap to clone (clients are shared handles);
+/// build it once per process and share it.
+#[derive(Debug, Clone)]
+pub struct AwsStore {
+    dynamo: aws_sdk_dynamodb::Client,
+    s3: aws_sdk_s3::Client,
+    table: String,
+    bucket: String,
+    calls: CallCounter,
+}
+
+impl AwsStore {
+    /// A store over `config`'s table and bucket using `sdk`'s region, credentials and endpoints.
+    /// S3 uses path-style addressing when `sdk` has an endpoint override (emulators).
+    pub fn new(sdk: &SdkConfig, config: AwsStoreConfig) -> AwsStore {
+        AwsStore::with_path_style(sdk, config, sdk.endpoint_url().is_some())
+    }
+
+    /// As [`AwsStore::new`], choosing S3 path-style addressing explicitly.
+    pub fn with_path_style(sdk: &SdkConfig, config: AwsStoreConfig, s3_path_style: bool) -> AwsStore {
+        let calls = CallCounter::default();
+        let dynamo_config = aws_sdk_dynamodb::config::Builder::from(sdk).interceptor(calls.clone()).build();
+        AwsStore {
+            dynamo: aws_sdk_dynamodb::Client::from_conf(dynamo_config),
+            s3: s3_client(sdk, s3_path_style, Some(calls.clone())),
+            table: config.table,
+            bucket: config.bucket,
+            calls,
+        }
+    }
+
+    /// A store configured from the environment: `REGISTRY_TABLE`, `REGISTRY_BUCKET` and the
+    /// standard AWS variables (see [`AwsEnv::from_env`]).
+    pub async fn from_env() -> Result<AwsStore, ConfigError> {
+        let env = AwsEnv::from_env().await?;
+        Ok(AwsStore::with_path_style(&env.sdk, env.store, env.s3_path_style))
+    }
+
+    /// The counter of AWS operations this store has started (DynamoDB and S3 together).
+    pub fn calls(&self) -> &CallCounter {
+        &self.calls
+    }
+
+    /// The table and bucket this store uses.
+    pub fn config(&self) -> AwsStoreConfig {
+        AwsStoreConfig { table: self.table.clone(), bucket: self.bucket.clone() }
+    }
+}
+
+/// An S3 client for `sdk`, path-style when asked, counting calls when given a counter.
+fn s3_client(sdk: &SdkConfig, path_style: bool, calls: Option<CallCounter>) -> aws_sdk_s3::Client {
+    let mut builder = aws_sdk_s3::config::Builder::from(sdk).force_path_style(path_style);
+    if let Some(calls) = calls {
+        builder = builder.interceptor(calls);
+    }
+    aws_sdk_s3::Client::from_conf(builder.build())
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Starts the AWS emulator (moto's server: DynamoDB + S3 with conditional writes, transactions and
+# S3 If-None-Match) on 127.0.0.1:4566 for the registry-store-aws tests. Idempotent: installs a pinned
+# moto into ./.venv only if missing, starts it only if nothing answers yet.
+#   PID: .emulator/moto.pid   log: .emulator/moto.log
+# Tests then need: AWS_ENDPOINT_URL=http://127.0.0.1:4566 AWS_REGION=us-east-1
+#                  AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test
+set -euo pipefail
+
+MOTO_VERSION="${MOTO_VERSION:-5.2.5}"
+HOST="${EMULATOR_HOST:-127.0.0.1}"
+PORT="${EMULATOR_PORT:-4566}"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="$ROOT/.venv"
+STATE="$ROOT/.emulator"
+PID_FILE="$STATE/moto.pid"
+LOG_FILE="$STATE/moto.log"
+URL="http://$HOST:$PORT/moto-api/"
+
+answers() { python3 - "$URL" <<'PY'
+import sys, urllib.request
+try:
+    urllib.request.urlopen(sys.argv[1], timeout=1)
+except Exception:
+    sys.exit(1)
+PY
+}
+
+mkdir -p "$STATE"
+
+if [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null && answers; then
+  echo "emulator already running (pid $(cat "$PID_FILE")) on $HOST:$PORT"
+  exit 0
+fi
+
+if ! "$VENV/bin/python" -c "import moto, sys; sys.exit(moto.__version__ != '$MOTO_VERSION')" 2>/dev/null; then
+  echo "installing moto[server]==$MOTO_VERSION into $VENV"
+  [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check "moto[server]==$MOTO_VERSION"
+fi
+
+if answers; then
+  echo "something already answers on $HOST:$PORT; not starting another emulator" >&2
+  exit 1
+fi
+
+nohup "$VENV/bin/moto_server" -H "$HOST" -p "$PORT" >"$LOG_FILE" 2>&1 &
+echo $! >"$PID_FILE"
+
+for _ in $(seq 1 100); do
+  if answers; then
+    echo "emulator started (pid $(cat "$PID_FILE")) on $HOST:$PORT"
+    exit 0
+  fi
+  if ! kill -0 "$(cat "$PID_FILE")" 2>/dev/null; then
+    echo "emulator exited; see $LOG_FILE" >&2
+    tail -n 20 "$LOG_FILE" >&2 || true
+    exit 1
+  fi
+  sleep 0.2
+done
+echo "emulator did not answer on $HOST:$PORT within 20s; see $LOG_FILE" >&2
+exit 1

@@ -1,0 +1,169 @@
+//! Confluent's normal form (`?normalize=true`, `AvroSchemaUtils.toNormalizedString`): like the
+//! Parsing Canonical Form (full names, `name` first, no `namespace` key) but keeping doc,
+//! defaults, order, aliases and custom properties; aliases and custom properties are sorted, so
+//! schemas that differ only in property order normalise to the same text.
+
+use super::ast::{Body, NamedDef, Node, full_name};
+use super::json::{write_str, write_value};
+use serde_json::Value;
+
+/// Writes `root` in normal form. `known[i]` marks types written by full name only.
+pub(crate) fn write(arena: &[NamedDef], known: &[bool], root: &Node) -> String {
+    let mut n = Normalizer { arena, known: known.to_vec(), out: String::new() };
+    n.node(root);
+    n.out
+}
+
+struct Normalizer<'a> {
+    arena: &'a [NamedDef],
+    known: Vec<bool>,
+    out: String,
+}
+
+fn sorted(props: &[(String, Value)]) -> Vec<&(String, Value)> {
+    let mut props: Vec<_> = props.iter().collect();
+    props.sort_by(|a, b| a.0.cmp(&b.0));
+    props
+}
+
+impl Normalizer<'_> {
+    fn props(&mut self, props: &[(String, Value)]) {
+        for (key, value) in sorted(props) {
+            self.out.push(',');
+            write_str(&mut self.out, key);
+            self.out.push(':');
+            write_value(&mut self.out, value);
+        }
+    }
+
+    fn key_str(&mut self, key: &str, value: &str) {
+        self.out.push_str(",\"");
+        self.out.push_str(key);
+        self.out.push_str("\":");
+        write_str(&mut self.out, value);
+    }
+
+    fn list(&mut self, key: &str, items: &[String]) {
+        if items.is_empty() {
+            return;
+        }
+        self.out.push_str(",\"");
+        self.out.push_str(key);
+        self.out.push_str("\":[");
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                self.out.push(',');
+            }
+            write_str(&mut self.out, item);
+        }
+        self.out.push(']');
+    }
+
+    fn node(&mut self, node: &Node) {
+        match node {
+            Node::Primitive { kind, props } if props.is_empty() => write_str(&mut self.out, kind),
+            Node::Primitive { kind, props } => {
+                self.out.push_str("{\"type\":");
+                write_str(&mut self.out, kind);
+                self.props(props);
+                self.out.push('}');
+            }
+            Node::Array { items, props } => {
+                self.out.push_str("{\"type\":\"array\",\"items\":");
+                self.node(items);
+                self.props(props);
+                self.out.push('}');
+            }
+            Node::Map { values, props } => {
+                self.out.push_str("{\"type\":\"map\",\"values\":");
+                self.node(values);
+                self.props(props);
+                self.out.push('}');
+            }
+            Node::Union(branches) => {
+                self.out.push('[');
+                for (i, branch) in branches.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(',');
+                    }
+                    self.node(branch);
+                }
+                self.out.push(']');
+            }
+            Node::Named(index) => self.named(*index),
+        }
+    }
+
+    fn named(&mut self, index: usize) {
+        let arena = self.arena;
+        let Some(def) = arena.get(index) else { return };
+        let full = def.full_name();
+        if self.known.get(index).copied().unwrap_or(false) {
+            write_str(&mut self.out, &full);
+            return;
+        }
+        if let Some(slot) = self.known.get_mut(index) {
+            *slot = true;
+        }
+        self.out.push_str("{\"name\":");
+        write_str(&mut self.out, &full);
+        let kind = match &def.body {
+            Body::Record { is_error: true, .. } => "error",
+            Body::Record { .. } => "record",
+            Body::Enum { .. } => "enum",
+            Body::Fixed { .. } => "fixed",
+        };
+        self.key_str("type", kind);
+        match &def.body {
+            Body::Record { fields, .. } => {
+                self.out.push_str(",\"fields\":[");
+                for (i, field) in fields.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(',');
+                    }
+                    self.out.push_str("{\"name\":");
+                    write_str(&mut self.out, &field.name);
+                    self.out.push_str(",\"type\":");
+                    self.node(&field.node);
+                    if let Some(doc) = &field.doc {
+                        self.key_str("doc", doc);
+                    }
+                    if let Some(default) = &field.default {
+                        self.out.push_str(",\"default\":");
+                        write_value(&mut self.out, default);
+                    }
+                    if let Some(order) = &field.order {
+                        self.key_str("order", order);
+                    }
+                    let mut aliases = field.aliases.clone();
+                    aliases.sort();
+                    self.list("aliases", &aliases);
+                    self.props(&field.props);
+                    self.out.push('}');
+                }
+                self.out.push(']');
+            }
+            Body::Enum { symbols, default } => {
+                if symbols.is_empty() {
+                    self.out.push_str(",\"symbols\":[]");
+                }
+                self.list("symbols", symbols);
+                if let Some(default) = default {
+                    self.key_str("default", default);
+                }
+            }
+            Body::Fixed { size } => {
+                self.out.push_str(",\"size\":");
+                self.out.push_str(&size.to_string());
+            }
+        }
+        if let Some(doc) = &def.doc {
+            self.key_str("doc", doc);
+        }
+        let mut aliases: Vec<String> = def.aliases.iter().map(|(n, s)| full_name(n, s.as_deref())).collect();
+        aliases.sort();
+        self.list("aliases", &aliases);
+        self.props(&def.props);
+        self.out.push('}');
+    }
+}

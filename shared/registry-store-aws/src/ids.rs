@@ -1,0 +1,160 @@
+//! Schema IDs: the counter item and the two binding items, written in one transaction.
+//!
+//! `COUNTER/ID {max_id}` is the greatest ID ever allocated or bound. `allocate_id` reads it
+//! (strongly consistent) and commits `max_id + 1` with a transaction that is conditioned on the
+//! value it read and creates `FP#<hex>/ID` and `ID#<id>/FP` with `attribute_not_exists`, so two
+//! writers can never commit the same ID and a fingerprint is never bound twice by allocation.
+
+use crate::AwsStore;
+use crate::errors::{AwsError, classify, classify_transaction};
+use crate::items::{Item, ItemExt, attr, fingerprint_of, key, n, s};
+use crate::keys::{self, PK};
+use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
+use registry_core::{Fingerprint, SchemaId};
+
+impl AwsStore {
+    pub(crate) async fn get_item(&self, op: &'static str, item_key: Item) -> Result<Option<Item>, AwsError> {
+        let output = self
+            .dynamo
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(item_key))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| classify(op, e))?;
+        Ok(output.item)
+    }
+
+    pub(crate) async fn read_max_id(&self) -> Result<Option<i32>, AwsError> {
+        let item = self.get_item("GetItem(counter)", key(keys::COUNTER.0, keys::COUNTER.1)).await?;
+        match item {
+            Some(item) => item.optional_number(attr::MAX_ID),
+            None => Ok(None),
+        }
+    }
+
+    pub(crate) async fn read_id_for_fingerprint(
+        &self,
+        fingerprint: &Fingerprint,
+    ) -> Result<Option<SchemaId>, AwsError> {
+        let item = self.get_item("GetItem(fingerprint)", key(keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK));
+        match item.await? {
+            Some(item) => Ok(Some(SchemaId(item.number(attr::ID)?))),
+            None => Ok(None),
+        }
+    }
+
+    pub(crate) async fn read_fingerprint_for_id(&self, id: SchemaId) -> Result<Option<Fingerprint>, AwsError> {
+        match self.get_item("GetItem(id)", key(keys::id_pk(id), keys::ID_BINDING_SK)).await? {
+            Some(item) => Ok(Some(fingerprint_of(&item)?)),
+            None => Ok(None),
+        }
+    }
+
+    pub(crate) async fn allocate(&self, fingerprint: &Fingerprint) -> Result<SchemaId, AwsError> {
+        let read = self.read_max_id().await?;
+        let next = read.map_or(Some(1), |max| max.checked_add(1)).ok_or_else(|| AwsError::Service {
+            op: "allocate_id",
+            detail: "the schema ID space is exhausted".into(),
+        })?;
+        let counter = match read {
+            Some(max) => {
+                Update::builder().condition_expression("#max = :read").expression_attribute_values(":read", n(max))
+            }
+            None => Update::builder().condition_expression("attribute_not_exists(#max)"),
+        }
+        .table_name(&self.table)
+        .set_key(Some(key(keys::COUNTER.0, keys::COUNTER.1)))
+        .update_expression("SET #max = :next")
+        .expression_attribute_names("#max", attr::MAX_ID)
+        .expression_attribute_values(":next", n(next))
+        .build()
+        .map_err(|e| build_error("allocate_id", e))?;
+        let mut by_fingerprint = key(keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK);
+        by_fingerprint.insert(attr::ID.into(), n(next));
+        let mut by_id = key(keys::id_pk(SchemaId(next)), keys::ID_BINDING_SK);
+        by_id.insert(attr::FINGERPRINT.into(), s(fingerprint.to_hex()));
+        let items = vec![
+            TransactWriteItem::builder().update(counter).build(),
+            TransactWriteItem::builder().put(self.put_if_absent(by_fingerprint)?).build(),
+            TransactWriteItem::builder().put(self.put_if_absent(by_id)?).build(),
+        ];
+        let result = self.dynamo.transact_write_items().set_transact_items(Some(items)).send().await;
+        match result {
+            Ok(_) => Ok(SchemaId(next)),
+            Err(error) => {
+                let (error, reasons) = classify_transaction("TransactWriteItems(allocate_id)", error);
+                let failed = |i: usize| reasons.get(i).is_some_and(|r| r.as_deref() == Some("ConditionalCheckFailed"));
+                if failed(2) && !failed(0) && !failed(1) {
+                    return Err(AwsError::Corrupt(format!("id {next} is bound but above the counter")));
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Raises the counter to `id` (never lowers it), then binds id → fingerprint (or accepts the
+    /// same binding), then fingerprint → id if that side is free. Each step is idempotent, and a
+    /// crash after any of them leaves at most an unused gap below the counter.
+    pub(crate) async fn bind(&self, id: SchemaId, fingerprint: &Fingerprint) -> Result<(), AwsError> {
+        let raised = self
+            .dynamo
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(keys::COUNTER.0, keys::COUNTER.1)))
+            .update_expression("SET #max = :id")
+            .condition_expression("attribute_not_exists(#max) OR #max < :id")
+            .expression_attribute_names("#max", attr::MAX_ID)
+            .expression_attribute_values(":id", n(id.0))
+            .send()
+            .await;
+        match raised.map_err(|e| classify("UpdateItem(counter)", e)) {
+            Ok(_) | Err(AwsError::ConditionFailed { .. }) => {}
+            Err(other) => return Err(other),
+        }
+        let mut by_id = key(keys::id_pk(id), keys::ID_BINDING_SK);
+        by_id.insert(attr::FINGERPRINT.into(), s(fingerprint.to_hex()));
+        self.dynamo
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(by_id))
+            .condition_expression("attribute_not_exists(#pk) OR #fp = :fp")
+            .expression_attribute_names("#pk", PK)
+            .expression_attribute_names("#fp", attr::FINGERPRINT)
+            .expression_attribute_values(":fp", s(fingerprint.to_hex()))
+            .send()
+            .await
+            .map_err(|e| classify("PutItem(id)", e))?;
+        let mut by_fingerprint = key(keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK);
+        by_fingerprint.insert(attr::ID.into(), n(id.0));
+        let bound = self
+            .dynamo
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(by_fingerprint))
+            .condition_expression("attribute_not_exists(#pk)")
+            .expression_attribute_names("#pk", PK)
+            .send()
+            .await;
+        match bound.map_err(|e| classify("PutItem(fingerprint)", e)) {
+            Ok(_) | Err(AwsError::ConditionFailed { .. }) => Ok(()),
+            Err(other) => Err(other),
+        }
+    }
+
+    pub(crate) fn put_if_absent(&self, item: Item) -> Result<Put, AwsError> {
+        Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(#pk)")
+            .expression_attribute_names("#pk", PK)
+            .build()
+            .map_err(|e| build_error("Put", e))
+    }
+}
+
+/// A request the SDK refused to build (a missing required field): a bug, reported as Other.
+pub(crate) fn build_error(op: &'static str, error: impl std::fmt::Display) -> AwsError {
+    AwsError::Service { op, detail: format!("invalid request: {error}") }
+}

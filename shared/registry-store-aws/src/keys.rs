@@ -1,0 +1,112 @@
+//! DynamoDB key layout: every partition/sort key builder and parser, pure and unit-tested.
+//!
+//! One table with a string partition key [`PK`] and a string sort key [`SK`], no secondary index.
+//! Numbers inside keys are zero-padded to 10 digits (i32::MAX has 10) so lexical order is numeric
+//! order. A subject is always the last component of a key, so `#` inside a subject is unambiguous.
+
+use registry_core::{Fingerprint, SchemaId, Scope, Subject, Version};
+
+/// Partition key attribute name.
+pub const PK: &str = "pk";
+/// Sort key attribute name.
+pub const SK: &str = "sk";
+
+/// The counter item's keys: `COUNTER` / `ID`.
+pub const COUNTER: (&str, &str) = ("COUNTER", "ID");
+/// Partition of the subject index (one item per subject, sort key = subject name).
+pub const SUBJECTS_PK: &str = "SUBJECTS";
+/// Sort key of the id → fingerprint item inside `ID#<id>`.
+pub const ID_BINDING_SK: &str = "FP";
+/// Sort key of the fingerprint → id item inside `FP#<hex>`.
+pub const FP_BINDING_SK: &str = "ID";
+/// Sort-key prefix of version rows inside `S#<subject>`.
+pub const VERSION_SK_PREFIX: &str = "V#";
+/// Sort-key prefix of edge items (rows by id, referrers).
+pub const EDGE_SK_PREFIX: &str = "R#";
+
+/// A version number zero-padded to 10 digits.
+pub fn padded(n: i32) -> String {
+    format!("{n:010}")
+}
+
+/// Partition of a subject's version rows.
+pub fn subject_pk(subject: &Subject) -> String {
+    format!("S#{subject}")
+}
+
+/// Sort key of version `version` of a subject.
+pub fn version_sk(version: Version) -> String {
+    format!("{VERSION_SK_PREFIX}{}", padded(version.0))
+}
+
+/// Partition of schema id `id`: holds the id → fingerprint item and the rows-by-id edges.
+pub fn id_pk(id: SchemaId) -> String {
+    format!("ID#{}", padded(id.0))
+}
+
+/// Partition of the fingerprint → id item.
+pub fn fingerprint_pk(fingerprint: &Fingerprint) -> String {
+    format!("FP#{}", fingerprint.to_hex())
+}
+
+/// Partition of the referrer edges of (subject, version): the rows that reference it.
+pub fn referenced_pk(subject: &str, version: i32) -> String {
+    format!("REF#{}#{subject}", padded(version))
+}
+
+/// Sort key of an edge pointing at the row (subject, version).
+pub fn edge_sk(subject: &Subject, version: Version) -> String {
+    format!("{EDGE_SK_PREFIX}{}#{subject}", padded(version.0))
+}
+
+/// Keys of the config item (`CONFIG`) or mode item (`MODE`) at `scope`.
+pub fn scoped(kind: &str, scope: &Scope) -> (String, String) {
+    match scope {
+        Scope::Global => (kind.to_string(), "GLOBAL".to_string()),
+        Scope::Subject(subject) => (kind.to_string(), format!("S#{subject}")),
+    }
+}
+
+/// The S3 key of a schema body: `schemas/<sha256 hex>`.
+pub fn body_key(fingerprint: &Fingerprint) -> String {
+    format!("schemas/{}", fingerprint.to_hex())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use registry_core::SchemaType;
+
+    fn subject(name: &str) -> Subject {
+        Subject::new(name).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn version_keys_sort_numerically() {
+        let keys: Vec<String> = [1, 2, 9, 10, 100, i32::MAX].iter().map(|v| version_sk(Version(*v))).collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(keys, sorted);
+        assert_eq!(version_sk(Version(7)), "V#0000000007");
+    }
+
+    #[test]
+    fn subjects_with_separators_do_not_collide() {
+        assert_ne!(edge_sk(&subject("a#1"), Version(2)), edge_sk(&subject("a"), Version(12)));
+        assert_ne!(referenced_pk("x#0000000001", 2), referenced_pk("x", 1));
+        assert_ne!(subject_pk(&subject("a")), subject_pk(&subject("a ")));
+    }
+
+    #[test]
+    fn body_key_is_the_fingerprint_hex() {
+        let fp = Fingerprint::of(SchemaType::Avro, "\"string\"", &[], None, None);
+        assert_eq!(body_key(&fp), format!("schemas/{}", fp.to_hex()));
+        assert_eq!(body_key(&fp).len(), "schemas/".len() + 64);
+    }
+
+    #[test]
+    fn scopes_get_distinct_keys() {
+        assert_ne!(scoped("CONFIG", &Scope::Global), scoped("CONFIG", &Scope::Subject(subject("GLOBAL"))));
+        assert_ne!(scoped("CONFIG", &Scope::Global), scoped("MODE", &Scope::Global));
+    }
+}

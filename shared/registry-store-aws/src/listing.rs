@@ -1,0 +1,79 @@
+//! `list_subjects`: keyset paging over the `SUBJECTS` partition with Query, never Scan.
+//!
+//! Each subject has one index item (sort key = subject name) with `total` and `live` row counts,
+//! maintained in the same transactions that write the rows. The live/deleted filter is a
+//! FilterExpression on those counts; the page continues until `limit` subjects match or the
+//! prefix range ends.
+
+use crate::AwsStore;
+use crate::errors::{AwsError, classify};
+use crate::items::{Item, ItemExt, attr};
+use crate::keys::{PK, SK, SUBJECTS_PK};
+use aws_sdk_dynamodb::types::AttributeValue;
+use registry_core::{DeletedFilter, Subject};
+
+/// Items read per Query page.
+const PAGE_ITEMS: i32 = 500;
+
+impl AwsStore {
+    pub(crate) async fn subjects_page(
+        &self,
+        prefix: &str,
+        filter: DeletedFilter,
+        after: Option<&Subject>,
+        limit: usize,
+    ) -> Result<Vec<Subject>, AwsError> {
+        let mut page = Vec::new();
+        if limit == 0 {
+            return Ok(page);
+        }
+        // Every name with the prefix sorts after `after` when `after` sorts before the prefix,
+        // so the range starts at the prefix; otherwise it starts strictly after `after`.
+        let after = after.map(Subject::as_str).filter(|after| *after >= prefix);
+        let (condition, bound) = match after {
+            Some(after) => ("#pk = :pk AND #sk > :bound", after),
+            None => ("#pk = :pk AND begins_with(#sk, :bound)", prefix),
+        };
+        let filter_expression = match filter {
+            DeletedFilter::LiveOnly => "#live > :zero",
+            DeletedFilter::IncludeDeleted => "#total > :zero",
+            DeletedFilter::DeletedOnly => "#total > :zero AND #live = :zero",
+        };
+        let mut start: Option<Item> = None;
+        loop {
+            let output = self
+                .dynamo
+                .query()
+                .table_name(&self.table)
+                .consistent_read(true)
+                .key_condition_expression(condition)
+                .filter_expression(filter_expression)
+                .expression_attribute_names("#pk", PK)
+                .expression_attribute_names("#sk", SK)
+                .expression_attribute_names("#live", attr::LIVE)
+                .expression_attribute_names("#total", attr::TOTAL)
+                .expression_attribute_values(":pk", AttributeValue::S(SUBJECTS_PK.to_string()))
+                .expression_attribute_values(":bound", AttributeValue::S(bound.to_string()))
+                .expression_attribute_values(":zero", AttributeValue::N("0".to_string()))
+                .limit(PAGE_ITEMS)
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(|e| classify("Query(subjects)", e))?;
+            for item in output.items.unwrap_or_default() {
+                let name = item.string(SK)?;
+                if !name.starts_with(prefix) {
+                    return Ok(page);
+                }
+                page.push(Subject::new(name).map_err(|e| AwsError::Corrupt(format!("subject index: {e}")))?);
+                if page.len() >= limit {
+                    return Ok(page);
+                }
+            }
+            match output.last_evaluated_key {
+                Some(last) if !last.is_empty() => start = Some(last),
+                _ => return Ok(page),
+            }
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! Version rows and the items that index them, always written in one transaction with the row:
+//!
+//! - `SUBJECTS/<subject> {total, live}`: how many rows and live rows the subject has (listing);
+//! - `ID#<id>/R#<version>#<subject>`: the row carries schema `id` (rows by id);
+//! - `REF#<version>#<subject>/R#<version>#<subject>`: the row references (subject, version).
+//!
+//! Readers of edges resolve them with a strongly consistent BatchGetItem of the rows.
+
+use crate::AwsStore;
+use crate::errors::{AwsError, classify, classify_transaction};
+use crate::ids::build_error;
+use crate::items::{Item, attr, edge_item, edge_target, key, n, row_from_item, row_item};
+use crate::keys::{self, PK, SK};
+use aws_sdk_dynamodb::types::{AttributeValue, Delete, KeysAndAttributes, TransactWriteItem, Update};
+use registry_core::{SchemaId, Subject, Version, VersionRow};
+use std::collections::BTreeSet;
+
+/// DynamoDB's limit on items in one transaction.
+const MAX_TRANSACTION_ITEMS: usize = 100;
+/// DynamoDB's limit on keys in one BatchGetItem.
+const MAX_BATCH_KEYS: usize = 100;
+/// How often a hard delete re-reads a row that changed under it.
+const DELETE_ATTEMPTS: usize = 5;
+
+impl AwsStore {
+    /// Every item of partition `pk` whose sort key starts with `prefix`, ascending, paginated.
+    pub(crate) async fn query_prefix(&self, pk: String, prefix: &str) -> Result<Vec<Item>, AwsError> {
+        let mut items = Vec::new();
+        let mut start: Option<Item> = None;
+        loop {
+            let output = self
+                .dynamo
+                .query()
+                .table_name(&self.table)
+                .consistent_read(true)
+                .key_condition_expression("#pk = :pk AND begins_with(#sk, :prefix)")
+                .expression_attribute_names("#pk", PK)
+                .expression_attribute_names("#sk", SK)
+                .expression_attribute_values(":pk", AttributeValue::S(pk.clone()))
+                .expression_attribute_values(":prefix", AttributeValue::S(prefix.to_string()))
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(|e| classify("Query", e))?;
+            items.extend(output.items.unwrap_or_default());
+            match output.last_evaluated_key {
+                Some(last) if !last.is_empty() => start = Some(last),
+                _ => return Ok(items),
+            }
+        }
+    }
+
+    pub(crate) async fn read_versions(&self, subject: &Subject) -> Result<Vec<VersionRow>, AwsError> {
+        let items = self.query_prefix(keys::subject_pk(subject), keys::VERSION_SK_PREFIX).await?;
+        items.iter().map(row_from_item).collect()
+    }
+
+    pub(crate) async fn read_version(
+        &self,
+        subject: &Subject,
+        version: Version,
+    ) -> Result<Option<VersionRow>, AwsError> {
+        let item = self.get_item("GetItem(version)", key(keys::subject_pk(subject), keys::version_sk(version))).await?;
+        item.as_ref().map(row_from_item).transpose()
+    }
+
+    /// The rows the edges in partition `pk` point at (edges whose row is gone are skipped).
+    pub(crate) async fn rows_by_edges(&self, pk: String) -> Result<Vec<VersionRow>, AwsError> {
+        let edges = self.query_prefix(pk, keys::EDGE_SK_PREFIX).await?;
+        let mut keys_left: Vec<Item> = Vec::with_capacity(edges.len());
+        for edge in &edges {
+            let (subject, version) = edge_target(edge)?;
+            keys_left.push(key(keys::subject_pk(&subject), keys::version_sk(version)));
+        }
+        let mut rows = Vec::with_capacity(keys_left.len());
+        while !keys_left.is_empty() {
+            let chunk: Vec<Item> = keys_left.drain(..keys_left.len().min(MAX_BATCH_KEYS)).collect();
+            let request = KeysAndAttributes::builder()
+                .set_keys(Some(chunk))
+                .consistent_read(true)
+                .build()
+                .map_err(|e| build_error("BatchGetItem", e))?;
+            let output = self
+                .dynamo
+                .batch_get_item()
+                .request_items(&self.table, request)
+                .send()
+                .await
+                .map_err(|e| classify("BatchGetItem", e))?;
+            for item in output.responses.unwrap_or_default().remove(&self.table).unwrap_or_default() {
+                rows.push(row_from_item(&item)?);
+            }
+            if let Some(mut unprocessed) = output.unprocessed_keys
+                && let Some(left) = unprocessed.remove(&self.table)
+            {
+                keys_left.extend(left.keys);
+            }
+        }
+        Ok(rows)
+    }
+
+    pub(crate) async fn create_row(&self, row: &VersionRow) -> Result<(), AwsError> {
+        let referenced: BTreeSet<(&str, i32)> =
+            row.references.iter().map(|r| (r.subject.as_str(), r.version)).collect();
+        if referenced.len() + 3 > MAX_TRANSACTION_ITEMS {
+            return Err(AwsError::Service {
+                op: "create_version",
+                detail: format!("{} references exceed one DynamoDB transaction", referenced.len()),
+            });
+        }
+        let live = if row.deleted { 0 } else { 1 };
+        let mut items = vec![
+            TransactWriteItem::builder().put(self.put_if_absent(row_item(row)?)?).build(),
+            TransactWriteItem::builder().update(self.count_update(&row.subject, 1, live)?).build(),
+            self.put_edge(keys::id_pk(row.id), row)?,
+        ];
+        for (subject, version) in referenced {
+            items.push(self.put_edge(keys::referenced_pk(subject, version), row)?);
+        }
+        self.dynamo
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .send()
+            .await
+            .map_err(|e| classify_transaction("TransactWriteItems(create_version)", e).0)?;
+        Ok(())
+    }
+
+    pub(crate) async fn set_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> Result<(), AwsError> {
+        let flag = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(keys::subject_pk(subject), keys::version_sk(version))))
+            .update_expression("SET #deleted = :to")
+            .condition_expression("attribute_exists(#pk) AND #deleted = :from")
+            .expression_attribute_names("#pk", PK)
+            .expression_attribute_names("#deleted", attr::DELETED)
+            .expression_attribute_values(":to", AttributeValue::Bool(deleted))
+            .expression_attribute_values(":from", AttributeValue::Bool(!deleted))
+            .build()
+            .map_err(|e| build_error("set_version_deleted", e))?;
+        let items = vec![
+            TransactWriteItem::builder().update(flag).build(),
+            TransactWriteItem::builder().update(self.count_update(subject, 0, if deleted { -1 } else { 1 })?).build(),
+        ];
+        self.dynamo
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .send()
+            .await
+            .map_err(|e| classify_transaction("TransactWriteItems(set_version_deleted)", e).0)?;
+        Ok(())
+    }
+
+    /// Removes the row with its index items, conditioned on the row being as read, so the
+    /// subject counts stay exact under concurrent soft deletes.
+    pub(crate) async fn remove_row(&self, subject: &Subject, version: Version) -> Result<(), AwsError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let Some(row) = self.read_version(subject, version).await? else {
+                return Ok(());
+            };
+            let row_delete = Delete::builder()
+                .table_name(&self.table)
+                .set_key(Some(key(keys::subject_pk(subject), keys::version_sk(version))))
+                .condition_expression("attribute_exists(#pk) AND #deleted = :seen")
+                .expression_attribute_names("#pk", PK)
+                .expression_attribute_names("#deleted", attr::DELETED)
+                .expression_attribute_values(":seen", AttributeValue::Bool(row.deleted))
+                .build()
+                .map_err(|e| build_error("delete_version", e))?;
+            let live = if row.deleted { 0 } else { -1 };
+            let mut items = vec![
+                TransactWriteItem::builder().delete(row_delete).build(),
+                TransactWriteItem::builder().update(self.count_update(subject, -1, live)?).build(),
+                self.delete_edge(keys::id_pk(row.id), &row)?,
+            ];
+            let referenced: BTreeSet<(&str, i32)> =
+                row.references.iter().map(|r| (r.subject.as_str(), r.version)).collect();
+            for (ref_subject, ref_version) in referenced {
+                items.push(self.delete_edge(keys::referenced_pk(ref_subject, ref_version), &row)?);
+            }
+            let result = self.dynamo.transact_write_items().set_transact_items(Some(items)).send().await;
+            match result.map_err(|e| classify_transaction("TransactWriteItems(delete_version)", e).0) {
+                Ok(_) => return Ok(()),
+                Err(AwsError::ConditionFailed { .. }) if attempt < DELETE_ATTEMPTS => continue,
+                Err(other) => return Err(other),
+            }
+        }
+    }
+
+    pub(crate) async fn rows_for_id(&self, id: SchemaId) -> Result<Vec<VersionRow>, AwsError> {
+        let mut rows = self.rows_by_edges(keys::id_pk(id)).await?;
+        rows.retain(|row| row.id == id);
+        rows.sort_by(|a, b| (&a.subject, a.version).cmp(&(&b.subject, b.version)));
+        Ok(rows)
+    }
+
+    pub(crate) async fn rows_referencing(
+        &self,
+        subject: &Subject,
+        version: Version,
+    ) -> Result<Vec<VersionRow>, AwsError> {
+        let mut rows = self.rows_by_edges(keys::referenced_pk(subject.as_str(), version.0)).await?;
+        rows.sort_by(|a, b| (a.id, &a.subject, a.version).cmp(&(b.id, &b.subject, b.version)));
+        Ok(rows)
+    }
+
+    /// `ADD total :total, live :live` on the subject's index item (created on first use).
+    fn count_update(&self, subject: &Subject, total: i64, live: i64) -> Result<Update, AwsError> {
+        Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(keys::SUBJECTS_PK, subject.as_str())))
+            .update_expression("ADD #total :total, #live :live")
+            .expression_attribute_names("#total", attr::TOTAL)
+            .expression_attribute_names("#live", attr::LIVE)
+            .expression_attribute_values(":total", n(total))
+            .expression_attribute_values(":live", n(live))
+            .build()
+            .map_err(|e| build_error("subject index", e))
+    }
+
+    fn put_edge(&self, pk: String, row: &VersionRow) -> Result<TransactWriteItem, AwsError> {
+        let put = aws_sdk_dynamodb::types::Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(edge_item(pk, &row.subject, row.version)))
+            .build()
+            .map_err(|e| build_error("edge", e))?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+
+    fn delete_edge(&self, pk: String, row: &VersionRow) -> Result<TransactWriteItem, AwsError> {
+        let delete = Delete::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, keys::edge_sk(&row.subject, row.version))))
+            .build()
+            .map_err(|e| build_error("edge", e))?;
+        Ok(TransactWriteItem::builder().delete(delete).build())
+    }
+}

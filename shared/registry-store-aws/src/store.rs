@@ -1,0 +1,103 @@
+//! `impl Store for AwsStore`: each trait method delegates to one module and maps its private
+//! error into [`StoreError`].
+
+use crate::AwsStore;
+use crate::blobs;
+use async_trait::async_trait;
+use registry_core::{
+    ConfigRecord, DeletedFilter, Fingerprint, Mode, SchemaBody, SchemaId, Scope, Store, StoreResult, Subject, Version,
+    VersionRow,
+};
+
+#[async_trait]
+impl Store for AwsStore {
+    async fn put_body(&self, fingerprint: &Fingerprint, body: &SchemaBody) -> StoreResult<()> {
+        Ok(blobs::put(&self.s3, &self.bucket, fingerprint, body).await?)
+    }
+
+    async fn get_body(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaBody>> {
+        Ok(blobs::get(&self.s3, &self.bucket, fingerprint).await?)
+    }
+
+    async fn id_for_fingerprint(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaId>> {
+        Ok(self.read_id_for_fingerprint(fingerprint).await?)
+    }
+
+    async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        Ok(self.read_fingerprint_for_id(id).await?)
+    }
+
+    async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
+        Ok(self.allocate(fingerprint).await?)
+    }
+
+    async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
+        Ok(self.bind(id, fingerprint).await?)
+    }
+
+    async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
+        Ok(self.read_max_id().await?.map(SchemaId))
+    }
+
+    async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {
+        Ok(self.read_versions(subject).await?)
+    }
+
+    async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>> {
+        Ok(self.read_version(subject, version).await?)
+    }
+
+    async fn create_version(&self, row: &VersionRow) -> StoreResult<()> {
+        Ok(self.create_row(row).await?)
+    }
+
+    async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {
+        Ok(self.set_deleted(subject, version, deleted).await?)
+    }
+
+    async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()> {
+        Ok(self.remove_row(subject, version).await?)
+    }
+
+    async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
+        Ok(self.rows_for_id(id).await?)
+    }
+
+    async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
+        Ok(self.rows_referencing(subject, version).await?)
+    }
+
+    async fn list_subjects(
+        &self,
+        prefix: &str,
+        filter: DeletedFilter,
+        after: Option<&Subject>,
+        limit: usize,
+    ) -> StoreResult<Vec<Subject>> {
+        Ok(self.subjects_page(prefix, filter, after, limit).await?)
+    }
+
+    async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
+        Ok(self.read_config(scope).await?)
+    }
+
+    async fn put_config(&self, scope: &Scope, config: &ConfigRecord) -> StoreResult<()> {
+        Ok(self.write_config(scope, config).await?)
+    }
+
+    async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
+        Ok(self.remove_config(scope).await?)
+    }
+
+    async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
+        Ok(self.read_mode(scope).await?)
+    }
+
+    async fn put_mode(&self, scope: &Scope, mode: Mode) -> StoreResult<()> {
+        Ok(self.write_mode(scope, mode).await?)
+    }
+
+    async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
+        Ok(self.remove_mode(scope).await?)
+    }
+}
