@@ -47,7 +47,10 @@ fn primitive_reserved_keys_are_dropped_but_custom_props_kept() {
 #[test]
 fn record_keys_come_in_java_order() {
     let text = r#"{"fields":[{"type":"int","name":"a"}],"doc":"d","namespace":"n","name":"R","type":"record"}"#;
-    assert_eq!(stored(text), r#"{"type":"record","name":"R","namespace":"n","doc":"d","fields":[{"name":"a","type":"int"}]}"#);
+    assert_eq!(
+        stored(text),
+        r#"{"type":"record","name":"R","namespace":"n","doc":"d","fields":[{"name":"a","type":"int"}]}"#
+    );
 }
 
 #[test]
@@ -58,7 +61,10 @@ fn whitespace_is_removed() {
 
 #[test]
 fn full_name_is_split_into_name_and_namespace() {
-    assert_eq!(stored(r#"{"type":"record","name":"a.b.R","fields":[]}"#), r#"{"type":"record","name":"R","namespace":"a.b","fields":[]}"#);
+    assert_eq!(
+        stored(r#"{"type":"record","name":"a.b.R","fields":[]}"#),
+        r#"{"type":"record","name":"R","namespace":"a.b","fields":[]}"#
+    );
 }
 
 #[test]
@@ -104,7 +110,10 @@ fn enum_keys_and_default() {
 
 #[test]
 fn fixed_keys() {
-    assert_eq!(stored(r#"{"size":16,"name":"F","namespace":"n","type":"fixed"}"#), r#"{"type":"fixed","name":"F","namespace":"n","size":16}"#);
+    assert_eq!(
+        stored(r#"{"size":16,"name":"F","namespace":"n","type":"fixed"}"#),
+        r#"{"type":"fixed","name":"F","namespace":"n","size":16}"#
+    );
 }
 
 #[test]
@@ -165,7 +174,8 @@ fn named_type_defined_once_then_by_name() {
 
 #[test]
 fn recursive_record_refers_to_itself_by_name() {
-    let text = r#"{"type":"record","name":"n.Node","fields":[{"name":"next","type":["null","n.Node"],"default":null}]}"#;
+    let text =
+        r#"{"type":"record","name":"n.Node","fields":[{"name":"next","type":["null","n.Node"],"default":null}]}"#;
     assert_eq!(
         stored(text),
         r#"{"type":"record","name":"Node","namespace":"n","fields":[{"name":"next","type":["null","Node"],"default":null}]}"#
@@ -184,13 +194,19 @@ fn logical_types_keep_their_properties_in_input_order() {
 #[test]
 fn named_type_aliases_are_shortened_in_own_namespace() {
     let text = r#"{"type":"record","name":"a.R","aliases":["a.Old","b.Other","Plain","Plain"],"fields":[]}"#;
-    assert_eq!(stored(text), r#"{"type":"record","name":"R","namespace":"a","fields":[],"aliases":["Old","b.Other","Plain"]}"#);
+    assert_eq!(
+        stored(text),
+        r#"{"type":"record","name":"R","namespace":"a","fields":[],"aliases":["Old","b.Other","Plain"]}"#
+    );
 }
 
 #[test]
 fn field_aliases_are_deduplicated() {
     let text = r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int","aliases":["x","y","x"]}]}"#;
-    assert_eq!(stored(text), r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int","aliases":["x","y"]}]}"#);
+    assert_eq!(
+        stored(text),
+        r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int","aliases":["x","y"]}]}"#
+    );
 }
 
 #[test]
@@ -216,7 +232,10 @@ fn strings_are_escaped_like_jackson() {
 
 #[test]
 fn error_type_is_kept() {
-    assert_eq!(stored(r#"{"type":"error","name":"Oops","fields":[]}"#), r#"{"type":"error","name":"Oops","fields":[]}"#);
+    assert_eq!(
+        stored(r#"{"type":"error","name":"Oops","fields":[]}"#),
+        r#"{"type":"error","name":"Oops","fields":[]}"#
+    );
 }
 
 #[test]
@@ -230,8 +249,10 @@ fn object_type_naming_a_defined_type_becomes_a_reference() {
 
 #[test]
 fn key_order_variants_give_the_same_text() {
-    let a = r#"{"type":"record","name":"R","namespace":"n","fields":[{"name":"a","type":"int","default":1,"doc":"x"}]}"#;
-    let b = r#"{"fields":[{"doc":"x","default":1,"type":"int","name":"a"}],"namespace":"n","name":"R","type":"record"}"#;
+    let a =
+        r#"{"type":"record","name":"R","namespace":"n","fields":[{"name":"a","type":"int","default":1,"doc":"x"}]}"#;
+    let b =
+        r#"{"fields":[{"doc":"x","default":1,"type":"int","name":"a"}],"namespace":"n","name":"R","type":"record"}"#;
     assert_eq!(stored(a), stored(b));
 }
 
@@ -244,7 +265,8 @@ fn stored_text_is_idempotent() {
 
 // ---- references ----
 
-const ADDRESS: &str = r#"{"type":"record","name":"Address","namespace":"com.acme","fields":[{"name":"street","type":"string"}]}"#;
+const ADDRESS: &str =
+    r#"{"type":"record","name":"Address","namespace":"com.acme","fields":[{"name":"street","type":"string"}]}"#;
 
 #[test]
 fn referenced_type_is_written_by_name_only() {
@@ -278,10 +300,12 @@ fn nested_references_resolve_in_dependency_order() {
     let country = r#"{"type":"enum","name":"geo.Country","symbols":["FR","DE"]}"#;
     let city = r#"{"type":"record","name":"geo.City","fields":[{"name":"country","type":"geo.Country"}]}"#;
     let text = r#"{"type":"record","name":"Trip","fields":[{"name":"to","type":"geo.City"},{"name":"via","type":"geo.Country"}]}"#;
-    let schema = match AvroSchema::parse(text, &[dep("geo.Country", country), dep("geo.City", city)], Validation::Strict, false) {
-        Ok(s) => s,
-        Err(e) => panic!("{e}"),
-    };
+    let schema =
+        match AvroSchema::parse(text, &[dep("geo.Country", country), dep("geo.City", city)], Validation::Strict, false)
+        {
+            Ok(s) => s,
+            Err(e) => panic!("{e}"),
+        };
     assert_eq!(
         schema.canonical_text(),
         r#"{"type":"record","name":"Trip","fields":[{"name":"to","type":"geo.City"},{"name":"via","type":"geo.Country"}]}"#

@@ -9,7 +9,8 @@ use std::collections::HashMap;
 pub(crate) const MAX_DEPTH: usize = 100;
 
 const PRIMITIVES: [&str; 8] = ["null", "boolean", "int", "long", "float", "double", "bytes", "string"];
-const SCHEMA_RESERVED: [&str; 10] = ["doc", "fields", "items", "name", "namespace", "size", "symbols", "values", "type", "aliases"];
+const SCHEMA_RESERVED: [&str; 10] =
+    ["doc", "fields", "items", "name", "namespace", "size", "symbols", "values", "type", "aliases"];
 const FIELD_RESERVED: [&str; 6] = ["default", "doc", "name", "order", "type", "aliases"];
 
 /// Custom properties in input order.
@@ -246,7 +247,10 @@ impl Parser {
     }
 
     fn parse_fields(&mut self, obj: &Map<String, Value>, record: &str) -> Result<Vec<Field>, SchemaError> {
-        let list = obj.get("fields").and_then(Value::as_array).ok_or_else(|| err(format!("Record has no fields: {record}")))?;
+        let list = obj
+            .get("fields")
+            .and_then(Value::as_array)
+            .ok_or_else(|| err(format!("Record has no fields: {record}")))?;
         let mut fields: Vec<Field> = Vec::with_capacity(list.len());
         for field in list {
             let empty = Map::new();
@@ -256,7 +260,8 @@ impl Parser {
             if fields.iter().any(|f| f.name == name) {
                 return Err(err(format!("Duplicate field {name} in record {record}")));
             }
-            let type_value = field.get("type").ok_or_else(|| err(format!("No field type: field {name} of {record}")))?;
+            let type_value =
+                field.get("type").ok_or_else(|| err(format!("No field type: field {name} of {record}")))?;
             let node = self.parse(type_value)?;
             let order = match field.get("order") {
                 None => None,
@@ -268,9 +273,10 @@ impl Parser {
                 Some(other) => return Err(err(format!("Invalid order {other} for field {name} of {record}"))),
             };
             let default = match field.get("default") {
-                Some(Value::String(s)) if self.is_floating(&node) => Some(java_double_value(s).ok_or_else(|| {
-                    err(format!("Invalid default for field {name}: \"{s}\" is not a number"))
-                })?),
+                Some(Value::String(s)) if self.is_floating(&node) => Some(
+                    java_double_value(s)
+                        .ok_or_else(|| err(format!("Invalid default for field {name}: \"{s}\" is not a number")))?,
+                ),
                 other => other.cloned(),
             };
             let props = field
@@ -322,7 +328,8 @@ fn parse_alias_list(obj: &Map<String, Value>) -> Result<Vec<String>, SchemaError
 }
 
 fn parse_enum(obj: &Map<String, Value>, full: &str) -> Result<Body, SchemaError> {
-    let list = obj.get("symbols").and_then(Value::as_array).ok_or_else(|| err(format!("Enum has no symbols: {full}")))?;
+    let list =
+        obj.get("symbols").and_then(Value::as_array).ok_or_else(|| err(format!("Enum has no symbols: {full}")))?;
     let mut symbols: Vec<String> = Vec::with_capacity(list.len());
     for symbol in list {
         let symbol = symbol.as_str().ok_or_else(|| err(format!("Enum symbol not a string in {full}: {symbol}")))?;
