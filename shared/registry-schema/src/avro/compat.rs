@@ -1,10 +1,105 @@
-//! Avro compatibility rules. (Skeleton: filled in by its issue.)
+//! Avro compatibility: Avro's reader/writer rules (see [`checker`]) turned into Confluent's verbose messages.
+//!
+//! Backward means the new schema reads what the old one wrote, forward the reverse, full both (forward
+//! findings first, as Confluent's `mutualReadStrategy`). Each finding's message is Confluent's
+//! `Difference.error()` with its `%s` slots filled by `SchemaValidatorBuilder` ("new"/"old" for the
+//! reader/writer side), e.g. `{errorType:'READER_FIELD_MISSING_DEFAULT_VALUE', description:'The field 'x'
+//! at path '/fields/1' in the new schema has no default value and is missing in the old schema',
+//! additionalInfo:'x'}`.
+
+pub mod checker;
 
 use super::AvroSchema;
 use crate::Incompatibility;
 use crate::compat::Direction;
+pub use checker::{Aborted, Finding, IncompatibilityKind, Scope};
 
 /// Incompatibilities of `new` against `old` in `direction`; empty when compatible.
-pub fn check(_direction: Direction, _new: &AvroSchema, _old: &AvroSchema) -> Vec<Incompatibility> {
-    Vec::new()
+///
+/// `previous_index` of each result is 0; [`crate::compat::check_pair`] sets the real one.
+pub fn check(direction: Direction, new: &AvroSchema, old: &AvroSchema) -> Vec<Incompatibility> {
+    match direction {
+        Direction::Backward => one_way(new, old, Side::New),
+        Direction::Forward => one_way(old, new, Side::Old),
+        Direction::Full => {
+            let mut found = one_way(old, new, Side::Old);
+            found.extend(one_way(new, old, Side::New));
+            found
+        }
+    }
+}
+
+/// Which schema plays the reader in a one-way check; the writer is the other one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The candidate reads (backward).
+    New,
+    /// The registered schema reads (forward).
+    Old,
+}
+
+impl Side {
+    fn labels(self) -> (&'static str, &'static str) {
+        match self {
+            Side::New => ("new", "old"),
+            Side::Old => ("old", "new"),
+        }
+    }
+}
+
+fn one_way(reader: &AvroSchema, writer: &AvroSchema, reader_side: Side) -> Vec<Incompatibility> {
+    let reader = Scope { schema: reader.schema(), names: reader.named_types() };
+    let writer = Scope { schema: writer.schema(), names: writer.named_types() };
+    to_incompatibilities(checker::reader_writer(reader, writer), reader_side)
+}
+
+/// Turns the checker's answer into Confluent-shaped incompatibilities, `reader_side` naming the reader.
+pub fn to_incompatibilities(outcome: Result<Vec<Finding>, Aborted>, reader_side: Side) -> Vec<Incompatibility> {
+    match outcome {
+        Ok(findings) => findings.iter().map(|finding| incompatibility(finding, reader_side)).collect(),
+        Err(Aborted(reason)) => vec![Incompatibility {
+            previous_index: 0,
+            path: "/".to_string(),
+            kind: "UNEXPECTED_EXCEPTION".to_string(),
+            message: format!("Unexpected exception during compatibility check: {reason}"),
+        }],
+    }
+}
+
+/// Confluent's message for one finding (`Difference.error()` formatted with the reader/writer labels).
+pub fn incompatibility(finding: &Finding, reader_side: Side) -> Incompatibility {
+    let (reader, writer) = reader_side.labels();
+    let path = &finding.location;
+    let info = &finding.message;
+    let description = match finding.kind {
+        IncompatibilityKind::FixedSizeMismatch => {
+            format!(
+                "The size of FIXED type field at path '{path}' in the {reader} schema does not match with the {writer} schema"
+            )
+        }
+        IncompatibilityKind::TypeMismatch => {
+            format!(
+                "The type (path '{path}') of a field in the {reader} schema does not match with the {writer} schema"
+            )
+        }
+        IncompatibilityKind::NameMismatch => format!("The name of the schema has changed (path '{path}')"),
+        IncompatibilityKind::MissingEnumSymbols => {
+            format!("The {reader} schema is missing enum symbols '{info}' at path '{path}' in the {writer} schema")
+        }
+        IncompatibilityKind::MissingUnionBranch => {
+            format!(
+                "The {reader} schema is missing a type inside a union field at path '{path}' in the {writer} schema"
+            )
+        }
+        IncompatibilityKind::ReaderFieldMissingDefaultValue => format!(
+            "The field '{info}' at path '{path}' in the {reader} schema has no default value and is missing in the {writer} schema"
+        ),
+    };
+    let kind = finding.kind.as_str();
+    Incompatibility {
+        previous_index: 0,
+        path: path.clone(),
+        kind: kind.to_string(),
+        message: format!("{{errorType:'{kind}', description:'{description}', additionalInfo:'{info}'}}"),
+    }
 }

@@ -1,0 +1,417 @@
+//! The reader/writer walk: a port of Apache Avro Java's `SchemaCompatibility.ReaderWriterCompatibilityChecker`
+//! (release 1.11/1.12), including its memo of (reader, writer) pairs, its JSON-pointer locations and its quirks.
+//!
+//! Logical types are ignored (a `decimal` on `bytes` is `bytes`), names are compared unqualified, aliases are
+//! read on the reader side only, and a pair already under check counts as compatible, so recursive types end.
+
+use apache_avro::Schema;
+use apache_avro::schema::{EnumSchema, FixedSchema, InnerDecimalSchema, RecordSchema, UuidSchema};
+use std::collections::HashMap;
+
+/// Nesting allowed before the walk gives up instead of growing the stack further. Parsed schemas are
+/// already bounded by the parser; this only guards direct callers.
+const MAX_DEPTH: usize = 2_000;
+
+/// Avro's `SchemaIncompatibilityType`: why a reader cannot decode what a writer wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IncompatibilityKind {
+    /// Two named types whose unqualified names differ and no reader alias names the writer.
+    NameMismatch,
+    /// Two `fixed` types of different sizes.
+    FixedSizeMismatch,
+    /// The writer enum has symbols the reader lacks, and the reader enum has no default.
+    MissingEnumSymbols,
+    /// A reader field absent from the writer record has no default.
+    ReaderFieldMissingDefaultValue,
+    /// The types cannot be resolved (no promotion applies).
+    TypeMismatch,
+    /// A writer type matches no branch of the reader union.
+    MissingUnionBranch,
+}
+
+impl IncompatibilityKind {
+    /// Avro's enum constant name, which Confluent prints as `errorType`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IncompatibilityKind::NameMismatch => "NAME_MISMATCH",
+            IncompatibilityKind::FixedSizeMismatch => "FIXED_SIZE_MISMATCH",
+            IncompatibilityKind::MissingEnumSymbols => "MISSING_ENUM_SYMBOLS",
+            IncompatibilityKind::ReaderFieldMissingDefaultValue => "READER_FIELD_MISSING_DEFAULT_VALUE",
+            IncompatibilityKind::TypeMismatch => "TYPE_MISMATCH",
+            IncompatibilityKind::MissingUnionBranch => "MISSING_UNION_BRANCH",
+        }
+    }
+}
+
+/// One finding, as Avro's `SchemaCompatibility.Incompatibility`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// What is wrong.
+    pub kind: IncompatibilityKind,
+    /// JSON pointer into the reader schema (`/fields/1/type`), as `Incompatibility.getLocation()`.
+    pub location: String,
+    /// Avro's detail message (`reader type: INT not compatible with writer type: STRING`, a field name, ...).
+    pub message: String,
+}
+
+/// A schema plus the named types in scope, used to resolve `Schema::Ref` (full name → definition).
+#[derive(Debug, Clone, Copy)]
+pub struct Scope<'a> {
+    /// The root schema.
+    pub schema: &'a Schema,
+    /// Every named type the schema may refer to, by full name.
+    pub names: &'a HashMap<String, Schema>,
+}
+
+/// Where Java would have thrown (Confluent then answers "Unexpected exception during compatibility check").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Aborted(pub String);
+
+/// All findings for `reader` reading data written with `writer`; empty when compatible.
+pub fn reader_writer(reader: Scope<'_>, writer: Scope<'_>) -> Result<Vec<Finding>, Aborted> {
+    let mut checker =
+        Checker { reader_names: reader.names, writer_names: writer.names, memo: HashMap::new(), depth: 0 };
+    checker.fresh(reader.schema, writer.schema)
+}
+
+/// A schema's type with logical types stripped, as Java's `Schema.getType()` sees it.
+#[derive(Clone, Copy)]
+enum View<'s> {
+    Null,
+    Boolean,
+    Int,
+    Long,
+    Float,
+    Double,
+    Bytes,
+    String,
+    Array(&'s Schema),
+    Map(&'s Schema),
+    Union(&'s [Schema]),
+    Record(&'s RecordSchema),
+    Enum(&'s EnumSchema),
+    Fixed(&'s FixedSchema),
+}
+
+impl View<'_> {
+    /// Java's `Schema.Type` name.
+    fn type_name(self) -> &'static str {
+        match self {
+            View::Null => "NULL",
+            View::Boolean => "BOOLEAN",
+            View::Int => "INT",
+            View::Long => "LONG",
+            View::Float => "FLOAT",
+            View::Double => "DOUBLE",
+            View::Bytes => "BYTES",
+            View::String => "STRING",
+            View::Array(_) => "ARRAY",
+            View::Map(_) => "MAP",
+            View::Union(_) => "UNION",
+            View::Record(_) => "RECORD",
+            View::Enum(_) => "ENUM",
+            View::Fixed(_) => "FIXED",
+        }
+    }
+
+    fn same_type(self, other: View<'_>) -> bool {
+        self.type_name() == other.type_name()
+    }
+}
+
+/// Identity of a schema node for the memo: named types by full name (Java shares one object per name),
+/// everything else by address.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum NodeId {
+    Named(String),
+    Node(usize),
+}
+
+#[derive(Debug, Clone)]
+enum Memo {
+    InProgress,
+    Done(Vec<Finding>),
+}
+
+type Outcome = Result<Vec<Finding>, Aborted>;
+
+struct Checker<'a> {
+    reader_names: &'a HashMap<String, Schema>,
+    writer_names: &'a HashMap<String, Schema>,
+    memo: HashMap<(NodeId, NodeId), Memo>,
+    depth: usize,
+}
+
+fn resolve<'s>(mut schema: &'s Schema, names: &'s HashMap<String, Schema>) -> Result<&'s Schema, Aborted> {
+    for _ in 0..8 {
+        match schema {
+            Schema::Ref { name } => {
+                let full = name.fullname(None);
+                schema = names.get(&full).ok_or_else(|| Aborted(format!("unresolved named type {full}")))?;
+            }
+            _ => return Ok(schema),
+        }
+    }
+    Err(Aborted("named type refers to itself".to_string()))
+}
+
+fn view(schema: &Schema) -> Result<View<'_>, Aborted> {
+    Ok(match schema {
+        Schema::Null => View::Null,
+        Schema::Boolean => View::Boolean,
+        Schema::Int | Schema::Date | Schema::TimeMillis => View::Int,
+        Schema::Long
+        | Schema::TimeMicros
+        | Schema::TimestampMillis
+        | Schema::TimestampMicros
+        | Schema::TimestampNanos
+        | Schema::LocalTimestampMillis
+        | Schema::LocalTimestampMicros
+        | Schema::LocalTimestampNanos => View::Long,
+        Schema::Float => View::Float,
+        Schema::Double => View::Double,
+        Schema::Bytes | Schema::BigDecimal | Schema::Uuid(UuidSchema::Bytes) => View::Bytes,
+        Schema::Decimal(decimal) => match &decimal.inner {
+            InnerDecimalSchema::Bytes => View::Bytes,
+            InnerDecimalSchema::Fixed(fixed) => View::Fixed(fixed),
+        },
+        Schema::String | Schema::Uuid(UuidSchema::String) => View::String,
+        Schema::Uuid(UuidSchema::Fixed(fixed)) | Schema::Duration(fixed) | Schema::Fixed(fixed) => View::Fixed(fixed),
+        Schema::Array(array) => View::Array(&array.items),
+        Schema::Map(map) => View::Map(&map.types),
+        Schema::Union(union) => View::Union(union.variants()),
+        Schema::Record(record) => View::Record(record),
+        Schema::Enum(enumeration) => View::Enum(enumeration),
+        Schema::Ref { name } => return Err(Aborted(format!("unresolved named type {}", name.fullname(None)))),
+    })
+}
+
+fn node_id(schema: &Schema, view: View<'_>) -> NodeId {
+    match view {
+        View::Record(record) => NodeId::Named(record.name.fullname(None)),
+        View::Enum(enumeration) => NodeId::Named(enumeration.name.fullname(None)),
+        View::Fixed(fixed) => NodeId::Named(fixed.name.fullname(None)),
+        _ => NodeId::Node(std::ptr::from_ref(schema) as usize),
+    }
+}
+
+/// Java's `Incompatibility.getLocation()`: the root token is dropped, the rest joined as a JSON pointer.
+fn pointer(location: &[String]) -> String {
+    let tokens: Vec<String> =
+        location.iter().skip(1).map(|token| token.replace('~', "~0").replace('/', "~1")).collect();
+    format!("/{}", tokens.join("/"))
+}
+
+fn finding(kind: IncompatibilityKind, message: String, location: &[String]) -> Vec<Finding> {
+    vec![Finding { kind, location: pointer(location), message }]
+}
+
+fn type_mismatch(reader: View<'_>, writer: View<'_>, location: &[String]) -> Vec<Finding> {
+    let message =
+        format!("reader type: {} not compatible with writer type: {}", reader.type_name(), writer.type_name());
+    finding(IncompatibilityKind::TypeMismatch, message, location)
+}
+
+impl Checker<'_> {
+    /// Java's two-argument `getCompatibility`: a new location stack, the shared memo.
+    fn fresh(&mut self, reader: &Schema, writer: &Schema) -> Outcome {
+        let mut location = Vec::new();
+        self.get(String::new(), reader, writer, &mut location)
+    }
+
+    fn get(&mut self, token: String, reader: &Schema, writer: &Schema, location: &mut Vec<String>) -> Outcome {
+        if self.depth >= MAX_DEPTH {
+            return Err(Aborted(format!("schema nested deeper than {MAX_DEPTH} levels")));
+        }
+        let reader = resolve(reader, self.reader_names)?;
+        let writer = resolve(writer, self.writer_names)?;
+        let (reader_view, writer_view) = (view(reader)?, view(writer)?);
+        let key = (node_id(reader, reader_view), node_id(writer, writer_view));
+        match self.memo.get(&key) {
+            Some(Memo::InProgress) => return Ok(Vec::new()),
+            Some(Memo::Done(found)) => return Ok(found.clone()),
+            None => {}
+        }
+        self.memo.insert(key.clone(), Memo::InProgress);
+        location.push(token);
+        self.depth += 1;
+        let outcome = self.calculate((reader, reader_view), (writer, writer_view), location);
+        self.depth -= 1;
+        location.pop();
+        let found = outcome?;
+        self.memo.insert(key, Memo::Done(found.clone()));
+        Ok(found)
+    }
+
+    fn calculate(
+        &mut self,
+        reader: (&Schema, View<'_>),
+        writer: (&Schema, View<'_>),
+        location: &mut Vec<String>,
+    ) -> Outcome {
+        let ((reader_schema, reader_view), (writer_schema, writer_view)) = (reader, writer);
+        if reader_view.same_type(writer_view) {
+            return match (reader_view, writer_view) {
+                (View::Array(r), View::Array(w)) => self.get("items".into(), r, w, location),
+                (View::Map(r), View::Map(w)) => self.get("values".into(), r, w, location),
+                (View::Fixed(r), View::Fixed(w)) => {
+                    let mut found = check_name(NamedView::of_fixed(r), NamedView::of_fixed(w), location);
+                    if r.size != w.size {
+                        location.push("size".into());
+                        let message = format!("expected: {}, found: {}", w.size, r.size);
+                        found.extend(finding(IncompatibilityKind::FixedSizeMismatch, message, location));
+                        location.pop();
+                    }
+                    Ok(found)
+                }
+                (View::Enum(r), View::Enum(w)) => {
+                    let mut found = check_name(NamedView::of_enum(r), NamedView::of_enum(w), location);
+                    found.extend(check_symbols(r, w, location));
+                    Ok(found)
+                }
+                (View::Record(r), View::Record(w)) => {
+                    let mut found = check_name(NamedView::of_record(r), NamedView::of_record(w), location);
+                    found.extend(self.check_fields(r, (writer_schema, w), location)?);
+                    Ok(found)
+                }
+                (View::Union(_), View::Union(branches)) => {
+                    let mut found = Vec::new();
+                    for (index, branch) in branches.iter().enumerate() {
+                        location.push(index.to_string());
+                        if !self.fresh(reader_schema, branch)?.is_empty() {
+                            let branch_type = view(resolve(branch, self.writer_names)?)?.type_name();
+                            let message = format!("reader union lacking writer type: {branch_type}");
+                            found.extend(finding(IncompatibilityKind::MissingUnionBranch, message, location));
+                        }
+                        location.pop();
+                    }
+                    Ok(found)
+                }
+                _ => Ok(Vec::new()),
+            };
+        }
+        if let View::Union(branches) = writer_view {
+            let mut found = Vec::new();
+            for (index, branch) in branches.iter().enumerate() {
+                found.extend(self.get(index.to_string(), reader_schema, branch, location)?);
+            }
+            return Ok(found);
+        }
+        let promotable = match reader_view {
+            View::Long => matches!(writer_view, View::Int),
+            View::Float => matches!(writer_view, View::Int | View::Long),
+            View::Double => matches!(writer_view, View::Int | View::Long | View::Float),
+            View::Bytes => matches!(writer_view, View::String),
+            View::String => matches!(writer_view, View::Bytes),
+            View::Union(branches) => {
+                for branch in branches {
+                    if self.fresh(branch, writer_schema)?.is_empty() {
+                        return Ok(Vec::new());
+                    }
+                }
+                let message = format!("reader union lacking writer type: {}", writer_view.type_name());
+                return Ok(finding(IncompatibilityKind::MissingUnionBranch, message, location));
+            }
+            _ => false,
+        };
+        Ok(if promotable { Vec::new() } else { type_mismatch(reader_view, writer_view, location) })
+    }
+
+    /// Java's `checkReaderWriterRecordFields`: every reader field is read from the writer field of the same
+    /// name (or of one of the reader field's aliases), or has a default.
+    fn check_fields(
+        &mut self,
+        reader: &RecordSchema,
+        writer: (&Schema, &RecordSchema),
+        location: &mut Vec<String>,
+    ) -> Outcome {
+        let (writer_schema, writer_record) = writer;
+        let mut found = Vec::new();
+        location.push("fields".into());
+        for (position, reader_field) in reader.fields.iter().enumerate() {
+            location.push(position.to_string());
+            let mut matches = writer_record.fields.iter().filter(|field| field.name == reader_field.name).chain(
+                reader_field
+                    .aliases
+                    .iter()
+                    .filter_map(|alias| writer_record.fields.iter().find(|field| &field.name == alias)),
+            );
+            let first = matches.next();
+            if matches.next().is_some() {
+                return Err(Aborted(format!(
+                    "Reader record field {} matches multiple fields in writer record schema {}",
+                    reader_field.name,
+                    writer_record.name.fullname(None)
+                )));
+            }
+            match first {
+                Some(writer_field) => {
+                    found.extend(self.get("type".into(), &reader_field.schema, &writer_field.schema, location)?)
+                }
+                None if reader_field.default.is_some() => {}
+                None => {
+                    let reader_type = resolve(&reader_field.schema, self.reader_names)?;
+                    if matches!(reader_type, Schema::Enum(EnumSchema { default: Some(_), .. })) {
+                        found.extend(self.get("type".into(), reader_type, writer_schema, location)?);
+                    } else {
+                        let message = reader_field.name.clone();
+                        found.extend(finding(IncompatibilityKind::ReaderFieldMissingDefaultValue, message, location));
+                    }
+                }
+            }
+            location.pop();
+        }
+        location.pop();
+        Ok(found)
+    }
+}
+
+/// The naming parts of a record, enum or fixed.
+struct NamedView<'s> {
+    name: &'s apache_avro::schema::Name,
+    aliases: &'s apache_avro::schema::Aliases,
+}
+
+impl<'s> NamedView<'s> {
+    fn of_record(record: &'s RecordSchema) -> Self {
+        NamedView { name: &record.name, aliases: &record.aliases }
+    }
+    fn of_enum(enumeration: &'s EnumSchema) -> Self {
+        NamedView { name: &enumeration.name, aliases: &enumeration.aliases }
+    }
+    fn of_fixed(fixed: &'s FixedSchema) -> Self {
+        NamedView { name: &fixed.name, aliases: &fixed.aliases }
+    }
+}
+
+/// Java's `checkSchemaNames`: unqualified names equal, or a reader alias equal to the writer's full name.
+fn check_name(reader: NamedView<'_>, writer: NamedView<'_>, location: &mut Vec<String>) -> Vec<Finding> {
+    let writer_full = writer.name.fullname(None);
+    let aliased =
+        reader.aliases.as_ref().is_some_and(|aliases| aliases.iter().any(|a| a.fullname(None) == writer_full));
+    if reader.name.name() == writer.name.name() || aliased {
+        return Vec::new();
+    }
+    location.push("name".into());
+    let found = finding(IncompatibilityKind::NameMismatch, format!("expected: {writer_full}"), location);
+    location.pop();
+    found
+}
+
+/// Java's `checkReaderEnumContainsAllWriterEnumSymbols`, with the Avro 1.9+ reader-default rescue.
+fn check_symbols(reader: &EnumSchema, writer: &EnumSchema, location: &mut Vec<String>) -> Vec<Finding> {
+    let mut missing: Vec<&str> =
+        writer.symbols.iter().filter(|symbol| !reader.symbols.contains(symbol)).map(String::as_str).collect();
+    if missing.is_empty() {
+        return Vec::new();
+    }
+    if reader.default.as_ref().is_some_and(|default| reader.symbols.contains(default)) {
+        return Vec::new();
+    }
+    missing.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+    missing.dedup();
+    location.push("symbols".into());
+    let found = finding(IncompatibilityKind::MissingEnumSymbols, format!("[{}]", missing.join(", ")), location);
+    location.pop();
+    found
+}
