@@ -1,30 +1,252 @@
-//! Json schemas: parsing, validation and the stored text. (Skeleton: filled in by its issue.)
+//! JSON Schema documents: parsing, meta-schema validation, `$ref` resolution and the stored text.
+//!
+//! The stored text is what Confluent's Jackson re-serialisation produces: compact JSON with the
+//! submitted key order kept (whitespace variants dedupe, key-order variants do not); with
+//! `normalize` every object's keys are sorted (Java `String` order, i.e. UTF-16 code units).
+//! Known gap: numbers go through `f64`, so `1e2` is stored as `100.0` and `0.10` as `0.1` where
+//! Jackson's `BigDecimal` keeps `1E+2` and `0.10`; integers beyond 64 bits lose precision.
+//!
+//! Validation uses the `jsonschema` crate without its network and file features: a `$ref` resolves
+//! only inside the document or to one of the given dependencies, never by fetching.
 
 pub mod compat;
+mod refs;
 
 use crate::{Dependency, SchemaError, SchemaType, Validation};
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{ReferencingError, ValidationError};
+use serde_json::{Map, Value};
+use std::cmp::Ordering;
 
-/// A parsed Json schema and its stored text.
+/// Deepest nesting of arrays and objects accepted; deeper input fails before it is parsed.
+pub const MAX_DEPTH: usize = 100;
+
+/// The JSON Schema drafts the registry validates against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Draft {
+    Draft4,
+    Draft6,
+    /// Confluent's default for a schema without `$schema` or with one it does not know.
+    #[default]
+    Draft7,
+    Draft201909,
+    Draft202012,
+}
+
+impl Draft {
+    /// The draft a `$schema` value names, as Confluent's `SpecificationVersion.getFromUrl`:
+    /// `http` and `https` and a trailing `#` are all accepted; anything else means draft 7.
+    pub fn from_schema_keyword(value: Option<&Value>) -> Draft {
+        let Some(url) = value.and_then(Value::as_str) else {
+            return Draft::default();
+        };
+        let url = url.trim_end_matches('#');
+        let url = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://")).unwrap_or(url);
+        match url {
+            "json-schema.org/draft-04/schema" => Draft::Draft4,
+            "json-schema.org/draft-06/schema" => Draft::Draft6,
+            "json-schema.org/draft-07/schema" => Draft::Draft7,
+            "json-schema.org/draft/2019-09/schema" => Draft::Draft201909,
+            "json-schema.org/draft/2020-12/schema" => Draft::Draft202012,
+            _ => Draft::default(),
+        }
+    }
+
+    fn to_validator_draft(self) -> jsonschema::Draft {
+        match self {
+            Draft::Draft4 => jsonschema::Draft::Draft4,
+            Draft::Draft6 => jsonschema::Draft::Draft6,
+            Draft::Draft7 => jsonschema::Draft::Draft7,
+            Draft::Draft201909 => jsonschema::Draft::Draft201909,
+            Draft::Draft202012 => jsonschema::Draft::Draft202012,
+        }
+    }
+
+    /// The keyword holding a schema's base URI (`id` in draft 4, `$id` later).
+    fn id_keyword(self) -> &'static str {
+        if self == Draft::Draft4 { "id" } else { "$id" }
+    }
+}
+
+/// A parsed, validated JSON Schema and its stored text.
 #[derive(Debug, Clone)]
 pub struct JsonSchema {
     canonical: String,
+    document: Value,
+    draft: Draft,
 }
 
 impl JsonSchema {
     /// Parses and validates `text` with `dependencies` in scope (see [`crate::ParsedSchema::parse`]).
+    ///
+    /// Fails with [`SchemaError::Parse`] for text that is not JSON, a document that is neither an
+    /// object nor a boolean, or one its draft's meta-schema rejects; with
+    /// [`SchemaError::UnresolvedReference`] for a `$ref` that is neither local nor a dependency;
+    /// with [`SchemaError::TooDeep`] beyond [`MAX_DEPTH`]. [`Validation::Strict`] also refuses
+    /// top-level property names starting with `$$`, as Confluent does for new schemas.
     pub fn parse(
         text: &str,
-        _dependencies: &[Dependency],
-        _validation: Validation,
-        _normalize: bool,
+        dependencies: &[Dependency],
+        validation: Validation,
+        normalize: bool,
     ) -> Result<Self, SchemaError> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| SchemaError::parse(SchemaType::Json, e.to_string()))?;
-        Ok(JsonSchema { canonical: value.to_string() })
+        if nesting_depth(text) > MAX_DEPTH {
+            return Err(SchemaError::TooDeep { limit: MAX_DEPTH });
+        }
+        let document: Value = serde_json::from_str(text)
+            .map_err(|e| SchemaError::parse(SchemaType::Json, format!("not valid JSON: {e}")))?;
+        let draft = match &document {
+            Value::Object(object) => Draft::from_schema_keyword(object.get("$schema")),
+            Value::Bool(_) => Draft::default(),
+            other => {
+                return Err(SchemaError::parse(
+                    SchemaType::Json,
+                    format!("a JSON Schema must be an object or a boolean, found {}", kind_of(other)),
+                ));
+            }
+        };
+        compile(&document, draft, dependencies)?;
+        if validation == Validation::Strict {
+            reject_reserved_property_names(&document)?;
+        }
+        let stored = if normalize { sorted(&document) } else { document };
+        Ok(JsonSchema { canonical: stored.to_string(), document: stored, draft })
     }
 
-    /// The stored text.
+    /// The stored text: compact JSON, keys in submitted order (sorted when normalized).
     pub fn canonical_text(&self) -> &str {
         &self.canonical
+    }
+
+    /// The parsed document, as stored.
+    pub fn document(&self) -> &Value {
+        &self.document
+    }
+
+    /// The draft the document was validated against.
+    pub fn draft(&self) -> Draft {
+        self.draft
+    }
+}
+
+/// Builds a validator for `document`: meta-schema check against `draft`, then every `$ref`
+/// resolved against the document itself and `dependencies` only.
+fn compile(document: &Value, draft: Draft, dependencies: &[Dependency]) -> Result<(), SchemaError> {
+    let root_id = document.get(draft.id_keyword()).and_then(Value::as_str);
+    let retriever = refs::DependencyRetriever::new(dependencies, root_id)?;
+    jsonschema::options()
+        .with_draft(draft.to_validator_draft())
+        .with_retriever(retriever)
+        .build(document)
+        .map(drop)
+        .map_err(|e| validation_error(&e))
+}
+
+fn validation_error(error: &ValidationError<'_>) -> SchemaError {
+    if let ValidationErrorKind::Referencing(ReferencingError::Unretrievable { uri, .. }) = error.kind() {
+        return SchemaError::UnresolvedReference { name: refs::display_name(uri) };
+    }
+    let path = error.instance_path().to_string();
+    let reason = if path.is_empty() { error.to_string() } else { format!("{error} at {path}") };
+    SchemaError::parse(SchemaType::Json, reason)
+}
+
+/// Confluent's strict check (`JsonSchema.validate(true)`): no top-level property named `$$...`.
+fn reject_reserved_property_names(document: &Value) -> Result<(), SchemaError> {
+    let reserved = document
+        .get("properties")
+        .and_then(Value::as_object)
+        .and_then(|properties| properties.keys().find(|name| name.starts_with("$$")));
+    match reserved {
+        Some(name) => Err(SchemaError::parse(
+            SchemaType::Json,
+            format!("Field names cannot start with $$ prefix: #/properties/{name}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `value` with every object's keys sorted as Java sorts strings (by UTF-16 code unit).
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(object) => {
+            let mut entries: Vec<(&String, &Value)> = object.iter().collect();
+            entries.sort_by(|(a, _), (b, _)| java_string_order(a, b));
+            Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sorted(v))).collect::<Map<_, _>>())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+fn java_string_order(a: &str, b: &str) -> Ordering {
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Deepest `[`/`{` nesting in `text`, ignoring brackets inside strings. Linear, no recursion.
+fn nesting_depth(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for byte in text.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn schema_keyword_selects_draft_with_confluent_fallback() {
+        let draft = |v: Value| Draft::from_schema_keyword(Some(&v));
+        assert_eq!(draft(json!("http://json-schema.org/draft-04/schema#")), Draft::Draft4);
+        assert_eq!(draft(json!("https://json-schema.org/draft-06/schema")), Draft::Draft6);
+        assert_eq!(draft(json!("https://json-schema.org/draft/2019-09/schema")), Draft::Draft201909);
+        assert_eq!(draft(json!("https://json-schema.org/draft/2020-12/schema")), Draft::Draft202012);
+        assert_eq!(draft(json!("https://example.com/my-meta")), Draft::Draft7);
+        assert_eq!(Draft::from_schema_keyword(None), Draft::Draft7);
+    }
+
+    #[test]
+    fn depth_ignores_brackets_inside_strings() {
+        assert_eq!(nesting_depth(r#"{"a":[1,{"b":"[[[{{{\"[["}]}"#), 3);
+        assert_eq!(nesting_depth("[[[]]]"), 3);
+    }
+
+    #[test]
+    fn sorting_follows_java_utf16_order() {
+        // U+FF21 (BMP, above the surrogates) sorts after U+1F600 in UTF-16 but before it in UTF-8.
+        let value = json!({"\u{FF21}": 1, "\u{1F600}": 2, "a": {"z": 1, "b": 2}});
+        assert_eq!(sorted(&value).to_string(), "{\"a\":{\"b\":2,\"z\":1},\"\u{1F600}\":2,\"\u{FF21}\":1}");
     }
 }
