@@ -1,0 +1,293 @@
+//! The storage operations as synchronous SQL over one connection. Each write function runs
+//! inside the caller's `IMMEDIATE` transaction, so its checks and writes are one atomic step;
+//! each read is a single statement (one consistent snapshot).
+
+use crate::codec::{self, VERSION_COLUMNS, VERSION_COLUMNS_V};
+use crate::error::{LocalError, LocalResult};
+use registry_core::{
+    ConfigRecord, DeletedFilter, Fingerprint, Mode, SchemaBody, SchemaId, Subject, Version, VersionRow,
+};
+use rusqlite::{Connection, OptionalExtension, params};
+
+const MAX_ID: &str = "max_id";
+
+// --- bodies ---------------------------------------------------------------------------------
+
+pub(crate) fn put_body(conn: &Connection, fingerprint: &Fingerprint, body: &SchemaBody) -> LocalResult<()> {
+    let (schema_type, schema, refs, metadata, rule_set) = codec::body_columns(body)?;
+    conn.prepare_cached(
+        "INSERT INTO bodies (fingerprint, schema_type, schema, refs, metadata, rule_set) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (fingerprint) DO NOTHING",
+    )?
+    .execute(params![&fingerprint.0[..], schema_type, schema, refs, metadata, rule_set])?;
+    Ok(())
+}
+
+pub(crate) fn get_body(conn: &Connection, fingerprint: &Fingerprint) -> LocalResult<Option<SchemaBody>> {
+    let columns = conn
+        .prepare_cached("SELECT schema_type, schema, refs, metadata, rule_set FROM bodies WHERE fingerprint = ?1")?
+        .query_row([&fingerprint.0[..]], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?)))
+        .optional()?;
+    columns.map(codec::body).transpose()
+}
+
+// --- ids ------------------------------------------------------------------------------------
+
+pub(crate) fn id_for_fingerprint(conn: &Connection, fingerprint: &Fingerprint) -> LocalResult<Option<SchemaId>> {
+    let id: Option<i64> = conn
+        .prepare_cached("SELECT id FROM fingerprint_ids WHERE fingerprint = ?1")?
+        .query_row([&fingerprint.0[..]], |row| row.get(0))
+        .optional()?;
+    id.map(|id| codec::narrow(id, "id").map(SchemaId)).transpose()
+}
+
+pub(crate) fn fingerprint_for_id(conn: &Connection, id: SchemaId) -> LocalResult<Option<Fingerprint>> {
+    let bytes: Option<Vec<u8>> = conn
+        .prepare_cached("SELECT fingerprint FROM ids WHERE id = ?1")?
+        .query_row([id.0], |row| row.get(0))
+        .optional()?;
+    bytes.map(codec::fingerprint).transpose()
+}
+
+pub(crate) fn max_id(conn: &Connection) -> LocalResult<Option<SchemaId>> {
+    let value: Option<i64> = conn
+        .prepare_cached("SELECT value FROM counters WHERE name = ?1")?
+        .query_row([MAX_ID], |row| row.get(0))
+        .optional()?;
+    value.map(|v| codec::narrow(v, "id counter").map(SchemaId)).transpose()
+}
+
+fn raise_max_id(conn: &Connection, id: SchemaId) -> LocalResult<()> {
+    conn.prepare_cached(
+        "INSERT INTO counters (name, value) VALUES (?1, ?2)
+         ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)",
+    )?
+    .execute(params![MAX_ID, id.0])?;
+    Ok(())
+}
+
+fn insert_id(conn: &Connection, id: SchemaId, fingerprint: &Fingerprint) -> LocalResult<()> {
+    conn.prepare_cached("INSERT INTO ids (id, fingerprint) VALUES (?1, ?2)")?
+        .execute(params![id.0, &fingerprint.0[..]])?;
+    conn.prepare_cached("INSERT INTO fingerprint_ids (fingerprint, id) VALUES (?1, ?2) ON CONFLICT DO NOTHING")?
+        .execute(params![&fingerprint.0[..], id.0])?;
+    raise_max_id(conn, id)
+}
+
+pub(crate) fn allocate_id(conn: &Connection, fingerprint: &Fingerprint) -> LocalResult<SchemaId> {
+    if let Some(id) = id_for_fingerprint(conn, fingerprint)? {
+        return Err(LocalError::Conflict(format!("fingerprint {fingerprint} already has id {id}")));
+    }
+    let next = match max_id(conn)? {
+        None => SchemaId(1),
+        Some(SchemaId(max)) => SchemaId(
+            max.checked_add(1).ok_or_else(|| LocalError::Unsupported("schema id space exhausted".to_string()))?,
+        ),
+    };
+    if fingerprint_for_id(conn, next)?.is_some() {
+        return Err(LocalError::Corrupt(format!("id {next} is bound but above the counter")));
+    }
+    insert_id(conn, next, fingerprint)?;
+    Ok(next)
+}
+
+pub(crate) fn bind_id(conn: &Connection, id: SchemaId, fingerprint: &Fingerprint) -> LocalResult<()> {
+    match fingerprint_for_id(conn, id)? {
+        Some(bound) if bound == *fingerprint => raise_max_id(conn, id),
+        Some(bound) => Err(LocalError::Conflict(format!("id {id} is bound to {bound}"))),
+        None => insert_id(conn, id, fingerprint),
+    }
+}
+
+// --- versions -------------------------------------------------------------------------------
+
+fn collect_rows(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> LocalResult<Vec<VersionRow>> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let raw = stmt.query_map(params, codec::raw_version_row)?.collect::<Result<Vec<_>, _>>()?;
+    raw.into_iter().map(codec::version_row).collect()
+}
+
+pub(crate) fn versions(conn: &Connection, subject: &Subject) -> LocalResult<Vec<VersionRow>> {
+    collect_rows(
+        conn,
+        &format!("SELECT {VERSION_COLUMNS} FROM versions WHERE subject = ?1 ORDER BY version"),
+        [subject.as_str()],
+    )
+}
+
+pub(crate) fn get_version(conn: &Connection, subject: &Subject, version: Version) -> LocalResult<Option<VersionRow>> {
+    let sql = format!("SELECT {VERSION_COLUMNS} FROM versions WHERE subject = ?1 AND version = ?2");
+    Ok(collect_rows(conn, &sql, params![subject.as_str(), version.0])?.into_iter().next())
+}
+
+pub(crate) fn rows_with_id(conn: &Connection, id: SchemaId) -> LocalResult<Vec<VersionRow>> {
+    let sql = format!("SELECT {VERSION_COLUMNS} FROM versions WHERE id = ?1 ORDER BY subject, version");
+    collect_rows(conn, &sql, [id.0])
+}
+
+pub(crate) fn referrers(conn: &Connection, subject: &Subject, version: Version) -> LocalResult<Vec<VersionRow>> {
+    let sql = format!(
+        "SELECT {VERSION_COLUMNS_V} FROM reference_edges e
+         JOIN versions v ON v.subject = e.subject AND v.version = e.version
+         WHERE e.ref_subject = ?1 AND e.ref_version = ?2
+         ORDER BY v.id, v.subject, v.version"
+    );
+    collect_rows(conn, &sql, params![subject.as_str(), version.0])
+}
+
+/// Inserts `row` and its index entries. Returns false (writing nothing) if (subject, version) exists.
+pub(crate) fn insert_row(conn: &Connection, row: &VersionRow) -> LocalResult<bool> {
+    let refs = codec::references_text(&row.references)?;
+    let inserted = conn
+        .prepare_cached(
+            "INSERT INTO versions (subject, version, id, fingerprint, deleted, refs, registered_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
+        )?
+        .execute(params![
+            row.subject.as_str(),
+            row.version.0,
+            row.id.0,
+            &row.fingerprint.0[..],
+            row.deleted,
+            refs,
+            row.registered_at_ms
+        ])?;
+    if inserted == 0 {
+        return Ok(false);
+    }
+    let mut edge = conn.prepare_cached(
+        "INSERT INTO reference_edges (ref_subject, ref_version, subject, version) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT DO NOTHING",
+    )?;
+    for reference in &row.references {
+        edge.execute(params![reference.subject, reference.version, row.subject.as_str(), row.version.0])?;
+    }
+    adjust_subject(conn, &row.subject, 1, if row.deleted { 0 } else { 1 })?;
+    Ok(true)
+}
+
+/// Removes the row at (subject, version) and its index entries; no-op if absent.
+pub(crate) fn remove_row(conn: &Connection, subject: &Subject, version: Version) -> LocalResult<()> {
+    let removed: Option<(bool, Option<String>)> = conn
+        .prepare_cached("DELETE FROM versions WHERE subject = ?1 AND version = ?2 RETURNING deleted, refs")?
+        .query_row(params![subject.as_str(), version.0], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    let Some((deleted, refs)) = removed else { return Ok(()) };
+    let mut edge = conn.prepare_cached(
+        "DELETE FROM reference_edges WHERE ref_subject = ?1 AND ref_version = ?2 AND subject = ?3 AND version = ?4",
+    )?;
+    for reference in codec::references(refs)? {
+        edge.execute(params![reference.subject, reference.version, subject.as_str(), version.0])?;
+    }
+    adjust_subject(conn, subject, -1, if deleted { 0 } else { -1 })
+}
+
+pub(crate) fn set_version_deleted(
+    conn: &Connection,
+    subject: &Subject,
+    version: Version,
+    deleted: bool,
+) -> LocalResult<()> {
+    let changed = conn
+        .prepare_cached("UPDATE versions SET deleted = ?3 WHERE subject = ?1 AND version = ?2 AND deleted = ?4")?
+        .execute(params![subject.as_str(), version.0, deleted, !deleted])?;
+    if changed == 0 {
+        return Err(LocalError::Conflict(format!(
+            "{subject} version {version} is missing or already deleted={deleted}"
+        )));
+    }
+    adjust_subject(conn, subject, 0, if deleted { -1 } else { 1 })
+}
+
+fn adjust_subject(conn: &Connection, subject: &Subject, rows: i64, live: i64) -> LocalResult<()> {
+    conn.prepare_cached(
+        "INSERT INTO subjects (subject, row_count, live_rows) VALUES (?1, ?2, ?3)
+         ON CONFLICT (subject) DO UPDATE SET row_count = row_count + excluded.row_count,
+                                             live_rows = live_rows + excluded.live_rows",
+    )?
+    .execute(params![subject.as_str(), rows, live])?;
+    conn.prepare_cached("DELETE FROM subjects WHERE subject = ?1 AND row_count <= 0")?.execute([subject.as_str()])?;
+    Ok(())
+}
+
+pub(crate) fn list_subjects(
+    conn: &Connection,
+    prefix: &str,
+    filter: DeletedFilter,
+    after: Option<&Subject>,
+    limit: usize,
+) -> LocalResult<Vec<Subject>> {
+    let live = match filter {
+        DeletedFilter::LiveOnly => "live = 1 AND",
+        DeletedFilter::DeletedOnly => "live = 0 AND",
+        DeletedFilter::IncludeDeleted => "",
+    };
+    // Subjects starting with `prefix` are one contiguous run beginning at the first one >= prefix,
+    // so scan from max(prefix, after) and stop at the first name outside the run.
+    let (bound, op) = match after {
+        Some(after) if after.as_str() >= prefix => (after.as_str(), ">"),
+        _ => (prefix, ">="),
+    };
+    let sql = format!("SELECT subject FROM subjects WHERE {live} subject {op} ?1 ORDER BY subject LIMIT ?2");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(params![bound, i64::try_from(limit).unwrap_or(i64::MAX)])?;
+    let mut page = Vec::new();
+    while let Some(row) = rows.next()? {
+        let name: String = row.get(0)?;
+        if !name.starts_with(prefix) {
+            break;
+        }
+        page.push(Subject::new(name).map_err(|e| LocalError::Corrupt(e.to_string()))?);
+    }
+    Ok(page)
+}
+
+// --- config and mode ------------------------------------------------------------------------
+
+pub(crate) fn get_config(conn: &Connection, scope: &str) -> LocalResult<Option<ConfigRecord>> {
+    let text: Option<String> = conn
+        .prepare_cached("SELECT config FROM configs WHERE scope = ?1")?
+        .query_row([scope], |row| row.get(0))
+        .optional()?;
+    text.as_deref().map(codec::config).transpose()
+}
+
+pub(crate) fn put_config(conn: &Connection, scope: &str, config: &ConfigRecord) -> LocalResult<()> {
+    conn.prepare_cached(
+        "INSERT INTO configs (scope, config) VALUES (?1, ?2) ON CONFLICT (scope) DO UPDATE SET config = excluded.config",
+    )?
+    .execute(params![scope, codec::config_text(config)?])?;
+    Ok(())
+}
+
+pub(crate) fn delete_config(conn: &Connection, scope: &str) -> LocalResult<Option<ConfigRecord>> {
+    let text: Option<String> = conn
+        .prepare_cached("DELETE FROM configs WHERE scope = ?1 RETURNING config")?
+        .query_row([scope], |row| row.get(0))
+        .optional()?;
+    text.as_deref().map(codec::config).transpose()
+}
+
+pub(crate) fn get_mode(conn: &Connection, scope: &str) -> LocalResult<Option<Mode>> {
+    let text: Option<String> = conn
+        .prepare_cached("SELECT mode FROM modes WHERE scope = ?1")?
+        .query_row([scope], |row| row.get(0))
+        .optional()?;
+    text.as_deref().map(codec::mode).transpose()
+}
+
+pub(crate) fn put_mode(conn: &Connection, scope: &str, mode: Mode) -> LocalResult<()> {
+    conn.prepare_cached(
+        "INSERT INTO modes (scope, mode) VALUES (?1, ?2) ON CONFLICT (scope) DO UPDATE SET mode = excluded.mode",
+    )?
+    .execute(params![scope, mode.as_str()])?;
+    Ok(())
+}
+
+pub(crate) fn delete_mode(conn: &Connection, scope: &str) -> LocalResult<Option<Mode>> {
+    let text: Option<String> = conn
+        .prepare_cached("DELETE FROM modes WHERE scope = ?1 RETURNING mode")?
+        .query_row([scope], |row| row.get(0))
+        .optional()?;
+    text.as_deref().map(codec::mode).transpose()
+}

@@ -1,0 +1,158 @@
+//! `impl Store for LocalStore`: each trait call is one blocking SQLite transaction in `ops`.
+
+use crate::codec::scope_key;
+use crate::{LocalStore, ops};
+use async_trait::async_trait;
+use registry_core::{
+    ConfigRecord, DeletedFilter, Fingerprint, Mode, SchemaBody, SchemaId, Scope, Store, StoreResult, Subject, Version,
+    VersionRow,
+};
+
+#[async_trait]
+impl Store for LocalStore {
+    async fn put_body(&self, fingerprint: &Fingerprint, body: &SchemaBody) -> StoreResult<()> {
+        let (fingerprint, body) = (*fingerprint, body.clone());
+        self.write(move |conn| ops::put_body(conn, &fingerprint, &body)).await
+    }
+
+    async fn get_body(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaBody>> {
+        let fingerprint = *fingerprint;
+        self.read(move |conn| ops::get_body(conn, &fingerprint)).await
+    }
+
+    async fn id_for_fingerprint(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaId>> {
+        let fingerprint = *fingerprint;
+        self.read(move |conn| ops::id_for_fingerprint(conn, &fingerprint)).await
+    }
+
+    async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        self.read(move |conn| ops::fingerprint_for_id(conn, id)).await
+    }
+
+    async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
+        let fingerprint = *fingerprint;
+        self.write(move |conn| ops::allocate_id(conn, &fingerprint)).await
+    }
+
+    async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
+        let fingerprint = *fingerprint;
+        self.write(move |conn| ops::bind_id(conn, id, &fingerprint)).await
+    }
+
+    async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
+        self.read(ops::max_id).await
+    }
+
+    async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {
+        let subject = subject.clone();
+        self.read(move |conn| ops::versions(conn, &subject)).await
+    }
+
+    async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>> {
+        let subject = subject.clone();
+        self.read(move |conn| ops::get_version(conn, &subject, version)).await
+    }
+
+    async fn create_version(&self, row: &VersionRow) -> StoreResult<()> {
+        let row = row.clone();
+        self.write(move |conn| {
+            if ops::insert_row(conn, &row)? {
+                Ok(())
+            } else {
+                Err(crate::LocalError::Conflict(format!("{} version {} exists", row.subject, row.version)))
+            }
+        })
+        .await
+    }
+
+    async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {
+        let subject = subject.clone();
+        self.write(move |conn| ops::set_version_deleted(conn, &subject, version, deleted)).await
+    }
+
+    async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()> {
+        let subject = subject.clone();
+        self.write(move |conn| ops::remove_row(conn, &subject, version)).await
+    }
+
+    async fn soft_delete_versions(&self, subject: &Subject, versions: &[Version]) -> StoreResult<()> {
+        let (subject, versions) = (subject.clone(), versions.to_vec());
+        self.write(move |conn| {
+            for version in versions {
+                ops::set_version_deleted(conn, &subject, version, true)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn hard_delete_versions(
+        &self,
+        subject: &Subject,
+        versions: &[Version],
+        remove_subject_settings: bool,
+    ) -> StoreResult<()> {
+        let (subject, versions) = (subject.clone(), versions.to_vec());
+        self.write(move |conn| {
+            for version in versions {
+                ops::remove_row(conn, &subject, version)?;
+            }
+            if remove_subject_settings {
+                ops::delete_config(conn, subject.as_str())?;
+                ops::delete_mode(conn, subject.as_str())?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
+        self.read(move |conn| ops::rows_with_id(conn, id)).await
+    }
+
+    async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
+        let subject = subject.clone();
+        self.read(move |conn| ops::referrers(conn, &subject, version)).await
+    }
+
+    async fn list_subjects(
+        &self,
+        prefix: &str,
+        filter: DeletedFilter,
+        after: Option<&Subject>,
+        limit: usize,
+    ) -> StoreResult<Vec<Subject>> {
+        let (prefix, after) = (prefix.to_string(), after.cloned());
+        self.read(move |conn| ops::list_subjects(conn, &prefix, filter, after.as_ref(), limit)).await
+    }
+
+    async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
+        let scope = scope_key(scope).to_string();
+        self.read(move |conn| ops::get_config(conn, &scope)).await
+    }
+
+    async fn put_config(&self, scope: &Scope, config: &ConfigRecord) -> StoreResult<()> {
+        let (scope, config) = (scope_key(scope).to_string(), config.clone());
+        self.write(move |conn| ops::put_config(conn, &scope, &config)).await
+    }
+
+    async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
+        let scope = scope_key(scope).to_string();
+        self.write(move |conn| ops::delete_config(conn, &scope)).await
+    }
+
+    async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
+        let scope = scope_key(scope).to_string();
+        self.read(move |conn| ops::get_mode(conn, &scope)).await
+    }
+
+    async fn put_mode(&self, scope: &Scope, mode: Mode) -> StoreResult<()> {
+        let scope = scope_key(scope).to_string();
+        self.write(move |conn| ops::put_mode(conn, &scope, mode)).await
+    }
+
+    async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
+        let scope = scope_key(scope).to_string();
+        self.write(move |conn| ops::delete_mode(conn, &scope)).await
+    }
+}
