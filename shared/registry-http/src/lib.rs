@@ -1,6 +1,30 @@
 //! The one HTTP router: Confluent's REST API over a [`Registry`], used by the local server and by Lambda.
+//!
+//! Wire rules, all as Confluent Schema Registry 8.x:
+//! - Request bodies may be `application/vnd.schemaregistry.v1+json`, `application/vnd.schemaregistry+json`,
+//!   `application/json`, `application/octet-stream` or have no `Content-Type` (all parsed as JSON); anything
+//!   else is 415. Bodies are limited to [`MAX_BODY_BYTES`] (4 MiB); larger ones are 413 with an error body.
+//! - Responses are `application/vnd.schemaregistry.v1+json` unless `Accept` prefers `application/json` or
+//!   `application/vnd.schemaregistry+json`. Errors are always `{"error_code","message"}` in the v1 type.
+//! - Subjects are one percent-decoded path segment (`pkg1%2Fmsg1.proto`); versions follow `VersionId`.
+//! - Unknown paths, wrong methods, and non-int IDs get the framework's 404/405 bodies (`HTTP 404 Not Found`).
+//! - The register answer is the stored schema object without `subject` (`RegisterSchemaResponse` has none).
 
+pub mod dto;
+pub mod error;
+pub mod extract;
+pub mod observability;
+pub mod routes;
+
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use error::ApiError;
 use registry_core::Registry;
+use routes::{compatibility, config, schemas, subjects, versions};
+
+/// Largest accepted request body in bytes (4 MiB); schemas themselves are further limited by the
+/// registry's `max_schema_bytes` (42209).
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// What every handler gets: the registry service.
 #[derive(Debug, Clone)]
@@ -8,7 +32,63 @@ pub struct AppState {
     pub registry: Registry,
 }
 
-/// The full Confluent API.
+/// The full Confluent API over `state`, with the framework error bodies, the body limit and the
+/// observability/negotiation middleware applied.
 pub fn router(state: AppState) -> axum::Router {
-    axum::Router::new().with_state(state)
+    axum::Router::new()
+        .route("/", get(routes::root).post(routes::root))
+        .route("/schemas", get(schemas::get_schemas))
+        .route("/schemas/types", get(schemas::get_schema_types))
+        .route("/schemas/ids/{id}", get(schemas::get_schemas_by_id))
+        .route("/schemas/ids/{id}/schema", get(schemas::get_only_schema_by_id))
+        .route("/schemas/ids/{id}/subjects", get(schemas::get_all_subjects_by_id))
+        .route("/schemas/ids/{id}/versions", get(schemas::get_all_versions_by_id))
+        .route("/contexts", get(schemas::list_contexts))
+        .route("/subjects", get(subjects::get_all_subjects))
+        .route("/subjects/{subject}", post(subjects::look_up_schema_under_subject).delete(subjects::delete_subject))
+        .route("/subjects/{subject}/versions", get(versions::get_all_versions).post(versions::register_schema))
+        .route(
+            "/subjects/{subject}/versions/{version}",
+            get(versions::get_schema_by_version).delete(versions::delete_schema_version),
+        )
+        .route("/subjects/{subject}/versions/{version}/schema", get(versions::get_schema_only))
+        .route("/subjects/{subject}/versions/{version}/referencedby", get(versions::get_referenced_by))
+        .route("/compatibility/subjects/{subject}/versions", post(compatibility::test_compatibility_for_subject))
+        .route(
+            "/compatibility/subjects/{subject}/versions/{version}",
+            post(compatibility::test_compatibility_by_subject_name),
+        )
+        .route(
+            "/config",
+            get(config::get_top_level_config)
+                .put(config::update_top_level_config)
+                .delete(config::delete_top_level_config),
+        )
+        .route(
+            "/config/{subject}",
+            get(config::get_subject_level_config)
+                .put(config::update_subject_level_config)
+                .delete(config::delete_subject_config),
+        )
+        .route(
+            "/mode",
+            get(config::get_top_level_mode).put(config::update_top_level_mode).delete(config::delete_top_level_mode),
+        )
+        .route(
+            "/mode/{subject}",
+            get(config::get_mode).put(config::update_subject_mode).delete(config::delete_subject_mode),
+        )
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn(observability::observe))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
+async fn not_found() -> ApiError {
+    ApiError::NotFound
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::MethodNotAllowed
 }

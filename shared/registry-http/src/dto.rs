@@ -1,0 +1,289 @@
+//! Confluent wire types (CP 8.x shapes): camelCase names, and null/empty fields omitted like
+//! Jackson's `NON_EMPTY`. Conversions to and from the core types live here and nowhere else.
+
+use crate::error::ApiError;
+use registry_core::{
+    CompatibilityLevel, CompatibilityReport, ConfigRecord, Mode, NewSchema, SchemaBody, SchemaById, SchemaRecord,
+    SchemaReference, SchemaType, Subject, Version,
+};
+use serde::{Deserialize, Serialize};
+
+/// Body of register, lookup and compatibility requests (`RegisterSchemaRequest`). Unknown fields are
+/// ignored; `schemaType` is case-sensitive and defaults to AVRO.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegisterSchemaRequest {
+    #[serde(default)]
+    pub schema: Option<String>,
+    #[serde(default)]
+    pub schema_type: Option<String>,
+    #[serde(default)]
+    pub references: Option<Vec<SchemaReferenceDto>>,
+    #[serde(default)]
+    pub metadata: Option<serde_json::Value>,
+    #[serde(default)]
+    pub rule_set: Option<serde_json::Value>,
+    #[serde(default)]
+    pub id: Option<i32>,
+    #[serde(default)]
+    pub version: Option<i32>,
+}
+
+impl RegisterSchemaRequest {
+    /// The core request; an unknown `schemaType` is 42201 `Invalid schema type X`.
+    pub fn into_new_schema(self) -> Result<NewSchema, ApiError> {
+        let schema_type = match self.schema_type.as_deref() {
+            None => SchemaType::Avro,
+            Some(name) => name.parse::<SchemaType>().map_err(registry_core::RegistryError::from)?,
+        };
+        Ok(NewSchema {
+            schema: self.schema,
+            schema_type,
+            references: self.references.unwrap_or_default().into_iter().map(SchemaReference::from).collect(),
+            metadata: self.metadata.filter(|value| !value.is_null()),
+            rule_set: self.rule_set.filter(|value| !value.is_null()),
+            id: self.id,
+            version: self.version,
+        })
+    }
+}
+
+/// `{"name","subject","version"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchemaReferenceDto {
+    pub name: String,
+    pub subject: String,
+    pub version: i32,
+}
+
+impl From<SchemaReferenceDto> for SchemaReference {
+    fn from(dto: SchemaReferenceDto) -> Self {
+        SchemaReference { name: dto.name, subject: dto.subject, version: dto.version }
+    }
+}
+
+impl From<&SchemaReference> for SchemaReferenceDto {
+    fn from(reference: &SchemaReference) -> Self {
+        SchemaReferenceDto {
+            name: reference.name.clone(),
+            subject: reference.subject.clone(),
+            version: reference.version,
+        }
+    }
+}
+
+fn references(body: &SchemaBody) -> Vec<SchemaReferenceDto> {
+    body.references.iter().map(SchemaReferenceDto::from).collect()
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+fn is_zero(value: &i64) -> bool {
+    *value == 0
+}
+
+/// A stored version (`Schema` entity): GET version, lookup, `/schemas` items and the register answer.
+///
+/// CP 8.x always writes `schemaType`, AVRO included. The register answer leaves `subject` out, as
+/// Confluent's `RegisterSchemaResponse` has no such field; every other use carries it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SchemaDto {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    pub version: i32,
+    pub id: i32,
+    pub schema_type: SchemaType,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub references: Vec<SchemaReferenceDto>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule_set: Option<serde_json::Value>,
+    pub schema: String,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ts: i64,
+    #[serde(skip_serializing_if = "is_false")]
+    pub deleted: bool,
+}
+
+impl SchemaDto {
+    /// The `Schema` object for `record`, with `subject`.
+    pub fn from_record(record: &SchemaRecord) -> Self {
+        SchemaDto {
+            subject: Some(record.subject.to_string()),
+            version: record.version.0,
+            id: record.id.0,
+            schema_type: record.body.schema_type,
+            references: references(&record.body),
+            metadata: record.body.metadata.clone(),
+            rule_set: record.body.rule_set.clone(),
+            schema: record.body.schema.clone(),
+            ts: record.registered_at_ms,
+            deleted: record.deleted,
+        }
+    }
+
+    /// The register answer: the stored schema without `subject`.
+    pub fn registered(record: &SchemaRecord) -> Self {
+        SchemaDto { subject: None, ..SchemaDto::from_record(record) }
+    }
+}
+
+/// `GET /schemas/ids/{id}` (`SchemaString`): `maxId` only with `fetchMaxId=true`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SchemaStringDto {
+    pub schema_type: SchemaType,
+    pub schema: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub references: Vec<SchemaReferenceDto>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule_set: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_id: Option<i32>,
+}
+
+impl SchemaStringDto {
+    /// The answer for `found`, with `max_id` when asked.
+    pub fn new(found: &SchemaById, max_id: Option<i32>) -> Self {
+        SchemaStringDto {
+            schema_type: found.body.schema_type,
+            schema: found.body.schema.clone(),
+            references: references(&found.body),
+            metadata: found.body.metadata.clone(),
+            rule_set: found.body.rule_set.clone(),
+            max_id,
+        }
+    }
+}
+
+/// `{"subject","version"}` items of `GET /schemas/ids/{id}/versions`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SubjectVersionDto {
+    pub subject: String,
+    pub version: i32,
+}
+
+impl From<&(Subject, Version)> for SubjectVersionDto {
+    fn from((subject, version): &(Subject, Version)) -> Self {
+        SubjectVersionDto { subject: subject.to_string(), version: version.0 }
+    }
+}
+
+/// `GET /config[/{s}]` and DELETE answers (`Config`): note `compatibilityLevel`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigDto {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compatibility_level: Option<CompatibilityLevel>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub normalize: Option<bool>,
+}
+
+impl From<&ConfigRecord> for ConfigDto {
+    fn from(record: &ConfigRecord) -> Self {
+        ConfigDto { compatibility_level: record.compatibility_level, normalize: record.normalize }
+    }
+}
+
+/// `PUT /config[/{s}]` body (`ConfigUpdateRequest`): note `compatibility`, matched case-insensitively.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ConfigUpdateRequest {
+    #[serde(default)]
+    pub compatibility: Option<String>,
+    #[serde(default)]
+    pub normalize: Option<bool>,
+}
+
+impl ConfigUpdateRequest {
+    /// The config to store; an unknown level is 42203.
+    pub fn into_record(self) -> Result<ConfigRecord, ApiError> {
+        let compatibility_level = self
+            .compatibility
+            .map(|level| {
+                level
+                    .parse::<CompatibilityLevel>()
+                    .map_err(|_| registry_core::RegistryError::InvalidCompatibilityLevel { level })
+            })
+            .transpose()?;
+        Ok(ConfigRecord { compatibility_level, normalize: self.normalize })
+    }
+}
+
+/// `PUT /config[/{s}]` answer: the stored config re-rendered (CP 8.x), key `compatibility`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConfigUpdateResponse {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compatibility: Option<CompatibilityLevel>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub normalize: Option<bool>,
+}
+
+impl From<&ConfigRecord> for ConfigUpdateResponse {
+    fn from(record: &ConfigRecord) -> Self {
+        ConfigUpdateResponse { compatibility: record.compatibility_level, normalize: record.normalize }
+    }
+}
+
+/// `PUT /mode[/{s}]` body; the mode is parsed case-insensitively (42204 otherwise, also when missing).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ModeUpdateRequest {
+    #[serde(default)]
+    pub mode: Option<String>,
+}
+
+impl ModeUpdateRequest {
+    /// The requested mode.
+    pub fn into_mode(self) -> Result<Mode, ApiError> {
+        Ok(self.mode.unwrap_or_default().parse::<Mode>()?)
+    }
+}
+
+/// `{"mode": "READWRITE"}` (GET, PUT echo, DELETE).
+#[derive(Debug, Clone, Serialize)]
+pub struct ModeDto {
+    pub mode: Mode,
+}
+
+/// `{"is_compatible": bool}`, plus `messages` (possibly `[]`) when `verbose=true`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompatibilityDto {
+    pub is_compatible: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Vec<String>>,
+}
+
+impl CompatibilityDto {
+    /// The answer for `report`; `messages` only when `verbose`.
+    pub fn new(report: CompatibilityReport, verbose: bool) -> Self {
+        CompatibilityDto { is_compatible: report.is_compatible, messages: verbose.then_some(report.messages) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_schema_type_is_42201_text() {
+        let request = RegisterSchemaRequest { schema_type: Some("avro".into()), ..Default::default() };
+        match request.into_new_schema() {
+            Err(ApiError::Registry(error)) => assert_eq!(error.to_string(), "Invalid schema type avro"),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn empty_fields_are_omitted() {
+        let dto = CompatibilityDto { is_compatible: true, messages: None };
+        assert_eq!(serde_json::to_value(&dto).ok(), Some(json!({"is_compatible": true})));
+        let config = ConfigDto::from(&ConfigRecord::default());
+        assert_eq!(serde_json::to_value(&config).ok(), Some(json!({})));
+    }
+}

@@ -1,0 +1,157 @@
+//! `ApiError` and the single mapping of every failure to Confluent's `(status, error_code, message)`.
+
+use crate::extract::MEDIA_V1;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use registry_core::{RegistryError, StoreError};
+use serde::Serialize;
+
+/// Everything a request can fail with: the service's errors plus what the HTTP layer itself rejects.
+///
+/// Turned into a response exactly once, by [`IntoResponse`], with body `{"error_code","message"}` and
+/// `Content-Type: application/vnd.schemaregistry.v1+json`.
+#[derive(Debug)]
+pub enum ApiError {
+    /// A service error; its family decides the status and `error_code`.
+    Registry(RegistryError),
+    /// No such path, or a path parameter that is not of its type (JAX-RS answers 404 for both).
+    NotFound,
+    /// The path exists but not with this method.
+    MethodNotAllowed,
+    /// The request `Content-Type` is not one Confluent consumes.
+    UnsupportedMediaType,
+    /// The body is larger than [`crate::MAX_BODY_BYTES`].
+    PayloadTooLarge,
+    /// The body is not JSON, or a field has the wrong type; the parser's message.
+    BadRequest(String),
+    /// The body could not be read (client went away, transport error); the detail is logged only.
+    BodyUnreadable(String),
+    /// A response could not be serialized; the detail is logged only.
+    Internal(String),
+}
+
+impl From<RegistryError> for ApiError {
+    fn from(error: RegistryError) -> Self {
+        ApiError::Registry(error)
+    }
+}
+
+/// The error detail of a 5xx answer, attached to the response as an extension so the
+/// observability middleware can log it. Never serialized into the body.
+#[derive(Debug, Clone)]
+pub struct ErrorDetail(pub String);
+
+/// Confluent's error envelope (`ErrorMessage`).
+#[derive(Debug, Serialize)]
+struct ErrorBody<'a> {
+    error_code: u32,
+    message: &'a str,
+}
+
+/// Generic texts for 5xx answers (the detail goes to the log).
+const STORE_ERROR_MESSAGE: &str = "Error while accessing the backend store";
+const STORE_TIMEOUT_MESSAGE: &str = "Backend store operation timed out";
+const INTERNAL_MESSAGE: &str = "Internal Server Error";
+
+impl ApiError {
+    /// `(status, error_code, message, detail-to-log)` per Confluent's `Errors.java` and rest-utils mappers.
+    fn parts(&self) -> (StatusCode, u32, String, Option<String>) {
+        use RegistryError as R;
+        let unprocessable = StatusCode::UNPROCESSABLE_ENTITY;
+        match self {
+            ApiError::Registry(error) => {
+                let message = error.to_string();
+                match error {
+                    R::SubjectNotFound { .. } => (StatusCode::NOT_FOUND, 40401, message, None),
+                    R::VersionNotFound { .. } => (StatusCode::NOT_FOUND, 40402, message, None),
+                    R::SchemaIdNotFound { .. } | R::SchemaNotFound => (StatusCode::NOT_FOUND, 40403, message, None),
+                    R::SubjectSoftDeleted { .. } => (StatusCode::NOT_FOUND, 40404, message, None),
+                    R::SubjectNotSoftDeleted { .. } => (StatusCode::NOT_FOUND, 40405, message, None),
+                    R::VersionSoftDeleted { .. } => (StatusCode::NOT_FOUND, 40406, message, None),
+                    R::VersionNotSoftDeleted { .. } => (StatusCode::NOT_FOUND, 40407, message, None),
+                    R::SubjectConfigNotFound { .. } => (StatusCode::NOT_FOUND, 40408, message, None),
+                    R::SubjectModeNotFound { .. } => (StatusCode::NOT_FOUND, 40409, message, None),
+                    // CP 8.x: releases 8.0.4+, 8.1.2+ and 8.2+ answer error_code 40901 (commit ef43652bfe);
+                    // only the early 8.0.x/8.1.x patches kept the bare 409. We follow the current 8.x line.
+                    // Clients key on the HTTP status (409), which is the same either way.
+                    R::IncompatibleSchema { .. } => (StatusCode::CONFLICT, 40901, message, None),
+                    R::InvalidSchema { .. } => (unprocessable, 42201, message, None),
+                    R::InvalidVersion { .. } => (unprocessable, 42202, message, None),
+                    R::InvalidCompatibilityLevel { .. } => (unprocessable, 42203, message, None),
+                    R::InvalidMode { .. } => (unprocessable, 42204, message, None),
+                    R::OperationNotPermitted { .. } => (unprocessable, 42205, message, None),
+                    R::ReferenceExists { .. } => (unprocessable, 42206, message, None),
+                    R::IdDoesNotMatch => (unprocessable, 42207, message, None),
+                    R::InvalidSubject { .. } => (unprocessable, 42208, message, None),
+                    R::SchemaTooLarge => (unprocessable, 42209, message, None),
+                    R::Store(store) => {
+                        let detail = Some(store.to_string());
+                        match store {
+                            StoreError::Unavailable(_) => {
+                                (StatusCode::INTERNAL_SERVER_ERROR, 50002, STORE_TIMEOUT_MESSAGE.into(), detail)
+                            }
+                            _ => (StatusCode::INTERNAL_SERVER_ERROR, 50001, STORE_ERROR_MESSAGE.into(), detail),
+                        }
+                    }
+                }
+            }
+            ApiError::NotFound => (StatusCode::NOT_FOUND, 404, "HTTP 404 Not Found".into(), None),
+            ApiError::MethodNotAllowed => {
+                (StatusCode::METHOD_NOT_ALLOWED, 405, "HTTP 405 Method Not Allowed".into(), None)
+            }
+            ApiError::UnsupportedMediaType => {
+                (StatusCode::UNSUPPORTED_MEDIA_TYPE, 415, "HTTP 415 Unsupported Media Type".into(), None)
+            }
+            ApiError::PayloadTooLarge => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                413,
+                format!("HTTP 413 Payload Too Large: the request body exceeds {} bytes", crate::MAX_BODY_BYTES),
+                None,
+            ),
+            ApiError::BadRequest(message) => (StatusCode::BAD_REQUEST, 400, message.clone(), None),
+            ApiError::BodyUnreadable(detail) => {
+                (StatusCode::BAD_REQUEST, 400, "HTTP 400 Bad Request".into(), Some(detail.clone()))
+            }
+            ApiError::Internal(detail) => {
+                (StatusCode::INTERNAL_SERVER_ERROR, 500, INTERNAL_MESSAGE.into(), Some(detail.clone()))
+            }
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, error_code, message, detail) = self.parts();
+        let body = serde_json::to_vec(&ErrorBody { error_code, message: &message })
+            .unwrap_or_else(|_| br#"{"error_code":500,"message":"Internal Server Error"}"#.to_vec());
+        let mut response = (status, body).into_response();
+        response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(MEDIA_V1));
+        if let Some(detail) = detail {
+            response.extensions_mut().insert(ErrorDetail(detail));
+        }
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_failures_never_leak_their_detail() {
+        let error = ApiError::Registry(RegistryError::Store(StoreError::Corrupt("secret-bucket/key".into())));
+        let (status, code, message, detail) = error.parts();
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(code, 50001);
+        assert!(!message.contains("secret-bucket"));
+        assert!(detail.is_some_and(|d| d.contains("secret-bucket")));
+    }
+
+    #[test]
+    fn unavailable_store_is_50002() {
+        let error = ApiError::Registry(RegistryError::Store(StoreError::Unavailable("throttled".into())));
+        let (status, code, message, _) = error.parts();
+        assert_eq!((status, code), (StatusCode::INTERNAL_SERVER_ERROR, 50002));
+        assert!(!message.contains("throttled"));
+    }
+}

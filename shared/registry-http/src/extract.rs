@@ -1,0 +1,281 @@
+//! Request extractors with Confluent's rules: accepted body media types, JAX-RS-style path and query
+//! parameter parsing, and response media type negotiation. Every rejection is an [`ApiError`].
+
+use crate::error::ApiError;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode, header};
+use registry_core::{SchemaId, VersionSelector};
+use serde::de::DeserializeOwned;
+
+/// Confluent's preferred media type; the default for every response and the only one for errors.
+pub const MEDIA_V1: &str = "application/vnd.schemaregistry.v1+json";
+/// Confluent's unversioned media type.
+pub const MEDIA_GENERIC: &str = "application/vnd.schemaregistry+json";
+/// Plain JSON.
+pub const MEDIA_JSON: &str = "application/json";
+/// What JAX-RS assumes when there is no `Content-Type`; Confluent parses it as JSON.
+pub const MEDIA_OCTET_STREAM: &str = "application/octet-stream";
+
+/// Request media types Confluent consumes (`@Consumes` of every resource).
+const CONSUMED: [&str; 4] = [MEDIA_V1, MEDIA_GENERIC, MEDIA_JSON, MEDIA_OCTET_STREAM];
+
+/// Response media types with Confluent's server-side quality (`@Produces`: v1 qs=1, generic 0.9, json 0.5).
+const PRODUCED: [(&str, f32); 3] = [(MEDIA_V1, 1.0), (MEDIA_GENERIC, 0.9), (MEDIA_JSON, 0.5)];
+
+/// A JSON request body parsed with Confluent's rules.
+///
+/// Accepts `Content-Type` v1, generic, `application/json`, `application/octet-stream` (parameters such as
+/// `charset` ignored) or no `Content-Type` at all; anything else, including an empty header, is 415.
+/// Bodies over [`crate::MAX_BODY_BYTES`] are 413; malformed JSON or wrong field types are 400 with the
+/// parser's message. Unknown fields are ignored by the target types.
+#[derive(Debug, Clone)]
+pub struct ConfluentJson<T>(pub T);
+
+impl<S, T> FromRequest<S> for ConfluentJson<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        if !is_consumed(req.headers()) {
+            return Err(ApiError::UnsupportedMediaType);
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::PayloadTooLarge
+            } else {
+                ApiError::BodyUnreadable(rejection.body_text())
+            }
+        })?;
+        serde_json::from_slice(&bytes).map(ConfluentJson).map_err(|error| ApiError::BadRequest(error.to_string()))
+    }
+}
+
+/// Whether the request's `Content-Type` (if any) is one Confluent consumes.
+fn is_consumed(headers: &HeaderMap) -> bool {
+    let Some(value) = headers.get(header::CONTENT_TYPE) else {
+        return true;
+    };
+    let Ok(text) = value.to_str() else {
+        return false;
+    };
+    let essence = text.split(';').next().unwrap_or_default().trim();
+    CONSUMED.iter().any(|media| media.eq_ignore_ascii_case(essence))
+}
+
+/// The response media type for a request's `Accept` header, as Jersey negotiates it: the client's
+/// quality times the server's, highest wins. No header, `*/*`, or nothing acceptable: [`MEDIA_V1`].
+pub fn negotiate(headers: &HeaderMap) -> &'static str {
+    let accept = headers.get_all(header::ACCEPT).iter().filter_map(|value| value.to_str().ok()).collect::<Vec<_>>();
+    if accept.is_empty() {
+        return MEDIA_V1;
+    }
+    let ranges: Vec<(String, f32)> =
+        accept.iter().flat_map(|value| value.split(',')).filter_map(parse_media_range).collect();
+    let mut best = (MEDIA_V1, 0.0_f32);
+    for (media, server_quality) in PRODUCED {
+        let client_quality = client_quality(&ranges, media);
+        let score = client_quality * server_quality;
+        if score > best.1 {
+            best = (media, score);
+        }
+    }
+    best.0
+}
+
+/// `type/subtype;q=x` → (lower-case `type/subtype`, q). Malformed q counts as 1.
+fn parse_media_range(range: &str) -> Option<(String, f32)> {
+    let mut pieces = range.split(';');
+    let media = pieces.next()?.trim().to_ascii_lowercase();
+    if media.is_empty() {
+        return None;
+    }
+    let quality = pieces
+        .filter_map(|param| param.split_once('='))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("q"))
+        .and_then(|(_, value)| value.trim().parse::<f32>().ok())
+        .unwrap_or(1.0);
+    Some((media, quality.clamp(0.0, 1.0)))
+}
+
+/// The quality the client gives `media`: the most specific matching range wins.
+fn client_quality(ranges: &[(String, f32)], media: &str) -> f32 {
+    let main_type = media.split('/').next().unwrap_or_default();
+    let mut found: Option<(u8, f32)> = None;
+    for (range, quality) in ranges {
+        let specificity = if range == media {
+            2
+        } else if range.strip_suffix("/*").is_some_and(|t| t == main_type) {
+            1
+        } else if range == "*/*" {
+            0
+        } else {
+            continue;
+        };
+        if found.is_none_or(|(best, _)| specificity > best) {
+            found = Some((specificity, *quality));
+        }
+    }
+    found.map_or(0.0, |(_, quality)| quality)
+}
+
+/// A single percent-decoded path parameter (a subject, a version or an ID segment).
+///
+/// Subjects are one path segment: `%2F` decodes to `/` after routing. A segment that does not
+/// decode to UTF-8 is answered like an unknown path (404).
+#[derive(Debug, Clone)]
+pub struct Segment(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for Segment {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let Path(value) = Path::<String>::from_request_parts(parts, state).await.map_err(|_| ApiError::NotFound)?;
+        Ok(Segment(value))
+    }
+}
+
+/// Two path parameters: `{subject}` and `{version}`.
+#[derive(Debug, Clone)]
+pub struct SubjectVersion(pub String, pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for SubjectVersion {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let Path((subject, version)) =
+            Path::<(String, String)>::from_request_parts(parts, state).await.map_err(|_| ApiError::NotFound)?;
+        Ok(SubjectVersion(subject, version))
+    }
+}
+
+/// A `{version}` segment per Confluent's `VersionId` (42202 when invalid).
+pub fn parse_version(raw: &str) -> Result<VersionSelector, ApiError> {
+    raw.parse::<VersionSelector>().map_err(ApiError::from)
+}
+
+/// An `{id}` segment: any Java `int` (so `0` and `-1` reach the service and answer 40403); anything
+/// else (`abc`, `1.5`, `2147483648`) is the framework's 404, as in JAX-RS.
+pub fn parse_schema_id(raw: &str) -> Result<SchemaId, ApiError> {
+    raw.parse::<i32>().map(SchemaId).map_err(|_| ApiError::NotFound)
+}
+
+/// Query parameters, read the way JAX-RS converts them: the first value of a name wins; booleans
+/// are `true` in any case and false otherwise; an integer that does not parse is a 404.
+#[derive(Debug, Clone, Default)]
+pub struct Params(Vec<(String, String)>);
+
+impl<S: Send + Sync> FromRequestParts<S> for Params {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let Query(pairs) = Query::<Vec<(String, String)>>::from_request_parts(parts, state)
+            .await
+            .map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
+        Ok(Params(pairs))
+    }
+}
+
+impl Params {
+    /// The first value of `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
+    }
+
+    /// `Boolean.valueOf`: true only for `true` in any case; absent is false.
+    pub fn flag(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|value| value.trim().eq_ignore_ascii_case("true"))
+    }
+
+    /// An `int` parameter: `None` when absent, 404 when present but not an int.
+    pub fn int(&self, name: &str) -> Result<Option<i32>, ApiError> {
+        self.get(name).map(|value| value.trim().parse::<i32>().map_err(|_| ApiError::NotFound)).transpose()
+    }
+
+    /// `offset`/`limit` paging: a negative offset counts as 0; a limit of 0 or less, or above `max`,
+    /// means `default_limit`.
+    pub fn page(&self, default_limit: usize, max: usize) -> Result<Page, ApiError> {
+        let offset = self.int("offset")?.map_or(0, |offset| usize::try_from(offset).unwrap_or(0));
+        let limit = match self.int("limit")? {
+            Some(limit) if limit > 0 => usize::try_from(limit).unwrap_or(default_limit),
+            _ => default_limit,
+        };
+        Ok(Page { offset, limit: if limit > max { default_limit } else { limit } })
+    }
+}
+
+/// An `offset`/`limit` window over a listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    pub offset: usize,
+    pub limit: usize,
+}
+
+impl Page {
+    /// No paging: everything.
+    pub const ALL: Page = Page { offset: 0, limit: usize::MAX };
+
+    /// Applies the window to a full listing.
+    pub fn apply<T>(self, items: Vec<T>) -> Vec<T> {
+        items.into_iter().skip(self.offset).take(self.limit).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn accept(value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        if let Ok(value) = HeaderValue::from_str(value) {
+            headers.insert(header::ACCEPT, value);
+        }
+        headers
+    }
+
+    #[test]
+    fn negotiation_follows_server_quality() {
+        assert_eq!(negotiate(&HeaderMap::new()), MEDIA_V1);
+        assert_eq!(negotiate(&accept("*/*")), MEDIA_V1);
+        assert_eq!(negotiate(&accept("application/json")), MEDIA_JSON);
+        assert_eq!(negotiate(&accept("application/vnd.schemaregistry+json")), MEDIA_GENERIC);
+        assert_eq!(negotiate(&accept("application/json, application/vnd.schemaregistry+json")), MEDIA_GENERIC);
+        assert_eq!(negotiate(&accept("application/vnd.schemaregistry.v1+json;q=0.1, application/json")), MEDIA_JSON);
+        assert_eq!(negotiate(&accept("text/html")), MEDIA_V1);
+        assert_eq!(negotiate(&accept("application/*")), MEDIA_V1);
+    }
+
+    #[test]
+    fn schema_ids_are_java_ints() {
+        assert_eq!(parse_schema_id("7").ok(), Some(SchemaId(7)));
+        assert_eq!(parse_schema_id("-1").ok(), Some(SchemaId(-1)));
+        for bad in ["abc", "1.5", "2147483648", ""] {
+            assert!(matches!(parse_schema_id(bad), Err(ApiError::NotFound)), "{bad}");
+        }
+    }
+
+    #[test]
+    fn params_convert_like_jax_rs() {
+        let params = Params(vec![
+            ("deleted".into(), "TRUE".into()),
+            ("verbose".into(), "yes".into()),
+            ("offset".into(), "x".into()),
+            ("limit".into(), "5".into()),
+            ("limit".into(), "9".into()),
+        ]);
+        assert!(params.flag("deleted"));
+        assert!(!params.flag("verbose"));
+        assert!(!params.flag("absent"));
+        assert!(matches!(params.int("offset"), Err(ApiError::NotFound)));
+        assert_eq!(params.int("limit").ok().flatten(), Some(5));
+        let paging = Params(vec![("offset".into(), "-3".into()), ("limit".into(), "0".into())]);
+        assert_eq!(paging.page(1000, 1000).ok(), Some(Page { offset: 0, limit: 1000 }));
+        let over = Params(vec![("limit".into(), "5000".into())]);
+        assert_eq!(over.page(1000, 1000).ok(), Some(Page { offset: 0, limit: 1000 }));
+    }
+}

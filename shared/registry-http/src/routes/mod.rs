@@ -1,0 +1,40 @@
+//! Handlers, one module per Confluent resource, and the response helpers they share.
+
+pub mod compatibility;
+pub mod config;
+pub mod schemas;
+pub mod subjects;
+pub mod versions;
+
+use crate::error::ApiError;
+use crate::extract::MEDIA_V1;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+/// Handler result: a finished response or an [`ApiError`].
+pub type ApiResult = Result<Response, ApiError>;
+
+/// A 200 JSON answer with Confluent's default media type (the negotiation layer may swap it).
+pub fn json<T: Serialize + ?Sized>(value: &T) -> ApiResult {
+    let body = serde_json::to_vec(value).map_err(|error| ApiError::Internal(error.to_string()))?;
+    Ok(with_media(body))
+}
+
+/// A 200 answer whose body is a schema's text itself, not a JSON string literal (Confluent's
+/// `String`-returning `/schema` endpoints), still labelled with the JSON media type as Confluent does.
+pub fn raw_schema(text: String) -> ApiResult {
+    Ok(with_media(text.into_bytes()))
+}
+
+fn with_media(body: Vec<u8>) -> Response {
+    let mut response = (StatusCode::OK, body).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(MEDIA_V1));
+    response
+}
+
+/// `GET /` and `POST /` (`RootResource`): `{}`.
+#[tracing::instrument(name = "get_root", skip_all)]
+pub async fn root() -> ApiResult {
+    json(&serde_json::Map::new())
+}

@@ -1,0 +1,84 @@
+//! `/schemas` resource (schema types, the schema listing, everything keyed by schema ID) and `/contexts`.
+
+use super::{ApiResult, json, raw_schema};
+use crate::AppState;
+use crate::dto::{SchemaDto, SchemaStringDto, SubjectVersionDto};
+use crate::extract::{Params, Segment, parse_schema_id};
+use axum::extract::State;
+use registry_core::{SchemaType, SchemasQuery};
+
+/// Default and maximum page size of `GET /schemas` (`schema.search.default.limit` / `.max.limit`).
+pub const SCHEMA_SEARCH_LIMIT: usize = 1000;
+
+/// Default and maximum page size of the id listings and `/contexts` (CP 8.0+ paging).
+pub const LIST_LIMIT: usize = 1000;
+
+/// `GET /schemas/types`: the supported formats.
+#[tracing::instrument(name = "get_schema_types", skip_all)]
+pub async fn get_schema_types() -> ApiResult {
+    let types: Vec<&str> = SchemaType::ALL.iter().map(|t| t.as_str()).collect();
+    json(&types)
+}
+
+/// `GET /schemas`: `subjectPrefix`, `deleted`, `latestOnly`, `offset`, `limit` (default and max 1000).
+#[tracing::instrument(name = "get_schemas", skip_all)]
+pub async fn get_schemas(State(state): State<AppState>, params: Params) -> ApiResult {
+    let page = params.page(SCHEMA_SEARCH_LIMIT, SCHEMA_SEARCH_LIMIT)?;
+    let query = SchemasQuery {
+        subject_prefix: params.get("subjectPrefix").unwrap_or_default().to_string(),
+        include_deleted: params.flag("deleted"),
+        latest_only: params.flag("latestOnly"),
+        offset: page.offset,
+        limit: page.limit,
+    };
+    let records = state.registry.schemas(&query).await?;
+    let dtos: Vec<SchemaDto> = records.iter().map(SchemaDto::from_record).collect();
+    json(&dtos)
+}
+
+/// `GET /schemas/ids/{id}`: `{"schemaType","schema","references"?}`, plus `maxId` with `fetchMaxId=true`.
+/// `subject` and `format` are accepted and do not change the answer.
+#[tracing::instrument(name = "get_schemas_by_id", skip_all)]
+pub async fn get_schemas_by_id(State(state): State<AppState>, Segment(id): Segment, params: Params) -> ApiResult {
+    let id = parse_schema_id(&id)?;
+    let found = state.registry.schema_by_id(id.0).await?;
+    let max_id =
+        if params.flag("fetchMaxId") { state.registry.max_id().await?.map(|max| max.0.max(id.0)) } else { None };
+    json(&SchemaStringDto::new(&found, max_id))
+}
+
+/// `GET /schemas/ids/{id}/schema`: the schema text itself (40403 for an unknown ID).
+#[tracing::instrument(name = "get_only_schema_by_id", skip_all)]
+pub async fn get_only_schema_by_id(State(state): State<AppState>, Segment(id): Segment) -> ApiResult {
+    let id = parse_schema_id(&id)?;
+    let found = state.registry.schema_by_id(id.0).await?;
+    raw_schema(found.body.schema)
+}
+
+/// `GET /schemas/ids/{id}/subjects`: sorted subjects carrying the ID; `deleted`, `offset`, `limit`.
+#[tracing::instrument(name = "get_all_subjects_by_id", skip_all)]
+pub async fn get_all_subjects_by_id(State(state): State<AppState>, Segment(id): Segment, params: Params) -> ApiResult {
+    let id = parse_schema_id(&id)?;
+    let page = params.page(LIST_LIMIT, LIST_LIMIT)?;
+    let subjects = state.registry.subjects_for_id(id.0, params.flag("deleted")).await?;
+    let names: Vec<String> = page.apply(subjects).into_iter().map(String::from).collect();
+    json(&names)
+}
+
+/// `GET /schemas/ids/{id}/versions`: `[{"subject","version"}]`; `deleted`, `offset`, `limit`.
+#[tracing::instrument(name = "get_all_versions_by_id", skip_all)]
+pub async fn get_all_versions_by_id(State(state): State<AppState>, Segment(id): Segment, params: Params) -> ApiResult {
+    let id = parse_schema_id(&id)?;
+    let page = params.page(LIST_LIMIT, LIST_LIMIT)?;
+    let versions = state.registry.versions_for_id(id.0, params.flag("deleted")).await?;
+    let dtos: Vec<SubjectVersionDto> = page.apply(versions).iter().map(SubjectVersionDto::from).collect();
+    json(&dtos)
+}
+
+/// `GET /contexts`: `["."]` plus named contexts; `offset`, `limit`.
+#[tracing::instrument(name = "list_contexts", skip_all)]
+pub async fn list_contexts(State(state): State<AppState>, params: Params) -> ApiResult {
+    let page = params.page(LIST_LIMIT, LIST_LIMIT)?;
+    let contexts = state.registry.contexts().await?;
+    json(&page.apply(contexts))
+}

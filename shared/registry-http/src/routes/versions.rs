@@ -1,0 +1,106 @@
+//! `/subjects/{s}/versions` resource: register, version listing, one version, its raw schema,
+//! its referrers, and version delete.
+
+use super::schemas::LIST_LIMIT;
+use super::{ApiResult, json, raw_schema};
+use crate::AppState;
+use crate::dto::{RegisterSchemaRequest, SchemaDto};
+use crate::extract::{ConfluentJson, Params, Segment, SubjectVersion, parse_version};
+use axum::extract::State;
+use registry_core::{DeletedFilter, RegisterOptions, RegistryError};
+
+/// `POST /subjects/{s}/versions`: registers (or finds) the schema; answers the stored schema
+/// object of CP 8.x without `subject`. `normalize` applies Confluent's normal form.
+#[tracing::instrument(name = "register_schema", skip_all, fields(subject = %subject))]
+pub async fn register_schema(
+    State(state): State<AppState>,
+    Segment(subject): Segment,
+    params: Params,
+    ConfluentJson(request): ConfluentJson<RegisterSchemaRequest>,
+) -> ApiResult {
+    let options = RegisterOptions { normalize: params.flag("normalize") };
+    let record = state.registry.register(&subject, request.into_new_schema()?, options).await?;
+    json(&SchemaDto::registered(&record))
+}
+
+/// `GET /subjects/{s}/versions`: ascending numbers; `deleted`, `deletedOnly`, `deletedAsNegative`
+/// (soft-deleted versions as negative numbers; implies `deleted`), `offset`, `limit`.
+#[tracing::instrument(name = "get_all_versions", skip_all, fields(subject = %subject))]
+pub async fn get_all_versions(State(state): State<AppState>, Segment(subject): Segment, params: Params) -> ApiResult {
+    let page = params.page(usize::MAX, usize::MAX)?;
+    let as_negative = params.flag("deletedAsNegative");
+    let filter = if params.flag("deletedOnly") {
+        DeletedFilter::DeletedOnly
+    } else if params.flag("deleted") || as_negative {
+        DeletedFilter::IncludeDeleted
+    } else {
+        DeletedFilter::LiveOnly
+    };
+    let versions = state.registry.version_numbers(&subject, filter).await?;
+    let mut numbers: Vec<i32> = versions.iter().map(|v| v.0).collect();
+    if as_negative && filter == DeletedFilter::IncludeDeleted {
+        let live = match state.registry.version_numbers(&subject, DeletedFilter::LiveOnly).await {
+            Ok(live) => live,
+            Err(RegistryError::SubjectNotFound { .. }) => Vec::new(),
+            Err(error) => return Err(error.into()),
+        };
+        for number in &mut numbers {
+            if !live.iter().any(|v| v.0 == *number) {
+                *number = -*number;
+            }
+        }
+    }
+    json(&page.apply(numbers))
+}
+
+/// `GET /subjects/{s}/versions/{v}`: `{"subject","version","id","schemaType","references"?,"schema",..}`;
+/// `deleted` returns a soft-deleted version too.
+#[tracing::instrument(name = "get_schema_by_version", skip_all, fields(subject = %subject, version = %version))]
+pub async fn get_schema_by_version(
+    State(state): State<AppState>,
+    SubjectVersion(subject, version): SubjectVersion,
+    params: Params,
+) -> ApiResult {
+    let selector = parse_version(&version)?;
+    let record = state.registry.version(&subject, selector, params.flag("deleted")).await?;
+    json(&SchemaDto::from_record(&record))
+}
+
+/// `GET /subjects/{s}/versions/{v}/schema`: the schema text itself; `deleted` as above.
+#[tracing::instrument(name = "get_schema_only", skip_all, fields(subject = %subject, version = %version))]
+pub async fn get_schema_only(
+    State(state): State<AppState>,
+    SubjectVersion(subject, version): SubjectVersion,
+    params: Params,
+) -> ApiResult {
+    let selector = parse_version(&version)?;
+    let record = state.registry.version(&subject, selector, params.flag("deleted")).await?;
+    raw_schema(record.body.schema)
+}
+
+/// `GET /subjects/{s}/versions/{v}/referencedby`: IDs of referring schemas, ascending;
+/// `deleted`, `offset`, `limit`.
+#[tracing::instrument(name = "get_referenced_by", skip_all, fields(subject = %subject, version = %version))]
+pub async fn get_referenced_by(
+    State(state): State<AppState>,
+    SubjectVersion(subject, version): SubjectVersion,
+    params: Params,
+) -> ApiResult {
+    let selector = parse_version(&version)?;
+    let page = params.page(LIST_LIMIT, LIST_LIMIT)?;
+    let ids = state.registry.referenced_by(&subject, selector, params.flag("deleted")).await?;
+    let ids: Vec<i32> = ids.iter().map(|id| id.0).collect();
+    json(&page.apply(ids))
+}
+
+/// `DELETE /subjects/{s}/versions/{v}`: the deleted version number as a bare JSON int; `permanent`.
+#[tracing::instrument(name = "delete_schema_version", skip_all, fields(subject = %subject, version = %version))]
+pub async fn delete_schema_version(
+    State(state): State<AppState>,
+    SubjectVersion(subject, version): SubjectVersion,
+    params: Params,
+) -> ApiResult {
+    let selector = parse_version(&version)?;
+    let deleted = state.registry.delete_version(&subject, selector, params.flag("permanent")).await?;
+    json(&deleted.0)
+}

@@ -1,0 +1,13 @@
+//! Router tests: `router(MemoryStore)` driven with `oneshot`, asserting statuses, `error_code`s,
+//! JSON field names and content types for every endpoint.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+mod compatibility;
+mod config;
+mod framework;
+mod schemas;
+mod subjects;
+mod versions;
