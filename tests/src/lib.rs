@@ -1,1 +1,191 @@
-//! API test harness (skeleton).
+//! API test harness: serves `registry_http::router` on a real socket over a chosen backend, with a small
+//! typed HTTP client and the macro that instantiates each case once per backend.
+
+pub mod client;
+pub mod schemas;
+
+pub use client::Response;
+
+use registry_core::{MemoryStore, Registry, RegistrySettings, Store};
+use registry_http::AppState;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// Which store the server under test runs on.
+#[derive(Debug, Clone)]
+pub enum Backend {
+    /// `MemoryStore`: nothing survives the harness.
+    Memory,
+    /// `LocalStore` in this directory (the embedded default); data survives a restart on the same directory.
+    Local(PathBuf),
+}
+
+/// Which backend a macro-generated test uses; `Local` gets a fresh temporary directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Memory,
+    Local,
+}
+
+/// A registry served over HTTP on `127.0.0.1:<ephemeral>` inside the test process.
+#[derive(Debug)]
+pub struct Harness {
+    base: String,
+    http: reqwest::Client,
+    backend: Backend,
+    store: Arc<dyn Store>,
+    shutdown: Option<oneshot::Sender<()>>,
+    server: Option<JoinHandle<()>>,
+    _tempdir: Option<tempfile::TempDir>,
+}
+
+impl Harness {
+    /// Opens the backend, builds the router and starts serving. Panics (failing the test) if the store
+    /// cannot be opened or the socket cannot be bound.
+    pub async fn start(backend: Backend) -> Harness {
+        Self::start_with(backend, RegistrySettings::default()).await
+    }
+
+    /// As [`Harness::start`] with explicit registry settings.
+    pub async fn start_with(backend: Backend, settings: RegistrySettings) -> Harness {
+        let store = open_store(&backend);
+        let registry = Registry::new(store.clone(), settings);
+        let app = registry_http::router(AppState { registry });
+        let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
+            Ok(listener) => listener,
+            Err(error) => panic!("cannot bind 127.0.0.1:0: {error}"),
+        };
+        let address: SocketAddr = match listener.local_addr() {
+            Ok(address) => address,
+            Err(error) => panic!("no local address: {error}"),
+        };
+        let (shutdown, stopped) = oneshot::channel::<()>();
+        let server = tokio::spawn(async move {
+            let serving = axum::serve(listener, app).with_graceful_shutdown(async {
+                let _ = stopped.await;
+            });
+            if let Err(error) = serving.await {
+                panic!("server failed: {error}");
+            }
+        });
+        let http = match reqwest::Client::builder().no_proxy().build() {
+            Ok(client) => client,
+            Err(error) => panic!("cannot build the HTTP client: {error}"),
+        };
+        Harness {
+            base: format!("http://{address}"),
+            http,
+            backend,
+            store,
+            shutdown: Some(shutdown),
+            server: Some(server),
+            _tempdir: None,
+        }
+    }
+
+    /// A harness on `kind`, with a fresh temporary directory for `Kind::Local` (removed on drop).
+    pub async fn start_kind(kind: Kind) -> Harness {
+        match kind {
+            Kind::Memory => Harness::start(Backend::Memory).await,
+            Kind::Local => {
+                let dir = match tempfile::tempdir() {
+                    Ok(dir) => dir,
+                    Err(error) => panic!("cannot create a temporary directory: {error}"),
+                };
+                let mut harness = Harness::start(Backend::Local(dir.path().to_path_buf())).await;
+                harness._tempdir = Some(dir);
+                harness
+            }
+        }
+    }
+
+    /// Stops accepting, waits for in-flight requests, and releases the store (so a new harness can
+    /// open the same directory).
+    pub async fn stop(mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(server) = self.server.take()
+            && let Err(error) = server.await
+        {
+            panic!("server task failed: {error}");
+        }
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    /// The backend this harness serves.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// The store under the server, for seeding and for checks the API cannot express.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The underlying HTTP client (no proxy), for requests the typed helpers do not cover.
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(server) = self.server.take() {
+            server.abort();
+        }
+    }
+}
+
+/// Opens the store `backend` names. Panics if the embedded store cannot open its directory.
+pub fn open_store(backend: &Backend) -> Arc<dyn Store> {
+    match backend {
+        Backend::Memory => Arc::new(MemoryStore::new()),
+        Backend::Local(dir) => open_local(dir),
+    }
+}
+
+fn open_local(dir: &Path) -> Arc<dyn Store> {
+    match registry_store_local::LocalStore::open(dir) {
+        Ok(store) => Arc::new(store),
+        Err(error) => panic!("cannot open LocalStore in {}: {error}", dir.display()),
+    }
+}
+
+/// Instantiates each listed `async fn(&Harness)` once per backend, as `memory::<case>` and
+/// `local::<case>`. Use it once per test module, after the cases.
+#[macro_export]
+macro_rules! api_cases {
+    ($($case:ident),* $(,)?) => {
+        mod memory {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let harness = $crate::Harness::start_kind($crate::Kind::Memory).await;
+                    super::$case(&harness).await;
+                    harness.stop().await;
+                }
+            )*
+        }
+        mod local {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let harness = $crate::Harness::start_kind($crate::Kind::Local).await;
+                    super::$case(&harness).await;
+                    harness.stop().await;
+                }
+            )*
+        }
+    };
+}

@@ -1,1 +1,39 @@
-fn main() {}
+//! The `registry` command: parses the command line and runs the chosen subcommand.
+
+mod config;
+mod serve;
+mod store;
+
+use clap::Parser;
+use config::{Cli, Command};
+use std::process::ExitCode;
+use std::time::Instant;
+
+fn main() -> ExitCode {
+    let started = Instant::now();
+    let cli = Cli::parse();
+    init_tracing(&cli.log);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            tracing::error!(%error, "cannot start the async runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = match cli.command {
+        Command::Serve(config) => runtime.block_on(serve::run(config, started)),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!("{error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing(filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(config::DEFAULT_LOG));
+    tracing_subscriber::fmt().with_env_filter(filter).with_target(false).init();
+}

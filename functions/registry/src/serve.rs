@@ -1,0 +1,53 @@
+//! `registry serve`: store → registry → router → HTTP listener, with graceful shutdown.
+
+use crate::config::ServeConfig;
+use crate::store;
+use registry_core::{Registry, RegistrySettings};
+use registry_http::AppState;
+use std::time::Instant;
+use tokio::net::TcpListener;
+
+/// Serves until SIGINT or SIGTERM, then lets in-flight requests finish. Logs one line when the
+/// listener accepts connections, with the time since `started` (process start).
+pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let opened = store::open(&config)?;
+    let settings =
+        RegistrySettings { default_compatibility: config.default_compatibility, ..RegistrySettings::default() };
+    let registry = Registry::new(opened.store, settings);
+    let app = registry_http::router(AppState { registry });
+
+    let address = format!("{}:{}", config.bind, config.port);
+    let listener = TcpListener::bind(&address).await.map_err(|error| format!("cannot listen on {address}: {error}"))?;
+    let local = listener.local_addr()?;
+    tracing::info!("ready on {local} in {} ms (store: {})", started.elapsed().as_millis(), opened.description);
+    axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let interrupt = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::warn!(%error, "cannot listen for SIGINT");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => tracing::info!("SIGINT: shutting down"),
+        () = terminate => tracing::info!("SIGTERM: shutting down"),
+    }
+}

@@ -1,0 +1,24 @@
+//! Opens the configured storage backend. Add a backend by adding one arm to [`open`].
+
+use crate::config::{Backend, ServeConfig};
+use registry_core::{MemoryStore, Store};
+use std::sync::Arc;
+
+/// The opened store and a human-readable description for the ready line.
+pub struct Opened {
+    pub store: Arc<dyn Store>,
+    pub description: String,
+}
+
+/// Opens the backend `config` names. Fails if the embedded store cannot open its directory.
+pub fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Error + Send + Sync>> {
+    let opened = match config.backend {
+        Backend::Embedded => {
+            let store = registry_store_local::LocalStore::open(&config.data_dir)
+                .map_err(|error| format!("cannot open the embedded store in {}: {error}", config.data_dir.display()))?;
+            Opened { store: Arc::new(store), description: format!("embedded {}", config.data_dir.display()) }
+        }
+        Backend::Memory => Opened { store: Arc::new(MemoryStore::new()), description: "memory".to_string() },
+    };
+    Ok(opened)
+}

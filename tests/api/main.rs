@@ -1,0 +1,11 @@
+//! API tests: every case runs over a real socket with a real HTTP client, once per backend.
+
+mod compatibility;
+mod concurrency;
+mod config_mode;
+mod content_types;
+mod errors;
+mod restart;
+mod schemas;
+mod subjects;
+mod versions;
