@@ -3,10 +3,20 @@
 //! Owns the business rules: ID reuse by fingerprint, version numbering, soft/hard delete,
 //! modes, config resolution and compatibility. Retries on `StoreError::Conflict`.
 
-use crate::error::RegistryError;
-use crate::model::{
-    ConfigRecord, DeletedFilter, Mode, SchemaBody, SchemaId, SchemaRecord, Scope, Subject, Version, VersionSelector,
-};
+//!
+//! The operations live in submodules, one per concern: `register` (the write path), `read`
+//! (lookups, listings, by-ID), `delete` (soft/hard deletes), `compatibility` (the check shared by
+//! register and the test endpoint), `config` (config, mode, contexts); `support` holds helpers.
+
+mod compatibility;
+mod config;
+mod delete;
+mod read;
+mod register;
+mod support;
+
+use crate::model::SchemaBody;
+use crate::model::SchemaId;
 use crate::store::Store;
 use registry_schema::{CompatibilityLevel, SchemaReference, SchemaType};
 use std::sync::Arc;
@@ -101,160 +111,5 @@ impl Registry {
     /// The settings in force.
     pub fn settings(&self) -> &RegistrySettings {
         &self.settings
-    }
-}
-
-// The operations below are implemented in the `registry/*.rs` submodules; their signatures are
-// the contract the HTTP layer is written against.
-#[allow(unused_variables)]
-impl Registry {
-    /// `POST /subjects/{s}/versions`. Returns the stored version (existing one when the schema
-    /// is already a live version of the subject).
-    pub async fn register(
-        &self,
-        subject: &str,
-        schema: NewSchema,
-        options: RegisterOptions,
-    ) -> Result<SchemaRecord, RegistryError> {
-        todo!()
-    }
-
-    /// `POST /subjects/{s}`: the version of `subject` whose schema matches.
-    pub async fn lookup(
-        &self,
-        subject: &str,
-        schema: NewSchema,
-        options: LookupOptions,
-    ) -> Result<SchemaRecord, RegistryError> {
-        todo!()
-    }
-
-    /// `GET /schemas/ids/{id}`: resolvable while any row (live or soft-deleted) carries it.
-    pub async fn schema_by_id(&self, id: i32) -> Result<SchemaById, RegistryError> {
-        todo!()
-    }
-
-    /// The greatest ID ever allocated (`fetchMaxId`).
-    pub async fn max_id(&self) -> Result<Option<SchemaId>, RegistryError> {
-        todo!()
-    }
-
-    /// `GET /schemas/ids/{id}/subjects`: sorted, distinct.
-    pub async fn subjects_for_id(&self, id: i32, include_deleted: bool) -> Result<Vec<Subject>, RegistryError> {
-        todo!()
-    }
-
-    /// `GET /schemas/ids/{id}/versions`: (subject, version) pairs sorted.
-    pub async fn versions_for_id(
-        &self,
-        id: i32,
-        include_deleted: bool,
-    ) -> Result<Vec<(Subject, Version)>, RegistryError> {
-        todo!()
-    }
-
-    /// `GET /schemas`.
-    pub async fn schemas(&self, query: &SchemasQuery) -> Result<Vec<SchemaRecord>, RegistryError> {
-        todo!()
-    }
-
-    /// `GET /subjects`: one page (ascending, after `after`, at most `limit`).
-    pub async fn subjects_page(
-        &self,
-        prefix: &str,
-        filter: DeletedFilter,
-        after: Option<&Subject>,
-        limit: usize,
-    ) -> Result<Vec<Subject>, RegistryError> {
-        todo!()
-    }
-
-    /// `GET /subjects/{s}/versions`: ascending. 40401 when none is visible under `filter`.
-    pub async fn version_numbers(&self, subject: &str, filter: DeletedFilter) -> Result<Vec<Version>, RegistryError> {
-        todo!()
-    }
-
-    /// `GET /subjects/{s}/versions/{v}`.
-    pub async fn version(
-        &self,
-        subject: &str,
-        version: VersionSelector,
-        include_deleted: bool,
-    ) -> Result<SchemaRecord, RegistryError> {
-        todo!()
-    }
-
-    /// `GET /subjects/{s}/versions/{v}/referencedby`: IDs, ascending.
-    pub async fn referenced_by(
-        &self,
-        subject: &str,
-        version: VersionSelector,
-        include_deleted: bool,
-    ) -> Result<Vec<SchemaId>, RegistryError> {
-        todo!()
-    }
-
-    /// `DELETE /subjects/{s}/versions/{v}`: the deleted version number.
-    pub async fn delete_version(
-        &self,
-        subject: &str,
-        version: VersionSelector,
-        permanent: bool,
-    ) -> Result<Version, RegistryError> {
-        todo!()
-    }
-
-    /// `DELETE /subjects/{s}`: the deleted version numbers.
-    pub async fn delete_subject(&self, subject: &str, permanent: bool) -> Result<Vec<Version>, RegistryError> {
-        todo!()
-    }
-
-    /// `POST /compatibility/subjects/{s}/versions[/{v}]`. `version = None` checks against all
-    /// live versions honouring transitive levels.
-    pub async fn test_compatibility(
-        &self,
-        subject: &str,
-        version: Option<VersionSelector>,
-        schema: NewSchema,
-        normalize: bool,
-        verbose: bool,
-    ) -> Result<CompatibilityReport, RegistryError> {
-        todo!()
-    }
-
-    /// `GET /config[/{s}]`. For a subject without its own config: 40408, or with
-    /// `default_to_global` the effective config.
-    pub async fn config(&self, scope: &Scope, default_to_global: bool) -> Result<ConfigRecord, RegistryError> {
-        todo!()
-    }
-
-    /// `PUT /config[/{s}]`: stores and returns the new config.
-    pub async fn set_config(&self, scope: &Scope, config: ConfigRecord) -> Result<ConfigRecord, RegistryError> {
-        todo!()
-    }
-
-    /// `DELETE /config[/{s}]`: returns the removed config (40401 for a subject with none).
-    pub async fn delete_config(&self, scope: &Scope) -> Result<ConfigRecord, RegistryError> {
-        todo!()
-    }
-
-    /// `GET /mode[/{s}]`. For a subject without its own mode: 40409, or the effective mode.
-    pub async fn mode(&self, scope: &Scope, default_to_global: bool) -> Result<Mode, RegistryError> {
-        todo!()
-    }
-
-    /// `PUT /mode[/{s}]`: `force` allows IMPORT while live versions exist.
-    pub async fn set_mode(&self, scope: &Scope, mode: Mode, force: bool) -> Result<Mode, RegistryError> {
-        todo!()
-    }
-
-    /// `DELETE /mode[/{s}]`: returns the removed mode (40401 for a subject with none).
-    pub async fn delete_mode(&self, scope: &Scope) -> Result<Mode, RegistryError> {
-        todo!()
-    }
-
-    /// `GET /contexts`.
-    pub async fn contexts(&self) -> Result<Vec<String>, RegistryError> {
-        todo!()
     }
 }

@@ -1,0 +1,107 @@
+//! Compatibility config, modes and contexts, per subject and global.
+
+use super::Registry;
+use super::support::subject_not_found;
+use crate::error::RegistryError;
+use crate::model::{ConfigRecord, DeletedFilter, Mode, Scope};
+
+impl Registry {
+    /// `GET /config[/{s}]`. Global: the stored config with the server default filled in. A
+    /// subject's own config as stored; without one 40408, or with `default_to_global` the
+    /// effective config (subject fields over global over the server default).
+    pub async fn config(&self, scope: &Scope, default_to_global: bool) -> Result<ConfigRecord, RegistryError> {
+        let global = self.store.get_config(&Scope::Global).await?.unwrap_or_default();
+        let global = ConfigRecord {
+            compatibility_level: global.compatibility_level.or(Some(self.settings.default_compatibility)),
+            normalize: global.normalize,
+        };
+        let Scope::Subject(subject) = scope else {
+            return Ok(global);
+        };
+        match self.store.get_config(scope).await? {
+            Some(own) if default_to_global => Ok(ConfigRecord {
+                compatibility_level: own.compatibility_level.or(global.compatibility_level),
+                normalize: own.normalize.or(global.normalize),
+            }),
+            Some(own) => Ok(own),
+            None if default_to_global => Ok(global),
+            None => Err(RegistryError::SubjectConfigNotFound { subject: subject.to_string() }),
+        }
+    }
+
+    /// `PUT /config[/{s}]`: replaces the config at `scope` and returns it. Allowed for subjects
+    /// without versions; 42205 while the scope is read-only.
+    pub async fn set_config(&self, scope: &Scope, config: ConfigRecord) -> Result<ConfigRecord, RegistryError> {
+        self.ensure_writable(scope_subject(scope)).await?;
+        self.store.put_config(scope, &config).await?;
+        Ok(config)
+    }
+
+    /// `DELETE /config[/{s}]`: the removed config. A subject without one is 40401; the global
+    /// config reverts to the server default (the previous one, or the default, is returned).
+    /// 42205 while the scope is read-only.
+    pub async fn delete_config(&self, scope: &Scope) -> Result<ConfigRecord, RegistryError> {
+        self.ensure_writable(scope_subject(scope)).await?;
+        match (self.store.delete_config(scope).await?, scope) {
+            (Some(previous), _) => Ok(previous),
+            (None, Scope::Subject(subject)) => Err(subject_not_found(subject)),
+            (None, Scope::Global) => {
+                Ok(ConfigRecord { compatibility_level: Some(self.settings.default_compatibility), normalize: None })
+            }
+        }
+    }
+
+    /// `GET /mode[/{s}]`. Global: the stored mode or READWRITE. A subject's own mode; without
+    /// one 40409, or with `default_to_global` the effective mode.
+    pub async fn mode(&self, scope: &Scope, default_to_global: bool) -> Result<Mode, RegistryError> {
+        match scope {
+            Scope::Global => Ok(self.store.get_mode(scope).await?.unwrap_or_default()),
+            Scope::Subject(subject) => match self.store.get_mode(scope).await? {
+                Some(mode) => Ok(mode),
+                None if default_to_global => self.effective_mode(Some(subject)).await,
+                None => Err(RegistryError::SubjectModeNotFound { subject: subject.to_string() }),
+            },
+        }
+    }
+
+    /// `PUT /mode[/{s}]`: stores and returns `mode`. IMPORT is refused with 42205 `Cannot
+    /// import since found existing subjects` while the scope has live versions, unless `force`.
+    pub async fn set_mode(&self, scope: &Scope, mode: Mode, force: bool) -> Result<Mode, RegistryError> {
+        if mode == Mode::Import && !force && self.has_live_versions(scope).await? {
+            return Err(RegistryError::OperationNotPermitted {
+                message: "Cannot import since found existing subjects".to_string(),
+            });
+        }
+        self.store.put_mode(scope, mode).await?;
+        Ok(mode)
+    }
+
+    /// `DELETE /mode[/{s}]`: the removed mode (allowed while read-only). A subject without one
+    /// is 40401; the global mode reverts to READWRITE.
+    pub async fn delete_mode(&self, scope: &Scope) -> Result<Mode, RegistryError> {
+        match (self.store.delete_mode(scope).await?, scope) {
+            (Some(previous), _) => Ok(previous),
+            (None, Scope::Subject(subject)) => Err(subject_not_found(subject)),
+            (None, Scope::Global) => Ok(Mode::ReadWrite),
+        }
+    }
+
+    /// `GET /contexts`: only the default context `.` (named contexts are not supported).
+    pub async fn contexts(&self) -> Result<Vec<String>, RegistryError> {
+        Ok(vec![".".to_string()])
+    }
+
+    async fn has_live_versions(&self, scope: &Scope) -> Result<bool, RegistryError> {
+        Ok(match scope {
+            Scope::Global => !self.store.list_subjects("", DeletedFilter::LiveOnly, None, 1).await?.is_empty(),
+            Scope::Subject(subject) => self.rows(subject).await?.iter().any(|r| !r.deleted),
+        })
+    }
+}
+
+fn scope_subject(scope: &Scope) -> Option<&crate::model::Subject> {
+    match scope {
+        Scope::Global => None,
+        Scope::Subject(subject) => Some(subject),
+    }
+}

@@ -1,0 +1,204 @@
+//! Read operations: lookup, by-ID queries, listings and single versions. Never write.
+
+use super::support::{latest_live, subject_not_found, version_not_found, visible};
+use super::{LookupOptions, NewSchema, Registry, SchemaById, SchemasQuery};
+use crate::error::RegistryError;
+use crate::model::{DeletedFilter, SchemaId, SchemaRecord, Subject, Version, VersionRow, VersionSelector};
+use registry_schema::Validation;
+
+/// Default and maximum page of `GET /schemas` (Confluent's `schema.search.*.limit`).
+const SCHEMAS_LIMIT: usize = 1000;
+
+impl Registry {
+    /// `POST /subjects/{s}`: the highest visible version of `subject` whose schema (text,
+    /// references, metadata, rule set) matches. 40401 when no version is visible under
+    /// `include_deleted`, 42201 when the posted schema does not parse, 40403 when nothing matches.
+    pub async fn lookup(
+        &self,
+        subject: &str,
+        schema: NewSchema,
+        options: LookupOptions,
+    ) -> Result<SchemaRecord, RegistryError> {
+        let subject = Subject::new(subject)?;
+        let rows = self.rows(&subject).await?;
+        let candidates: Vec<&VersionRow> = visible(&rows, options.include_deleted).collect();
+        if candidates.is_empty() {
+            return Err(subject_not_found(&subject));
+        }
+        let text = schema.schema.as_deref().filter(|s| !s.trim().is_empty());
+        let Some(text) = text else {
+            return Err(RegistryError::InvalidSchema { reason: "Empty schema".to_string() });
+        };
+        let normalize = options.normalize || self.effective_config(Some(&subject)).await?.normalize;
+        let (_, body) = self.parse_new(&schema, text, Validation::Lenient, normalize).await?;
+        let fingerprint = body.fingerprint();
+        match candidates.iter().rev().find(|r| r.fingerprint == fingerprint) {
+            Some(row) => self.record(row).await,
+            None => Err(RegistryError::SchemaNotFound),
+        }
+    }
+
+    /// `GET /schemas/ids/{id}`: resolvable while any row (live or soft-deleted) carries it;
+    /// 40403 `Schema N not found` otherwise (also after every such row was hard-deleted).
+    pub async fn schema_by_id(&self, id: i32) -> Result<SchemaById, RegistryError> {
+        let schema_id = SchemaId(id);
+        if id < 1 || self.store.rows_with_id(schema_id).await?.is_empty() {
+            return Err(RegistryError::SchemaIdNotFound { id });
+        }
+        let Some(fingerprint) = self.store.fingerprint_for_id(schema_id).await? else {
+            return Err(RegistryError::SchemaIdNotFound { id });
+        };
+        Ok(SchemaById { id: schema_id, body: self.body(&fingerprint).await? })
+    }
+
+    /// The greatest ID ever allocated or imported (`fetchMaxId`).
+    pub async fn max_id(&self) -> Result<Option<SchemaId>, RegistryError> {
+        Ok(self.store.max_id().await?)
+    }
+
+    /// `GET /schemas/ids/{id}/subjects`: sorted, distinct. 40403 `Schema not found` for an
+    /// unknown ID; `[]` when every row is soft-deleted and `include_deleted` is false.
+    pub async fn subjects_for_id(&self, id: i32, include_deleted: bool) -> Result<Vec<Subject>, RegistryError> {
+        let mut subjects: Vec<Subject> =
+            self.versions_for_id(id, include_deleted).await?.into_iter().map(|(s, _)| s).collect();
+        subjects.dedup();
+        Ok(subjects)
+    }
+
+    /// `GET /schemas/ids/{id}/versions`: (subject, version) pairs sorted; errors as
+    /// [`Registry::subjects_for_id`].
+    pub async fn versions_for_id(
+        &self,
+        id: i32,
+        include_deleted: bool,
+    ) -> Result<Vec<(Subject, Version)>, RegistryError> {
+        let rows = if id < 1 { Vec::new() } else { self.store.rows_with_id(SchemaId(id)).await? };
+        if rows.is_empty() {
+            return Err(RegistryError::SchemaNotFound);
+        }
+        let mut pairs: Vec<(Subject, Version)> =
+            visible(&rows, include_deleted).map(|r| (r.subject.clone(), r.version)).collect();
+        pairs.sort();
+        Ok(pairs)
+    }
+
+    /// `GET /schemas`: versions of subjects starting with `subject_prefix`, sorted by subject
+    /// then version; soft-deleted ones only with `include_deleted`; with `latest_only` the
+    /// highest included version per subject. `offset` skips, `limit` 0 or above 1000 means 1000.
+    pub async fn schemas(&self, query: &SchemasQuery) -> Result<Vec<SchemaRecord>, RegistryError> {
+        let limit = if query.limit == 0 || query.limit > SCHEMAS_LIMIT { SCHEMAS_LIMIT } else { query.limit };
+        let filter = if query.include_deleted { DeletedFilter::IncludeDeleted } else { DeletedFilter::LiveOnly };
+        let mut skipped = 0usize;
+        let mut out = Vec::new();
+        let mut after: Option<Subject> = None;
+        loop {
+            let page = self.store.list_subjects(&query.subject_prefix, filter, after.as_ref(), SCHEMAS_LIMIT).await?;
+            let Some(last) = page.last().cloned() else {
+                return Ok(out);
+            };
+            for subject in &page {
+                let rows = self.rows(subject).await?;
+                let mut included: Vec<&VersionRow> = visible(&rows, query.include_deleted).collect();
+                if query.latest_only {
+                    included = included.pop().into_iter().collect();
+                }
+                for row in included {
+                    if skipped < query.offset {
+                        skipped += 1;
+                        continue;
+                    }
+                    out.push(self.record(row).await?);
+                    if out.len() >= limit {
+                        return Ok(out);
+                    }
+                }
+            }
+            after = Some(last);
+        }
+    }
+
+    /// `GET /subjects`: one page of subject names (ascending, after `after`, at most `limit`).
+    /// A subject exists while it has a row; `filter` chooses live, all, or all-deleted ones.
+    pub async fn subjects_page(
+        &self,
+        prefix: &str,
+        filter: DeletedFilter,
+        after: Option<&Subject>,
+        limit: usize,
+    ) -> Result<Vec<Subject>, RegistryError> {
+        Ok(self.store.list_subjects(prefix, filter, after, limit).await?)
+    }
+
+    /// `GET /subjects/{s}/versions`: ascending version numbers visible under `filter`
+    /// (live, all, or only soft-deleted). 40401 when none is visible.
+    pub async fn version_numbers(&self, subject: &str, filter: DeletedFilter) -> Result<Vec<Version>, RegistryError> {
+        let subject = Subject::new(subject)?;
+        let rows = self.rows(&subject).await?;
+        let numbers: Vec<Version> = rows
+            .iter()
+            .filter(|r| match filter {
+                DeletedFilter::LiveOnly => !r.deleted,
+                DeletedFilter::IncludeDeleted => true,
+                DeletedFilter::DeletedOnly => r.deleted,
+            })
+            .map(|r| r.version)
+            .collect();
+        if numbers.is_empty() {
+            return Err(subject_not_found(&subject));
+        }
+        Ok(numbers)
+    }
+
+    /// `GET /subjects/{s}/versions/{v}`. 40401 when the subject has no version visible under
+    /// `include_deleted`; 40402 when the version is missing (or soft-deleted without
+    /// `include_deleted`). `latest` is the highest live version even with `include_deleted`,
+    /// so an all-deleted subject answers 40402 `Version -1 not found.` there.
+    pub async fn version(
+        &self,
+        subject: &str,
+        version: VersionSelector,
+        include_deleted: bool,
+    ) -> Result<SchemaRecord, RegistryError> {
+        let subject = Subject::new(subject)?;
+        let rows = self.rows(&subject).await?;
+        if visible(&rows, include_deleted).next().is_none() {
+            return Err(subject_not_found(&subject));
+        }
+        let row = match version {
+            VersionSelector::Latest => latest_live(&rows),
+            VersionSelector::Number(number) => visible(&rows, include_deleted).find(|r| r.version == number),
+        };
+        match row {
+            Some(row) => self.record(row).await,
+            None => Err(version_not_found(&subject, version)),
+        }
+    }
+
+    /// `GET /subjects/{s}/versions/{v}/referencedby`: IDs of schemas referencing that version,
+    /// ascending and distinct. The target resolves as with `deleted=true` (40401 without rows,
+    /// 40402 missing); referrers that are soft-deleted count only with `include_deleted`.
+    pub async fn referenced_by(
+        &self,
+        subject: &str,
+        version: VersionSelector,
+        include_deleted: bool,
+    ) -> Result<Vec<SchemaId>, RegistryError> {
+        let subject = Subject::new(subject)?;
+        let rows = self.rows(&subject).await?;
+        if rows.is_empty() {
+            return Err(subject_not_found(&subject));
+        }
+        let target = match version {
+            VersionSelector::Latest => latest_live(&rows),
+            VersionSelector::Number(number) => rows.iter().find(|r| r.version == number),
+        };
+        let Some(target) = target else {
+            return Err(version_not_found(&subject, version));
+        };
+        let referrers = self.store.referrers(&subject, target.version).await?;
+        let mut ids: Vec<SchemaId> = visible(&referrers, include_deleted).map(|r| r.id).collect();
+        ids.sort();
+        ids.dedup();
+        Ok(ids)
+    }
+}

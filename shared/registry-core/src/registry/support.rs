@@ -1,0 +1,251 @@
+//! Helpers shared by the registry operations: subject rows, bodies, effective config and mode,
+//! reference resolution, parsing, and Confluent's message texts.
+
+use super::{NewSchema, Registry};
+use crate::error::RegistryError;
+use crate::model::{Mode, SchemaBody, SchemaRecord, Scope, Subject, Version, VersionRow, VersionSelector};
+use crate::store::StoreError;
+use registry_schema::{CompatibilityLevel, Dependency, Fingerprint, ParsedSchema, SchemaReference, Validation};
+use std::collections::{HashMap, HashSet};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// How many times a write path re-reads and retries after losing a conditional write. Each
+/// loss means another writer made progress, so this bounds work, not correctness.
+pub(super) const MAX_ATTEMPTS: usize = 512;
+
+/// Largest reference closure we resolve (guards against hostile or corrupt reference graphs).
+const MAX_DEPENDENCIES: usize = 10_000;
+
+/// The effective compatibility settings of a subject.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Effective {
+    pub level: CompatibilityLevel,
+    pub normalize: bool,
+}
+
+impl Registry {
+    /// Every row of `subject`, ascending.
+    pub(super) async fn rows(&self, subject: &Subject) -> Result<Vec<VersionRow>, RegistryError> {
+        Ok(self.store.versions(subject).await?)
+    }
+
+    /// The body a row points at. A row without its body is corrupt storage (bodies are written first).
+    pub(super) async fn body(&self, fingerprint: &Fingerprint) -> Result<SchemaBody, RegistryError> {
+        match self.store.get_body(fingerprint).await? {
+            Some(body) => Ok(body),
+            None => Err(StoreError::Corrupt(format!("schema body {fingerprint} is missing")).into()),
+        }
+    }
+
+    /// A row with its body.
+    pub(super) async fn record(&self, row: &VersionRow) -> Result<SchemaRecord, RegistryError> {
+        Ok(SchemaRecord {
+            subject: row.subject.clone(),
+            version: row.version,
+            id: row.id,
+            body: self.body(&row.fingerprint).await?,
+            deleted: row.deleted,
+            registered_at_ms: row.registered_at_ms,
+        })
+    }
+
+    /// Level and normalize flag: subject config, then global config, then the server default.
+    pub(super) async fn effective_config(&self, subject: Option<&Subject>) -> Result<Effective, RegistryError> {
+        let own = match subject {
+            Some(subject) => self.store.get_config(&Scope::Subject(subject.clone())).await?,
+            None => None,
+        };
+        let global = self.store.get_config(&Scope::Global).await?;
+        let level = own
+            .as_ref()
+            .and_then(|c| c.compatibility_level)
+            .or_else(|| global.as_ref().and_then(|c| c.compatibility_level))
+            .unwrap_or(self.settings.default_compatibility);
+        let normalize = own
+            .as_ref()
+            .and_then(|c| c.normalize)
+            .or_else(|| global.as_ref().and_then(|c| c.normalize))
+            .unwrap_or(false);
+        Ok(Effective { level, normalize })
+    }
+
+    /// Mode: a global READONLY_OVERRIDE wins; else subject mode, then global mode, then READWRITE.
+    pub(super) async fn effective_mode(&self, subject: Option<&Subject>) -> Result<Mode, RegistryError> {
+        let global = self.store.get_mode(&Scope::Global).await?;
+        if global == Some(Mode::ReadOnlyOverride) {
+            return Ok(Mode::ReadOnlyOverride);
+        }
+        let own = match subject {
+            Some(subject) => self.store.get_mode(&Scope::Subject(subject.clone())).await?,
+            None => None,
+        };
+        Ok(own.or(global).unwrap_or_default())
+    }
+
+    /// 42205 when `subject` (or the registry, for `None`) is read-only.
+    pub(super) async fn ensure_writable(&self, subject: Option<&Subject>) -> Result<(), RegistryError> {
+        match self.effective_mode(subject).await? {
+            Mode::ReadOnly | Mode::ReadOnlyOverride => Err(read_only(subject)),
+            Mode::ReadWrite | Mode::Import => Ok(()),
+        }
+    }
+
+    /// The flattened reference closure of `references`, dependency order, without duplicates.
+    /// With `require_live` the direct references must exist and be live (42201 otherwise);
+    /// nested ones were checked when their referrer was registered and may since be soft-deleted.
+    pub(super) async fn dependencies(
+        &self,
+        references: &[SchemaReference],
+        require_live: bool,
+    ) -> Result<Vec<Dependency>, RegistryError> {
+        let mut out = Vec::new();
+        let mut done: HashSet<(String, i32)> = HashSet::new();
+        let mut bodies: HashMap<(String, i32), SchemaBody> = HashMap::new();
+        let mut stack: Vec<(SchemaReference, bool, bool)> =
+            references.iter().rev().map(|r| (r.clone(), false, require_live)).collect();
+        let mut steps = 0usize;
+        while let Some((reference, expanded, direct)) = stack.pop() {
+            steps += 1;
+            if steps > MAX_DEPENDENCIES {
+                return Err(RegistryError::InvalidSchema { reason: "Too many schema references".to_string() });
+            }
+            let key = (reference.subject.clone(), reference.version);
+            if expanded {
+                if done.insert(key.clone())
+                    && let Some(body) = bodies.get(&key)
+                {
+                    out.push(Dependency {
+                        name: reference.name.clone(),
+                        schema_type: body.schema_type,
+                        schema: body.schema.clone(),
+                    });
+                }
+                continue;
+            }
+            if done.contains(&key) {
+                continue;
+            }
+            let body = match bodies.get(&key) {
+                Some(body) => body.clone(),
+                None => {
+                    let body = self.referenced_body(&reference, direct).await?;
+                    bodies.insert(key, body.clone());
+                    body
+                }
+            };
+            stack.push((reference, true, direct));
+            stack.extend(body.references.iter().rev().map(|r| (r.clone(), false, false)));
+        }
+        Ok(out)
+    }
+
+    async fn referenced_body(
+        &self,
+        reference: &SchemaReference,
+        must_be_live: bool,
+    ) -> Result<SchemaBody, RegistryError> {
+        let invalid = || RegistryError::InvalidSchema {
+            reason: format!(
+                "Invalid schema: reference {} to subject '{}' version {} does not exist",
+                reference.name, reference.subject, reference.version
+            ),
+        };
+        let subject = Subject::new(reference.subject.clone()).map_err(|_| invalid())?;
+        let rows = self.rows(&subject).await?;
+        let row = match reference.version {
+            -1 => rows.iter().rev().find(|r| !r.deleted),
+            version => rows.iter().find(|r| r.version == Version(version) && (!must_be_live || !r.deleted)),
+        };
+        match row {
+            Some(row) => self.body(&row.fingerprint).await,
+            None => Err(invalid()),
+        }
+    }
+
+    /// Parses a posted schema (non-empty text) with its references resolved into the body to store.
+    pub(super) async fn parse_new(
+        &self,
+        schema: &NewSchema,
+        text: &str,
+        validation: Validation,
+        normalize: bool,
+    ) -> Result<(ParsedSchema, SchemaBody), RegistryError> {
+        let dependencies = self.dependencies(&schema.references, true).await?;
+        let parsed = ParsedSchema::parse(schema.schema_type, text, &dependencies, validation, normalize)?;
+        let body = SchemaBody {
+            schema_type: schema.schema_type,
+            schema: parsed.canonical_text().to_string(),
+            references: schema.references.clone(),
+            metadata: schema.metadata.clone(),
+            rule_set: schema.rule_set.clone(),
+        };
+        Ok((parsed, body))
+    }
+
+    /// Re-parses a stored body leniently with its own dependencies (for compatibility checks).
+    pub(super) async fn parse_stored(&self, body: &SchemaBody) -> Result<ParsedSchema, RegistryError> {
+        let dependencies = self.dependencies(&body.references, false).await?;
+        ParsedSchema::parse(body.schema_type, &body.schema, &dependencies, Validation::Lenient, false)
+            .map_err(|e| StoreError::Corrupt(format!("stored schema does not parse: {e}")).into())
+    }
+}
+
+/// The rows visible with or without soft-deleted ones.
+pub(super) fn visible(rows: &[VersionRow], include_deleted: bool) -> impl Iterator<Item = &VersionRow> {
+    rows.iter().filter(move |r| include_deleted || !r.deleted)
+}
+
+/// The highest live row.
+pub(super) fn latest_live(rows: &[VersionRow]) -> Option<&VersionRow> {
+    rows.iter().rev().find(|r| !r.deleted)
+}
+
+/// The number Confluent prints for a selector in 40402 texts (`latest` is -1).
+pub(super) fn selector_text(selector: VersionSelector) -> String {
+    match selector {
+        VersionSelector::Latest => "-1".to_string(),
+        VersionSelector::Number(v) => v.to_string(),
+    }
+}
+
+/// 40401.
+pub(super) fn subject_not_found(subject: &Subject) -> RegistryError {
+    RegistryError::SubjectNotFound { subject: subject.to_string() }
+}
+
+/// 40402.
+pub(super) fn version_not_found(subject: &Subject, selector: VersionSelector) -> RegistryError {
+    RegistryError::VersionNotFound { subject: subject.to_string(), version: selector_text(selector) }
+}
+
+fn subject_label(subject: Option<&Subject>) -> &str {
+    subject.map_or("__GLOBAL", Subject::as_str)
+}
+
+/// 42205 `Subject X in context . is in read-only mode`.
+pub(super) fn read_only(subject: Option<&Subject>) -> RegistryError {
+    let message = format!("Subject {} in context . is in read-only mode", subject_label(subject));
+    RegistryError::OperationNotPermitted { message }
+}
+
+/// 42205 `Subject X in context . is not in import mode`.
+pub(super) fn not_import(subject: &Subject) -> RegistryError {
+    RegistryError::OperationNotPermitted { message: format!("Subject {subject} in context . is not in import mode") }
+}
+
+/// 42205 `Subject X in context . is not in read-write mode`.
+pub(super) fn not_read_write(subject: &Subject) -> RegistryError {
+    RegistryError::OperationNotPermitted {
+        message: format!("Subject {subject} in context . is not in read-write mode"),
+    }
+}
+
+/// 42206 for (subject, version), with Confluent's SchemaKey text.
+pub(super) fn reference_exists(subject: &Subject, version: Version) -> RegistryError {
+    RegistryError::ReferenceExists { key: format!("{{magic=1,keytype=SCHEMA,subject={subject},version={version}}}") }
+}
+
+/// Milliseconds since the Unix epoch.
+pub(super) fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)).unwrap_or(0)
+}

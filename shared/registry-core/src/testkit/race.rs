@@ -1,0 +1,146 @@
+//! RACE section: many tokio tasks register through one [`Registry`] at once; afterwards IDs are
+//! unique per schema, the same schema has one ID everywhere, and versions are dense per subject.
+
+use super::{unique_name, unique_subject};
+use crate::model::{ConfigRecord, SchemaId, SchemaRecord, Scope, Subject};
+use crate::registry::{NewSchema, RegisterOptions, Registry, RegistrySettings};
+use crate::store::Store;
+use registry_schema::CompatibilityLevel;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+fn schema_text(tag: &str) -> String {
+    let name: String = tag.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    format!(r#"{{"type":"record","name":"Race_{name}","fields":[{{"name":"f","type":"string"}}]}}"#)
+}
+
+fn new_schema(text: &str) -> NewSchema {
+    NewSchema { schema: Some(text.to_string()), ..NewSchema::default() }
+}
+
+/// Sets level NONE on `subject` so unrelated schemas may follow each other.
+async fn allow_anything(store: &dyn Store, subject: &Subject) {
+    let none = ConfigRecord { compatibility_level: Some(CompatibilityLevel::None), normalize: None };
+    store.put_config(&Scope::Subject(subject.clone()), &none).await.expect("put_config");
+}
+
+async fn register_all(registry: &Registry, jobs: Vec<(Subject, String)>) -> Vec<(Subject, String, SchemaRecord)> {
+    let tasks: Vec<_> = jobs
+        .into_iter()
+        .map(|(subject, text)| {
+            let registry = registry.clone();
+            tokio::spawn(async move {
+                let record = registry
+                    .register(subject.as_str(), new_schema(&text), RegisterOptions::default())
+                    .await
+                    .unwrap_or_else(|e| panic!("race: register {subject} failed: {e}"));
+                (subject, text, record)
+            })
+        })
+        .collect();
+    let mut results = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        results.push(task.await.expect("race task panicked"));
+    }
+    results
+}
+
+async fn assert_dense(store: &dyn Store, subject: &Subject, expected: usize) {
+    let rows = store.versions(subject).await.expect("versions");
+    let numbers: Vec<i32> = rows.iter().map(|r| r.version.0).collect();
+    let dense: Vec<i32> = (1..=expected as i32).collect();
+    assert_eq!(numbers, dense, "race: versions of {subject} must be dense");
+    assert!(rows.iter().all(|r| !r.deleted), "race: no row is deleted");
+}
+
+/// One ID per schema text, distinct texts never share one; every returned record matches its row.
+async fn assert_ids_consistent(store: &dyn Store, results: &[(Subject, String, SchemaRecord)]) -> usize {
+    let mut by_text: BTreeMap<&str, SchemaId> = BTreeMap::new();
+    for (subject, text, record) in results {
+        let first = *by_text.entry(text.as_str()).or_insert(record.id);
+        assert_eq!(first, record.id, "race: the same schema got two ids");
+        assert_eq!(&record.subject, subject, "race: record names its subject");
+        let stored = store.get_version(subject, record.version).await.expect("get_version");
+        let stored = stored.unwrap_or_else(|| panic!("race: {subject} v{} missing", record.version));
+        assert_eq!(stored.id, record.id, "race: the returned id is the stored one");
+    }
+    let distinct: BTreeSet<SchemaId> = by_text.values().copied().collect();
+    assert_eq!(distinct.len(), by_text.len(), "race: different schemas must get different ids");
+    distinct.len()
+}
+
+/// `tasks` registrations of one schema into one subject: one ID, one version.
+pub async fn race_same_schema_one_subject(store: Arc<dyn Store>, tasks: usize) {
+    let registry = Registry::new(store.clone(), RegistrySettings::default());
+    let subject = unique_subject("race-same");
+    let text = schema_text(&unique_name("race-same"));
+    let results = register_all(&registry, (0..tasks).map(|_| (subject.clone(), text.clone())).collect()).await;
+    assert_ids_consistent(store.as_ref(), &results).await;
+    assert!(results.iter().all(|(_, _, r)| r.version.0 == 1), "race: every caller sees version 1");
+    assert_dense(store.as_ref(), &subject, 1).await;
+}
+
+/// One schema into `tasks` subjects at once: one ID everywhere, version 1 in each subject.
+pub async fn race_same_schema_many_subjects(store: Arc<dyn Store>, tasks: usize) {
+    let registry = Registry::new(store.clone(), RegistrySettings::default());
+    let text = schema_text(&unique_name("race-shared"));
+    let jobs: Vec<_> = (0..tasks).map(|_| (unique_subject("race-shared"), text.clone())).collect();
+    let results = register_all(&registry, jobs).await;
+    assert_eq!(assert_ids_consistent(store.as_ref(), &results).await, 1);
+    for (subject, _, _) in &results {
+        assert_dense(store.as_ref(), subject, 1).await;
+    }
+}
+
+/// `tasks` different schemas into one subject: distinct IDs, versions exactly 1..=tasks.
+pub async fn race_different_schemas_one_subject(store: Arc<dyn Store>, tasks: usize) {
+    let registry = Registry::new(store.clone(), RegistrySettings::default());
+    let subject = unique_subject("race-many");
+    allow_anything(store.as_ref(), &subject).await;
+    let jobs: Vec<_> = (0..tasks).map(|i| (subject.clone(), schema_text(&unique_name(&format!("m{i}"))))).collect();
+    let results = register_all(&registry, jobs).await;
+    assert_eq!(assert_ids_consistent(store.as_ref(), &results).await, tasks);
+    let versions: BTreeSet<i32> = results.iter().map(|(_, _, r)| r.version.0).collect();
+    assert_eq!(versions.len(), tasks, "race: each registration got its own version");
+    assert_dense(store.as_ref(), &subject, tasks).await;
+}
+
+/// `tasks` tasks each register `schemas` schemas into one shared subject and into their own
+/// subject, in rotated order: per schema one ID, and dense versions everywhere.
+pub async fn race_mixed(store: Arc<dyn Store>, tasks: usize, schemas: usize) {
+    let registry = Registry::new(store.clone(), RegistrySettings::default());
+    let shared = unique_subject("race-mixed");
+    allow_anything(store.as_ref(), &shared).await;
+    let texts: Vec<String> = (0..schemas).map(|i| schema_text(&unique_name(&format!("x{i}")))).collect();
+    let mut own = Vec::new();
+    for _ in 0..tasks {
+        let subject = unique_subject("race-own");
+        allow_anything(store.as_ref(), &subject).await;
+        own.push(subject);
+    }
+    let handles: Vec<_> = own
+        .iter()
+        .enumerate()
+        .map(|(t, subject)| {
+            let (registry, shared, subject, texts) = (registry.clone(), shared.clone(), subject.clone(), texts.clone());
+            tokio::spawn(async move {
+                let mut jobs = Vec::new();
+                for k in 0..texts.len() {
+                    let text = &texts[(t + k) % texts.len()];
+                    jobs.push((shared.clone(), text.clone()));
+                    jobs.push((subject.clone(), text.clone()));
+                }
+                register_all(&registry, jobs).await
+            })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for handle in handles {
+        results.extend(handle.await.expect("race task panicked"));
+    }
+    assert_eq!(assert_ids_consistent(store.as_ref(), &results).await, schemas);
+    assert_dense(store.as_ref(), &shared, schemas).await;
+    for subject in &own {
+        assert_dense(store.as_ref(), subject, schemas).await;
+    }
+}

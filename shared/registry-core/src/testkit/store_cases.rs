@@ -1,0 +1,266 @@
+//! Conformance cases for each [`Store`] method, one pub fn per contract.
+
+use super::{record_body, row, row_referencing, stored_body, unique_name, unique_subject};
+use crate::model::{ConfigRecord, DeletedFilter, Mode, SchemaId, Scope, Subject, Version};
+use crate::store::{Store, StoreError};
+use registry_schema::{CompatibilityLevel, Fingerprint};
+
+async fn fresh_id(store: &dyn Store, tag: &str) -> (SchemaId, Fingerprint) {
+    let (fingerprint, _) = stored_body(store, tag).await;
+    let id = store.allocate_id(&fingerprint).await.expect("allocate_id on a fresh fingerprint");
+    (id, fingerprint)
+}
+
+fn is_conflict<T: std::fmt::Debug>(result: &Result<T, StoreError>) -> bool {
+    matches!(result, Err(StoreError::Conflict(_)))
+}
+
+/// `put_body` stores once and is idempotent; `get_body` returns what was stored, `None` when absent.
+pub async fn put_body_is_idempotent(store: &dyn Store) {
+    let tag = unique_name("put-body");
+    let body = record_body(&tag);
+    let fingerprint = body.fingerprint();
+    assert_eq!(store.get_body(&fingerprint).await.expect("get_body"), None, "put_body: absent before put");
+    store.put_body(&fingerprint, &body).await.expect("put_body");
+    store.put_body(&fingerprint, &body).await.expect("put_body: second put of the same fingerprint succeeds");
+    assert_eq!(store.get_body(&fingerprint).await.expect("get_body"), Some(body), "put_body: round trip");
+}
+
+/// `allocate_id` returns increasing IDs above every earlier one, binds both directions, and
+/// answers `Conflict` for a fingerprint that already has an ID.
+pub async fn allocate_id_is_unique_and_binds_both_ways(store: &dyn Store) {
+    let before = store.max_id().await.expect("max_id");
+    let (first, fp1) = fresh_id(store, &unique_name("alloc-1")).await;
+    let (second, fp2) = fresh_id(store, &unique_name("alloc-2")).await;
+    assert!(Some(first) > before, "allocate_id: {first} must exceed the previous max {before:?}");
+    assert!(second > first, "allocate_id: {second} must exceed {first}");
+    assert!(first.0 >= 1, "allocate_id: ids are positive");
+    assert_eq!(store.id_for_fingerprint(&fp1).await.expect("id_for_fingerprint"), Some(first));
+    assert_eq!(store.id_for_fingerprint(&fp2).await.expect("id_for_fingerprint"), Some(second));
+    assert_eq!(store.fingerprint_for_id(first).await.expect("fingerprint_for_id"), Some(fp1));
+    assert_eq!(store.fingerprint_for_id(second).await.expect("fingerprint_for_id"), Some(fp2));
+    assert!(store.max_id().await.expect("max_id") >= Some(second), "allocate_id raises max_id");
+    let again = store.allocate_id(&fp1).await;
+    assert!(is_conflict(&again), "allocate_id on a bound fingerprint must be Conflict, got {again:?}");
+    assert_eq!(store.id_for_fingerprint(&fp1).await.expect("id_for_fingerprint"), Some(first), "binding unchanged");
+    let (unbound, _) = stored_body(store, &unique_name("alloc-unbound")).await;
+    assert_eq!(store.id_for_fingerprint(&unbound).await.expect("id_for_fingerprint"), None);
+}
+
+/// `bind_id`: idempotent for the same fingerprint, `Conflict` for another, raises the counter,
+/// and binds fingerprint → id only the first time (one schema, several imported IDs).
+pub async fn bind_id_rules_and_counter(store: &dyn Store) {
+    let base = store.max_id().await.expect("max_id").map_or(0, |id| id.0);
+    let explicit = SchemaId(base + 1000);
+    let (fp_a, _) = stored_body(store, &unique_name("bind-a")).await;
+    let (fp_b, _) = stored_body(store, &unique_name("bind-b")).await;
+    store.bind_id(explicit, &fp_a).await.expect("bind_id on a free id");
+    store.bind_id(explicit, &fp_a).await.expect("bind_id again with the same fingerprint succeeds");
+    let clash = store.bind_id(explicit, &fp_b).await;
+    assert!(is_conflict(&clash), "bind_id of a taken id to another fingerprint must be Conflict, got {clash:?}");
+    assert_eq!(store.fingerprint_for_id(explicit).await.expect("fingerprint_for_id"), Some(fp_a));
+    assert_eq!(store.id_for_fingerprint(&fp_a).await.expect("id_for_fingerprint"), Some(explicit));
+    assert!(store.max_id().await.expect("max_id") >= Some(explicit), "bind_id raises max_id");
+
+    let second = SchemaId(explicit.0 + 1);
+    store.bind_id(second, &fp_a).await.expect("bind_id: a schema may be imported under a second id");
+    assert_eq!(store.fingerprint_for_id(second).await.expect("fingerprint_for_id"), Some(fp_a));
+    assert_eq!(
+        store.id_for_fingerprint(&fp_a).await.expect("id_for_fingerprint"),
+        Some(explicit),
+        "bind_id keeps the first (lowest) id for the fingerprint"
+    );
+
+    let (next, _) = fresh_id(store, &unique_name("bind-next")).await;
+    assert!(next > second, "allocate_id after bind_id({second}) must exceed it, got {next}");
+}
+
+/// `create_version` creates if absent, `Conflict` otherwise; `versions` lists ascending.
+pub async fn create_version_is_create_if_absent(store: &dyn Store) {
+    let subject = unique_subject("create");
+    let (id, fp) = fresh_id(store, &unique_name("create")).await;
+    assert!(store.versions(&subject).await.expect("versions").is_empty(), "new subject has no rows");
+    for version in [3, 1, 2] {
+        store.create_version(&row(&subject, version, id, fp)).await.expect("create_version");
+    }
+    let (other_id, other_fp) = fresh_id(store, &unique_name("create-other")).await;
+    let clash = store.create_version(&row(&subject, 2, other_id, other_fp)).await;
+    assert!(is_conflict(&clash), "create_version on an existing version must be Conflict, got {clash:?}");
+    let rows = store.versions(&subject).await.expect("versions");
+    let numbers: Vec<i32> = rows.iter().map(|r| r.version.0).collect();
+    assert_eq!(numbers, vec![1, 2, 3], "versions ascending");
+    assert!(rows.iter().all(|r| r.id == id && r.fingerprint == fp), "the losing write changed nothing");
+    let fetched = store.get_version(&subject, Version(2)).await.expect("get_version");
+    assert_eq!(fetched, Some(row(&subject, 2, id, fp)), "get_version round trip");
+    assert_eq!(store.get_version(&subject, Version(4)).await.expect("get_version"), None);
+}
+
+/// `set_version_deleted` flips only from the other state; `Conflict` when missing or already there.
+pub async fn set_version_deleted_rules(store: &dyn Store) {
+    let subject = unique_subject("soft");
+    let (id, fp) = fresh_id(store, &unique_name("soft")).await;
+    store.create_version(&row(&subject, 1, id, fp)).await.expect("create_version");
+    store.set_version_deleted(&subject, Version(1), true).await.expect("soft delete a live row");
+    let row1 = store.get_version(&subject, Version(1)).await.expect("get_version").expect("row still there");
+    assert!(row1.deleted, "soft delete sets deleted");
+    let twice = store.set_version_deleted(&subject, Version(1), true).await;
+    assert!(is_conflict(&twice), "soft delete of a deleted row must be Conflict, got {twice:?}");
+    store.set_version_deleted(&subject, Version(1), false).await.expect("undelete a deleted row");
+    let live = store.set_version_deleted(&subject, Version(1), false).await;
+    assert!(is_conflict(&live), "undelete of a live row must be Conflict, got {live:?}");
+    let missing = store.set_version_deleted(&subject, Version(9), true).await;
+    assert!(is_conflict(&missing), "set_version_deleted on a missing row must be Conflict, got {missing:?}");
+}
+
+/// `delete_version` removes the row from every index and succeeds when it is already gone.
+pub async fn delete_version_is_idempotent(store: &dyn Store) {
+    let subject = unique_subject("hard");
+    let (id, fp) = fresh_id(store, &unique_name("hard")).await;
+    store.create_version(&row(&subject, 1, id, fp)).await.expect("create_version");
+    store.create_version(&row(&subject, 2, id, fp)).await.expect("create_version");
+    store.delete_version(&subject, Version(1)).await.expect("delete_version");
+    store.delete_version(&subject, Version(1)).await.expect("delete_version of a missing row succeeds");
+    assert_eq!(store.get_version(&subject, Version(1)).await.expect("get_version"), None);
+    let left: Vec<i32> = store.versions(&subject).await.expect("versions").iter().map(|r| r.version.0).collect();
+    assert_eq!(left, vec![2]);
+    let with_id = store.rows_with_id(id).await.expect("rows_with_id");
+    assert_eq!(with_id.iter().map(|r| r.version.0).collect::<Vec<_>>(), vec![2], "hard delete leaves rows_with_id");
+    store.delete_version(&subject, Version(2)).await.expect("delete_version");
+    let listed = store.list_subjects(subject.as_str(), DeletedFilter::IncludeDeleted, None, 10).await;
+    assert!(listed.expect("list_subjects").is_empty(), "a subject without rows is not listed");
+    store.create_version(&row(&subject, 1, id, fp)).await.expect("a hard-deleted version number can be created again");
+}
+
+/// `rows_with_id`: every row carrying the id, live or soft-deleted, sorted by (subject, version).
+pub async fn rows_with_id_index(store: &dyn Store) {
+    let prefix = unique_name("by-id");
+    let s1 = Subject::new(format!("{prefix}-b")).expect("subject");
+    let s2 = Subject::new(format!("{prefix}-a")).expect("subject");
+    let (id, fp) = fresh_id(store, &prefix).await;
+    let (other, other_fp) = fresh_id(store, &unique_name("by-id-other")).await;
+    store.create_version(&row(&s1, 2, id, fp)).await.expect("create_version");
+    store.create_version(&row(&s1, 1, other, other_fp)).await.expect("create_version");
+    store.create_version(&row(&s2, 3, id, fp)).await.expect("create_version");
+    store.create_version(&row(&s2, 1, id, fp)).await.expect("create_version");
+    store.set_version_deleted(&s2, Version(1), true).await.expect("soft delete");
+    let rows = store.rows_with_id(id).await.expect("rows_with_id");
+    let keys: Vec<(String, i32)> = rows.iter().map(|r| (r.subject.to_string(), r.version.0)).collect();
+    assert_eq!(
+        keys,
+        vec![(s2.to_string(), 1), (s2.to_string(), 3), (s1.to_string(), 2)],
+        "rows_with_id sorted by (subject, version), soft-deleted included"
+    );
+    assert!(rows[0].deleted, "rows_with_id reports the deleted flag");
+    let (unused, _) = fresh_id(store, &unique_name("by-id-unused")).await;
+    assert!(store.rows_with_id(unused).await.expect("rows_with_id").is_empty());
+}
+
+/// `referrers`: rows whose references include (subject, version), sorted by ID.
+pub async fn referrers_index(store: &dyn Store) {
+    let target = unique_subject("ref-target");
+    let (target_id, target_fp) = fresh_id(store, &unique_name("ref-target")).await;
+    store.create_version(&row(&target, 1, target_id, target_fp)).await.expect("create_version");
+    store.create_version(&row(&target, 2, target_id, target_fp)).await.expect("create_version");
+    let (low, low_fp) = fresh_id(store, &unique_name("ref-low")).await;
+    let (high, high_fp) = fresh_id(store, &unique_name("ref-high")).await;
+    let referrer = unique_subject("ref-referrer");
+    store.create_version(&row_referencing(&referrer, 1, high, high_fp, &[(&target, 1)])).await.expect("create_version");
+    store
+        .create_version(&row_referencing(&referrer, 2, low, low_fp, &[(&target, 2), (&target, 1)]))
+        .await
+        .expect("create_version");
+    store.set_version_deleted(&referrer, Version(2), true).await.expect("soft delete");
+    let to_v1 = store.referrers(&target, Version(1)).await.expect("referrers");
+    assert_eq!(to_v1.iter().map(|r| r.id).collect::<Vec<_>>(), vec![low, high], "referrers sorted by id");
+    assert!(to_v1[0].deleted, "soft-deleted referrers are returned with their flag");
+    let to_v2 = store.referrers(&target, Version(2)).await.expect("referrers");
+    assert_eq!(to_v2.iter().map(|r| r.id).collect::<Vec<_>>(), vec![low]);
+    assert!(store.referrers(&target, Version(3)).await.expect("referrers").is_empty());
+    store.delete_version(&referrer, Version(2)).await.expect("delete_version");
+    let after = store.referrers(&target, Version(2)).await.expect("referrers");
+    assert!(after.is_empty(), "a hard-deleted referrer leaves the index");
+}
+
+/// `list_subjects`: prefix, live/deleted filters, `after` and `limit` paging, ascending.
+pub async fn list_subjects_paging_and_filters(store: &dyn Store) {
+    let prefix = unique_name("list");
+    let name = |suffix: &str| Subject::new(format!("{prefix}-{suffix}")).expect("subject");
+    let (id, fp) = fresh_id(store, &prefix).await;
+    for suffix in ["d", "a", "c", "b"] {
+        store.create_version(&row(&name(suffix), 1, id, fp)).await.expect("create_version");
+    }
+    store.create_version(&row(&name("c"), 2, id, fp)).await.expect("create_version");
+    store.set_version_deleted(&name("b"), Version(1), true).await.expect("soft delete");
+    store.set_version_deleted(&name("c"), Version(1), true).await.expect("soft delete");
+    let prefix = prefix.as_str();
+    let list = |filter, after: Option<Subject>, limit| list_suffixes(store, prefix, filter, after, limit);
+    assert_eq!(list(DeletedFilter::LiveOnly, None, 100).await, ["a", "c", "d"], "live: b is all soft-deleted");
+    assert_eq!(list(DeletedFilter::IncludeDeleted, None, 100).await, ["a", "b", "c", "d"]);
+    assert_eq!(list(DeletedFilter::DeletedOnly, None, 100).await, ["b"]);
+    assert_eq!(list(DeletedFilter::LiveOnly, None, 2).await, ["a", "c"], "limit");
+    assert_eq!(list(DeletedFilter::LiveOnly, Some(name("c")), 2).await, ["d"], "after is exclusive");
+    assert_eq!(list(DeletedFilter::IncludeDeleted, Some(name("a")), 2).await, ["b", "c"]);
+    assert!(list(DeletedFilter::LiveOnly, Some(name("d")), 2).await.is_empty(), "past the end");
+    let other = store.list_subjects(&format!("{prefix}-x"), DeletedFilter::IncludeDeleted, None, 100).await;
+    assert!(other.expect("list_subjects").is_empty(), "prefix filters");
+}
+
+async fn list_suffixes(
+    store: &dyn Store,
+    prefix: &str,
+    filter: DeletedFilter,
+    after: Option<Subject>,
+    limit: usize,
+) -> Vec<String> {
+    let page = store.list_subjects(prefix, filter, after.as_ref(), limit).await.expect("list_subjects");
+    page.iter().map(|s| s.as_str().rsplit('-').next().unwrap_or_default().to_string()).collect()
+}
+
+/// Config get/put/delete at subject and global scope (the global value is restored).
+pub async fn config_crud(store: &dyn Store) {
+    let scope = Scope::Subject(unique_subject("config"));
+    assert_eq!(store.get_config(&scope).await.expect("get_config"), None);
+    let full = ConfigRecord { compatibility_level: Some(CompatibilityLevel::Full), normalize: Some(true) };
+    store.put_config(&scope, &full).await.expect("put_config");
+    assert_eq!(store.get_config(&scope).await.expect("get_config"), Some(full.clone()));
+    let none = ConfigRecord { compatibility_level: Some(CompatibilityLevel::None), normalize: None };
+    store.put_config(&scope, &none).await.expect("put_config replaces");
+    assert_eq!(store.get_config(&scope).await.expect("get_config"), Some(none.clone()));
+    assert_eq!(store.delete_config(&scope).await.expect("delete_config"), Some(none));
+    assert_eq!(store.delete_config(&scope).await.expect("delete_config"), None, "delete of nothing");
+    assert_eq!(store.get_config(&scope).await.expect("get_config"), None);
+
+    let global = store.get_config(&Scope::Global).await.expect("get_config");
+    store.put_config(&Scope::Global, &full).await.expect("put_config global");
+    assert_eq!(store.get_config(&Scope::Global).await.expect("get_config"), Some(full.clone()));
+    assert_eq!(store.get_config(&scope).await.expect("get_config"), None, "global does not leak into subjects");
+    match global {
+        Some(previous) => store.put_config(&Scope::Global, &previous).await.expect("restore global config"),
+        None => {
+            assert_eq!(store.delete_config(&Scope::Global).await.expect("delete_config"), Some(full));
+        }
+    }
+}
+
+/// Mode get/put/delete at subject and global scope (the global value is restored).
+pub async fn mode_crud(store: &dyn Store) {
+    let scope = Scope::Subject(unique_subject("mode"));
+    assert_eq!(store.get_mode(&scope).await.expect("get_mode"), None);
+    store.put_mode(&scope, Mode::ReadOnly).await.expect("put_mode");
+    assert_eq!(store.get_mode(&scope).await.expect("get_mode"), Some(Mode::ReadOnly));
+    store.put_mode(&scope, Mode::Import).await.expect("put_mode replaces");
+    assert_eq!(store.get_mode(&scope).await.expect("get_mode"), Some(Mode::Import));
+    assert_eq!(store.delete_mode(&scope).await.expect("delete_mode"), Some(Mode::Import));
+    assert_eq!(store.delete_mode(&scope).await.expect("delete_mode"), None, "delete of nothing");
+
+    let global = store.get_mode(&Scope::Global).await.expect("get_mode");
+    store.put_mode(&Scope::Global, Mode::ReadOnlyOverride).await.expect("put_mode global");
+    assert_eq!(store.get_mode(&Scope::Global).await.expect("get_mode"), Some(Mode::ReadOnlyOverride));
+    assert_eq!(store.get_mode(&scope).await.expect("get_mode"), None, "global does not leak into subjects");
+    match global {
+        Some(previous) => store.put_mode(&Scope::Global, previous).await.expect("restore global mode"),
+        None => {
+            assert_eq!(store.delete_mode(&Scope::Global).await.expect("delete_mode"), Some(Mode::ReadOnlyOverride));
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! The store conformance suite (`registry_core::testkit`) over [`MemoryStore`], fresh and shared.
+
+use registry_core::{MemoryStore, Store, testkit};
+use std::sync::Arc;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn memory_store_passes_the_conformance_suite() {
+    testkit::run_conformance(Arc::new(MemoryStore::new())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_suite_runs_twice_on_one_store() {
+    // Backends may reuse one table across runs: every case must tolerate earlier data.
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    testkit::run_conformance(store.clone()).await;
+    testkit::run_conformance(store).await;
+}
