@@ -86,6 +86,20 @@ impl Store for FaultyStore {
         self.check()?;
         self.inner.delete_version(subject, version).await
     }
+    // The batch writes are one atomic call on the inner store: a crash lands before or after it.
+    async fn soft_delete_versions(&self, subject: &Subject, versions: &[Version]) -> StoreResult<()> {
+        self.check()?;
+        self.inner.soft_delete_versions(subject, versions).await
+    }
+    async fn hard_delete_versions(
+        &self,
+        subject: &Subject,
+        versions: &[Version],
+        remove_subject_settings: bool,
+    ) -> StoreResult<()> {
+        self.check()?;
+        self.inner.hard_delete_versions(subject, versions, remove_subject_settings).await
+    }
     async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
         self.check()?;
         self.inner.rows_with_id(id).await
