@@ -19,8 +19,9 @@ pub use race::{
 };
 pub use store_cases::{
     allocate_id_is_unique_and_binds_both_ways, bind_id_rules_and_counter, config_crud,
-    create_version_is_create_if_absent, delete_version_is_idempotent, list_subjects_paging_and_filters, mode_crud,
-    put_body_is_idempotent, referrers_index, rows_with_id_index, set_version_deleted_rules,
+    create_version_is_create_if_absent, delete_version_is_idempotent, hard_delete_versions_removes_rows_and_settings,
+    list_subjects_paging_and_filters, mode_crud, put_body_is_idempotent, referrers_index, rows_with_id_index,
+    set_version_deleted_rules, soft_delete_versions_is_all_or_nothing,
 };
 
 use crate::model::{SchemaBody, SchemaId, Subject, Version, VersionRow};
@@ -45,6 +46,8 @@ pub async fn store_cases(store: &dyn Store) {
     create_version_is_create_if_absent(store).await;
     set_version_deleted_rules(store).await;
     delete_version_is_idempotent(store).await;
+    soft_delete_versions_is_all_or_nothing(store).await;
+    hard_delete_versions_removes_rows_and_settings(store).await;
     rows_with_id_index(store).await;
     referrers_index(store).await;
     list_subjects_paging_and_filters(store).await;

@@ -264,3 +264,52 @@ pub async fn mode_crud(store: &dyn Store) {
         }
     }
 }
+
+/// `soft_delete_versions` is all-or-nothing: `Conflict` and no change when one version is
+/// missing or already soft-deleted; otherwise every listed version becomes soft-deleted.
+pub async fn soft_delete_versions_is_all_or_nothing(store: &dyn Store) {
+    let subject = unique_subject("soft-batch");
+    let (id, fp) = fresh_id(store, &unique_name("soft-batch")).await;
+    for version in 1..=3 {
+        store.create_version(&row(&subject, version, id, fp)).await.expect("create_version");
+    }
+    store.set_version_deleted(&subject, Version(2), true).await.expect("soft delete");
+    let deleted = |rows: Vec<crate::model::VersionRow>| rows.iter().map(|r| r.deleted).collect::<Vec<_>>();
+    let clash = store.soft_delete_versions(&subject, &[Version(1), Version(2), Version(3)]).await;
+    assert!(is_conflict(&clash), "soft_delete_versions over a deleted version must be Conflict, got {clash:?}");
+    let missing = store.soft_delete_versions(&subject, &[Version(1), Version(7)]).await;
+    assert!(is_conflict(&missing), "soft_delete_versions over a missing version must be Conflict, got {missing:?}");
+    assert_eq!(deleted(store.versions(&subject).await.expect("versions")), [false, true, false], "nothing changed");
+    store.soft_delete_versions(&subject, &[Version(1), Version(3)]).await.expect("soft_delete_versions");
+    assert_eq!(deleted(store.versions(&subject).await.expect("versions")), [true, true, true]);
+}
+
+/// `hard_delete_versions` removes the listed rows (skipping missing ones) and, when asked,
+/// the subject's config and mode; other subjects keep theirs.
+pub async fn hard_delete_versions_removes_rows_and_settings(store: &dyn Store) {
+    let subject = unique_subject("hard-batch");
+    let other = unique_subject("hard-batch-other");
+    let (id, fp) = fresh_id(store, &unique_name("hard-batch")).await;
+    for version in 1..=3 {
+        store.create_version(&row(&subject, version, id, fp)).await.expect("create_version");
+    }
+    let none = ConfigRecord { compatibility_level: Some(CompatibilityLevel::None), normalize: None };
+    for s in [&subject, &other] {
+        store.put_config(&Scope::Subject(s.clone()), &none).await.expect("put_config");
+        store.put_mode(&Scope::Subject(s.clone()), Mode::ReadOnly).await.expect("put_mode");
+    }
+    store.hard_delete_versions(&subject, &[Version(1), Version(9)], false).await.expect("hard_delete_versions");
+    let left: Vec<i32> = store.versions(&subject).await.expect("versions").iter().map(|r| r.version.0).collect();
+    assert_eq!(left, [2, 3], "listed rows removed, missing ones skipped");
+    let scope = Scope::Subject(subject.clone());
+    assert_eq!(store.get_config(&scope).await.expect("get_config"), Some(none.clone()), "settings kept");
+    store.hard_delete_versions(&subject, &[Version(2), Version(3)], true).await.expect("hard_delete_versions");
+    assert!(store.versions(&subject).await.expect("versions").is_empty());
+    assert_eq!(store.get_config(&scope).await.expect("get_config"), None, "subject config removed");
+    assert_eq!(store.get_mode(&scope).await.expect("get_mode"), None, "subject mode removed");
+    let kept = Scope::Subject(other);
+    assert_eq!(store.get_config(&kept).await.expect("get_config"), Some(none), "other subjects keep config");
+    assert_eq!(store.get_mode(&kept).await.expect("get_mode"), Some(Mode::ReadOnly), "other subjects keep mode");
+    let with_id = store.rows_with_id(id).await.expect("rows_with_id");
+    assert!(with_id.is_empty(), "hard-deleted rows leave rows_with_id");
+}
