@@ -9,5 +9,7 @@ mod compatibility;
 mod config;
 mod framework;
 mod schemas;
+mod store_failures;
 mod subjects;
 mod versions;
+mod wire;

@@ -4,7 +4,7 @@ use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::http::{Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
-use registry_core::{MemoryStore, Registry, RegistrySettings};
+use registry_core::{MemoryStore, Registry, RegistrySettings, Store};
 use registry_http::{AppState, router};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -70,7 +70,12 @@ pub struct Api {
 
 impl Api {
     pub fn new() -> Api {
-        let registry = Registry::new(Arc::new(MemoryStore::new()), RegistrySettings::default());
+        Api::over(MemoryStore::new())
+    }
+
+    /// The router over `store` with default settings.
+    pub fn over(store: impl Store + 'static) -> Api {
+        let registry = Registry::new(Arc::new(store), RegistrySettings::default());
         Api { router: router(AppState { registry }) }
     }
 
