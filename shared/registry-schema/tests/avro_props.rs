@@ -10,7 +10,7 @@ fn arb_json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
-        any::<i32>().prop_map(|i| Value::from(i)),
+        any::<i32>().prop_map(Value::from),
         prop_oneof![
             Just("record"),
             Just("enum"),
