@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 const REPEATS: usize = 21;
 
 type Error = Box<dyn std::error::Error>;
+type Seed = (Vec<(registry_core::Fingerprint, SchemaBody)>, Vec<VersionRow>);
 
 /// Median wall time of opening the store in `dir` (each open on a fresh handle, as a restart does).
 fn median_open(dir: &Path) -> Result<Duration, Error> {
@@ -26,7 +27,7 @@ fn median_open(dir: &Path) -> Result<Duration, Error> {
     Ok(times[REPEATS / 2])
 }
 
-fn seed_data(subjects: usize) -> Result<(Vec<(registry_core::Fingerprint, SchemaBody)>, Vec<VersionRow>), Error> {
+fn seed_data(subjects: usize) -> Result<Seed, Error> {
     let mut bodies = Vec::with_capacity(subjects);
     let mut rows = Vec::with_capacity(subjects);
     for n in 0..subjects {

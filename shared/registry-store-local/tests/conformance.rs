@@ -1,0 +1,20 @@
+//! The shared store conformance suite (`registry_core::testkit`) on `LocalStore`: per-method
+//! contract cases and the registry RACE section, on a fresh store and again after a reopen.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use registry_core::testkit;
+use registry_store_local::LocalStore;
+use std::sync::Arc;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn local_store_passes_the_conformance_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    testkit::run_conformance(Arc::new(LocalStore::open(dir.path()).unwrap())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn local_store_passes_the_store_cases_on_a_reopened_database_with_data() {
+    let dir = tempfile::tempdir().unwrap();
+    testkit::store_cases(&LocalStore::open(dir.path()).unwrap()).await;
+    testkit::store_cases(&LocalStore::open(dir.path()).unwrap()).await;
+}
