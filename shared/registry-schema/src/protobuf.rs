@@ -1,30 +1,136 @@
-//! Protobuf schemas: parsing, validation and the stored text. (Skeleton: filled in by its issue.)
+//! Protobuf schemas: `.proto` parsing and checking (proto2 and proto3) and the stored text.
+//!
+//! Parsing and linking use `protox` (pure Rust): imports resolve to the given dependencies by
+//! import path, and `google/protobuf/*.proto` well-known types are always available.
+//!
+//! Stored text: the submitted text with leading and trailing whitespace removed. Confluent stores
+//! its own formatter's rendering instead; text already in that shape (as its clients produce) is
+//! therefore stored identically, other layouts are not yet re-rendered, and `normalize` does not
+//! yet reorder anything. Both belong to the Protobuf issue that brings Confluent's rendering.
 
 pub mod compat;
+mod resolver;
 
 use crate::{Dependency, SchemaError, SchemaType, Validation};
+use protox::prost_reflect::FileDescriptor;
+use std::collections::HashMap;
 
-/// A parsed Protobuf schema and its stored text.
+/// Deepest nesting of braces, brackets, parentheses and angle brackets accepted; deeper input
+/// fails before it is parsed.
+pub const MAX_DEPTH: usize = 64;
+
+/// Base file name given to the submitted schema (prefixed with `_` until no dependency uses it).
+const INPUT_FILE: &str = "schema.proto";
+
+/// A parsed, linked Protobuf schema and its stored text.
 #[derive(Debug, Clone)]
 pub struct ProtobufSchema {
     canonical: String,
+    file: FileDescriptor,
 }
 
 impl ProtobufSchema {
-    /// Parses and validates `text` with `dependencies` in scope (see [`crate::ParsedSchema::parse`]).
+    /// Parses and links `text` with `dependencies` in scope (see [`crate::ParsedSchema::parse`]).
+    ///
+    /// Fails with [`SchemaError::Parse`] carrying the parser's message and its line and column
+    /// (prefixed by the file's import path when the error is inside a dependency), with
+    /// [`SchemaError::UnresolvedReference`] for an import that is neither a dependency nor a
+    /// well-known type, and with [`SchemaError::TooDeep`] beyond [`MAX_DEPTH`] in any file.
+    /// `validation` and `normalize` do not change the result yet (see the module notes).
     pub fn parse(
         text: &str,
-        _dependencies: &[Dependency],
+        dependencies: &[Dependency],
         _validation: Validation,
         _normalize: bool,
     ) -> Result<Self, SchemaError> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| SchemaError::parse(SchemaType::Protobuf, e.to_string()))?;
-        Ok(ProtobufSchema { canonical: value.to_string() })
+        let trimmed = text.trim();
+        if resolver::nesting_depth(trimmed) > MAX_DEPTH
+            || dependencies.iter().any(|d| resolver::nesting_depth(&d.schema) > MAX_DEPTH)
+        {
+            return Err(SchemaError::TooDeep { limit: MAX_DEPTH });
+        }
+        let mut sources: HashMap<String, String> =
+            dependencies.iter().map(|d| (d.name.clone(), d.schema.clone())).collect();
+        let mut input_name = INPUT_FILE.to_string();
+        while sources.contains_key(&input_name) {
+            input_name.insert(0, '_');
+        }
+        sources.insert(input_name.clone(), trimmed.to_string());
+        let texts = sources.clone();
+
+        let (resolver, missing) = resolver::SourceResolver::new(sources);
+        let mut compiler = protox::Compiler::with_file_resolver(resolver);
+        compiler.include_imports(true);
+        if let Err(error) = compiler.open_file(&input_name) {
+            if let Some(name) = missing.lock().ok().and_then(|names| names.first().cloned()) {
+                return Err(SchemaError::UnresolvedReference { name });
+            }
+            return Err(SchemaError::parse(SchemaType::Protobuf, describe(&error, &input_name, &texts)));
+        }
+        let file = compiler.descriptor_pool().get_file_by_name(&input_name).ok_or_else(|| {
+            SchemaError::parse(SchemaType::Protobuf, "the schema produced no file descriptor".to_string())
+        })?;
+        Ok(ProtobufSchema { canonical: trimmed.to_string(), file })
     }
 
-    /// The stored text.
+    /// The stored text (see the module notes).
     pub fn canonical_text(&self) -> &str {
         &self.canonical
+    }
+
+    /// The linked file: messages, enums, services, with imports resolved.
+    pub fn file(&self) -> &FileDescriptor {
+        &self.file
+    }
+
+    /// `proto2` or `proto3` (a file without a `syntax` line is proto2).
+    pub fn syntax(&self) -> &'static str {
+        match self.file.syntax() {
+            protox::prost_reflect::Syntax::Proto3 => "proto3",
+            _ => "proto2",
+        }
+    }
+
+    /// The `package` declared, empty when none.
+    pub fn package(&self) -> &str {
+        self.file.package_name()
+    }
+}
+
+/// The parser's message plus where it points: `line L column C`, prefixed with the file's
+/// import path when the error is in a dependency rather than the submitted text.
+fn describe(error: &protox::Error, input_name: &str, texts: &HashMap<String, String>) -> String {
+    use miette::Diagnostic;
+    let mut message = error.to_string();
+    let file = error.file();
+    let offset = error.labels().and_then(|mut labels| labels.next()).map(|label| label.offset());
+    if let (Some(text), Some(offset)) = (file.and_then(|name| texts.get(name)), offset) {
+        let (line, column) = line_and_column(text, offset);
+        message = format!("{message} at line {line} column {column}");
+    }
+    match file {
+        Some(name) if name != input_name => format!("{name}: {message}"),
+        _ => message,
+    }
+}
+
+/// 1-based line and column (in characters) of byte `offset` in `text`.
+fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset.min(text.len())).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before.get(line_start..).map_or(0, |s| s.chars().count()) + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_and_column_count_from_one_in_characters() {
+        assert_eq!(line_and_column("abc", 0), (1, 1));
+        assert_eq!(line_and_column("ab\ncé d", 6), (2, 3));
+        assert_eq!(line_and_column("x", 99), (1, 2));
     }
 }

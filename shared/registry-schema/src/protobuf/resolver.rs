@@ -1,0 +1,91 @@
+//! Where `import` statements resolve: the submitted file, the caller's dependencies, the
+//! well-known `google/protobuf/*.proto` files. Nothing is read from disk or the network.
+
+use protox::Error;
+use protox::file::{File, FileResolver, GoogleFileResolver};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Serves in-memory `.proto` sources by import path and remembers every path it could not serve.
+pub(super) struct SourceResolver {
+    sources: HashMap<String, String>,
+    google: GoogleFileResolver,
+    missing: Arc<Mutex<Vec<String>>>,
+}
+
+impl SourceResolver {
+    /// A resolver over `sources` (import path → text). The returned list collects unresolved paths.
+    pub(super) fn new(sources: HashMap<String, String>) -> (Self, Arc<Mutex<Vec<String>>>) {
+        let missing = Arc::new(Mutex::new(Vec::new()));
+        let resolver = SourceResolver { sources, google: GoogleFileResolver::new(), missing: Arc::clone(&missing) };
+        (resolver, missing)
+    }
+}
+
+impl FileResolver for SourceResolver {
+    fn open_file(&self, name: &str) -> Result<File, Error> {
+        if let Some(source) = self.sources.get(name) {
+            return File::from_source(name, source);
+        }
+        self.google.open_file(name).inspect_err(|error| {
+            if error.is_file_not_found()
+                && let Ok(mut missing) = self.missing.lock()
+            {
+                missing.push(name.to_string());
+            }
+        })
+    }
+}
+
+/// Deepest nesting of `{ ( [ <` outside comments and string literals. Linear, no recursion.
+pub(super) fn nesting_depth(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let (mut depth, mut deepest, mut i) = (0usize, 0usize, 0usize);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i < bytes.len() && !(bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/')) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            quote @ (b'"' | b'\'') => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != quote && bytes[i] != b'\n' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'{' | b'(' | b'[' | b'<' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' | b')' | b']' | b'>' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    deepest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_skips_comments_and_strings() {
+        let text = "message A { // {{{{\n /* (((( */ string s = 1 [default = \"{{{\\\"{{\"]; map<string, B> m = 2; }";
+        assert_eq!(nesting_depth(text), 2);
+    }
+
+    #[test]
+    fn unterminated_comment_or_string_ends_the_scan() {
+        assert_eq!(nesting_depth("message A { /* {{{{"), 1);
+        assert_eq!(nesting_depth("message A { string s = 1 [default = \"{{{"), 2);
+    }
+}
