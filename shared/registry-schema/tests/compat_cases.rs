@@ -37,14 +37,14 @@ fn fixture_dir() -> PathBuf {
 
 fn load_cases() -> Vec<(String, Case)> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(fixture_dir())
-        .expect("fixture directory exists")
-        .map(|entry| entry.expect("readable entry").path())
+        .unwrap_or_else(|e| panic!("{}: {e}", fixture_dir().display()))
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
         .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
         .collect();
     files.sort();
     let mut cases = Vec::new();
     for file in files {
-        let text = std::fs::read_to_string(&file).expect("readable fixture");
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let parsed: Vec<Case> =
             serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not a case table: {e}", file.display()));
         let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

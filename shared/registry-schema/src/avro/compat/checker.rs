@@ -8,9 +8,10 @@ use apache_avro::Schema;
 use apache_avro::schema::{EnumSchema, FixedSchema, InnerDecimalSchema, RecordSchema, UuidSchema};
 use std::collections::HashMap;
 
-/// Nesting allowed before the walk gives up instead of growing the stack further. Parsed schemas are
-/// already bounded by the parser; this only guards direct callers.
-const MAX_DEPTH: usize = 2_000;
+/// Reader/writer pairs open at once before the walk gives up (reported as an aborted check) instead of
+/// growing the stack further. Parsed schemas nest at most 128 JSON levels, so real schemas stay far below;
+/// 200 keeps a debug build well inside a 2 MiB thread stack (about 4 KiB per level measured).
+const MAX_DEPTH: usize = 200;
 
 /// Avro's `SchemaIncompatibilityType`: why a reader cannot decode what a writer wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -414,4 +415,83 @@ fn check_symbols(reader: &EnumSchema, writer: &EnumSchema, location: &mut Vec<St
     let found = finding(IncompatibilityKind::MissingEnumSymbols, format!("[{}]", missing.join(", ")), location);
     location.pop();
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Validation;
+    use crate::avro::AvroSchema;
+    use apache_avro::schema::ArraySchema;
+
+    fn parsed(text: &str) -> AvroSchema {
+        match AvroSchema::parse(text, &[], Validation::Lenient, false) {
+            Ok(schema) => schema,
+            Err(e) => panic!("{text}: {e}"),
+        }
+    }
+
+    fn check(reader: &str, writer: &str) -> Result<Vec<Finding>, Aborted> {
+        let (reader, writer) = (parsed(reader), parsed(writer));
+        reader_writer(
+            Scope { schema: reader.schema(), names: reader.named_types() },
+            Scope { schema: writer.schema(), names: writer.named_types() },
+        )
+    }
+
+    const LIST: &str =
+        r#"{"type":"record","name":"L","fields":[{"name":"v","type":"int"},{"name":"next","type":["null","L"]}]}"#;
+
+    #[test]
+    fn recursive_types_terminate_and_are_compatible_with_themselves() {
+        assert_eq!(check(LIST, LIST), Ok(Vec::new()));
+    }
+
+    #[test]
+    fn recursion_still_finds_a_change_inside_the_cycle() {
+        let narrowed = LIST.replace(r#""type":"int""#, r#""type":"string""#);
+        let found = check(&narrowed, LIST).unwrap_or_default();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].kind, IncompatibilityKind::TypeMismatch);
+        assert_eq!(found[0].location, "/fields/0/type");
+        assert_eq!(found[0].message, "reader type: STRING not compatible with writer type: INT");
+    }
+
+    #[test]
+    fn a_named_type_reused_by_reference_reports_its_first_location_again() {
+        // Java memoises (reader, writer) pairs with their findings, so the second use repeats the first.
+        let writer = r#"{"type":"record","name":"R","fields":[
+            {"name":"p","type":{"type":"record","name":"P","fields":[{"name":"x","type":"long"}]}},
+            {"name":"q","type":"P"}]}"#;
+        let reader = writer.replace(r#""type":"long""#, r#""type":"int""#);
+        let found = check(&reader, writer).unwrap_or_default();
+        let locations: Vec<&str> = found.iter().map(|f| f.location.as_str()).collect();
+        assert_eq!(locations, ["/fields/0/type/fields/0/type", "/fields/0/type/fields/0/type"]);
+    }
+
+    #[test]
+    fn json_pointer_tokens_are_escaped() {
+        assert_eq!(pointer(&[String::new(), "a/b".into(), "c~d".into()]), "/a~1b/c~0d");
+        assert_eq!(pointer(&[String::new()]), "/");
+    }
+
+    #[test]
+    fn nesting_beyond_the_limit_aborts_instead_of_overflowing() {
+        let mut deep = Schema::Int;
+        for _ in 0..(MAX_DEPTH + 10) {
+            deep = Schema::Array(ArraySchema { items: Box::new(deep), attributes: Default::default() });
+        }
+        let names = HashMap::new();
+        let scope = Scope { schema: &deep, names: &names };
+        assert!(reader_writer(scope, scope).is_err());
+    }
+
+    #[test]
+    fn an_unresolved_reference_aborts() {
+        let names = HashMap::new();
+        let dangling =
+            Schema::Ref { name: apache_avro::schema::Name::new("Missing").unwrap_or_else(|e| panic!("{e}")) };
+        let scope = Scope { schema: &dangling, names: &names };
+        assert_eq!(reader_writer(scope, scope), Err(Aborted("unresolved named type Missing".into())));
+    }
 }
