@@ -8,6 +8,7 @@ mod support;
 mod compatibility;
 mod config;
 mod framework;
+mod observability;
 mod schemas;
 mod store_failures;
 mod subjects;

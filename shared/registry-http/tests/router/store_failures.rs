@@ -12,8 +12,8 @@ const SECRET: &str = "arn:aws:dynamodb:eu-west-1:123456789012:table/secret";
 
 /// Every call fails: `Unavailable` when `throttled`, `Corrupt` otherwise.
 #[derive(Debug)]
-struct BrokenStore {
-    throttled: bool,
+pub struct BrokenStore {
+    pub throttled: bool,
 }
 
 impl BrokenStore {
