@@ -44,7 +44,25 @@ if answers; then
   exit 1
 fi
 
-nohup "$VENV/bin/moto_server" -H "$HOST" -p "$PORT" >"$LOG_FILE" 2>&1 &
+# moto_server handles requests on concurrent threads without a lock, so two conditional writes
+# can both pass their checks (seen: two TransactWriteItems both creating one item with
+# attribute_not_exists). DynamoDB is linearizable per item; to test our races against that
+# behaviour, this runs moto_server's own main with each request served under one lock.
+SERIAL_MOTO='
+import sys, threading
+import moto.server as server
+
+_lock = threading.Lock()
+
+class SerializedApp(server.DomainDispatcherApplication):
+    def __call__(self, environ, start_response):
+        with _lock:
+            return list(super().__call__(environ, start_response))
+
+server.DomainDispatcherApplication = SerializedApp
+server.main(sys.argv[1:])
+'
+nohup "$VENV/bin/python" -c "$SERIAL_MOTO" -H "$HOST" -p "$PORT" >"$LOG_FILE" 2>&1 &
 echo $! >"$PID_FILE"
 
 for _ in $(seq 1 100); do

@@ -11,6 +11,7 @@ use crate::items::{Item, ItemExt, attr};
 use crate::keys::{PK, SK, SUBJECTS_PK};
 use aws_sdk_dynamodb::types::AttributeValue;
 use registry_core::{DeletedFilter, Subject};
+use std::collections::HashMap;
 
 /// Items read per Query page.
 const PAGE_ITEMS: i32 = 500;
@@ -31,14 +32,27 @@ impl AwsStore {
         // so the range starts at the prefix; otherwise it starts strictly after `after`.
         let after = after.map(Subject::as_str).filter(|after| *after >= prefix);
         let (condition, bound) = match after {
-            Some(after) => ("#pk = :pk AND #sk > :bound", after),
-            None => ("#pk = :pk AND begins_with(#sk, :bound)", prefix),
+            Some(after) => ("#pk = :pk AND #sk > :bound", Some(after)),
+            None if prefix.is_empty() => ("#pk = :pk", None),
+            None => ("#pk = :pk AND begins_with(#sk, :bound)", Some(prefix)),
         };
-        let filter_expression = match filter {
-            DeletedFilter::LiveOnly => "#live > :zero",
-            DeletedFilter::IncludeDeleted => "#total > :zero",
-            DeletedFilter::DeletedOnly => "#total > :zero AND #live = :zero",
+        let (filter_expression, counts): (&str, &[&str]) = match filter {
+            DeletedFilter::LiveOnly => ("#live > :zero", &[attr::LIVE]),
+            DeletedFilter::IncludeDeleted => ("#total > :zero", &[attr::TOTAL]),
+            DeletedFilter::DeletedOnly => ("#total > :zero AND #live = :zero", &[attr::TOTAL, attr::LIVE]),
         };
+        let mut names = HashMap::from([("#pk".to_string(), PK.to_string())]);
+        let mut values = HashMap::from([
+            (":pk".to_string(), AttributeValue::S(SUBJECTS_PK.to_string())),
+            (":zero".to_string(), AttributeValue::N("0".to_string())),
+        ]);
+        if let Some(bound) = bound {
+            names.insert("#sk".into(), SK.into());
+            values.insert(":bound".into(), AttributeValue::S(bound.to_string()));
+        }
+        for count in counts {
+            names.insert(format!("#{count}"), count.to_string());
+        }
         let mut start: Option<Item> = None;
         loop {
             let output = self
@@ -48,13 +62,8 @@ impl AwsStore {
                 .consistent_read(true)
                 .key_condition_expression(condition)
                 .filter_expression(filter_expression)
-                .expression_attribute_names("#pk", PK)
-                .expression_attribute_names("#sk", SK)
-                .expression_attribute_names("#live", attr::LIVE)
-                .expression_attribute_names("#total", attr::TOTAL)
-                .expression_attribute_values(":pk", AttributeValue::S(SUBJECTS_PK.to_string()))
-                .expression_attribute_values(":bound", AttributeValue::S(bound.to_string()))
-                .expression_attribute_values(":zero", AttributeValue::N("0".to_string()))
+                .set_expression_attribute_names(Some(names.clone()))
+                .set_expression_attribute_values(Some(values.clone()))
                 .limit(PAGE_ITEMS)
                 .set_exclusive_start_key(start.take())
                 .send()

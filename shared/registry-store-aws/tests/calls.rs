@@ -1,0 +1,93 @@
+//! AWS calls per registry operation, counted by the store's interceptor, must not grow with the
+//! number of subjects. Prints the figures (`cargo test -p registry-store-aws --test calls -- --nocapture`).
+
+mod support;
+
+use registry_core::{SchemaBody, SchemaId, Store, Subject, Version};
+use registry_store_aws::AwsStore;
+use support::{body, row, subject, with_store};
+
+/// Register (new or existing) as the registry does it: lookup under the subject, body, ID, version.
+async fn register(store: &AwsStore, subject: &Subject, body: &SchemaBody) -> (SchemaId, Version) {
+    let fp = body.fingerprint();
+    let rows = store.versions(subject).await.unwrap_or_else(|e| panic!("{e}"));
+    if let Some(found) = rows.iter().find(|r| r.fingerprint == fp && !r.deleted) {
+        return (found.id, found.version);
+    }
+    store.put_body(&fp, body).await.unwrap_or_else(|e| panic!("{e}"));
+    let id = match store.id_for_fingerprint(&fp).await.unwrap_or_else(|e| panic!("{e}")) {
+        Some(id) => id,
+        None => store.allocate_id(&fp).await.unwrap_or_else(|e| panic!("{e}")),
+    };
+    let next = rows.last().map_or(1, |r| r.version.0 + 1);
+    store.create_version(&row(subject.as_str(), next, id.0, fp)).await.unwrap_or_else(|e| panic!("{e}"));
+    (id, Version(next))
+}
+
+/// Lookup under a subject: the subject's rows, then the body of the match.
+async fn lookup(store: &AwsStore, subject: &Subject, body: &SchemaBody) -> Option<SchemaId> {
+    let fp = body.fingerprint();
+    let rows = store.versions(subject).await.unwrap_or_else(|e| panic!("{e}"));
+    let found = rows.iter().find(|r| r.fingerprint == fp && !r.deleted)?;
+    store.get_body(&found.fingerprint).await.unwrap_or_else(|e| panic!("{e}"))?;
+    Some(found.id)
+}
+
+/// Get by id: id → fingerprint, then the body.
+async fn get_by_id(store: &AwsStore, id: SchemaId) -> Option<SchemaBody> {
+    let fp = store.fingerprint_for_id(id).await.unwrap_or_else(|e| panic!("{e}"))?;
+    store.get_body(&fp).await.unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Calls made by `op`.
+async fn count<T>(store: &AwsStore, op: impl std::future::Future<Output = T>) -> (u64, T) {
+    let before = store.calls().get();
+    let out = op.await;
+    (store.calls().get() - before, out)
+}
+
+/// (register new, re-register, lookup, get by id) with `existing` subjects already registered.
+async fn costs(store: &AwsStore, existing: usize, round: usize) -> [u64; 4] {
+    for i in 0..existing {
+        register(store, &subject(&format!("filler-{round}-{i}")), &body(&format!("\"filler-{round}-{i}\""))).await;
+    }
+    let target = subject(&format!("orders-{round}-value"));
+    let schema = body(&format!("{{\"type\":\"fixed\",\"name\":\"F{round}\",\"size\":4}}"));
+    let (new_calls, (id, _)) = count(store, register(store, &target, &schema)).await;
+    let (again_calls, (again_id, _)) = count(store, register(store, &target, &schema)).await;
+    assert_eq!(again_id, id);
+    let (lookup_calls, found) = count(store, lookup(store, &target, &schema)).await;
+    assert_eq!(found, Some(id));
+    let (get_calls, got) = count(store, get_by_id(store, id)).await;
+    assert_eq!(got, Some(schema));
+    [new_calls, again_calls, lookup_calls, get_calls]
+}
+
+#[tokio::test]
+async fn calls_per_operation_do_not_grow_with_subjects() {
+    with_store(|store, _| async move {
+        let few = costs(&store, 1, 0).await;
+        let many = costs(&store, 40, 1).await;
+        println!("AWS calls per operation [register new, re-register, lookup, get by id]: {few:?} (1 subject), {many:?} (42 subjects)");
+        assert_eq!(few, many, "calls must not depend on the number of subjects");
+        assert_eq!(few, [6, 1, 2, 2]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn each_store_call_is_one_aws_call_except_allocation() {
+    with_store(|store, _| async move {
+        let fp = body("\"x\"").fingerprint();
+        let (allocate, _) = count(&store, store.allocate_id(&fp)).await;
+        let (create, _) = count(&store, store.create_version(&row("s", 1, 1, fp))).await;
+        let (get, _) = count(&store, store.get_version(&subject("s"), Version(1))).await;
+        let (soft, _) = count(&store, store.set_version_deleted(&subject("s"), Version(1), true)).await;
+        let (hard, _) = count(&store, store.delete_version(&subject("s"), Version(1))).await;
+        println!(
+            "allocate_id {allocate}, create_version {create}, get_version {get}, soft delete {soft}, hard delete {hard}"
+        );
+        assert_eq!([allocate, create, get, soft, hard], [2, 1, 1, 1, 2]);
+    })
+    .await;
+}
