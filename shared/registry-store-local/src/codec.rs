@@ -39,6 +39,7 @@ pub(crate) fn references_text(references: &[SchemaReference]) -> LocalResult<Opt
     serde_json::to_string(references).map(Some).map_err(|e| LocalError::Corrupt(e.to_string()))
 }
 
+/// References decoded from their column (`NULL` means none).
 pub(crate) fn references(text: Option<String>) -> LocalResult<Vec<SchemaReference>> {
     match text {
         None => Ok(Vec::new()),

@@ -49,7 +49,8 @@ use std::sync::Arc;
 pub const DATABASE_FILE: &str = "registry.db";
 
 /// The embedded store. Cheap to clone (clones share the connections). See the crate doc for
-/// durability and concurrency guarantees.
+/// durability and concurrency guarantees. Its async methods run SQLite on tokio's blocking pool,
+/// so they must be awaited inside a tokio runtime.
 #[derive(Debug, Clone)]
 pub struct LocalStore {
     pool: Arc<Pool>,
@@ -77,6 +78,7 @@ impl LocalStore {
     /// creates each row, all in one transaction: either everything is stored or nothing is.
     /// Skips the registry's checks (compatibility, dense versions, bodies existing); a row whose
     /// (subject, version) exists replaces it. The id counter is raised past every id written.
+    /// Checkpoints the write-ahead log afterwards so the next open stays fast.
     pub async fn insert_unchecked(&self, bodies: &[(Fingerprint, SchemaBody)], rows: &[VersionRow]) -> StoreResult<()> {
         let bodies = bodies.to_vec();
         let rows = rows.to_vec();
@@ -93,7 +95,12 @@ impl LocalStore {
             }
             Ok(())
         })
-        .await
+        .await?;
+        let pool = Arc::clone(&self.pool);
+        tokio::task::spawn_blocking(move || pool.checkpoint())
+            .await
+            .map_err(LocalError::from)?
+            .map_err(StoreError::from)
     }
 
     async fn write<T, F>(&self, f: F) -> StoreResult<T>
