@@ -9,6 +9,10 @@
 //! - Subjects are one percent-decoded path segment (`pkg1%2Fmsg1.proto`); versions follow `VersionId`.
 //! - Unknown paths, wrong methods, and non-int IDs get the framework's 404/405 bodies (`HTTP 404 Not Found`).
 //! - The register answer is the stored schema object without `subject` (`RegisterSchemaResponse` has none).
+//! - Stored-schema objects carry CP 8.x's `schemaType` (AVRO too), `ts` (registration time, ms) and
+//!   `deleted: true` for soft-deleted versions; empty `references` and absent `metadata`/`ruleSet` are omitted.
+//! - `GET /subjects` is built page by page from `Registry::subjects_page` ([`routes::subjects::SubjectsJson`]),
+//!   ready to be streamed; the other listings are answered whole.
 
 pub mod dto;
 pub mod error;

@@ -142,6 +142,8 @@ async fn soft_deleted_version_is_hidden_unless_deleted_is_set() {
     api.get("/subjects/users/versions/1").await.error(404, 40402);
     let found = api.get("/subjects/users/versions/1?deleted=true").await.ok();
     assert_eq!(found["version"], 1);
+    assert_eq!(found["deleted"], true, "CP 8.x marks soft-deleted versions");
+    assert!(api.get("/subjects/users/versions/2").await.ok().get("deleted").is_none());
 }
 
 #[tokio::test]
