@@ -72,6 +72,25 @@ async fn lookup_and_config_accept_every_json_type(h: &Harness) {
     }
 }
 
+async fn accept_negotiates_response_type(h: &Harness) {
+    for (accept, expected) in [
+        ("application/json", "application/json"),
+        ("*/*", V1_JSON),
+        ("application/vnd.schemaregistry.v1+json", V1_JSON),
+    ] {
+        let response = h
+            .http()
+            .get(format!("{}/subjects", h.base_url()))
+            .header(reqwest::header::ACCEPT, accept)
+            .send()
+            .await
+            .unwrap_or_else(|error| panic!("GET /subjects: {error}"));
+        assert_eq!(response.status().as_u16(), 200, "{accept}");
+        let content_type = response.headers().get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+        assert_eq!(content_type, Some(expected), "Accept: {accept}");
+    }
+}
+
 api_tests::api_cases!(
     v1_type_accepted,
     generic_type_accepted,
@@ -82,4 +101,5 @@ api_tests::api_cases!(
     other_types_are_415,
     answers_use_v1_type,
     lookup_and_config_accept_every_json_type,
+    accept_negotiates_response_type,
 );

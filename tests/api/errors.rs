@@ -85,6 +85,13 @@ async fn oversized_body_is_rejected_with_error_body(h: &Harness) {
     h.get("/subjects/s/versions").await.assert_error(404, 40401);
 }
 
+async fn body_over_limit_is_413(h: &Harness) {
+    let body = format!(r#"{{"schema":"{}"}}"#, "y".repeat(5 * 1024 * 1024)).into_bytes();
+    let response = h.send(Method::POST, "/subjects/s/versions", Some(body), Some(V1_JSON)).await;
+    response.assert_error(413, 413);
+    h.get("/subjects/s/versions").await.assert_error(404, 40401);
+}
+
 async fn control_character_subject_is_42208(h: &Harness) {
     let message = h.register_raw("bad\u{1}subject", &avro(&user_v1())).await.assert_error(422, 42208);
     assert_eq!(message, "The specified subject 'bad\u{1}subject' is not a valid.");
@@ -127,6 +134,7 @@ api_tests::api_cases!(
     invalid_default_is_42201,
     schema_field_of_wrong_type_is_4xx,
     oversized_body_is_rejected_with_error_body,
+    body_over_limit_is_413,
     control_character_subject_is_42208,
     reserved_subject_is_42208,
     unknown_fields_are_ignored,

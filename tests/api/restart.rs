@@ -213,6 +213,8 @@ async fn ready_time_does_not_depend_on_subject_count() {
     seed(full.path(), SEEDED).await;
     let seeded_in = seeding.elapsed();
 
+    let warm_up = tempdir();
+    time_to_ready(&binary, warm_up.path(), &http).await;
     let (empty_ready, empty_page) = time_to_ready(&binary, empty.path(), &http).await;
     assert_eq!(empty_page, json!([]));
     let (full_ready, full_page) = time_to_ready(&binary, full.path(), &http).await;

@@ -6,6 +6,7 @@ mod store;
 
 use clap::Parser;
 use config::{Cli, Command};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -35,5 +36,11 @@ fn main() -> ExitCode {
 fn init_tracing(filter: &str) {
     let filter = tracing_subscriber::EnvFilter::try_new(filter)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(config::DEFAULT_LOG));
-    tracing_subscriber::fmt().with_env_filter(filter).with_target(false).init();
+    let ansi = std::io::stderr().is_terminal();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false)
+        .with_ansi(ansi)
+        .with_writer(std::io::stderr)
+        .init();
 }

@@ -1,0 +1,53 @@
+# Developer entry points. `make run` serves the registry on :8081 with the embedded store in ./data;
+# `make test` runs every test (unit, router, store conformance, API, and the AWS store against the
+# emulator when scripts/emulator-start.sh is present). CI runs `make test` through .ci/run.
+
+SHELL := /usr/bin/env bash
+CARGO ?= cargo
+
+# Where the emulator started by scripts/emulator-start.sh listens; the AWS store tests read these.
+EMULATOR_ENV := AWS_ENDPOINT_URL=http://127.0.0.1:4566 AWS_REGION=us-east-1 \
+	AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test
+
+.PHONY: run test test-unit lint bench clean
+
+# Debug profile on purpose: the release profile is tuned for Lambda (fat LTO, codegen-units=1), which
+# makes the first build several times slower on a 2-core machine, and a local server does not need it.
+# Env: PORT (8081), REGISTRY_DATA_DIR (./data), REGISTRY_BACKEND (embedded), RUST_LOG (info).
+run:
+	$(CARGO) run --quiet -p registry -- serve
+
+# Everything. The emulator is started first and stopped afterwards, even when tests fail.
+test:
+	@set -euo pipefail; \
+	if [ -x scripts/emulator-start.sh ]; then \
+		trap 'scripts/emulator-stop.sh' EXIT; \
+		scripts/emulator-start.sh; \
+		env $(EMULATOR_ENV) $(CARGO) test --workspace; \
+	else \
+		$(CARGO) test --workspace; \
+	fi
+
+# Unit, router and store tests; no emulator, no API tests.
+test-unit:
+	$(CARGO) test --workspace --exclude api-tests
+
+# fmt, clippy with warnings as errors, and the purity rule: the domain crates pull in no AWS/HTTP stack.
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	@set -euo pipefail; \
+	for crate in registry-core registry-schema; do \
+		if $(CARGO) tree -p $$crate -e normal | grep -E 'aws|lambda|axum|hyper'; then \
+			echo "lint: $$crate must not depend on aws/lambda/axum/hyper" >&2; exit 1; \
+		fi; \
+	done; \
+	echo "purity check: registry-core and registry-schema are free of aws/lambda/axum/hyper"
+
+# Prints figures (not timed assertions): ready time of `registry serve` with 0 and 100,000 subjects.
+bench:
+	scripts/bench.sh
+
+clean:
+	$(CARGO) clean
+	rm -rf data .emulator
