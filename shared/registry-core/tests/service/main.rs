@@ -1,0 +1,10 @@
+//! Service tests: `Registry` over `MemoryStore`, Given/When/Then, one module per concern.
+
+mod common;
+mod compatibility;
+mod concurrency;
+mod config_mode;
+mod deletes;
+mod reads;
+mod references;
+mod register;
