@@ -49,7 +49,7 @@ pub trait Store: Send + Sync + Debug {
 
     // --- schema IDs --------------------------------------------------------------------------
 
-    /// The ID bound to `fingerprint` (the lowest, if IMPORT bound several).
+    /// The ID bound to `fingerprint`: the first one bound, if IMPORT bound several.
     async fn id_for_fingerprint(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaId>>;
 
     /// The fingerprint bound to `id`.
