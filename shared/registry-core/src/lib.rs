@@ -7,6 +7,7 @@
 //! - a write interrupted between any two storage calls leaves a state the next call completes or ignores:
 //!   bodies are written before IDs point at them, IDs are bound before versions carry them.
 
+pub mod cache;
 pub mod error;
 pub mod memory;
 pub mod model;
@@ -15,6 +16,7 @@ pub mod store;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
+pub use cache::{CacheStats, CachedStore};
 pub use error::RegistryError;
 pub use memory::MemoryStore;
 pub use model::{

@@ -1,0 +1,536 @@
+//! `CachedStore`: a [`Store`] wrapper that keeps the immutable answers (body by fingerprint,
+//! fingerprint by ID, ID by fingerprint) of a warm process in memory, within a byte bound.
+//!
+//! Why this is safe: bodies are content-addressed (a fingerprint names one text forever), an ID is
+//! bound to one fingerprint forever, and a fingerprint's first ID is never rebound (see
+//! [`Store::allocate_id`] and [`Store::bind_id`]); no store call removes a body or a binding.
+//! Only positive answers are cached: an absent body or binding may appear a moment later.
+//! Everything mutable (versions, config, mode, listings, the ID counter) goes straight to the
+//! inner store on every call, so the read-after-write contract of [`Store`] still holds.
+
+use crate::model::{ConfigRecord, DeletedFilter, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow};
+use crate::store::{Store, StoreResult};
+use async_trait::async_trait;
+use registry_schema::Fingerprint;
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+/// The default bound of [`CachedStore::new`]: 32 MiB of cached answers.
+pub const DEFAULT_CACHE_BYTES: usize = 32 * 1024 * 1024;
+
+/// Bytes charged per entry on top of its payload (key, hash-table slot, enum tags).
+const ENTRY_OVERHEAD: usize = 96;
+
+/// A [`Store`] that answers repeated immutable reads from memory. See the module docs for what
+/// is cached and why that never serves stale data.
+#[derive(Debug)]
+pub struct CachedStore<S> {
+    inner: S,
+    cache: Mutex<Generations>,
+}
+
+/// What [`CachedStore::stats`] reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Cached entries right now.
+    pub entries: usize,
+    /// Bytes charged for them (payload estimate plus a fixed per-entry overhead); never above the bound.
+    pub bytes: usize,
+    /// Reads answered from memory.
+    pub hits: u64,
+    /// Reads passed to the inner store.
+    pub misses: u64,
+}
+
+impl<S: Store> CachedStore<S> {
+    /// `inner` with a cache of at most [`DEFAULT_CACHE_BYTES`].
+    pub fn new(inner: S) -> Self {
+        Self::with_capacity(inner, DEFAULT_CACHE_BYTES)
+    }
+
+    /// `inner` with a cache of at most `max_bytes` (0 disables caching).
+    pub fn with_capacity(inner: S, max_bytes: usize) -> Self {
+        CachedStore { inner, cache: Mutex::new(Generations::new(max_bytes)) }
+    }
+
+    /// The wrapped store.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// Current size and hit counts.
+    pub fn stats(&self) -> CacheStats {
+        let cache = self.cache();
+        CacheStats {
+            entries: cache.young.len() + cache.old.len(),
+            bytes: cache.young_bytes + cache.old_bytes,
+            hits: cache.hits,
+            misses: cache.misses,
+        }
+    }
+
+    fn cache(&self) -> MutexGuard<'_, Generations> {
+        // Every mutation completes before the guard drops, so a poisoned lock is still consistent.
+        self.cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key {
+    Body(Fingerprint),
+    FingerprintOf(SchemaId),
+    IdOf(Fingerprint),
+}
+
+#[derive(Debug, Clone)]
+enum Value {
+    Body(SchemaBody),
+    Fingerprint(Fingerprint),
+    Id(SchemaId),
+}
+
+/// A bounded map with two generations, an LRU approximation with O(1) operations: inserts go
+/// to `young`; when `young` passes half the bound it becomes `old` and the previous `old` is
+/// dropped. A hit in `old` moves the entry back to `young`, so entries in use survive.
+#[derive(Debug)]
+struct Generations {
+    max_bytes: usize,
+    young: HashMap<Key, (Value, usize)>,
+    young_bytes: usize,
+    old: HashMap<Key, (Value, usize)>,
+    old_bytes: usize,
+    hits: u64,
+    misses: u64,
+}
+
+impl Generations {
+    fn new(max_bytes: usize) -> Self {
+        Generations {
+            max_bytes,
+            young: HashMap::new(),
+            young_bytes: 0,
+            old: HashMap::new(),
+            old_bytes: 0,
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    fn get(&mut self, key: &Key) -> Option<Value> {
+        if let Some((value, _)) = self.young.get(key) {
+            self.hits += 1;
+            return Some(value.clone());
+        }
+        if let Some((value, size)) = self.old.remove(key) {
+            self.hits += 1;
+            self.old_bytes -= size;
+            self.insert(key.clone(), value.clone(), size);
+            return Some(value);
+        }
+        self.misses += 1;
+        None
+    }
+
+    fn put(&mut self, key: Key, value: Value) {
+        let size = ENTRY_OVERHEAD + value_bytes(&value);
+        if self.young.contains_key(&key) {
+            return;
+        }
+        if let Some((_, old_size)) = self.old.remove(&key) {
+            self.old_bytes -= old_size;
+        }
+        self.insert(key, value, size);
+    }
+
+    /// Inserts a key absent from both generations, keeping `young + old <= max_bytes`.
+    fn insert(&mut self, key: Key, value: Value, size: usize) {
+        let half = self.max_bytes / 2;
+        if size > half {
+            return;
+        }
+        if self.young_bytes + size > half {
+            self.old = std::mem::take(&mut self.young);
+            self.old_bytes = std::mem::take(&mut self.young_bytes);
+        }
+        self.young_bytes += size;
+        self.young.insert(key, (value, size));
+    }
+}
+
+fn value_bytes(value: &Value) -> usize {
+    match value {
+        Value::Body(body) => {
+            let json = |v: &Option<serde_json::Value>| v.as_ref().map_or(0, |v| v.to_string().len());
+            let references: usize = body.references.iter().map(|r| r.name.len() + r.subject.len() + 32).sum::<usize>();
+            body.schema.len() + references + json(&body.metadata) + json(&body.rule_set)
+        }
+        Value::Fingerprint(_) | Value::Id(_) => 0,
+    }
+}
+
+#[async_trait]
+impl<S: Store> Store for CachedStore<S> {
+    async fn put_body(&self, fingerprint: &Fingerprint, body: &SchemaBody) -> StoreResult<()> {
+        self.inner.put_body(fingerprint, body).await
+    }
+
+    async fn get_body(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaBody>> {
+        let key = Key::Body(*fingerprint);
+        if let Some(Value::Body(body)) = self.cache().get(&key) {
+            return Ok(Some(body));
+        }
+        let body = self.inner.get_body(fingerprint).await?;
+        if let Some(body) = &body {
+            self.cache().put(key, Value::Body(body.clone()));
+        }
+        Ok(body)
+    }
+
+    async fn id_for_fingerprint(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaId>> {
+        let key = Key::IdOf(*fingerprint);
+        if let Some(Value::Id(id)) = self.cache().get(&key) {
+            return Ok(Some(id));
+        }
+        let id = self.inner.id_for_fingerprint(fingerprint).await?;
+        if let Some(id) = id {
+            self.cache().put(key, Value::Id(id));
+        }
+        Ok(id)
+    }
+
+    async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        let key = Key::FingerprintOf(id);
+        if let Some(Value::Fingerprint(fingerprint)) = self.cache().get(&key) {
+            return Ok(Some(fingerprint));
+        }
+        let fingerprint = self.inner.fingerprint_for_id(id).await?;
+        if let Some(fingerprint) = fingerprint {
+            self.cache().put(key, Value::Fingerprint(fingerprint));
+        }
+        Ok(fingerprint)
+    }
+
+    async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
+        let id = self.inner.allocate_id(fingerprint).await?;
+        let mut cache = self.cache();
+        cache.put(Key::IdOf(*fingerprint), Value::Id(id));
+        cache.put(Key::FingerprintOf(id), Value::Fingerprint(*fingerprint));
+        Ok(id)
+    }
+
+    async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
+        // The fingerprint → id side is bound only if it was unbound, so only id → fingerprint is known.
+        self.inner.bind_id(id, fingerprint).await?;
+        self.cache().put(Key::FingerprintOf(id), Value::Fingerprint(*fingerprint));
+        Ok(())
+    }
+
+    async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
+        self.inner.max_id().await
+    }
+
+    async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {
+        self.inner.versions(subject).await
+    }
+
+    async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>> {
+        self.inner.get_version(subject, version).await
+    }
+
+    async fn create_version(&self, row: &VersionRow) -> StoreResult<()> {
+        self.inner.create_version(row).await
+    }
+
+    async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {
+        self.inner.set_version_deleted(subject, version, deleted).await
+    }
+
+    async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()> {
+        self.inner.delete_version(subject, version).await
+    }
+
+    async fn soft_delete_versions(&self, subject: &Subject, versions: &[Version]) -> StoreResult<()> {
+        self.inner.soft_delete_versions(subject, versions).await
+    }
+
+    async fn hard_delete_versions(
+        &self,
+        subject: &Subject,
+        versions: &[Version],
+        remove_subject_settings: bool,
+    ) -> StoreResult<()> {
+        self.inner.hard_delete_versions(subject, versions, remove_subject_settings).await
+    }
+
+    async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
+        self.inner.rows_with_id(id).await
+    }
+
+    async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
+        self.inner.referrers(subject, version).await
+    }
+
+    async fn list_subjects(
+        &self,
+        prefix: &str,
+        filter: DeletedFilter,
+        after: Option<&Subject>,
+        limit: usize,
+    ) -> StoreResult<Vec<Subject>> {
+        self.inner.list_subjects(prefix, filter, after, limit).await
+    }
+
+    async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
+        self.inner.get_config(scope).await
+    }
+
+    async fn put_config(&self, scope: &Scope, config: &ConfigRecord) -> StoreResult<()> {
+        self.inner.put_config(scope, config).await
+    }
+
+    async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
+        self.inner.delete_config(scope).await
+    }
+
+    async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
+        self.inner.get_mode(scope).await
+    }
+
+    async fn put_mode(&self, scope: &Scope, mode: Mode) -> StoreResult<()> {
+        self.inner.put_mode(scope, mode).await
+    }
+
+    async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
+        self.inner.delete_mode(scope).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::expect_used, clippy::unwrap_used)]
+
+    use super::*;
+    use crate::memory::MemoryStore;
+    use crate::testkit::{self, record_body, row, unique_subject};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A MemoryStore that counts the immutable reads reaching it.
+    #[derive(Debug, Default)]
+    struct Counting {
+        inner: MemoryStore,
+        immutable_reads: AtomicUsize,
+        other_reads: AtomicUsize,
+    }
+
+    impl Counting {
+        fn immutable(&self) -> usize {
+            self.immutable_reads.load(Ordering::SeqCst)
+        }
+        fn other(&self) -> usize {
+            self.other_reads.load(Ordering::SeqCst)
+        }
+        fn read(&self) {
+            self.immutable_reads.fetch_add(1, Ordering::SeqCst);
+        }
+        fn pass(&self) {
+            self.other_reads.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[async_trait]
+    impl Store for Counting {
+        async fn put_body(&self, fingerprint: &Fingerprint, body: &SchemaBody) -> StoreResult<()> {
+            self.inner.put_body(fingerprint, body).await
+        }
+        async fn get_body(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaBody>> {
+            self.read();
+            self.inner.get_body(fingerprint).await
+        }
+        async fn id_for_fingerprint(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaId>> {
+            self.read();
+            self.inner.id_for_fingerprint(fingerprint).await
+        }
+        async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+            self.read();
+            self.inner.fingerprint_for_id(id).await
+        }
+        async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
+            self.inner.allocate_id(fingerprint).await
+        }
+        async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
+            self.inner.bind_id(id, fingerprint).await
+        }
+        async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
+            self.pass();
+            self.inner.max_id().await
+        }
+        async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {
+            self.pass();
+            self.inner.versions(subject).await
+        }
+        async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>> {
+            self.pass();
+            self.inner.get_version(subject, version).await
+        }
+        async fn create_version(&self, row: &VersionRow) -> StoreResult<()> {
+            self.inner.create_version(row).await
+        }
+        async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {
+            self.inner.set_version_deleted(subject, version, deleted).await
+        }
+        async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()> {
+            self.inner.delete_version(subject, version).await
+        }
+        async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
+            self.pass();
+            self.inner.rows_with_id(id).await
+        }
+        async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
+            self.pass();
+            self.inner.referrers(subject, version).await
+        }
+        async fn list_subjects(
+            &self,
+            prefix: &str,
+            filter: DeletedFilter,
+            after: Option<&Subject>,
+            limit: usize,
+        ) -> StoreResult<Vec<Subject>> {
+            self.pass();
+            self.inner.list_subjects(prefix, filter, after, limit).await
+        }
+        async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
+            self.pass();
+            self.inner.get_config(scope).await
+        }
+        async fn put_config(&self, scope: &Scope, config: &ConfigRecord) -> StoreResult<()> {
+            self.inner.put_config(scope, config).await
+        }
+        async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
+            self.inner.delete_config(scope).await
+        }
+        async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
+            self.pass();
+            self.inner.get_mode(scope).await
+        }
+        async fn put_mode(&self, scope: &Scope, mode: Mode) -> StoreResult<()> {
+            self.inner.put_mode(scope, mode).await
+        }
+        async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
+            self.inner.delete_mode(scope).await
+        }
+    }
+
+    async fn stored(store: &CachedStore<Counting>, tag: &str) -> (Fingerprint, SchemaBody, SchemaId) {
+        let body = record_body(tag);
+        let fingerprint = body.fingerprint();
+        store.put_body(&fingerprint, &body).await.expect("put_body");
+        let id = store.inner().inner.allocate_id(&fingerprint).await.expect("allocate_id");
+        (fingerprint, body, id)
+    }
+
+    #[tokio::test]
+    async fn repeated_immutable_reads_are_answered_from_memory() {
+        let store = CachedStore::new(Counting::default());
+        let (fingerprint, body, id) = stored(&store, "hit").await;
+        for _ in 0..3 {
+            assert_eq!(store.get_body(&fingerprint).await.unwrap(), Some(body.clone()));
+            assert_eq!(store.fingerprint_for_id(id).await.unwrap(), Some(fingerprint));
+            assert_eq!(store.id_for_fingerprint(&fingerprint).await.unwrap(), Some(id));
+        }
+        assert_eq!(store.inner().immutable(), 3, "only the first read of each answer reaches the store");
+        let stats = store.stats();
+        assert_eq!((stats.hits, stats.misses, stats.entries), (6, 3, 3));
+    }
+
+    #[tokio::test]
+    async fn absent_answers_are_not_cached() {
+        let store = CachedStore::new(Counting::default());
+        let body = record_body("later");
+        let fingerprint = body.fingerprint();
+        assert_eq!(store.get_body(&fingerprint).await.unwrap(), None);
+        assert_eq!(store.id_for_fingerprint(&fingerprint).await.unwrap(), None);
+        assert_eq!(store.fingerprint_for_id(SchemaId(1)).await.unwrap(), None);
+
+        // Another process writes them.
+        store.inner().inner.put_body(&fingerprint, &body).await.unwrap();
+        let id = store.inner().inner.allocate_id(&fingerprint).await.unwrap();
+        assert_eq!(store.get_body(&fingerprint).await.unwrap(), Some(body));
+        assert_eq!(store.id_for_fingerprint(&fingerprint).await.unwrap(), Some(id));
+        assert_eq!(store.fingerprint_for_id(id).await.unwrap(), Some(fingerprint));
+        assert_eq!(store.inner().immutable(), 6);
+    }
+
+    #[tokio::test]
+    async fn allocation_through_the_cache_is_known_without_a_read() {
+        let store = CachedStore::new(Counting::default());
+        let body = record_body("alloc");
+        let fingerprint = body.fingerprint();
+        store.put_body(&fingerprint, &body).await.unwrap();
+        let id = store.allocate_id(&fingerprint).await.unwrap();
+        assert_eq!(store.id_for_fingerprint(&fingerprint).await.unwrap(), Some(id));
+        assert_eq!(store.fingerprint_for_id(id).await.unwrap(), Some(fingerprint));
+        assert_eq!(store.inner().immutable(), 0);
+    }
+
+    #[tokio::test]
+    async fn mutable_data_always_reaches_the_store() {
+        let store = CachedStore::new(Counting::default());
+        let (fingerprint, _, id) = stored(&store, "mutable").await;
+        let subject = unique_subject("mutable");
+        store.create_version(&row(&subject, 1, id, fingerprint)).await.unwrap();
+        for _ in 0..2 {
+            assert_eq!(store.versions(&subject).await.unwrap().len(), 1);
+            assert!(store.get_version(&subject, Version(1)).await.unwrap().is_some());
+            assert_eq!(store.get_config(&Scope::Global).await.unwrap(), None);
+            assert_eq!(store.get_mode(&Scope::Global).await.unwrap(), None);
+        }
+        assert_eq!(store.inner().other(), 8);
+        store.set_version_deleted(&subject, Version(1), true).await.unwrap();
+        assert!(store.get_version(&subject, Version(1)).await.unwrap().is_some_and(|row| row.deleted));
+    }
+
+    #[tokio::test]
+    async fn the_byte_bound_is_respected_and_recent_entries_survive() {
+        let bound = 64 * 1024;
+        let store = CachedStore::with_capacity(Counting::default(), bound);
+        let mut ids = Vec::new();
+        for i in 0..500 {
+            let (fingerprint, _, id) = stored(&store, &format!("bound-{i}-{}", "x".repeat(200))).await;
+            store.get_body(&fingerprint).await.unwrap();
+            store.fingerprint_for_id(id).await.unwrap();
+            assert!(store.stats().bytes <= bound, "cache holds {} bytes, bound {bound}", store.stats().bytes);
+            ids.push(id);
+        }
+        assert!(store.stats().entries < 1000, "old entries were evicted");
+        let reads = store.inner().immutable();
+        let last = *ids.last().unwrap();
+        store.fingerprint_for_id(last).await.unwrap();
+        assert_eq!(store.inner().immutable(), reads, "the most recent entry is still cached");
+        store.fingerprint_for_id(ids[0]).await.unwrap();
+        assert_eq!(store.inner().immutable(), reads + 1, "the oldest entry was evicted");
+    }
+
+    #[tokio::test]
+    async fn a_zero_bound_caches_nothing() {
+        let store = CachedStore::with_capacity(Counting::default(), 0);
+        let (fingerprint, _, _) = stored(&store, "zero").await;
+        store.get_body(&fingerprint).await.unwrap();
+        store.get_body(&fingerprint).await.unwrap();
+        assert_eq!(store.inner().immutable(), 2);
+        assert_eq!(store.stats().bytes, 0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn cached_memory_store_passes_the_conformance_suite() {
+        let store: Arc<dyn Store> = Arc::new(CachedStore::new(MemoryStore::new()));
+        testkit::run_conformance(store.clone()).await;
+        testkit::run_conformance(store).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_tiny_cache_passes_the_conformance_suite() {
+        testkit::run_conformance(Arc::new(CachedStore::with_capacity(MemoryStore::new(), 2048))).await;
+    }
+}
