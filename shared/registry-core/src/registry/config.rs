@@ -64,13 +64,22 @@ impl Registry {
         }
     }
 
-    /// `PUT /mode[/{s}]`: stores and returns `mode`. IMPORT is refused with 42205 `Cannot
-    /// import since found existing subjects` while the scope has live versions, unless `force`.
+    /// `PUT /mode[/{s}]`: stores and returns `mode`. Entering IMPORT (from another mode,
+    /// without `force`) is refused with 42205 `Cannot import since found existing subjects`
+    /// while the scope has live versions; when allowed, the scope's leftover soft-deleted rows
+    /// are hard-deleted first, as Confluent's `ClearSubjectKey` (imports bring their own).
     pub async fn set_mode(&self, scope: &Scope, mode: Mode, force: bool) -> Result<Mode, RegistryError> {
-        if mode == Mode::Import && !force && self.has_live_versions(scope).await? {
-            return Err(RegistryError::OperationNotPermitted {
-                message: "Cannot import since found existing subjects".to_string(),
-            });
+        let current = match scope {
+            Scope::Global => self.store.get_mode(scope).await?.unwrap_or_default(),
+            Scope::Subject(subject) => self.effective_mode(Some(subject)).await?,
+        };
+        if mode == Mode::Import && !force && current != Mode::Import {
+            if self.has_live_versions(scope).await? {
+                return Err(RegistryError::OperationNotPermitted {
+                    message: "Cannot import since found existing subjects".to_string(),
+                });
+            }
+            self.clear_deleted(scope).await?;
         }
         self.store.put_mode(scope, mode).await?;
         Ok(mode)
@@ -89,6 +98,31 @@ impl Registry {
     /// `GET /contexts`: only the default context `.` (named contexts are not supported).
     pub async fn contexts(&self) -> Result<Vec<String>, RegistryError> {
         Ok(vec![".".to_string()])
+    }
+
+    /// Hard-deletes the soft-deleted rows of `scope` (every subject for the global scope).
+    /// Idempotent: a crash part-way leaves rows the retried call deletes.
+    async fn clear_deleted(&self, scope: &Scope) -> Result<(), RegistryError> {
+        let mut subjects = Vec::new();
+        match scope {
+            Scope::Subject(subject) => subjects.push(subject.clone()),
+            Scope::Global => {
+                let mut after = None;
+                loop {
+                    let page = self.store.list_subjects("", DeletedFilter::DeletedOnly, after.as_ref(), 1000).await?;
+                    let Some(last) = page.last().cloned() else { break };
+                    subjects.extend(page);
+                    after = Some(last);
+                }
+            }
+        }
+        for subject in subjects {
+            let deleted: Vec<_> = self.rows(&subject).await?.iter().filter(|r| r.deleted).map(|r| r.version).collect();
+            if !deleted.is_empty() {
+                self.store.hard_delete_versions(&subject, &deleted, false).await?;
+            }
+        }
+        Ok(())
     }
 
     async fn has_live_versions(&self, scope: &Scope) -> Result<bool, RegistryError> {

@@ -151,3 +151,17 @@ async fn import_skips_compatibility() {
     let record = ok(r.register("s", incompatible, RegisterOptions::default()).await);
     assert_eq!((record.id.0, record.version.0), (50, 2));
 }
+
+#[tokio::test]
+async fn entering_import_clears_soft_deleted_rows_of_the_scope() {
+    let r = registry();
+    reg(&r, "s", &rec("A", &[("a", "int")])).await;
+    reg(&r, "keep", &rec("B", &[("a", "int")])).await;
+    ok(r.delete_subject("s", false).await);
+    ok(r.set_mode(&scope("s"), Mode::Import, false).await);
+    let e = err(r.version_numbers("s", DeletedFilter::IncludeDeleted).await);
+    assert!(matches!(e, RegistryError::SubjectNotFound { .. }), "{e:?}");
+    assert_eq!(nums(&ok(r.version_numbers("keep", DeletedFilter::LiveOnly).await)), [1], "other subjects untouched");
+    let imported = NewSchema { id: Some(9), version: Some(1), ..avro(&rec("C", &[("a", "int")])) };
+    assert_eq!(ok(r.register("s", imported, RegisterOptions::default()).await).version.0, 1);
+}
