@@ -1,7 +1,8 @@
 //! Protobuf schemas: `.proto` parsing and checking (proto2 and proto3) and the stored text.
 //!
 //! Parsing and linking use `protox` (pure Rust): imports resolve to the given dependencies by
-//! import path, and `google/protobuf/*.proto` well-known types are always available.
+//! import path; as in Confluent, `google/protobuf/*.proto`, `google/type/*.proto`,
+//! `confluent/meta.proto` and `confluent/type/decimal.proto` are available without references.
 //!
 //! Stored text: the submitted text with leading and trailing whitespace removed. Confluent stores
 //! its own formatter's rendering instead; text already in that shape (as its clients produce) is
@@ -9,6 +10,7 @@
 //! yet reorder anything. Both belong to the Protobuf issue that brings Confluent's rendering.
 
 pub mod compat;
+mod known;
 mod resolver;
 
 use crate::{Dependency, SchemaError, SchemaType, Validation};

@@ -132,6 +132,66 @@ message A { string email = 1 [(pii) = "yes"]; }"#;
 }
 
 #[test]
+fn confluent_known_imports_resolve_without_references() {
+    // The shape Kafka Connect's ProtobufConverter emits for decimal, date and time columns.
+    let text = r#"syntax = "proto3";
+import "confluent/meta.proto";
+import "confluent/type/decimal.proto";
+import "google/type/date.proto";
+import "google/type/timeofday.proto";
+message ConnectDefault1 {
+  confluent.type.Decimal DEC = 1 [(confluent.field_meta) = {
+    params: [
+      {
+        value: "4",
+        key: "precision"
+      }
+    ]
+  }];
+  google.type.Date D = 2;
+  google.type.TimeOfDay T = 3;
+}"#;
+    assert!(parse(text).is_ok(), "{:?}", parse(text).err());
+}
+
+#[test]
+fn every_google_type_import_links() {
+    let files = [
+        ("calendar_period", "CalendarPeriod"),
+        ("color", "Color"),
+        ("date", "Date"),
+        ("datetime", "DateTime"),
+        ("dayofweek", "DayOfWeek"),
+        ("decimal", "Decimal"),
+        ("expr", "Expr"),
+        ("fraction", "Fraction"),
+        ("interval", "Interval"),
+        ("latlng", "LatLng"),
+        ("money", "Money"),
+        ("month", "Month"),
+        ("phone_number", "PhoneNumber"),
+        ("postal_address", "PostalAddress"),
+        ("quaternion", "Quaternion"),
+        ("timeofday", "TimeOfDay"),
+    ];
+    for (file, type_name) in files {
+        let text = format!(
+            "syntax = \"proto3\";\nimport \"google/type/{file}.proto\";\nmessage A {{ google.type.{type_name} v = 1; }}"
+        );
+        assert!(parse(&text).is_ok(), "{file}: {:?}", parse(&text).err());
+    }
+}
+
+#[test]
+fn a_dependency_takes_precedence_over_a_known_import() {
+    let own = "syntax = \"proto3\";\npackage google.type;\nmessage Date { string iso = 1; }";
+    let text = "syntax = \"proto3\";\nimport \"google/type/date.proto\";\nmessage A { google.type.Date d = 1; }";
+    let schema = parse_with(text, &[dependency("google/type/date.proto", own)]).unwrap();
+    let date = schema.file().dependencies().next().unwrap();
+    assert_eq!(date.messages().next().unwrap().fields().next().unwrap().name(), "iso");
+}
+
+#[test]
 fn well_known_type_without_its_import_is_rejected() {
     let message = reason(parse("syntax = \"proto3\";\nmessage A { google.protobuf.Timestamp at = 1; }"));
     assert!(message.contains("google.protobuf.Timestamp"), "{message}");

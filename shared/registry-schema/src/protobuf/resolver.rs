@@ -1,5 +1,6 @@
-//! Where `import` statements resolve: the submitted file, the caller's dependencies, the
-//! well-known `google/protobuf/*.proto` files. Nothing is read from disk or the network.
+//! Where `import` statements resolve: the submitted file, the caller's dependencies, then the
+//! imports Confluent knows without references (`google/protobuf/*.proto`, see also `known`).
+//! Nothing is read from disk or the network.
 
 use protox::Error;
 use protox::file::{File, FileResolver, GoogleFileResolver};
@@ -25,6 +26,9 @@ impl SourceResolver {
 impl FileResolver for SourceResolver {
     fn open_file(&self, name: &str) -> Result<File, Error> {
         if let Some(source) = self.sources.get(name) {
+            return File::from_source(name, source);
+        }
+        if let Some(source) = super::known::source(name) {
             return File::from_source(name, source);
         }
         self.google.open_file(name).inspect_err(|error| {
