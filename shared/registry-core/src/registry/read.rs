@@ -11,7 +11,8 @@ const SCHEMAS_LIMIT: usize = 1000;
 
 impl Registry {
     /// `POST /subjects/{s}`: the highest visible version of `subject` whose schema (text,
-    /// references, metadata, rule set) matches. 40401 when no version is visible under
+    /// references, metadata, rule set) matches; a schema posted without metadata and rule set
+    /// also matches a version with the same text and references that has them. 40401 when no version is visible under
     /// `include_deleted`, 42201 when the posted schema does not parse, 40403 when nothing matches.
     pub async fn lookup(
         &self,
@@ -32,10 +33,24 @@ impl Registry {
         let normalize = options.normalize || self.effective_config(Some(&subject)).await?.normalize;
         let (_, body) = self.parse_new(&schema, text, Validation::Lenient, normalize).await?;
         let fingerprint = body.fingerprint();
-        match candidates.iter().rev().find(|r| r.fingerprint == fingerprint) {
-            Some(row) => self.record(row).await,
-            None => Err(RegistryError::SchemaNotFound),
+        if let Some(row) = candidates.iter().rev().find(|r| r.fingerprint == fingerprint) {
+            return self.record(row).await;
         }
+        // A schema posted without data-contract parts also matches a version that carries some
+        // (e.g. `confluent:version` stamped by an explicit version), as serializers post bare text.
+        if body.metadata.is_none() && body.rule_set.is_none() {
+            for row in candidates.iter().rev() {
+                let record = self.record(row).await?;
+                let stored = &record.body;
+                if stored.schema_type == body.schema_type
+                    && stored.schema == body.schema
+                    && stored.references == body.references
+                {
+                    return Ok(record);
+                }
+            }
+        }
+        Err(RegistryError::SchemaNotFound)
     }
 
     /// `GET /schemas/ids/{id}`: resolvable while any row (live or soft-deleted) carries it;

@@ -185,3 +185,17 @@ async fn max_id_and_contexts() {
     assert_eq!(ok(r.max_id().await), Some(record.id));
     assert_eq!(ok(r.contexts().await), ["."]);
 }
+
+#[tokio::test]
+async fn lookup_of_bare_text_matches_a_version_with_metadata() {
+    let r = registry();
+    let stamped = registry_core::NewSchema { version: Some(1), ..avro(r#""string""#) };
+    let record = ok(r.register("s", stamped, registry_core::RegisterOptions::default()).await);
+    assert!(record.body.metadata.is_some());
+    let found = ok(r.lookup("s", avro(r#""string""#), LookupOptions::default()).await);
+    assert_eq!((found.id, found.version), (record.id, record.version));
+    let other_metadata =
+        registry_core::NewSchema { metadata: Some(serde_json::json!({"x": 1})), ..avro(r#""string""#) };
+    let e = err(r.lookup("s", other_metadata, LookupOptions::default()).await);
+    assert!(matches!(e, RegistryError::SchemaNotFound), "{e:?}");
+}
