@@ -26,7 +26,8 @@
 //!   out twice, and gaps are allowed.
 //! - `create_version` is one transaction: the row put conditioned on `attribute_not_exists`, the
 //!   subject counts (`ADD`), the rows-by-id edge and one referrer edge per referenced version.
-//!   Soft and hard deletes change the row, its counts and its edges in one transaction too.
+//!   Soft and hard deletes change the row, its counts and its edges in one transaction too;
+//!   batch deletes of several versions are one transaction up to DynamoDB's 100 items.
 //! - Reads are strongly consistent. No Scan: point calls touch a constant number of items; list
 //!   calls (`versions`, `rows_with_id`, `referrers`, `list_subjects`) Query one partition with
 //!   pagination.
@@ -34,6 +35,7 @@
 //! Errors: a condition that failed is `Conflict`, throttling or an unreachable service after the
 //! SDK's retries is `Unavailable`, an item or object that does not parse is `Corrupt`.
 
+mod batch;
 mod blobs;
 mod calls;
 pub mod config;

@@ -111,3 +111,40 @@ async fn create_bucket(s3: &aws_sdk_s3::Client, bucket: &str) -> Result<(), AwsE
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn repo_file(path: &str) -> String {
+        let full = format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
+    }
+
+    #[test]
+    fn table_keys_agree_with_the_terraform_table_definition() {
+        let definition: Value = serde_json::from_str(&repo_file("infra/modules/schema-registry/table.json"))
+            .unwrap_or_else(|e| panic!("table.json: {e}"));
+        let keys: Vec<(String, String)> = definition["KeySchema"]
+            .as_array()
+            .map(|keys| keys.iter().map(|k| (k["AttributeName"].to_string(), k["KeyType"].to_string())).collect())
+            .unwrap_or_default();
+        let ours: Vec<(String, String)> =
+            TABLE_KEYS.iter().map(|(name, kind)| (format!("\"{name}\""), format!("\"{kind}\""))).collect();
+        assert_eq!(keys, ours);
+        let attributes = definition["AttributeDefinitions"].as_array().map_or(0, Vec::len);
+        assert_eq!(attributes, TABLE_KEYS.len(), "only key attributes are declared");
+        assert!(definition["AttributeDefinitions"].as_array().into_iter().flatten().all(|a| a["AttributeType"] == "S"));
+        assert_eq!(definition["BillingMode"], "PAY_PER_REQUEST");
+        assert!(definition.get("GlobalSecondaryIndexes").is_none(), "the store uses no GSI");
+    }
+
+    #[test]
+    fn localstack_creates_the_table_from_the_same_definition() {
+        let compose = repo_file("localstack/docker-compose.yml");
+        let script = repo_file("localstack/init/ready.d/create-resources.sh");
+        assert!(compose.contains("infra/modules/schema-registry/table.json:/etc/localstack/registry/table.json"));
+        assert!(script.contains("/etc/localstack/registry/table.json") && script.contains("--cli-input-json"));
+    }
+}

@@ -207,7 +207,7 @@ impl AwsStore {
     }
 
     /// `ADD total :total, live :live` on the subject's index item (created on first use).
-    fn count_update(&self, subject: &Subject, total: i64, live: i64) -> Result<Update, AwsError> {
+    pub(crate) fn count_update(&self, subject: &Subject, total: i64, live: i64) -> Result<Update, AwsError> {
         Update::builder()
             .table_name(&self.table)
             .set_key(Some(key(keys::SUBJECTS_PK, subject.as_str())))
@@ -229,7 +229,7 @@ impl AwsStore {
         Ok(TransactWriteItem::builder().put(put).build())
     }
 
-    fn delete_edge(&self, pk: String, row: &VersionRow) -> Result<TransactWriteItem, AwsError> {
+    pub(crate) fn delete_edge(&self, pk: String, row: &VersionRow) -> Result<TransactWriteItem, AwsError> {
         let delete = Delete::builder()
             .table_name(&self.table)
             .set_key(Some(key(pk, keys::edge_sk(&row.subject, row.version))))

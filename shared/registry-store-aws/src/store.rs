@@ -59,6 +59,19 @@ impl Store for AwsStore {
         Ok(self.remove_row(subject, version).await?)
     }
 
+    async fn soft_delete_versions(&self, subject: &Subject, versions: &[Version]) -> StoreResult<()> {
+        Ok(self.soft_delete_all(subject, versions).await?)
+    }
+
+    async fn hard_delete_versions(
+        &self,
+        subject: &Subject,
+        versions: &[Version],
+        remove_subject_settings: bool,
+    ) -> StoreResult<()> {
+        Ok(self.hard_delete_all(subject, versions, remove_subject_settings).await?)
+    }
+
     async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
         Ok(self.rows_for_id(id).await?)
     }

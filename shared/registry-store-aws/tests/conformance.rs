@@ -1,0 +1,17 @@
+//! The registry-core store conformance suite (`registry_core::testkit`) against `AwsStore` on the
+//! emulator, on a fresh table and bucket.
+
+mod support;
+
+use registry_core::{Store, testkit};
+use std::sync::Arc;
+use support::with_store;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn aws_store_passes_the_conformance_suite() {
+    with_store(|store, _| async move {
+        let store: Arc<dyn Store> = Arc::new(store);
+        testkit::run_conformance(store).await;
+    })
+    .await;
+}
