@@ -2,7 +2,6 @@
 //!
 //! Owns the business rules: ID reuse by fingerprint, version numbering, soft/hard delete,
 //! modes, config resolution and compatibility. Retries on `StoreError::Conflict`.
-
 //!
 //! The operations live in submodules, one per concern: `register` (the write path), `read`
 //! (lookups, listings, by-ID), `delete` (soft/hard deletes), `compatibility` (the check shared by
