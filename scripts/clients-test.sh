@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Real Confluent clients against a real `registry serve`: the Python (confluent-kafka), JavaScript
+# (@kafkajs/confluent-schema-registry) and Rust (schema_registry_converter) suites in tests/clients.
+#
+# Installs what it needs (pinned: Python packages into ./.venv, npm packages from the committed
+# package-lock.json, Rust crates from tests/clients/rust/Cargo.lock), then per backend starts one
+# server on a free loopback port with a fresh temporary data dir, runs the suites, and stops the
+# server by its PID, also on failure. Exits non-zero when any suite fails.
+#
+# Backends: embedded (all three suites) and aws (Python suite, against the moto emulator of
+# scripts/emulator-start.sh: started here when nothing answers yet, stopped again if started here).
+#   CLIENTS_BACKENDS="embedded aws"   which backends to run (default both)
+#   CLIENTS_SUITES="python js rust"   which suites to run on embedded (default all)
+#   REGISTRY_BIN=path                 use this registry binary instead of building target/debug/registry
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CLIENTS="$ROOT/tests/clients"
+VENV="$ROOT/.venv"
+CARGO="${CARGO:-cargo}"
+BACKENDS="${CLIENTS_BACKENDS:-embedded aws}"
+SUITES="${CLIENTS_SUITES:-python js rust}"
+EMULATOR_PORT="${EMULATOR_PORT:-4566}"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/clients-test.XXXXXX")"
+REGISTRY_BIN="${REGISTRY_BIN:-}"
+SERVER_PID=""
+STARTED_EMULATOR=0
+FAILED=()
+PASSED=()
+
+cleanup() {
+  stop_server
+  if [ "$STARTED_EMULATOR" = 1 ]; then "$ROOT/scripts/emulator-stop.sh" || true; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+log() { echo "clients-test: $*" >&2; }
+
+# ---- installs -------------------------------------------------------------------------------
+
+install_python() {
+  [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+  if ! "$VENV/bin/python" - "$CLIENTS/python/requirements.txt" <<'PY' 2>/dev/null; then
+import sys
+from importlib.metadata import version
+for line in open(sys.argv[1]):
+    line = line.split("#")[0].strip()
+    if not line:
+        continue
+    name, wanted = line.split("==")
+    if version(name.split("[")[0]) != wanted:
+        sys.exit(1)
+import confluent_kafka.schema_registry.protobuf, confluent_kafka.schema_registry.avro  # extras present
+import confluent_kafka.schema_registry.json_schema
+PY
+    log "installing $CLIENTS/python/requirements.txt into $VENV"
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$CLIENTS/python/requirements.txt"
+  fi
+}
+
+install_js() {
+  local stamp="$CLIENTS/js/node_modules/.package-lock.json"
+  if [ ! -f "$stamp" ] || [ "$CLIENTS/js/package-lock.json" -nt "$stamp" ]; then
+    log "npm ci in $CLIENTS/js"
+    (cd "$CLIENTS/js" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
+
+# ---- server ---------------------------------------------------------------------------------
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# start_server NAME [ENV=VALUE...]: starts `registry serve` with the given environment, waits
+# until it answers, sets REGISTRY_URL.
+start_server() {
+  local name="$1"
+  shift
+  local port data
+  port="$(free_port)"
+  data="$WORK/$name-data"
+  mkdir -p "$data"
+  env PORT="$port" REGISTRY_BIND=127.0.0.1 REGISTRY_DATA_DIR="$data" RUST_LOG="${RUST_LOG:-warn}" "$@" \
+    "$REGISTRY_BIN" serve >"$WORK/$name-server.log" 2>&1 &
+  SERVER_PID=$!
+  REGISTRY_URL="http://127.0.0.1:$port"
+  for _ in $(seq 1 150); do
+    if curl -fsS -o /dev/null "$REGISTRY_URL/subjects"; then
+      log "$name: registry serve (pid $SERVER_PID) answers on $REGISTRY_URL"
+      return 0
+    fi
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then break; fi
+    sleep 0.2
+  done
+  log "$name: registry serve did not come up; its log:"
+  cat "$WORK/$name-server.log" >&2 || true
+  SERVER_PID=""
+  return 1
+}
+
+stop_server() {
+  if [ -n "$SERVER_PID" ]; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    for _ in $(seq 1 50); do
+      kill -0 "$SERVER_PID" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -9 "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+  fi
+}
+
+# run_suite LABEL COMMAND...: runs one client suite, records the outcome.
+run_suite() {
+  local label="$1"
+  shift
+  log "running $label"
+  if env REGISTRY_URL="$REGISTRY_URL" "$@"; then
+    PASSED+=("$label")
+  else
+    FAILED+=("$label")
+    log "$label FAILED; server log tail:"
+    tail -n 30 "$WORK"/*-server.log >&2 2>/dev/null || true
+  fi
+}
+
+python_suite() { run_suite "python ($1)" "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$CLIENTS/python"; }
+js_suite() { run_suite "js ($1)" bash -c "cd '$CLIENTS/js' && node --test"; }
+rust_suite() {
+  run_suite "rust ($1)" env CARGO_TARGET_DIR="$ROOT/target/clients-rust" \
+    "$CARGO" test --quiet --locked --manifest-path "$CLIENTS/rust/Cargo.toml"
+}
+
+wants() { [[ " $2 " == *" $1 "* ]]; }
+
+# ---- backends -------------------------------------------------------------------------------
+
+run_embedded() {
+  start_server embedded REGISTRY_BACKEND=embedded || { FAILED+=("embedded server"); return; }
+  wants python "$SUITES" && python_suite embedded
+  wants js "$SUITES" && js_suite embedded
+  wants rust "$SUITES" && rust_suite embedded
+  stop_server
+}
+
+run_aws() {
+  if ! curl -fsS -o /dev/null "http://127.0.0.1:$EMULATOR_PORT/moto-api/" 2>/dev/null; then
+    "$ROOT/scripts/emulator-start.sh"
+    STARTED_EMULATOR=1
+  fi
+  local suffix table bucket
+  suffix="$(date +%s)-$$"
+  table="clients-$suffix"
+  bucket="clients-$suffix"
+  local aws_env=(AWS_ENDPOINT_URL="http://127.0.0.1:$EMULATOR_PORT" AWS_REGION=us-east-1
+    AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test REGISTRY_TABLE="$table" REGISTRY_BUCKET="$bucket")
+  env "${aws_env[@]}" "$VENV/bin/python" "$CLIENTS/python/aws_resources.py" create \
+    "$ROOT/infra/modules/schema-registry/table.json" || { FAILED+=("aws resources"); return; }
+  start_server aws REGISTRY_BACKEND=aws "${aws_env[@]}" || { FAILED+=("aws server"); return; }
+  wants python "$SUITES" && python_suite aws
+  stop_server
+  env "${aws_env[@]}" "$VENV/bin/python" "$CLIENTS/python/aws_resources.py" delete || true
+}
+
+if [ -z "$REGISTRY_BIN" ]; then
+  log "building the registry binary"
+  "$CARGO" build --quiet -p registry
+  REGISTRY_BIN="$ROOT/target/debug/registry"
+fi
+install_python
+wants js "$SUITES" && install_js
+
+for backend in $BACKENDS; do
+  case "$backend" in
+    embedded) run_embedded ;;
+    aws) run_aws ;;
+    *) log "unknown backend $backend"; FAILED+=("backend $backend") ;;
+  esac
+done
+
+log "passed: ${PASSED[*]:-none}"
+if [ "${#FAILED[@]}" -gt 0 ]; then
+  log "FAILED: ${FAILED[*]}"
+  exit 1
+fi
+log "all client suites passed"
