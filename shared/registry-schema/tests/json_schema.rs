@@ -270,6 +270,45 @@ fn remote_meta_schema_is_never_fetched() {
 // ---- hostile input ----
 
 #[test]
+fn recursive_schemas_are_accepted() {
+    assert!(parse(r##"{"type":"object","properties":{"next":{"$ref":"#"}}}"##).is_ok());
+    let tree = r##"{"definitions":{"node":{"properties":{"children":{"type":"array","items":{"$ref":"#/definitions/node"}}}}},"$ref":"#/definitions/node"}"##;
+    assert!(parse(tree).is_ok());
+}
+
+#[test]
+fn reference_cycles_end_without_hanging_or_overflow() {
+    let texts = [
+        r##"{"$ref":"#"}"##.to_string(),
+        r##"{"definitions":{"a":{"$ref":"#/definitions/b"},"b":{"$ref":"#/definitions/a"}},"$ref":"#/definitions/a"}"##
+            .to_string(),
+        r##"{"type":"object","properties":{"next":{"$ref":"#"}}}"##.to_string(),
+    ];
+    for text in texts {
+        let outcome = std::thread::Builder::new()
+            .stack_size(512 * 1024)
+            .spawn(move || parse(&text).map(|s| s.canonical_text().len()))
+            .unwrap()
+            .join();
+        assert!(outcome.is_ok(), "parsing a $ref cycle panicked");
+    }
+}
+
+#[test]
+fn dependencies_referring_to_each_other_end_without_overflow() {
+    let deps = [
+        dependency("a.json", r#"{"properties":{"b":{"$ref":"b.json"}}}"#),
+        dependency("b.json", r#"{"properties":{"a":{"$ref":"a.json"}}}"#),
+    ];
+    let outcome = std::thread::Builder::new()
+        .stack_size(512 * 1024)
+        .spawn(move || parse_with(r#"{"$ref":"a.json"}"#, &deps).map(|s| s.canonical_text().len()))
+        .unwrap()
+        .join();
+    assert!(outcome.is_ok(), "parsing mutually referring dependencies panicked");
+}
+
+#[test]
 fn ten_thousand_nested_arrays_fail_without_overflow() {
     let text = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
     assert!(matches!(parse(&text), Err(SchemaError::TooDeep { .. })));
