@@ -57,6 +57,9 @@ pub enum Backend {
     Embedded,
     /// In process memory; lost on exit.
     Memory,
+    /// DynamoDB `REGISTRY_TABLE` + S3 `REGISTRY_BUCKET`, via the standard AWS variables
+    /// (`AWS_REGION`, credentials, `AWS_ENDPOINT_URL[_DYNAMODB|_S3]` for emulators).
+    Aws,
 }
 
 fn parse_level(value: &str) -> Result<CompatibilityLevel, String> {

@@ -10,7 +10,7 @@ use tokio::net::TcpListener;
 /// Serves until SIGINT or SIGTERM, then lets in-flight requests finish. Logs one line when the
 /// listener accepts connections, with the time since `started` (process start).
 pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let opened = store::open(&config)?;
+    let opened = store::open(&config).await?;
     let settings =
         RegistrySettings { default_compatibility: config.default_compatibility, ..RegistrySettings::default() };
     let registry = Registry::new(opened.store, settings);

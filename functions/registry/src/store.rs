@@ -10,8 +10,9 @@ pub struct Opened {
     pub description: String,
 }
 
-/// Opens the backend `config` names. Fails if the embedded store cannot open its directory.
-pub fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Error + Send + Sync>> {
+/// Opens the backend `config` names. Fails if the embedded store cannot open its directory, or
+/// if the AWS backend lacks `REGISTRY_TABLE` / `REGISTRY_BUCKET`.
+pub async fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Error + Send + Sync>> {
     let opened = match config.backend {
         Backend::Embedded => {
             let store = registry_store_local::LocalStore::open(&config.data_dir)
@@ -19,6 +20,11 @@ pub fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Error + 
             Opened { store: Arc::new(store), description: format!("embedded {}", config.data_dir.display()) }
         }
         Backend::Memory => Opened { store: Arc::new(MemoryStore::new()), description: "memory".to_string() },
+        Backend::Aws => {
+            let store = registry_store_aws::AwsStore::from_env().await?;
+            let names = store.config();
+            Opened { store: Arc::new(store), description: format!("aws table {} bucket {}", names.table, names.bucket) }
+        }
     };
     Ok(opened)
 }
