@@ -2,6 +2,8 @@
 //!
 //! Gating: without `AWS_ENDPOINT_URL` the tests skip, unless `CI` is set, in which case they fail.
 
+#![allow(dead_code)] // each test binary uses a different subset of these helpers
+
 use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_sdk_dynamodb::config::{Credentials, SharedCredentialsProvider};
 use futures::FutureExt;
