@@ -5,7 +5,7 @@
 //! read on the reader side only, and a pair already under check counts as compatible, so recursive types end.
 
 use apache_avro::Schema;
-use apache_avro::schema::{EnumSchema, FixedSchema, InnerDecimalSchema, RecordSchema, UuidSchema};
+use apache_avro::schema::{EnumSchema, FixedSchema, InnerDecimalSchema, RecordField, RecordSchema, UuidSchema};
 use std::collections::HashMap;
 
 /// Reader/writer pairs open at once before the walk gives up (reported as an aborted check) instead of
@@ -120,12 +120,20 @@ impl View<'_> {
     }
 }
 
-/// Identity of a schema node for the memo: named types by full name (Java shares one object per name),
-/// everything else by address.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum NodeId {
-    Named(String),
+/// Identity of a schema node for the memo: named types by (namespace, name), as Java shares one object
+/// per name, everything else by address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum NodeId<'a> {
+    Named(Option<&'a str>, &'a str),
     Node(usize),
+}
+
+/// One step of a location, rendered only when a finding is made.
+#[derive(Debug, Clone, Copy)]
+enum Token {
+    Root,
+    Word(&'static str),
+    Index(usize),
 }
 
 #[derive(Debug, Clone)]
@@ -139,7 +147,7 @@ type Outcome = Result<Vec<Finding>, Aborted>;
 struct Checker<'a> {
     reader_names: &'a HashMap<String, Schema>,
     writer_names: &'a HashMap<String, Schema>,
-    memo: HashMap<(NodeId, NodeId), Memo>,
+    memo: HashMap<(NodeId<'a>, NodeId<'a>), Memo>,
     depth: usize,
 }
 
@@ -187,40 +195,47 @@ fn view(schema: &Schema) -> Result<View<'_>, Aborted> {
     })
 }
 
-fn node_id(schema: &Schema, view: View<'_>) -> NodeId {
+fn node_id<'a>(schema: &'a Schema, view: View<'a>) -> NodeId<'a> {
     match view {
-        View::Record(record) => NodeId::Named(record.name.fullname(None)),
-        View::Enum(enumeration) => NodeId::Named(enumeration.name.fullname(None)),
-        View::Fixed(fixed) => NodeId::Named(fixed.name.fullname(None)),
+        View::Record(record) => NodeId::Named(record.name.namespace(), record.name.name()),
+        View::Enum(enumeration) => NodeId::Named(enumeration.name.namespace(), enumeration.name.name()),
+        View::Fixed(fixed) => NodeId::Named(fixed.name.namespace(), fixed.name.name()),
         _ => NodeId::Node(std::ptr::from_ref(schema) as usize),
     }
 }
 
 /// Java's `Incompatibility.getLocation()`: the root token is dropped, the rest joined as a JSON pointer.
-fn pointer(location: &[String]) -> String {
-    let tokens: Vec<String> =
-        location.iter().skip(1).map(|token| token.replace('~', "~0").replace('/', "~1")).collect();
+fn pointer(location: &[Token]) -> String {
+    let tokens: Vec<String> = location
+        .iter()
+        .skip(1)
+        .map(|token| match token {
+            Token::Root => String::new(),
+            Token::Word(word) => word.replace('~', "~0").replace('/', "~1"),
+            Token::Index(index) => index.to_string(),
+        })
+        .collect();
     format!("/{}", tokens.join("/"))
 }
 
-fn finding(kind: IncompatibilityKind, message: String, location: &[String]) -> Vec<Finding> {
+fn finding(kind: IncompatibilityKind, message: String, location: &[Token]) -> Vec<Finding> {
     vec![Finding { kind, location: pointer(location), message }]
 }
 
-fn type_mismatch(reader: View<'_>, writer: View<'_>, location: &[String]) -> Vec<Finding> {
+fn type_mismatch(reader: View<'_>, writer: View<'_>, location: &[Token]) -> Vec<Finding> {
     let message =
         format!("reader type: {} not compatible with writer type: {}", reader.type_name(), writer.type_name());
     finding(IncompatibilityKind::TypeMismatch, message, location)
 }
 
-impl Checker<'_> {
+impl<'a> Checker<'a> {
     /// Java's two-argument `getCompatibility`: a new location stack, the shared memo.
-    fn fresh(&mut self, reader: &Schema, writer: &Schema) -> Outcome {
+    fn fresh(&mut self, reader: &'a Schema, writer: &'a Schema) -> Outcome {
         let mut location = Vec::new();
-        self.get(String::new(), reader, writer, &mut location)
+        self.get(Token::Root, reader, writer, &mut location)
     }
 
-    fn get(&mut self, token: String, reader: &Schema, writer: &Schema, location: &mut Vec<String>) -> Outcome {
+    fn get(&mut self, token: Token, reader: &'a Schema, writer: &'a Schema, location: &mut Vec<Token>) -> Outcome {
         if self.depth >= MAX_DEPTH {
             return Err(Aborted(format!("schema nested deeper than {MAX_DEPTH} levels")));
         }
@@ -246,19 +261,19 @@ impl Checker<'_> {
 
     fn calculate(
         &mut self,
-        reader: (&Schema, View<'_>),
-        writer: (&Schema, View<'_>),
-        location: &mut Vec<String>,
+        reader: (&'a Schema, View<'a>),
+        writer: (&'a Schema, View<'a>),
+        location: &mut Vec<Token>,
     ) -> Outcome {
         let ((reader_schema, reader_view), (writer_schema, writer_view)) = (reader, writer);
         if reader_view.same_type(writer_view) {
             return match (reader_view, writer_view) {
-                (View::Array(r), View::Array(w)) => self.get("items".into(), r, w, location),
-                (View::Map(r), View::Map(w)) => self.get("values".into(), r, w, location),
+                (View::Array(r), View::Array(w)) => self.get(Token::Word("items"), r, w, location),
+                (View::Map(r), View::Map(w)) => self.get(Token::Word("values"), r, w, location),
                 (View::Fixed(r), View::Fixed(w)) => {
                     let mut found = check_name(NamedView::of_fixed(r), NamedView::of_fixed(w), location);
                     if r.size != w.size {
-                        location.push("size".into());
+                        location.push(Token::Word("size"));
                         let message = format!("expected: {}, found: {}", w.size, r.size);
                         found.extend(finding(IncompatibilityKind::FixedSizeMismatch, message, location));
                         location.pop();
@@ -278,7 +293,7 @@ impl Checker<'_> {
                 (View::Union(_), View::Union(branches)) => {
                     let mut found = Vec::new();
                     for (index, branch) in branches.iter().enumerate() {
-                        location.push(index.to_string());
+                        location.push(Token::Index(index));
                         if !self.fresh(reader_schema, branch)?.is_empty() {
                             let branch_type = view(resolve(branch, self.writer_names)?)?.type_name();
                             let message = format!("reader union lacking writer type: {branch_type}");
@@ -294,7 +309,7 @@ impl Checker<'_> {
         if let View::Union(branches) = writer_view {
             let mut found = Vec::new();
             for (index, branch) in branches.iter().enumerate() {
-                found.extend(self.get(index.to_string(), reader_schema, branch, location)?);
+                found.extend(self.get(Token::Index(index), reader_schema, branch, location)?);
             }
             return Ok(found);
         }
@@ -322,21 +337,20 @@ impl Checker<'_> {
     /// name (or of one of the reader field's aliases), or has a default.
     fn check_fields(
         &mut self,
-        reader: &RecordSchema,
-        writer: (&Schema, &RecordSchema),
-        location: &mut Vec<String>,
+        reader: &'a RecordSchema,
+        writer: (&'a Schema, &'a RecordSchema),
+        location: &mut Vec<Token>,
     ) -> Outcome {
         let (writer_schema, writer_record) = writer;
         let mut found = Vec::new();
-        location.push("fields".into());
+        let by_name: HashMap<&str, &RecordField> =
+            writer_record.fields.iter().map(|field| (field.name.as_str(), field)).collect();
+        location.push(Token::Word("fields"));
         for (position, reader_field) in reader.fields.iter().enumerate() {
-            location.push(position.to_string());
-            let mut matches = writer_record.fields.iter().filter(|field| field.name == reader_field.name).chain(
-                reader_field
-                    .aliases
-                    .iter()
-                    .filter_map(|alias| writer_record.fields.iter().find(|field| &field.name == alias)),
-            );
+            location.push(Token::Index(position));
+            let mut matches = std::iter::once(reader_field.name.as_str())
+                .chain(reader_field.aliases.iter().map(String::as_str))
+                .filter_map(|name| by_name.get(name).copied());
             let first = matches.next();
             if matches.next().is_some() {
                 return Err(Aborted(format!(
@@ -347,13 +361,13 @@ impl Checker<'_> {
             }
             match first {
                 Some(writer_field) => {
-                    found.extend(self.get("type".into(), &reader_field.schema, &writer_field.schema, location)?)
+                    found.extend(self.get(Token::Word("type"), &reader_field.schema, &writer_field.schema, location)?)
                 }
                 None if reader_field.default.is_some() => {}
                 None => {
                     let reader_type = resolve(&reader_field.schema, self.reader_names)?;
                     if matches!(reader_type, Schema::Enum(EnumSchema { default: Some(_), .. })) {
-                        found.extend(self.get("type".into(), reader_type, writer_schema, location)?);
+                        found.extend(self.get(Token::Word("type"), reader_type, writer_schema, location)?);
                     } else {
                         let message = reader_field.name.clone();
                         found.extend(finding(IncompatibilityKind::ReaderFieldMissingDefaultValue, message, location));
@@ -386,21 +400,21 @@ impl<'s> NamedView<'s> {
 }
 
 /// Java's `checkSchemaNames`: unqualified names equal, or a reader alias equal to the writer's full name.
-fn check_name(reader: NamedView<'_>, writer: NamedView<'_>, location: &mut Vec<String>) -> Vec<Finding> {
+fn check_name(reader: NamedView<'_>, writer: NamedView<'_>, location: &mut Vec<Token>) -> Vec<Finding> {
     let writer_full = writer.name.fullname(None);
     let aliased =
         reader.aliases.as_ref().is_some_and(|aliases| aliases.iter().any(|a| a.fullname(None) == writer_full));
     if reader.name.name() == writer.name.name() || aliased {
         return Vec::new();
     }
-    location.push("name".into());
+    location.push(Token::Word("name"));
     let found = finding(IncompatibilityKind::NameMismatch, format!("expected: {writer_full}"), location);
     location.pop();
     found
 }
 
 /// Java's `checkReaderEnumContainsAllWriterEnumSymbols`, with the Avro 1.9+ reader-default rescue.
-fn check_symbols(reader: &EnumSchema, writer: &EnumSchema, location: &mut Vec<String>) -> Vec<Finding> {
+fn check_symbols(reader: &EnumSchema, writer: &EnumSchema, location: &mut Vec<Token>) -> Vec<Finding> {
     let mut missing: Vec<&str> =
         writer.symbols.iter().filter(|symbol| !reader.symbols.contains(symbol)).map(String::as_str).collect();
     if missing.is_empty() {
@@ -411,7 +425,7 @@ fn check_symbols(reader: &EnumSchema, writer: &EnumSchema, location: &mut Vec<St
     }
     missing.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
     missing.dedup();
-    location.push("symbols".into());
+    location.push(Token::Word("symbols"));
     let found = finding(IncompatibilityKind::MissingEnumSymbols, format!("[{}]", missing.join(", ")), location);
     location.pop();
     found
@@ -471,8 +485,8 @@ mod tests {
 
     #[test]
     fn json_pointer_tokens_are_escaped() {
-        assert_eq!(pointer(&[String::new(), "a/b".into(), "c~d".into()]), "/a~1b/c~0d");
-        assert_eq!(pointer(&[String::new()]), "/");
+        assert_eq!(pointer(&[Token::Root, Token::Word("a/b"), Token::Word("c~d"), Token::Index(3)]), "/a~1b/c~0d/3");
+        assert_eq!(pointer(&[Token::Root]), "/");
     }
 
     #[test]
