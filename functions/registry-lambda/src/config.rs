@@ -1,0 +1,105 @@
+//! Every environment variable the Lambda function reads (the only place it reads them; the AWS
+//! store reads its own `REGISTRY_TABLE`, `REGISTRY_BUCKET` and `AWS_*` in `registry-store-aws`).
+
+use registry_core::cache::DEFAULT_CACHE_BYTES;
+use registry_core::{CompatibilityLevel, RegistrySettings};
+
+/// The log filter used when `RUST_LOG` is unset.
+pub const DEFAULT_LOG: &str = "info";
+
+/// The function's settings, read once at init.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LambdaConfig {
+    /// `REGISTRY_DEFAULT_COMPATIBILITY` (default `BACKWARD`): the level when no config sets one.
+    pub default_compatibility: CompatibilityLevel,
+    /// `REGISTRY_CACHE_BYTES` (default 32 MiB): bound of the warm-instance cache of immutable data.
+    pub cache_bytes: usize,
+    /// `RUST_LOG` (default `info`): tracing-subscriber `EnvFilter` syntax.
+    pub log_filter: String,
+}
+
+/// A variable is set to a value the function cannot use. Init fails loudly with this.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    /// `REGISTRY_BACKEND` names a backend this function does not have.
+    #[error("REGISTRY_BACKEND={0:?}: the Lambda function only serves the `aws` backend")]
+    Backend(String),
+    /// `REGISTRY_DEFAULT_COMPATIBILITY` is not one of the seven levels.
+    #[error("REGISTRY_DEFAULT_COMPATIBILITY={0:?} is not a compatibility level (NONE, BACKWARD, ... FULL_TRANSITIVE)")]
+    Compatibility(String),
+    /// `REGISTRY_CACHE_BYTES` is not a non-negative integer.
+    #[error("REGISTRY_CACHE_BYTES={0:?} is not a byte count")]
+    CacheBytes(String),
+}
+
+impl LambdaConfig {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok().filter(|value| !value.trim().is_empty()))
+    }
+
+    /// Reads variables through `lookup` (`None` = unset). Pure, for tests.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        if let Some(backend) = lookup("REGISTRY_BACKEND").filter(|backend| !backend.eq_ignore_ascii_case("aws")) {
+            return Err(ConfigError::Backend(backend));
+        }
+        let default_compatibility = match lookup("REGISTRY_DEFAULT_COMPATIBILITY") {
+            None => CompatibilityLevel::Backward,
+            Some(value) => value.trim().parse().map_err(|_| ConfigError::Compatibility(value))?,
+        };
+        let cache_bytes = match lookup("REGISTRY_CACHE_BYTES") {
+            None => DEFAULT_CACHE_BYTES,
+            Some(value) => value.trim().parse().map_err(|_| ConfigError::CacheBytes(value))?,
+        };
+        let log_filter = lookup("RUST_LOG").unwrap_or_else(|| DEFAULT_LOG.to_string());
+        Ok(LambdaConfig { default_compatibility, cache_bytes, log_filter })
+    }
+
+    /// The registry settings these variables select (other settings keep their defaults).
+    pub fn settings(&self) -> RegistrySettings {
+        RegistrySettings { default_compatibility: self.default_compatibility, ..RegistrySettings::default() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(vars: &[(&str, &str)]) -> Result<LambdaConfig, ConfigError> {
+        let vars: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        LambdaConfig::from_lookup(|name| vars.get(name).cloned())
+    }
+
+    #[test]
+    fn defaults_when_unset() {
+        let config = config(&[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(config.default_compatibility, CompatibilityLevel::Backward);
+        assert_eq!(config.cache_bytes, DEFAULT_CACHE_BYTES);
+        assert_eq!(config.log_filter, DEFAULT_LOG);
+    }
+
+    #[test]
+    fn terraform_values_are_read() {
+        let config = config(&[
+            ("REGISTRY_BACKEND", "aws"),
+            ("REGISTRY_DEFAULT_COMPATIBILITY", "FULL_TRANSITIVE"),
+            ("REGISTRY_CACHE_BYTES", "1048576"),
+            ("RUST_LOG", "debug"),
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(config.settings().default_compatibility, CompatibilityLevel::FullTransitive);
+        assert_eq!(config.cache_bytes, 1 << 20);
+        assert_eq!(config.log_filter, "debug");
+    }
+
+    #[test]
+    fn unusable_values_fail_init() {
+        assert_eq!(config(&[("REGISTRY_BACKEND", "embedded")]), Err(ConfigError::Backend("embedded".into())));
+        assert_eq!(
+            config(&[("REGISTRY_DEFAULT_COMPATIBILITY", "SIDEWAYS")]),
+            Err(ConfigError::Compatibility("SIDEWAYS".into()))
+        );
+        assert_eq!(config(&[("REGISTRY_CACHE_BYTES", "-1")]), Err(ConfigError::CacheBytes("-1".into())));
+    }
+}
