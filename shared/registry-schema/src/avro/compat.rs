@@ -8,6 +8,7 @@
 //! additionalInfo:'x'}`.
 
 pub mod checker;
+mod view;
 
 use super::AvroSchema;
 use crate::Incompatibility;
