@@ -143,4 +143,14 @@ impl ParsedSchema {
             ParsedSchema::Protobuf(s) => s.canonical_text(),
         }
     }
+
+    /// The rendering `?format=` names, when this format has it: `serialized` for Protobuf (base64
+    /// of the `FileDescriptorProto`, what confluent-kafka's deserializers ask for). `None` for
+    /// every other pair: Confluent then answers the stored text.
+    pub fn formatted(&self, format: &str) -> Option<String> {
+        match (self, format) {
+            (ParsedSchema::Protobuf(s), "serialized") => Some(s.serialized()),
+            _ => None,
+        }
+    }
 }

@@ -12,6 +12,7 @@
 pub mod compat;
 mod known;
 mod resolver;
+pub mod serialized;
 
 use crate::{Dependency, SchemaError, SchemaType, Validation};
 use protox::prost_reflect::FileDescriptor;
@@ -39,6 +40,10 @@ impl ProtobufSchema {
     /// [`SchemaError::UnresolvedReference`] for an import that is neither a dependency nor a
     /// well-known type, and with [`SchemaError::TooDeep`] beyond [`MAX_DEPTH`] in any file.
     /// `validation` and `normalize` do not change the result yet (see the module notes).
+    ///
+    /// Text without whitespace that is base64 of a `FileDescriptorProto` (what confluent-kafka's
+    /// Python serializer registers) is accepted as Confluent does: it is rendered to `.proto`
+    /// text ([`serialized::to_proto_text`]), and that text is parsed and stored.
     pub fn parse(
         text: &str,
         dependencies: &[Dependency],
@@ -46,6 +51,12 @@ impl ProtobufSchema {
         _normalize: bool,
     ) -> Result<Self, SchemaError> {
         let trimmed = text.trim();
+        if let Some(descriptor) =
+            Some(trimmed).filter(|t| !t.contains(char::is_whitespace)).and_then(serialized::decode)
+        {
+            let rendered = serialized::to_proto_text(&descriptor);
+            return Self::parse(&rendered, dependencies, _validation, _normalize);
+        }
         if resolver::nesting_depth(trimmed) > MAX_DEPTH
             || dependencies.iter().any(|d| resolver::nesting_depth(&d.schema) > MAX_DEPTH)
         {
@@ -78,6 +89,11 @@ impl ProtobufSchema {
     /// The stored text (see the module notes).
     pub fn canonical_text(&self) -> &str {
         &self.canonical
+    }
+
+    /// `?format=serialized`: base64 of this file's `FileDescriptorProto` (see [`serialized`]).
+    pub fn serialized(&self) -> String {
+        serialized::to_base64(self.file.file_descriptor_proto())
     }
 
     /// The linked file: messages, enums, services, with imports resolved.
