@@ -104,3 +104,49 @@ pub fn incompatibility(finding: &Finding, reader_side: Side) -> Incompatibility 
         message: format!("{{errorType:'{kind}', description:'{description}', additionalInfo:'{info}'}}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Dependency, SchemaType, Validation};
+
+    fn with_reference(address_fields: &str) -> AvroSchema {
+        let address =
+            format!(r#"{{"type":"record","name":"Address","namespace":"com.acme","fields":[{address_fields}]}}"#);
+        let dependency = Dependency { name: "com.acme.Address".into(), schema_type: SchemaType::Avro, schema: address };
+        let text =
+            r#"{"type":"record","name":"User","namespace":"com.acme","fields":[{"name":"home","type":"Address"}]}"#;
+        match AvroSchema::parse(text, &[dependency], Validation::Strict, false) {
+            Ok(schema) => schema,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn referenced_types_are_resolved_and_checked() {
+        let old = with_reference(r#"{"name":"city","type":"string"}"#);
+        let new = with_reference(r#"{"name":"city","type":"string"},{"name":"zip","type":"string"}"#);
+        assert!(check(Direction::Forward, &new, &old).is_empty());
+        let found = check(Direction::Backward, &new, &old);
+        let kinds: Vec<(&str, &str)> = found.iter().map(|i| (i.kind.as_str(), i.path.as_str())).collect();
+        assert_eq!(kinds, [("READER_FIELD_MISSING_DEFAULT_VALUE", "/fields/0/type/fields/1")]);
+    }
+
+    #[test]
+    fn full_lists_forward_findings_before_backward_ones() {
+        let old = with_reference(r#"{"name":"city","type":"int"}"#);
+        let new = with_reference(r#"{"name":"city","type":"long"},{"name":"zip","type":"string"}"#);
+        let found = check(Direction::Full, &new, &old);
+        let messages: Vec<&str> = found.iter().map(|i| i.message.as_str()).collect();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(messages[0].contains("in the old schema does not match with the new schema"), "{}", messages[0]);
+        assert!(messages[1].contains("'zip' at path '/fields/0/type/fields/1' in the new schema"), "{}", messages[1]);
+    }
+
+    #[test]
+    fn an_aborted_check_is_reported_as_confluent_does() {
+        let found = to_incompatibilities(Err(Aborted("boom".into())), Side::New);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].message, "Unexpected exception during compatibility check: boom");
+    }
+}
