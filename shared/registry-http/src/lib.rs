@@ -11,18 +11,26 @@
 //! - The register answer is the stored schema object without `subject` (`RegisterSchemaResponse` has none).
 //! - Stored-schema objects carry CP 8.x's `schemaType` (AVRO too), `ts` (registration time, ms) and
 //!   `deleted: true` for soft-deleted versions; empty `references` and absent `metadata`/`ruleSet` are omitted.
-//! - `GET /subjects` is built page by page from `Registry::subjects_page` ([`routes::subjects::SubjectsJson`]),
-//!   ready to be streamed; the other listings are answered whole.
+//! - `GET /subjects` is streamed page by page from `Registry::subjects_page` ([`routes::subjects::SubjectsJson`]):
+//!   its memory does not grow with the number of subjects. The first page is read before the status is sent,
+//!   so the common failures (store down, bad parameters) still get their proper status and error body; a
+//!   store failure on a later page can no longer change the status, so the server logs it and aborts the
+//!   body (the client sees a truncated answer, never a well-formed partial list).
+//! - `GET /schemas/ids/{id}` and `/schemas/ids/{id}/schema` carry a strong `ETag` and a configurable
+//!   `Cache-Control`, and answer a matching `If-None-Match` with 304; every other answer is
+//!   `Cache-Control: no-store` ([`http_cache`]).
 
 pub mod dto;
 pub mod error;
 pub mod extract;
+pub mod http_cache;
 pub mod observability;
 pub mod routes;
 
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use error::ApiError;
+use http_cache::HttpConfig;
 use registry_core::Registry;
 use routes::{compatibility, config, schemas, subjects, versions};
 
@@ -37,8 +45,13 @@ pub struct AppState {
 }
 
 /// The full Confluent API over `state`, with the framework error bodies, the body limit and the
-/// observability/negotiation middleware applied.
+/// observability/negotiation middleware applied, and the default [`HttpConfig`].
 pub fn router(state: AppState) -> axum::Router {
+    router_with(state, HttpConfig::default())
+}
+
+/// [`router`] with explicit HTTP settings (the by-ID `Cache-Control`).
+pub fn router_with(state: AppState, config: HttpConfig) -> axum::Router {
     axum::Router::new()
         .route("/", get(routes::root).post(routes::root))
         .route("/schemas", get(schemas::get_schemas))
@@ -84,8 +97,10 @@ pub fn router(state: AppState) -> axum::Router {
         )
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn(http_cache::no_store_by_default))
         .layer(axum::middleware::from_fn(observability::observe))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::Extension(std::sync::Arc::new(config)))
         .with_state(state)
 }
 

@@ -3,9 +3,14 @@
 use super::{ApiResult, json, raw_schema};
 use crate::AppState;
 use crate::dto::{SchemaDto, SchemaStringDto, SubjectVersionDto};
-use crate::extract::{Params, Segment, parse_schema_id};
+use crate::extract::{Params, Segment, negotiate, parse_schema_id};
+use crate::http_cache::{self, HttpConfig, Representation};
+use axum::Extension;
 use axum::extract::State;
-use registry_core::{SchemaType, SchemasQuery};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use registry_core::{SchemaById, SchemaType, SchemasQuery};
+use std::sync::Arc;
 
 /// Default and maximum page size of `GET /schemas` (`schema.search.default.limit` / `.max.limit`).
 pub const SCHEMA_SEARCH_LIMIT: usize = 1000;
@@ -37,22 +42,53 @@ pub async fn get_schemas(State(state): State<AppState>, params: Params) -> ApiRe
 }
 
 /// `GET /schemas/ids/{id}`: `{"schemaType","schema","references"?}`, plus `maxId` with `fetchMaxId=true`.
-/// `subject` and `format` are accepted and do not change the answer.
+/// `subject` and `format` are accepted and do not change the answer. Cacheable (see [`http_cache`])
+/// except with `fetchMaxId=true`; a matching `If-None-Match` gets 304.
 #[tracing::instrument(name = "get_schemas_by_id", skip_all)]
-pub async fn get_schemas_by_id(State(state): State<AppState>, Segment(id): Segment, params: Params) -> ApiResult {
+pub async fn get_schemas_by_id(
+    State(state): State<AppState>,
+    Extension(config): Extension<Arc<HttpConfig>>,
+    headers: HeaderMap,
+    Segment(id): Segment,
+    params: Params,
+) -> ApiResult {
     let id = parse_schema_id(&id)?;
     let found = state.registry.schema_by_id(id.0).await?;
-    let max_id =
-        if params.flag("fetchMaxId") { state.registry.max_id().await?.map(|max| max.0.max(id.0)) } else { None };
-    json(&SchemaStringDto::new(&found, max_id))
+    if params.flag("fetchMaxId") {
+        let max_id = state.registry.max_id().await?.map(|max| max.0.max(id.0));
+        return json(&SchemaStringDto::new(&found, max_id));
+    }
+    cacheable(&found, Representation::SchemaObject, &headers, &config, || json(&SchemaStringDto::new(&found, None)))
 }
 
-/// `GET /schemas/ids/{id}/schema`: the schema text itself (40403 for an unknown ID).
+/// `GET /schemas/ids/{id}/schema`: the schema text itself (40403 for an unknown ID). Cacheable.
 #[tracing::instrument(name = "get_only_schema_by_id", skip_all)]
-pub async fn get_only_schema_by_id(State(state): State<AppState>, Segment(id): Segment) -> ApiResult {
+pub async fn get_only_schema_by_id(
+    State(state): State<AppState>,
+    Extension(config): Extension<Arc<HttpConfig>>,
+    headers: HeaderMap,
+    Segment(id): Segment,
+) -> ApiResult {
     let id = parse_schema_id(&id)?;
     let found = state.registry.schema_by_id(id.0).await?;
-    raw_schema(found.body.schema)
+    cacheable(&found, Representation::SchemaText, &headers, &config, || raw_schema(found.body.schema.clone()))
+}
+
+/// 304 when `If-None-Match` names this representation, else `answer()` with the validators added.
+fn cacheable(
+    found: &SchemaById,
+    representation: Representation,
+    headers: &HeaderMap,
+    config: &HttpConfig,
+    answer: impl FnOnce() -> ApiResult,
+) -> ApiResult {
+    let tag = http_cache::etag(&found.body.fingerprint(), representation, negotiate(headers));
+    if http_cache::not_modified(headers, &tag) {
+        return Ok(http_cache::not_modified_response(tag, config));
+    }
+    let mut response: Response = answer()?;
+    http_cache::add_validators(response.headers_mut(), tag, config);
+    Ok(response)
 }
 
 /// `GET /schemas/ids/{id}/subjects`: sorted subjects carrying the ID; `deleted`, `offset`, `limit`.

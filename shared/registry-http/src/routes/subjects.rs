@@ -5,9 +5,11 @@ use crate::AppState;
 use crate::dto::{RegisterSchemaRequest, SchemaDto};
 use crate::error::ApiError;
 use crate::extract::{ConfluentJson, Params, Segment};
+use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::IntoResponse;
+use futures::StreamExt;
 use registry_core::{DeletedFilter, LookupOptions, Registry, Subject};
 
 /// How many subjects one store page holds while building the `/subjects` answer.
@@ -119,15 +121,26 @@ impl SubjectsJson {
 }
 
 /// `GET /subjects`: sorted subject names; `subjectPrefix`, `deleted`, `deletedOnly`, `offset`, `limit`.
+/// Streamed: the first store page is read before answering (so a failing store still gets its
+/// 5xx status), the rest page by page while the client reads; a later failure aborts the body.
 #[tracing::instrument(name = "get_all_subjects", skip_all)]
 pub async fn get_all_subjects(State(state): State<AppState>, params: Params) -> ApiResult {
     let query = SubjectsQuery::from_params(&params)?;
     let mut producer = SubjectsJson::new(state.registry.clone(), query);
-    let mut body = Vec::new();
-    while let Some(chunk) = producer.next_chunk().await? {
-        body.extend_from_slice(&chunk);
-    }
-    let mut response = (StatusCode::OK, body).into_response();
+    let first = producer.next_chunk().await?.unwrap_or_default();
+    let rest = futures::stream::unfold(Some(producer), |producer| async move {
+        let mut producer = producer?;
+        match producer.next_chunk().await {
+            Ok(Some(chunk)) => Some((Ok(chunk), Some(producer))),
+            Ok(None) => None,
+            Err(error) => {
+                tracing::error!(?error, "GET /subjects failed after the first page; aborting the body");
+                Some((Err(std::io::Error::other("subject listing failed")), None))
+            }
+        }
+    });
+    let chunks = futures::stream::once(async move { Ok::<_, std::io::Error>(first) }).chain(rest);
+    let mut response = (StatusCode::OK, Body::from_stream(chunks)).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(crate::extract::MEDIA_V1));
     Ok(response)
 }

@@ -5,12 +5,14 @@
 
 mod support;
 
+mod caching;
 mod compatibility;
 mod config;
 mod framework;
 mod observability;
 mod schemas;
 mod store_failures;
+mod streaming;
 mod subjects;
 mod versions;
 mod wire;

@@ -1,0 +1,164 @@
+//! HTTP caching of the router's answers: strong `ETag`s and a configurable `Cache-Control` on the
+//! immutable by-ID answers, `If-None-Match` → 304, and `Cache-Control: no-store` on everything else.
+//!
+//! **What is immutable.** An ID names one schema body forever: IDs are never rebound to other
+//! content, not even after a hard delete (the registry's core invariant). So the body of
+//! `GET /schemas/ids/{id}` and `/schemas/ids/{id}/schema` never changes; only its existence can
+//! end, when every version carrying the ID is hard-deleted (then 40403). The ETag is derived from
+//! the body's fingerprint (SHA-256 of type, text, references, metadata, rule set), the endpoint,
+//! and the negotiated media type, so every distinct representation has its own tag.
+//!
+//! **Default `Cache-Control`** ([`DEFAULT_ID_CACHE_CONTROL`]): `public, max-age=31536000, immutable`.
+//! That is exactly what Confluent's own clients already do in process (`CachedSchemaRegistryClient`
+//! keeps id → schema forever and never re-asks), so a shared cache in front of the registry (CloudFront,
+//! a proxy) changes nothing a client can observe except that a hard-deleted ID keeps resolving
+//! from that cache until it expires. Deployments that need a hard delete to show at once set
+//! `REGISTRY_ID_CACHE_CONTROL=no-cache` (caches revalidate every time and get a cheap 304), and an
+//! empty value sends no `Cache-Control` on these answers (they then get `no-store` like the rest).
+//! `fetchMaxId=true` answers carry the current maximum ID, which grows, so they are not cacheable.
+//!
+//! **Everything else** (listings, versions, lookups, config, errors) is mutable and gets
+//! `Cache-Control: no-store`, so a CDN's default TTL never serves a stale subject list.
+
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use registry_core::Fingerprint;
+
+/// `Cache-Control` of the by-ID answers unless configured otherwise (see the module doc).
+pub const DEFAULT_ID_CACHE_CONTROL: &str = "public, max-age=31536000, immutable";
+
+/// HTTP settings of the router, from the binary's configuration.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// `Cache-Control` sent with the immutable by-ID answers (and their 304s); `None` sends none.
+    pub id_cache_control: Option<HeaderValue>,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig { id_cache_control: Some(HeaderValue::from_static(DEFAULT_ID_CACHE_CONTROL)) }
+    }
+}
+
+impl HttpConfig {
+    /// From the configured text: empty means no header. Fails on a value that is not a valid
+    /// header value (control characters).
+    pub fn with_id_cache_control(text: &str) -> Result<HttpConfig, String> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Ok(HttpConfig { id_cache_control: None });
+        }
+        let value = HeaderValue::from_str(text).map_err(|_| format!("invalid Cache-Control value {text:?}"))?;
+        Ok(HttpConfig { id_cache_control: Some(value) })
+    }
+}
+
+/// Which immutable representation of a schema an ETag names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Representation {
+    /// `GET /schemas/ids/{id}`: the JSON object.
+    SchemaObject,
+    /// `GET /schemas/ids/{id}/schema`: the text itself.
+    SchemaText,
+}
+
+/// The strong ETag of `representation` of the body `fingerprint` in `media`:
+/// `"<sha256 hex>-<o|t>-<media tag>"`.
+pub fn etag(fingerprint: &Fingerprint, representation: Representation, media: &str) -> HeaderValue {
+    let kind = match representation {
+        Representation::SchemaObject => 'o',
+        Representation::SchemaText => 't',
+    };
+    let media = match media {
+        crate::extract::MEDIA_GENERIC => "g",
+        crate::extract::MEDIA_JSON => "j",
+        _ => "v1",
+    };
+    let mut text = String::with_capacity(80);
+    text.push('"');
+    text.push_str(&fingerprint.to_string());
+    text.push('-');
+    text.push(kind);
+    text.push('-');
+    text.push_str(media);
+    text.push('"');
+    HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static("\"invalid\""))
+}
+
+/// Whether `If-None-Match` in `headers` matches `tag` (RFC 9110 weak comparison: `W/` ignored; `*` matches).
+pub fn not_modified(headers: &HeaderMap, tag: &HeaderValue) -> bool {
+    let tag = tag.as_bytes();
+    headers.get_all(header::IF_NONE_MATCH).iter().filter_map(|value| value.to_str().ok()).any(|value| {
+        value
+            .split(',')
+            .map(str::trim)
+            .any(|candidate| candidate == "*" || candidate.strip_prefix("W/").unwrap_or(candidate).as_bytes() == tag)
+    })
+}
+
+/// The 304 answer for `tag`, with the same validators and caching headers a 200 would carry.
+pub fn not_modified_response(tag: HeaderValue, config: &HttpConfig) -> Response {
+    let mut response = StatusCode::NOT_MODIFIED.into_response();
+    add_validators(response.headers_mut(), tag, config);
+    response
+}
+
+/// Adds `ETag`, `Vary: Accept` and the configured `Cache-Control` to an immutable answer.
+pub fn add_validators(headers: &mut HeaderMap, tag: HeaderValue, config: &HttpConfig) {
+    headers.insert(header::ETAG, tag);
+    headers.insert(header::VARY, HeaderValue::from_static("Accept"));
+    if let Some(cache_control) = &config.id_cache_control {
+        headers.insert(header::CACHE_CONTROL, cache_control.clone());
+    }
+}
+
+/// Middleware: every answer without its own `Cache-Control` gets `no-store`.
+pub async fn no_store_by_default(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    if !response.headers().contains_key(header::CACHE_CONTROL) {
+        response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(if_none_match: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::IF_NONE_MATCH, HeaderValue::from_str(if_none_match).unwrap_or_else(|e| panic!("{e}")));
+        headers
+    }
+
+    #[test]
+    fn tags_differ_per_representation_and_media_and_match_weakly() {
+        let fingerprint = Fingerprint([7; 32]);
+        let object = etag(&fingerprint, Representation::SchemaObject, crate::extract::MEDIA_V1);
+        let text = etag(&fingerprint, Representation::SchemaText, crate::extract::MEDIA_V1);
+        let json = etag(&fingerprint, Representation::SchemaObject, crate::extract::MEDIA_JSON);
+        assert_ne!(object, text);
+        assert_ne!(object, json);
+        let object_text = object.to_str().unwrap_or_default().to_string();
+        assert!(object_text.starts_with('"') && object_text.ends_with('"'));
+        assert!(not_modified(&headers(&object_text), &object));
+        assert!(not_modified(&headers(&format!("W/{object_text}")), &object));
+        assert!(not_modified(&headers(&format!("\"x\", {object_text}")), &object));
+        assert!(not_modified(&headers("*"), &object));
+        assert!(!not_modified(&headers("\"x\""), &object));
+        assert!(!not_modified(&HeaderMap::new(), &object));
+    }
+
+    #[test]
+    fn an_empty_setting_sends_no_cache_control_and_bad_values_are_refused() {
+        assert!(HttpConfig::with_id_cache_control("  ").is_ok_and(|c| c.id_cache_control.is_none()));
+        assert!(HttpConfig::with_id_cache_control("no-cache").is_ok_and(|c| c.id_cache_control.is_some()));
+        assert!(HttpConfig::with_id_cache_control("a\nb").is_err());
+        assert_eq!(
+            HttpConfig::default().id_cache_control.as_ref().and_then(|v| v.to_str().ok()),
+            Some(DEFAULT_ID_CACHE_CONTROL)
+        );
+    }
+}

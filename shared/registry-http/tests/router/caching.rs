@@ -1,0 +1,144 @@
+//! HTTP caching: the by-ID answers carry a strong ETag and the configured `Cache-Control`, answer a
+//! matching `If-None-Match` with 304, and every mutable answer is `Cache-Control: no-store`.
+
+use crate::support::{USER_V1, USER_V2};
+use axum::body::Body;
+use axum::http::{HeaderMap, Request, StatusCode, header};
+use http_body_util::BodyExt;
+use registry_core::{MemoryStore, Registry, RegistrySettings};
+use registry_http::http_cache::{DEFAULT_ID_CACHE_CONTROL, HttpConfig};
+use registry_http::{AppState, router_with};
+use serde_json::json;
+use std::sync::Arc;
+use tower::ServiceExt;
+
+struct Answer {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn header(&self, name: header::HeaderName) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+struct App(axum::Router);
+
+impl App {
+    fn new(config: HttpConfig) -> App {
+        let registry = Registry::new(Arc::new(MemoryStore::new()), RegistrySettings::default());
+        App(router_with(AppState { registry }, config))
+    }
+
+    async fn call(
+        &self,
+        method: &str,
+        uri: &str,
+        headers: &[(header::HeaderName, &str)],
+        body: Option<String>,
+    ) -> Answer {
+        let mut builder = Request::builder().method(method).uri(uri);
+        for (name, value) in headers {
+            builder = builder.header(name, *value);
+        }
+        if body.is_some() {
+            builder = builder.header(header::CONTENT_TYPE, "application/vnd.schemaregistry.v1+json");
+        }
+        let request = builder.body(body.map(Body::from).unwrap_or_else(Body::empty)).unwrap();
+        let response = self.0.clone().oneshot(request).await.unwrap();
+        let (parts, body) = response.into_parts();
+        let body = body.collect().await.unwrap().to_bytes().to_vec();
+        Answer { status: parts.status, headers: parts.headers, body }
+    }
+
+    async fn get(&self, uri: &str, headers: &[(header::HeaderName, &str)]) -> Answer {
+        self.call("GET", uri, headers, None).await
+    }
+
+    async fn register(&self, subject: &str, schema: &str) -> i64 {
+        let body = json!({ "schema": schema }).to_string();
+        let answer = self.call("POST", &format!("/subjects/{subject}/versions"), &[], Some(body)).await;
+        assert_eq!(answer.status, StatusCode::OK);
+        assert_eq!(answer.header(header::CACHE_CONTROL), Some("no-store"), "writes are not cacheable");
+        serde_json::from_slice::<serde_json::Value>(&answer.body).unwrap()["id"].as_i64().unwrap()
+    }
+}
+
+#[tokio::test]
+async fn by_id_answers_carry_an_etag_and_the_default_cache_control_and_revalidate_to_304() {
+    let app = App::new(HttpConfig::default());
+    let id = app.register("users", USER_V1).await;
+    for path in [format!("/schemas/ids/{id}"), format!("/schemas/ids/{id}/schema")] {
+        let first = app.get(&path, &[]).await;
+        assert_eq!(first.status, StatusCode::OK);
+        assert_eq!(first.header(header::CACHE_CONTROL), Some(DEFAULT_ID_CACHE_CONTROL));
+        assert_eq!(first.header(header::VARY), Some("Accept"));
+        let tag = first.header(header::ETAG).unwrap().to_string();
+        assert!(tag.starts_with('"') && tag.ends_with('"'), "a strong tag: {tag}");
+        assert_eq!(app.get(&path, &[]).await.header(header::ETAG), Some(tag.as_str()), "stable across requests");
+
+        let again = app.get(&path, &[(header::IF_NONE_MATCH, &tag)]).await;
+        assert_eq!(again.status, StatusCode::NOT_MODIFIED);
+        assert!(again.body.is_empty());
+        assert_eq!(again.header(header::ETAG), Some(tag.as_str()));
+        assert_eq!(again.header(header::CACHE_CONTROL), Some(DEFAULT_ID_CACHE_CONTROL));
+
+        let other = app.get(&path, &[(header::IF_NONE_MATCH, "\"something-else\"")]).await;
+        assert_eq!(other.status, StatusCode::OK);
+        assert_eq!(other.body, first.body);
+    }
+}
+
+#[tokio::test]
+async fn tags_differ_between_schemas_endpoints_and_media_types() {
+    let app = App::new(HttpConfig::default());
+    let one = app.register("a", USER_V1).await;
+    let two = app.register("b", USER_V2).await;
+    let tag = |answer: Answer| answer.header(header::ETAG).unwrap().to_string();
+    let object_one = tag(app.get(&format!("/schemas/ids/{one}"), &[]).await);
+    let object_two = tag(app.get(&format!("/schemas/ids/{two}"), &[]).await);
+    let text_one = tag(app.get(&format!("/schemas/ids/{one}/schema"), &[]).await);
+    let json_one = tag(app.get(&format!("/schemas/ids/{one}"), &[(header::ACCEPT, "application/json")]).await);
+    assert_ne!(object_one, object_two);
+    assert_ne!(object_one, text_one);
+    assert_ne!(object_one, json_one, "a different Content-Type is a different representation");
+    let cross = app.get(&format!("/schemas/ids/{two}"), &[(header::IF_NONE_MATCH, &object_one)]).await;
+    assert_eq!(cross.status, StatusCode::OK, "another schema's tag does not validate");
+}
+
+#[tokio::test]
+async fn the_cache_control_is_configurable_or_absent() {
+    let app = App::new(HttpConfig::with_id_cache_control("no-cache").unwrap());
+    let id = app.register("users", USER_V1).await;
+    assert_eq!(app.get(&format!("/schemas/ids/{id}"), &[]).await.header(header::CACHE_CONTROL), Some("no-cache"));
+
+    let app = App::new(HttpConfig::with_id_cache_control("").unwrap());
+    let id = app.register("users", USER_V1).await;
+    let answer = app.get(&format!("/schemas/ids/{id}"), &[]).await;
+    assert!(answer.header(header::ETAG).is_some(), "still revalidatable");
+    assert_eq!(answer.header(header::CACHE_CONTROL), Some("no-store"), "no configured policy: not stored");
+}
+
+#[tokio::test]
+async fn mutable_answers_errors_and_fetch_max_id_are_not_cacheable() {
+    let app = App::new(HttpConfig::default());
+    let id = app.register("users", USER_V1).await;
+    for path in [
+        "/subjects".to_string(),
+        "/subjects/users/versions".to_string(),
+        "/subjects/users/versions/latest".to_string(),
+        "/schemas".to_string(),
+        "/config".to_string(),
+        format!("/schemas/ids/{id}/subjects"),
+        format!("/schemas/ids/{id}?fetchMaxId=true"),
+        "/schemas/ids/999".to_string(),
+    ] {
+        let answer = app.get(&path, &[]).await;
+        assert_eq!(answer.header(header::CACHE_CONTROL), Some("no-store"), "{path}");
+        assert!(answer.header(header::ETAG).is_none(), "{path}");
+    }
+    let missing = app.get("/schemas/ids/999", &[(header::IF_NONE_MATCH, "*")]).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND, "If-None-Match never hides a 40403");
+}

@@ -1,0 +1,200 @@
+//! `GET /subjects` is streamed from store pages: complete and ordered across many pages, paged by
+//! `offset`/`limit`/`subjectPrefix` as before, a first-page failure keeps its status, and a later
+//! failure aborts the body instead of ending a well-formed but partial list.
+
+use async_trait::async_trait;
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use registry_core::{
+    ConfigRecord, DeletedFilter, Fingerprint, MemoryStore, Mode, Registry, RegistrySettings, SchemaBody, SchemaId,
+    Scope, Store, StoreError, StoreResult, Subject, Version, VersionRow,
+};
+use registry_http::routes::subjects::SUBJECTS_PAGE_SIZE;
+use registry_http::{AppState, router};
+use serde_json::Value;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tower::ServiceExt;
+
+/// More subjects than two store pages.
+const MANY: usize = 2 * SUBJECTS_PAGE_SIZE + 500;
+
+fn name(n: usize) -> String {
+    format!("s-{n:06}")
+}
+
+async fn seeded(store: &MemoryStore, count: usize) {
+    for n in 0..count {
+        let row = VersionRow {
+            subject: Subject::new(name(n)).unwrap(),
+            version: Version(1),
+            id: SchemaId(1),
+            fingerprint: Fingerprint([1; 32]),
+            deleted: false,
+            references: Vec::new(),
+            registered_at_ms: 0,
+        };
+        store.create_version(&row).await.unwrap();
+    }
+}
+
+/// Status, frames of the body (or the error that ended it), and the body bytes read.
+async fn get(store: Arc<dyn Store>, uri: &str) -> (StatusCode, usize, Result<Vec<u8>, String>) {
+    let registry = Registry::new(store, RegistrySettings::default());
+    let request = Request::builder().uri(uri).body(Body::empty()).unwrap();
+    let response = router(AppState { registry }).oneshot(request).await.unwrap();
+    let status = response.status();
+    let mut body = response.into_body();
+    let (mut frames, mut bytes) = (0, Vec::new());
+    while let Some(frame) = body.frame().await {
+        match frame {
+            Ok(frame) => {
+                frames += 1;
+                bytes.extend_from_slice(frame.data_ref().map(|d| d.as_ref()).unwrap_or_default());
+            }
+            Err(error) => return (status, frames, Err(error.to_string())),
+        }
+    }
+    (status, frames, Ok(bytes))
+}
+
+fn names(bytes: &[u8]) -> Vec<String> {
+    let value: Value = serde_json::from_slice(bytes).unwrap();
+    value.as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect()
+}
+
+#[tokio::test]
+async fn a_list_of_several_pages_arrives_whole_in_order_over_several_frames() {
+    let store = MemoryStore::new();
+    seeded(&store, MANY).await;
+    let (status, frames, body) = get(Arc::new(store), "/subjects").await;
+    assert_eq!(status, StatusCode::OK);
+    let listed = names(&body.unwrap());
+    assert_eq!(listed, (0..MANY).map(name).collect::<Vec<_>>());
+    assert!(frames >= 3, "one frame per store page, got {frames}");
+}
+
+#[tokio::test]
+async fn offset_limit_and_prefix_cross_page_boundaries() {
+    let store: Arc<dyn Store> = {
+        let store = MemoryStore::new();
+        seeded(&store, MANY).await;
+        Arc::new(store)
+    };
+    let offset = SUBJECTS_PAGE_SIZE - 2;
+    let (_, _, body) = get(store.clone(), &format!("/subjects?offset={offset}&limit=5")).await;
+    assert_eq!(names(&body.unwrap()), (offset..offset + 5).map(name).collect::<Vec<_>>());
+    let (_, _, body) = get(store.clone(), &format!("/subjects?offset={}", MANY - 1)).await;
+    assert_eq!(names(&body.unwrap()), [name(MANY - 1)]);
+    let (_, _, body) = get(store.clone(), &format!("/subjects?offset={MANY}")).await;
+    assert!(names(&body.unwrap()).is_empty());
+    let (_, _, body) = get(store.clone(), "/subjects?subjectPrefix=s-0010").await;
+    assert_eq!(names(&body.unwrap()), (1000..1100).map(name).collect::<Vec<_>>());
+    let (_, _, body) = get(store, "/subjects?subjectPrefix=zzz").await;
+    assert!(names(&body.unwrap()).is_empty());
+}
+
+#[tokio::test]
+async fn a_failure_on_the_first_page_keeps_the_error_status() {
+    let store = ListingFailsAfter { inner: MemoryStore::new(), pages_ok: 0, calls: AtomicUsize::new(0) };
+    let (status, _, body) = get(Arc::new(store), "/subjects").await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    let error: Value = serde_json::from_slice(&body.unwrap()).unwrap();
+    assert_eq!(error["error_code"], 50001);
+}
+
+#[tokio::test]
+async fn a_failure_after_the_first_page_aborts_the_body() {
+    let inner = MemoryStore::new();
+    seeded(&inner, MANY).await;
+    let store = ListingFailsAfter { inner, pages_ok: 1, calls: AtomicUsize::new(0) };
+    let (status, frames, body) = get(Arc::new(store), "/subjects").await;
+    assert_eq!(status, StatusCode::OK, "the status was sent with the first page");
+    assert!(frames >= 1);
+    assert!(body.is_err(), "the body must end in an error, not in a closing bracket");
+}
+
+/// A MemoryStore whose `list_subjects` fails after `pages_ok` successful calls.
+#[derive(Debug)]
+struct ListingFailsAfter {
+    inner: MemoryStore,
+    pages_ok: usize,
+    calls: AtomicUsize,
+}
+
+#[async_trait]
+impl Store for ListingFailsAfter {
+    async fn put_body(&self, f: &Fingerprint, b: &SchemaBody) -> StoreResult<()> {
+        self.inner.put_body(f, b).await
+    }
+    async fn get_body(&self, f: &Fingerprint) -> StoreResult<Option<SchemaBody>> {
+        self.inner.get_body(f).await
+    }
+    async fn id_for_fingerprint(&self, f: &Fingerprint) -> StoreResult<Option<SchemaId>> {
+        self.inner.id_for_fingerprint(f).await
+    }
+    async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        self.inner.fingerprint_for_id(id).await
+    }
+    async fn allocate_id(&self, f: &Fingerprint) -> StoreResult<SchemaId> {
+        self.inner.allocate_id(f).await
+    }
+    async fn bind_id(&self, id: SchemaId, f: &Fingerprint) -> StoreResult<()> {
+        self.inner.bind_id(id, f).await
+    }
+    async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
+        self.inner.max_id().await
+    }
+    async fn versions(&self, s: &Subject) -> StoreResult<Vec<VersionRow>> {
+        self.inner.versions(s).await
+    }
+    async fn get_version(&self, s: &Subject, v: Version) -> StoreResult<Option<VersionRow>> {
+        self.inner.get_version(s, v).await
+    }
+    async fn create_version(&self, row: &VersionRow) -> StoreResult<()> {
+        self.inner.create_version(row).await
+    }
+    async fn set_version_deleted(&self, s: &Subject, v: Version, deleted: bool) -> StoreResult<()> {
+        self.inner.set_version_deleted(s, v, deleted).await
+    }
+    async fn delete_version(&self, s: &Subject, v: Version) -> StoreResult<()> {
+        self.inner.delete_version(s, v).await
+    }
+    async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
+        self.inner.rows_with_id(id).await
+    }
+    async fn referrers(&self, s: &Subject, v: Version) -> StoreResult<Vec<VersionRow>> {
+        self.inner.referrers(s, v).await
+    }
+    async fn list_subjects(
+        &self,
+        prefix: &str,
+        filter: DeletedFilter,
+        after: Option<&Subject>,
+        limit: usize,
+    ) -> StoreResult<Vec<Subject>> {
+        if self.calls.fetch_add(1, Ordering::SeqCst) >= self.pages_ok {
+            return Err(StoreError::Corrupt("listing broke".to_string()));
+        }
+        self.inner.list_subjects(prefix, filter, after, limit).await
+    }
+    async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
+        self.inner.get_config(scope).await
+    }
+    async fn put_config(&self, scope: &Scope, c: &ConfigRecord) -> StoreResult<()> {
+        self.inner.put_config(scope, c).await
+    }
+    async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
+        self.inner.delete_config(scope).await
+    }
+    async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
+        self.inner.get_mode(scope).await
+    }
+    async fn put_mode(&self, scope: &Scope, mode: Mode) -> StoreResult<()> {
+        self.inner.put_mode(scope, mode).await
+    }
+    async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
+        self.inner.delete_mode(scope).await
+    }
+}
