@@ -10,6 +10,7 @@
 mod compatibility;
 mod config;
 mod delete;
+mod format;
 mod read;
 mod register;
 mod support;

@@ -1,0 +1,58 @@
+//! `?format=` renderings of stored schemas (Protobuf `serialized`, which confluent-kafka's
+//! Protobuf deserializer and `use.latest.version` serializer ask for). Never writes.
+
+use super::Registry;
+use crate::error::RegistryError;
+use crate::model::SchemaBody;
+
+impl Registry {
+    /// `body`'s schema rendered as `format` names it, or `None` when its type has no such
+    /// rendering (callers then answer the stored text, as Confluent does for unknown formats).
+    /// Parses the stored text with its references; a stored schema that no longer parses is
+    /// [`crate::StoreError::Corrupt`].
+    pub async fn formatted(&self, body: &SchemaBody, format: &str) -> Result<Option<String>, RegistryError> {
+        let parsed = self.parse_stored(body).await?;
+        Ok(parsed.formatted(format))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::registry::{NewSchema, Registry, RegistrySettings};
+    use crate::{MemoryStore, SchemaType};
+    use std::sync::Arc;
+
+    fn new_schema(schema_type: SchemaType, text: &str) -> NewSchema {
+        NewSchema { schema_type, schema: Some(text.to_string()), ..NewSchema::default() }
+    }
+
+    #[tokio::test]
+    async fn protobuf_serialized_round_trips_and_other_formats_fall_back() {
+        let registry = Registry::new(Arc::new(MemoryStore::new()), RegistrySettings::default());
+        let proto = "syntax = \"proto3\";\npackage ops;\n\nmessage Beat {\n  int64 at = 1;\n}";
+        let registered = registry
+            .register("beats-value", new_schema(SchemaType::Protobuf, proto), Default::default())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let found = registry.schema_by_id(registered.id.0).await.unwrap_or_else(|e| panic!("{e}"));
+
+        let serialized = registry.formatted(&found.body, "serialized").await.unwrap_or_else(|e| panic!("{e}"));
+        let serialized = serialized.unwrap_or_else(|| panic!("Protobuf has a serialized form"));
+        assert!(!serialized.contains(char::is_whitespace) && serialized != found.body.schema);
+
+        let posted_back = registry
+            .register("beats-value", new_schema(SchemaType::Protobuf, &serialized), Default::default())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(posted_back.id, registered.id, "the serialized form is the same schema");
+
+        let unknown = registry.formatted(&found.body, "nope").await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(unknown, None);
+        let avro = registry
+            .register("names-value", new_schema(SchemaType::Avro, "\"string\""), Default::default())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let avro = registry.schema_by_id(avro.id.0).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(registry.formatted(&avro.body, "serialized").await.unwrap_or_else(|e| panic!("{e}")), None);
+    }
+}
