@@ -5,9 +5,10 @@ use super::schemas::LIST_LIMIT;
 use super::{ApiResult, json, raw_schema};
 use crate::AppState;
 use crate::dto::{RegisterSchemaRequest, SchemaDto};
+use crate::error::ApiError;
 use crate::extract::{ConfluentJson, Params, Segment, SubjectVersion, parse_version};
 use axum::extract::State;
-use registry_core::{DeletedFilter, RegisterOptions, RegistryError};
+use registry_core::{DeletedFilter, RegisterOptions, RegistryError, SchemaBody};
 
 /// `POST /subjects/{s}/versions`: registers (or finds) the schema; answers the stored schema
 /// object of CP 8.x without `subject`. `normalize` applies Confluent's normal form.
@@ -54,7 +55,7 @@ pub async fn get_all_versions(State(state): State<AppState>, Segment(subject): S
 }
 
 /// `GET /subjects/{s}/versions/{v}`: `{"subject","version","id","schemaType","references"?,"schema",..}`;
-/// `deleted` returns a soft-deleted version too.
+/// `deleted` returns a soft-deleted version too; `format` as in [`apply_format`].
 #[tracing::instrument(name = "get_schema_by_version", skip_all, fields(subject = %subject, version = %version))]
 pub async fn get_schema_by_version(
     State(state): State<AppState>,
@@ -62,8 +63,21 @@ pub async fn get_schema_by_version(
     params: Params,
 ) -> ApiResult {
     let selector = parse_version(&version)?;
-    let record = state.registry.version(&subject, selector, params.flag("deleted")).await?;
+    let mut record = state.registry.version(&subject, selector, params.flag("deleted")).await?;
+    apply_format(&state, &mut record.body, &params).await?;
     json(&SchemaDto::from_record(&record))
+}
+
+/// `?format=`: replaces `body.schema` with the rendering the format names when the schema's
+/// type has one (Protobuf `serialized`: base64 `FileDescriptorProto`, which confluent-kafka's
+/// Protobuf deserializer requires); any other format leaves the stored text, as in Confluent.
+pub(super) async fn apply_format(state: &AppState, body: &mut SchemaBody, params: &Params) -> Result<(), ApiError> {
+    if let Some(format) = params.get("format").filter(|format| !format.is_empty())
+        && let Some(text) = state.registry.formatted(body, format).await?
+    {
+        body.schema = text;
+    }
+    Ok(())
 }
 
 /// `GET /subjects/{s}/versions/{v}/schema`: the schema text itself; `deleted` as above.

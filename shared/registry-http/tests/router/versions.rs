@@ -231,3 +231,29 @@ async fn import_mode_takes_explicit_ids_and_versions() {
     api.post("/subjects/imported/versions", json!({ "schema": USER_V2 })).await.error(422, 42205);
     api.post("/subjects/elsewhere/versions", json!({"schema": USER_V2, "id": 77})).await.error(422, 42205);
 }
+
+const BEAT_PROTO: &str = "syntax = \"proto3\";\npackage ops;\n\nmessage Beat {\n  int64 at = 1;\n}";
+
+#[tokio::test]
+async fn format_serialized_answers_a_base64_descriptor_for_protobuf_only() {
+    let api = Api::new();
+    let body = json!({"schemaType": "PROTOBUF", "schema": BEAT_PROTO});
+    let id = api.post("/subjects/beats/versions", body).await.ok()["id"].as_i64();
+
+    let plain = api.get("/subjects/beats/versions/latest").await.ok();
+    assert_eq!(plain["schema"], BEAT_PROTO);
+    let serialized = api.get("/subjects/beats/versions/latest?format=serialized").await.ok();
+    let descriptor = serialized["schema"].as_str().unwrap_or_default().to_string();
+    assert!(!descriptor.is_empty() && !descriptor.contains(char::is_whitespace), "{descriptor}");
+    assert_eq!((serialized["id"].as_i64(), &serialized["version"]), (id, &json!(1)));
+
+    // Posting the serialized form back (as confluent-kafka's serializer does) finds the same schema.
+    let lookup = api.post("/subjects/beats", json!({"schemaType": "PROTOBUF", "schema": descriptor})).await.ok();
+    assert_eq!((lookup["id"].as_i64(), &lookup["version"]), (id, &json!(1)));
+
+    let unknown = api.get("/subjects/beats/versions/1?format=nope").await.ok();
+    assert_eq!(unknown["schema"], BEAT_PROTO, "an unknown format answers the stored text");
+    api.register("users", USER_V1).await;
+    let avro = api.get("/subjects/users/versions/1?format=serialized").await.ok();
+    assert_eq!(avro["schema"], USER_V1);
+}
