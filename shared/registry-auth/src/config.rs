@@ -1,0 +1,162 @@
+//! `AuthConfig::from_env()`: every environment variable the auth layer reads (the only place it reads them).
+//!
+//! | variable | meaning |
+//! |---|---|
+//! | `REGISTRY_USERS_FILE` | path of the users file (local runs); unset with the others below = auth off |
+//! | `REGISTRY_USERS` | the users file content itself (e.g. injected into a Lambda from a secret) |
+//! | `REGISTRY_USERS_SECRET` | name/ARN of a Secrets Manager secret holding the users file; the host fetches it |
+//! | `REGISTRY_JWT_ISSUER`, `REGISTRY_JWT_AUDIENCE` | bearer tokens: required `iss` and `aud` |
+//! | `REGISTRY_JWKS_FILE` / `REGISTRY_JWKS` | the issuer's JWKS document, as a path or inline (no network fetch) |
+//! | `REGISTRY_JWT_ROLE_CLAIM` | claim holding `registry:<role>` values (default `scope`) |
+//!
+//! Auth is on as soon as a users source or a JWT issuer is configured; the three users sources are
+//! mutually exclusive, and the JWT settings are all-or-nothing.
+
+use crate::error::AuthError;
+use crate::jwt::DEFAULT_ROLE_CLAIM;
+use std::path::PathBuf;
+
+/// Where the users file comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UsersSource {
+    /// `REGISTRY_USERS_FILE`: read from local disk at start-up.
+    File(PathBuf),
+    /// `REGISTRY_USERS`: the content itself.
+    Inline(String),
+    /// `REGISTRY_USERS_SECRET`: a Secrets Manager secret the host process fetches and passes to
+    /// [`crate::Authenticator::from_config`]; this crate does no network I/O.
+    Secret(String),
+}
+
+/// Where the JWKS document comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JwksSource {
+    /// `REGISTRY_JWKS_FILE`.
+    File(PathBuf),
+    /// `REGISTRY_JWKS`.
+    Inline(String),
+}
+
+/// Bearer-token settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JwtConfig {
+    /// Required `iss`.
+    pub issuer: String,
+    /// Required member of `aud`.
+    pub audience: String,
+    /// The verification keys.
+    pub jwks: JwksSource,
+    /// The claim mapped to roles and scopes.
+    pub role_claim: String,
+}
+
+/// The auth settings. `users: None, jwt: None` means auth is off (every request is let in).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AuthConfig {
+    /// Basic-auth users, if configured.
+    pub users: Option<UsersSource>,
+    /// Bearer tokens, if configured.
+    pub jwt: Option<JwtConfig>,
+}
+
+impl AuthConfig {
+    /// Reads the process environment (empty values count as unset).
+    pub fn from_env() -> Result<Self, AuthError> {
+        Self::from_lookup(|name| std::env::var(name).ok().filter(|value| !value.trim().is_empty()))
+    }
+
+    /// Reads variables through `lookup` (`None` = unset). Pure, for tests.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, AuthError> {
+        let sources = [
+            lookup("REGISTRY_USERS_FILE").map(|path| UsersSource::File(PathBuf::from(path))),
+            lookup("REGISTRY_USERS").map(UsersSource::Inline),
+            lookup("REGISTRY_USERS_SECRET").map(UsersSource::Secret),
+        ];
+        let mut configured = sources.into_iter().flatten();
+        let users = configured.next();
+        if configured.next().is_some() {
+            return Err(AuthError::Config(
+                "set only one of REGISTRY_USERS_FILE, REGISTRY_USERS and REGISTRY_USERS_SECRET".into(),
+            ));
+        }
+        let issuer = lookup("REGISTRY_JWT_ISSUER");
+        let audience = lookup("REGISTRY_JWT_AUDIENCE");
+        let jwks = match (lookup("REGISTRY_JWKS_FILE"), lookup("REGISTRY_JWKS")) {
+            (Some(_), Some(_)) => {
+                return Err(AuthError::Config("set only one of REGISTRY_JWKS_FILE and REGISTRY_JWKS".into()));
+            }
+            (Some(path), None) => Some(JwksSource::File(PathBuf::from(path))),
+            (None, Some(text)) => Some(JwksSource::Inline(text)),
+            (None, None) => None,
+        };
+        let jwt = match (issuer, audience, jwks) {
+            (None, None, None) => None,
+            (Some(issuer), Some(audience), Some(jwks)) => Some(JwtConfig {
+                issuer,
+                audience,
+                jwks,
+                role_claim: lookup("REGISTRY_JWT_ROLE_CLAIM").unwrap_or_else(|| DEFAULT_ROLE_CLAIM.to_string()),
+            }),
+            _ => {
+                return Err(AuthError::Config(
+                    "bearer tokens need REGISTRY_JWT_ISSUER, REGISTRY_JWT_AUDIENCE and REGISTRY_JWKS_FILE (or REGISTRY_JWKS)"
+                        .into(),
+                ));
+            }
+        };
+        Ok(AuthConfig { users, jwt })
+    }
+
+    /// Whether requests must authenticate.
+    pub fn is_enabled(&self) -> bool {
+        self.users.is_some() || self.jwt.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(vars: &[(&str, &str)]) -> Result<AuthConfig, AuthError> {
+        let vars: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        AuthConfig::from_lookup(|name| vars.get(name).cloned())
+    }
+
+    #[test]
+    fn nothing_set_means_auth_off() {
+        let config = config(&[]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!config.is_enabled());
+        assert_eq!(config, AuthConfig::default());
+    }
+
+    #[test]
+    fn each_users_source_turns_auth_on() {
+        for (name, expected) in [
+            ("REGISTRY_USERS_FILE", UsersSource::File("/etc/u".into())),
+            ("REGISTRY_USERS", UsersSource::Inline("/etc/u".into())),
+            ("REGISTRY_USERS_SECRET", UsersSource::Secret("/etc/u".into())),
+        ] {
+            let config = config(&[(name, "/etc/u")]).unwrap_or_else(|e| panic!("{e}"));
+            assert!(config.is_enabled());
+            assert_eq!(config.users, Some(expected));
+        }
+        assert!(config(&[("REGISTRY_USERS_FILE", "a"), ("REGISTRY_USERS_SECRET", "b")]).is_err());
+    }
+
+    #[test]
+    fn jwt_settings_are_all_or_nothing() {
+        let full =
+            [("REGISTRY_JWT_ISSUER", "https://idp"), ("REGISTRY_JWT_AUDIENCE", "sr"), ("REGISTRY_JWKS_FILE", "k")];
+        let jwt = config(&full).unwrap_or_else(|e| panic!("{e}")).jwt;
+        assert_eq!(jwt.as_ref().map(|jwt| jwt.role_claim.as_str()), Some("scope"));
+        assert_eq!(jwt.map(|jwt| jwt.jwks), Some(JwksSource::File("k".into())));
+        for missing in 0..full.len() {
+            let partial: Vec<_> = full.iter().enumerate().filter(|(i, _)| *i != missing).map(|(_, v)| *v).collect();
+            assert!(config(&partial).is_err(), "missing {:?}", full[missing]);
+        }
+        let claim = [full[0], full[1], ("REGISTRY_JWKS", "{}"), ("REGISTRY_JWT_ROLE_CLAIM", "roles")];
+        let jwt = config(&claim).unwrap_or_else(|e| panic!("{e}")).jwt;
+        assert_eq!(jwt.map(|jwt| (jwt.role_claim, jwt.jwks)), Some(("roles".into(), JwksSource::Inline("{}".into()))));
+    }
+}
