@@ -24,6 +24,9 @@ pub struct Cli {
 pub enum Command {
     /// Serve the Confluent REST API over HTTP until SIGINT or SIGTERM.
     Serve(ServeConfig),
+    /// Create the DynamoDB table and S3 bucket (`REGISTRY_TABLE`, `REGISTRY_BUCKET`) if they do
+    /// not exist, with the module's definitions. For emulators and first runs (`make run-aws`).
+    AwsInit,
 }
 
 /// Everything `registry serve` needs, from flags or environment variables.
@@ -75,9 +78,17 @@ mod tests {
 
     fn serve(args: &[&str]) -> Result<ServeConfig, clap::Error> {
         let argv = ["registry", "serve"].iter().chain(args).copied();
-        Cli::try_parse_from(argv).map(|cli| match cli.command {
-            Command::Serve(config) => config,
-        })
+        let cli = Cli::try_parse_from(argv)?;
+        match cli.command {
+            Command::Serve(config) => Ok(config),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn aws_init_is_a_subcommand() {
+        let cli = Cli::try_parse_from(["registry", "aws-init"]).unwrap_or_else(|error| panic!("{error}"));
+        assert!(matches!(cli.command, Command::AwsInit));
     }
 
     #[test]

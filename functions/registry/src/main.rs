@@ -1,5 +1,6 @@
 //! The `registry` command: parses the command line and runs the chosen subcommand.
 
+mod aws_init;
 mod config;
 mod serve;
 mod store;
@@ -23,6 +24,7 @@ fn main() -> ExitCode {
     };
     let outcome = match cli.command {
         Command::Serve(config) => runtime.block_on(serve::run(config, started)),
+        Command::AwsInit => runtime.block_on(aws_init::run()),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
