@@ -1,5 +1,6 @@
 //! `/schemas` resource (schema types, the schema listing, everything keyed by schema ID) and `/contexts`.
 
+use super::versions::apply_format;
 use super::{ApiResult, json, raw_schema};
 use crate::AppState;
 use crate::dto::{SchemaDto, SchemaStringDto, SubjectVersionDto};
@@ -42,8 +43,9 @@ pub async fn get_schemas(State(state): State<AppState>, params: Params) -> ApiRe
 }
 
 /// `GET /schemas/ids/{id}`: `{"schemaType","schema","references"?}`, plus `maxId` with `fetchMaxId=true`.
-/// `subject` and `format` are accepted and do not change the answer. Cacheable (see [`http_cache`])
-/// except with `fetchMaxId=true`; a matching `If-None-Match` gets 304.
+/// `subject` is accepted and does not change the answer; `format` as in [`apply_format`]. Cacheable
+/// (see [`http_cache`]) except with `fetchMaxId=true` or a format that re-renders the schema; a
+/// matching `If-None-Match` gets 304.
 #[tracing::instrument(name = "get_schemas_by_id", skip_all)]
 pub async fn get_schemas_by_id(
     State(state): State<AppState>,
@@ -53,10 +55,14 @@ pub async fn get_schemas_by_id(
     params: Params,
 ) -> ApiResult {
     let id = parse_schema_id(&id)?;
-    let found = state.registry.schema_by_id(id.0).await?;
+    let mut found = state.registry.schema_by_id(id.0).await?;
+    let rendered = apply_format(&state, &mut found.body, &params).await?;
     if params.flag("fetchMaxId") {
         let max_id = state.registry.max_id().await?.map(|max| max.0.max(id.0));
         return json(&SchemaStringDto::new(&found, max_id));
+    }
+    if rendered {
+        return json(&SchemaStringDto::new(&found, None));
     }
     cacheable(&found, Representation::SchemaObject, &headers, &config, || json(&SchemaStringDto::new(&found, None)))
 }

@@ -71,13 +71,15 @@ pub async fn get_schema_by_version(
 /// `?format=`: replaces `body.schema` with the rendering the format names when the schema's
 /// type has one (Protobuf `serialized`: base64 `FileDescriptorProto`, which confluent-kafka's
 /// Protobuf deserializer requires); any other format leaves the stored text, as in Confluent.
-pub(super) async fn apply_format(state: &AppState, body: &mut SchemaBody, params: &Params) -> Result<(), ApiError> {
+/// True when the text was replaced.
+pub(super) async fn apply_format(state: &AppState, body: &mut SchemaBody, params: &Params) -> Result<bool, ApiError> {
     if let Some(format) = params.get("format").filter(|format| !format.is_empty())
         && let Some(text) = state.registry.formatted(body, format).await?
     {
         body.schema = text;
+        return Ok(true);
     }
-    Ok(())
+    Ok(false)
 }
 
 /// `GET /subjects/{s}/versions/{v}/schema`: the schema text itself; `deleted` as above.

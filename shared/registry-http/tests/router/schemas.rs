@@ -119,3 +119,26 @@ async fn contexts_list_the_default_context() {
     api.register("users", USER_V1).await;
     assert_eq!(api.get("/contexts").await.ok(), json!(["."]));
 }
+
+#[tokio::test]
+async fn format_serialized_answers_protobuf_as_a_base64_descriptor_and_is_not_cached_as_the_text() {
+    let api = Api::new();
+    let proto = "syntax = \"proto3\";\npackage ops;\n\nmessage Beat {\n  int64 at = 1;\n}";
+    let body = json!({"schemaType": "PROTOBUF", "schema": proto});
+    let id = api.post("/subjects/beats/versions", body).await.ok()["id"].as_i64().unwrap_or_default();
+
+    let plain = api.get(&format!("/schemas/ids/{id}")).await.ok();
+    assert!(plain["schema"].as_str().is_some_and(|stored| stored.contains("message Beat")));
+    let uri = format!("/schemas/ids/{id}?subject=beats&format=serialized");
+    let serialized = api.get(&uri).await.ok();
+    assert_eq!(serialized["schemaType"], "PROTOBUF");
+    let descriptor = serialized["schema"].as_str().unwrap_or_default().to_string();
+    assert!(!descriptor.is_empty() && !descriptor.contains(char::is_whitespace), "{descriptor}");
+
+    // The text's validators must not answer for the rendering: `If-None-Match: *` still gets 200.
+    let conditional = api.raw(axum::http::Method::GET, &uri, None, &[("if-none-match", "*")], "").await;
+    assert_eq!(conditional.ok()["schema"], descriptor.as_str());
+
+    let posted_back = json!({"schemaType": "PROTOBUF", "schema": descriptor});
+    assert_eq!(api.post("/subjects/beats/versions", posted_back).await.ok()["id"].as_i64(), Some(id));
+}
