@@ -9,7 +9,7 @@ CARGO ?= cargo
 EMULATOR_ENV := AWS_ENDPOINT_URL=http://127.0.0.1:4566 AWS_REGION=us-east-1 \
 	AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test
 
-.PHONY: run test test-unit lint bench clean
+.PHONY: run run-aws localstack-up localstack-down test test-unit test-clients lint bench package infra-check clean
 
 # Debug profile on purpose: the release profile is tuned for Lambda (fat LTO, codegen-units=1), which
 # makes the first build several times slower on a 2-core machine, and a local server does not need it.
@@ -17,16 +17,48 @@ EMULATOR_ENV := AWS_ENDPOINT_URL=http://127.0.0.1:4566 AWS_REGION=us-east-1 \
 run:
 	$(CARGO) run --quiet -p registry -- serve
 
-# Everything. The emulator is started first and stopped afterwards, even when tests fail.
+# The registry against AWS APIs at AWS_ENDPOINT_URL (default: LocalStack or the emulator on
+# localhost:4566), creating REGISTRY_TABLE and REGISTRY_BUCKET there first if they are missing.
+AWS_LOCAL_ENV := AWS_ENDPOINT_URL=$${AWS_ENDPOINT_URL:-http://localhost:4566} AWS_REGION=$${AWS_REGION:-us-east-1} \
+	AWS_ACCESS_KEY_ID=$${AWS_ACCESS_KEY_ID:-test} AWS_SECRET_ACCESS_KEY=$${AWS_SECRET_ACCESS_KEY:-test} \
+	REGISTRY_TABLE=$${REGISTRY_TABLE:-schema-registry} REGISTRY_BUCKET=$${REGISTRY_BUCKET:-schema-registry-bodies}
+run-aws:
+	$(CARGO) build --quiet -p registry
+	env $(AWS_LOCAL_ENV) target/debug/registry aws-init
+	env $(AWS_LOCAL_ENV) REGISTRY_BACKEND=aws target/debug/registry serve
+
+# LocalStack (needs Docker) with the same table and bucket definitions as the Terraform module.
+localstack-up:
+	docker compose -f localstack/docker-compose.yml up -d --wait
+
+localstack-down:
+	docker compose -f localstack/docker-compose.yml down
+
+# Everything: unit, router, store conformance (all backends), API tests, Lambda adapter tests, real
+# clients, and the offline infrastructure checks. The emulator is started first and stopped by PID
+# afterwards, even when tests fail.
 test:
 	@set -euo pipefail; \
-	if [ -x scripts/emulator-start.sh ]; then \
-		trap 'scripts/emulator-stop.sh' EXIT; \
-		scripts/emulator-start.sh; \
-		env $(EMULATOR_ENV) $(CARGO) test --workspace; \
-	else \
-		$(CARGO) test --workspace; \
-	fi
+	trap 'scripts/emulator-stop.sh' EXIT; \
+	scripts/emulator-start.sh; \
+	env $(EMULATOR_ENV) $(CARGO) test --workspace; \
+	env $(EMULATOR_ENV) scripts/clients-test.sh; \
+	scripts/infra-check.sh
+
+# The real-client suites alone (Python, JavaScript, Rust serializers against `registry serve`).
+test-clients:
+	@set -euo pipefail; \
+	trap 'scripts/emulator-stop.sh' EXIT; \
+	scripts/emulator-start.sh; \
+	env $(EMULATOR_ENV) scripts/clients-test.sh
+
+# arm64 Lambda zip (target/lambda/registry-lambda/bootstrap.zip) with cargo-lambda + zig from PyPI.
+package:
+	scripts/package.sh
+
+# terraform fmt -check (when installed) and checkov, offline.
+infra-check:
+	scripts/infra-check.sh
 
 # Unit, router and store tests; no emulator, no API tests.
 test-unit:
@@ -50,4 +82,4 @@ bench:
 
 clean:
 	$(CARGO) clean
-	rm -rf data .emulator
+	rm -rf data .emulator .cache
