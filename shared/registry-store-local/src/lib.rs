@@ -13,8 +13,9 @@
 //! call returns, so an acknowledged write survives a killed process *and* a power loss or OS
 //! crash. `NORMAL` would survive a killed process too (the WAL frame is in the OS page cache) but
 //! could drop the last commits on power loss, and a registry that hands out a schema ID and then
-//! forgets it breaks every message already written with that ID. Registrations are rare, so the
-//! one fsync per write is cheap.
+//! forgets it breaks every message already written with that ID. Concurrent writes share their
+//! fsync through group commit (below), so durability does not cap write throughput at one fsync
+//! per operation.
 //!
 //! **Layout** (`registry.db` in the data directory; tables in `schema.rs`): `bodies` (fingerprint →
 //! body), `ids` (id → fingerprint), `fingerprint_ids` (fingerprint → first bound id), `counters`
@@ -23,9 +24,11 @@
 //! (per-subject row and live-row counts, indexed by (live, subject) for keyset paging), `configs`
 //! and `modes`.
 //!
-//! **Concurrency.** Each [`Store`] call runs on `spawn_blocking` as one transaction: writes on the
-//! single writer connection (behind a mutex, `BEGIN IMMEDIATE`), reads on a small pool of
-//! read-only connections. Several processes may open the same directory; SQLite's file locks
+//! **Concurrency.** Each write call is one atomic operation on the writer thread, which commits
+//! the operations queued meanwhile as one group (one `IMMEDIATE` transaction, each operation in its
+//! own savepoint, every answer sent after the group's fsynced commit; see `writer.rs`). Each read
+//! call is one statement on `spawn_blocking` over a small pool of read-only connections, at most
+//! `MAX_READERS` at once. Several processes may open the same directory; SQLite's file locks
 //! serialise their writers and `busy_timeout` makes them wait rather than fail.
 
 mod codec;
@@ -35,6 +38,7 @@ mod ops;
 mod pool;
 mod schema;
 mod store;
+mod writer;
 
 pub use config::LocalConfig;
 
@@ -54,6 +58,8 @@ pub const DATABASE_FILE: &str = "registry.db";
 #[derive(Debug, Clone)]
 pub struct LocalStore {
     pool: Arc<Pool>,
+    /// At most [`pool::MAX_READERS`] reads on the blocking pool at once.
+    reads: Arc<tokio::sync::Semaphore>,
 }
 
 impl LocalStore {
@@ -63,7 +69,8 @@ impl LocalStore {
     pub fn open(dir: &Path) -> StoreResult<LocalStore> {
         let open = || -> LocalResult<LocalStore> {
             std::fs::create_dir_all(dir)?;
-            Ok(LocalStore { pool: Arc::new(Pool::open(&dir.join(DATABASE_FILE))?) })
+            let pool = Arc::new(Pool::open(&dir.join(DATABASE_FILE))?);
+            Ok(LocalStore { pool, reads: Arc::new(tokio::sync::Semaphore::new(pool::MAX_READERS)) })
         };
         open().map_err(StoreError::from)
     }
@@ -96,11 +103,7 @@ impl LocalStore {
             Ok(())
         })
         .await?;
-        let pool = Arc::clone(&self.pool);
-        tokio::task::spawn_blocking(move || pool.checkpoint())
-            .await
-            .map_err(LocalError::from)?
-            .map_err(StoreError::from)
+        Ok(self.pool.checkpoint().await?)
     }
 
     async fn write<T, F>(&self, f: F) -> StoreResult<T>
@@ -108,9 +111,7 @@ impl LocalStore {
         T: Send + 'static,
         F: FnOnce(&Connection) -> LocalResult<T> + Send + 'static,
     {
-        let pool = Arc::clone(&self.pool);
-        let joined = tokio::task::spawn_blocking(move || pool.write(f)).await.map_err(LocalError::from)?;
-        Ok(joined?)
+        Ok(self.pool.write(f).await?)
     }
 
     async fn read<T, F>(&self, f: F) -> StoreResult<T>
@@ -118,6 +119,8 @@ impl LocalStore {
         T: Send + 'static,
         F: FnOnce(&Connection) -> LocalResult<T> + Send + 'static,
     {
+        let _permit =
+            self.reads.acquire().await.map_err(|_| LocalError::Io(std::io::Error::other("read limiter closed")))?;
         let pool = Arc::clone(&self.pool);
         let joined = tokio::task::spawn_blocking(move || pool.read(f)).await.map_err(LocalError::from)?;
         Ok(joined?)

@@ -1,20 +1,22 @@
-//! Connections: one writer behind a mutex (every write is one `IMMEDIATE` transaction) and a
+//! Connections: one writer connection owned by the group-commit thread ([`crate::writer`]) and a
 //! small stack of read-only connections that WAL lets run beside it.
 
 use crate::error::LocalResult;
 use crate::schema;
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use crate::writer::{Writer, writer_gone};
+use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-/// Idle read connections kept for reuse; more are opened under load and closed when returned.
-const MAX_IDLE_READERS: usize = 4;
+/// Read connections kept for reuse. [`crate::LocalStore`] runs at most this many reads at once,
+/// so under load reads queue for a connection instead of opening (and closing) new ones.
+pub(crate) const MAX_READERS: usize = 8;
 
 /// The database file's connections. Readers are opened on first use, not at start-up.
 #[derive(Debug)]
 pub(crate) struct Pool {
     path: PathBuf,
-    writer: Mutex<Connection>,
+    writer: Writer,
     readers: Mutex<Vec<Connection>>,
 }
 
@@ -29,7 +31,7 @@ impl Pool {
         let mut writer = Connection::open(path)?;
         schema::configure_writer(&writer)?;
         schema::migrate(&mut writer)?;
-        Ok(Pool { path: path.to_path_buf(), writer: Mutex::new(writer), readers: Mutex::new(Vec::new()) })
+        Ok(Pool { path: path.to_path_buf(), writer: Writer::start(writer)?, readers: Mutex::new(Vec::new()) })
     }
 
     /// The database file.
@@ -37,23 +39,36 @@ impl Pool {
         &self.path
     }
 
-    /// Runs `f` in one `IMMEDIATE` transaction on the writer and commits if it returns `Ok`;
-    /// on `Err` nothing `f` wrote is kept. The commit is durable when this returns `Ok`.
-    pub(crate) fn write<T>(&self, f: impl FnOnce(&Connection) -> LocalResult<T>) -> LocalResult<T> {
-        let mut writer = lock(&self.writer);
-        let tx = writer.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let value = f(&tx)?;
-        tx.commit()?;
-        Ok(value)
+    /// Runs `f` as one write operation: atomically (its own savepoint inside a group commit, see
+    /// [`crate::writer`]); on `Err` nothing `f` wrote is kept. The write is durable when the
+    /// answer is `Ok`.
+    pub(crate) async fn write<T, F>(&self, f: F) -> LocalResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> LocalResult<T> + Send + 'static,
+    {
+        self.writer.submit(f).await.map_err(|_| writer_gone())?
+    }
+
+    /// [`Pool::write`] for synchronous callers (outside an async runtime).
+    #[cfg(test)]
+    pub(crate) fn write_blocking<T, F>(&self, f: F) -> LocalResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> LocalResult<T> + Send + 'static,
+    {
+        self.writer.submit(f).blocking_recv().map_err(|_| writer_gone())?
     }
 
     /// Moves every committed WAL frame into the database file and truncates the WAL, so the next
     /// open (or crash recovery) has no long log to index. Best effort: skipped while readers
     /// hold old snapshots.
-    pub(crate) fn checkpoint(&self) -> LocalResult<()> {
-        let writer = lock(&self.writer);
-        writer.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
-        Ok(())
+    pub(crate) async fn checkpoint(&self) -> LocalResult<()> {
+        let done = self.writer.alone(|conn| -> LocalResult<()> {
+            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+            Ok(())
+        });
+        done.await.map_err(|_| writer_gone())?
     }
 
     /// Runs `f` on a read-only connection. Each statement sees every commit acknowledged
@@ -66,7 +81,7 @@ impl Pool {
         };
         let result = f(&conn);
         let mut readers = lock(&self.readers);
-        if readers.len() < MAX_IDLE_READERS {
+        if readers.len() < MAX_READERS {
             readers.push(conn);
         }
         result
@@ -89,7 +104,7 @@ mod tests {
     fn writer_uses_wal_with_full_sync_and_readers_are_read_only() {
         let dir = tempfile::tempdir().unwrap();
         let pool = Pool::open(&dir.path().join("db")).unwrap();
-        pool.write(|conn| {
+        pool.write_blocking(|conn| {
             let journal: String = conn.query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
             let synchronous: i64 = conn.query_row("PRAGMA synchronous", [], |row| row.get(0))?;
             assert_eq!((journal.as_str(), synchronous), ("wal", 2));
@@ -102,7 +117,7 @@ mod tests {
         assert_eq!(seen, "IMPORT");
         let refused = pool.read(|conn| Ok(conn.execute("DELETE FROM modes", [])?));
         assert!(refused.is_err(), "read connections must not write");
-        pool.checkpoint().unwrap();
+        tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(pool.checkpoint()).unwrap();
         assert_eq!(std::fs::metadata(dir.path().join("db-wal")).unwrap().len(), 0);
     }
 }
