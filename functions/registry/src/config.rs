@@ -51,6 +51,11 @@ pub struct ServeConfig {
     /// Compatibility level used when neither the subject nor the global config sets one.
     #[arg(long, env = "REGISTRY_DEFAULT_COMPATIBILITY", default_value = "BACKWARD", value_parser = parse_level)]
     pub default_compatibility: CompatibilityLevel,
+
+    /// `Cache-Control` of the immutable `GET /schemas/ids/{id}` answers (empty: none). See
+    /// `registry_http::http_cache` for why the default is safe and when to choose `no-cache`.
+    #[arg(long, env = "REGISTRY_ID_CACHE_CONTROL", default_value = registry_http::http_cache::DEFAULT_ID_CACHE_CONTROL)]
+    pub id_cache_control: String,
 }
 
 /// Where schemas, versions and config are kept.

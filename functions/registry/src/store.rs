@@ -1,7 +1,7 @@
 //! Opens the configured storage backend. Add a backend by adding one arm to [`open`].
 
 use crate::config::{Backend, ServeConfig};
-use registry_core::{MemoryStore, Store};
+use registry_core::{CachedStore, MemoryStore, Store};
 use std::sync::Arc;
 
 /// The opened store and a human-readable description for the ready line.
@@ -17,6 +17,8 @@ pub async fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Er
         Backend::Embedded => {
             let store = registry_store_local::LocalStore::open(&config.data_dir)
                 .map_err(|error| format!("cannot open the embedded store in {}: {error}", config.data_dir.display()))?;
+            // Immutable answers (bodies, id <-> fingerprint) of a warm process come from a bounded cache.
+            let store = CachedStore::new(store);
             Opened { store: Arc::new(store), description: format!("embedded {}", config.data_dir.display()) }
         }
         Backend::Memory => Opened { store: Arc::new(MemoryStore::new()), description: "memory".to_string() },
