@@ -20,6 +20,7 @@
 //!   `Cache-Control`, and answer a matching `If-None-Match` with 304; every other answer is
 //!   `Cache-Control: no-store` ([`http_cache`]).
 
+pub mod auth;
 pub mod dto;
 pub mod error;
 pub mod extract;
