@@ -8,7 +8,8 @@
 # server by its PID, also on failure. Exits non-zero when any suite fails.
 #
 # Backends: embedded (all three suites) and aws (Python suite, against the moto emulator of
-# scripts/emulator-start.sh: started here when nothing answers yet, stopped again if started here).
+# scripts/emulator-start.sh: started here when nothing answers yet, stopped again if started here;
+# a table and bucket unique to the run are created by `registry aws-init` and deleted afterwards).
 #   CLIENTS_BACKENDS="embedded aws"   which backends to run (default both)
 #   CLIENTS_SUITES="python js rust"   which suites to run on embedded (default all)
 #   REGISTRY_BIN=path                 use this registry binary instead of building target/debug/registry
@@ -157,8 +158,8 @@ run_aws() {
   bucket="clients-$suffix"
   local aws_env=(AWS_ENDPOINT_URL="http://127.0.0.1:$EMULATOR_PORT" AWS_REGION=us-east-1
     AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test REGISTRY_TABLE="$table" REGISTRY_BUCKET="$bucket")
-  env "${aws_env[@]}" "$VENV/bin/python" "$CLIENTS/python/aws_resources.py" create \
-    "$ROOT/infra/modules/schema-registry/table.json" || { FAILED+=("aws resources"); return; }
+  env "${aws_env[@]}" "$REGISTRY_BIN" aws-init >"$WORK/aws-init.log" 2>&1 ||
+    { cat "$WORK/aws-init.log" >&2; FAILED+=("aws-init"); return; }
   start_server aws REGISTRY_BACKEND=aws "${aws_env[@]}" || { FAILED+=("aws server"); return; }
   wants python "$SUITES" && python_suite aws
   stop_server
