@@ -4,18 +4,20 @@
 //! import path; as in Confluent, `google/protobuf/*.proto`, `google/type/*.proto`,
 //! `confluent/meta.proto` and `confluent/type/decimal.proto` are available without references.
 //!
-//! Stored text: the submitted text with leading and trailing whitespace removed. Confluent stores
-//! its own formatter's rendering instead; text already in that shape (as its clients produce) is
-//! therefore stored identically, other layouts are not yet re-rendered, and `normalize` does not
-//! yet reorder anything. Both belong to the Protobuf issue that brings Confluent's rendering.
+//! Stored text: Confluent's rendering of the text as written ([`render`]): text already in that
+//! shape round-trips byte for byte, whitespace and comment variants store the same text, and
+//! `normalize` gives Confluent's normal form. Compatibility is Confluent's diff ([`compat`]).
 
 pub mod compat;
 mod known;
+mod render;
 mod resolver;
 pub mod serialized;
+mod source;
 
 use crate::{Dependency, SchemaError, SchemaType, Validation};
 use protox::prost_reflect::FileDescriptor;
+use protox::prost_reflect::prost_types::FileDescriptorProto;
 use std::collections::HashMap;
 
 /// Deepest nesting of braces, brackets, parentheses and angle brackets accepted; deeper input
@@ -30,6 +32,10 @@ const INPUT_FILE: &str = "schema.proto";
 pub struct ProtobufSchema {
     canonical: String,
     file: FileDescriptor,
+    /// The text as written (unresolved names, labels as written), what the diff compares.
+    written: Box<FileDescriptorProto>,
+    /// Every other file in scope (dependencies as written, well-known files as linked).
+    dependency_files: Vec<FileDescriptorProto>,
 }
 
 impl ProtobufSchema {
@@ -39,7 +45,7 @@ impl ProtobufSchema {
     /// (prefixed by the file's import path when the error is inside a dependency), with
     /// [`SchemaError::UnresolvedReference`] for an import that is neither a dependency nor a
     /// well-known type, and with [`SchemaError::TooDeep`] beyond [`MAX_DEPTH`] in any file.
-    /// `validation` and `normalize` do not change the result yet (see the module notes).
+    /// With `normalize` the stored text is Confluent's normal form; `validation` changes nothing.
     ///
     /// Text without whitespace that is base64 of a `FileDescriptorProto` (what confluent-kafka's
     /// Python serializer registers) is accepted as Confluent does: it is rendered to `.proto`
@@ -48,14 +54,14 @@ impl ProtobufSchema {
         text: &str,
         dependencies: &[Dependency],
         _validation: Validation,
-        _normalize: bool,
+        normalize: bool,
     ) -> Result<Self, SchemaError> {
         let trimmed = text.trim();
         if let Some(descriptor) =
             Some(trimmed).filter(|t| !t.contains(char::is_whitespace)).and_then(serialized::decode)
         {
             let rendered = serialized::to_proto_text(&descriptor);
-            return Self::parse(&rendered, dependencies, _validation, _normalize);
+            return Self::parse(&rendered, dependencies, _validation, normalize);
         }
         if resolver::nesting_depth(trimmed) > MAX_DEPTH
             || dependencies.iter().any(|d| resolver::nesting_depth(&d.schema) > MAX_DEPTH)
@@ -83,7 +89,20 @@ impl ProtobufSchema {
         let file = compiler.descriptor_pool().get_file_by_name(&input_name).ok_or_else(|| {
             SchemaError::parse(SchemaType::Protobuf, "the schema produced no file descriptor".to_string())
         })?;
-        Ok(ProtobufSchema { canonical: trimmed.to_string(), file })
+        let as_written = |name: &str, text: &str| {
+            source::parse(name, text).map_err(|reason| SchemaError::parse(SchemaType::Protobuf, reason))
+        };
+        let written = as_written(&input_name, trimmed)?;
+        let canonical = render::render(&written, file.file_descriptor_proto(), normalize);
+        let mut dependency_files = Vec::new();
+        for other in compiler.descriptor_pool().files().filter(|f| f.name() != input_name) {
+            let text = texts.get(other.name()).map(String::as_str).or_else(|| known::source(other.name()));
+            match text {
+                Some(text) => dependency_files.push(as_written(other.name(), text)?),
+                None => dependency_files.push(other.file_descriptor_proto().clone()),
+            }
+        }
+        Ok(ProtobufSchema { canonical, file, written: Box::new(written), dependency_files })
     }
 
     /// The stored text (see the module notes).

@@ -1,0 +1,137 @@
+//! Protobuf compatibility, table-driven from `<workspace>/tests/fixtures/protobuf-compat/`:
+//! Confluent's `diff-schema-examples.json` (changes and verdict of each pair) and `levels.json`
+//! (verdict per level, both directions and FULL), run through `ParsedSchema` and `compat::check`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use registry_schema::compat::{CompatibilityLevel, check};
+use registry_schema::protobuf::ProtobufSchema;
+use registry_schema::protobuf::compat::diff;
+use registry_schema::{Dependency, ParsedSchema, SchemaType, Validation};
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> Vec<Value> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/protobuf-compat").join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+fn dependencies(case: &Value, key: &str) -> Vec<Dependency> {
+    case[key]
+        .as_array()
+        .map(|deps| {
+            deps.iter()
+                .map(|d| Dependency {
+                    name: d["name"].as_str().unwrap().to_string(),
+                    schema_type: SchemaType::Protobuf,
+                    schema: d["dependency"].as_str().unwrap().to_string(),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn parse(text: &str, deps: &[Dependency], what: &str) -> ProtobufSchema {
+    ProtobufSchema::parse(text, deps, Validation::Strict, false).unwrap_or_else(|e| panic!("{what}: {e}"))
+}
+
+#[test]
+fn confluent_diff_examples_give_the_same_changes_and_verdicts() {
+    let cases = fixture("diff-schema-examples.json");
+    assert!(cases.len() >= 40, "{} cases", cases.len());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let description = case["description"].as_str().unwrap();
+        let original =
+            parse(case["original_schema"].as_str().unwrap(), &dependencies(case, "original_dependencies"), description);
+        let update =
+            parse(case["update_schema"].as_str().unwrap(), &dependencies(case, "update_dependencies"), description);
+        let mut got: Vec<String> = diff(&original, &update).iter().map(ToString::to_string).collect();
+        let mut want: Vec<String> =
+            case["changes"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect();
+        got.sort();
+        want.sort();
+        let compatible = case["compatible"].as_bool().unwrap();
+        let verdict = check(
+            CompatibilityLevel::Backward,
+            &ParsedSchema::Protobuf(update.clone()),
+            &[&ParsedSchema::Protobuf(original.clone())],
+        )
+        .is_empty();
+        if got != want || verdict != compatible {
+            failures
+                .push(format!("{description}: changes {got:?} want {want:?}; compatible {verdict} want {compatible}"));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
+}
+
+#[test]
+fn level_table_verdicts_hold_in_both_directions_and_full() {
+    let cases = fixture("levels.json");
+    assert!(cases.len() >= 20, "{} cases", cases.len());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let description = case["description"].as_str().unwrap();
+        let old = ParsedSchema::parse(
+            SchemaType::Protobuf,
+            case["old"].as_str().unwrap(),
+            &dependencies(case, "old_dependencies"),
+            Validation::Strict,
+            false,
+        )
+        .unwrap_or_else(|e| panic!("{description} (old): {e}"));
+        let new = ParsedSchema::parse(
+            SchemaType::Protobuf,
+            case["new"].as_str().unwrap(),
+            &dependencies(case, "new_dependencies"),
+            Validation::Strict,
+            false,
+        )
+        .unwrap_or_else(|e| panic!("{description} (new): {e}"));
+        let backward = case["backward"].as_bool().unwrap();
+        let forward = case["forward"].as_bool().unwrap();
+        for (level, want) in [
+            (CompatibilityLevel::Backward, backward),
+            (CompatibilityLevel::Forward, forward),
+            (CompatibilityLevel::Full, backward && forward),
+            (CompatibilityLevel::FullTransitive, backward && forward),
+            (CompatibilityLevel::None, true),
+        ] {
+            let found = check(level, &new, &[&old]);
+            if found.is_empty() != want {
+                failures
+                    .push(format!("{description} at {level}: compatible {} want {want}: {found:?}", found.is_empty()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn messages_carry_confluents_error_type_and_roles() {
+    let old = "syntax = \"proto3\";\nmessage M {\n  int32 a = 1;\n}\n";
+    let new = "syntax = \"proto3\";\nmessage M {\n  string a = 1;\n}\n";
+    let parse = |t: &str| ParsedSchema::parse(SchemaType::Protobuf, t, &[], Validation::Strict, false).unwrap();
+    let found = check(CompatibilityLevel::Backward, &parse(new), &[&parse(old)]);
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].kind, "FIELD_SCALAR_KIND_CHANGED");
+    assert_eq!(found[0].path, "#/M/1");
+    assert_eq!(
+        found[0].message,
+        "{errorType:\"FIELD_SCALAR_KIND_CHANGED\", description:\"The kind of a SCALAR field at path '#/M/1' in the new \
+         schema does not match its kind in the old schema\"}"
+    );
+    let full = check(CompatibilityLevel::Full, &parse(new), &[&parse(old)]);
+    assert_eq!(full.len(), 2, "FULL reports the backward then the forward finding: {full:?}");
+    assert!(full[1].message.contains("in the old schema does not match its kind in the new schema"), "{full:?}");
+}
+
+#[test]
+fn recursive_messages_terminate() {
+    let old = "syntax = \"proto3\";\nmessage Node {\n  Node next = 1;\n  int32 v = 2;\n}\n";
+    let new = "syntax = \"proto3\";\nmessage Node {\n  Node next = 1;\n  int64 v = 2;\n  string tag = 3;\n}\n";
+    let (old, new) = (parse(old, &[], "old"), parse(new, &[], "new"));
+    let changes: Vec<String> = diff(&old, &new).iter().map(ToString::to_string).collect();
+    assert_eq!(changes, ["FIELD_ADDED #/Node/3"]);
+}
