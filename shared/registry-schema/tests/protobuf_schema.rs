@@ -89,13 +89,16 @@ fn nested_messages_and_enums_resolve() {
     assert!(parse(text).is_ok());
 }
 
+/// `PROTO3` as Confluent's formatter prints it (fields, then oneofs; no blank line between types).
+const PROTO3_STORED: &str = "syntax = \"proto3\";\npackage com.acme;\n\nmessage Order {\n  string id = 1;\n  repeated Line lines = 2;\n  map<string, int64> totals = 3;\n  Status status = 6;\n\n  oneof payment {\n    string card = 4;\n    string iban = 5;\n  }\n}\nmessage Line {\n  string sku = 1;\n  int32 quantity = 2;\n}\nenum Status {\n  STATUS_UNKNOWN = 0;\n  STATUS_PAID = 1;\n}\n\nservice Orders {\n  rpc Get (Order) returns (Order);\n}\n";
+
 #[test]
-fn stored_text_is_the_submitted_text_trimmed() {
+fn stored_text_is_confluents_rendering() {
     let schema = parse(&format!("\n\n  {PROTO3}\n\n")).unwrap();
-    assert_eq!(schema.canonical_text(), PROTO3.trim());
+    assert_eq!(schema.canonical_text(), PROTO3_STORED);
     let parsed = ParsedSchema::parse(SchemaType::Protobuf, PROTO3, &[], Validation::Strict, false).unwrap();
     assert_eq!(parsed.schema_type(), SchemaType::Protobuf);
-    assert_eq!(parsed.canonical_text(), PROTO3.trim());
+    assert_eq!(parsed.canonical_text(), PROTO3_STORED);
 }
 
 // ---- well-known types ----
