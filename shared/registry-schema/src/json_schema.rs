@@ -74,6 +74,7 @@ pub struct JsonSchema {
     canonical: String,
     document: Value,
     draft: Draft,
+    dependencies: Vec<(String, Value)>,
 }
 
 impl JsonSchema {
@@ -110,7 +111,11 @@ impl JsonSchema {
             reject_reserved_property_names(&document)?;
         }
         let stored = if normalize { sorted(&document) } else { document };
-        Ok(JsonSchema { canonical: stored.to_string(), document: stored, draft })
+        let dependencies = dependencies
+            .iter()
+            .filter_map(|d| serde_json::from_str(&d.schema).ok().map(|doc| (d.name.clone(), doc)))
+            .collect();
+        Ok(JsonSchema { canonical: stored.to_string(), document: stored, draft, dependencies })
     }
 
     /// The stored text: compact JSON, keys in submitted order (sorted when normalized).
@@ -126,6 +131,11 @@ impl JsonSchema {
     /// The draft the document was validated against.
     pub fn draft(&self) -> Draft {
         self.draft
+    }
+
+    /// The referenced documents in scope, as (reference name, parsed document); `$ref`s resolve into them.
+    pub fn dependencies(&self) -> &[(String, Value)] {
+        &self.dependencies
     }
 }
 

@@ -1,10 +1,61 @@
-//! Json compatibility rules. (Skeleton: filled in by its issue.)
+//! JSON Schema compatibility as Confluent's json-schema-provider `SchemaDiff`.
+//!
+//! Backward means the new schema reads what the old one wrote: diff(old → new) may contain only changes in
+//! Confluent's compatible set; forward is diff(new → old); full is both, forward findings first (Confluent's
+//! `mutualReadStrategy`). Each incompatible change becomes Confluent's `Difference.toString()` with the
+//! reader/writer labels of `SchemaValidatorBuilder`, e.g. `{errorType:"TYPE_CHANGED", description:"A type at
+//! path '#/properties/foo' is different between the new schema and the old schema"}`. Documents are modelled
+//! as Everit (Confluent's JSON Schema library) models them ([`model`]); `$ref`s resolve inside the document and
+//! into the schema's references.
+
+mod diff;
+pub mod difference;
+mod load;
+pub mod model;
+mod structure;
 
 use super::JsonSchema;
 use crate::Incompatibility;
 use crate::compat::Direction;
+pub use difference::{ChangeType, Difference};
+use model::Graph;
 
 /// Incompatibilities of `new` against `old` in `direction`; empty when compatible.
-pub fn check(_direction: Direction, _new: &JsonSchema, _old: &JsonSchema) -> Vec<Incompatibility> {
-    Vec::new()
+///
+/// `previous_index` of each result is 0; [`crate::compat::check_pair`] sets the real one.
+pub fn check(direction: Direction, new: &JsonSchema, old: &JsonSchema) -> Vec<Incompatibility> {
+    let (new, old) = (graph(new), graph(old));
+    match direction {
+        Direction::Backward => incompatible(&old, &new, ("new", "old")),
+        Direction::Forward => incompatible(&new, &old, ("old", "new")),
+        Direction::Full => {
+            let mut found = incompatible(&new, &old, ("old", "new"));
+            found.extend(incompatible(&old, &new, ("new", "old")));
+            found
+        }
+    }
+}
+
+/// Every difference Confluent's `SchemaDiff.compare(original, update)` reports, compatible ones included,
+/// in Confluent's order.
+pub fn differences(original: &JsonSchema, update: &JsonSchema) -> Vec<Difference> {
+    diff::Differ::new(&graph(original), &graph(update)).differences()
+}
+
+fn graph(schema: &JsonSchema) -> Graph {
+    Graph::load(schema.document(), schema.draft(), schema.dependencies())
+}
+
+fn incompatible(original: &Graph, update: &Graph, (reader, writer): (&str, &str)) -> Vec<Incompatibility> {
+    diff::Differ::new(original, update)
+        .differences()
+        .into_iter()
+        .filter(|d| !d.change.is_compatible())
+        .map(|d| Incompatibility {
+            previous_index: 0,
+            path: d.json_path(),
+            kind: d.change.as_str().to_string(),
+            message: d.message(reader, writer),
+        })
+        .collect()
 }

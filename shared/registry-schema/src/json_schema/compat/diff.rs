@@ -1,0 +1,404 @@
+//! Confluent's `SchemaDiff` walk (with its `Context`): class changes, singleton and sum/product special
+//! cases, common keywords, and the string, number, enum, const, combined and `not` rules.
+
+use super::difference::{ChangeType, ChangeType::*, Difference};
+use super::model::{Criterion, Graph, Kind, NodeId, NumberRules, StringRules};
+use regex::Regex;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+/// Deepest nesting of schema comparisons followed; deeper pairs are not compared (stack guard).
+const MAX_DEPTH: usize = 512;
+
+/// Confluent's `Context`: the current JSON path and the differences found so far.
+#[derive(Debug, Default)]
+pub struct Ctx {
+    path: Vec<String>,
+    pub diffs: Vec<Difference>,
+}
+
+impl Ctx {
+    /// A context at the same path with no differences (`getSubcontext`).
+    pub fn sub(&self) -> Ctx {
+        Ctx { path: self.path.clone(), diffs: Vec::new() }
+    }
+
+    /// Pushes one path segment (may itself contain `/`, as `items/0`).
+    pub fn enter(&mut self, segment: impl Into<String>) {
+        self.path.push(segment.into());
+    }
+
+    /// Pops the last path segment.
+    pub fn leave(&mut self) {
+        self.path.pop();
+    }
+
+    /// Records `change` at the current path.
+    pub fn add(&mut self, change: ChangeType) {
+        self.diffs.push(Difference { change, relative: self.path.join("/") });
+    }
+
+    /// Records `change` at the current path plus `attribute`.
+    pub fn add_at(&mut self, attribute: &str, change: ChangeType) {
+        self.enter(attribute);
+        self.add(change);
+        self.leave();
+    }
+
+    /// Whether every difference so far is a compatible one.
+    pub fn is_compatible(&self) -> bool {
+        self.diffs.iter().all(|d| d.change.is_compatible())
+    }
+
+    fn extend_rebased(&mut self, relative: &[Difference]) {
+        let prefix = self.path.join("/");
+        self.diffs.extend(relative.iter().map(|d| Difference {
+            change: d.change,
+            relative: match (prefix.is_empty(), d.relative.is_empty()) {
+                (true, _) => d.relative.clone(),
+                (false, true) => prefix.clone(),
+                (false, false) => format!("{prefix}/{}", d.relative),
+            },
+        }));
+    }
+}
+
+/// One comparison of an original graph against an update graph, with the pair memo and cycle guard.
+pub struct Differ<'g> {
+    pub(super) original: &'g Graph,
+    pub(super) update: &'g Graph,
+    swapped: bool,
+    depth: usize,
+    memo: HashMap<(bool, NodeId, NodeId), Rc<Vec<Difference>>>,
+    in_progress: HashSet<(bool, NodeId, NodeId)>,
+    patterns: HashMap<String, Option<Regex>>,
+}
+
+impl<'g> Differ<'g> {
+    /// A differ of `original` (the schema data was written with) against `update`.
+    pub fn new(original: &'g Graph, update: &'g Graph) -> Self {
+        Differ {
+            original,
+            update,
+            swapped: false,
+            depth: 0,
+            memo: HashMap::new(),
+            in_progress: HashSet::new(),
+            patterns: HashMap::new(),
+        }
+    }
+
+    /// Every difference between the two roots, in Confluent's order.
+    pub fn differences(mut self) -> Vec<Difference> {
+        let mut ctx = Ctx::default();
+        let (original, update) = (self.original.root(), self.update.root());
+        self.compare(&mut ctx, Some(original), Some(update));
+        ctx.diffs
+    }
+
+    /// Whether `pattern` (a Java regex) finds a match in `text`; patterns Rust cannot compile never match.
+    pub(super) fn pattern_finds(&mut self, pattern: &str, text: &str) -> bool {
+        let compiled = self.patterns.entry(pattern.to_string()).or_insert_with(|| Regex::new(pattern).ok());
+        compiled.as_ref().is_some_and(|regex| regex.is_match(text))
+    }
+
+    /// `SchemaDiff.compare(ctx, original, update)`: memoized per pair, cycles count as compatible.
+    pub fn compare(&mut self, ctx: &mut Ctx, original: Option<NodeId>, update: Option<NodeId>) {
+        let (original, update) = match (original, update) {
+            (None, None) => return,
+            (None, Some(_)) => return ctx.add(SCHEMA_ADDED),
+            (Some(_), None) => return ctx.add(SCHEMA_REMOVED),
+            (Some(o), Some(u)) => (self.original.resolve(o), self.update.resolve(u)),
+        };
+        let key = (self.swapped, original, update);
+        if let Some(found) = self.memo.get(&key) {
+            let found = Rc::clone(found);
+            return ctx.extend_rebased(&found);
+        }
+        if self.depth >= MAX_DEPTH || !self.in_progress.insert(key) {
+            return;
+        }
+        self.depth += 1;
+        let mut pair = Ctx::default();
+        self.compare_resolved(&mut pair, original, update);
+        self.depth -= 1;
+        self.in_progress.remove(&key);
+        ctx.extend_rebased(&pair.diffs);
+        self.memo.insert(key, Rc::new(pair.diffs));
+    }
+
+    /// Compares with the roles of the two graphs exchanged (for `not`), then restores them.
+    fn compare_reversed(&mut self, ctx: &mut Ctx, original: NodeId, update: NodeId) {
+        std::mem::swap(&mut self.original, &mut self.update);
+        self.swapped = !self.swapped;
+        self.compare(ctx, Some(original), Some(update));
+        std::mem::swap(&mut self.original, &mut self.update);
+        self.swapped = !self.swapped;
+    }
+
+    fn compare_resolved(&mut self, ctx: &mut Ctx, original: NodeId, update: NodeId) {
+        let (graph_o, graph_u) = (self.original, self.update);
+        let (o, u) = (graph_o.node(original), graph_u.node(update));
+        match (&o.kind, &u.kind) {
+            (kind, Kind::Combined { criterion, subschemas }) if !matches!(kind, Kind::Combined { .. }) => {
+                if let [single] = subschemas[..] {
+                    let mut sub = ctx.sub();
+                    self.compare(&mut sub, Some(original), Some(single));
+                    if sub.is_compatible() {
+                        return ctx.diffs.extend(sub.diffs);
+                    }
+                } else if matches!(criterion, Criterion::AnyOf | Criterion::OneOf) {
+                    for &subschema in subschemas {
+                        let mut sub = ctx.sub();
+                        self.compare(&mut sub, Some(original), Some(subschema));
+                        if sub.is_compatible() {
+                            ctx.diffs.extend(sub.diffs);
+                            return ctx.add(SUM_TYPE_EXTENDED);
+                        }
+                    }
+                }
+            }
+            (Kind::Combined { criterion, subschemas }, kind) if !matches!(kind, Kind::Combined { .. }) => {
+                if let [single] = subschemas[..] {
+                    let mut sub = ctx.sub();
+                    self.compare(&mut sub, Some(single), Some(update));
+                    if sub.is_compatible() {
+                        return ctx.diffs.extend(sub.diffs);
+                    }
+                } else if *criterion == Criterion::AllOf {
+                    for &subschema in subschemas {
+                        let mut sub = ctx.sub();
+                        self.compare(&mut sub, Some(subschema), Some(update));
+                        if sub.is_compatible() {
+                            ctx.diffs.extend(sub.diffs);
+                            return ctx.add(PRODUCT_TYPE_NARROWED);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        if !o.kind.same_class(&u.kind) {
+            if !matches!(o.kind, Kind::False) && !u.kind.is_empty_schema() {
+                ctx.add(TYPE_CHANGED);
+            }
+            return;
+        }
+        let common = [
+            (&o.common.id, &u.common.id, ID_CHANGED),
+            (&o.common.title, &u.common.title, TITLE_CHANGED),
+            (&o.common.description, &u.common.description, DESCRIPTION_CHANGED),
+            (&o.common.default, &u.common.default, DEFAULT_CHANGED),
+        ];
+        for (before, after, change) in common {
+            if before != after {
+                ctx.add(change);
+            }
+        }
+        match (&o.kind, &u.kind) {
+            (Kind::String(a), Kind::String(b)) => compare_strings(ctx, a, b),
+            (Kind::Number(a), Kind::Number(b)) => compare_numbers(ctx, a, b),
+            (Kind::Enum(a), Kind::Enum(b)) => compare_enums(ctx, a, b),
+            (Kind::Const(a), Kind::Const(b)) if a != b => ctx.add_at("const", ENUM_ARRAY_CHANGED),
+            (Kind::Combined { criterion: ca, subschemas: sa }, Kind::Combined { criterion: cb, subschemas: sb }) => {
+                self.compare_combined(ctx, (*ca, sa), (*cb, sb));
+            }
+            (Kind::Not(a), Kind::Not(b)) => {
+                ctx.enter("not");
+                let mut sub = ctx.sub();
+                self.compare_reversed(&mut sub, *b, *a);
+                ctx.add(if sub.is_compatible() { NOT_TYPE_NARROWED } else { NOT_TYPE_EXTENDED });
+                ctx.leave();
+            }
+            (Kind::Object(a), Kind::Object(b)) => self.compare_objects(ctx, a, b),
+            (Kind::Array(a), Kind::Array(b)) => self.compare_arrays(ctx, a, b),
+            _ => {}
+        }
+    }
+
+    fn compare_combined(&mut self, ctx: &mut Ctx, original: (Criterion, &[NodeId]), update: (Criterion, &[NodeId])) {
+        let change = combined_criteria_change(original, update);
+        if let Some(change) = change {
+            ctx.add(change);
+            if change == COMBINED_TYPE_CHANGED {
+                return;
+            }
+        }
+        let originals = distinct(self.original, original.1);
+        let updates = distinct(self.update, update.1);
+        let (product, sizes) = (update.0 == Criterion::AllOf, (originals.len(), updates.len()));
+        match sizes.0.cmp(&sizes.1) {
+            std::cmp::Ordering::Less => ctx.add(if product { PRODUCT_TYPE_EXTENDED } else { SUM_TYPE_EXTENDED }),
+            std::cmp::Ordering::Greater => ctx.add(if product { PRODUCT_TYPE_NARROWED } else { SUM_TYPE_NARROWED }),
+            std::cmp::Ordering::Equal => {}
+        }
+        let mut edges: Vec<Vec<(usize, Vec<Difference>)>> = Vec::with_capacity(originals.len());
+        for (index, &o) in originals.iter().enumerate() {
+            ctx.enter(format!("{}/{index}", original.0.as_str()));
+            let mut compatible = Vec::new();
+            for (j, &u) in updates.iter().enumerate() {
+                let mut sub = ctx.sub();
+                self.compare(&mut sub, Some(o), Some(u));
+                if sub.is_compatible() {
+                    compatible.push((j, sub.diffs));
+                }
+            }
+            edges.push(compatible);
+            ctx.leave();
+        }
+        let matched = maximum_matching(&edges, updates.len());
+        for (i, j) in matched.iter().enumerate().filter_map(|(i, j)| j.map(|j| (i, j))) {
+            if let Some((_, diffs)) = edges[i].iter().find(|(target, _)| *target == j) {
+                ctx.diffs.extend(diffs.iter().cloned());
+            }
+        }
+        if matched.iter().flatten().count() < sizes.0.min(sizes.1) {
+            ctx.add(COMBINED_TYPE_SUBSCHEMAS_CHANGED);
+        }
+    }
+}
+
+/// `CombinedSchemaDiff.compareCriteria`.
+fn combined_criteria_change(original: (Criterion, &[NodeId]), update: (Criterion, &[NodeId])) -> Option<ChangeType> {
+    let singleton = |subschemas: &[NodeId]| subschemas.len() == 1;
+    Some(match update.0 {
+        u if u == original.0 => return None,
+        Criterion::AnyOf => COMBINED_TYPE_EXTENDED,
+        Criterion::OneOf if singleton(original.1) => COMBINED_TYPE_EXTENDED,
+        Criterion::AllOf if singleton(original.1) && singleton(update.1) => COMBINED_TYPE_EXTENDED,
+        _ => COMBINED_TYPE_CHANGED,
+    })
+}
+
+/// Subschemas with content duplicates removed, first occurrence kept (Confluent's `LinkedHashSet<JsonSchema>`).
+fn distinct(graph: &Graph, subschemas: &[NodeId]) -> Vec<NodeId> {
+    let mut seen = HashSet::new();
+    subschemas.iter().copied().filter(|&id| seen.insert(graph.content_key(graph.resolve(id)))).collect()
+}
+
+/// Maximum bipartite matching (augmenting paths, originals in order): for each original, its update index.
+fn maximum_matching(edges: &[Vec<(usize, Vec<Difference>)>], right: usize) -> Vec<Option<usize>> {
+    fn augment(
+        i: usize,
+        edges: &[Vec<(usize, Vec<Difference>)>],
+        seen: &mut [bool],
+        owner: &mut [Option<usize>],
+    ) -> bool {
+        for &(j, _) in &edges[i] {
+            if seen[j] {
+                continue;
+            }
+            seen[j] = true;
+            if owner[j].is_none_or(|other| augment(other, edges, seen, owner)) {
+                owner[j] = Some(i);
+                return true;
+            }
+        }
+        false
+    }
+    let mut owner = vec![None; right];
+    for i in 0..edges.len() {
+        augment(i, edges, &mut vec![false; right], &mut owner);
+    }
+    let mut matched = vec![None; edges.len()];
+    for (j, i) in owner.iter().enumerate() {
+        if let Some(i) = i {
+            matched[*i] = Some(j);
+        }
+    }
+    matched
+}
+
+/// Added / removed / increased / decreased for one optional bound.
+pub(super) fn compare_bound(
+    ctx: &mut Ctx,
+    keyword: &str,
+    before: Option<f64>,
+    after: Option<f64>,
+    changes: [ChangeType; 4],
+) {
+    let [added, removed, increased, decreased] = changes;
+    match (before, after) {
+        (None, Some(_)) => ctx.add_at(keyword, added),
+        (Some(_), None) => ctx.add_at(keyword, removed),
+        (Some(a), Some(b)) if a < b => ctx.add_at(keyword, increased),
+        (Some(a), Some(b)) if a > b => ctx.add_at(keyword, decreased),
+        _ => {}
+    }
+}
+
+fn compare_strings(ctx: &mut Ctx, a: &StringRules, b: &StringRules) {
+    let max = [MAX_LENGTH_ADDED, MAX_LENGTH_REMOVED, MAX_LENGTH_INCREASED, MAX_LENGTH_DECREASED];
+    compare_bound(ctx, "maxLength", a.max_length, b.max_length, max);
+    let min = [MIN_LENGTH_ADDED, MIN_LENGTH_REMOVED, MIN_LENGTH_INCREASED, MIN_LENGTH_DECREASED];
+    compare_bound(ctx, "minLength", a.min_length, b.min_length, min);
+    match (&a.pattern, &b.pattern) {
+        (None, Some(_)) => ctx.add_at("pattern", PATTERN_ADDED),
+        (Some(_), None) => ctx.add_at("pattern", PATTERN_REMOVED),
+        (Some(x), Some(y)) if x != y => ctx.add_at("pattern", PATTERN_CHANGED),
+        _ => {}
+    }
+}
+
+fn compare_numbers(ctx: &mut Ctx, a: &NumberRules, b: &NumberRules) {
+    compare_bound(
+        ctx,
+        "maximum",
+        a.maximum,
+        b.maximum,
+        [MAXIMUM_ADDED, MAXIMUM_REMOVED, MAXIMUM_INCREASED, MAXIMUM_DECREASED],
+    );
+    compare_bound(
+        ctx,
+        "minimum",
+        a.minimum,
+        b.minimum,
+        [MINIMUM_ADDED, MINIMUM_REMOVED, MINIMUM_INCREASED, MINIMUM_DECREASED],
+    );
+    let exclusive_max =
+        [EXCLUSIVE_MAXIMUM_ADDED, EXCLUSIVE_MAXIMUM_REMOVED, EXCLUSIVE_MAXIMUM_INCREASED, EXCLUSIVE_MAXIMUM_DECREASED];
+    compare_bound(ctx, "exclusiveMaximum", a.exclusive_maximum, b.exclusive_maximum, exclusive_max);
+    let exclusive_min =
+        [EXCLUSIVE_MINIMUM_ADDED, EXCLUSIVE_MINIMUM_REMOVED, EXCLUSIVE_MINIMUM_INCREASED, EXCLUSIVE_MINIMUM_DECREASED];
+    compare_bound(ctx, "exclusiveMinimum", a.exclusive_minimum, b.exclusive_minimum, exclusive_min);
+    match (a.multiple_of, b.multiple_of) {
+        (None, Some(_)) => ctx.add_at("multipleOf", MULTIPLE_OF_ADDED),
+        (Some(_), None) => ctx.add_at("multipleOf", MULTIPLE_OF_REMOVED),
+        (Some(x), Some(y)) if x != y => {
+            // Java compares `intValue()`s; a zero divisor (fractional multipleOf) is a change.
+            let (x, y) = (x.trunc() as i64, y.trunc() as i64);
+            let divides = |n: i64, d: i64| d != 0 && n % d == 0;
+            let change = if divides(y, x) {
+                MULTIPLE_OF_EXPANDED
+            } else if divides(x, y) {
+                MULTIPLE_OF_REDUCED
+            } else {
+                MULTIPLE_OF_CHANGED
+            };
+            ctx.add_at("multipleOf", change);
+        }
+        _ => {}
+    }
+    if a.requires_integer != b.requires_integer {
+        ctx.add(if a.requires_integer { TYPE_EXTENDED } else { TYPE_NARROWED });
+    }
+}
+
+fn compare_enums(ctx: &mut Ctx, a: &[serde_json::Value], b: &[serde_json::Value]) {
+    let contains_all =
+        |outer: &[serde_json::Value], inner: &[serde_json::Value]| inner.iter().all(|v| outer.contains(v));
+    let (grows, shrinks) = (contains_all(b, a), contains_all(a, b));
+    if grows && shrinks {
+        return;
+    }
+    ctx.add_at(
+        "enum",
+        if grows {
+            ENUM_ARRAY_EXTENDED
+        } else if shrinks {
+            ENUM_ARRAY_NARROWED
+        } else {
+            ENUM_ARRAY_CHANGED
+        },
+    );
+}
