@@ -27,6 +27,8 @@ pub enum Command {
     /// Create the DynamoDB table and S3 bucket (`REGISTRY_TABLE`, `REGISTRY_BUCKET`) if they do
     /// not exist, with the module's definitions. For emulators and first runs (`make run-aws`).
     AwsInit,
+    /// Add or replace a user in the users file (`REGISTRY_USERS_FILE`); the password is read from stdin.
+    Passwd(crate::passwd::PasswdArgs),
 }
 
 /// Everything `registry serve` needs, from flags or environment variables.

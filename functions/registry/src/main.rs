@@ -1,7 +1,9 @@
 //! The `registry` command: parses the command line and runs the chosen subcommand.
 
+mod auth;
 mod aws_init;
 mod config;
+mod passwd;
 mod serve;
 mod store;
 
@@ -25,6 +27,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Serve(config) => runtime.block_on(serve::run(config, started)),
         Command::AwsInit => runtime.block_on(aws_init::run()),
+        Command::Passwd(args) => passwd::run(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

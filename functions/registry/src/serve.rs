@@ -15,7 +15,7 @@ pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn st
         RegistrySettings { default_compatibility: config.default_compatibility, ..RegistrySettings::default() };
     let registry = Registry::new(opened.store, settings);
     let http = registry_http::http_cache::HttpConfig::with_id_cache_control(&config.id_cache_control)?;
-    let app = registry_http::router_with(AppState { registry }, http);
+    let app = crate::auth::protect(registry_http::router_with(AppState { registry }, http))?;
 
     let address = format!("{}:{}", config.bind, config.port);
     let listener = TcpListener::bind(&address).await.map_err(|error| format!("cannot listen on {address}: {error}"))?;
