@@ -11,6 +11,7 @@ mod compatibility;
 mod config;
 mod delete;
 mod format;
+mod parse_cache;
 mod read;
 mod register;
 mod support;
@@ -95,12 +96,15 @@ pub struct SchemasQuery {
 pub struct Registry {
     store: Arc<dyn Store>,
     settings: RegistrySettings,
+    /// Posted schema → canonical text, for lookups (see `parse_cache`); shared by clones.
+    parse_cache: Arc<parse_cache::ParseCache>,
 }
 
 impl Registry {
     /// A registry over `store`.
     pub fn new(store: Arc<dyn Store>, settings: RegistrySettings) -> Self {
-        Registry { store, settings }
+        let parse_cache = Arc::new(parse_cache::ParseCache::new(parse_cache::PARSE_CACHE_BYTES));
+        Registry { store, settings, parse_cache }
     }
 
     /// The store (for admin tooling and tests).

@@ -31,7 +31,7 @@ impl Registry {
             return Err(RegistryError::InvalidSchema { reason: "Empty schema".to_string() });
         };
         let normalize = options.normalize || self.effective_config(Some(&subject)).await?.normalize;
-        let (_, body) = self.parse_new(&schema, text, Validation::Lenient, normalize).await?;
+        let body = self.canonical_body(&schema, text, Validation::Lenient, normalize).await?;
         let fingerprint = body.fingerprint();
         if let Some(row) = candidates.iter().rev().find(|r| r.fingerprint == fingerprint) {
             return self.record(row).await;

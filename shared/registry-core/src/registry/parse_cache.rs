@@ -1,0 +1,170 @@
+//! A bounded cache of posted schema → stored (canonical) text, for lookups (`POST /subjects/{s}`).
+//!
+//! Why it is safe: parsing is a pure function of the posted text, its type, the parse options
+//! (validation, normalize) and the *content* of the schemas its references resolve to. The key is a
+//! SHA-256 over all of them, taken after the references were resolved by consistent reads on
+//! every call, so a reference whose (subject, version) now names other content is a different
+//! key. Only successful parses are cached. The cache never decides which version matches: the
+//! subject's rows are still read on every lookup.
+
+use super::{NewSchema, Registry};
+use crate::error::RegistryError;
+use crate::model::SchemaBody;
+use registry_schema::{Dependency, ParsedSchema, Validation};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Bytes of canonical text (plus per-entry overhead) the cache keeps: 8 MiB.
+pub(super) const PARSE_CACHE_BYTES: usize = 8 * 1024 * 1024;
+
+/// Charged per entry on top of the text (key, table slot, `Arc` header).
+const ENTRY_OVERHEAD: usize = 96;
+
+type Key = [u8; 32];
+
+/// Two generations, as `CachedStore`: inserts go to `young`; when it passes half the bound it
+/// becomes `old` and the previous `old` is dropped; a hit in `old` moves back to `young`.
+#[derive(Debug, Default)]
+struct Generations {
+    young: HashMap<Key, Arc<str>>,
+    young_bytes: usize,
+    old: HashMap<Key, Arc<str>>,
+}
+
+/// The cache; shared by the clones of one [`Registry`].
+#[derive(Debug)]
+pub(super) struct ParseCache {
+    max_bytes: usize,
+    map: Mutex<Generations>,
+}
+
+impl ParseCache {
+    pub(super) fn new(max_bytes: usize) -> ParseCache {
+        ParseCache { max_bytes, map: Mutex::new(Generations::default()) }
+    }
+
+    fn map(&self) -> MutexGuard<'_, Generations> {
+        self.map.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn get(&self, key: &Key) -> Option<Arc<str>> {
+        let mut map = self.map();
+        if let Some(text) = map.young.get(key) {
+            return Some(Arc::clone(text));
+        }
+        let text = map.old.remove(key)?;
+        drop(map);
+        self.put(*key, Arc::clone(&text));
+        Some(text)
+    }
+
+    fn put(&self, key: Key, text: Arc<str>) {
+        let size = ENTRY_OVERHEAD + text.len();
+        let half = self.max_bytes / 2;
+        if size > half {
+            return;
+        }
+        let mut map = self.map();
+        if map.young_bytes + size > half {
+            map.old = std::mem::take(&mut map.young);
+            map.young_bytes = 0;
+        }
+        map.young_bytes += size;
+        map.young.insert(key, text);
+    }
+
+    /// Entries held (for tests).
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        let map = self.map();
+        map.young.len() + map.old.len()
+    }
+}
+
+fn key(schema: &NewSchema, text: &str, dependencies: &[Dependency], validation: Validation, normalize: bool) -> Key {
+    let mut hash = Sha256::new();
+    let mut field = |bytes: &[u8]| {
+        hash.update((bytes.len() as u64).to_be_bytes());
+        hash.update(bytes);
+    };
+    field(schema.schema_type.as_str().as_bytes());
+    field(&[u8::from(validation == Validation::Strict), u8::from(normalize)]);
+    field(text.as_bytes());
+    for dependency in dependencies {
+        field(dependency.name.as_bytes());
+        field(dependency.schema_type.as_str().as_bytes());
+        field(dependency.schema.as_bytes());
+    }
+    hash.finalize().into()
+}
+
+impl Registry {
+    /// The body a posted schema would be stored as (what its fingerprint is computed from),
+    /// from the cache when this exact input was parsed before. Errors as [`Registry::parse_new`].
+    pub(super) async fn canonical_body(
+        &self,
+        schema: &NewSchema,
+        text: &str,
+        validation: Validation,
+        normalize: bool,
+    ) -> Result<SchemaBody, RegistryError> {
+        let dependencies = self.dependencies(&schema.references, true).await?;
+        let key = key(schema, text, &dependencies, validation, normalize);
+        let canonical = match self.parse_cache.get(&key) {
+            Some(canonical) => canonical,
+            None => {
+                let parsed = ParsedSchema::parse(schema.schema_type, text, &dependencies, validation, normalize)?;
+                let canonical: Arc<str> = Arc::from(parsed.canonical_text());
+                self.parse_cache.put(key, Arc::clone(&canonical));
+                canonical
+            }
+        };
+        Ok(SchemaBody {
+            schema_type: schema.schema_type,
+            schema: canonical.to_string(),
+            references: schema.references.clone(),
+            metadata: schema.metadata.clone(),
+            rule_set: schema.rule_set.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bound_is_kept_and_recent_entries_survive() {
+        let cache = ParseCache::new(64 * 1024);
+        for i in 0..1000u32 {
+            let mut k = [0u8; 32];
+            k[..4].copy_from_slice(&i.to_be_bytes());
+            cache.put(k, Arc::from("x".repeat(200)));
+        }
+        assert!(cache.len() < 1000, "old entries were dropped");
+        let mut last = [0u8; 32];
+        last[..4].copy_from_slice(&999u32.to_be_bytes());
+        assert!(cache.get(&last).is_some());
+        assert!(cache.get(&[0u8; 32]).is_none());
+    }
+
+    #[test]
+    fn keys_separate_type_options_text_and_dependency_content() {
+        let schema = NewSchema { schema: Some("\"int\"".into()), ..NewSchema::default() };
+        let dep = |text: &str| Dependency {
+            name: "a".into(),
+            schema_type: registry_schema::SchemaType::Avro,
+            schema: text.into(),
+        };
+        let base = key(&schema, "\"int\"", &[dep("x")], Validation::Lenient, false);
+        assert_eq!(base, key(&schema, "\"int\"", &[dep("x")], Validation::Lenient, false));
+        assert_ne!(base, key(&schema, "\"int\"", &[dep("y")], Validation::Lenient, false));
+        assert_ne!(base, key(&schema, "\"int\"", &[dep("x")], Validation::Strict, false));
+        assert_ne!(base, key(&schema, "\"int\"", &[dep("x")], Validation::Lenient, true));
+        assert_ne!(base, key(&schema, "\"long\"", &[dep("x")], Validation::Lenient, false));
+        let json = NewSchema { schema_type: registry_schema::SchemaType::Json, ..schema.clone() };
+        assert_ne!(base, key(&json, "\"int\"", &[dep("x")], Validation::Lenient, false));
+    }
+}
