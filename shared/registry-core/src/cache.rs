@@ -7,6 +7,9 @@
 //! Only positive answers are cached: an absent body or binding may appear a moment later.
 //! Everything mutable (versions, config, mode, listings, the ID counter) goes straight to the
 //! inner store on every call, so the read-after-write contract of [`Store`] still holds.
+//!
+//! Every [`Store`] method is forwarded explicitly, the batch deletes included: a method added to
+//! the trait with a default body must be forwarded here too, or the inner store's override is lost.
 
 use crate::model::{ConfigRecord, DeletedFilter, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow};
 use crate::store::{Store, StoreResult};
@@ -303,6 +306,14 @@ impl<S: Store> Store for CachedStore<S> {
     async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
         self.inner.delete_mode(scope).await
     }
+
+    async fn last_used(&self, subject: &Subject) -> StoreResult<Option<u32>> {
+        self.inner.last_used(subject).await
+    }
+
+    async fn mark_used(&self, subject: &Subject, day: u32) -> StoreResult<()> {
+        self.inner.mark_used(subject, day).await
+    }
 }
 
 #[cfg(test)]
@@ -419,6 +430,13 @@ mod tests {
         }
         async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
             self.inner.delete_mode(scope).await
+        }
+        async fn last_used(&self, subject: &Subject) -> StoreResult<Option<u32>> {
+            self.pass();
+            self.inner.last_used(subject).await
+        }
+        async fn mark_used(&self, subject: &Subject, day: u32) -> StoreResult<()> {
+            self.inner.mark_used(subject, day).await
         }
     }
 

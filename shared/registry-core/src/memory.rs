@@ -22,6 +22,7 @@ struct State {
     rows: BTreeMap<(Subject, Version), VersionRow>,
     configs: HashMap<Scope, ConfigRecord>,
     modes: HashMap<Scope, Mode>,
+    used: HashMap<Subject, u32>,
 }
 
 impl MemoryStore {
@@ -133,9 +134,7 @@ impl Store for MemoryStore {
 
     async fn soft_delete_versions(&self, subject: &Subject, versions: &[Version]) -> StoreResult<()> {
         let mut state = self.state();
-        let all_live = versions
-            .iter()
-            .all(|v| state.rows.get(&(subject.clone(), *v)).is_some_and(|row| !row.deleted));
+        let all_live = versions.iter().all(|v| state.rows.get(&(subject.clone(), *v)).is_some_and(|row| !row.deleted));
         if !all_live {
             return Err(StoreError::Conflict(format!("{subject}: a version to soft-delete is missing or deleted")));
         }
@@ -247,5 +246,16 @@ impl Store for MemoryStore {
 
     async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
         Ok(self.state().modes.remove(scope))
+    }
+
+    async fn last_used(&self, subject: &Subject) -> StoreResult<Option<u32>> {
+        Ok(self.state().used.get(subject).copied())
+    }
+
+    async fn mark_used(&self, subject: &Subject, day: u32) -> StoreResult<()> {
+        let mut state = self.state();
+        let stored = state.used.entry(subject.clone()).or_insert(day);
+        *stored = (*stored).max(day);
+        Ok(())
     }
 }

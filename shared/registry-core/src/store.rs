@@ -155,4 +155,16 @@ pub trait Store: Send + Sync + Debug {
 
     /// Removes the mode at `scope`, returning what was there.
     async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>>;
+
+    // --- usage marker ------------------------------------------------------------------------
+
+    /// The day `subject` was last marked used ([`Store::mark_used`]), if ever. A day is a plain
+    /// number the registry chooses (days since the Unix epoch, or a coarser bucket); stores only
+    /// compare days. The marker is independent of version rows: deletes leave it in place.
+    async fn last_used(&self, subject: &Subject) -> StoreResult<Option<u32>>;
+
+    /// Records that `subject` was used on `day`: stores `day` only if nothing is stored or the
+    /// stored day is older (one conditional write where the backend has them). Never moves the
+    /// marker back; finding an equal or newer day is success, not `Conflict`. Idempotent.
+    async fn mark_used(&self, subject: &Subject, day: u32) -> StoreResult<()>;
 }

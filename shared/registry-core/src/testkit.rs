@@ -21,7 +21,7 @@ pub use store_cases::{
     allocate_id_is_unique_and_binds_both_ways, bind_id_rules_and_counter, config_crud,
     create_version_is_create_if_absent, delete_version_is_idempotent, hard_delete_versions_removes_rows_and_settings,
     list_subjects_paging_and_filters, mode_crud, put_body_is_idempotent, referrers_index, rows_with_id_index,
-    set_version_deleted_rules, soft_delete_versions_is_all_or_nothing,
+    set_version_deleted_rules, soft_delete_versions_is_all_or_nothing, usage_marker_moves_forward_only,
 };
 
 use crate::model::{SchemaBody, SchemaId, Subject, Version, VersionRow};
@@ -53,6 +53,7 @@ pub async fn store_cases(store: &dyn Store) {
     list_subjects_paging_and_filters(store).await;
     config_crud(store).await;
     mode_crud(store).await;
+    usage_marker_moves_forward_only(store).await;
 }
 
 /// Concurrent registrations per RACE case (the DynamoDB issue asks for 64 on every backend).

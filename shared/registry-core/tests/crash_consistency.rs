@@ -142,6 +142,14 @@ impl Store for FaultyStore {
         self.check()?;
         self.inner.delete_mode(scope).await
     }
+    async fn last_used(&self, subject: &Subject) -> StoreResult<Option<u32>> {
+        self.check()?;
+        self.inner.last_used(subject).await
+    }
+    async fn mark_used(&self, subject: &Subject, day: u32) -> StoreResult<()> {
+        self.check()?;
+        self.inner.mark_used(subject, day).await
+    }
 }
 
 fn avro(text: &str) -> NewSchema {

@@ -16,6 +16,7 @@
 //!                                              SUBJECTS                  <subject>                total, live (row counts)
 //!                                              REF#<ver:010>#<subject>   R#<ver:010>#<subject>    → referring row
 //!                                              CONFIG | MODE             GLOBAL | S#<subject>     value
+//!                                              S#<subject>               USED                     day (last-used marker)
 //! ```
 //!
 //! - A body is put with `If-None-Match: *` before any item names its fingerprint (412 means it
@@ -48,6 +49,7 @@ pub mod provision;
 mod rows;
 mod settings;
 mod store;
+mod usage;
 
 pub use calls::CallCounter;
 pub use config::{AwsEnv, AwsStoreConfig, ConfigError};

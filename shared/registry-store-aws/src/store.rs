@@ -113,4 +113,12 @@ impl Store for AwsStore {
     async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
         Ok(self.remove_mode(scope).await?)
     }
+
+    async fn last_used(&self, subject: &Subject) -> StoreResult<Option<u32>> {
+        Ok(self.read_last_used(subject).await?)
+    }
+
+    async fn mark_used(&self, subject: &Subject, day: u32) -> StoreResult<()> {
+        Ok(self.write_mark_used(subject, day).await?)
+    }
 }

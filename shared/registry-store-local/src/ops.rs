@@ -291,3 +291,24 @@ pub(crate) fn delete_mode(conn: &Connection, scope: &str) -> LocalResult<Option<
         .optional()?;
     text.as_deref().map(codec::mode).transpose()
 }
+
+// --- usage marker ---------------------------------------------------------------------------
+
+pub(crate) fn last_used(conn: &Connection, subject: &Subject) -> LocalResult<Option<u32>> {
+    let day: Option<i64> = conn
+        .prepare_cached("SELECT day FROM subject_usage WHERE subject = ?1")?
+        .query_row([subject.as_str()], |row| row.get(0))
+        .optional()?;
+    day.map(|day| u32::try_from(day).map_err(|_| LocalError::Corrupt(format!("usage day {day} of {subject}"))))
+        .transpose()
+}
+
+/// Stores `day` unless an equal or newer day is stored (one upsert; never moves back).
+pub(crate) fn mark_used(conn: &Connection, subject: &Subject, day: u32) -> LocalResult<()> {
+    conn.prepare_cached(
+        "INSERT INTO subject_usage (subject, day) VALUES (?1, ?2)
+         ON CONFLICT (subject) DO UPDATE SET day = excluded.day WHERE excluded.day > subject_usage.day",
+    )?
+    .execute(params![subject.as_str(), i64::from(day)])?;
+    Ok(())
+}

@@ -76,6 +76,11 @@ CREATE TABLE modes (
     scope TEXT PRIMARY KEY,
     mode  TEXT NOT NULL
 ) WITHOUT ROWID;
+"#, r#"
+CREATE TABLE subject_usage (
+    subject TEXT PRIMARY KEY,
+    day     INTEGER NOT NULL
+) WITHOUT ROWID;
 "#];
 
 /// The `user_version` this build writes and understands.

@@ -155,4 +155,14 @@ impl Store for LocalStore {
         let scope = scope_key(scope).to_string();
         self.write(move |conn| ops::delete_mode(conn, &scope)).await
     }
+
+    async fn last_used(&self, subject: &Subject) -> StoreResult<Option<u32>> {
+        let subject = subject.clone();
+        self.read(move |conn| ops::last_used(conn, &subject)).await
+    }
+
+    async fn mark_used(&self, subject: &Subject, day: u32) -> StoreResult<()> {
+        let subject = subject.clone();
+        self.write(move |conn| ops::mark_used(conn, &subject, day)).await
+    }
 }

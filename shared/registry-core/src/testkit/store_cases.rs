@@ -265,6 +265,28 @@ pub async fn mode_crud(store: &dyn Store) {
     }
 }
 
+/// The usage marker: absent until marked, moves forward only (an older day is ignored, not an
+/// error), is kept per subject, and survives a hard delete of the subject's rows.
+pub async fn usage_marker_moves_forward_only(store: &dyn Store) {
+    let subject = unique_subject("usage");
+    let other = unique_subject("usage-other");
+    assert_eq!(store.last_used(&subject).await.expect("last_used"), None, "never marked");
+    store.mark_used(&subject, 20_000).await.expect("mark_used");
+    assert_eq!(store.last_used(&subject).await.expect("last_used"), Some(20_000));
+    store.mark_used(&subject, 20_000).await.expect("same day again is success");
+    store.mark_used(&subject, 19_990).await.expect("an older day is success");
+    assert_eq!(store.last_used(&subject).await.expect("last_used"), Some(20_000), "never moves back");
+    store.mark_used(&subject, 20_003).await.expect("newer day");
+    assert_eq!(store.last_used(&subject).await.expect("last_used"), Some(20_003));
+    assert_eq!(store.last_used(&other).await.expect("last_used"), None, "markers are per subject");
+
+    let (id, fp) = fresh_id(store, &unique_name("usage")).await;
+    store.create_version(&row(&subject, 1, id, fp)).await.expect("create_version");
+    store.hard_delete_versions(&subject, &[Version(1)], true).await.expect("hard delete");
+    assert_eq!(store.versions(&subject).await.expect("versions"), Vec::new());
+    assert_eq!(store.last_used(&subject).await.expect("last_used"), Some(20_003), "rows and marker are separate");
+}
+
 /// `soft_delete_versions` is all-or-nothing: `Conflict` and no change when one version is
 /// missing or already soft-deleted; otherwise every listed version becomes soft-deleted.
 pub async fn soft_delete_versions_is_all_or_nothing(store: &dyn Store) {

@@ -97,6 +97,12 @@ impl Store for BrokenStore {
     async fn delete_mode(&self, _: &Scope) -> StoreResult<Option<Mode>> {
         self.fail()
     }
+    async fn last_used(&self, _: &Subject) -> StoreResult<Option<u32>> {
+        self.fail()
+    }
+    async fn mark_used(&self, _: &Subject, _: u32) -> StoreResult<()> {
+        self.fail()
+    }
 }
 
 async fn assert_generic_5xx(api: &Api, error_code: u64) {

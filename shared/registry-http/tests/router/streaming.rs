@@ -197,4 +197,10 @@ impl Store for ListingFailsAfter {
     async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
         self.inner.delete_mode(scope).await
     }
+    async fn last_used(&self, subject: &Subject) -> StoreResult<Option<u32>> {
+        self.inner.last_used(subject).await
+    }
+    async fn mark_used(&self, subject: &Subject, day: u32) -> StoreResult<()> {
+        self.inner.mark_used(subject, day).await
+    }
 }
