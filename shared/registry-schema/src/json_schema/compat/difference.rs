@@ -78,7 +78,8 @@ use ChangeType::*;
 
 impl ChangeType {
     /// Whether a reader of the updated schema still accepts every document the original accepted
-    /// (Confluent's `SchemaDiff.COMPATIBLE_CHANGES`).
+    /// (Confluent's `SchemaDiff.COMPATIBLE_CHANGES`; the `UNEVALUATED_*_ADDED`/`_EXTENDED` entries follow their
+    /// `ADDITIONAL_*` twins, as the published set predates them).
     pub fn is_compatible(self) -> bool {
         matches!(
             self,
@@ -128,6 +129,10 @@ impl ChangeType {
                 | UNIQUE_ITEMS_REMOVED
                 | ADDITIONAL_ITEMS_ADDED
                 | ADDITIONAL_ITEMS_EXTENDED
+                | UNEVALUATED_PROPERTIES_ADDED
+                | UNEVALUATED_PROPERTIES_EXTENDED
+                | UNEVALUATED_ITEMS_ADDED
+                | UNEVALUATED_ITEMS_EXTENDED
                 | ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL
                 | ITEM_ADDED_TO_CLOSED_CONTENT_MODEL
                 | ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL
