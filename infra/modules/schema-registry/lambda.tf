@@ -25,14 +25,14 @@ resource "aws_lambda_function" "registry" {
   kms_key_arn                    = aws_kms_key.registry.arn
 
   environment {
-    variables = {
+    variables = merge(local.auth_environment, {
       REGISTRY_BACKEND                     = "aws"
       REGISTRY_TABLE                       = aws_dynamodb_table.registry.name
       REGISTRY_BUCKET                      = aws_s3_bucket.bodies.id
       REGISTRY_DEFAULT_COMPATIBILITY       = var.default_compatibility
       RUST_LOG                             = var.log_level
       AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH = "true"
-    }
+    })
   }
 
   tracing_config {

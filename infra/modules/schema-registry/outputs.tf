@@ -32,3 +32,8 @@ output "kms_key_arn" {
   description = "The registry's KMS key."
   value       = aws_kms_key.registry.arn
 }
+
+output "users_secret_arn" {
+  description = "Secrets Manager secret to fill with the users file (aws secretsmanager put-secret-value). Empty when auth_enabled = false."
+  value       = var.auth_enabled ? aws_secretsmanager_secret.users[0].arn : ""
+}

@@ -118,3 +118,43 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+variable "auth_enabled" {
+  description = "HTTP Basic authentication from a Secrets Manager users secret (created empty; see README \"Authentication\"). Turn off only behind another gate such as url_auth_type = \"AWS_IAM\"."
+  type        = bool
+  default     = true
+}
+
+variable "jwt_issuer" {
+  description = "OIDC issuer (`iss`) of accepted bearer tokens. Empty: bearer tokens are not accepted."
+  type        = string
+  default     = ""
+}
+
+variable "jwt_audience" {
+  description = "Required audience (`aud`) of bearer tokens; required with jwt_issuer."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = var.jwt_issuer == "" || var.jwt_audience != ""
+    error_message = "jwt_audience is required when jwt_issuer is set."
+  }
+}
+
+variable "jwks_json" {
+  description = "The issuer's JWKS document (public keys, JSON text); required with jwt_issuer. The function never fetches it."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = var.jwt_issuer == "" || can(jsondecode(var.jwks_json).keys)
+    error_message = "jwks_json must be a JWKS document ({\"keys\": [...]}) when jwt_issuer is set."
+  }
+}
+
+variable "jwt_role_claim" {
+  description = "Token claim holding registry:read / registry:write / registry:admin (and registry:prefix:<P>) values."
+  type        = string
+  default     = "scope"
+}
