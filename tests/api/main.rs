@@ -5,6 +5,8 @@ mod concurrency;
 mod config_mode;
 mod content_types;
 mod errors;
+mod protobuf;
+mod json_schema;
 mod restart;
 mod schemas;
 mod subjects;

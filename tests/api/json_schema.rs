@@ -1,0 +1,96 @@
+//! JSON Schema end to end: register, 409 on an incompatible change at the subject's level, verbose
+//! compatibility messages with Confluent's change-type names, references, and normalize.
+
+use api_tests::Harness;
+use api_tests::client::{enc, typed};
+use serde_json::{Value, json};
+
+const CLOSED_V1: &str = r#"{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}"#;
+const CLOSED_V2: &str =
+    r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"number"}},"additionalProperties":false}"#;
+const OPEN_V1: &str = r#"{"type":"object","properties":{"a":{"type":"string"}}}"#;
+const OPEN_V2: &str = r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"number"}}}"#;
+
+async fn register_json(h: &Harness, subject: &str, schema: &str) -> i64 {
+    h.register_body(subject, &typed("JSON", schema)).await
+}
+
+async fn check_json(h: &Harness, subject: &str, schema: &str) -> Value {
+    let path = format!("/compatibility/subjects/{}/versions/latest?verbose=true", enc(subject));
+    h.post(&path, &typed("JSON", schema)).await.ok_json(200)
+}
+
+async fn optional_property_added_to_closed_model_is_backward(h: &Harness) {
+    register_json(h, "j", CLOSED_V1).await;
+    register_json(h, "j", CLOSED_V2).await;
+    assert_eq!(h.versions("j", "").await, [1, 2]);
+}
+
+async fn property_added_to_open_model_is_rejected_with_409(h: &Harness) {
+    register_json(h, "j", OPEN_V1).await;
+    let response = h.register_raw("j", &typed("JSON", OPEN_V2)).await;
+    assert_eq!(response.status, 409, "{}", response.text);
+    let message = response.json()["message"].as_str().unwrap_or_default().to_string();
+    assert!(message.contains("PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL"), "{message}");
+    assert_eq!(h.versions("j", "").await, [1]);
+}
+
+async fn forward_level_accepts_what_backward_rejects(h: &Harness) {
+    h.set_config(Some("j"), "FORWARD").await.ok_json(200);
+    register_json(h, "j", OPEN_V1).await;
+    register_json(h, "j", OPEN_V2).await;
+    let closed = h.register_raw("j2", &typed("JSON", CLOSED_V1)).await;
+    assert_eq!(closed.status, 200, "{}", closed.text);
+    h.set_config(Some("j2"), "FULL").await.ok_json(200);
+    let response = h.register_raw("j2", &typed("JSON", CLOSED_V2)).await;
+    assert_eq!(response.status, 409, "{}", response.text);
+}
+
+async fn verbose_messages_name_the_change_type(h: &Harness) {
+    register_json(h, "j", CLOSED_V1).await;
+    let narrowed = r#"{"type":"object","properties":{"a":{"type":"number"}},"additionalProperties":false}"#;
+    let body = check_json(h, "j", narrowed).await;
+    assert_eq!(body["is_compatible"], json!(false), "{body}");
+    let messages: Vec<&str> =
+        body["messages"].as_array().map(|m| m.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let expected = "{errorType:\"TYPE_CHANGED\", description:\"A type at path '#/properties/a' is different between the new schema and the old schema\"}";
+    assert_eq!(messages.first().copied(), Some(expected), "{body}");
+    assert!(messages.iter().any(|m| m.starts_with("{oldSchemaVersion: 1}")), "{body}");
+    assert_eq!(check_json(h, "j", CLOSED_V2).await["is_compatible"], json!(true));
+}
+
+async fn referenced_schema_changes_are_checked(h: &Harness) {
+    let v1 = r#"{"type":"object","properties":{"street":{"type":"string"}}}"#;
+    register_json(h, "address", v1).await;
+    let main = r#"{"type":"object","properties":{"home":{"$ref":"address.json"}}}"#;
+    let reference = |version: i64| json!([{ "name": "address.json", "subject": "address", "version": version }]);
+    let body = json!({ "schemaType": "JSON", "schema": main, "references": reference(1) });
+    h.register_body("order", &body).await;
+    h.set_config(Some("address"), "NONE").await.ok_json(200);
+    register_json(h, "address", r#"{"type":"object","properties":{"street":{"type":"number"}}}"#).await;
+    let updated = json!({ "schemaType": "JSON", "schema": main, "references": reference(2) });
+    let response = h.register_raw("order", &updated).await;
+    assert_eq!(response.status, 409, "{}", response.text);
+    assert!(response.text.contains("#/properties/home/properties/street"), "{}", response.text);
+}
+
+async fn normalize_dedupes_key_order_variants(h: &Harness) {
+    let first = r#"{"type":"object","properties":{"b":{"type":"string"},"a":{"type":"number"}}}"#;
+    let second = r#"{"properties":{"a":{"type":"number"},"b":{"type":"string"}},"type":"object"}"#;
+    let register = |schema: &'static str| async move {
+        h.post("/subjects/n/versions?normalize=true", &typed("JSON", schema)).await.ok_json(200)["id"].clone()
+    };
+    let id = register(first).await;
+    assert!(id.is_i64(), "{id}");
+    assert_eq!(register(second).await, id);
+    assert_eq!(h.versions("n", "").await, [1]);
+}
+
+api_tests::api_cases!(
+    optional_property_added_to_closed_model_is_backward,
+    property_added_to_open_model_is_rejected_with_409,
+    forward_level_accepts_what_backward_rejects,
+    verbose_messages_name_the_change_type,
+    referenced_schema_changes_are_checked,
+    normalize_dedupes_key_order_variants,
+);
