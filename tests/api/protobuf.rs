@@ -1,0 +1,71 @@
+//! Protobuf through the API: Confluent's stored text, `%2F` subjects, references by import,
+//! normalize, and 409 on an incompatible change (Confluent's Protobuf diff).
+
+use api_tests::Harness;
+use api_tests::client::{enc, typed};
+use serde_json::json;
+
+const V1: &str = "syntax = \"proto3\";\npackage pkg1;\n\nmessage Msg1 {\n  string name = 1;\n}\n";
+const V1_LOOSE: &str = "syntax=\"proto3\"; package pkg1; // same schema\nmessage Msg1 { string name = 1; }";
+
+async fn stored_text_is_confluents_rendering(h: &Harness) {
+    let id = h.register_body("pkg1/msg1.proto", &typed("PROTOBUF", V1_LOOSE)).await;
+    let version = h.get(&format!("/subjects/{}/versions/1", enc("pkg1/msg1.proto"))).await.ok_json(200);
+    assert_eq!(version["schema"], V1);
+    assert_eq!(version["subject"], "pkg1/msg1.proto");
+    assert_eq!(h.register_body("pkg1/msg1.proto", &typed("PROTOBUF", V1)).await, id, "same schema, same id");
+    let raw = h.get(&format!("/schemas/ids/{id}/schema")).await;
+    assert_eq!(raw.text, V1);
+    let found =
+        h.post(&format!("/subjects/{}", enc("pkg1/msg1.proto")), &typed("PROTOBUF", V1_LOOSE)).await.ok_json(200);
+    assert_eq!(found["id"], id);
+}
+
+async fn incompatible_change_is_409_and_compatible_one_is_a_new_version(h: &Harness) {
+    let subject = "pkg1/msg1.proto";
+    h.register_body(subject, &typed("PROTOBUF", V1)).await;
+    let changed = V1.replace("string name = 1;", "int64 name = 1;");
+    let message = h.register_raw(subject, &typed("PROTOBUF", &changed)).await.assert_error(409, 40901);
+    assert!(message.contains("FIELD_SCALAR_KIND_CHANGED"), "{message}");
+    let added = V1.replace("string name = 1;", "string name = 1;\n  int64 at = 2;");
+    let answer = h.register_raw(subject, &typed("PROTOBUF", &added)).await.ok_json(200);
+    assert!(answer["id"].as_i64().is_some(), "{answer}");
+    let path = format!("/compatibility/subjects/{}/versions/latest?verbose=true", enc(subject));
+    let verdict = h.post(&path, &typed("PROTOBUF", &V1.replace("string name = 1;", "bytes name = 1;"))).await;
+    assert_eq!(verdict.ok_json(200)["is_compatible"], true);
+    let verdict = h.post(&path, &typed("PROTOBUF", &changed)).await.ok_json(200);
+    assert_eq!(verdict["is_compatible"], false);
+    let messages = verdict["messages"].to_string();
+    assert!(messages.contains("errorType:\\\"FIELD_SCALAR_KIND_CHANGED\\\""), "{messages}");
+}
+
+async fn references_resolve_imports_across_slash_subjects(h: &Harness) {
+    let money =
+        "syntax = \"proto3\";\npackage acme.money;\n\nmessage Money {\n  string currency = 1;\n  int64 units = 2;\n}\n";
+    h.register_body("acme/money.proto", &typed("PROTOBUF", money)).await;
+    let order = "syntax = \"proto3\";\npackage acme;\n\nimport \"acme/money.proto\";\n\nmessage Order {\n  acme.money.Money total = 1;\n}\n";
+    let reference = json!([{"name": "acme/money.proto", "subject": "acme/money.proto", "version": 1}]);
+    let body = json!({"schemaType": "PROTOBUF", "schema": order, "references": reference});
+    let id = h.register_body("acme/order.proto", &body).await;
+    let got = h.get(&format!("/schemas/ids/{id}")).await.ok_json(200);
+    assert_eq!(got["schema"], order);
+    assert_eq!(got["references"], reference);
+    let missing = json!({"schemaType": "PROTOBUF", "schema": order});
+    h.register_raw("acme/other.proto", &missing).await.assert_error(422, 42201);
+}
+
+async fn normalize_stores_the_normal_form(h: &Harness) {
+    let text = "syntax = \"proto3\";\npackage n;\n\nmessage M {\n  string b = 2;\n  int32 a = 1;\n}\n";
+    let answer =
+        h.post(&format!("/subjects/{}/versions?normalize=true", enc("n/m.proto")), &typed("PROTOBUF", text)).await;
+    let id = answer.ok_json(200)["id"].as_i64().unwrap_or_default();
+    let raw = h.get(&format!("/schemas/ids/{id}/schema")).await;
+    assert_eq!(raw.text, "syntax = \"proto3\";\npackage n;\n\nmessage M {\n  int32 a = 1;\n  string b = 2;\n}\n");
+}
+
+api_tests::api_cases!(
+    stored_text_is_confluents_rendering,
+    incompatible_change_is_409_and_compatible_one_is_a_new_version,
+    references_resolve_imports_across_slash_subjects,
+    normalize_stores_the_normal_form,
+);
