@@ -15,6 +15,9 @@ mod parse_cache;
 mod read;
 mod register;
 mod support;
+mod usage;
+
+pub use usage::{MAX_REMEMBERED, epoch_day, period_start};
 
 use crate::model::SchemaBody;
 use crate::model::SchemaId;
@@ -29,11 +32,18 @@ pub struct RegistrySettings {
     pub default_compatibility: CompatibilityLevel,
     /// Largest accepted schema text in bytes (42209 above it).
     pub max_schema_bytes: usize,
+    /// Period of the per-subject last-used marker in days (0: no marking). Register and lookup
+    /// write the marker at most once per subject per period per process; see `registry::usage`.
+    pub usage_granularity_days: u32,
 }
 
 impl Default for RegistrySettings {
     fn default() -> Self {
-        RegistrySettings { default_compatibility: CompatibilityLevel::Backward, max_schema_bytes: 1024 * 1024 }
+        RegistrySettings {
+            default_compatibility: CompatibilityLevel::Backward,
+            max_schema_bytes: 1024 * 1024,
+            usage_granularity_days: 1,
+        }
     }
 }
 
@@ -98,13 +108,15 @@ pub struct Registry {
     settings: RegistrySettings,
     /// Posted schema → canonical text, for lookups (see `parse_cache`); shared by clones.
     parse_cache: Arc<parse_cache::ParseCache>,
+    /// Subjects this process already marked used in the current period; shared by clones.
+    usage: Arc<usage::UsageMarks>,
 }
 
 impl Registry {
     /// A registry over `store`.
     pub fn new(store: Arc<dyn Store>, settings: RegistrySettings) -> Self {
         let parse_cache = Arc::new(parse_cache::ParseCache::new(parse_cache::PARSE_CACHE_BYTES));
-        Registry { store, settings, parse_cache }
+        Registry { store, settings, parse_cache, usage: Arc::default() }
     }
 
     /// The store (for admin tooling and tests).

@@ -19,6 +19,8 @@ struct FaultyStore {
     inner: Arc<MemoryStore>,
     calls: AtomicUsize,
     fail_at: usize,
+    /// `mark_used` calls: best effort by contract, so counted here and never a fault point.
+    marks: AtomicUsize,
 }
 
 impl FaultyStore {
@@ -147,7 +149,7 @@ impl Store for FaultyStore {
         self.inner.last_used(subject).await
     }
     async fn mark_used(&self, subject: &Subject, day: u32) -> StoreResult<()> {
-        self.check()?;
+        self.marks.fetch_add(1, Ordering::SeqCst);
         self.inner.mark_used(subject, day).await
     }
 }
@@ -240,7 +242,12 @@ where
     loop {
         let inner = Arc::new(MemoryStore::new());
         given(inner.clone()).await;
-        let faulty = Arc::new(FaultyStore { inner: inner.clone(), calls: AtomicUsize::new(0), fail_at });
+        let faulty = Arc::new(FaultyStore {
+            inner: inner.clone(),
+            calls: AtomicUsize::new(0),
+            fail_at,
+            marks: AtomicUsize::new(0),
+        });
         let first = operation(registry(faulty.clone())).await;
         let made_calls = faulty.calls();
         if made_calls < fail_at {
@@ -339,4 +346,27 @@ async fn hard_delete_subject_with_several_versions_is_all_or_nothing() {
 #[test]
 fn subject_helper_validates() {
     assert_eq!(subject("orders").as_str(), "orders");
+}
+
+#[tokio::test]
+async fn usage_is_marked_once_per_day_per_process_without_a_read_per_request() {
+    let inner = Arc::new(MemoryStore::new());
+    given(inner.clone()).await;
+    let faulty = Arc::new(FaultyStore {
+        inner: inner.clone(),
+        calls: AtomicUsize::new(0),
+        fail_at: 0,
+        marks: AtomicUsize::new(0),
+    });
+    let registry = registry(faulty.clone());
+    let text = record("Order", &["a", "b"]);
+    let lookup = || registry.lookup("orders", avro(&text), registry_core::LookupOptions::default());
+    lookup().await.unwrap_or_else(|e| panic!("first lookup: {e}"));
+    assert_eq!(faulty.marks.load(Ordering::SeqCst), 1, "the first use today writes the marker");
+    lookup().await.unwrap_or_else(|e| panic!("second lookup: {e}"));
+    registry.register("orders", avro(&text), RegisterOptions::default()).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(faulty.marks.load(Ordering::SeqCst), 1, "later uses the same day write nothing");
+    let today = registry_core::registry::epoch_day(std::time::SystemTime::now());
+    assert_eq!(inner.last_used(&subject("orders")).await.ok().flatten(), Some(today));
+    assert_eq!(inner.last_used(&subject("never-used")).await.ok().flatten(), None);
 }

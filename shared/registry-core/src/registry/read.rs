@@ -14,7 +14,19 @@ impl Registry {
     /// references, metadata, rule set) matches; a schema posted without metadata and rule set
     /// also matches a version with the same text and references that has them. 40401 when no version is visible under
     /// `include_deleted`, 42201 when the posted schema does not parse, 40403 when nothing matches.
+    /// Marks the subject used when found (see `usage`).
     pub async fn lookup(
+        &self,
+        subject: &str,
+        schema: NewSchema,
+        options: LookupOptions,
+    ) -> Result<SchemaRecord, RegistryError> {
+        let record = self.lookup_once(subject, schema, options).await?;
+        self.note_use(&record.subject).await;
+        Ok(record)
+    }
+
+    async fn lookup_once(
         &self,
         subject: &str,
         schema: NewSchema,

@@ -20,7 +20,19 @@ impl Registry {
     /// works in READONLY), else a new version appended after every existing row. Errors follow
     /// Confluent: 42208 subject, 42209 size, 42201 schema/references/version, 42205 mode,
     /// 409 incompatible. Safe under concurrent callers and crashes (see the module doc).
+    /// Marks the subject used on success (see `usage`).
     pub async fn register(
+        &self,
+        subject: &str,
+        schema: NewSchema,
+        options: RegisterOptions,
+    ) -> Result<SchemaRecord, RegistryError> {
+        let record = self.register_once(subject, schema, options).await?;
+        self.note_use(&record.subject).await;
+        Ok(record)
+    }
+
+    async fn register_once(
         &self,
         subject: &str,
         schema: NewSchema,
