@@ -11,6 +11,7 @@
 //! `rawPath` themselves. Stripping by the event's own `requestContext.stage` is right with or
 //! without the variable, and testable without touching the process environment.
 
+pub mod auth;
 pub mod config;
 
 pub use config::{ConfigError, LambdaConfig};
@@ -28,7 +29,20 @@ pub type Handler = MapRequest<axum::Router, fn(Request) -> Request>;
 
 /// The full Confluent API over `registry`, accepting `lambda_http` requests.
 pub fn handler(registry: Registry) -> Handler {
-    MapRequest::new(registry_http::router(AppState { registry }), strip_stage as fn(Request) -> Request)
+    handler_with(registry, None)
+}
+
+/// [`handler`] behind `registry_http::auth::protect` when `authenticator` is set ([`auth::authenticator`]).
+pub fn handler_with(
+    registry: Registry,
+    authenticator: Option<std::sync::Arc<registry_auth::Authenticator>>,
+) -> Handler {
+    let router = registry_http::router(AppState { registry });
+    let router = match authenticator {
+        Some(authenticator) => registry_http::auth::protect(router, authenticator),
+        None => router,
+    };
+    MapRequest::new(router, strip_stage as fn(Request) -> Request)
 }
 
 /// Removes `/{stage}` from the front of the path when the event came from a named API Gateway

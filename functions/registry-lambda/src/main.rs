@@ -4,7 +4,7 @@
 
 use lambda_http::Error;
 use registry_core::{CachedStore, Registry};
-use registry_lambda::{LambdaConfig, handler};
+use registry_lambda::{LambdaConfig, handler_with};
 use registry_store_aws::AwsStore;
 use std::sync::Arc;
 
@@ -20,5 +20,6 @@ async fn main() -> Result<(), Error> {
     let store = AwsStore::from_env().await?;
     let store = Arc::new(CachedStore::with_capacity(store, config.cache_bytes));
     let registry = Registry::new(store, config.settings());
-    lambda_http::run_with_streaming_response(handler(registry)).await
+    let authenticator = registry_lambda::auth::authenticator().await?;
+    lambda_http::run_with_streaming_response(handler_with(registry, authenticator)).await
 }
