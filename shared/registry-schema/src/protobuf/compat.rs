@@ -153,7 +153,9 @@ impl ChangeType {
 /// One difference between two schemas, at Confluent's path (`#/Message/field-number`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Change {
+    /// What changed.
     pub kind: ChangeType,
+    /// Where: `#/` then message names, then a field number or oneof name.
     pub path: String,
 }
 
