@@ -27,10 +27,12 @@
 //! **Concurrency.** Each write call is one atomic operation on the writer thread, which commits
 //! the operations queued meanwhile as one group (one `IMMEDIATE` transaction, each operation in its
 //! own savepoint, every answer sent after the group's fsynced commit; see `writer.rs`). Each read
-//! call is one statement on `spawn_blocking` over a small pool of read-only connections, at most
+//! call is one statement on a pooled read-only connection: point reads run on the calling thread
+//! (cheaper than a thread hand-off), reads that may scan many rows on `spawn_blocking`, at most
 //! `MAX_READERS` at once. Several processes may open the same directory; SQLite's file locks
 //! serialise their writers and `busy_timeout` makes them wait rather than fail.
 
+mod bounded;
 mod codec;
 pub mod config;
 mod error;
@@ -44,7 +46,7 @@ pub use config::LocalConfig;
 
 use error::{LocalError, LocalResult};
 use pool::Pool;
-use registry_core::{Fingerprint, SchemaBody, StoreError, StoreResult, VersionRow};
+use registry_core::{Fingerprint, SchemaBody, SchemaId, StoreError, StoreResult, VersionRow};
 use rusqlite::Connection;
 use std::path::Path;
 use std::sync::Arc;
@@ -114,7 +116,21 @@ impl LocalStore {
         Ok(self.pool.write(f).await?)
     }
 
+    /// A point read, run right here on the calling (async) thread. On a WAL database a read never
+    /// waits for the writer, and an indexed lookup of a few rows costs microseconds, less than
+    /// handing it to the blocking pool and back. Only for reads whose work is bounded by a
+    /// constant; the rare exception is a `busy_timeout` wait while another process recovers the WAL.
     async fn read<T, F>(&self, f: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> LocalResult<T> + Send + 'static,
+    {
+        Ok(self.pool.read(f)?)
+    }
+
+    /// A read that may scan many rows (subject pages, referrers, every row of a popular ID): on
+    /// the blocking pool, at most [`pool::MAX_READERS`] at once.
+    async fn read_blocking<T, F>(&self, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> LocalResult<T> + Send + 'static,
@@ -124,5 +140,14 @@ impl LocalStore {
         let pool = Arc::clone(&self.pool);
         let joined = tokio::task::spawn_blocking(move || pool.read(f)).await.map_err(LocalError::from)?;
         Ok(joined?)
+    }
+
+    /// Every row carrying `id`: inline when there are at most [`bounded::INLINE_ROWS`] (the usual
+    /// case), else on the blocking pool.
+    async fn rows_with_id_bounded(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
+        match self.read(move |conn| bounded::rows_with_id_upto(conn, id, bounded::INLINE_ROWS)).await? {
+            Some(rows) => Ok(rows),
+            None => self.read_blocking(move |conn| ops::rows_with_id(conn, id)).await,
+        }
     }
 }

@@ -8,9 +8,12 @@ use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-/// Read connections kept for reuse. [`crate::LocalStore`] runs at most this many reads at once,
-/// so under load reads queue for a connection instead of opening (and closing) new ones.
+/// Reads [`crate::LocalStore`] runs on the blocking pool at once, so under load they queue for a
+/// connection instead of opening (and closing) new ones.
 pub(crate) const MAX_READERS: usize = 8;
+
+/// Idle read connections kept: the blocking readers plus the inline ones (one per async worker).
+const MAX_IDLE_READERS: usize = MAX_READERS + 4;
 
 /// The database file's connections. Readers are opened on first use, not at start-up.
 #[derive(Debug)]
@@ -81,7 +84,7 @@ impl Pool {
         };
         let result = f(&conn);
         let mut readers = lock(&self.readers);
-        if readers.len() < MAX_READERS {
+        if readers.len() < MAX_IDLE_READERS {
             readers.push(conn);
         }
         result

@@ -107,12 +107,12 @@ impl Store for LocalStore {
     }
 
     async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
-        self.read(move |conn| ops::rows_with_id(conn, id)).await
+        self.rows_with_id_bounded(id).await
     }
 
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
         let subject = subject.clone();
-        self.read(move |conn| ops::referrers(conn, &subject, version)).await
+        self.read_blocking(move |conn| ops::referrers(conn, &subject, version)).await
     }
 
     async fn list_subjects(
@@ -123,7 +123,7 @@ impl Store for LocalStore {
         limit: usize,
     ) -> StoreResult<Vec<Subject>> {
         let (prefix, after) = (prefix.to_string(), after.cloned());
-        self.read(move |conn| ops::list_subjects(conn, &prefix, filter, after.as_ref(), limit)).await
+        self.read_blocking(move |conn| ops::list_subjects(conn, &prefix, filter, after.as_ref(), limit)).await
     }
 
     async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
