@@ -19,7 +19,7 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The subcommands. Later issues add admin subcommands here.
+/// The subcommands: `serve`, `aws-init`, `passwd` and the admin commands (`admin/`).
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the Confluent REST API over HTTP until SIGINT or SIGTERM.
@@ -29,6 +29,15 @@ pub enum Command {
     AwsInit,
     /// Add or replace a user in the users file (`REGISTRY_USERS_FILE`); the password is read from stdin.
     Passwd(crate::passwd::PasswdArgs),
+    /// Copy every subject, version, schema, config and mode from a registry (`--from URL`) or an
+    /// export (`--from-file`) into this one in IMPORT mode, keeping IDs and versions; resumable.
+    Import(Box<ImportArgs>),
+    /// Write a JSON-lines backup of the configured store (or of `--url`) to `--to FILE`.
+    Export(Box<ExportArgs>),
+    /// Soft- then hard-delete subjects unused for `--inactive-days` (or listed in `--subjects-from`).
+    Prune(Box<PruneArgs>),
+    /// Delete versions older than the newest `--keep` where compatibility is not transitive.
+    CapVersions(Box<CapArgs>),
 }
 
 /// Everything `registry serve` needs, from flags or environment variables.
@@ -70,6 +79,100 @@ pub enum Backend {
     /// DynamoDB `REGISTRY_TABLE` + S3 `REGISTRY_BUCKET`, via the standard AWS variables
     /// (`AWS_REGION`, credentials, `AWS_ENDPOINT_URL[_DYNAMODB|_S3]` for emulators).
     Aws,
+}
+
+/// Where an admin command works: `--url` (a running registry) or else the configured store.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TargetArgs {
+    /// Work on the registry at this URL instead of the configured store.
+    #[arg(long)]
+    pub url: Option<String>,
+    /// `USER:PASSWORD` for `--url` (HTTP basic auth).
+    #[arg(long)]
+    pub user: Option<String>,
+    /// The configured store (same flags and variables as `serve`).
+    #[command(flatten)]
+    pub store: ServeConfig,
+}
+
+/// `registry import`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ImportArgs {
+    /// The registry to copy from.
+    #[arg(long, conflicts_with = "from_file", required_unless_present = "from_file")]
+    pub from: Option<String>,
+    /// An export (`registry export`) to restore instead.
+    #[arg(long)]
+    pub from_file: Option<PathBuf>,
+    /// `USER:PASSWORD` for `--from`.
+    #[arg(long)]
+    pub from_user: Option<String>,
+    /// The registry to copy into (through its API, which must allow IMPORT mode).
+    #[arg(long, conflicts_with = "to_store")]
+    pub to: Option<String>,
+    /// `USER:PASSWORD` for `--to`.
+    #[arg(long)]
+    pub to_user: Option<String>,
+    /// Write into the configured store directly (the default without `--to`).
+    #[arg(long)]
+    pub to_store: bool,
+    /// Report what would be written; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The configured store (same flags and variables as `serve`).
+    #[command(flatten)]
+    pub store: ServeConfig,
+}
+
+/// `registry export`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ExportArgs {
+    /// The file to write (JSON lines).
+    #[arg(long = "to")]
+    pub file: PathBuf,
+    /// Read the registry and report; write no file.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+/// `registry prune`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PruneArgs {
+    /// Prune subjects not registered into or looked up for this many days.
+    #[arg(long, required_unless_present = "subjects_from")]
+    pub inactive_days: Option<u32>,
+    /// Refuse to hard-delete a subject active within this many days (topic retention).
+    #[arg(long)]
+    pub min_age: Option<u32>,
+    /// Prune the subjects listed in this file (one per line) instead.
+    #[arg(long)]
+    pub subjects_from: Option<PathBuf>,
+    /// Report what would be deleted; delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+/// `registry cap-versions`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CapArgs {
+    /// Live versions kept per subject.
+    #[arg(long)]
+    pub keep: usize,
+    /// Only subjects starting with this.
+    #[arg(long, default_value = "")]
+    pub subject_prefix: String,
+    /// Cap subjects with a transitive compatibility level too.
+    #[arg(long)]
+    pub force: bool,
+    /// Report what would be deleted; delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 fn parse_level(value: &str) -> Result<CompatibilityLevel, String> {

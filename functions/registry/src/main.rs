@@ -1,5 +1,6 @@
 //! The `registry` command: parses the command line and runs the chosen subcommand.
 
+mod admin;
 mod auth;
 mod aws_init;
 mod config;
@@ -28,6 +29,10 @@ fn main() -> ExitCode {
         Command::Serve(config) => runtime.block_on(serve::run(config, started)),
         Command::AwsInit => runtime.block_on(aws_init::run()),
         Command::Passwd(args) => passwd::run(&args),
+        Command::Import(args) => runtime.block_on(admin::import(*args)),
+        Command::Export(args) => runtime.block_on(admin::export(*args)),
+        Command::Prune(args) => runtime.block_on(admin::prune(*args)),
+        Command::CapVersions(args) => runtime.block_on(admin::cap_versions(*args)),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

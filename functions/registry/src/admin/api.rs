@@ -1,0 +1,223 @@
+//! One Confluent REST client for the admin commands, over two transports: a remote registry
+//! (HTTP, optional basic auth) or the configured store (our router called in process, so every
+//! write goes through the same `Registry` rules as a served request).
+
+use super::AdminError;
+use axum::body::Body;
+use http_body_util::BodyExt;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use registry_core::{Registry, Subject};
+use serde_json::Value;
+use tower::ServiceExt;
+
+/// Characters kept as-is in a path segment; everything else (`/` included) is percent-encoded.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+
+/// The Confluent content type sent with every body.
+const CONTENT_TYPE: &str = "application/vnd.schemaregistry.v1+json";
+
+/// A registry the admin commands talk to.
+#[derive(Debug, Clone)]
+pub enum Api {
+    /// A registry at `base` (no trailing slash), e.g. `http://host:8081`.
+    Remote { http: reqwest::Client, base: String, auth: Option<(String, String)> },
+    /// The configured store, through the router in process.
+    Local { router: axum::Router, registry: Registry },
+}
+
+/// An answer: status and JSON body (`Null` when the body is empty or not JSON).
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// HTTP status code.
+    pub status: u16,
+    /// Parsed body.
+    pub body: Value,
+}
+
+impl Answer {
+    /// `Ok(body)` on 2xx, else an error naming `what`, the status and the body.
+    pub fn ok(self, what: &str) -> Result<Value, AdminError> {
+        if (200..300).contains(&self.status) {
+            Ok(self.body)
+        } else {
+            Err(format!("{what}: HTTP {} {}", self.status, self.body).into())
+        }
+    }
+}
+
+/// `s` as one percent-encoded path segment.
+pub fn segment(s: &str) -> String {
+    utf8_percent_encode(s, SEGMENT).to_string()
+}
+
+impl Api {
+    /// A remote registry at `url`; `user` is `USER:PASSWORD` for basic auth.
+    pub fn remote(url: &str, user: Option<&str>) -> Result<Api, AdminError> {
+        let auth = match user {
+            Some(pair) => match pair.split_once(':') {
+                Some((name, password)) => Some((name.to_string(), password.to_string())),
+                None => return Err("credentials must be USER:PASSWORD".into()),
+            },
+            None => None,
+        };
+        let http = reqwest::Client::builder().build()?;
+        Ok(Api::Remote { http, base: url.trim_end_matches('/').to_string(), auth })
+    }
+
+    /// The configured store behind `registry`.
+    pub fn local(registry: Registry) -> Api {
+        let router = registry_http::router(registry_http::AppState { registry: registry.clone() });
+        Api::Local { router, registry }
+    }
+
+    /// Where this API points, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Api::Remote { base, .. } => base.clone(),
+            Api::Local { .. } => "the configured store".to_string(),
+        }
+    }
+
+    /// Sends one request; `path` includes the query string.
+    pub async fn call(&self, method: &str, path: &str, body: Option<&Value>) -> Result<Answer, AdminError> {
+        let (status, bytes) = match self {
+            Api::Remote { http, base, auth } => {
+                let method = reqwest::Method::from_bytes(method.as_bytes())?;
+                let mut request = http.request(method, format!("{base}{path}"));
+                if let Some((user, password)) = auth {
+                    request = request.basic_auth(user, Some(password));
+                }
+                if let Some(body) = body {
+                    request = request.header("content-type", CONTENT_TYPE).body(body.to_string());
+                }
+                let response = request.send().await?;
+                let status = response.status().as_u16();
+                (status, response.bytes().await?.to_vec())
+            }
+            Api::Local { router, .. } => {
+                let mut request = axum::http::Request::builder().method(method).uri(path);
+                let payload = match body {
+                    Some(body) => {
+                        request = request.header("content-type", CONTENT_TYPE);
+                        Body::from(body.to_string())
+                    }
+                    None => Body::empty(),
+                };
+                let response = router.clone().oneshot(request.body(payload)?).await?;
+                let status = response.status().as_u16();
+                (status, response.into_body().collect().await?.to_bytes().to_vec())
+            }
+        };
+        let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        Ok(Answer { status, body })
+    }
+
+    /// `GET` that must succeed.
+    pub async fn get(&self, path: &str) -> Result<Value, AdminError> {
+        self.call("GET", path, None).await?.ok(&format!("GET {path}"))
+    }
+
+    /// Every subject, soft-deleted ones included (`/subjects?deleted=true`), sorted.
+    pub async fn subjects(&self) -> Result<Vec<String>, AdminError> {
+        let mut subjects: Vec<String> = serde_json::from_value(self.get("/subjects?deleted=true").await?)?;
+        subjects.sort();
+        Ok(subjects)
+    }
+
+    /// Version numbers of `subject`, with soft-deleted ones when `deleted` (empty when the subject is unknown).
+    pub async fn versions(&self, subject: &str, deleted: bool) -> Result<Vec<i32>, AdminError> {
+        let path = format!("/subjects/{}/versions?deleted={deleted}", segment(subject));
+        let answer = self.call("GET", &path, None).await?;
+        if answer.status == 404 {
+            return Ok(Vec::new());
+        }
+        let mut versions: Vec<i32> = serde_json::from_value(answer.ok(&format!("GET {path}"))?)?;
+        versions.sort_unstable();
+        Ok(versions)
+    }
+
+    /// One version (soft-deleted ones too) as the API answers it.
+    pub async fn version(&self, subject: &str, version: i32) -> Result<Value, AdminError> {
+        self.get(&format!("/subjects/{}/versions/{version}?deleted=true", segment(subject))).await
+    }
+
+    /// The config stored at a scope (`None` subject: global), `None` when the subject has none.
+    pub async fn config(&self, subject: Option<&str>) -> Result<Option<Value>, AdminError> {
+        let path = match subject {
+            Some(subject) => format!("/config/{}", segment(subject)),
+            None => "/config".to_string(),
+        };
+        let answer = self.call("GET", &path, None).await?;
+        if answer.status == 404 {
+            return Ok(None);
+        }
+        answer.ok(&format!("GET {path}")).map(Some)
+    }
+
+    /// The effective compatibility level of `subject` (subject → global → default).
+    pub async fn effective_level(&self, subject: &str) -> Result<String, AdminError> {
+        let config = self.get(&format!("/config/{}?defaultToGlobal=true", segment(subject))).await?;
+        Ok(config.get("compatibilityLevel").and_then(Value::as_str).unwrap_or("BACKWARD").to_string())
+    }
+
+    /// The mode stored at a scope, `None` when the subject has none.
+    pub async fn mode(&self, subject: Option<&str>) -> Result<Option<String>, AdminError> {
+        let path = match subject {
+            Some(subject) => format!("/mode/{}", segment(subject)),
+            None => "/mode".to_string(),
+        };
+        let answer = self.call("GET", &path, None).await?;
+        if answer.status == 404 {
+            return Ok(None);
+        }
+        let body = answer.ok(&format!("GET {path}"))?;
+        Ok(body.get("mode").and_then(Value::as_str).map(str::to_string))
+    }
+
+    /// Sets the mode at a scope (with `force`, so IMPORT is allowed over existing schemas).
+    pub async fn set_mode(&self, subject: Option<&str>, mode: &str) -> Result<(), AdminError> {
+        let path = match subject {
+            Some(subject) => format!("/mode/{}?force=true", segment(subject)),
+            None => "/mode?force=true".to_string(),
+        };
+        self.call("PUT", &path, Some(&serde_json::json!({ "mode": mode }))).await?.ok(&format!("PUT {path}"))?;
+        Ok(())
+    }
+
+    /// Sets the config at a scope from a `GET /config` answer (`compatibilityLevel`, `normalize`).
+    pub async fn set_config(&self, subject: Option<&str>, config: &Value) -> Result<(), AdminError> {
+        let path = match subject {
+            Some(subject) => format!("/config/{}", segment(subject)),
+            None => "/config".to_string(),
+        };
+        let mut request = serde_json::Map::new();
+        if let Some(level) = config.get("compatibilityLevel") {
+            request.insert("compatibility".to_string(), level.clone());
+        }
+        if let Some(normalize) = config.get("normalize") {
+            request.insert("normalize".to_string(), normalize.clone());
+        }
+        self.call("PUT", &path, Some(&Value::Object(request))).await?.ok(&format!("PUT {path}"))?;
+        Ok(())
+    }
+
+    /// `DELETE /subjects/{s}/versions/{v}`, soft or `permanent`.
+    pub async fn delete_version(&self, subject: &str, version: i32, permanent: bool) -> Result<Answer, AdminError> {
+        let path = format!("/subjects/{}/versions/{version}?permanent={permanent}", segment(subject));
+        self.call("DELETE", &path, None).await
+    }
+
+    /// `DELETE /subjects/{s}`, soft or `permanent`.
+    pub async fn delete_subject(&self, subject: &str, permanent: bool) -> Result<Answer, AdminError> {
+        let path = format!("/subjects/{}?permanent={permanent}", segment(subject));
+        self.call("DELETE", &path, None).await
+    }
+
+    /// The last-used day of `subject` (local stores only: the API does not expose it).
+    pub async fn last_used(&self, subject: &str) -> Result<Option<u32>, AdminError> {
+        match self {
+            Api::Local { registry, .. } => Ok(registry.last_used_day(&Subject::new(subject)?).await?),
+            Api::Remote { .. } => Err("the last-used marker is only readable from the configured store".into()),
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! The admin subcommands end to end: the `registry` binary against `registry serve` children
+//! and the embedded (and, when an emulator is configured, the AWS) store.
+
+mod support;
+
+use serde_json::json;
+use support::*;
+
+#[tokio::test]
+async fn import_from_a_running_registry_answers_every_get_identically() {
+    let source = serve(&["--backend", "memory"], &[]).await;
+    seed(&source.url).await;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let data = dir.path().to_string_lossy().to_string();
+    let target = serve(&["--backend", "embedded", "--data-dir", &data], &[]).await;
+
+    let dry = run_ok(&["import", "--from", &source.url, "--to", &target.url, "--dry-run"], &[]);
+    assert!(dry.contains("versions registered: 9"), "{dry}");
+    let (_, subjects) = call("GET", &format!("{}/subjects?deleted=true", target.url), None).await;
+    assert_eq!(subjects, json!([]), "a dry run writes nothing");
+
+    let summary = run_ok(&["import", "--from", &source.url, "--to", &target.url], &[]);
+    assert!(summary.contains("verified ids: 8"), "{summary}");
+    assert_same_answers(&source.url, &target.url).await;
+
+    let again = run_ok(&["import", "--from", &source.url, "--to", &target.url], &[]);
+    assert!(again.contains("versions already present: 9"), "{again}");
+    assert!(!again.contains("versions registered"), "a rerun writes no version: {again}");
+    assert_same_answers(&source.url, &target.url).await;
+}
+
+#[tokio::test]
+async fn an_import_cut_short_is_finished_by_the_rerun() {
+    let source = serve(&["--backend", "memory"], &[]).await;
+    seed(&source.url).await;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let export = dir.path().join("full.jsonl");
+    run_ok(&["export", "--url", &source.url, "--to", &export.to_string_lossy()], &[]);
+    let all = lines(&export);
+    // The crash: only the header, the global settings and the first versions were written.
+    let partial = dir.path().join("partial.jsonl");
+    std::fs::write(&partial, all[..5].join("\n")).unwrap_or_else(|e| panic!("{e}"));
+    let target = serve(&["--backend", "memory"], &[]).await;
+    run_ok(&["import", "--from-file", &partial.to_string_lossy(), "--to", &target.url], &[]);
+    let (_, subjects) = call("GET", &format!("{}/subjects?deleted=true", target.url), None).await;
+    assert!(subjects.as_array().is_some_and(|s| !s.is_empty() && s.len() < 8), "partial state: {subjects}");
+
+    let rerun = run_ok(&["import", "--from", &source.url, "--to", &target.url], &[]);
+    assert!(rerun.contains("versions already present: 2"), "{rerun}");
+    assert_same_answers(&source.url, &target.url).await;
+}
+
+/// Exports `url`, restores into the store `store_args`/`envs` name, exports that store, and
+/// checks both files are byte-identical and the restored store answers like the source.
+async fn round_trip(source: &Server, store_args: &[&str], envs: &[(&str, &str)]) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (first, second) = (dir.path().join("first.jsonl"), dir.path().join("second.jsonl"));
+    let (first_name, second_name) = (first.to_string_lossy().to_string(), second.to_string_lossy().to_string());
+    run_ok(&["export", "--url", &source.url, "--to", &first.to_string_lossy()], envs);
+    let restore = [&["import", "--from-file", first_name.as_str(), "--to-store"][..], store_args].concat();
+    run_ok(&restore, envs);
+    run_ok(&[&["export", "--to", second_name.as_str()][..], store_args].concat(), envs);
+    let (a, b) = (std::fs::read(&first).unwrap_or_default(), std::fs::read(&second).unwrap_or_default());
+    assert!(a.len() > 1000, "the export holds the seeded registry");
+    assert_eq!(String::from_utf8_lossy(&a), String::from_utf8_lossy(&b), "round trip is byte-identical");
+    let restored = serve(store_args, envs).await;
+    assert_same_answers(&source.url, &restored.url).await;
+}
+
+#[tokio::test]
+async fn export_and_restore_round_trip_on_the_embedded_store() {
+    let source = serve(&["--backend", "memory"], &[]).await;
+    seed(&source.url).await;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let data = dir.path().join("data").to_string_lossy().to_string();
+    round_trip(&source, &["--backend", "embedded", "--data-dir", &data], &[]).await;
+}
+
+#[tokio::test]
+async fn export_and_restore_round_trip_on_the_aws_store() {
+    if std::env::var_os("AWS_ENDPOINT_URL").is_none() && std::env::var_os("CI").is_none() {
+        eprintln!("skipped: set AWS_ENDPOINT_URL (emulator) to run the AWS round trip");
+        return;
+    }
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let table = format!("admin-rt-{}-{nanos}", std::process::id());
+    let bucket = format!("admin-rt-{}-{}", std::process::id(), nanos % 1_000_000_000);
+    let envs = [("REGISTRY_TABLE", table.as_str()), ("REGISTRY_BUCKET", bucket.as_str())];
+    run_ok(&["aws-init"], &envs);
+    let source = serve(&["--backend", "memory"], &[]).await;
+    seed(&source.url).await;
+    round_trip(&source, &["--backend", "aws"], &envs).await;
+}
+
+#[tokio::test]
+async fn prune_soft_then_hard_deletes_inactive_subjects_and_keeps_recent_ids_for_retention() {
+    let source = serve(&["--backend", "memory"], &[]).await;
+    seed(&source.url).await;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let data = dir.path().join("data").to_string_lossy().to_string();
+    let store = ["--backend", "embedded", "--data-dir", data.as_str()];
+    run_ok(&[&["import", "--from", &source.url][..], &store].concat(), &[]);
+
+    // Everything was registered today, so nothing is inactive for a day.
+    let none = run_ok(&[&["prune", "--inactive-days", "1"][..], &store].concat(), &[]);
+    assert!(none.contains("subjects active: 7") && !none.contains("deleted"), "{none}");
+
+    // A list prune hard-deletes only the listed subject.
+    let list = dir.path().join("subjects.txt");
+    std::fs::write(&list, "# retired\nretired-value\n").unwrap_or_else(|e| panic!("{e}"));
+    let listed = run_ok(&[&["prune", "--subjects-from", &list.to_string_lossy()][..], &store].concat(), &[]);
+    assert!(listed.contains("subjects hard-deleted: 1"), "{listed}");
+
+    // The retention guard: idle "0 days" is inactive, but active within --min-age, so soft only.
+    let dry = run_ok(&[&["prune", "--inactive-days", "0", "--min-age", "7", "--dry-run"][..], &store].concat(), &[]);
+    assert!(dry.contains("subjects soft-deleted: 6"), "{dry}");
+    let guarded = run_ok(&[&["prune", "--inactive-days", "0", "--min-age", "7"][..], &store].concat(), &[]);
+    assert!(guarded.contains("kept soft-deleted by --min-age"), "{guarded}");
+    assert!(guarded.contains("subjects soft-deleted: 5"), "{guarded}");
+    assert!(guarded.contains("skipped: read-only mode: 1"), "the READONLY subject is left alone: {guarded}");
+    assert!(!guarded.contains("hard-deleted"), "{guarded}");
+    let served = serve(&store, &[]).await;
+    let (_, live) = call("GET", &format!("{}/subjects", served.url), None).await;
+    let (_, all) = call("GET", &format!("{}/subjects?deleted=true", served.url), None).await;
+    assert_eq!(live, json!(["imported-value"]), "every other inactive subject is soft-deleted");
+    assert_eq!(all.as_array().map(Vec::len), Some(6), "none hard-deleted under the retention guard: {all}");
+    let (status, _) = call("GET", &format!("{}/schemas/ids/6", served.url), None).await;
+    assert_eq!(status, 200, "IDs of soft-deleted subjects still resolve");
+    drop(served);
+
+    let hard = run_ok(&[&["prune", "--inactive-days", "0"][..], &store].concat(), &[]);
+    assert!(hard.contains("subjects hard-deleted: 5"), "referenced subjects go after their referrers: {hard}");
+    let served = serve(&store, &[]).await;
+    let (_, all) = call("GET", &format!("{}/subjects?deleted=true", served.url), None).await;
+    assert_eq!(all, json!(["imported-value"]));
+}
+
+#[tokio::test]
+async fn prune_by_activity_needs_the_store_marker_not_a_url() {
+    let source = serve(&["--backend", "memory"], &[]).await;
+    let output = run(&["prune", "--inactive-days", "30", "--url", &source.url], &[]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--subjects-from"));
+}
+
+#[tokio::test]
+async fn cap_versions_keeps_the_newest_and_skips_transitive_subjects_unless_forced() {
+    let server = serve(&["--backend", "memory"], &[]).await;
+    let base = server.url.as_str();
+    for (subject, level) in [("plain-value", "BACKWARD"), ("strict-value", "BACKWARD_TRANSITIVE")] {
+        ok("PUT", &format!("{base}/config/{subject}"), Some(json!({"compatibility": level}))).await;
+        for n in 1..=4 {
+            let fields: Vec<String> = (0..n).map(|i| format!("f{i}")).collect();
+            let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
+            register(base, subject, json!({"schema": record("Capped", &fields)})).await;
+        }
+    }
+    let versions = |subject: &'static str| async move {
+        call("GET", &format!("{base}/subjects/{subject}/versions?deleted=true"), None).await.1
+    };
+    let dry = run_ok(&["cap-versions", "--keep", "2", "--url", base, "--dry-run"], &[]);
+    assert!(dry.contains("versions deleted: 2"), "{dry}");
+    assert_eq!(versions("plain-value").await, json!([1, 2, 3, 4]), "dry run deletes nothing");
+
+    let capped = run_ok(&["cap-versions", "--keep", "2", "--url", base], &[]);
+    assert!(capped.contains("strict-value (BACKWARD_TRANSITIVE)"), "transitive subjects are listed: {capped}");
+    assert_eq!(versions("plain-value").await, json!([3, 4]), "older versions are hard-deleted");
+    assert_eq!(versions("strict-value").await, json!([1, 2, 3, 4]), "transitive subjects are skipped");
+
+    run_ok(&["cap-versions", "--keep", "1", "--subject-prefix", "strict", "--force", "--url", base], &[]);
+    assert_eq!(versions("strict-value").await, json!([4]));
+    assert_eq!(versions("plain-value").await, json!([3, 4]), "the prefix limits the subjects");
+}
