@@ -1,9 +1,29 @@
 #!/usr/bin/env bash
-# Prints the ready time of the real `registry serve` binary on an embedded store holding 0 and
-# 100,000 subjects (time from spawn to the first 200 on GET /subjects?limit=1). A measurement to
-# compare the two figures of one run, not a timed assertion.
+# `make bench`: prints one table of figures for issue 7 (see BENCHMARKS.md for the method).
+# Builds `registry` and `registry-bench` in release, counts AWS calls per operation against the
+# emulator when AWS_ENDPOINT_URL is set, then runs the benchmark (seeds 0 / 100,000 / 1,000,000
+# subjects in a temporary directory, about 2 minutes of seeding and 35 s of load on 2 cores).
+# Figures are printed, never asserted. Extra arguments go to registry-bench, e.g.
+#   scripts/bench.sh --sizes 0,100000 --seconds 5
+# Env: BENCH_WORK_DIR (where the seeded stores go; default the system temp dir, ~1 GB needed).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-cargo build --quiet -p registry
-cargo test --quiet -p api-tests --test api -- restart::ready_time_does_not_depend_on_subject_count --nocapture --test-threads=1 \
-	| grep -E '^ready time|test result'
+cargo build --quiet --release -p registry -p registry-bench
+
+args=("$@")
+if [ -n "${BENCH_WORK_DIR:-}" ]; then
+	args+=(--work-dir "$BENCH_WORK_DIR")
+fi
+if [ -n "${AWS_ENDPOINT_URL:-}" ]; then
+	calls_file="$(mktemp)"
+	trap 'rm -f "$calls_file"' EXIT
+	cargo test --quiet -p registry-store-aws --test calls -- --nocapture --test-threads=1 2>/dev/null \
+		| grep -E '^(AWS calls per operation|allocate_id)' > "$calls_file" || true
+	if [ -s "$calls_file" ]; then
+		args+=(--aws-calls "$calls_file")
+	else
+		echo "bench: AWS_ENDPOINT_URL is set but the call-count test printed nothing" >&2
+	fi
+fi
+echo "load before the run: $(cat /proc/loadavg)"
+target/release/registry-bench "${args[@]}"

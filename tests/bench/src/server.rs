@@ -1,0 +1,107 @@
+//! Runs the real `registry serve` binary on a data directory: spawn, wait for the first 200,
+//! read its memory from `/proc/<pid>/status`, stop it.
+
+use crate::http::{Conn, get};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a server may take to answer its first 200 before the run is abandoned.
+const READY_DEADLINE: Duration = Duration::from_secs(60);
+
+/// A running server process, killed when dropped.
+#[derive(Debug)]
+pub struct Server {
+    child: Child,
+    /// The port it listens on, on 127.0.0.1.
+    pub port: u16,
+    /// Spawn → first `200` on `GET /subjects?limit=1`.
+    pub ready: Duration,
+}
+
+/// Resident memory of a process, in KiB.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Memory {
+    /// `VmRSS`: resident now.
+    pub rss_kib: u64,
+    /// `VmHWM`: the peak resident size since the process started.
+    pub peak_kib: u64,
+}
+
+impl Server {
+    /// Spawns `binary serve` on `dir` (embedded store, 127.0.0.1, a free port) with `env` added,
+    /// and waits until it answers `GET /subjects?limit=1` with 200.
+    pub async fn start(binary: &Path, dir: &Path, env: &[(&str, &str)]) -> Result<Server, String> {
+        let port = free_port()?;
+        let started = Instant::now();
+        let mut command = Command::new(binary);
+        command
+            .arg("serve")
+            .env("PORT", port.to_string())
+            .env("REGISTRY_BIND", "127.0.0.1")
+            .env("REGISTRY_BACKEND", "embedded")
+            .env("REGISTRY_DATA_DIR", dir)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let child = command.spawn().map_err(|error| format!("spawn {}: {error}", binary.display()))?;
+        let mut server = Server { child, port, ready: Duration::ZERO };
+        let probe = get("/subjects?limit=1");
+        loop {
+            if started.elapsed() > READY_DEADLINE {
+                return Err(format!("server on {} not ready after {READY_DEADLINE:?}", dir.display()));
+            }
+            if let Ok(Some(status)) = server.child.try_wait() {
+                return Err(format!("server exited early: {status}"));
+            }
+            if let Ok(mut conn) = Conn::connect(port).await
+                && let Ok(response) = conn.send(&probe, false).await
+                && response.status == 200
+            {
+                server.ready = started.elapsed();
+                return Ok(server);
+            }
+            tokio::time::sleep(Duration::from_micros(500)).await;
+        }
+    }
+
+    /// The server's resident memory now and at its peak.
+    pub fn memory(&self) -> Result<Memory, String> {
+        let path = format!("/proc/{}/status", self.child.id());
+        let status = std::fs::read_to_string(&path).map_err(|error| format!("{path}: {error}"))?;
+        let field = |name: &str| -> u64 {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix(name))
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|kib| kib.parse().ok())
+                .unwrap_or(0)
+        };
+        Ok(Memory { rss_kib: field("VmRSS:"), peak_kib: field("VmHWM:") })
+    }
+
+    /// Stops the server (SIGKILL: nothing to flush, every acknowledged write is already durable).
+    pub fn stop(mut self) {
+        self.kill();
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn free_port() -> Result<u16, String> {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).map_err(|error| format!("bind: {error}"))?;
+    listener.local_addr().map(|address| address.port()).map_err(|error| error.to_string())
+}
