@@ -221,7 +221,7 @@ pub fn order(mut entries: Vec<SchemaEntry>) -> Vec<SchemaEntry> {
             for dependency in entries[at].dependencies().iter().rev() {
                 if let Some(&next) = index.get(dependency)
                     && !placed[next]
-                    && !stack.iter().any(|(i, _)| *i == next)
+                    && !stack.iter().any(|(i, in_progress)| *i == next && *in_progress)
                 {
                     stack.push((next, false));
                 }
