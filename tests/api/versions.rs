@@ -226,6 +226,11 @@ async fn id_gone_after_hard_delete_and_never_reused(h: &Harness) {
     assert_eq!(again["version"], 1);
     let again_id = again["id"].as_i64().unwrap_or_else(|| panic!("no id in {again}"));
     assert_ne!(again_id, other);
+    assert!(
+        again_id > other,
+        "Confluent §6.1: the same text after a hard delete gets a new id (max+1), got {again_id}"
+    );
+    h.get(&format!("/schemas/ids/{id}")).await.assert_error(404, 40403);
     assert_eq!(h.get(&format!("/schemas/ids/{again_id}")).await.ok_json(200)["schema"], user_v1());
 }
 

@@ -1,9 +1,11 @@
 //! `CachedStore`: a [`Store`] wrapper that keeps the immutable answers (body by fingerprint,
-//! fingerprint by ID, ID by fingerprint) of a warm process in memory, within a byte bound.
+//! fingerprint by ID) of a warm process in memory, within a byte bound.
 //!
-//! Why this is safe: bodies are content-addressed (a fingerprint names one text forever), an ID is
-//! bound to one fingerprint forever, and a fingerprint's first ID is never rebound (see
-//! [`Store::allocate_id`] and [`Store::bind_id`]); no store call removes a body or a binding.
+//! Why this is safe: bodies are content-addressed (a fingerprint names one text forever) and an
+//! ID is bound to one fingerprint forever (see [`Store::allocate_id`] and [`Store::bind_id`]); no
+//! store call removes a body or an ID's binding. The other direction, ID by fingerprint, is not
+//! cached: a hard delete of the last row carrying an ID unbinds its fingerprint
+//! ([`Store::unbind_fingerprint`]), so the same schema registered again gets a new ID.
 //! Only positive answers are cached: an absent body or binding may appear a moment later.
 //! Everything mutable (versions, config, mode, listings, the ID counter) goes straight to the
 //! inner store on every call, so the read-after-write contract of [`Store`] still holds.
@@ -82,14 +84,12 @@ impl<S: Store> CachedStore<S> {
 enum Key {
     Body(Fingerprint),
     FingerprintOf(SchemaId),
-    IdOf(Fingerprint),
 }
 
 #[derive(Debug, Clone)]
 enum Value {
     Body(SchemaBody),
     Fingerprint(Fingerprint),
-    Id(SchemaId),
 }
 
 /// A bounded map with two generations, an LRU approximation with O(1) operations: inserts go
@@ -167,7 +167,7 @@ fn value_bytes(value: &Value) -> usize {
             let references: usize = body.references.iter().map(|r| r.name.len() + r.subject.len() + 32).sum::<usize>();
             body.schema.len() + references + json(&body.metadata) + json(&body.rule_set)
         }
-        Value::Fingerprint(_) | Value::Id(_) => 0,
+        Value::Fingerprint(_) => 0,
     }
 }
 
@@ -190,15 +190,8 @@ impl<S: Store> Store for CachedStore<S> {
     }
 
     async fn id_for_fingerprint(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaId>> {
-        let key = Key::IdOf(*fingerprint);
-        if let Some(Value::Id(id)) = self.cache().get(&key) {
-            return Ok(Some(id));
-        }
-        let id = self.inner.id_for_fingerprint(fingerprint).await?;
-        if let Some(id) = id {
-            self.cache().put(key, Value::Id(id));
-        }
-        Ok(id)
+        // Not cached: a hard delete of the last row carrying an ID unbinds its fingerprint.
+        self.inner.id_for_fingerprint(fingerprint).await
     }
 
     async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
@@ -215,9 +208,7 @@ impl<S: Store> Store for CachedStore<S> {
 
     async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
         let id = self.inner.allocate_id(fingerprint).await?;
-        let mut cache = self.cache();
-        cache.put(Key::IdOf(*fingerprint), Value::Id(id));
-        cache.put(Key::FingerprintOf(id), Value::Fingerprint(*fingerprint));
+        self.cache().put(Key::FingerprintOf(id), Value::Fingerprint(*fingerprint));
         Ok(id)
     }
 
@@ -226,6 +217,10 @@ impl<S: Store> Store for CachedStore<S> {
         self.inner.bind_id(id, fingerprint).await?;
         self.cache().put(Key::FingerprintOf(id), Value::Fingerprint(*fingerprint));
         Ok(())
+    }
+
+    async fn unbind_fingerprint(&self, fingerprint: &Fingerprint, id: SchemaId) -> StoreResult<()> {
+        self.inner.unbind_fingerprint(fingerprint, id).await
     }
 
     async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
@@ -372,6 +367,9 @@ mod tests {
         async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
             self.inner.bind_id(id, fingerprint).await
         }
+        async fn unbind_fingerprint(&self, fingerprint: &Fingerprint, id: SchemaId) -> StoreResult<()> {
+            self.inner.unbind_fingerprint(fingerprint, id).await
+        }
         async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
             self.pass();
             self.inner.max_id().await
@@ -457,9 +455,11 @@ mod tests {
             assert_eq!(store.fingerprint_for_id(id).await.unwrap(), Some(fingerprint));
             assert_eq!(store.id_for_fingerprint(&fingerprint).await.unwrap(), Some(id));
         }
-        assert_eq!(store.inner().immutable(), 3, "only the first read of each answer reaches the store");
+        // Bodies and id → fingerprint are immutable: cached. fingerprint → id is not (a hard
+        // delete of the last row carrying the id unbinds it), so all three reads reach the store.
+        assert_eq!(store.inner().immutable(), 2 + 3, "only the first read of each immutable answer reaches the store");
         let stats = store.stats();
-        assert_eq!((stats.hits, stats.misses, stats.entries), (6, 3, 3));
+        assert_eq!((stats.hits, stats.misses, stats.entries), (4, 2, 2));
     }
 
     #[tokio::test]
@@ -481,15 +481,16 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn allocation_through_the_cache_is_known_without_a_read() {
+    async fn allocated_id_resolves_without_a_read() {
         let store = CachedStore::new(Counting::default());
         let body = record_body("alloc");
         let fingerprint = body.fingerprint();
         store.put_body(&fingerprint, &body).await.unwrap();
         let id = store.allocate_id(&fingerprint).await.unwrap();
-        assert_eq!(store.id_for_fingerprint(&fingerprint).await.unwrap(), Some(id));
         assert_eq!(store.fingerprint_for_id(id).await.unwrap(), Some(fingerprint));
         assert_eq!(store.inner().immutable(), 0);
+        assert_eq!(store.id_for_fingerprint(&fingerprint).await.unwrap(), Some(id));
+        assert_eq!(store.inner().immutable(), 1, "fingerprint → id is always read from the store");
     }
 
     #[tokio::test]

@@ -92,6 +92,14 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    async fn unbind_fingerprint(&self, fingerprint: &Fingerprint, id: SchemaId) -> StoreResult<()> {
+        let mut state = self.state();
+        if state.id_by_fingerprint.get(fingerprint) == Some(&id) {
+            state.id_by_fingerprint.remove(fingerprint);
+        }
+        Ok(())
+    }
+
     async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
         Ok(self.state().max_id)
     }

@@ -67,6 +67,12 @@ pub trait Store: Send + Sync + Debug {
     /// unbound (one schema may be imported under several IDs).
     async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()>;
 
+    /// Removes the fingerprint → ID binding if it names `id`; otherwise (already unbound, or
+    /// bound to another ID) does nothing. Called before the last row carrying `id` is
+    /// hard-deleted, so the same schema registered again gets a new ID, as in Confluent. The
+    /// ID → fingerprint side stays: an ID is never handed out again, to any content.
+    async fn unbind_fingerprint(&self, fingerprint: &Fingerprint, id: SchemaId) -> StoreResult<()>;
+
     /// The greatest ID ever bound or allocated, if any.
     async fn max_id(&self) -> StoreResult<Option<SchemaId>>;
 

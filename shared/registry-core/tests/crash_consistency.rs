@@ -64,6 +64,10 @@ impl Store for FaultyStore {
         self.check()?;
         self.inner.bind_id(id, fingerprint).await
     }
+    async fn unbind_fingerprint(&self, fingerprint: &Fingerprint, id: SchemaId) -> StoreResult<()> {
+        self.check()?;
+        self.inner.unbind_fingerprint(fingerprint, id).await
+    }
     async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
         self.check()?;
         self.inner.max_id().await

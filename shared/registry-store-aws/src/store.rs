@@ -35,6 +35,10 @@ impl Store for AwsStore {
         Ok(self.bind(id, fingerprint).await?)
     }
 
+    async fn unbind_fingerprint(&self, fingerprint: &Fingerprint, id: SchemaId) -> StoreResult<()> {
+        Ok(self.unbind(fingerprint, id).await?)
+    }
+
     async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
         Ok(self.read_max_id().await?.map(SchemaId))
     }

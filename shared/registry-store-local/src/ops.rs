@@ -91,6 +91,12 @@ pub(crate) fn allocate_id(conn: &Connection, fingerprint: &Fingerprint) -> Local
     Ok(next)
 }
 
+pub(crate) fn unbind_fingerprint(conn: &Connection, fingerprint: &Fingerprint, id: SchemaId) -> LocalResult<()> {
+    conn.prepare_cached("DELETE FROM fingerprint_ids WHERE fingerprint = ?1 AND id = ?2")?
+        .execute(params![&fingerprint.0[..], id.0])?;
+    Ok(())
+}
+
 pub(crate) fn bind_id(conn: &Connection, id: SchemaId, fingerprint: &Fingerprint) -> LocalResult<()> {
     match fingerprint_for_id(conn, id)? {
         Some(bound) if bound == *fingerprint => raise_max_id(conn, id),

@@ -39,6 +39,11 @@ impl Store for LocalStore {
         self.write(move |conn| ops::bind_id(conn, id, &fingerprint)).await
     }
 
+    async fn unbind_fingerprint(&self, fingerprint: &Fingerprint, id: SchemaId) -> StoreResult<()> {
+        let fingerprint = *fingerprint;
+        self.write(move |conn| ops::unbind_fingerprint(conn, &fingerprint, id)).await
+    }
+
     async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
         self.read(ops::max_id).await
     }

@@ -7,8 +7,9 @@
 use super::Registry;
 use super::support::{MAX_ATTEMPTS, latest_live, reference_exists, subject_not_found, version_not_found};
 use crate::error::RegistryError;
-use crate::model::{Subject, Version, VersionRow, VersionSelector};
+use crate::model::{SchemaId, Subject, Version, VersionRow, VersionSelector};
 use crate::store::StoreError;
+use std::collections::BTreeSet;
 
 impl Registry {
     /// `DELETE /subjects/{s}/versions/{v}`: the deleted version number. Checks in Confluent's
@@ -50,6 +51,7 @@ impl Registry {
             // The last row takes the subject's config and mode with it, in the same atomic write.
             // A registration racing with it may lose its subject config; it keeps its rows.
             let last = rows.len() == 1;
+            self.unbind_orphaned_ids(&subject, &[row]).await?;
             self.store.hard_delete_versions(&subject, &[row.version], last).await?;
         } else {
             match self.store.set_version_deleted(&subject, row.version, true).await {
@@ -99,6 +101,8 @@ impl Registry {
                 return Err(RegistryError::SubjectNotSoftDeleted { subject: subject.to_string() });
             }
             let written = if permanent {
+                let doomed: Vec<&VersionRow> = rows.iter().collect();
+                self.unbind_orphaned_ids(&subject, &doomed).await?;
                 self.store.hard_delete_versions(&subject, &targets, true).await
             } else {
                 self.store.soft_delete_versions(&subject, &targets).await
@@ -111,6 +115,25 @@ impl Registry {
             }
         }
         Err(StoreError::Unavailable(format!("delete of {subject}: too many concurrent writers")).into())
+    }
+}
+
+impl Registry {
+    /// Unbinds the fingerprint of every ID that no row keeps once `doomed` (rows of `subject`)
+    /// are hard-deleted, so the same schema registered again gets a new ID: Confluent drops an
+    /// ID's mapping with its last row. The ID itself stays bound to its body and is never
+    /// handed out again. Runs before the delete: a crash in between leaves soft-deleted rows
+    /// whose ID still resolves, and the retried delete unbinds again (a no-op) and finishes.
+    async fn unbind_orphaned_ids(&self, subject: &Subject, doomed: &[&VersionRow]) -> Result<(), RegistryError> {
+        let mut seen: BTreeSet<SchemaId> = BTreeSet::new();
+        for row in doomed.iter().filter(|row| seen.insert(row.id)) {
+            let carriers = self.store.rows_with_id(row.id).await?;
+            let kept = carriers.iter().any(|c| &c.subject != subject || !doomed.iter().any(|d| d.version == c.version));
+            if !kept {
+                self.store.unbind_fingerprint(&row.fingerprint, row.id).await?;
+            }
+        }
+        Ok(())
     }
 }
 

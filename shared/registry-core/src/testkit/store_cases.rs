@@ -75,6 +75,21 @@ pub async fn bind_id_rules_and_counter(store: &dyn Store) {
     assert!(next > second, "allocate_id after bind_id({second}) must exceed it, got {next}");
 }
 
+/// `unbind_fingerprint` removes fingerprint → id only while it names that id, keeps id →
+/// fingerprint, and a later allocation for the fingerprint takes a new, greater id.
+pub async fn unbind_fingerprint_frees_the_schema_not_the_id(store: &dyn Store) {
+    let (id, fingerprint) = fresh_id(store, &unique_name("unbind")).await;
+    store.unbind_fingerprint(&fingerprint, SchemaId(id.0 + 1)).await.expect("unbind with another id");
+    assert_eq!(store.id_for_fingerprint(&fingerprint).await.expect("id_for_fingerprint"), Some(id), "other id: no-op");
+    store.unbind_fingerprint(&fingerprint, id).await.expect("unbind");
+    assert_eq!(store.id_for_fingerprint(&fingerprint).await.expect("id_for_fingerprint"), None);
+    assert_eq!(store.fingerprint_for_id(id).await.expect("fingerprint_for_id"), Some(fingerprint), "id keeps its body");
+    store.unbind_fingerprint(&fingerprint, id).await.expect("unbind twice is a no-op");
+    let again = store.allocate_id(&fingerprint).await.expect("allocate_id after unbind");
+    assert!(again > id, "unbind_fingerprint: the schema gets a new id ({again}), never {id} again");
+    assert_eq!(store.fingerprint_for_id(id).await.expect("fingerprint_for_id"), Some(fingerprint));
+}
+
 /// `create_version` creates if absent, `Conflict` otherwise; `versions` lists ascending.
 pub async fn create_version_is_create_if_absent(store: &dyn Store) {
     let subject = unique_subject("create");

@@ -46,6 +46,9 @@ impl Store for BrokenStore {
     async fn bind_id(&self, _: SchemaId, _: &Fingerprint) -> StoreResult<()> {
         self.fail()
     }
+    async fn unbind_fingerprint(&self, _: &Fingerprint, _: SchemaId) -> StoreResult<()> {
+        self.fail()
+    }
     async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
         self.fail()
     }

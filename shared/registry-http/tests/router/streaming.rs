@@ -143,6 +143,9 @@ impl Store for ListingFailsAfter {
     async fn bind_id(&self, id: SchemaId, f: &Fingerprint) -> StoreResult<()> {
         self.inner.bind_id(id, f).await
     }
+    async fn unbind_fingerprint(&self, f: &Fingerprint, id: SchemaId) -> StoreResult<()> {
+        self.inner.unbind_fingerprint(f, id).await
+    }
     async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
         self.inner.max_id().await
     }
