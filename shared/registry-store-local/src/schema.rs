@@ -14,7 +14,8 @@ pub(crate) const GLOBAL_SCOPE: &str = "__GLOBAL";
 
 /// Migration `n` (1-based) moves a database from `user_version = n - 1` to `n`. Append only:
 /// a released migration is never edited.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE bodies (
     fingerprint BLOB PRIMARY KEY,
     schema_type TEXT NOT NULL,
@@ -76,12 +77,14 @@ CREATE TABLE modes (
     scope TEXT PRIMARY KEY,
     mode  TEXT NOT NULL
 ) WITHOUT ROWID;
-"#, r#"
+"#,
+    r#"
 CREATE TABLE subject_usage (
     subject TEXT PRIMARY KEY,
     day     INTEGER NOT NULL
 ) WITHOUT ROWID;
-"#];
+"#,
+];
 
 /// The `user_version` this build writes and understands.
 pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
