@@ -227,6 +227,10 @@ impl<S: Store> Store for CachedStore<S> {
         self.inner.max_id().await
     }
 
+    fn cache_stats(&self) -> Option<CacheStats> {
+        Some(self.stats())
+    }
+
     async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {
         self.inner.versions(subject).await
     }

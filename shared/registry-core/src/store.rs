@@ -173,4 +173,12 @@ pub trait Store: Send + Sync + Debug {
     /// stored day is older (one conditional write where the backend has them). Never moves the
     /// marker back; finding an equal or newer day is success, not `Conflict`. Idempotent.
     async fn mark_used(&self, subject: &Subject, day: u32) -> StoreResult<()>;
+
+    // --- diagnostics -------------------------------------------------------------------------
+
+    /// Hit/miss counts of an in-process cache in front of the backend ([`crate::CachedStore`]),
+    /// for metrics; `None` (the default) for stores without one. Never touches storage.
+    fn cache_stats(&self) -> Option<crate::CacheStats> {
+        None
+    }
 }
