@@ -51,17 +51,3 @@ def subject(topic: str) -> str:
     """The subject TopicNameStrategy gives the value of `topic`."""
     return f"{topic}-value"
 
-
-_SCHEMA_SRC = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "registry-schema", "src")
-
-
-def compat_rules_pending(path: str) -> pytest.MarkDecorator:
-    """Strict xfail while the registry's compatibility rules for a format are still the skeleton
-    (the source file says so), so the client's refusal test runs for real, and must pass, as soon
-    as the rules land; an XPASS under the skeleton fails the run. Remove once both formats landed."""
-    try:
-        with open(os.path.join(_SCHEMA_SRC, path), encoding="utf-8") as source:
-            pending = "(Skeleton: filled in by its issue.)" in source.readline()
-    except OSError:
-        pending = False
-    return pytest.mark.xfail(pending, strict=True, reason=f"{path} is a skeleton: no rules yet (issue 6)")

@@ -4,7 +4,7 @@ use.latest.version, the wire prefix, evolution, and an incompatible change refus
 import json
 
 import pytest
-from conftest import compat_rules_pending, wire_id
+from conftest import wire_id
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
@@ -87,7 +87,6 @@ def test_evolution_v1_bytes_read_with_the_v2_reader(client, fresh_client, subjec
     assert v2_reader(v2_bytes, value_ctx) == v2_order
 
 
-@compat_rules_pending("json_schema/compat.rs")
 def test_incompatible_v3_is_refused(client, fresh_client, subject, value_ctx):
     JSONSerializer(json.dumps(V1), fresh_client())(ORDER, value_ctx)
     JSONSerializer(json.dumps(V2), fresh_client())({**ORDER, "coupon": "SPRING"}, value_ctx)

@@ -3,7 +3,7 @@ schema as a base64 FileDescriptorProto and the deserializer fetches it back with
 `format=serialized`; message classes are built at run time from descriptors (no protoc needed)."""
 
 import pytest
-from conftest import compat_rules_pending, wire_id
+from conftest import wire_id
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, timestamp_pb2
@@ -126,7 +126,6 @@ def test_evolution_v1_bytes_read_with_the_v2_reader(client, fresh_client, subjec
     assert reader(v2_bytes, value_ctx) == v2_message
 
 
-@compat_rules_pending("protobuf/compat.rs")
 def test_incompatible_v3_is_refused(client, fresh_client, subject, value_ctx, package):
     v1 = message_class(shipment_file(package))
     ProtobufSerializer(v1, fresh_client())(sample(v1), value_ctx)
