@@ -5,7 +5,8 @@
 # Installs what it needs (pinned: Python packages into ./.venv, npm packages from the committed
 # package-lock.json, Rust crates from tests/clients/rust/Cargo.lock), then per backend starts one
 # server on a free loopback port with a fresh temporary data dir, runs the suites, and stops the
-# server by its PID, also on failure. Exits non-zero when any suite fails.
+# server by its PID, also on failure (the Python suite's test_auth.py starts and stops a second one,
+# with HTTP Basic on, on the same backend). Exits non-zero when any suite fails.
 #
 # Backends: embedded (all three suites) and aws (Python suite, against the moto emulator of
 # scripts/emulator-start.sh: started here when nothing answers yet, stopped again if started here;
@@ -128,7 +129,14 @@ run_suite() {
   fi
 }
 
-python_suite() { run_suite "python ($1)" "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$CLIENTS/python"; }
+# python_suite BACKEND [ENV=VALUE...]: test_auth.py starts its own server with authentication on, from
+# REGISTRY_BIN on REGISTRY_BACKEND with the given environment (the run's AWS variables for aws).
+python_suite() {
+  local backend="$1"
+  shift
+  run_suite "python ($backend)" env REGISTRY_BIN="$REGISTRY_BIN" REGISTRY_BACKEND="$backend" "$@" \
+    "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$CLIENTS/python"
+}
 js_suite() { run_suite "js ($1)" bash -c "cd '$CLIENTS/js' && node --test"; }
 rust_suite() {
   run_suite "rust ($1)" env CARGO_TARGET_DIR="$ROOT/target/clients-rust" \
@@ -161,7 +169,7 @@ run_aws() {
   env "${aws_env[@]}" "$REGISTRY_BIN" aws-init >"$WORK/aws-init.log" 2>&1 ||
     { cat "$WORK/aws-init.log" >&2; FAILED+=("aws-init"); return; }
   start_server aws REGISTRY_BACKEND=aws "${aws_env[@]}" || { FAILED+=("aws server"); return; }
-  wants python "$SUITES" && python_suite aws
+  wants python "$SUITES" && python_suite aws "${aws_env[@]}"
   stop_server
   env "${aws_env[@]}" "$VENV/bin/python" "$CLIENTS/python/aws_resources.py" delete || true
 }

@@ -126,6 +126,69 @@ test('Protobuf: register, encode, decode', async () => {
   assert.equal(await newClient().getLatestSchemaId(subject), id)
 })
 
+// register resolves to the registry's answer; a refusal rejects with the HTTP status.
+async function assertRefused (promise, status) {
+  await assert.rejects(promise, (error) => {
+    assert.equal(error.status, status)
+    return true
+  })
+}
+
+test('JSON Schema: a compatible v2 is accepted; an incompatible v3 is refused with 409', async () => {
+  const subject = uniqueSubject('orders')
+  const order = (coupon) => ({
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    title: 'Order',
+    type: 'object',
+    properties: { id: { type: 'string' }, amount: { type: 'number' }, ...(coupon ? { coupon } : {}) },
+    required: ['id', 'amount'],
+    additionalProperties: false
+  })
+  const registry = newClient()
+  const v1 = await registry.register({ type: SchemaType.JSON, schema: JSON.stringify(order()) }, { subject })
+  const v2 = await registry.register(
+    { type: SchemaType.JSON, schema: JSON.stringify(order({ type: 'string' })) },
+    { subject }
+  )
+  assert.notEqual(v1.id, v2.id)
+  // coupon string -> integer: v2 data no longer validates (Confluent: TYPE_CHANGED).
+  await assertRefused(
+    registry.register({ type: SchemaType.JSON, schema: JSON.stringify(order({ type: 'integer' })) }, { subject }),
+    409
+  )
+  assert.equal(await newClient().getLatestSchemaId(subject), v2.id)
+})
+
+test('Protobuf: a new field is accepted; a changed field type is refused with 409', async () => {
+  const subject = uniqueSubject('shipments')
+  const proto = (parcels, extra = []) => [
+    'syntax = "proto3";',
+    'package shop.logistics;',
+    '',
+    'message Shipment {',
+    '  string id = 1;',
+    `  ${parcels} parcels = 2;`,
+    ...extra,
+    '}',
+    ''
+  ].join('\n')
+  const registry = newClient()
+  const v1 = await registry.register({ type: SchemaType.PROTOBUF, schema: proto('int32') }, { subject })
+  const v2 = await registry.register(
+    { type: SchemaType.PROTOBUF, schema: proto('int32', ['  double weight_kg = 3;']) },
+    { subject }
+  )
+  assert.notEqual(v1.id, v2.id)
+  const encoded = await registry.encode(v1.id, { id: 's-1', parcels: 3 })
+  assert.deepEqual((await newClient().decode(encoded)).toJSON(), { id: 's-1', parcels: 3 })
+  // Field 2 from int32 to string: old bytes no longer read (Confluent: FIELD_SCALAR_KIND_CHANGED).
+  await assertRefused(
+    registry.register({ type: SchemaType.PROTOBUF, schema: proto('string', ['  double weight_kg = 3;']) }, { subject }),
+    409
+  )
+  assert.equal(await newClient().getLatestSchemaId(subject), v2.id)
+})
+
 test('getLatestSchemaId of an unknown subject is a 404 from the registry', async () => {
   await assert.rejects(newClient().getLatestSchemaId(uniqueSubject('missing')), (error) => {
     assert.equal(error.status, 404)
