@@ -70,6 +70,14 @@ pub enum RegistryError {
     /// 42209
     #[error("Register operation failed because schema is too large")]
     SchemaTooLarge,
+    /// 42210: a rule set (in a request or a config) fails Confluent's `RuleSet.validate`; the text is its message.
+    #[error("{reason}")]
+    InvalidRuleSet { reason: String },
+    /// 42201: the ownership policy refuses a new subject whose metadata lacks the owner property.
+    #[error(
+        "Subject '{subject}' has no owner: registering a new subject requires the metadata property '{property}' (ownership policy)"
+    )]
+    OwnerRequired { subject: String, property: String },
     /// 50001 / 50002 / 500: storage failed; the detail is logged, never returned.
     #[error("storage error: {0}")]
     Store(#[from] StoreError),

@@ -35,6 +35,9 @@ pub struct RegistrySettings {
     /// Period of the per-subject last-used marker in days (0: no marking). Register and lookup
     /// write the marker at most once per subject per period per process; see `registry::usage`.
     pub usage_granularity_days: u32,
+    /// Ownership policy: when set, registering into a subject without live versions requires this
+    /// metadata property (after config defaults/overrides apply); 42201 otherwise. `None`: no policy.
+    pub require_owner: Option<String>,
 }
 
 impl Default for RegistrySettings {
@@ -43,6 +46,7 @@ impl Default for RegistrySettings {
             default_compatibility: CompatibilityLevel::Backward,
             max_schema_bytes: 1024 * 1024,
             usage_granularity_days: 1,
+            require_owner: None,
         }
     }
 }

@@ -84,6 +84,8 @@ impl ApiError {
                     R::IdDoesNotMatch => (unprocessable, 42207, message, None),
                     R::InvalidSubject { .. } => (unprocessable, 42208, message, None),
                     R::SchemaTooLarge => (unprocessable, 42209, message, None),
+                    R::InvalidRuleSet { .. } => (unprocessable, 42210, message, None),
+                    R::OwnerRequired { .. } => (unprocessable, 42201, message, None),
                     R::Store(store) => {
                         let detail = Some(store.to_string());
                         match store {
