@@ -171,7 +171,8 @@ run_aws() {
   start_server aws REGISTRY_BACKEND=aws "${aws_env[@]}" || { FAILED+=("aws server"); return; }
   wants python "$SUITES" && python_suite aws "${aws_env[@]}"
   stop_server
-  env "${aws_env[@]}" "$VENV/bin/python" "$CLIENTS/python/aws_resources.py" delete || true
+  env "${aws_env[@]}" "$VENV/bin/python" "$CLIENTS/python/aws_resources.py" delete ||
+    log "aws: could not delete table $table and bucket $bucket from the emulator"
 }
 
 if [ -z "$REGISTRY_BIN" ]; then

@@ -17,12 +17,14 @@ def main() -> int:
         return 2
     table = os.environ["REGISTRY_TABLE"]
     bucket = os.environ["REGISTRY_BUCKET"]
-    s3 = boto3.client("s3")
+    # botocore reads AWS_DEFAULT_REGION only; the registry (Rust SDK) and scripts set AWS_REGION.
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    s3 = boto3.client("s3", region_name=region)
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
         for item in page.get("Contents", []):
             s3.delete_object(Bucket=bucket, Key=item["Key"])
     s3.delete_bucket(Bucket=bucket)
-    boto3.client("dynamodb").delete_table(TableName=table)
+    boto3.client("dynamodb", region_name=region).delete_table(TableName=table)
     return 0
 
 
