@@ -63,6 +63,11 @@ pub struct ServeConfig {
     #[arg(long, env = "REGISTRY_DEFAULT_COMPATIBILITY", default_value = "BACKWARD", value_parser = parse_level)]
     pub default_compatibility: CompatibilityLevel,
 
+    /// Period of the per-subject last-used marker that `registry prune` reads, in days: at most
+    /// one storage write per subject per period per process. 0 turns marking off.
+    #[arg(long, env = "REGISTRY_USAGE_GRANULARITY_DAYS", default_value_t = 1)]
+    pub usage_granularity_days: u32,
+
     /// `Cache-Control` of the immutable `GET /schemas/ids/{id}` answers (empty: none). See
     /// `registry_http::http_cache` for why the default is safe and when to choose `no-cache`.
     #[arg(long, env = "REGISTRY_ID_CACHE_CONTROL", default_value = registry_http::http_cache::DEFAULT_ID_CACHE_CONTROL)]
@@ -208,6 +213,9 @@ mod tests {
         assert_eq!(config.port, 9000);
         assert_eq!(config.backend, Backend::Memory);
         assert_eq!(config.default_compatibility, CompatibilityLevel::FullTransitive);
+        assert_eq!(config.usage_granularity_days, 1, "one marker write per subject per day by default");
+        let config = serve(&["--usage-granularity-days", "0"]).unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(config.usage_granularity_days, 0);
     }
 
     #[test]

@@ -11,8 +11,11 @@ use tokio::net::TcpListener;
 /// listener accepts connections, with the time since `started` (process start).
 pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let opened = store::open(&config).await?;
-    let settings =
-        RegistrySettings { default_compatibility: config.default_compatibility, ..RegistrySettings::default() };
+    let settings = RegistrySettings {
+        default_compatibility: config.default_compatibility,
+        usage_granularity_days: config.usage_granularity_days,
+        ..RegistrySettings::default()
+    };
     let registry = Registry::new(opened.store, settings);
     let http = registry_http::http_cache::HttpConfig::with_id_cache_control(&config.id_cache_control)?;
     let app = crate::auth::protect(registry_http::router_with(AppState { registry }, http))?;

@@ -78,6 +78,13 @@ pub enum RegistryError {
         "Subject '{subject}' has no owner: registering a new subject requires the metadata property '{property}' (ownership policy)"
     )]
     OwnerRequired { subject: String, property: String },
+    /// 42901 (HTTP 429): the churn guard refused a new version of `subject`: `limit` new versions
+    /// were already registered in the last hour (`REGISTRY_CHURN_ENFORCE`). Not a Confluent code;
+    /// shaped like rest-utils' 429 answers so clients surface it as a retryable error.
+    #[error(
+        "Subject '{subject}' already registered {limit} new schemas in the last hour; registration refused by the churn guard"
+    )]
+    TooManyRegistrations { subject: String, limit: u32 },
     /// 50001 / 50002 / 500: storage failed; the detail is logged, never returned.
     #[error("storage error: {0}")]
     Store(#[from] StoreError),

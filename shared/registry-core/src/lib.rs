@@ -8,8 +8,10 @@
 //!   bodies are written before IDs point at them, IDs are bound before versions carry them.
 
 pub mod cache;
+pub mod churn;
 pub mod error;
 pub mod memory;
+pub mod metrics;
 pub mod model;
 pub mod registry;
 pub mod store;
@@ -17,6 +19,7 @@ pub mod store;
 pub mod testkit;
 
 pub use cache::{CacheStats, CachedStore};
+pub use churn::ChurnSettings;
 pub use error::RegistryError;
 pub use memory::MemoryStore;
 pub use model::{

@@ -38,6 +38,8 @@ pub struct RegistrySettings {
     /// Ownership policy: when set, registering into a subject without live versions requires this
     /// metadata property (after config defaults/overrides apply); 42201 otherwise. `None`: no policy.
     pub require_owner: Option<String>,
+    /// The per-subject churn guard (new versions per hour; see [`crate::churn`]).
+    pub churn: crate::churn::ChurnSettings,
 }
 
 impl Default for RegistrySettings {
@@ -47,6 +49,7 @@ impl Default for RegistrySettings {
             max_schema_bytes: 1024 * 1024,
             usage_granularity_days: 1,
             require_owner: None,
+            churn: crate::churn::ChurnSettings::default(),
         }
     }
 }
@@ -114,18 +117,28 @@ pub struct Registry {
     parse_cache: Arc<parse_cache::ParseCache>,
     /// Subjects this process already marked used in the current period; shared by clones.
     usage: Arc<usage::UsageMarks>,
+    /// Operational counters; shared by clones.
+    metrics: Arc<crate::metrics::Metrics>,
+    /// Per-subject new-version rate; shared by clones.
+    churn: Arc<crate::churn::ChurnGuard>,
 }
 
 impl Registry {
     /// A registry over `store`.
     pub fn new(store: Arc<dyn Store>, settings: RegistrySettings) -> Self {
         let parse_cache = Arc::new(parse_cache::ParseCache::new(parse_cache::PARSE_CACHE_BYTES));
-        Registry { store, settings, parse_cache, usage: Arc::default() }
+        let churn = Arc::new(crate::churn::ChurnGuard::new(settings.churn));
+        Registry { store, settings, parse_cache, usage: Arc::default(), metrics: Arc::default(), churn }
     }
 
     /// The store (for admin tooling and tests).
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
+    }
+
+    /// The operational counters of this registry (and its clones).
+    pub fn metrics(&self) -> &Arc<crate::metrics::Metrics> {
+        &self.metrics
     }
 
     /// The settings in force.

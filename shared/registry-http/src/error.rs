@@ -41,6 +41,11 @@ impl From<RegistryError> for ApiError {
 #[derive(Debug, Clone)]
 pub struct ErrorDetail(pub String);
 
+/// The `error_code` of an error answer, attached to every error response as an extension so the
+/// observability middleware can log and count it (50002 = storage throttled) without parsing the body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorCode(pub u32);
+
 /// Confluent's error envelope (`ErrorMessage`).
 #[derive(Debug, Serialize)]
 struct ErrorBody<'a> {
@@ -86,6 +91,7 @@ impl ApiError {
                     R::SchemaTooLarge => (unprocessable, 42209, message, None),
                     R::InvalidRuleSet { .. } => (unprocessable, 42210, message, None),
                     R::OwnerRequired { .. } => (unprocessable, 42201, message, None),
+                    R::TooManyRegistrations { .. } => (StatusCode::TOO_MANY_REQUESTS, 42901, message, None),
                     R::Store(store) => {
                         let detail = Some(store.to_string());
                         match store {
@@ -128,6 +134,7 @@ impl IntoResponse for ApiError {
             .unwrap_or_else(|_| br#"{"error_code":500,"message":"Internal Server Error"}"#.to_vec());
         let mut response = (status, body).into_response();
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(MEDIA_V1));
+        response.extensions_mut().insert(ErrorCode(error_code));
         if let Some(detail) = detail {
             response.extensions_mut().insert(ErrorDetail(detail));
         }

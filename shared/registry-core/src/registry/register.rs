@@ -9,7 +9,9 @@
 
 use super::support::{MAX_ATTEMPTS, latest_live, not_import, not_read_write, now_ms, read_only};
 use super::{NewSchema, RegisterOptions, Registry};
+use crate::churn::ChurnVerdict;
 use crate::error::RegistryError;
+use crate::metrics::Registration;
 use crate::model::{Mode, SchemaBody, SchemaId, SchemaRecord, Subject, Version, VersionRow};
 use crate::store::StoreError;
 use registry_schema::{Fingerprint, ParsedSchema, Validation};
@@ -19,15 +21,18 @@ impl Registry {
     /// schema is already a live version of the subject (answered before the mode check, so it
     /// works in READONLY), else a new version appended after every existing row. Errors follow
     /// Confluent: 42208 subject, 42209 size, 42201 schema/references/version, 42205 mode,
-    /// 409 incompatible. Safe under concurrent callers and crashes (see the module doc).
-    /// Marks the subject used on success (see `usage`).
+    /// 409 incompatible, 429 (42901) when the churn guard enforces and the subject is over its
+    /// hourly new-version threshold (an existing version is always answered; see `crate::churn`).
+    /// Safe under concurrent callers and crashes (see the module doc).
+    /// Marks the subject used on success (see `usage`) and counts the outcome in [`Registry::metrics`].
     pub async fn register(
         &self,
         subject: &str,
         schema: NewSchema,
         options: RegisterOptions,
     ) -> Result<SchemaRecord, RegistryError> {
-        let record = self.register_once(subject, schema, options).await?;
+        let (record, outcome) = self.register_once(subject, schema, options).await?;
+        self.metrics.record_registration(outcome, record.id.0);
         self.note_use(&record.subject).await;
         Ok(record)
     }
@@ -37,7 +42,7 @@ impl Registry {
         subject: &str,
         schema: NewSchema,
         options: RegisterOptions,
-    ) -> Result<SchemaRecord, RegistryError> {
+    ) -> Result<(SchemaRecord, Registration), RegistryError> {
         let subject = Subject::new(subject)?;
         if schema.schema.as_ref().is_some_and(|s| s.len() > self.settings.max_schema_bytes) {
             return Err(RegistryError::SchemaTooLarge);
@@ -66,7 +71,7 @@ impl Registry {
             {
                 // Finishes the purge of a registration that crashed right after its commit.
                 self.purge_superseded(&rows, row).await?;
-                return self.record(row).await;
+                return Ok((self.record(row).await?, Registration::Existing));
             }
             match mode {
                 Mode::ReadOnly | Mode::ReadOnlyOverride => return Err(read_only(Some(&subject))),
@@ -78,7 +83,7 @@ impl Registry {
                 None => {
                     let reused = self.reuse_latest(&rows, &schema).await?;
                     if let Some(row) = live_match(&rows, &reused.1.fingerprint(), explicit_id) {
-                        return self.record(row).await;
+                        return Ok((self.record(row).await?, Registration::Existing));
                     }
                     reused
                 }
@@ -94,6 +99,7 @@ impl Registry {
                 let previous: Vec<&VersionRow> = rows.iter().rev().filter(|r| !r.deleted).collect();
                 let messages = self.incompatibilities(effective.level, &parsed, &previous).await?;
                 if !messages.is_empty() {
+                    self.metrics.record_compatibility_rejection();
                     return Err(RegistryError::IncompatibleSchema { subject: subject.to_string(), messages });
                 }
             }
@@ -106,9 +112,12 @@ impl Registry {
                 }
                 _ => next,
             };
+            if !import {
+                self.check_churn(&subject)?;
+            }
             self.store.put_body(&fingerprint, &body).await?;
-            let id = match explicit_id {
-                Some(id) if import => self.bind_import_id(id, &fingerprint).await?,
+            let (id, new_id) = match explicit_id {
+                Some(id) if import => (self.bind_import_id(id, &fingerprint).await?, false),
                 _ => self.assign_id(&fingerprint).await?,
             };
             if import && rows.iter().any(|r| r.version == version) {
@@ -126,17 +135,25 @@ impl Registry {
             };
             match self.store.create_version(&row).await {
                 Ok(()) => {
+                    if !import {
+                        self.churn.record(subject.as_str());
+                    }
                     self.purge_superseded(&rows, &row).await?;
-                    return Ok(SchemaRecord {
+                    let outcome = if new_id { Registration::NewId } else { Registration::NewVersion };
+                    let record = SchemaRecord {
                         subject,
                         version,
                         id,
                         body,
                         deleted: false,
                         registered_at_ms: row.registered_at_ms,
-                    });
+                    };
+                    return Ok((record, outcome));
                 }
-                Err(StoreError::Conflict(_)) => tokio::task::yield_now().await,
+                Err(StoreError::Conflict(_)) => {
+                    self.metrics.record_store_retry();
+                    tokio::task::yield_now().await
+                }
                 Err(e) => return Err(e.into()),
             }
         }
@@ -164,16 +181,36 @@ impl Registry {
         Ok((parsed, body))
     }
 
-    /// The ID of `fingerprint`, allocating one if it has none. A lost allocation either means
+    /// The churn guard's verdict on one more new version of `subject`: over the threshold it logs
+    /// a warning and counts the trip; when enforced it refuses with 42901.
+    fn check_churn(&self, subject: &Subject) -> Result<(), RegistryError> {
+        let limit = self.churn.settings().max_per_hour;
+        let refused = match self.churn.check(subject.as_str()) {
+            ChurnVerdict::Allow => return Ok(()),
+            ChurnVerdict::Exceeded { .. } => false,
+            ChurnVerdict::Refuse { .. } => true,
+        };
+        self.metrics.record_churn(refused);
+        tracing::warn!(%subject, limit, refused, "churn guard: subject registers new schemas faster than its hourly limit");
+        if refused {
+            return Err(RegistryError::TooManyRegistrations { subject: subject.to_string(), limit });
+        }
+        Ok(())
+    }
+
+    /// The ID of `fingerprint` and whether it was newly allocated. A lost allocation either means
     /// a concurrent writer bound this fingerprint (re-read finds it) or took the counter (retry).
-    async fn assign_id(&self, fingerprint: &Fingerprint) -> Result<SchemaId, RegistryError> {
+    async fn assign_id(&self, fingerprint: &Fingerprint) -> Result<(SchemaId, bool), RegistryError> {
         for _ in 0..MAX_ATTEMPTS {
             if let Some(id) = self.store.id_for_fingerprint(fingerprint).await? {
-                return Ok(id);
+                return Ok((id, false));
             }
             match self.store.allocate_id(fingerprint).await {
-                Ok(id) => return Ok(id),
-                Err(StoreError::Conflict(_)) => tokio::task::yield_now().await,
+                Ok(id) => return Ok((id, true)),
+                Err(StoreError::Conflict(_)) => {
+                    self.metrics.record_store_retry();
+                    tokio::task::yield_now().await
+                }
                 Err(e) => return Err(e.into()),
             }
         }
