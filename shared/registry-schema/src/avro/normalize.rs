@@ -5,6 +5,7 @@
 
 use super::ast::{Body, NamedDef, Node, full_name};
 use super::json::{write_str, write_value};
+use super::writer::NodeWriter;
 use serde_json::Value;
 
 /// Writes `root` in normal form. `known[i]` marks types written by full name only.
@@ -24,6 +25,18 @@ fn sorted(props: &[(String, Value)]) -> Vec<&(String, Value)> {
     let mut props: Vec<_> = props.iter().collect();
     props.sort_by(|a, b| a.0.cmp(&b.0));
     props
+}
+
+impl NodeWriter for Normalizer<'_> {
+    fn out(&mut self) -> &mut String {
+        &mut self.out
+    }
+    fn write_props(&mut self, props: &[(String, Value)]) {
+        self.props(props);
+    }
+    fn write_named(&mut self, index: usize) {
+        self.named(index);
+    }
 }
 
 impl Normalizer<'_> {
@@ -57,41 +70,6 @@ impl Normalizer<'_> {
             write_str(&mut self.out, item);
         }
         self.out.push(']');
-    }
-
-    fn node(&mut self, node: &Node) {
-        match node {
-            Node::Primitive { kind, props } if props.is_empty() => write_str(&mut self.out, kind),
-            Node::Primitive { kind, props } => {
-                self.out.push_str("{\"type\":");
-                write_str(&mut self.out, kind);
-                self.props(props);
-                self.out.push('}');
-            }
-            Node::Array { items, props } => {
-                self.out.push_str("{\"type\":\"array\",\"items\":");
-                self.node(items);
-                self.props(props);
-                self.out.push('}');
-            }
-            Node::Map { values, props } => {
-                self.out.push_str("{\"type\":\"map\",\"values\":");
-                self.node(values);
-                self.props(props);
-                self.out.push('}');
-            }
-            Node::Union(branches) => {
-                self.out.push('[');
-                for (i, branch) in branches.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push(',');
-                    }
-                    self.node(branch);
-                }
-                self.out.push(']');
-            }
-            Node::Named(index) => self.named(*index),
-        }
     }
 
     fn named(&mut self, index: usize) {

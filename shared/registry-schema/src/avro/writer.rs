@@ -28,42 +28,66 @@ struct Writer<'a> {
     with_defaults: bool,
 }
 
-impl Writer<'_> {
+/// The walk both renderings share (stored text here, the normal form in `normalize`): they
+/// differ only in how a named type and a type's custom properties are written.
+pub(super) trait NodeWriter {
+    /// The text written so far.
+    fn out(&mut self) -> &mut String;
+    /// Writes `props` (with their leading commas) inside the current object.
+    fn write_props(&mut self, props: &[(String, serde_json::Value)]);
+    /// Writes the named type at `index`: in full at its first occurrence, by name afterwards.
+    fn write_named(&mut self, index: usize);
+
+    /// Writes `node`.
     fn node(&mut self, node: &Node) {
         match node {
-            Node::Primitive { kind, props } if props.is_empty() => write_str(&mut self.out, kind),
+            Node::Primitive { kind, props } if props.is_empty() => write_str(self.out(), kind),
             Node::Primitive { kind, props } => {
-                self.out.push_str("{\"type\":");
-                write_str(&mut self.out, kind);
-                self.props(props);
-                self.out.push('}');
+                self.out().push_str("{\"type\":");
+                write_str(self.out(), kind);
+                self.write_props(props);
+                self.out().push('}');
             }
             Node::Array { items, props } => {
-                self.out.push_str("{\"type\":\"array\",\"items\":");
+                self.out().push_str("{\"type\":\"array\",\"items\":");
                 self.node(items);
-                self.props(props);
-                self.out.push('}');
+                self.write_props(props);
+                self.out().push('}');
             }
             Node::Map { values, props } => {
-                self.out.push_str("{\"type\":\"map\",\"values\":");
+                self.out().push_str("{\"type\":\"map\",\"values\":");
                 self.node(values);
-                self.props(props);
-                self.out.push('}');
+                self.write_props(props);
+                self.out().push('}');
             }
             Node::Union(branches) => {
-                self.out.push('[');
+                self.out().push('[');
                 for (i, branch) in branches.iter().enumerate() {
                     if i > 0 {
-                        self.out.push(',');
+                        self.out().push(',');
                     }
                     self.node(branch);
                 }
-                self.out.push(']');
+                self.out().push(']');
             }
-            Node::Named(index) => self.named(*index),
+            Node::Named(index) => self.write_named(*index),
         }
     }
+}
 
+impl NodeWriter for Writer<'_> {
+    fn out(&mut self) -> &mut String {
+        &mut self.out
+    }
+    fn write_props(&mut self, props: &[(String, serde_json::Value)]) {
+        self.props(props);
+    }
+    fn write_named(&mut self, index: usize) {
+        self.named(index);
+    }
+}
+
+impl Writer<'_> {
     fn props(&mut self, props: &[(String, serde_json::Value)]) {
         for (key, value) in props {
             self.out.push(',');
