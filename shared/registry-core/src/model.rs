@@ -169,6 +169,40 @@ pub struct ConfigRecord {
     pub compatibility_level: Option<CompatibilityLevel>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub normalize: Option<bool>,
+    /// Data-contract metadata merged under a registration's own (`defaultMetadata`), normal form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_metadata: Option<serde_json::Value>,
+    /// Data-contract metadata merged over a registration's own (`overrideMetadata`), normal form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub override_metadata: Option<serde_json::Value>,
+    /// Rule set merged under a registration's own (`defaultRuleSet`), validated, normal form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_rule_set: Option<serde_json::Value>,
+    /// Rule set merged over a registration's own (`overrideRuleSet`), validated, normal form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub override_rule_set: Option<serde_json::Value>,
+}
+
+impl ConfigRecord {
+    /// Field by field: this record's value where set, else `fallback`'s (subject over global).
+    pub fn over(self, fallback: ConfigRecord) -> ConfigRecord {
+        ConfigRecord {
+            compatibility_level: self.compatibility_level.or(fallback.compatibility_level),
+            normalize: self.normalize.or(fallback.normalize),
+            default_metadata: self.default_metadata.or(fallback.default_metadata),
+            override_metadata: self.override_metadata.or(fallback.override_metadata),
+            default_rule_set: self.default_rule_set.or(fallback.default_rule_set),
+            override_rule_set: self.override_rule_set.or(fallback.override_rule_set),
+        }
+    }
+
+    /// Whether any data-contract default or override is set (Confluent's `hasDefaultsOrOverrides`).
+    pub fn has_contract_settings(&self) -> bool {
+        self.default_metadata.is_some()
+            || self.override_metadata.is_some()
+            || self.default_rule_set.is_some()
+            || self.override_rule_set.is_some()
+    }
 }
 
 /// Registry modes. Parsed case-insensitively, displayed upper-case.

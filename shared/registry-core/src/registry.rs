@@ -9,14 +9,18 @@
 
 mod compatibility;
 mod config;
+mod contract_merge;
+pub mod contracts;
 mod delete;
 mod format;
+mod governance;
 mod parse_cache;
 mod read;
 mod register;
 mod support;
 mod usage;
 
+pub use governance::{SubjectReport, body_guid};
 pub use usage::{MAX_REMEMBERED, epoch_day, period_start};
 
 use crate::model::SchemaBody;

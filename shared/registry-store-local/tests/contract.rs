@@ -179,7 +179,7 @@ async fn hard_delete_versions_removes_rows_and_optionally_the_subject_settings()
 async fn config_and_mode_are_per_scope_and_delete_returns_the_old_value() {
     let (_dir, store) = store();
     let (global, subj) = (Scope::Global, Scope::Subject(subject("s")));
-    let config = ConfigRecord { compatibility_level: Some(CompatibilityLevel::FullTransitive), normalize: Some(true) };
+    let config = ConfigRecord { compatibility_level: Some(CompatibilityLevel::FullTransitive), normalize: Some(true), ..ConfigRecord::default() };
     assert_eq!(store.get_config(&global).await.unwrap(), None);
     store.put_config(&global, &config).await.unwrap();
     store.put_config(&subj, &ConfigRecord::default()).await.unwrap();

@@ -13,16 +13,13 @@ impl Registry {
         let global = self.store.get_config(&Scope::Global).await?.unwrap_or_default();
         let global = ConfigRecord {
             compatibility_level: global.compatibility_level.or(Some(self.settings.default_compatibility)),
-            normalize: global.normalize,
+            ..global
         };
         let Scope::Subject(subject) = scope else {
             return Ok(global);
         };
         match self.store.get_config(scope).await? {
-            Some(own) if default_to_global => Ok(ConfigRecord {
-                compatibility_level: own.compatibility_level.or(global.compatibility_level),
-                normalize: own.normalize.or(global.normalize),
-            }),
+            Some(own) if default_to_global => Ok(own.over(global)),
             Some(own) => Ok(own),
             None if default_to_global => Ok(global),
             None => Err(RegistryError::SubjectConfigNotFound { subject: subject.to_string() }),
@@ -31,7 +28,9 @@ impl Registry {
 
     /// `PUT /config[/{s}]`: replaces the config at `scope` and returns it. Allowed for subjects
     /// without versions; 42205 while the scope is read-only.
+    /// Data-contract defaults and overrides are stored in normal form; an invalid rule set is 42210.
     pub async fn set_config(&self, scope: &Scope, config: ConfigRecord) -> Result<ConfigRecord, RegistryError> {
+        let config = super::contracts::normalize_config(config)?;
         self.ensure_writable(scope_subject(scope)).await?;
         self.store.put_config(scope, &config).await?;
         Ok(config)
@@ -45,9 +44,10 @@ impl Registry {
         match (self.store.delete_config(scope).await?, scope) {
             (Some(previous), _) => Ok(previous),
             (None, Scope::Subject(subject)) => Err(subject_not_found(subject)),
-            (None, Scope::Global) => {
-                Ok(ConfigRecord { compatibility_level: Some(self.settings.default_compatibility), normalize: None })
-            }
+            (None, Scope::Global) => Ok(ConfigRecord {
+                compatibility_level: Some(self.settings.default_compatibility),
+                ..ConfigRecord::default()
+            }),
         }
     }
 

@@ -7,6 +7,8 @@
 //! the subject and starts over from the lookup, so it either finds the winner's identical schema
 //! or appends after it, re-checking compatibility against the new latest version.
 
+use super::contract_merge::Contracted;
+use super::contracts;
 use super::support::{MAX_ATTEMPTS, latest_live, not_import, not_read_write, now_ms, read_only};
 use super::{NewSchema, RegisterOptions, Registry};
 use crate::churn::ChurnVerdict;
@@ -52,6 +54,9 @@ impl Registry {
         let effective = self.effective_config(Some(&subject)).await?;
         let explicit_id = schema.id.filter(|id| *id > 0).map(SchemaId);
         let explicit_version = schema.version.filter(|v| *v > 0).map(Version);
+        if let Some(rule_set) = &schema.rule_set {
+            contracts::rule_set_of(rule_set)?.validate()?;
+        }
         let mut schema = schema;
         if !import && let Some(version) = explicit_version {
             stamp_version(&mut schema.metadata, version);
@@ -87,6 +92,10 @@ impl Registry {
                     }
                     reused
                 }
+            };
+            let body = match self.apply_contracts(&subject, &rows, &schema, explicit_id, body, import).await? {
+                Contracted::Existing(row) => return Ok((self.record(row).await?, Registration::Existing)),
+                Contracted::New(body) => body,
             };
             let fingerprint = body.fingerprint();
             if !import

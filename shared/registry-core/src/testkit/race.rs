@@ -20,7 +20,11 @@ fn new_schema(text: &str) -> NewSchema {
 
 /// Sets level NONE on `subject` so unrelated schemas may follow each other.
 async fn allow_anything(store: &dyn Store, subject: &Subject) {
-    let none = ConfigRecord { compatibility_level: Some(CompatibilityLevel::None), normalize: None };
+    let none = ConfigRecord {
+        compatibility_level: Some(CompatibilityLevel::None),
+        normalize: None,
+        ..ConfigRecord::default()
+    };
     store.put_config(&Scope::Subject(subject.clone()), &none).await.expect("put_config");
 }
 

@@ -235,10 +235,18 @@ async fn list_suffixes(
 pub async fn config_crud(store: &dyn Store) {
     let scope = Scope::Subject(unique_subject("config"));
     assert_eq!(store.get_config(&scope).await.expect("get_config"), None);
-    let full = ConfigRecord { compatibility_level: Some(CompatibilityLevel::Full), normalize: Some(true) };
+    let full = ConfigRecord {
+        compatibility_level: Some(CompatibilityLevel::Full),
+        normalize: Some(true),
+        ..ConfigRecord::default()
+    };
     store.put_config(&scope, &full).await.expect("put_config");
     assert_eq!(store.get_config(&scope).await.expect("get_config"), Some(full.clone()));
-    let none = ConfigRecord { compatibility_level: Some(CompatibilityLevel::None), normalize: None };
+    let none = ConfigRecord {
+        compatibility_level: Some(CompatibilityLevel::None),
+        normalize: None,
+        ..ConfigRecord::default()
+    };
     store.put_config(&scope, &none).await.expect("put_config replaces");
     assert_eq!(store.get_config(&scope).await.expect("get_config"), Some(none.clone()));
     assert_eq!(store.delete_config(&scope).await.expect("delete_config"), Some(none));
@@ -330,7 +338,11 @@ pub async fn hard_delete_versions_removes_rows_and_settings(store: &dyn Store) {
     for version in 1..=3 {
         store.create_version(&row(&subject, version, id, fp)).await.expect("create_version");
     }
-    let none = ConfigRecord { compatibility_level: Some(CompatibilityLevel::None), normalize: None };
+    let none = ConfigRecord {
+        compatibility_level: Some(CompatibilityLevel::None),
+        normalize: None,
+        ..ConfigRecord::default()
+    };
     for s in [&subject, &other] {
         store.put_config(&Scope::Subject(s.clone()), &none).await.expect("put_config");
         store.put_mode(&Scope::Subject(s.clone()), Mode::ReadOnly).await.expect("put_mode");

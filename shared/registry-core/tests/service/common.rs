@@ -46,7 +46,7 @@ pub async fn reg_err(r: &Registry, subject: &str, schema: NewSchema) -> Registry
 
 /// Sets a subject's compatibility level.
 pub async fn set_level(r: &Registry, subject: &str, level: CompatibilityLevel) {
-    let config = ConfigRecord { compatibility_level: Some(level), normalize: None };
+    let config = ConfigRecord { compatibility_level: Some(level), normalize: None, ..ConfigRecord::default() };
     r.set_config(&scope(subject), config).await.unwrap_or_else(|e| panic!("set_config: {e}"));
 }
 

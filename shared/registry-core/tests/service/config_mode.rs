@@ -6,7 +6,7 @@ use registry_core::{
 };
 
 fn level(level: CompatibilityLevel) -> ConfigRecord {
-    ConfigRecord { compatibility_level: Some(level), normalize: None }
+    ConfigRecord { compatibility_level: Some(level), normalize: None, ..ConfigRecord::default() }
 }
 
 #[tokio::test]

@@ -141,6 +141,10 @@ async fn read_only_refuses_deletes_with_42205_after_the_not_found_checks() {
     assert_eq!(e.to_string(), "Subject s in context . is in read-only mode");
     assert!(matches!(err(r.delete_subject("s", false).await), RegistryError::OperationNotPermitted { .. }));
     assert!(matches!(err(r.delete_version("s", v(5), false).await), RegistryError::VersionNotFound { .. }));
-    let global = ConfigRecord { compatibility_level: Some(CompatibilityLevel::Full), normalize: None };
+    let global = ConfigRecord {
+        compatibility_level: Some(CompatibilityLevel::Full),
+        normalize: None,
+        ..ConfigRecord::default()
+    };
     assert!(ok(r.set_config(&Scope::Global, global).await).compatibility_level.is_some(), "other scopes writable");
 }

@@ -1,0 +1,106 @@
+//! Data-contract reads: the latest version by metadata, schemas by `guid`, and the per-subject
+//! facts `registry report` lists (owner, last registration, last use, version count).
+
+use super::contracts::{guid, property};
+use super::support::{subject_not_found, visible};
+use super::{Registry, SchemaById};
+use crate::error::RegistryError;
+use crate::model::{DeletedFilter, SchemaBody, SchemaId, SchemaRecord, Subject};
+
+/// One subject's governance facts (see [`Registry::subject_report`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubjectReport {
+    pub subject: Subject,
+    /// The latest live version's value of the owner property, if any.
+    pub owner: Option<String>,
+    /// Registration time of the newest version (ms since the Unix epoch).
+    pub last_registered_ms: Option<i64>,
+    /// The last-used marker day (days since the Unix epoch), if ever marked.
+    pub last_used_day: Option<u32>,
+    /// Live versions.
+    pub versions: usize,
+}
+
+/// The guid of a stored body (Confluent's MD5 identity printed as a UUID).
+pub fn body_guid(body: &SchemaBody) -> String {
+    guid(&body.schema, &body.references, body.metadata.as_ref(), body.rule_set.as_ref())
+}
+
+impl Registry {
+    /// `GET /subjects/{s}/metadata?key=K&value=V`: the highest version (live, or any with
+    /// `include_deleted`) whose metadata properties contain every (key, value) pair of `filter`.
+    /// 40401 when the subject has no visible version; 40403 `Schema not found` when none matches.
+    pub async fn latest_with_metadata(
+        &self,
+        subject: &str,
+        filter: &[(String, String)],
+        include_deleted: bool,
+    ) -> Result<SchemaRecord, RegistryError> {
+        let subject = Subject::new(subject)?;
+        let rows = self.rows(&subject).await?;
+        if visible(&rows, include_deleted).next().is_none() {
+            return Err(subject_not_found(&subject));
+        }
+        let candidates: Vec<_> = visible(&rows, include_deleted).collect();
+        for row in candidates.into_iter().rev() {
+            let record = self.record(row).await?;
+            let metadata = record.body.metadata.as_ref();
+            if filter.iter().all(|(key, value)| property(metadata, key) == Some(value.as_str())) {
+                return Ok(record);
+            }
+        }
+        Err(RegistryError::SchemaNotFound)
+    }
+
+    /// `GET /schemas/guids/{guid}`: the lowest resolvable ID whose body has `guid`, with that body.
+    /// Cost: one pass over the IDs (no guid index is stored), so it suits occasional lookups only.
+    /// 40403 `Schema not found` when no ID matches.
+    pub async fn schema_by_guid(&self, wanted: &str) -> Result<SchemaById, RegistryError> {
+        let wanted = wanted.to_ascii_lowercase();
+        let Some(max) = self.store.max_id().await? else {
+            return Err(RegistryError::SchemaNotFound);
+        };
+        for id in 1..=max.0 {
+            let Some(fingerprint) = self.store.fingerprint_for_id(SchemaId(id)).await? else {
+                continue;
+            };
+            let Some(body) = self.store.get_body(&fingerprint).await? else {
+                continue;
+            };
+            if body_guid(&body) == wanted && !self.store.rows_with_id(SchemaId(id)).await?.is_empty() {
+                return Ok(SchemaById { id: SchemaId(id), body });
+            }
+        }
+        Err(RegistryError::SchemaNotFound)
+    }
+
+    /// Governance facts for every subject with a row (soft-deleted ones too), ascending by name;
+    /// `owner_property` names the metadata property that holds the owner.
+    pub async fn subject_report(&self, owner_property: &str) -> Result<Vec<SubjectReport>, RegistryError> {
+        let mut out = Vec::new();
+        let mut after: Option<Subject> = None;
+        loop {
+            let page = self.store.list_subjects("", DeletedFilter::IncludeDeleted, after.as_ref(), 1000).await?;
+            let Some(last) = page.last().cloned() else {
+                return Ok(out);
+            };
+            for subject in page {
+                let rows = self.rows(&subject).await?;
+                let latest = rows.iter().rev().find(|r| !r.deleted).or(rows.last());
+                let owner = match latest {
+                    Some(row) => property(self.body(&row.fingerprint).await?.metadata.as_ref(), owner_property)
+                        .map(str::to_string),
+                    None => None,
+                };
+                out.push(SubjectReport {
+                    last_registered_ms: rows.iter().map(|r| r.registered_at_ms).max(),
+                    last_used_day: self.store.last_used(&subject).await?,
+                    versions: rows.iter().filter(|r| !r.deleted).count(),
+                    owner,
+                    subject,
+                });
+            }
+            after = Some(last);
+        }
+    }
+}
