@@ -19,12 +19,15 @@
 //! - `GET /schemas/ids/{id}` and `/schemas/ids/{id}/schema` carry a strong `ETag` and a configurable
 //!   `Cache-Control`, and answer a matching `If-None-Match` with 304; every other answer is
 //!   `Cache-Control: no-store` ([`http_cache`]).
+//! - Every answer is logged as one line and counted ([`observability`]; request id in `X-Request-Id`);
+//!   `GET /metrics` serves the counts in the Prometheus text format ([`metrics`]).
 
 pub mod auth;
 pub mod dto;
 pub mod error;
 pub mod extract;
 pub mod http_cache;
+pub mod metrics;
 pub mod observability;
 pub mod routes;
 
@@ -62,6 +65,7 @@ pub fn router_with(state: AppState, config: HttpConfig) -> axum::Router {
         .route("/schemas/ids/{id}/subjects", get(schemas::get_all_subjects_by_id))
         .route("/schemas/ids/{id}/versions", get(schemas::get_all_versions_by_id))
         .route("/contexts", get(schemas::list_contexts))
+        .route("/metrics", get(metrics::get_metrics))
         .route("/subjects", get(subjects::get_all_subjects))
         .route("/subjects/{subject}", post(subjects::look_up_schema_under_subject).delete(subjects::delete_subject))
         .route("/subjects/{subject}/versions", get(versions::get_all_versions).post(versions::register_schema))
@@ -99,7 +103,7 @@ pub fn router_with(state: AppState, config: HttpConfig) -> axum::Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn(http_cache::no_store_by_default))
-        .layer(axum::middleware::from_fn(observability::observe))
+        .layer(axum::middleware::from_fn_with_state(state.registry.clone(), observability::observe))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::Extension(std::sync::Arc::new(config)))
         .with_state(state)
