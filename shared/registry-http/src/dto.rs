@@ -2,6 +2,8 @@
 //! Jackson's `NON_EMPTY`. Conversions to and from the core types live here and nowhere else.
 
 use crate::error::ApiError;
+use registry_core::registry::body_guid;
+use registry_core::registry::contracts::{Metadata, RuleSet, to_json};
 use registry_core::{
     CompatibilityLevel, CompatibilityReport, ConfigRecord, Mode, NewSchema, SchemaBody, SchemaById, SchemaRecord,
     SchemaReference, SchemaType, Subject, Version,
@@ -19,10 +21,12 @@ pub struct RegisterSchemaRequest {
     pub schema_type: Option<String>,
     #[serde(default)]
     pub references: Option<Vec<SchemaReferenceDto>>,
+    /// Read as Confluent's `Metadata` (another shape is a malformed body, 400, as with Jackson).
     #[serde(default)]
-    pub metadata: Option<serde_json::Value>,
+    pub metadata: Option<Metadata>,
+    /// Read as Confluent's `RuleSet`; its rules are validated by the registry (42210).
     #[serde(default)]
-    pub rule_set: Option<serde_json::Value>,
+    pub rule_set: Option<RuleSet>,
     #[serde(default)]
     pub id: Option<i32>,
     #[serde(default)]
@@ -40,8 +44,8 @@ impl RegisterSchemaRequest {
             schema: self.schema,
             schema_type,
             references: self.references.unwrap_or_default().into_iter().map(SchemaReference::from).collect(),
-            metadata: self.metadata.filter(|value| !value.is_null()),
-            rule_set: self.rule_set.filter(|value| !value.is_null()),
+            metadata: self.metadata.as_ref().map(to_json),
+            rule_set: self.rule_set.as_ref().map(to_json),
             id: self.id,
             version: self.version,
         })
@@ -95,6 +99,8 @@ pub struct SchemaDto {
     pub subject: Option<String>,
     pub version: i32,
     pub id: i32,
+    /// CP 8 `guid`: Confluent's MD5 identity of text, references, metadata and rule set.
+    pub guid: String,
     pub schema_type: SchemaType,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<SchemaReferenceDto>,
@@ -116,6 +122,7 @@ impl SchemaDto {
             subject: Some(record.subject.to_string()),
             version: record.version.0,
             id: record.id.0,
+            guid: body_guid(&record.body),
             schema_type: record.body.schema_type,
             references: references(&record.body),
             metadata: record.body.metadata.clone(),
@@ -136,6 +143,8 @@ impl SchemaDto {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SchemaStringDto {
+    /// CP 8 `guid` (see [`SchemaDto::guid`]).
+    pub guid: String,
     pub schema_type: SchemaType,
     pub schema: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -152,6 +161,7 @@ impl SchemaStringDto {
     /// The answer for `found`, with `max_id` when asked.
     pub fn new(found: &SchemaById, max_id: Option<i32>) -> Self {
         SchemaStringDto {
+            guid: body_guid(&found.body),
             schema_type: found.body.schema_type,
             schema: found.body.schema.clone(),
             references: references(&found.body),
@@ -183,11 +193,42 @@ pub struct ConfigDto {
     pub compatibility_level: Option<CompatibilityLevel>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub normalize: Option<bool>,
+    #[serde(flatten)]
+    pub contracts: ContractConfigDto,
 }
 
 impl From<&ConfigRecord> for ConfigDto {
     fn from(record: &ConfigRecord) -> Self {
-        ConfigDto { compatibility_level: record.compatibility_level, normalize: record.normalize }
+        ConfigDto {
+            compatibility_level: record.compatibility_level,
+            normalize: record.normalize,
+            contracts: ContractConfigDto::from(record),
+        }
+    }
+}
+
+/// The data-contract part of `Config` and `ConfigUpdateRequest` (same keys in both).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContractConfigDto {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_metadata: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub override_metadata: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_rule_set: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub override_rule_set: Option<serde_json::Value>,
+}
+
+impl From<&ConfigRecord> for ContractConfigDto {
+    fn from(record: &ConfigRecord) -> Self {
+        ContractConfigDto {
+            default_metadata: record.default_metadata.clone(),
+            override_metadata: record.override_metadata.clone(),
+            default_rule_set: record.default_rule_set.clone(),
+            override_rule_set: record.override_rule_set.clone(),
+        }
     }
 }
 
@@ -198,6 +239,9 @@ pub struct ConfigUpdateRequest {
     pub compatibility: Option<String>,
     #[serde(default)]
     pub normalize: Option<bool>,
+    /// Validated and normalised by the registry (42210 for an invalid rule set).
+    #[serde(flatten)]
+    pub contracts: ContractConfigDto,
 }
 
 impl ConfigUpdateRequest {
@@ -211,7 +255,15 @@ impl ConfigUpdateRequest {
                     .map_err(|_| registry_core::RegistryError::InvalidCompatibilityLevel { level })
             })
             .transpose()?;
-        Ok(ConfigRecord { compatibility_level, normalize: self.normalize })
+        let null_is_none = |value: Option<serde_json::Value>| value.filter(|v| !v.is_null());
+        Ok(ConfigRecord {
+            compatibility_level,
+            normalize: self.normalize,
+            default_metadata: null_is_none(self.contracts.default_metadata),
+            override_metadata: null_is_none(self.contracts.override_metadata),
+            default_rule_set: null_is_none(self.contracts.default_rule_set),
+            override_rule_set: null_is_none(self.contracts.override_rule_set),
+        })
     }
 }
 
@@ -222,11 +274,17 @@ pub struct ConfigUpdateResponse {
     pub compatibility: Option<CompatibilityLevel>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub normalize: Option<bool>,
+    #[serde(flatten)]
+    pub contracts: ContractConfigDto,
 }
 
 impl From<&ConfigRecord> for ConfigUpdateResponse {
     fn from(record: &ConfigRecord) -> Self {
-        ConfigUpdateResponse { compatibility: record.compatibility_level, normalize: record.normalize }
+        ConfigUpdateResponse {
+            compatibility: record.compatibility_level,
+            normalize: record.normalize,
+            contracts: ContractConfigDto::from(record),
+        }
     }
 }
 

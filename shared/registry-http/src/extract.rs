@@ -186,6 +186,11 @@ impl Params {
         self.0.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
     }
 
+    /// Every value of `name`, in request order (JAX-RS `List<String>` parameters).
+    pub fn all(&self, name: &str) -> Vec<&str> {
+        self.0.iter().filter(|(key, _)| key == name).map(|(_, value)| value.as_str()).collect()
+    }
+
     /// `Boolean.valueOf`: true only for `true` in any case; absent is false.
     pub fn flag(&self, name: &str) -> bool {
         self.get(name).is_some_and(|value| value.trim().eq_ignore_ascii_case("true"))

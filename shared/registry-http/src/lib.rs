@@ -36,7 +36,7 @@ use axum::routing::{get, post};
 use error::ApiError;
 use http_cache::HttpConfig;
 use registry_core::Registry;
-use routes::{compatibility, config, schemas, subjects, versions};
+use routes::{compatibility, config, contracts, schemas, subjects, versions};
 
 /// Largest accepted request body in bytes (4 MiB); schemas themselves are further limited by the
 /// registry's `max_schema_bytes` (42209).
@@ -64,6 +64,8 @@ pub fn router_with(state: AppState, config: HttpConfig) -> axum::Router {
         .route("/schemas/ids/{id}/schema", get(schemas::get_only_schema_by_id))
         .route("/schemas/ids/{id}/subjects", get(schemas::get_all_subjects_by_id))
         .route("/schemas/ids/{id}/versions", get(schemas::get_all_versions_by_id))
+        .route("/schemas/guids/{guid}", get(contracts::get_schema_by_guid))
+        .route("/subjects/{subject}/metadata", get(contracts::get_latest_with_metadata))
         .route("/contexts", get(schemas::list_contexts))
         .route("/metrics", get(metrics::get_metrics))
         .route("/subjects", get(subjects::get_all_subjects))

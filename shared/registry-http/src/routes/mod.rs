@@ -2,6 +2,7 @@
 
 pub mod compatibility;
 pub mod config;
+pub mod contracts;
 pub mod schemas;
 pub mod subjects;
 pub mod versions;

@@ -8,6 +8,7 @@ mod support;
 mod caching;
 mod compatibility;
 mod config;
+mod contracts;
 mod framework;
 mod observability;
 mod schemas;

@@ -8,7 +8,7 @@ async fn schema_by_id_answers_type_and_text() {
     let api = Api::new();
     let id = api.register_id("users", USER_V1).await;
     let found = api.get(&format!("/schemas/ids/{id}")).await.ok();
-    assert_eq!(keys(&found), ["schema", "schemaType"]);
+    assert_eq!(keys(&found), ["guid", "schema", "schemaType"]);
     assert_eq!(found["schemaType"], "AVRO");
     assert_eq!(found["schema"], USER_V1);
 }
@@ -106,7 +106,7 @@ async fn schemas_listing_carries_subjects_and_filters() {
         .map(|s| (s["subject"].as_str().unwrap().to_string(), s["version"].as_i64().unwrap()))
         .collect();
     assert_eq!(pairs, [("plain".into(), 1), ("users".into(), 1), ("users".into(), 2)]);
-    assert_eq!(keys(&all[0]), ["id", "schema", "schemaType", "subject", "version"]);
+    assert_eq!(keys(&all[0]), ["guid", "id", "schema", "schemaType", "subject", "version"]);
     let latest = api.get("/schemas?subjectPrefix=users&latestOnly=true").await.ok();
     assert_eq!(latest.as_array().map(Vec::len), Some(1));
     assert_eq!(latest[0]["version"], 2);

@@ -67,7 +67,7 @@ async fn lookup_answers_the_schema_object() {
     let api = Api::new();
     let id = api.register_id("users", USER_V1).await;
     let found = api.post("/subjects/users", json!({ "schema": USER_V1 })).await.ok();
-    assert_eq!(keys(&found), ["id", "schema", "schemaType", "subject", "version"]);
+    assert_eq!(keys(&found), ["guid", "id", "schema", "schemaType", "subject", "version"]);
     assert_eq!(found["subject"], "users");
     assert_eq!(found["version"], 1);
     assert_eq!(found["id"], id);

@@ -79,6 +79,11 @@ impl Api {
         Api { router: router(AppState { registry }) }
     }
 
+    /// An API over an already built router (custom registry settings).
+    pub fn with_router(router: Router) -> Api {
+        Api { router }
+    }
+
     pub async fn call(&self, request: Request<Body>) -> Reply {
         let response = self.router.clone().oneshot(request).await.expect("infallible");
         let status = response.status();

@@ -16,7 +16,7 @@ async fn register_with_reference(api: &Api) -> serde_json::Value {
 async fn register_answers_the_stored_schema_without_subject() {
     let api = Api::new();
     let answer = api.register("users", USER_V1).await;
-    assert_eq!(keys(&answer), ["id", "schema", "schemaType", "version"]);
+    assert_eq!(keys(&answer), ["guid", "id", "schema", "schemaType", "version"]);
     assert!(answer["id"].as_i64().is_some_and(|id| id > 0));
     assert_eq!(answer["version"], 1);
     assert_eq!(answer["schemaType"], "AVRO");
@@ -105,7 +105,7 @@ async fn get_version_answers_the_schema_object() {
     let api = Api::new();
     let id = api.register_id("users", USER_V1).await;
     let version = api.get("/subjects/users/versions/1").await.ok();
-    assert_eq!(keys(&version), ["id", "schema", "schemaType", "subject", "version"]);
+    assert_eq!(keys(&version), ["guid", "id", "schema", "schemaType", "subject", "version"]);
     assert_eq!((version["subject"].as_str(), version["version"].as_i64()), (Some("users"), Some(1)));
     assert_eq!(version["id"], id);
     assert_eq!(version["schema"], USER_V1);
