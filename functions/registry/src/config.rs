@@ -38,6 +38,28 @@ pub enum Command {
     Prune(Box<PruneArgs>),
     /// Delete versions older than the newest `--keep` where compatibility is not transitive.
     CapVersions(Box<CapArgs>),
+    /// List subjects by owner with last registration, last use and live version count.
+    Report(Box<ReportArgs>),
+}
+
+/// `registry report`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReportArgs {
+    /// `table` (aligned columns, UTC dates) or `json` (one array of objects, times in ms).
+    #[arg(long, value_enum, default_value_t = ReportFormat::Table)]
+    pub format: ReportFormat,
+    /// The metadata property that names a subject's owner.
+    #[arg(long, default_value = "owner")]
+    pub owner_property: String,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+/// Output of `registry report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    Table,
+    Json,
 }
 
 /// Everything `registry serve` needs, from flags or environment variables.
@@ -67,6 +89,11 @@ pub struct ServeConfig {
     /// one storage write per subject per period per process. 0 turns marking off.
     #[arg(long, env = "REGISTRY_USAGE_GRANULARITY_DAYS", default_value_t = 1)]
     pub usage_granularity_days: u32,
+
+    /// Ownership policy: registering into a subject without live versions requires this metadata
+    /// property (e.g. `owner`); refused with 422 / error_code 42201 otherwise. Unset: no policy.
+    #[arg(long, env = "REGISTRY_REQUIRE_OWNER")]
+    pub require_owner: Option<String>,
 
     /// `Cache-Control` of the immutable `GET /schemas/ids/{id}` answers (empty: none). See
     /// `registry_http::http_cache` for why the default is safe and when to choose `no-cache`.

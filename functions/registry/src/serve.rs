@@ -14,6 +14,7 @@ pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn st
     let settings = RegistrySettings {
         default_compatibility: config.default_compatibility,
         usage_granularity_days: config.usage_granularity_days,
+        require_owner: config.require_owner.clone(),
         ..RegistrySettings::default()
     };
     let registry = Registry::new(opened.store, settings);

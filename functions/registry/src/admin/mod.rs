@@ -8,9 +8,10 @@ mod cap;
 mod import;
 mod progress;
 mod prune;
+mod report;
 mod snapshot;
 
-use crate::config::{CapArgs, ExportArgs, ImportArgs, PruneArgs, ServeConfig, TargetArgs};
+use crate::config::{CapArgs, ExportArgs, ImportArgs, PruneArgs, ReportArgs, ReportFormat, ServeConfig, TargetArgs};
 use api::Api;
 use registry_core::{Registry, RegistrySettings};
 use snapshot::Snapshot;
@@ -157,4 +158,20 @@ pub async fn cap_versions(args: CapArgs) -> Result<(), AdminError> {
     let plan =
         cap::CapPlan { keep: args.keep, subject_prefix: args.subject_prefix, force: args.force, dry_run: args.dry_run };
     cap::run(&target_api(&args.target).await?, &plan).await?.finish()
+}
+
+/// `registry report`: subjects by owner (see `report`), printed to stdout.
+pub async fn report(args: ReportArgs) -> Result<(), AdminError> {
+    let api = target_api(&args.target).await?;
+    let rows = report::rows(&api, &args.owner_property).await?;
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    match args.format {
+        ReportFormat::Table => report::write_table(&mut out, &rows)?,
+        ReportFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &rows)?;
+            writeln!(out)?;
+        }
+    }
+    out.flush()?;
+    Ok(())
 }
