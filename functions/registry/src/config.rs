@@ -15,6 +15,11 @@ pub struct Cli {
     #[arg(long, env = "RUST_LOG", default_value = DEFAULT_LOG, global = true)]
     pub log: String,
 
+    /// Log line format: `text` (human-readable) or `json` (one JSON object per line, for log
+    /// pipelines; the per-request lines carry operation, subject, status, latency and request id).
+    #[arg(long, env = "REGISTRY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
+    pub log_format: LogFormat,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -90,6 +95,15 @@ pub struct ServeConfig {
     #[arg(long, env = "REGISTRY_USAGE_GRANULARITY_DAYS", default_value_t = 1)]
     pub usage_granularity_days: u32,
 
+    /// Churn guard: new versions per subject per rolling hour before the registry warns and
+    /// counts `churn_exceeded_total` (0 turns the guard off). Counted per process.
+    #[arg(long, env = "REGISTRY_CHURN_MAX_PER_HOUR", default_value_t = 50)]
+    pub churn_max_per_hour: u32,
+
+    /// Churn guard: refuse new versions over the limit with 429 / error_code 42901 (`true`/`false`).
+    #[arg(long, env = "REGISTRY_CHURN_ENFORCE", default_value_t = false, action = clap::ArgAction::Set)]
+    pub churn_enforce: bool,
+
     /// Ownership policy: registering into a subject without live versions requires this metadata
     /// property (e.g. `owner`); refused with 422 / error_code 42201 otherwise. Unset: no policy.
     #[arg(long, env = "REGISTRY_REQUIRE_OWNER")]
@@ -99,6 +113,15 @@ pub struct ServeConfig {
     /// `registry_http::http_cache` for why the default is safe and when to choose `no-cache`.
     #[arg(long, env = "REGISTRY_ID_CACHE_CONTROL", default_value = registry_http::http_cache::DEFAULT_ID_CACHE_CONTROL)]
     pub id_cache_control: String,
+}
+
+/// How log lines are written (to stderr).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines (colored on a terminal).
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// Where schemas, versions and config are kept.

@@ -9,7 +9,7 @@ mod serve;
 mod store;
 
 use clap::Parser;
-use config::{Cli, Command};
+use config::{Cli, Command, LogFormat};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -17,7 +17,7 @@ use std::time::Instant;
 fn main() -> ExitCode {
     let started = Instant::now();
     let cli = Cli::parse();
-    init_tracing(&cli.log);
+    init_tracing(&cli.log, cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -44,14 +44,12 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_tracing(filter: &str) {
+fn init_tracing(filter: &str, format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_new(filter)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(config::DEFAULT_LOG));
-    let ansi = std::io::stderr().is_terminal();
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_target(false)
-        .with_ansi(ansi)
-        .with_writer(std::io::stderr)
-        .init();
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Json => builder.json().with_ansi(false).init(),
+        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
+    }
 }

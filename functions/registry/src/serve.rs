@@ -2,7 +2,7 @@
 
 use crate::config::ServeConfig;
 use crate::store;
-use registry_core::{Registry, RegistrySettings};
+use registry_core::{ChurnSettings, Registry, RegistrySettings};
 use registry_http::AppState;
 use std::time::Instant;
 use tokio::net::TcpListener;
@@ -15,11 +15,13 @@ pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn st
         default_compatibility: config.default_compatibility,
         usage_granularity_days: config.usage_granularity_days,
         require_owner: config.require_owner.clone(),
+        churn: ChurnSettings { max_per_hour: config.churn_max_per_hour, enforce: config.churn_enforce },
         ..RegistrySettings::default()
     };
     let registry = Registry::new(opened.store, settings);
     let http = registry_http::http_cache::HttpConfig::with_id_cache_control(&config.id_cache_control)?;
-    let app = crate::auth::protect(registry_http::router_with(AppState { registry }, http))?;
+    let app = crate::auth::protect(registry_http::router_with(AppState { registry: registry.clone() }, http))?;
+    let app = registry_http::observability::layer(app, registry);
 
     let address = format!("{}:{}", config.bind, config.port);
     let listener = TcpListener::bind(&address).await.map_err(|error| format!("cannot listen on {address}: {error}"))?;
