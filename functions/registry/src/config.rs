@@ -269,6 +269,19 @@ mod tests {
     }
 
     #[test]
+    fn churn_guard_and_log_format_flags() {
+        let config = serve(&[]).unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!((config.churn_max_per_hour, config.churn_enforce), (50, false));
+        let config = serve(&["--churn-max-per-hour", "0", "--churn-enforce", "true"]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((config.churn_max_per_hour, config.churn_enforce), (0, true));
+        assert!(serve(&["--churn-enforce", "maybe"]).is_err());
+        let cli =
+            Cli::try_parse_from(["registry", "--log-format", "json", "aws-init"]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(cli.log_format, LogFormat::Json);
+        assert!(Cli::try_parse_from(["registry", "--log-format", "xml", "aws-init"]).is_err());
+    }
+
+    #[test]
     fn unknown_backend_and_level_are_rejected() {
         assert!(serve(&["--backend", "cassandra"]).is_err());
         assert!(serve(&["--default-compatibility", "SIDEWAYS"]).is_err());
