@@ -4,6 +4,7 @@ mod compatibility;
 mod concurrency;
 mod config_mode;
 mod content_types;
+mod data_contracts;
 mod errors;
 mod protobuf;
 mod json_schema;

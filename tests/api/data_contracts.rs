@@ -1,0 +1,74 @@
+//! Data contracts end to end: metadata/ruleSet round trips, identity, 42210, config defaults and
+//! overrides, `/subjects/{s}/metadata`, `guid` and `/schemas/guids/{guid}`.
+
+use api_tests::Harness;
+use api_tests::schemas::{user_v1, user_v2_with_default};
+use serde_json::{Value, json};
+
+fn rules() -> Value {
+    json!({"domainRules": [{"name": "checkId", "kind": "CONDITION", "mode": "WRITE", "type": "CEL", "expr": "message.id > 0", "disabled": false}]})
+}
+
+fn owned(schema: &str, owner: &str) -> Value {
+    json!({"schema": schema, "metadata": {"properties": {"owner": owner}}, "ruleSet": rules()})
+}
+
+async fn contracts_round_trip_on_every_read(h: &Harness) {
+    let registered = h.register_raw("users", &owned(&user_v1(), "team-a")).await.ok_json(200);
+    let id = registered["id"].as_i64().unwrap_or_default();
+    let lookup = h.post("/subjects/users", &owned(&user_v1(), "team-a")).await.ok_json(200);
+    let version = h.get("/subjects/users/versions/1").await.ok_json(200);
+    let by_id = h.get(&format!("/schemas/ids/{id}")).await.ok_json(200);
+    for answer in [&registered, &lookup, &version, &by_id] {
+        assert_eq!(answer["metadata"], json!({"properties": {"owner": "team-a"}}), "{answer}");
+        assert_eq!(answer["ruleSet"], rules(), "{answer}");
+        assert_eq!(answer["guid"], registered["guid"], "{answer}");
+    }
+}
+
+async fn other_metadata_is_a_new_version_and_id(h: &Harness) {
+    let first = h.register_raw("users", &owned(&user_v1(), "team-a")).await.ok_json(200);
+    let second = h.register_raw("users", &owned(&user_v1(), "team-b")).await.ok_json(200);
+    assert_eq!(second["version"], 2);
+    assert_ne!(second["id"], first["id"]);
+    let again = h.register_raw("users", &owned(&user_v1(), "team-a")).await.ok_json(200);
+    assert_eq!((again["version"].clone(), again["id"].clone()), (json!(1), first["id"].clone()));
+}
+
+async fn invalid_rule_set_is_42210(h: &Harness) {
+    let body = json!({"schema": user_v1(), "ruleSet": {"domainRules": [{"name": "bad-name", "type": "CEL"}]}});
+    let message = h.register_raw("users", &body).await.assert_error(422, 42210);
+    assert_eq!(message, "Illegal character in rule name: bad-name");
+    h.get("/subjects/users/versions").await.assert_error(404, 40401);
+}
+
+async fn config_defaults_and_overrides_apply_and_persist(h: &Harness) {
+    let config = json!({"defaultMetadata": {"properties": {"owner": "platform"}}, "overrideRuleSet": rules()});
+    h.put("/config", &config).await.ok_json(200);
+    let stored = h.get("/config").await.ok_json(200);
+    assert_eq!(stored["defaultMetadata"], config["defaultMetadata"]);
+    assert_eq!(stored["overrideRuleSet"], rules());
+    let registered = h.register_raw("users", &json!({"schema": user_v1()})).await.ok_json(200);
+    assert_eq!(registered["metadata"], json!({"properties": {"owner": "platform"}}));
+    assert_eq!(registered["ruleSet"], rules());
+}
+
+async fn latest_with_metadata_and_guid_lookup(h: &Harness) {
+    h.register_raw("users", &owned(&user_v1(), "a")).await.ok_json(200);
+    let v2 = h.register_raw("users", &owned(&user_v2_with_default(), "b")).await.ok_json(200);
+    assert_eq!(h.get("/subjects/users/metadata?key=owner&value=a").await.ok_json(200)["version"], 1);
+    assert_eq!(h.get("/subjects/users/metadata?key=owner&value=b").await.ok_json(200)["version"], 2);
+    h.get("/subjects/users/metadata?key=owner&value=z").await.assert_error(404, 40403);
+    let guid = v2["guid"].as_str().unwrap_or_default().to_string();
+    let found = h.get(&format!("/schemas/guids/{guid}")).await.ok_json(200);
+    assert_eq!(found["schema"], v2["schema"]);
+    assert_eq!(found["metadata"], v2["metadata"]);
+}
+
+api_tests::api_cases!(
+    contracts_round_trip_on_every_read,
+    other_metadata_is_a_new_version_and_id,
+    invalid_rule_set_is_42210,
+    config_defaults_and_overrides_apply_and_persist,
+    latest_with_metadata_and_guid_lookup,
+);
