@@ -232,8 +232,8 @@ pub fn stamp_confluent_version(metadata: Option<Metadata>, version: i32) -> Meta
 }
 
 /// Confluent's schema `guid` (CP 8): MD5 over the stored text, each reference (name, subject,
-/// 4-byte big-endian version), then `0x01` + the metadata hash when metadata is present and `0x01`
-/// + each rule's hash when a rule set is present (`Schema.updateHash`), printed as a UUID.
+/// 4-byte big-endian version), then `0x01` and the metadata hash when metadata is present, then
+/// `0x01` and each rule's hash when a rule set is present (`Schema.updateHash`), printed as a UUID.
 /// Contract parts that do not read as Confluent's shapes hash as their compact JSON text.
 pub fn guid(
     schema: &str,
