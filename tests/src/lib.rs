@@ -1,6 +1,7 @@
 //! API test harness: serves `registry_http::router` on a real socket over a chosen backend, with a small
 //! typed HTTP client and the macro that instantiates each case once per backend.
 
+pub mod aws;
 pub mod client;
 pub mod schemas;
 
@@ -21,6 +22,8 @@ pub enum Backend {
     Memory,
     /// `LocalStore` in this directory (the embedded default); data survives a restart on the same directory.
     Local(PathBuf),
+    /// `AwsStore` (DynamoDB + S3) on the emulator, over an existing table and bucket.
+    Aws(aws::AwsTarget),
 }
 
 /// Which backend a macro-generated test uses; `Local` gets a fresh temporary directory.
@@ -147,11 +150,15 @@ impl Drop for Harness {
     }
 }
 
-/// Opens the store `backend` names. Panics if the embedded store cannot open its directory.
+/// Opens the store `backend` names. Panics if the embedded store cannot open its directory. The AWS
+/// store opens without any call: its table and bucket must already exist.
 pub fn open_store(backend: &Backend) -> Arc<dyn Store> {
     match backend {
         Backend::Memory => Arc::new(MemoryStore::new()),
         Backend::Local(dir) => open_local(dir),
+        Backend::Aws(target) => {
+            Arc::new(registry_store_aws::AwsStore::with_path_style(&target.sdk, target.names.clone(), true))
+        }
     }
 }
 
@@ -162,8 +169,10 @@ fn open_local(dir: &Path) -> Arc<dyn Store> {
     }
 }
 
-/// Instantiates each listed `async fn(&Harness)` once per backend, as `memory::<case>` and
-/// `local::<case>`. Use it once per test module, after the cases.
+/// Instantiates each listed `async fn(&Harness)` once per backend, as `memory::<case>`,
+/// `local::<case>` and `aws::<case>`. Use it once per test module, after the cases. An `aws::` case
+/// runs on a table and bucket of its own, deleted afterwards even when the case fails; it skips only
+/// when neither `AWS_ENDPOINT_URL` nor `CI` is set (see [`aws::emulator_sdk`]).
 #[macro_export]
 macro_rules! api_cases {
     ($($case:ident),* $(,)?) => {
@@ -184,6 +193,16 @@ macro_rules! api_cases {
                     let harness = $crate::Harness::start_kind($crate::Kind::Local).await;
                     super::$case(&harness).await;
                     harness.stop().await;
+                }
+            )*
+        }
+        mod aws {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let Some(case) = $crate::aws::AwsCase::start().await else { return };
+                    let outcome = $crate::aws::catch(super::$case(case.harness())).await;
+                    case.finish(outcome).await;
                 }
             )*
         }

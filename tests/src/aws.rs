@@ -1,0 +1,102 @@
+//! The AWS backend fixture: emulator gating, a unique table and bucket per case, and cleanup that
+//! runs whether the case passed or panicked.
+//!
+//! Gating matches the `registry-store-aws` tests: without `AWS_ENDPOINT_URL` a case skips (and says
+//! why) unless `CI` is set, in which case it fails so a green CI run cannot hide the backend.
+
+use crate::{Backend, Harness};
+use aws_config::{BehaviorVersion, Region, SdkConfig};
+use aws_sdk_dynamodb::config::{Credentials, SharedCredentialsProvider};
+use futures::FutureExt;
+use registry_store_aws::AwsStoreConfig;
+use registry_store_aws::provision::{create_resources, delete_resources};
+use std::any::Any;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+/// Where an `AwsStore` lives: the emulator's SDK configuration and the table and bucket names.
+#[derive(Debug, Clone)]
+pub struct AwsTarget {
+    /// Region, credentials and endpoint of the emulator.
+    pub sdk: SdkConfig,
+    /// Table and bucket, created by [`AwsCase::start`] and deleted by [`AwsCase::finish`].
+    pub names: AwsStoreConfig,
+}
+
+/// The SDK configuration for the emulator at `AWS_ENDPOINT_URL`, or `None` to skip the case (no
+/// endpoint and `CI` unset). Panics when `CI` is set and no endpoint is configured.
+pub async fn emulator_sdk() -> Option<SdkConfig> {
+    let endpoint = std::env::var("AWS_ENDPOINT_URL").ok().filter(|value| !value.is_empty());
+    if endpoint.is_none() {
+        assert!(std::env::var_os("CI").is_none(), "CI is set but AWS_ENDPOINT_URL is not: start the emulator");
+        eprintln!("skipping the AWS backend: AWS_ENDPOINT_URL is unset (run scripts/emulator-start.sh)");
+        return None;
+    }
+    let mut loader = aws_config::defaults(BehaviorVersion::latest());
+    if std::env::var_os("AWS_REGION").is_none() && std::env::var_os("AWS_DEFAULT_REGION").is_none() {
+        loader = loader.region(Region::new("us-east-1"));
+    }
+    if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
+        let dummy = Credentials::new("test", "test", None, None, "emulator");
+        loader = loader.credentials_provider(SharedCredentialsProvider::new(dummy));
+    }
+    Some(loader.load().await)
+}
+
+/// A harness on `AwsStore` over a table and bucket of its own. Call [`AwsCase::finish`] with the
+/// case's outcome (see [`catch`]): it stops the server, deletes the resources and re-raises a panic.
+#[derive(Debug)]
+pub struct AwsCase {
+    harness: Harness,
+    target: AwsTarget,
+}
+
+impl AwsCase {
+    /// Creates a uniquely named table and bucket and serves the registry over them; `None` when
+    /// the emulator is not configured and the case may skip (see [`emulator_sdk`]). Panics if the
+    /// resources cannot be created.
+    pub async fn start() -> Option<AwsCase> {
+        let sdk = emulator_sdk().await?;
+        let n = NEXT.fetch_add(1, Ordering::SeqCst);
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        let name = format!("api-test-{}-{nanos}-{n}", std::process::id());
+        let names = AwsStoreConfig { table: name.clone(), bucket: name };
+        if let Err(error) = create_resources(&sdk, &names, true).await {
+            // A half-created pair (table made, bucket refused) must not outlive the failure.
+            let _ = delete_resources(&sdk, &names, true).await;
+            panic!("creating table and bucket {}: {error}", names.table);
+        }
+        let target = AwsTarget { sdk, names };
+        let harness = Harness::start(Backend::Aws(target.clone())).await;
+        Some(AwsCase { harness, target })
+    }
+
+    /// The harness serving this case.
+    pub fn harness(&self) -> &Harness {
+        &self.harness
+    }
+
+    /// Stops the server, deletes the table and bucket, then re-raises the case's panic if it had one.
+    /// Panics if the resources cannot be deleted after a passing case.
+    pub async fn finish(self, outcome: Result<(), Box<dyn Any + Send>>) {
+        let stopped = catch(self.harness.stop()).await;
+        let deleted = delete_resources(&self.target.sdk, &self.target.names, true).await;
+        if let Err(panic) = outcome.and(stopped) {
+            if let Err(error) = deleted {
+                eprintln!("also failed to delete {}: {error}", self.target.names.table);
+            }
+            std::panic::resume_unwind(panic);
+        }
+        if let Err(error) = deleted {
+            panic!("deleting table and bucket {}: {error}", self.target.names.table);
+        }
+    }
+}
+
+/// Runs `case` to completion, turning a panic into `Err` so cleanup can run before it is re-raised.
+pub async fn catch<F: Future<Output = ()>>(case: F) -> Result<(), Box<dyn Any + Send>> {
+    AssertUnwindSafe(case).catch_unwind().await
+}
