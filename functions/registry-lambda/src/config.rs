@@ -2,7 +2,7 @@
 //! store reads its own `REGISTRY_TABLE`, `REGISTRY_BUCKET` and `AWS_*` in `registry-store-aws`).
 
 use registry_core::cache::DEFAULT_CACHE_BYTES;
-use registry_core::{CompatibilityLevel, RegistrySettings};
+use registry_core::{ChurnSettings, CompatibilityLevel, RegistrySettings};
 
 /// The log filter used when `RUST_LOG` is unset.
 pub const DEFAULT_LOG: &str = "info";
@@ -16,6 +16,12 @@ pub struct LambdaConfig {
     pub cache_bytes: usize,
     /// `RUST_LOG` (default `info`): tracing-subscriber `EnvFilter` syntax.
     pub log_filter: String,
+    /// `REGISTRY_CHURN_MAX_PER_HOUR` (default 50, 0 = off) and `REGISTRY_CHURN_ENFORCE` (`true`/`false`,
+    /// default false): the per-instance churn guard (see `registry_core::churn`).
+    pub churn: ChurnSettings,
+    /// `REGISTRY_METRICS_NAMESPACE` (default `SchemaRegistry`) and `AWS_LAMBDA_FUNCTION_NAME` (the
+    /// `Registry` dimension; `registry` when unset): where the EMF lines put the metrics.
+    pub emf: crate::emf::EmfConfig,
 }
 
 /// A variable is set to a value the function cannot use. Init fails loudly with this.
@@ -30,6 +36,9 @@ pub enum ConfigError {
     /// `REGISTRY_CACHE_BYTES` is not a non-negative integer.
     #[error("REGISTRY_CACHE_BYTES={0:?} is not a byte count")]
     CacheBytes(String),
+    /// `REGISTRY_CHURN_MAX_PER_HOUR` is not a non-negative integer or `REGISTRY_CHURN_ENFORCE` not `true`/`false`.
+    #[error("{0}={1:?} is not a valid churn guard setting")]
+    Churn(&'static str, String),
 }
 
 impl LambdaConfig {
@@ -52,12 +61,32 @@ impl LambdaConfig {
             Some(value) => value.trim().parse().map_err(|_| ConfigError::CacheBytes(value))?,
         };
         let log_filter = lookup("RUST_LOG").unwrap_or_else(|| DEFAULT_LOG.to_string());
-        Ok(LambdaConfig { default_compatibility, cache_bytes, log_filter })
+        let mut churn = ChurnSettings::default();
+        if let Some(value) = lookup("REGISTRY_CHURN_MAX_PER_HOUR") {
+            churn.max_per_hour =
+                value.trim().parse().map_err(|_| ConfigError::Churn("REGISTRY_CHURN_MAX_PER_HOUR", value))?;
+        }
+        if let Some(value) = lookup("REGISTRY_CHURN_ENFORCE") {
+            churn.enforce = match value.trim().to_ascii_lowercase().as_str() {
+                "true" => true,
+                "false" => false,
+                _ => return Err(ConfigError::Churn("REGISTRY_CHURN_ENFORCE", value)),
+            };
+        }
+        let emf = crate::emf::EmfConfig {
+            namespace: lookup("REGISTRY_METRICS_NAMESPACE").unwrap_or_else(|| "SchemaRegistry".to_string()),
+            registry: lookup("AWS_LAMBDA_FUNCTION_NAME").unwrap_or_else(|| "registry".to_string()),
+        };
+        Ok(LambdaConfig { default_compatibility, cache_bytes, log_filter, churn, emf })
     }
 
     /// The registry settings these variables select (other settings keep their defaults).
     pub fn settings(&self) -> RegistrySettings {
-        RegistrySettings { default_compatibility: self.default_compatibility, ..RegistrySettings::default() }
+        RegistrySettings {
+            default_compatibility: self.default_compatibility,
+            churn: self.churn,
+            ..RegistrySettings::default()
+        }
     }
 }
 
@@ -101,5 +130,23 @@ mod tests {
             Err(ConfigError::Compatibility("SIDEWAYS".into()))
         );
         assert_eq!(config(&[("REGISTRY_CACHE_BYTES", "-1")]), Err(ConfigError::CacheBytes("-1".into())));
+        assert!(matches!(config(&[("REGISTRY_CHURN_MAX_PER_HOUR", "-5")]), Err(ConfigError::Churn(..))));
+        assert!(matches!(config(&[("REGISTRY_CHURN_ENFORCE", "yes")]), Err(ConfigError::Churn(..))));
+    }
+
+    #[test]
+    fn churn_guard_and_metrics_settings_are_read() {
+        let defaults = config(&[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((defaults.churn.max_per_hour, defaults.churn.enforce), (50, false));
+        assert_eq!((defaults.emf.namespace.as_str(), defaults.emf.registry.as_str()), ("SchemaRegistry", "registry"));
+        let config = config(&[
+            ("REGISTRY_CHURN_MAX_PER_HOUR", "10"),
+            ("REGISTRY_CHURN_ENFORCE", "TRUE"),
+            ("REGISTRY_METRICS_NAMESPACE", "Team/Registry"),
+            ("AWS_LAMBDA_FUNCTION_NAME", "team-registry"),
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(config.settings().churn, ChurnSettings { max_per_hour: 10, enforce: true });
+        assert_eq!((config.emf.namespace.as_str(), config.emf.registry.as_str()), ("Team/Registry", "team-registry"));
     }
 }

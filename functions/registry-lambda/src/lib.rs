@@ -13,6 +13,7 @@
 
 pub mod auth;
 pub mod config;
+pub mod emf;
 
 pub use config::{ConfigError, LambdaConfig};
 
@@ -37,12 +38,38 @@ pub fn handler_with(
     registry: Registry,
     authenticator: Option<std::sync::Arc<registry_auth::Authenticator>>,
 ) -> Handler {
-    let router = registry_http::router(AppState { registry });
+    handler_observed(registry, authenticator, None)
+}
+
+/// [`handler_with`], with every answer (authentication's too) logged and counted under the Lambda
+/// request id, and, with `emf`, one CloudWatch EMF line per request on stdout ([`emf`]).
+pub fn handler_observed(
+    registry: Registry,
+    authenticator: Option<std::sync::Arc<registry_auth::Authenticator>>,
+    emf: Option<emf::EmfConfig>,
+) -> Handler {
+    let router = registry_http::router(AppState { registry: registry.clone() });
     let router = match authenticator {
         Some(authenticator) => registry_http::auth::protect(router, authenticator),
         None => router,
     };
-    MapRequest::new(router, strip_stage as fn(Request) -> Request)
+    let router = registry_http::observability::layer(router, registry.clone());
+    let router = match emf {
+        Some(config) => emf::layer(router, registry, std::sync::Arc::new(emf::Emf::new(config))),
+        None => router,
+    };
+    MapRequest::new(router, prepare as fn(Request) -> Request)
+}
+
+/// [`strip_stage`], then the Lambda request id as the request's
+/// [`registry_http::observability::RequestId`] (logged and echoed in `X-Request-Id`).
+pub fn prepare(request: Request) -> Request {
+    let mut request = strip_stage(request);
+    let id = request.lambda_context_ref().map(|context| context.request_id.clone()).filter(|id| !id.is_empty());
+    if let Some(id) = id {
+        request.extensions_mut().insert(registry_http::observability::RequestId(id));
+    }
+    request
 }
 
 /// Removes `/{stage}` from the front of the path when the event came from a named API Gateway

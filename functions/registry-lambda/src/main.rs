@@ -4,7 +4,7 @@
 
 use lambda_http::Error;
 use registry_core::{CachedStore, Registry};
-use registry_lambda::{LambdaConfig, handler_with};
+use registry_lambda::{LambdaConfig, handler_observed};
 use registry_store_aws::AwsStore;
 use std::sync::Arc;
 
@@ -21,5 +21,6 @@ async fn main() -> Result<(), Error> {
     let store = Arc::new(CachedStore::with_capacity(store, config.cache_bytes));
     let registry = Registry::new(store, config.settings());
     let authenticator = registry_lambda::auth::authenticator().await?;
-    lambda_http::run_with_streaming_response(handler_with(registry, authenticator)).await
+    let handler = handler_observed(registry, authenticator, Some(config.emf));
+    lambda_http::run_with_streaming_response(handler).await
 }
