@@ -86,3 +86,53 @@ resource "aws_cloudwatch_metric_alarm" "dynamodb_throttles" {
     }
   }
 }
+
+# ID churn, from the function's EMF metrics (registry_lambda::emf): one producer registering a new
+# schema per message burns the ID space. The churn guard counts per instance; CloudWatch sums
+# ChurnExceeded over every instance, so this alarm is fleet-wide.
+resource "aws_cloudwatch_metric_alarm" "churn" {
+  alarm_name          = "${local.prefix}-churn"
+  alarm_description   = "A subject registered more than churn_max_per_hour new versions in an hour (ChurnExceeded). Find the producer registering a schema per message (log lines 'churn guard' name the subject)."
+  namespace           = var.metrics_namespace
+  metric_name         = "ChurnExceeded"
+  dimensions          = { Registry = aws_lambda_function.registry.function_name }
+  statistic           = "Sum"
+  period              = 3600
+  evaluation_periods  = 1
+  threshold           = var.alarm_churn_per_hour
+  comparison_operator = "GreaterThanThreshold"
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = local.alarm_actions
+  ok_actions          = local.alarm_actions
+  tags                = local.tags
+}
+
+resource "aws_cloudwatch_metric_alarm" "id_growth" {
+  alarm_name          = "${local.prefix}-id-growth"
+  alarm_description   = "The schema ID counter grew faster than alarm_id_growth_per_hour (hourly growth of MaxSchemaId)."
+  evaluation_periods  = 1
+  threshold           = var.alarm_id_growth_per_hour
+  comparison_operator = "GreaterThanThreshold"
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = local.alarm_actions
+  ok_actions          = local.alarm_actions
+  tags                = local.tags
+
+  metric_query {
+    id          = "growth"
+    expression  = "DIFF(max_id)"
+    label       = "Schema IDs allocated per hour"
+    return_data = true
+  }
+
+  metric_query {
+    id = "max_id"
+    metric {
+      namespace   = var.metrics_namespace
+      metric_name = "MaxSchemaId"
+      dimensions  = { Registry = aws_lambda_function.registry.function_name }
+      period      = 3600
+      stat        = "Maximum"
+    }
+  }
+}

@@ -31,6 +31,9 @@ resource "aws_lambda_function" "registry" {
       REGISTRY_BUCKET                      = aws_s3_bucket.bodies.id
       REGISTRY_DEFAULT_COMPATIBILITY       = var.default_compatibility
       RUST_LOG                             = var.log_level
+      REGISTRY_CHURN_MAX_PER_HOUR          = tostring(var.churn_max_per_hour)
+      REGISTRY_CHURN_ENFORCE               = tostring(var.churn_enforce)
+      REGISTRY_METRICS_NAMESPACE           = var.metrics_namespace
       AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH = "true"
     })
   }

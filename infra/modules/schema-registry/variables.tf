@@ -158,3 +158,38 @@ variable "jwt_role_claim" {
   type        = string
   default     = "scope"
 }
+
+variable "churn_max_per_hour" {
+  description = "Churn guard: new versions per subject per rolling hour before the function warns and emits ChurnExceeded (REGISTRY_CHURN_MAX_PER_HOUR; counted per instance; 0 = off)."
+  type        = number
+  default     = 50
+
+  validation {
+    condition     = var.churn_max_per_hour >= 0 && floor(var.churn_max_per_hour) == var.churn_max_per_hour
+    error_message = "churn_max_per_hour must be a non-negative integer."
+  }
+}
+
+variable "churn_enforce" {
+  description = "Churn guard: refuse new versions over churn_max_per_hour with 429 / error_code 42901 instead of only warning (REGISTRY_CHURN_ENFORCE)."
+  type        = bool
+  default     = false
+}
+
+variable "metrics_namespace" {
+  description = "CloudWatch namespace of the function's embedded-metric-format (EMF) metrics (REGISTRY_METRICS_NAMESPACE)."
+  type        = string
+  default     = "SchemaRegistry"
+}
+
+variable "alarm_churn_per_hour" {
+  description = "Alarm when more than this many registrations per hour (all instances, all subjects) were over the churn threshold (metric ChurnExceeded)."
+  type        = number
+  default     = 0
+}
+
+variable "alarm_id_growth_per_hour" {
+  description = "Alarm when the highest schema ID (metric MaxSchemaId) grows by more than this many IDs in an hour: a producer registering a new schema per message burns the ID space."
+  type        = number
+  default     = 1000
+}
