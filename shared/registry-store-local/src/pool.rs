@@ -15,6 +15,10 @@ pub(crate) const MAX_READERS: usize = 8;
 /// Idle read connections kept: the blocking readers plus the inline ones (one per async worker).
 const MAX_IDLE_READERS: usize = MAX_READERS + 4;
 
+/// Prepared statements kept per connection: more than the distinct statements the store runs,
+/// so the hot paths never parse SQL again (rusqlite's default of 16 is fewer).
+const STATEMENT_CACHE: usize = 128;
+
 /// The database file's connections. Readers are opened on first use, not at start-up.
 #[derive(Debug)]
 pub(crate) struct Pool {
@@ -32,6 +36,7 @@ impl Pool {
     /// Opens (creating if needed) the database at `path` and migrates it. Reads no data.
     pub(crate) fn open(path: &Path) -> LocalResult<Pool> {
         let mut writer = Connection::open(path)?;
+        writer.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         schema::configure_writer(&writer)?;
         schema::migrate(&mut writer)?;
         Ok(Pool { path: path.to_path_buf(), writer: Writer::start(writer)?, readers: Mutex::new(Vec::new()) })
@@ -93,6 +98,7 @@ impl Pool {
     fn open_reader(&self) -> LocalResult<Connection> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&self.path, flags)?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         schema::configure(&conn)?;
         Ok(conn)
     }
