@@ -1,3 +1,8 @@
+locals {
+  # The ownership policy is off unless a property name is given.
+  owner_environment = var.require_owner == "" ? {} : { REGISTRY_REQUIRE_OWNER = var.require_owner }
+}
+
 # One function serves the whole Confluent API (see README.md "One function, not a read/write split").
 resource "aws_cloudwatch_log_group" "registry" {
   name              = "/aws/lambda/${local.prefix}"
@@ -25,7 +30,7 @@ resource "aws_lambda_function" "registry" {
   kms_key_arn                    = aws_kms_key.registry.arn
 
   environment {
-    variables = merge(local.auth_environment, {
+    variables = merge(local.auth_environment, local.owner_environment, {
       REGISTRY_BACKEND                     = "aws"
       REGISTRY_TABLE                       = aws_dynamodb_table.registry.name
       REGISTRY_BUCKET                      = aws_s3_bucket.bodies.id
@@ -34,6 +39,7 @@ resource "aws_lambda_function" "registry" {
       REGISTRY_CHURN_MAX_PER_HOUR          = tostring(var.churn_max_per_hour)
       REGISTRY_CHURN_ENFORCE               = tostring(var.churn_enforce)
       REGISTRY_METRICS_NAMESPACE           = var.metrics_namespace
+      REGISTRY_USAGE_GRANULARITY_DAYS      = tostring(var.usage_granularity_days)
       AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH = "true"
     })
   }

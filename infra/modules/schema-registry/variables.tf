@@ -193,3 +193,15 @@ variable "alarm_id_growth_per_hour" {
   type        = number
   default     = 1000
 }
+
+variable "require_owner" {
+  description = "Ownership policy: a new subject must carry this metadata property (e.g. \"owner\"). Empty: off."
+  type        = string
+  default     = ""
+}
+
+variable "usage_granularity_days" {
+  description = "Period of the per-subject last-used marker read by `registry prune`: at most one DynamoDB write per subject per period per instance. 0 turns it off."
+  type        = number
+  default     = 1
+}
