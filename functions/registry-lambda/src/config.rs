@@ -22,6 +22,10 @@ pub struct LambdaConfig {
     /// `REGISTRY_METRICS_NAMESPACE` (default `SchemaRegistry`) and `AWS_LAMBDA_FUNCTION_NAME` (the
     /// `Registry` dimension; `registry` when unset): where the EMF lines put the metrics.
     pub emf: crate::emf::EmfConfig,
+    /// `REGISTRY_REQUIRE_OWNER` (unset: off): a new subject must carry this metadata property.
+    pub require_owner: Option<String>,
+    /// `REGISTRY_USAGE_GRANULARITY_DAYS` (default 1, 0 = off): period of the last-used marker.
+    pub usage_granularity_days: u32,
 }
 
 /// A variable is set to a value the function cannot use. Init fails loudly with this.
@@ -39,6 +43,9 @@ pub enum ConfigError {
     /// `REGISTRY_CHURN_MAX_PER_HOUR` is not a non-negative integer or `REGISTRY_CHURN_ENFORCE` not `true`/`false`.
     #[error("{0}={1:?} is not a valid churn guard setting")]
     Churn(&'static str, String),
+    /// `REGISTRY_USAGE_GRANULARITY_DAYS` is not a non-negative integer.
+    #[error("REGISTRY_USAGE_GRANULARITY_DAYS={0:?} is not a number of days")]
+    UsageGranularity(String),
 }
 
 impl LambdaConfig {
@@ -77,7 +84,20 @@ impl LambdaConfig {
             namespace: lookup("REGISTRY_METRICS_NAMESPACE").unwrap_or_else(|| "SchemaRegistry".to_string()),
             registry: lookup("AWS_LAMBDA_FUNCTION_NAME").unwrap_or_else(|| "registry".to_string()),
         };
-        Ok(LambdaConfig { default_compatibility, cache_bytes, log_filter, churn, emf })
+        let require_owner = lookup("REGISTRY_REQUIRE_OWNER").map(|property| property.trim().to_string());
+        let usage_granularity_days = match lookup("REGISTRY_USAGE_GRANULARITY_DAYS") {
+            None => RegistrySettings::default().usage_granularity_days,
+            Some(value) => value.trim().parse().map_err(|_| ConfigError::UsageGranularity(value))?,
+        };
+        Ok(LambdaConfig {
+            default_compatibility,
+            cache_bytes,
+            log_filter,
+            churn,
+            emf,
+            require_owner,
+            usage_granularity_days,
+        })
     }
 
     /// The registry settings these variables select (other settings keep their defaults).
@@ -85,6 +105,8 @@ impl LambdaConfig {
         RegistrySettings {
             default_compatibility: self.default_compatibility,
             churn: self.churn,
+            require_owner: self.require_owner.clone(),
+            usage_granularity_days: self.usage_granularity_days,
             ..RegistrySettings::default()
         }
     }
@@ -120,6 +142,21 @@ mod tests {
         assert_eq!(config.settings().default_compatibility, CompatibilityLevel::FullTransitive);
         assert_eq!(config.cache_bytes, 1 << 20);
         assert_eq!(config.log_filter, "debug");
+    }
+
+    #[test]
+    fn ownership_policy_and_usage_marker_are_read() {
+        let defaults = config(&[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(defaults.settings().require_owner, None);
+        assert_eq!(defaults.settings().usage_granularity_days, 1);
+        let set = config(&[("REGISTRY_REQUIRE_OWNER", "owner"), ("REGISTRY_USAGE_GRANULARITY_DAYS", "7")])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(set.settings().require_owner.as_deref(), Some("owner"));
+        assert_eq!(set.settings().usage_granularity_days, 7);
+        assert_eq!(
+            config(&[("REGISTRY_USAGE_GRANULARITY_DAYS", "daily")]),
+            Err(ConfigError::UsageGranularity("daily".into()))
+        );
     }
 
     #[test]
