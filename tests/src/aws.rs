@@ -70,7 +70,7 @@ impl AwsCase {
             panic!("creating table and bucket {}: {error}", names.table);
         }
         let target = AwsTarget { sdk, names };
-        let harness = Harness::start(Backend::Aws(target.clone())).await;
+        let harness = Harness::start(Backend::Aws(Box::new(target.clone()))).await;
         Some(AwsCase { harness, target })
     }
 
@@ -99,4 +99,40 @@ impl AwsCase {
 /// Runs `case` to completion, turning a panic into `Err` so cleanup can run before it is re-raised.
 pub async fn catch<F: Future<Output = ()>>(case: F) -> Result<(), Box<dyn Any + Send>> {
     AssertUnwindSafe(case).catch_unwind().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether the table or the bucket named `names` still exists on the emulator.
+    async fn any_left(sdk: &SdkConfig, names: &AwsStoreConfig) -> (bool, bool) {
+        let dynamo = aws_sdk_dynamodb::Client::new(sdk);
+        let table = dynamo.describe_table().table_name(&names.table).send().await.is_ok();
+        let s3 = aws_sdk_s3::Client::from_conf(aws_sdk_s3::config::Builder::from(sdk).force_path_style(true).build());
+        let bucket = s3.head_bucket().bucket(&names.bucket).send().await.is_ok();
+        (table, bucket)
+    }
+
+    async fn run_case(fail: bool) {
+        let Some(case) = AwsCase::start().await else { return };
+        let target = case.target.clone();
+        assert_eq!(any_left(&target.sdk, &target.names).await, (true, true), "resources exist while the case runs");
+        let id = case.harness().register("orders-value", r#""string""#).await;
+        assert_eq!(id, 1, "each case starts on an empty registry");
+        let outcome = catch(async move { assert!(!fail, "the case failed") }).await;
+        let finished = catch(case.finish(outcome)).await;
+        assert_eq!(finished.is_err(), fail, "finish re-raises exactly the case's panic");
+        assert_eq!(any_left(&target.sdk, &target.names).await, (false, false), "table or bucket left behind");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_passing_case_deletes_its_table_and_bucket() {
+        run_case(false).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failing_case_still_deletes_its_table_and_bucket() {
+        run_case(true).await;
+    }
 }

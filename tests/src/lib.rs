@@ -23,7 +23,7 @@ pub enum Backend {
     /// `LocalStore` in this directory (the embedded default); data survives a restart on the same directory.
     Local(PathBuf),
     /// `AwsStore` (DynamoDB + S3) on the emulator, over an existing table and bucket.
-    Aws(aws::AwsTarget),
+    Aws(Box<aws::AwsTarget>),
 }
 
 /// Which backend a macro-generated test uses; `Local` gets a fresh temporary directory.
