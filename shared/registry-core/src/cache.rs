@@ -1,9 +1,9 @@
 //! `CachedStore`: a [`Store`] wrapper that keeps the immutable answers (body by fingerprint,
-//! fingerprint by ID) of a warm process in memory, within a byte bound.
+//! fingerprint by ID, fingerprint by guid) of a warm process in memory, within a byte bound.
 //!
-//! Why this is safe: bodies are content-addressed (a fingerprint names one text forever) and an
-//! ID is bound to one fingerprint forever (see [`Store::allocate_id`] and [`Store::bind_id`]); no
-//! store call removes a body or an ID's binding. The other direction, ID by fingerprint, is not
+//! Why this is safe: bodies are content-addressed (a fingerprint names one text forever), an ID
+//! is bound to one fingerprint forever (see [`Store::allocate_id`] and [`Store::bind_id`]) and so
+//! is a guid once bound (see [`Store::bind_guid`]); no store call removes a body or either binding. The other direction, ID by fingerprint, is not
 //! cached: a hard delete of the last row carrying an ID unbinds its fingerprint
 //! ([`Store::unbind_fingerprint`]), so the same schema registered again gets a new ID.
 //! Only positive answers are cached: an absent body or binding may appear a moment later.
@@ -13,7 +13,9 @@
 //! Every [`Store`] method is forwarded explicitly, the batch deletes included: a method added to
 //! the trait with a default body must be forwarded here too, or the inner store's override is lost.
 
-use crate::model::{ConfigRecord, DeletedFilter, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow};
+use crate::model::{
+    ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
+};
 use crate::store::{Store, StoreResult};
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
@@ -84,6 +86,7 @@ impl<S: Store> CachedStore<S> {
 enum Key {
     Body(Fingerprint),
     FingerprintOf(SchemaId),
+    FingerprintOfGuid(Guid),
 }
 
 #[derive(Debug, Clone)]
@@ -225,6 +228,24 @@ impl<S: Store> Store for CachedStore<S> {
 
     async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
         self.inner.max_id().await
+    }
+
+    async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
+        self.inner.bind_guid(guid, fingerprint).await?;
+        self.cache().put(Key::FingerprintOfGuid(*guid), Value::Fingerprint(*fingerprint));
+        Ok(())
+    }
+
+    async fn fingerprint_for_guid(&self, guid: &Guid) -> StoreResult<Option<Fingerprint>> {
+        let key = Key::FingerprintOfGuid(*guid);
+        if let Some(Value::Fingerprint(fingerprint)) = self.cache().get(&key) {
+            return Ok(Some(fingerprint));
+        }
+        let fingerprint = self.inner.fingerprint_for_guid(guid).await?;
+        if let Some(fingerprint) = fingerprint {
+            self.cache().put(key, Value::Fingerprint(fingerprint));
+        }
+        Ok(fingerprint)
     }
 
     fn cache_stats(&self) -> Option<CacheStats> {
@@ -378,6 +399,13 @@ mod tests {
             self.pass();
             self.inner.max_id().await
         }
+        async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
+            self.inner.bind_guid(guid, fingerprint).await
+        }
+        async fn fingerprint_for_guid(&self, guid: &Guid) -> StoreResult<Option<Fingerprint>> {
+            self.read();
+            self.inner.fingerprint_for_guid(guid).await
+        }
         async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {
             self.pass();
             self.inner.versions(subject).await
@@ -495,6 +523,26 @@ mod tests {
         assert_eq!(store.inner().immutable(), 0);
         assert_eq!(store.id_for_fingerprint(&fingerprint).await.unwrap(), Some(id));
         assert_eq!(store.inner().immutable(), 1, "fingerprint → id is always read from the store");
+    }
+
+    #[tokio::test]
+    async fn guid_bindings_are_cached_once_present() {
+        let store = CachedStore::new(Counting::default());
+        let body = record_body("guid");
+        let (guid, fingerprint) = (Guid::of(&body), body.fingerprint());
+        assert_eq!(store.fingerprint_for_guid(&guid).await.unwrap(), None);
+        // Another process binds it: the absent answer was not cached.
+        store.inner().inner.bind_guid(&guid, &fingerprint).await.unwrap();
+        for _ in 0..3 {
+            assert_eq!(store.fingerprint_for_guid(&guid).await.unwrap(), Some(fingerprint));
+        }
+        assert_eq!(store.inner().immutable(), 2, "one miss while absent, one read once bound, then memory");
+
+        let other = record_body("guid-bound-here");
+        let (other_guid, other_fingerprint) = (Guid::of(&other), other.fingerprint());
+        store.bind_guid(&other_guid, &other_fingerprint).await.unwrap();
+        assert_eq!(store.fingerprint_for_guid(&other_guid).await.unwrap(), Some(other_fingerprint));
+        assert_eq!(store.inner().immutable(), 2, "a guid this process bound resolves without a read");
     }
 
     #[tokio::test]

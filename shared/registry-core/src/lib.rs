@@ -23,7 +23,7 @@ pub use churn::ChurnSettings;
 pub use error::RegistryError;
 pub use memory::MemoryStore;
 pub use model::{
-    ConfigRecord, DeletedFilter, Mode, SchemaBody, SchemaId, SchemaRecord, Scope, Subject, Version, VersionRow,
+    ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, SchemaRecord, Scope, Subject, Version, VersionRow,
     VersionSelector,
 };
 pub use registry::{

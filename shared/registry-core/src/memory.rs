@@ -1,6 +1,8 @@
 //! `MemoryStore`: the reference [`Store`], for tests. One mutex over ordered maps; every call is atomic.
 
-use crate::model::{ConfigRecord, DeletedFilter, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow};
+use crate::model::{
+    ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
+};
 use crate::store::{Store, StoreError, StoreResult};
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
@@ -19,6 +21,7 @@ struct State {
     id_by_fingerprint: HashMap<Fingerprint, SchemaId>,
     fingerprint_by_id: BTreeMap<SchemaId, Fingerprint>,
     max_id: Option<SchemaId>,
+    fingerprint_by_guid: HashMap<Guid, Fingerprint>,
     rows: BTreeMap<(Subject, Version), VersionRow>,
     configs: HashMap<Scope, ConfigRecord>,
     modes: HashMap<Scope, Mode>,
@@ -102,6 +105,17 @@ impl Store for MemoryStore {
 
     async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
         Ok(self.state().max_id)
+    }
+
+    async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
+        match *self.state().fingerprint_by_guid.entry(*guid).or_insert(*fingerprint) {
+            bound if bound == *fingerprint => Ok(()),
+            bound => Err(StoreError::Conflict(format!("guid {guid} is bound to {bound}"))),
+        }
+    }
+
+    async fn fingerprint_for_guid(&self, guid: &Guid) -> StoreResult<Option<Fingerprint>> {
+        Ok(self.state().fingerprint_by_guid.get(guid).copied())
     }
 
     async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {

@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
+mod guid;
+pub use guid::Guid;
+
 /// A subject name. Valid when it has no ISO control characters and is not one of Confluent's
 /// reserved names (`__GLOBAL`, `__EMPTY`). May contain `/`, `.`, `:` and spaces.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

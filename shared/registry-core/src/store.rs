@@ -6,7 +6,9 @@
 //! [`crate::Registry`]. A backend may implement one call as several storage operations only if
 //! a crash between them leaves a state the registry already handles (see each method).
 
-use crate::model::{ConfigRecord, DeletedFilter, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow};
+use crate::model::{
+    ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
+};
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
 use std::fmt::Debug;
@@ -75,6 +77,20 @@ pub trait Store: Send + Sync + Debug {
 
     /// The greatest ID ever bound or allocated, if any.
     async fn max_id(&self) -> StoreResult<Option<SchemaId>>;
+
+    // --- guid index (CP 8 `GET /schemas/guids/{guid}`) ------------------------------------------
+
+    /// Binds `guid` to `fingerprint` if `guid` is unbound (create-if-absent, one conditional
+    /// write): the first binding wins and is never changed or removed. Succeeds without writing
+    /// when `guid` is already bound to `fingerprint` (idempotent on retry); `Conflict` when it is
+    /// bound to another fingerprint (two bodies that differ only outside the guid, e.g. in schema
+    /// type), which the registry treats as done. Written after the body put and before a version
+    /// row carries the fingerprint, so a crash leaves at worst a binding nothing uses yet.
+    async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()>;
+
+    /// The fingerprint bound to `guid` ([`Store::bind_guid`]), if any. A point read: immutable
+    /// once present, so callers may cache a `Some` forever.
+    async fn fingerprint_for_guid(&self, guid: &Guid) -> StoreResult<Option<Fingerprint>>;
 
     // --- subject versions ------------------------------------------------------------------
 

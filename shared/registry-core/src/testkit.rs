@@ -18,7 +18,7 @@ pub use race::{
     race_different_schemas_one_subject, race_mixed, race_same_schema_many_subjects, race_same_schema_one_subject,
 };
 pub use store_cases::{
-    allocate_id_is_unique_and_binds_both_ways, bind_id_rules_and_counter, config_crud,
+    allocate_id_is_unique_and_binds_both_ways, bind_guid_first_binding_wins, bind_id_rules_and_counter, config_crud,
     create_version_is_create_if_absent, delete_version_is_idempotent, hard_delete_versions_removes_rows_and_settings,
     list_subjects_paging_and_filters, mode_crud, put_body_is_idempotent, referrers_index, rows_with_id_index,
     set_version_deleted_rules, soft_delete_versions_is_all_or_nothing, unbind_fingerprint_frees_the_schema_not_the_id,
@@ -45,6 +45,7 @@ pub async fn store_cases(store: &dyn Store) {
     allocate_id_is_unique_and_binds_both_ways(store).await;
     bind_id_rules_and_counter(store).await;
     unbind_fingerprint_frees_the_schema_not_the_id(store).await;
+    bind_guid_first_binding_wins(store).await;
     create_version_is_create_if_absent(store).await;
     set_version_deleted_rules(store).await;
     delete_version_is_idempotent(store).await;

@@ -6,7 +6,7 @@
 
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, DeletedFilter, Fingerprint, MemoryStore, Mode, NewSchema, RegisterOptions, Registry,
+    ConfigRecord, DeletedFilter, Fingerprint, Guid, MemoryStore, Mode, NewSchema, RegisterOptions, Registry,
     RegistrySettings, SchemaBody, SchemaId, Scope, Store, StoreError, StoreResult, Subject, Version, VersionRow,
     VersionSelector,
 };
@@ -71,6 +71,14 @@ impl Store for FaultyStore {
     async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
         self.check()?;
         self.inner.max_id().await
+    }
+    async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
+        self.check()?;
+        self.inner.bind_guid(guid, fingerprint).await
+    }
+    async fn fingerprint_for_guid(&self, guid: &Guid) -> StoreResult<Option<Fingerprint>> {
+        self.check()?;
+        self.inner.fingerprint_for_guid(guid).await
     }
     async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {
         self.check()?;
@@ -191,7 +199,9 @@ async fn snapshot(store: &MemoryStore) -> Snapshot {
         let versions = store.versions(&subject).await.unwrap_or_default();
         for row in versions {
             let body = store.get_body(&row.fingerprint).await.ok().flatten();
-            assert!(body.is_some(), "version {} of {} has no body", row.version, row.subject);
+            let Some(body) = body else { panic!("version {} of {} has no body", row.version, row.subject) };
+            let by_guid = store.fingerprint_for_guid(&Guid::of(&body)).await.ok().flatten();
+            assert_eq!(by_guid, Some(row.fingerprint), "{} v{}: its guid is not indexed", row.subject, row.version);
             let bound = store.fingerprint_for_id(row.id).await.ok().flatten();
             assert_eq!(
                 bound,

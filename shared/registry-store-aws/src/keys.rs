@@ -4,7 +4,7 @@
 //! Numbers inside keys are zero-padded to 10 digits (i32::MAX has 10) so lexical order is numeric
 //! order. A subject is always the last component of a key, so `#` inside a subject is unambiguous.
 
-use registry_core::{Fingerprint, SchemaId, Scope, Subject, Version};
+use registry_core::{Fingerprint, Guid, SchemaId, Scope, Subject, Version};
 
 /// Partition key attribute name.
 pub const PK: &str = "pk";
@@ -19,6 +19,8 @@ pub const SUBJECTS_PK: &str = "SUBJECTS";
 pub const ID_BINDING_SK: &str = "FP";
 /// Sort key of the fingerprint → id item inside `FP#<hex>`.
 pub const FP_BINDING_SK: &str = "ID";
+/// Sort key of the guid → fingerprint item inside `GUID#<hex>`.
+pub const GUID_BINDING_SK: &str = "FP";
 /// Sort-key prefix of version rows inside `S#<subject>`.
 pub const VERSION_SK_PREFIX: &str = "V#";
 /// Sort-key prefix of edge items (rows by id, referrers).
@@ -47,6 +49,11 @@ pub fn id_pk(id: SchemaId) -> String {
 /// Partition of the fingerprint → id item.
 pub fn fingerprint_pk(fingerprint: &Fingerprint) -> String {
     format!("FP#{}", fingerprint.to_hex())
+}
+
+/// Partition of the guid → fingerprint item: `GUID#` and the guid's 32 hex digits.
+pub fn guid_pk(guid: &Guid) -> String {
+    format!("GUID#{}", guid.to_hex())
 }
 
 /// Partition of the referrer edges of (subject, version): the rows that reference it.
@@ -102,6 +109,14 @@ mod tests {
         let fp = Fingerprint::of(SchemaType::Avro, "\"string\"", &[], None, None);
         assert_eq!(body_key(&fp), format!("schemas/{}", fp.to_hex()));
         assert_eq!(body_key(&fp).len(), "schemas/".len() + 64);
+    }
+
+    #[test]
+    fn guid_keys_are_the_dashless_hex_in_their_own_partition() {
+        let guid = Guid([0xab; 16]);
+        assert_eq!(guid_pk(&guid), format!("GUID#{}", "ab".repeat(16)));
+        let fp = Fingerprint([0xab; 32]);
+        assert_ne!(guid_pk(&guid), fingerprint_pk(&fp));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //!    SchemaBody JSON,               │          COUNTER                   ID                       max_id
 //!    If-None-Match: * ,             ├───────── FP#<sha256 hex>           ID                       id
 //!    written FIRST                  └───────── ID#<id:010>               FP                       fingerprint
+//!                                              GUID#<md5 hex>            FP                       fingerprint (first wins)
 //!                                              ID#<id:010>               R#<ver:010>#<subject>    → row (rows by id)
 //!                                              S#<subject>               V#<ver:010>              id, fingerprint, deleted,
 //!                                                                                                 refs, ts, subject, version
@@ -25,6 +26,9 @@
 //!   read (consistent read), `FP#…` and `ID#…` puts conditioned on `attribute_not_exists`. A
 //!   lost race cancels the whole transaction ([`StoreError::Conflict`]); an ID is never handed
 //!   out twice, and gaps are allowed.
+//! - `bind_guid` is one PutItem conditioned on `attribute_not_exists(pk) OR fingerprint = :fp`
+//!   (create-if-absent, idempotent on retry); the item is never changed or deleted. A schema
+//!   registered before the index existed has no item until it is registered again or imported.
 //! - `create_version` is one transaction: the row put conditioned on `attribute_not_exists`, the
 //!   subject counts (`ADD`), the rows-by-id edge and one referrer edge per referenced version.
 //!   Soft and hard deletes change the row, its counts and its edges in one transaction too;
@@ -41,6 +45,7 @@ mod blobs;
 mod calls;
 pub mod config;
 mod errors;
+mod guids;
 mod ids;
 mod items;
 pub mod keys;

@@ -5,8 +5,8 @@ use crate::AwsStore;
 use crate::blobs;
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, DeletedFilter, Fingerprint, Mode, SchemaBody, SchemaId, Scope, Store, StoreResult, Subject, Version,
-    VersionRow,
+    ConfigRecord, DeletedFilter, Fingerprint, Guid, Mode, SchemaBody, SchemaId, Scope, Store, StoreResult, Subject,
+    Version, VersionRow,
 };
 
 #[async_trait]
@@ -41,6 +41,14 @@ impl Store for AwsStore {
 
     async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
         Ok(self.read_max_id().await?.map(SchemaId))
+    }
+
+    async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
+        Ok(self.put_guid(guid, fingerprint).await?)
+    }
+
+    async fn fingerprint_for_guid(&self, guid: &Guid) -> StoreResult<Option<Fingerprint>> {
+        Ok(self.read_fingerprint_for_guid(guid).await?)
     }
 
     async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {

@@ -3,11 +3,11 @@
 
 mod support;
 
-use registry_core::{SchemaBody, SchemaId, Store, Subject, Version};
+use registry_core::{Guid, SchemaBody, SchemaId, Store, Subject, Version};
 use registry_store_aws::AwsStore;
 use support::{body, row, subject, with_store};
 
-/// Register (new or existing) as the registry does it: lookup under the subject, body, ID, version.
+/// Register (new or existing) as the registry does it: lookup under the subject, body, guid, ID, version.
 async fn register(store: &AwsStore, subject: &Subject, body: &SchemaBody) -> (SchemaId, Version) {
     let fp = body.fingerprint();
     let rows = store.versions(subject).await.unwrap_or_else(|e| panic!("{e}"));
@@ -15,6 +15,7 @@ async fn register(store: &AwsStore, subject: &Subject, body: &SchemaBody) -> (Sc
         return (found.id, found.version);
     }
     store.put_body(&fp, body).await.unwrap_or_else(|e| panic!("{e}"));
+    store.bind_guid(&Guid::of(body), &fp).await.unwrap_or_else(|e| panic!("{e}"));
     let id = match store.id_for_fingerprint(&fp).await.unwrap_or_else(|e| panic!("{e}")) {
         Some(id) => id,
         None => store.allocate_id(&fp).await.unwrap_or_else(|e| panic!("{e}")),
@@ -39,6 +40,15 @@ async fn get_by_id(store: &AwsStore, id: SchemaId) -> Option<SchemaBody> {
     store.get_body(&fp).await.unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Get by guid as the registry does it: guid → fingerprint → id, a row carrying it, the body.
+async fn get_by_guid(store: &AwsStore, guid: &Guid) -> Option<SchemaId> {
+    let fp = store.fingerprint_for_guid(guid).await.unwrap_or_else(|e| panic!("{e}"))?;
+    let id = store.id_for_fingerprint(&fp).await.unwrap_or_else(|e| panic!("{e}"))?;
+    let rows = store.rows_with_id(id).await.unwrap_or_else(|e| panic!("{e}"));
+    store.get_body(&fp).await.unwrap_or_else(|e| panic!("{e}"))?;
+    (!rows.is_empty()).then_some(id)
+}
+
 /// Calls made by `op`.
 async fn count<T>(store: &AwsStore, op: impl std::future::Future<Output = T>) -> (u64, T) {
     let before = store.calls().get();
@@ -46,8 +56,8 @@ async fn count<T>(store: &AwsStore, op: impl std::future::Future<Output = T>) ->
     (store.calls().get() - before, out)
 }
 
-/// (register new, re-register, lookup, get by id) with `existing` subjects already registered.
-async fn costs(store: &AwsStore, existing: usize, round: usize) -> [u64; 4] {
+/// (register new, re-register, lookup, get by id, get by guid) with `existing` subjects already registered.
+async fn costs(store: &AwsStore, existing: usize, round: usize) -> [u64; 5] {
     for i in 0..existing {
         register(store, &subject(&format!("filler-{round}-{i}")), &body(&format!("\"filler-{round}-{i}\""))).await;
     }
@@ -59,8 +69,10 @@ async fn costs(store: &AwsStore, existing: usize, round: usize) -> [u64; 4] {
     let (lookup_calls, found) = count(store, lookup(store, &target, &schema)).await;
     assert_eq!(found, Some(id));
     let (get_calls, got) = count(store, get_by_id(store, id)).await;
+    let (guid_calls, by_guid) = count(store, get_by_guid(store, &Guid::of(&schema))).await;
+    assert_eq!(by_guid, Some(id));
     assert_eq!(got, Some(schema));
-    [new_calls, again_calls, lookup_calls, get_calls]
+    [new_calls, again_calls, lookup_calls, get_calls, guid_calls]
 }
 
 #[tokio::test]
@@ -68,9 +80,10 @@ async fn calls_per_operation_do_not_grow_with_subjects() {
     with_store(|store, _| async move {
         let few = costs(&store, 1, 0).await;
         let many = costs(&store, 40, 1).await;
-        println!("AWS calls per operation [register new, re-register, lookup, get by id]: {few:?} (1 subject), {many:?} (42 subjects)");
+        println!("AWS calls per operation [register new, re-register, lookup, get by id, get by guid]: {few:?} (1 subject), {many:?} (42 subjects)");
         assert_eq!(few, many, "calls must not depend on the number of subjects");
-        assert_eq!(few, [6, 1, 2, 2]);
+        // Get by guid: GetItem guid, GetItem fingerprint, Query + BatchGetItem rows by id, S3 GetObject.
+        assert_eq!(few, [7, 1, 2, 2, 5]);
     })
     .await;
 }
@@ -84,10 +97,13 @@ async fn each_store_call_is_one_aws_call_except_allocation() {
         let (get, _) = count(&store, store.get_version(&subject("s"), Version(1))).await;
         let (soft, _) = count(&store, store.set_version_deleted(&subject("s"), Version(1), true)).await;
         let (hard, _) = count(&store, store.delete_version(&subject("s"), Version(1))).await;
+        let guid = Guid::of(&body("\"x\""));
+        let (bind_guid, _) = count(&store, store.bind_guid(&guid, &fp)).await;
+        let (by_guid, _) = count(&store, store.fingerprint_for_guid(&guid)).await;
         println!(
-            "allocate_id {allocate}, create_version {create}, get_version {get}, soft delete {soft}, hard delete {hard}"
+            "allocate_id {allocate}, create_version {create}, get_version {get}, soft delete {soft}, hard delete {hard}, bind_guid {bind_guid}, fingerprint_for_guid {by_guid}"
         );
-        assert_eq!([allocate, create, get, soft, hard], [2, 1, 1, 1, 2]);
+        assert_eq!([allocate, create, get, soft, hard, bind_guid, by_guid], [2, 1, 1, 1, 2, 1, 1]);
     })
     .await;
 }

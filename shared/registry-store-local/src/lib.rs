@@ -21,8 +21,10 @@
 //! body), `ids` (id → fingerprint), `fingerprint_ids` (fingerprint → first bound id), `counters`
 //! (the id high-water mark), `versions` ((subject, version) → row, indexed by id),
 //! `reference_edges` (referenced (subject, version) → referrer, for `referrers`), `subjects`
-//! (per-subject row and live-row counts, indexed by (live, subject) for keyset paging), `configs`
-//! and `modes`.
+//! (per-subject row and live-row counts, indexed by (live, subject) for keyset paging), `configs`,
+//! `modes`, `subject_usage` (last-used day) and `guids` (guid → first bound fingerprint, the
+//! `GET /schemas/guids/{guid}` index; migration 3 creates it empty: a database written before it
+//! gets entries as schemas are registered again or imported, never by a scan at open).
 //!
 //! **Concurrency.** Each write call is one atomic operation on the writer thread, which commits
 //! the operations queued meanwhile as one group (one `IMMEDIATE` transaction, each operation in its

@@ -5,7 +5,7 @@
 use crate::codec::{self, VERSION_COLUMNS, VERSION_COLUMNS_V};
 use crate::error::{LocalError, LocalResult};
 use registry_core::{
-    ConfigRecord, DeletedFilter, Fingerprint, Mode, SchemaBody, SchemaId, Subject, Version, VersionRow,
+    ConfigRecord, DeletedFilter, Fingerprint, Guid, Mode, SchemaBody, SchemaId, Subject, Version, VersionRow,
 };
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -103,6 +103,27 @@ pub(crate) fn bind_id(conn: &Connection, id: SchemaId, fingerprint: &Fingerprint
         Some(bound) => Err(LocalError::Conflict(format!("id {id} is bound to {bound}"))),
         None => insert_id(conn, id, fingerprint),
     }
+}
+
+// --- guid index -----------------------------------------------------------------------------
+
+pub(crate) fn bind_guid(conn: &Connection, guid: &Guid, fingerprint: &Fingerprint) -> LocalResult<()> {
+    let inserted = conn
+        .prepare_cached("INSERT INTO guids (guid, fingerprint) VALUES (?1, ?2) ON CONFLICT (guid) DO NOTHING")?
+        .execute(params![&guid.0[..], &fingerprint.0[..]])?;
+    match fingerprint_for_guid(conn, guid)? {
+        Some(bound) if inserted == 1 || bound == *fingerprint => Ok(()),
+        Some(bound) => Err(LocalError::Conflict(format!("guid {guid} is bound to {bound}"))),
+        None => Err(LocalError::Corrupt(format!("guid {guid}: binding vanished inside its transaction"))),
+    }
+}
+
+pub(crate) fn fingerprint_for_guid(conn: &Connection, guid: &Guid) -> LocalResult<Option<Fingerprint>> {
+    let bytes: Option<Vec<u8>> = conn
+        .prepare_cached("SELECT fingerprint FROM guids WHERE guid = ?1")?
+        .query_row([&guid.0[..]], |row| row.get(0))
+        .optional()?;
+    bytes.map(codec::fingerprint).transpose()
 }
 
 // --- versions -------------------------------------------------------------------------------

@@ -84,6 +84,12 @@ CREATE TABLE subject_usage (
     day     INTEGER NOT NULL
 ) WITHOUT ROWID;
 "#,
+    r#"
+CREATE TABLE guids (
+    guid        BLOB PRIMARY KEY,
+    fingerprint BLOB NOT NULL
+) WITHOUT ROWID;
+"#,
 ];
 
 /// The `user_version` this build writes and understands.
@@ -144,6 +150,23 @@ mod tests {
     }
 
     #[test]
+    fn a_database_from_before_the_guid_index_migrates_with_its_data_and_an_empty_index() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..2] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 2).unwrap();
+        conn.execute("INSERT INTO subject_usage (subject, day) VALUES ('s', 7)", []).unwrap();
+        migrate(&mut conn).unwrap();
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0)).unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let day: i64 = conn.query_row("SELECT day FROM subject_usage WHERE subject = 's'", [], |r| r.get(0)).unwrap();
+        assert_eq!(day, 7, "existing data is kept");
+        let guids: i64 = conn.query_row("SELECT count(*) FROM guids", [], |row| row.get(0)).unwrap();
+        assert_eq!(guids, 0, "no backfill: entries come from registrations");
+    }
+
+    #[test]
     fn listing_queries_use_indexes_not_scans() {
         let mut conn = Connection::open_in_memory().unwrap();
         migrate(&mut conn).unwrap();
@@ -155,6 +178,8 @@ mod tests {
         let live = plan("SELECT subject FROM subjects WHERE live = 1 AND subject > 'a' ORDER BY subject LIMIT 10");
         assert!(live.contains("subjects_by_live"), "{live}");
         assert!(!live.contains("TEMP B-TREE"), "{live}");
+        let by_guid = plan("SELECT fingerprint FROM guids WHERE guid = x'00'");
+        assert!(by_guid.contains("PRIMARY KEY"), "{by_guid}");
         let by_id = plan("SELECT subject, version FROM versions WHERE id = 3 ORDER BY subject, version");
         assert!(by_id.contains("versions_by_id"), "{by_id}");
         assert!(!by_id.contains("TEMP B-TREE"), "{by_id}");

@@ -4,8 +4,8 @@ use crate::codec::scope_key;
 use crate::{LocalStore, ops};
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, DeletedFilter, Fingerprint, Mode, SchemaBody, SchemaId, Scope, Store, StoreResult, Subject, Version,
-    VersionRow,
+    ConfigRecord, DeletedFilter, Fingerprint, Guid, Mode, SchemaBody, SchemaId, Scope, Store, StoreResult, Subject,
+    Version, VersionRow,
 };
 
 #[async_trait]
@@ -46,6 +46,16 @@ impl Store for LocalStore {
 
     async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
         self.read(ops::max_id).await
+    }
+
+    async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
+        let (guid, fingerprint) = (*guid, *fingerprint);
+        self.write(move |conn| ops::bind_guid(conn, &guid, &fingerprint)).await
+    }
+
+    async fn fingerprint_for_guid(&self, guid: &Guid) -> StoreResult<Option<Fingerprint>> {
+        let guid = *guid;
+        self.read(move |conn| ops::fingerprint_for_guid(conn, &guid)).await
     }
 
     async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {

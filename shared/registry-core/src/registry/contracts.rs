@@ -7,6 +7,7 @@
 //! omitted), so two spellings of the same contract are the same schema, as in Confluent.
 
 use crate::error::RegistryError;
+use crate::model::Guid;
 use md5::{Digest, Md5};
 use registry_schema::SchemaReference;
 use serde::{Deserialize, Serialize};
@@ -241,6 +242,16 @@ pub fn guid(
     metadata: Option<&serde_json::Value>,
     rule_set: Option<&serde_json::Value>,
 ) -> String {
+    guid_of(schema, references, metadata, rule_set).to_string()
+}
+
+/// [`guid`] as its 16 bytes.
+pub fn guid_of(
+    schema: &str,
+    references: &[SchemaReference],
+    metadata: Option<&serde_json::Value>,
+    rule_set: Option<&serde_json::Value>,
+) -> Guid {
     let mut md = Md5::new();
     md.update(schema.as_bytes());
     for reference in references {
@@ -265,8 +276,7 @@ pub fn guid(
             Err(_) => md.update(value.to_string().as_bytes()),
         }
     }
-    let digest: [u8; 16] = md.finalize().into();
-    uuid_text(&digest)
+    Guid(md.finalize().into())
 }
 
 fn hash_metadata(md: &mut Md5, metadata: &Metadata) {
@@ -308,17 +318,9 @@ fn hash_rule(md: &mut Md5, rule: &Rule) {
     }
 }
 
-/// 16 bytes as Java's `UUID.toString()` (8-4-4-4-12 lower-case hex).
-fn uuid_text(bytes: &[u8; 16]) -> String {
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
-}
-
 /// Whether `text` is a guid as [`guid`] prints it (so a malformed path is a plain 404).
 pub fn is_guid(text: &str) -> bool {
-    let groups: Vec<&str> = text.split('-').collect();
-    groups.len() == 5
-        && groups.iter().zip([8, 4, 4, 4, 12]).all(|(g, n)| g.len() == n && g.chars().all(|c| c.is_ascii_hexdigit()))
+    Guid::parse(text).is_some()
 }
 
 /// A config with its contract defaults and overrides in normal form; rule sets validated (42210).

@@ -1,11 +1,11 @@
 //! Data-contract reads: the latest version by metadata, schemas by `guid`, and the per-subject
 //! facts `registry report` lists (owner, last registration, last use, version count).
 
-use super::contracts::{guid, property};
+use super::contracts::property;
 use super::support::{subject_not_found, visible};
 use super::{Registry, SchemaById};
 use crate::error::RegistryError;
-use crate::model::{DeletedFilter, SchemaBody, SchemaId, SchemaRecord, Subject};
+use crate::model::{DeletedFilter, Guid, SchemaBody, SchemaRecord, Subject};
 
 /// One subject's governance facts (see [`Registry::subject_report`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,9 +21,9 @@ pub struct SubjectReport {
     pub versions: usize,
 }
 
-/// The guid of a stored body (Confluent's MD5 identity printed as a UUID).
+/// The guid of a stored body (Confluent's MD5 identity printed as a UUID); [`Guid::of`] as text.
 pub fn body_guid(body: &SchemaBody) -> String {
-    guid(&body.schema, &body.references, body.metadata.as_ref(), body.rule_set.as_ref())
+    Guid::of(body).to_string()
 }
 
 impl Registry {
@@ -52,26 +52,31 @@ impl Registry {
         Err(RegistryError::SchemaNotFound)
     }
 
-    /// `GET /schemas/guids/{guid}`: the lowest resolvable ID whose body has `guid`, with that body.
-    /// Cost: one pass over the IDs (no guid index is stored), so it suits occasional lookups only.
-    /// 40403 `Schema not found` when no ID matches.
+    /// `GET /schemas/guids/{guid}`: the schema whose body has `guid`, under the ID its
+    /// fingerprint is bound to now, through the guid index (guid → fingerprint → ID: point reads,
+    /// never a scan). 40403 `Schema not found` when the text is not a guid, the guid is not
+    /// indexed, the fingerprint has no ID any more (every row carrying it was hard-deleted), or no
+    /// row carries that ID (a registration that crashed before its commit). A schema hard-deleted
+    /// and registered again resolves to its new ID.
+    ///
+    /// The index is written by registration ([`Registry::register`], IMPORT included). Data
+    /// written before the index existed has no entries: registering the schema again (a
+    /// lookup-first hit repairs the entry) or `registry import` into the store creates them;
+    /// there is no backfill scan.
     pub async fn schema_by_guid(&self, wanted: &str) -> Result<SchemaById, RegistryError> {
-        let wanted = wanted.to_ascii_lowercase();
-        let Some(max) = self.store.max_id().await? else {
+        let Some(guid) = Guid::parse(wanted) else {
             return Err(RegistryError::SchemaNotFound);
         };
-        for id in 1..=max.0 {
-            let Some(fingerprint) = self.store.fingerprint_for_id(SchemaId(id)).await? else {
-                continue;
-            };
-            let Some(body) = self.store.get_body(&fingerprint).await? else {
-                continue;
-            };
-            if body_guid(&body) == wanted && !self.store.rows_with_id(SchemaId(id)).await?.is_empty() {
-                return Ok(SchemaById { id: SchemaId(id), body });
-            }
+        let Some(fingerprint) = self.store.fingerprint_for_guid(&guid).await? else {
+            return Err(RegistryError::SchemaNotFound);
+        };
+        let Some(id) = self.store.id_for_fingerprint(&fingerprint).await? else {
+            return Err(RegistryError::SchemaNotFound);
+        };
+        if self.store.rows_with_id(id).await?.is_empty() {
+            return Err(RegistryError::SchemaNotFound);
         }
-        Err(RegistryError::SchemaNotFound)
+        Ok(SchemaById { id, body: self.body(&fingerprint).await? })
     }
 
     /// Governance facts for every subject with a row (soft-deleted ones too), ascending by name;

@@ -1,8 +1,9 @@
 //! The register path: parse → lookup-first → mode → compatibility → ID → version append.
 //!
-//! Crash safety: the body is put before any ID points at it, the ID is bound before a version
-//! row carries it, and the version row is the commit point. A crash after any step leaves a body
-//! or an ID binding that nothing references yet; the retried registration finds and reuses them.
+//! Crash safety: the body is put before any ID points at it, the guid index entry (guid →
+//! fingerprint) and the ID are bound before a version row carries them, and the version row is the
+//! commit point. A crash after any step leaves a body, a guid entry or an ID binding that nothing
+//! references yet; the retried registration finds and reuses them (each write is idempotent).
 //! Concurrency: the version row is created with create-if-absent; a writer that loses re-reads
 //! the subject and starts over from the lookup, so it either finds the winner's identical schema
 //! or appends after it, re-checking compatibility against the new latest version.
@@ -14,7 +15,7 @@ use super::{NewSchema, RegisterOptions, Registry};
 use crate::churn::ChurnVerdict;
 use crate::error::RegistryError;
 use crate::metrics::Registration;
-use crate::model::{Mode, SchemaBody, SchemaId, SchemaRecord, Subject, Version, VersionRow};
+use crate::model::{Guid, Mode, SchemaBody, SchemaId, SchemaRecord, Subject, Version, VersionRow};
 use crate::store::StoreError;
 use registry_schema::{Fingerprint, ParsedSchema, Validation};
 
@@ -76,7 +77,7 @@ impl Registry {
             {
                 // Finishes the purge of a registration that crashed right after its commit.
                 self.purge_superseded(&rows, row).await?;
-                return Ok((self.record(row).await?, Registration::Existing));
+                return self.existing(row).await;
             }
             match mode {
                 Mode::ReadOnly | Mode::ReadOnlyOverride => return Err(read_only(Some(&subject))),
@@ -88,13 +89,13 @@ impl Registry {
                 None => {
                     let reused = self.reuse_latest(&rows, &schema).await?;
                     if let Some(row) = live_match(&rows, &reused.1.fingerprint(), explicit_id) {
-                        return Ok((self.record(row).await?, Registration::Existing));
+                        return self.existing(row).await;
                     }
                     reused
                 }
             };
             let body = match self.apply_contracts(&subject, &rows, &schema, explicit_id, body, import).await? {
-                Contracted::Existing(row) => return Ok((self.record(row).await?, Registration::Existing)),
+                Contracted::Existing(row) => return self.existing(row).await,
                 Contracted::New(body) => body,
             };
             let fingerprint = body.fingerprint();
@@ -125,6 +126,7 @@ impl Registry {
                 self.check_churn(&subject)?;
             }
             self.store.put_body(&fingerprint, &body).await?;
+            self.index_guid(&body, &fingerprint).await?;
             let (id, new_id) = match explicit_id {
                 Some(id) if import => (self.bind_import_id(id, &fingerprint).await?, false),
                 _ => self.assign_id(&fingerprint).await?,
@@ -205,6 +207,26 @@ impl Registry {
             return Err(RegistryError::TooManyRegistrations { subject: subject.to_string(), limit });
         }
         Ok(())
+    }
+
+    /// A lookup-first hit: the stored record, after repairing its guid index entry when missing
+    /// (data registered before the index existed): one point read (cached once present) and, only
+    /// when absent, one create-if-absent write.
+    async fn existing(&self, row: &VersionRow) -> Result<(SchemaRecord, Registration), RegistryError> {
+        let record = self.record(row).await?;
+        if self.store.fingerprint_for_guid(&Guid::of(&record.body)).await?.is_none() {
+            self.index_guid(&record.body, &row.fingerprint).await?;
+        }
+        Ok((record, Registration::Existing))
+    }
+
+    /// Binds the body's guid to `fingerprint` (after the body put, before any version row carries
+    /// it). A guid already bound to another fingerprint keeps its first binding: done, not an error.
+    async fn index_guid(&self, body: &SchemaBody, fingerprint: &Fingerprint) -> Result<(), RegistryError> {
+        match self.store.bind_guid(&Guid::of(body), fingerprint).await {
+            Ok(()) | Err(StoreError::Conflict(_)) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// The ID of `fingerprint` and whether it was newly allocated. A lost allocation either means

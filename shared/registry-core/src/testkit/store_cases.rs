@@ -1,7 +1,7 @@
 //! Conformance cases for each [`Store`] method, one pub fn per contract.
 
 use super::{record_body, row, row_referencing, stored_body, unique_name, unique_subject};
-use crate::model::{ConfigRecord, DeletedFilter, Mode, SchemaId, Scope, Subject, Version};
+use crate::model::{ConfigRecord, DeletedFilter, Guid, Mode, SchemaId, Scope, Subject, Version};
 use crate::store::{Store, StoreError};
 use registry_schema::{CompatibilityLevel, Fingerprint};
 
@@ -88,6 +88,36 @@ pub async fn unbind_fingerprint_frees_the_schema_not_the_id(store: &dyn Store) {
     let again = store.allocate_id(&fingerprint).await.expect("allocate_id after unbind");
     assert!(again > id, "unbind_fingerprint: the schema gets a new id ({again}), never {id} again");
     assert_eq!(store.fingerprint_for_id(id).await.expect("fingerprint_for_id"), Some(fingerprint));
+}
+
+/// `bind_guid` is create-if-absent: the first binding wins, rebinding the same fingerprint
+/// succeeds, another fingerprint is `Conflict` and changes nothing; `fingerprint_for_guid` reads
+/// it back, `None` while unbound; unbinding the fingerprint's ID leaves the guid bound.
+pub async fn bind_guid_first_binding_wins(store: &dyn Store) {
+    let (fp_a, body_a) = stored_body(store, &unique_name("guid-a")).await;
+    let (fp_b, body_b) = stored_body(store, &unique_name("guid-b")).await;
+    let (guid_a, guid_b) = (Guid::of(&body_a), Guid::of(&body_b));
+    assert_ne!(guid_a, guid_b, "distinct bodies have distinct guids");
+    assert_eq!(store.fingerprint_for_guid(&guid_a).await.expect("fingerprint_for_guid"), None, "unbound at first");
+    store.bind_guid(&guid_a, &fp_a).await.expect("bind_guid on a free guid");
+    store.bind_guid(&guid_a, &fp_a).await.expect("bind_guid again with the same fingerprint succeeds");
+    assert_eq!(store.fingerprint_for_guid(&guid_a).await.expect("fingerprint_for_guid"), Some(fp_a));
+    let clash = store.bind_guid(&guid_a, &fp_b).await;
+    assert!(is_conflict(&clash), "bind_guid of a bound guid to another fingerprint must be Conflict, got {clash:?}");
+    assert_eq!(
+        store.fingerprint_for_guid(&guid_a).await.expect("fingerprint_for_guid"),
+        Some(fp_a),
+        "bind_guid: the first binding wins"
+    );
+    assert_eq!(store.fingerprint_for_guid(&guid_b).await.expect("fingerprint_for_guid"), None, "other guids unbound");
+
+    let id = store.allocate_id(&fp_a).await.expect("allocate_id");
+    store.unbind_fingerprint(&fp_a, id).await.expect("unbind_fingerprint");
+    assert_eq!(
+        store.fingerprint_for_guid(&guid_a).await.expect("fingerprint_for_guid"),
+        Some(fp_a),
+        "a guid stays bound after its fingerprint loses its id"
+    );
 }
 
 /// `create_version` creates if absent, `Conflict` otherwise; `versions` lists ascending.

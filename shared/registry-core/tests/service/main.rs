@@ -5,6 +5,7 @@ mod compatibility;
 mod concurrency;
 mod config_mode;
 mod deletes;
+mod guids;
 mod reads;
 mod references;
 mod register;

@@ -136,6 +136,27 @@ async fn schemas_are_found_by_guid() {
 }
 
 #[tokio::test]
+async fn a_hard_deleted_then_re_registered_schema_resolves_by_guid_again() {
+    let api = Api::new();
+    let first = api.post("/subjects/users/versions", json!({"schema": USER_V1})).await.ok();
+    let path = format!("/schemas/guids/{}", first["guid"].as_str().unwrap());
+    assert_eq!(api.get(&path).await.ok()["schema"], USER_V1);
+    api.delete("/subjects/users").await.ok();
+    assert_eq!(api.get(&path).await.ok()["schema"], USER_V1, "soft-deleted: still resolvable, as by id");
+    api.delete("/subjects/users?permanent=true").await.ok();
+    api.get(&path).await.error(404, 40403);
+    let again = api.post("/subjects/users/versions", json!({"schema": USER_V1})).await.ok();
+    assert_ne!(again["id"], first["id"], "a hard-deleted schema registered again gets a new id");
+    assert_eq!(again["guid"], first["guid"]);
+    let found = api.get(&path).await.ok();
+    assert_eq!((found["schema"].clone(), found["guid"].clone()), (json!(USER_V1), first["guid"].clone()));
+    // The id the guid resolves to is the new one: its subjects are the re-registration's.
+    let subjects = api.get(&format!("/schemas/ids/{}/subjects", again["id"])).await.ok();
+    assert_eq!(subjects, json!(["users"]));
+    api.get(&format!("/schemas/ids/{}", first["id"])).await.error(404, 40403);
+}
+
+#[tokio::test]
 async fn ownership_policy_refuses_new_subjects_without_the_owner_property() {
     let settings = RegistrySettings { require_owner: Some("owner".into()), ..RegistrySettings::default() };
     let registry = Registry::new(Arc::new(MemoryStore::new()), settings);

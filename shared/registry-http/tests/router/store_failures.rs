@@ -3,7 +3,7 @@
 use crate::support::Api;
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, DeletedFilter, Fingerprint, Mode, SchemaBody, SchemaId, Scope, Store, StoreError, StoreResult,
+    ConfigRecord, DeletedFilter, Fingerprint, Guid, Mode, SchemaBody, SchemaId, Scope, Store, StoreError, StoreResult,
     Subject, Version, VersionRow,
 };
 use serde_json::json;
@@ -50,6 +50,12 @@ impl Store for BrokenStore {
         self.fail()
     }
     async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
+        self.fail()
+    }
+    async fn bind_guid(&self, _: &Guid, _: &Fingerprint) -> StoreResult<()> {
+        self.fail()
+    }
+    async fn fingerprint_for_guid(&self, _: &Guid) -> StoreResult<Option<Fingerprint>> {
         self.fail()
     }
     async fn versions(&self, _: &Subject) -> StoreResult<Vec<VersionRow>> {

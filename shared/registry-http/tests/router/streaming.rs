@@ -7,8 +7,8 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use registry_core::{
-    ConfigRecord, DeletedFilter, Fingerprint, MemoryStore, Mode, Registry, RegistrySettings, SchemaBody, SchemaId,
-    Scope, Store, StoreError, StoreResult, Subject, Version, VersionRow,
+    ConfigRecord, DeletedFilter, Fingerprint, Guid, MemoryStore, Mode, Registry, RegistrySettings, SchemaBody,
+    SchemaId, Scope, Store, StoreError, StoreResult, Subject, Version, VersionRow,
 };
 use registry_http::routes::subjects::SUBJECTS_PAGE_SIZE;
 use registry_http::{AppState, router};
@@ -148,6 +148,12 @@ impl Store for ListingFailsAfter {
     }
     async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
         self.inner.max_id().await
+    }
+    async fn bind_guid(&self, g: &Guid, f: &Fingerprint) -> StoreResult<()> {
+        self.inner.bind_guid(g, f).await
+    }
+    async fn fingerprint_for_guid(&self, g: &Guid) -> StoreResult<Option<Fingerprint>> {
+        self.inner.fingerprint_for_guid(g).await
     }
     async fn versions(&self, s: &Subject) -> StoreResult<Vec<VersionRow>> {
         self.inner.versions(s).await

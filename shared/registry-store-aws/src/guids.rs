@@ -1,0 +1,38 @@
+//! The guid index: `GUID#<md5 hex>/FP {fingerprint}`, one item per guid, created once with a
+//! conditional put and never changed or deleted (see [`registry_core::Store::bind_guid`]).
+
+use crate::AwsStore;
+use crate::errors::{AwsError, classify};
+use crate::items::{attr, fingerprint_of, key, s};
+use crate::keys::{self, PK};
+use registry_core::{Fingerprint, Guid};
+
+impl AwsStore {
+    /// One PutItem conditioned on `attribute_not_exists(pk) OR fingerprint = :fp`: creates the
+    /// binding, or rewrites the same value on a retry; a binding to another fingerprint fails the
+    /// condition (`ConditionFailed`, i.e. `Conflict`) and is left as it is.
+    pub(crate) async fn put_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> Result<(), AwsError> {
+        let mut item = key(keys::guid_pk(guid), keys::GUID_BINDING_SK);
+        item.insert(attr::FINGERPRINT.into(), s(fingerprint.to_hex()));
+        self.dynamo
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(#pk) OR #fp = :fp")
+            .expression_attribute_names("#pk", PK)
+            .expression_attribute_names("#fp", attr::FINGERPRINT)
+            .expression_attribute_values(":fp", s(fingerprint.to_hex()))
+            .send()
+            .await
+            .map_err(|e| classify("PutItem(guid)", e))?;
+        Ok(())
+    }
+
+    /// One strongly consistent GetItem of `GUID#<hex>/FP`.
+    pub(crate) async fn read_fingerprint_for_guid(&self, guid: &Guid) -> Result<Option<Fingerprint>, AwsError> {
+        match self.get_item("GetItem(guid)", key(keys::guid_pk(guid), keys::GUID_BINDING_SK)).await? {
+            Some(item) => Ok(Some(fingerprint_of(&item)?)),
+            None => Ok(None),
+        }
+    }
+}
