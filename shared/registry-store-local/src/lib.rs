@@ -48,7 +48,7 @@ pub use config::LocalConfig;
 
 use error::{LocalError, LocalResult};
 use pool::Pool;
-use registry_core::{Fingerprint, SchemaBody, SchemaId, StoreError, StoreResult, VersionRow};
+use registry_core::{Fingerprint, Guid, SchemaBody, SchemaId, StoreError, StoreResult, VersionRow};
 use rusqlite::Connection;
 use std::path::Path;
 use std::sync::Arc;
@@ -84,8 +84,9 @@ impl LocalStore {
         self.pool.path()
     }
 
-    /// Bulk seeding for benchmarks and imports; **not for the request path**. Writes every body,
-    /// binds each row's id to its fingerprint (ids already bound are left as they are) and
+    /// Bulk seeding for benchmarks and imports; **not for the request path**. Writes every body
+    /// and its guid index entry (a guid already bound is left as it is), binds each row's id to
+    /// its fingerprint (ids already bound are left as they are) and
     /// creates each row, all in one transaction: either everything is stored or nothing is.
     /// Skips the registry's checks (compatibility, dense versions, bodies existing); a row whose
     /// (subject, version) exists replaces it. The id counter is raised past every id written.
@@ -96,6 +97,7 @@ impl LocalStore {
         self.write(move |conn| {
             for (fingerprint, body) in &bodies {
                 ops::put_body(conn, fingerprint, body)?;
+                ops::insert_guid(conn, &Guid::of(body), fingerprint)?;
             }
             for row in &rows {
                 if ops::fingerprint_for_id(conn, row.id)?.is_none() {

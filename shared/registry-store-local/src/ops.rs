@@ -107,12 +107,18 @@ pub(crate) fn bind_id(conn: &Connection, id: SchemaId, fingerprint: &Fingerprint
 
 // --- guid index -----------------------------------------------------------------------------
 
-pub(crate) fn bind_guid(conn: &Connection, guid: &Guid, fingerprint: &Fingerprint) -> LocalResult<()> {
+/// Binds `guid` to `fingerprint` unless it is bound already; whether this call bound it.
+pub(crate) fn insert_guid(conn: &Connection, guid: &Guid, fingerprint: &Fingerprint) -> LocalResult<bool> {
     let inserted = conn
         .prepare_cached("INSERT INTO guids (guid, fingerprint) VALUES (?1, ?2) ON CONFLICT (guid) DO NOTHING")?
         .execute(params![&guid.0[..], &fingerprint.0[..]])?;
+    Ok(inserted == 1)
+}
+
+pub(crate) fn bind_guid(conn: &Connection, guid: &Guid, fingerprint: &Fingerprint) -> LocalResult<()> {
+    let inserted = insert_guid(conn, guid, fingerprint)?;
     match fingerprint_for_guid(conn, guid)? {
-        Some(bound) if inserted == 1 || bound == *fingerprint => Ok(()),
+        Some(bound) if inserted || bound == *fingerprint => Ok(()),
         Some(bound) => Err(LocalError::Conflict(format!("guid {guid} is bound to {bound}"))),
         None => Err(LocalError::Corrupt(format!("guid {guid}: binding vanished inside its transaction"))),
     }

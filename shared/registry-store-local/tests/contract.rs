@@ -179,7 +179,11 @@ async fn hard_delete_versions_removes_rows_and_optionally_the_subject_settings()
 async fn config_and_mode_are_per_scope_and_delete_returns_the_old_value() {
     let (_dir, store) = store();
     let (global, subj) = (Scope::Global, Scope::Subject(subject("s")));
-    let config = ConfigRecord { compatibility_level: Some(CompatibilityLevel::FullTransitive), normalize: Some(true), ..ConfigRecord::default() };
+    let config = ConfigRecord {
+        compatibility_level: Some(CompatibilityLevel::FullTransitive),
+        normalize: Some(true),
+        ..ConfigRecord::default()
+    };
     assert_eq!(store.get_config(&global).await.unwrap(), None);
     store.put_config(&global, &config).await.unwrap();
     store.put_config(&subj, &ConfigRecord::default()).await.unwrap();
@@ -299,6 +303,8 @@ async fn insert_unchecked_seeds_bodies_ids_and_rows_in_one_go() {
     assert_eq!(store.max_id().await.unwrap(), Some(SchemaId(102)));
     assert_eq!(store.fingerprint_for_id(SchemaId(101)).await.unwrap(), Some(body(1).fingerprint()));
     assert_eq!(store.get_body(&body(2).fingerprint()).await.unwrap(), Some(body(2)));
+    let guid = registry_core::Guid::of(&body(2));
+    assert_eq!(store.fingerprint_for_guid(&guid).await.unwrap(), Some(body(2).fingerprint()), "guid indexed");
     assert_eq!(store.rows_with_id(SchemaId(100)).await.unwrap().len(), 100);
     let page = store.list_subjects("seed-", DeletedFilter::LiveOnly, Some(&subject("seed-0297")), 10).await.unwrap();
     assert_eq!(page, [subject("seed-0298"), subject("seed-0299")]);
