@@ -65,7 +65,24 @@ async fn latest_with_metadata_and_guid_lookup(h: &Harness) {
     assert_eq!(found["metadata"], v2["metadata"]);
 }
 
+async fn guid_lookup_follows_deletes_and_re_registration(h: &Harness) {
+    h.get("/schemas/guids/00000000-0000-0000-0000-000000000000").await.assert_error(404, 40403);
+    let first = h.register_raw("guided", &json!({"schema": user_v1()})).await.ok_json(200);
+    let path = format!("/schemas/guids/{}", first["guid"].as_str().unwrap_or_default());
+    assert_eq!(h.get(&path).await.ok_json(200)["schema"], first["schema"]);
+    h.delete_subject("guided", false).await.ok_json(200);
+    assert_eq!(h.get(&path).await.ok_json(200)["schema"], first["schema"], "soft-deleted: still found");
+    h.delete_subject("guided", true).await.ok_json(200);
+    h.get(&path).await.assert_error(404, 40403);
+    let again = h.register_raw("guided", &json!({"schema": user_v1()})).await.ok_json(200);
+    assert_ne!(again["id"], first["id"], "registered again after a hard delete: a new id");
+    assert_eq!(again["guid"], first["guid"]);
+    let found = h.get(&path).await.ok_json(200);
+    assert_eq!((&found["schema"], &found["guid"]), (&again["schema"], &again["guid"]));
+}
+
 api_tests::api_cases!(
+    guid_lookup_follows_deletes_and_re_registration,
     contracts_round_trip_on_every_read,
     other_metadata_is_a_new_version_and_id,
     invalid_rule_set_is_42210,
