@@ -10,22 +10,27 @@ pub struct Opened {
     pub description: String,
 }
 
-/// Opens the backend `config` names. Fails if the embedded store cannot open its directory, or
+/// Opens the backend `config` names. Both persistent backends sit behind a bounded cache of
+/// immutable answers (bodies by fingerprint, fingerprint by ID), as in the Lambda function. Fails if the embedded store cannot open its directory, or
 /// if the AWS backend lacks `REGISTRY_TABLE` / `REGISTRY_BUCKET`.
 pub async fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Error + Send + Sync>> {
     let opened = match config.backend {
         Backend::Embedded => {
             let store = registry_store_local::LocalStore::open(&config.data_dir)
                 .map_err(|error| format!("cannot open the embedded store in {}: {error}", config.data_dir.display()))?;
-            // Immutable answers (bodies, id <-> fingerprint) of a warm process come from a bounded cache.
-            let store = CachedStore::new(store);
-            Opened { store: Arc::new(store), description: format!("embedded {}", config.data_dir.display()) }
+            Opened {
+                store: Arc::new(CachedStore::new(store)),
+                description: format!("embedded {}", config.data_dir.display()),
+            }
         }
         Backend::Memory => Opened { store: Arc::new(MemoryStore::new()), description: "memory".to_string() },
         Backend::Aws => {
             let store = registry_store_aws::AwsStore::from_env().await?;
             let names = store.config();
-            Opened { store: Arc::new(store), description: format!("aws table {} bucket {}", names.table, names.bucket) }
+            Opened {
+                store: Arc::new(CachedStore::new(store)),
+                description: format!("aws table {} bucket {}", names.table, names.bucket),
+            }
         }
     };
     Ok(opened)
