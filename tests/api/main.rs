@@ -10,5 +10,6 @@ mod json_schema;
 mod protobuf;
 mod restart;
 mod schemas;
+mod stateless;
 mod subjects;
 mod versions;

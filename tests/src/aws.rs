@@ -8,11 +8,13 @@ use crate::{Backend, Harness};
 use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_sdk_dynamodb::config::{Credentials, SharedCredentialsProvider};
 use futures::FutureExt;
-use registry_store_aws::AwsStoreConfig;
+use registry_core::{CachedStore, RegistrySettings, Store};
 use registry_store_aws::provision::{create_resources, delete_resources};
+use registry_store_aws::{AwsStore, AwsStoreConfig};
 use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
@@ -77,6 +79,14 @@ impl AwsCase {
     /// The harness serving this case.
     pub fn harness(&self) -> &Harness {
         &self.harness
+    }
+
+    /// Another server over the same table and bucket, as a second function instance would be: its
+    /// own `Registry` over `CachedStore<AwsStore>` (the Lambda's wiring), sharing nothing in process.
+    pub async fn instance(&self) -> Harness {
+        let store = AwsStore::with_path_style(&self.target.sdk, self.target.names.clone(), true);
+        let store: Arc<dyn Store> = Arc::new(CachedStore::new(store));
+        Harness::serve(Backend::Aws(Box::new(self.target.clone())), store, RegistrySettings::default()).await
     }
 
     /// Stops the server, deletes the table and bucket, then re-raises the case's panic if it had one.

@@ -55,6 +55,12 @@ impl Harness {
     /// As [`Harness::start`] with explicit registry settings.
     pub async fn start_with(backend: Backend, settings: RegistrySettings) -> Harness {
         let store = open_store(&backend);
+        Self::serve(backend, store, settings).await
+    }
+
+    /// Serves `store` (already opened on `backend`, possibly wrapped, e.g. in `CachedStore`) with
+    /// `settings`. Panics if the socket cannot be bound.
+    pub async fn serve(backend: Backend, store: Arc<dyn Store>, settings: RegistrySettings) -> Harness {
         let registry = Registry::new(store.clone(), settings);
         let app = registry_http::router(AppState { registry });
         let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
