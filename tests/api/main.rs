@@ -7,6 +7,7 @@ mod content_types;
 mod data_contracts;
 mod errors;
 mod json_schema;
+mod large;
 mod protobuf;
 mod restart;
 mod schemas;
