@@ -12,5 +12,6 @@ mod protobuf;
 mod restart;
 mod schemas;
 mod stateless;
+mod subject_names;
 mod subjects;
 mod versions;
