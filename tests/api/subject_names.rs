@@ -1,6 +1,7 @@
 //! Subject names a storage key could trip over: key separators, non-ASCII text and long names
-//! round-trip through register, list, lookup and delete on every backend. Long names stop at
-//! 1000 bytes: DynamoDB caps a sort key at 1024 bytes and the AWS store keys rows by subject.
+//! round-trip through register, list, lookup and delete on every backend. Names longer than
+//! 1000 bytes (`Subject::MAX_BYTES`: DynamoDB caps a sort key at 1024 bytes and the AWS store
+//! keys rows by subject) are refused the same way on every backend: 422 / 42208, never a 500.
 
 use api_tests::Harness;
 use api_tests::client::enc;
@@ -38,4 +39,13 @@ async fn awkward_subject_names_round_trip(h: &Harness) {
     assert!(h.subjects("?deleted=true").await.is_empty());
 }
 
-api_tests::api_cases!(awkward_subject_names_round_trip);
+async fn subject_over_1000_bytes_is_42208(h: &Harness) {
+    let name = "x".repeat(1001);
+    let register = h.register_raw(&name, &serde_json::json!({"schema": distinct(1)})).await;
+    let message = register.assert_error(422, 42208);
+    assert!(message.starts_with("The specified subject 'xxx"), "{message}");
+    h.lookup(&name, &distinct(1)).await.assert_error(422, 42208);
+    assert!(h.subjects("?deleted=true").await.is_empty(), "nothing was stored");
+}
+
+api_tests::api_cases!(awkward_subject_names_round_trip, subject_over_1000_bytes_is_42208);

@@ -9,18 +9,26 @@ use std::str::FromStr;
 mod guid;
 pub use guid::Guid;
 
-/// A subject name. Valid when it has no ISO control characters and is not one of Confluent's
-/// reserved names (`__GLOBAL`, `__EMPTY`). May contain `/`, `.`, `:` and spaces.
+/// A subject name. Valid when it has no ISO control characters, is not one of Confluent's
+/// reserved names (`__GLOBAL`, `__EMPTY`) and is at most [`Subject::MAX_BYTES`] long. May
+/// contain `/`, `.`, `:` and spaces.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Subject(String);
 
 impl Subject {
+    /// Longest subject name in UTF-8 bytes. Confluent sets no limit, but every backend must be
+    /// able to key by the name: DynamoDB sort keys hold at most 1024 bytes, and ours carry the
+    /// subject after a short prefix. Kafka topic names, which subjects usually derive from, stop
+    /// at 249 characters, so 1000 bytes is far above any real subject.
+    pub const MAX_BYTES: usize = 1000;
+
     /// Validates `name` (42208 on failure).
     pub fn new(name: impl Into<String>) -> Result<Subject, RegistryError> {
         let name = name.into();
         let reserved = name == "__GLOBAL" || name == "__EMPTY";
-        if name.is_empty() || reserved || name.chars().any(char::is_control) {
+        let too_long = name.len() > Subject::MAX_BYTES;
+        if name.is_empty() || reserved || too_long || name.chars().any(char::is_control) {
             return Err(RegistryError::InvalidSubject { subject: name });
         }
         Ok(Subject(name))
@@ -291,6 +299,10 @@ mod tests {
         for bad in ["", "a\u{0}b", "tab\there", "__GLOBAL", "__EMPTY"] {
             assert!(matches!(Subject::new(bad), Err(RegistryError::InvalidSubject { .. })), "{bad:?}");
         }
+        assert!(Subject::new("s".repeat(Subject::MAX_BYTES)).is_ok());
+        assert!(Subject::new("é".repeat(Subject::MAX_BYTES / 2)).is_ok(), "the bound counts UTF-8 bytes");
+        let too_long = Subject::new("s".repeat(Subject::MAX_BYTES + 1));
+        assert!(matches!(too_long, Err(RegistryError::InvalidSubject { .. })));
     }
 
     #[test]
