@@ -248,7 +248,11 @@ async fn referrers_are_indexed_by_referenced_version() {
 async fn config_and_mode_replace_and_delete_per_scope() {
     with_store(|store, _| async move {
         let scope = Scope::Subject(subject("orders-value"));
-        let config = ConfigRecord { compatibility_level: Some(CompatibilityLevel::Full), normalize: Some(true), ..ConfigRecord::default() };
+        let config = ConfigRecord {
+            compatibility_level: Some(CompatibilityLevel::Full),
+            normalize: Some(true),
+            ..ConfigRecord::default()
+        };
         assert_eq!(store.get_config(&scope).await.ok(), Some(None));
         store.put_config(&scope, &config).await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(store.get_config(&scope).await.ok(), Some(Some(config.clone())));
