@@ -5,8 +5,7 @@
 //! why) unless `CI` is set, in which case it fails so a green CI run cannot hide the backend.
 
 use crate::{Backend, Harness};
-use aws_config::{BehaviorVersion, Region, SdkConfig};
-use aws_sdk_dynamodb::config::{Credentials, SharedCredentialsProvider};
+use aws_config::SdkConfig;
 use futures::FutureExt;
 use registry_core::{CachedStore, RegistrySettings, Store};
 use registry_store_aws::provision::{create_resources, delete_resources};
@@ -15,9 +14,6 @@ use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
-
-static NEXT: AtomicU32 = AtomicU32::new(0);
 
 /// Where an `AwsStore` lives: the emulator's SDK configuration and the table and bucket names.
 #[derive(Debug, Clone)]
@@ -28,25 +24,7 @@ pub struct AwsTarget {
     pub names: AwsStoreConfig,
 }
 
-/// The SDK configuration for the emulator at `AWS_ENDPOINT_URL`, or `None` to skip the case (no
-/// endpoint and `CI` unset). Panics when `CI` is set and no endpoint is configured.
-pub async fn emulator_sdk() -> Option<SdkConfig> {
-    let endpoint = std::env::var("AWS_ENDPOINT_URL").ok().filter(|value| !value.is_empty());
-    if endpoint.is_none() {
-        assert!(std::env::var_os("CI").is_none(), "CI is set but AWS_ENDPOINT_URL is not: start the emulator");
-        eprintln!("skipping the AWS backend: AWS_ENDPOINT_URL is unset (run scripts/emulator-start.sh)");
-        return None;
-    }
-    let mut loader = aws_config::defaults(BehaviorVersion::latest());
-    if std::env::var_os("AWS_REGION").is_none() && std::env::var_os("AWS_DEFAULT_REGION").is_none() {
-        loader = loader.region(Region::new("us-east-1"));
-    }
-    if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
-        let dummy = Credentials::new("test", "test", None, None, "emulator");
-        loader = loader.credentials_provider(SharedCredentialsProvider::new(dummy));
-    }
-    Some(loader.load().await)
-}
+pub use registry_store_aws::testing::emulator_sdk;
 
 /// A harness on `AwsStore` over a table and bucket of its own. Call [`AwsCase::finish`] with the
 /// case's outcome (see [`catch`]): it stops the server, deletes the resources and re-raises a panic.
@@ -62,10 +40,7 @@ impl AwsCase {
     /// resources cannot be created.
     pub async fn start() -> Option<AwsCase> {
         let sdk = emulator_sdk().await?;
-        let n = NEXT.fetch_add(1, Ordering::SeqCst);
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-        let name = format!("api-test-{}-{nanos}-{n}", std::process::id());
-        let names = AwsStoreConfig { table: name.clone(), bucket: name };
+        let names = registry_store_aws::testing::unique_names("api-test");
         if let Err(error) = create_resources(&sdk, &names, true).await {
             // A half-created pair (table made, bucket refused) must not outlive the failure.
             let _ = delete_resources(&sdk, &names, true).await;

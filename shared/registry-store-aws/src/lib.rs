@@ -54,6 +54,8 @@ pub mod provision;
 mod rows;
 mod settings;
 mod store;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod usage;
 
 pub use calls::CallCounter;

@@ -1,0 +1,40 @@
+//! Emulator fixtures shared by this crate's tests and the API tests (feature `testing`): the
+//! gating rule and unique table/bucket names.
+//!
+//! Gating: without `AWS_ENDPOINT_URL` a test skips (and says why), unless `CI` is set, in which
+//! case it fails, so a green CI run cannot hide the AWS backend.
+
+use crate::AwsStoreConfig;
+use aws_config::{BehaviorVersion, Region, SdkConfig};
+use aws_sdk_dynamodb::config::{Credentials, SharedCredentialsProvider};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The SDK configuration for the emulator at `AWS_ENDPOINT_URL` (region `us-east-1` and dummy
+/// credentials unless set), or `None` to skip. Panics when `CI` is set and no endpoint is.
+pub async fn emulator_sdk() -> Option<SdkConfig> {
+    let endpoint = std::env::var("AWS_ENDPOINT_URL").ok().filter(|value| !value.is_empty());
+    if endpoint.is_none() {
+        assert!(std::env::var_os("CI").is_none(), "CI is set but AWS_ENDPOINT_URL is not: start the emulator");
+        eprintln!("skipping the AWS backend: AWS_ENDPOINT_URL is unset (run scripts/emulator-start.sh)");
+        return None;
+    }
+    let mut loader = aws_config::defaults(BehaviorVersion::latest());
+    if std::env::var_os("AWS_REGION").is_none() && std::env::var_os("AWS_DEFAULT_REGION").is_none() {
+        loader = loader.region(Region::new("us-east-1"));
+    }
+    if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
+        let dummy = Credentials::new("test", "test", None, None, "emulator");
+        loader = loader.credentials_provider(SharedCredentialsProvider::new(dummy));
+    }
+    Some(loader.load().await)
+}
+
+/// A table and bucket name no other test, run or process uses: `<prefix>-<pid>-<nanos>-<n>`
+/// (valid for both DynamoDB and S3: lower-case letters, digits and dashes).
+pub fn unique_names(prefix: &str) -> AwsStoreConfig {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    let name = format!("{prefix}-{}-{nanos}-{n}", std::process::id());
+    AwsStoreConfig { table: name.clone(), bucket: name }
+}
