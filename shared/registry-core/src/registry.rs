@@ -14,6 +14,7 @@ pub mod contracts;
 mod delete;
 mod format;
 mod governance;
+mod live_ids;
 mod parse_cache;
 mod read;
 mod register;
@@ -44,6 +45,9 @@ pub struct RegistrySettings {
     pub require_owner: Option<String>,
     /// The per-subject churn guard (new versions per hour; see [`crate::churn`]).
     pub churn: crate::churn::ChurnSettings,
+    /// How long `GET /schemas/ids/{id}` may trust that an ID seen carried by a row still is
+    /// (this process's own hard deletes are seen at once; see `registry::live_ids`). Zero: always read.
+    pub live_id_ttl: std::time::Duration,
 }
 
 impl Default for RegistrySettings {
@@ -54,6 +58,7 @@ impl Default for RegistrySettings {
             usage_granularity_days: 1,
             require_owner: None,
             churn: crate::churn::ChurnSettings::default(),
+            live_id_ttl: live_ids::DEFAULT_LIVE_ID_TTL,
         }
     }
 }
@@ -125,6 +130,8 @@ pub struct Registry {
     metrics: Arc<crate::metrics::Metrics>,
     /// Per-subject new-version rate; shared by clones.
     churn: Arc<crate::churn::ChurnGuard>,
+    /// IDs recently seen carried by a row; shared by clones.
+    live_ids: Arc<live_ids::LiveIds>,
 }
 
 impl Registry {
@@ -132,7 +139,15 @@ impl Registry {
     pub fn new(store: Arc<dyn Store>, settings: RegistrySettings) -> Self {
         let parse_cache = Arc::new(parse_cache::ParseCache::new(parse_cache::PARSE_CACHE_BYTES));
         let churn = Arc::new(crate::churn::ChurnGuard::new(settings.churn));
-        Registry { store, settings, parse_cache, usage: Arc::default(), metrics: Arc::default(), churn }
+        Registry {
+            store,
+            settings,
+            parse_cache,
+            usage: Arc::default(),
+            metrics: Arc::default(),
+            churn,
+            live_ids: Arc::default(),
+        }
     }
 
     /// The store (for admin tooling and tests).

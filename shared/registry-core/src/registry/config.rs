@@ -119,7 +119,7 @@ impl Registry {
         for subject in subjects {
             let deleted: Vec<_> = self.rows(&subject).await?.iter().filter(|r| r.deleted).map(|r| r.version).collect();
             if !deleted.is_empty() {
-                self.store.hard_delete_versions(&subject, &deleted, false).await?;
+                self.hard_delete(&subject, &deleted, false).await?;
             }
         }
         Ok(())

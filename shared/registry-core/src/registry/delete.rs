@@ -52,7 +52,7 @@ impl Registry {
             // A registration racing with it may lose its subject config; it keeps its rows.
             let last = rows.len() == 1;
             self.unbind_orphaned_ids(&subject, &[row]).await?;
-            self.store.hard_delete_versions(&subject, &[row.version], last).await?;
+            self.hard_delete(&subject, &[row.version], last).await?;
         } else {
             match self.store.set_version_deleted(&subject, row.version, true).await {
                 Ok(()) => {}
@@ -103,7 +103,7 @@ impl Registry {
             let written = if permanent {
                 let doomed: Vec<&VersionRow> = rows.iter().collect();
                 self.unbind_orphaned_ids(&subject, &doomed).await?;
-                self.store.hard_delete_versions(&subject, &targets, true).await
+                self.hard_delete(&subject, &targets, true).await
             } else {
                 self.store.soft_delete_versions(&subject, &targets).await
             };

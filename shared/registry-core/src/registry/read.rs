@@ -69,7 +69,7 @@ impl Registry {
     /// 40403 `Schema N not found` otherwise (also after every such row was hard-deleted).
     pub async fn schema_by_id(&self, id: i32) -> Result<SchemaById, RegistryError> {
         let schema_id = SchemaId(id);
-        if id < 1 || self.store.rows_with_id(schema_id).await?.is_empty() {
+        if id < 1 || !self.id_in_use(schema_id).await? {
             return Err(RegistryError::SchemaIdNotFound { id });
         }
         let Some(fingerprint) = self.store.fingerprint_for_id(schema_id).await? else {

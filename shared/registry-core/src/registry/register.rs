@@ -133,7 +133,7 @@ impl Registry {
             };
             if import && rows.iter().any(|r| r.version == version) {
                 // IMPORT replaces a taken version number, as Confluent's log keyed by (subject, version).
-                self.store.delete_version(&subject, version).await?;
+                self.hard_delete(&subject, &[version], false).await?;
             }
             let row = VersionRow {
                 subject: subject.clone(),
@@ -266,7 +266,7 @@ impl Registry {
     async fn purge_superseded(&self, rows: &[VersionRow], new: &VersionRow) -> Result<(), RegistryError> {
         for old in rows.iter().filter(|r| r.deleted && r.id == new.id && r.version < new.version) {
             if self.store.referrers(&old.subject, old.version).await?.is_empty() {
-                self.store.hard_delete_versions(&old.subject, &[old.version], false).await?;
+                self.hard_delete(&old.subject, &[old.version], false).await?;
             }
         }
         Ok(())

@@ -6,6 +6,7 @@ mod concurrency;
 mod config_mode;
 mod deletes;
 mod guids;
+mod live_ids;
 mod reads;
 mod references;
 mod register;
