@@ -254,25 +254,10 @@ fn render_field(
 }
 
 fn type_name(field: &FieldDescriptorProto) -> String {
-    let scalar = match field.r#type() {
-        Type::Double => "double",
-        Type::Float => "float",
-        Type::Int64 => "int64",
-        Type::Uint64 => "uint64",
-        Type::Int32 => "int32",
-        Type::Fixed64 => "fixed64",
-        Type::Fixed32 => "fixed32",
-        Type::Bool => "bool",
-        Type::String => "string",
-        Type::Bytes => "bytes",
-        Type::Uint32 => "uint32",
-        Type::Sfixed32 => "sfixed32",
-        Type::Sfixed64 => "sfixed64",
-        Type::Sint32 => "sint32",
-        Type::Sint64 => "sint64",
-        Type::Group | Type::Message | Type::Enum => return field.type_name().to_string(),
-    };
-    scalar.to_string()
+    match super::source::scalar_name(field.r#type()) {
+        Some(scalar) => scalar.to_string(),
+        None => field.type_name().to_string(),
+    }
 }
 
 /// protoc's default `json_name`: underscores removed, the letter after each upper-cased.
