@@ -17,6 +17,8 @@ mod governance;
 mod live_ids;
 mod parse_cache;
 mod read;
+mod recent;
+mod recent_lookups;
 mod register;
 mod support;
 mod usage;
@@ -48,6 +50,9 @@ pub struct RegistrySettings {
     /// How long `GET /schemas/ids/{id}` may trust that an ID seen carried by a row still is
     /// (this process's own hard deletes are seen at once; see `registry::live_ids`). Zero: always read.
     pub live_id_ttl: std::time::Duration,
+    /// How long a lookup answer (`POST /subjects/{s}`) may be served from memory (this process's
+    /// own writes are seen at once; see `registry::recent_lookups`). Zero: always read.
+    pub lookup_ttl: std::time::Duration,
 }
 
 impl Default for RegistrySettings {
@@ -59,6 +64,7 @@ impl Default for RegistrySettings {
             require_owner: None,
             churn: crate::churn::ChurnSettings::default(),
             live_id_ttl: live_ids::DEFAULT_LIVE_ID_TTL,
+            lookup_ttl: recent_lookups::DEFAULT_LOOKUP_TTL,
         }
     }
 }
@@ -132,6 +138,8 @@ pub struct Registry {
     churn: Arc<crate::churn::ChurnGuard>,
     /// IDs recently seen carried by a row; shared by clones.
     live_ids: Arc<live_ids::LiveIds>,
+    /// Lookup answers recently read; shared by clones.
+    recent_lookups: Arc<recent_lookups::RecentLookups>,
 }
 
 impl Registry {
@@ -146,7 +154,8 @@ impl Registry {
             usage: Arc::default(),
             metrics: Arc::default(),
             churn,
-            live_ids: Arc::default(),
+            live_ids: Arc::new(live_ids::live_ids()),
+            recent_lookups: Arc::new(recent_lookups::recent_lookups()),
         }
     }
 

@@ -32,7 +32,9 @@ impl Registry {
     pub async fn set_config(&self, scope: &Scope, config: ConfigRecord) -> Result<ConfigRecord, RegistryError> {
         let config = super::contracts::normalize_config(config)?;
         self.ensure_writable(scope_subject(scope)).await?;
-        self.store.put_config(scope, &config).await?;
+        let stored = self.store.put_config(scope, &config).await;
+        self.forget_lookups();
+        stored?;
         Ok(config)
     }
 
@@ -41,7 +43,9 @@ impl Registry {
     /// 42205 while the scope is read-only.
     pub async fn delete_config(&self, scope: &Scope) -> Result<ConfigRecord, RegistryError> {
         self.ensure_writable(scope_subject(scope)).await?;
-        match (self.store.delete_config(scope).await?, scope) {
+        let deleted = self.store.delete_config(scope).await;
+        self.forget_lookups();
+        match (deleted?, scope) {
             (Some(previous), _) => Ok(previous),
             (None, Scope::Subject(subject)) => Err(subject_not_found(subject)),
             (None, Scope::Global) => Ok(ConfigRecord {

@@ -54,7 +54,9 @@ impl Registry {
             self.unbind_orphaned_ids(&subject, &[row]).await?;
             self.hard_delete(&subject, &[row.version], last).await?;
         } else {
-            match self.store.set_version_deleted(&subject, row.version, true).await {
+            let deleted = self.store.set_version_deleted(&subject, row.version, true).await;
+            self.forget_lookups();
+            match deleted {
                 Ok(()) => {}
                 // Lost to a concurrent delete: answer as if it had come first.
                 Err(StoreError::Conflict(_)) => {
@@ -105,7 +107,9 @@ impl Registry {
                 self.unbind_orphaned_ids(&subject, &doomed).await?;
                 self.hard_delete(&subject, &targets, true).await
             } else {
-                self.store.soft_delete_versions(&subject, &targets).await
+                let deleted = self.store.soft_delete_versions(&subject, &targets).await;
+                self.forget_lookups();
+                deleted
             };
             match written {
                 Ok(()) => return Ok(targets),

@@ -1,5 +1,6 @@
 //! Read operations: lookup, by-ID queries, listings and single versions. Never write.
 
+use super::recent_lookups::{answer_cost, lookup_key};
 use super::support::{latest_live, subject_not_found, version_not_found, visible};
 use super::{LookupOptions, NewSchema, Registry, SchemaById, SchemasQuery};
 use crate::error::RegistryError;
@@ -21,7 +22,19 @@ impl Registry {
         schema: NewSchema,
         options: LookupOptions,
     ) -> Result<SchemaRecord, RegistryError> {
-        let record = self.lookup_once(subject, schema, options).await?;
+        let ttl = self.settings.lookup_ttl;
+        let key = lookup_key(subject, &schema, options);
+        let record = match self.recent_lookups.get(&key, ttl) {
+            Some(record) => record,
+            None => {
+                let generation = self.recent_lookups.generation();
+                let record = self.lookup_once(subject, schema, options).await?;
+                if !ttl.is_zero() {
+                    self.recent_lookups.remember(key, record.clone(), answer_cost(&record), generation);
+                }
+                record
+            }
+        };
         self.note_use(&record.subject).await;
         Ok(record)
     }

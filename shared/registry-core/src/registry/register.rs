@@ -144,7 +144,9 @@ impl Registry {
                 references: body.references.clone(),
                 registered_at_ms: now_ms(),
             };
-            match self.store.create_version(&row).await {
+            let created = self.store.create_version(&row).await;
+            self.forget_lookups();
+            match created {
                 Ok(()) => {
                     if !import {
                         self.churn.record(subject.as_str());

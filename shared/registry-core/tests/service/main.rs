@@ -8,5 +8,6 @@ mod deletes;
 mod guids;
 mod live_ids;
 mod reads;
+mod recent_lookups;
 mod references;
 mod register;
