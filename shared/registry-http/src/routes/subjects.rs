@@ -87,11 +87,13 @@ impl SubjectsJson {
         if self.emitted >= self.query.limit {
             return Ok(Some(self.close(chunk)));
         }
-        let page = self
-            .registry
-            .subjects_page(&self.query.prefix, self.query.filter, self.after.as_ref(), SUBJECTS_PAGE_SIZE)
-            .await?;
-        let last_page = page.len() < SUBJECTS_PAGE_SIZE;
+        // Read no more names than the answer still needs (`?limit=1` reads one, not a page).
+        let wanted = (self.query.offset.saturating_sub(self.skipped))
+            .saturating_add(self.query.limit - self.emitted)
+            .min(SUBJECTS_PAGE_SIZE);
+        let page =
+            self.registry.subjects_page(&self.query.prefix, self.query.filter, self.after.as_ref(), wanted).await?;
+        let last_page = page.len() < wanted;
         self.after = page.last().cloned();
         for subject in page {
             if self.skipped < self.query.offset {

@@ -97,7 +97,12 @@ async fn offset_limit_and_prefix_cross_page_boundaries() {
 
 #[tokio::test]
 async fn a_failure_on_the_first_page_keeps_the_error_status() {
-    let store = ListingFailsAfter { inner: MemoryStore::new(), pages_ok: 0, calls: AtomicUsize::new(0) };
+    let store = ListingFailsAfter {
+        inner: MemoryStore::new(),
+        pages_ok: 0,
+        calls: AtomicUsize::new(0),
+        names_asked: AtomicUsize::new(0),
+    };
     let (status, _, body) = get(Arc::new(store), "/subjects").await;
     assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
     let error: Value = serde_json::from_slice(&body.unwrap()).unwrap();
@@ -108,11 +113,30 @@ async fn a_failure_on_the_first_page_keeps_the_error_status() {
 async fn a_failure_after_the_first_page_aborts_the_body() {
     let inner = MemoryStore::new();
     seeded(&inner, MANY).await;
-    let store = ListingFailsAfter { inner, pages_ok: 1, calls: AtomicUsize::new(0) };
+    let store = ListingFailsAfter { inner, pages_ok: 1, calls: AtomicUsize::new(0), names_asked: AtomicUsize::new(0) };
     let (status, frames, body) = get(Arc::new(store), "/subjects").await;
     assert_eq!(status, StatusCode::OK, "the status was sent with the first page");
     assert!(frames >= 1);
     assert!(body.is_err(), "the body must end in an error, not in a closing bracket");
+}
+
+#[tokio::test]
+async fn a_limited_listing_reads_only_the_names_it_answers() {
+    // `GET /subjects?limit=1` (a readiness probe, a UI's first page) must not read a whole page.
+    let inner = MemoryStore::new();
+    seeded(&inner, MANY).await;
+    let store = Arc::new(ListingFailsAfter {
+        inner,
+        pages_ok: usize::MAX,
+        calls: AtomicUsize::new(0),
+        names_asked: AtomicUsize::new(0),
+    });
+    let (_, _, body) = get(store.clone(), "/subjects?offset=3&limit=2").await;
+    assert_eq!(names(&body.unwrap()), [name(3), name(4)]);
+    assert_eq!(store.names_asked.load(Ordering::SeqCst), 5, "offset + limit names, not a page");
+    let (_, _, body) = get(store.clone(), "/subjects?limit=1").await;
+    assert_eq!(names(&body.unwrap()), [name(0)]);
+    assert_eq!(store.names_asked.load(Ordering::SeqCst), 6);
 }
 
 /// A MemoryStore whose `list_subjects` fails after `pages_ok` successful calls.
@@ -121,6 +145,8 @@ struct ListingFailsAfter {
     inner: MemoryStore,
     pages_ok: usize,
     calls: AtomicUsize,
+    /// Names requested from the store so far (the sum of the pages' limits).
+    names_asked: AtomicUsize,
 }
 
 #[async_trait]
@@ -186,6 +212,7 @@ impl Store for ListingFailsAfter {
         if self.calls.fetch_add(1, Ordering::SeqCst) >= self.pages_ok {
             return Err(StoreError::Corrupt("listing broke".to_string()));
         }
+        self.names_asked.fetch_add(limit, Ordering::SeqCst);
         self.inner.list_subjects(prefix, filter, after, limit).await
     }
     async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
