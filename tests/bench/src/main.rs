@@ -2,7 +2,7 @@
 //!
 //! For each size (default 0, 100,000 and 1,000,000 subjects) it seeds a fresh data directory
 //! through `LocalStore::insert_unchecked`, starts the real `registry serve` binary on it three
-//! times and keeps the median ready time (spawn → first 200) and the resident memory after ready.
+//! times (15 rounds, sizes interleaved) and keeps the median ready time (spawn → first 200) and the resident memory after ready.
 //! On the largest size it then streams `GET /subjects` (bytes, time, peak RSS), drives warm
 //! `GET /schemas/ids/{id}` and `POST /subjects/{s}` lookups with 256 keep-alive connections, and
 //! registers new subjects with 32 clients. All traffic goes to 127.0.0.1. Ratios (largest ÷ 0)
@@ -27,7 +27,7 @@ const READ_CONNECTIONS: usize = 256;
 /// Concurrent clients registering new subjects.
 const WRITE_CLIENTS: usize = 32;
 /// Spawns per size (rounds interleave the sizes, so load drift hits all alike); medians are reported.
-const READY_RUNS: usize = 7;
+const READY_RUNS: usize = 15;
 /// Offered load of the open-loop latency runs: the throughput targets.
 const BY_ID_TARGET: f64 = 30_000.0;
 const LOOKUP_TARGET: f64 = 20_000.0;
@@ -139,10 +139,14 @@ async fn run() -> Result<(), String> {
     for ((subjects, _, seeded), mut runs) in seeded.into_iter().zip(runs) {
         runs.sort_by_key(|(ready, _)| *ready);
         let ready = runs[runs.len() / 2].0;
+        let (fastest, slowest) = (runs[0].0, runs[runs.len() - 1].0);
         let mut rss: Vec<u64> = runs.iter().map(|(_, memory)| memory.rss_kib).collect();
         rss.sort_unstable();
         let memory = Memory { rss_kib: rss[rss.len() / 2], peak_kib: 0 };
-        eprintln!("{subjects} subjects: seeded in {seeded:?}, ready in {ready:?}, RSS {} KiB", memory.rss_kib);
+        eprintln!(
+            "{subjects} subjects: seeded in {seeded:?}, ready in {ready:?} (fastest {fastest:?}, slowest {slowest:?}), RSS {} KiB",
+            memory.rss_kib
+        );
         sizes.push(SizeFigures { subjects, seeded, ready, memory });
     }
     let largest = *options.sizes.last().unwrap_or(&0);
