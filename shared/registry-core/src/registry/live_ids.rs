@@ -32,14 +32,13 @@ pub(super) fn live_ids() -> LiveIds {
 impl Registry {
     /// Whether some row (live or soft-deleted) carries `id`, from memory when seen recently.
     pub(super) async fn id_in_use(&self, id: SchemaId) -> Result<bool, RegistryError> {
-        let ttl = self.settings.live_id_ttl;
-        if self.live_ids.get(&id, ttl).is_some() {
+        if self.live_ids.get(&id).is_some() {
             return Ok(true);
         }
         let generation = self.live_ids.generation();
         let in_use = !self.store.rows_with_id(id).await?.is_empty();
-        if in_use && !ttl.is_zero() {
-            self.live_ids.remember(id, (), 1, generation);
+        if in_use {
+            self.live_ids.remember(id, (), 1, generation, self.settings.live_id_ttl);
         }
         Ok(in_use)
     }

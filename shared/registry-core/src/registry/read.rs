@@ -22,16 +22,14 @@ impl Registry {
         schema: NewSchema,
         options: LookupOptions,
     ) -> Result<SchemaRecord, RegistryError> {
-        let ttl = self.settings.lookup_ttl;
         let key = lookup_key(subject, &schema, options);
-        let record = match self.recent_lookups.get(&key, ttl) {
+        let record = match self.recent_lookups.get(&key) {
             Some(record) => record,
             None => {
                 let generation = self.recent_lookups.generation();
                 let record = self.lookup_once(subject, schema, options).await?;
-                if !ttl.is_zero() {
-                    self.recent_lookups.remember(key, record.clone(), answer_cost(&record), generation);
-                }
+                let (cost, ttl) = (answer_cost(&record), self.settings.lookup_ttl);
+                self.recent_lookups.remember(key, record.clone(), cost, generation, ttl);
                 record
             }
         };

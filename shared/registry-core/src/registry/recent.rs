@@ -6,7 +6,10 @@
 //! calls [`Recent::forget_all`] after the store call, which bumps the generation. So an answer read
 //! before such a write is either dropped by the write or never stored after it. Across processes
 //! an answer may outlive a change made elsewhere by at most the TTL the caller passes to
-//! [`Recent::get`]; a zero TTL turns the memory off.
+//! [`Recent::remember`]; a zero TTL turns the memory off. Each answer is kept for a share of the
+//! TTL between one half and all of it, spread by a counter: answers read in one burst (a warm-up,
+//! a rebalance) then expire over half a TTL instead of all at once, which would send a burst of
+//! reads to the store and show in the tail latency.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -25,19 +28,21 @@ pub(super) struct Recent<K, V> {
 struct State<K, V> {
     generation: u64,
     cost: usize,
+    /// Counts remembered answers; spreads their lifetimes.
+    remembered: u64,
     answers: HashMap<K, Remembered<V>>,
 }
 
 #[derive(Debug)]
 struct Remembered<V> {
-    at: Instant,
+    until: Instant,
     cost: usize,
     value: V,
 }
 
 impl<K: Eq + Hash, V: Clone> Recent<K, V> {
     pub(super) fn new(max_cost: usize) -> Self {
-        Recent { max_cost, state: Mutex::new(State { generation: 0, cost: 0, answers: HashMap::new() }) }
+        Recent { max_cost, state: Mutex::new(State { generation: 0, cost: 0, remembered: 0, answers: HashMap::new() }) }
     }
 
     fn state(&self) -> MutexGuard<'_, State<K, V>> {
@@ -45,11 +50,11 @@ impl<K: Eq + Hash, V: Clone> Recent<K, V> {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The answer remembered for `key` less than `ttl` ago.
-    pub(super) fn get(&self, key: &K, ttl: Duration) -> Option<V> {
+    /// The answer remembered for `key`, while it lives.
+    pub(super) fn get(&self, key: &K) -> Option<V> {
         let state = self.state();
         let remembered = state.answers.get(key)?;
-        (remembered.at.elapsed() < ttl).then(|| remembered.value.clone())
+        (Instant::now() < remembered.until).then(|| remembered.value.clone())
     }
 
     /// The generation a read starts in; pass it to [`Recent::remember`].
@@ -57,21 +62,23 @@ impl<K: Eq + Hash, V: Clone> Recent<K, V> {
         self.state().generation
     }
 
-    /// Remembers `value` for `key`, unless something was forgotten since `generation` was read
-    /// or the answer alone costs more than half the bound.
-    pub(super) fn remember(&self, key: K, value: V, cost: usize, generation: u64) {
-        if cost > self.max_cost / 2 {
+    /// Remembers `value` for `key` for at most `ttl` (see the module doc), unless something was
+    /// forgotten since `generation` was read or the answer alone costs more than half the bound.
+    pub(super) fn remember(&self, key: K, value: V, cost: usize, generation: u64, ttl: Duration) {
+        if cost > self.max_cost / 2 || ttl.is_zero() {
             return;
         }
         let mut state = self.state();
         if state.generation != generation {
             return;
         }
+        state.remembered = state.remembered.wrapping_add(1);
+        let until = Instant::now() + ttl.mul_f64(lifetime_share(state.remembered));
         if state.cost + cost > self.max_cost {
             state.answers.clear();
             state.cost = 0;
         }
-        let previous = state.answers.insert(key, Remembered { at: Instant::now(), cost, value });
+        let previous = state.answers.insert(key, Remembered { until, cost, value });
         state.cost = state.cost + cost - previous.map_or(0, |p| p.cost);
     }
 
@@ -84,6 +91,14 @@ impl<K: Eq + Hash, V: Clone> Recent<K, V> {
     }
 }
 
+/// The `n`-th answer's share of the TTL, in [0.5, 1): the fractional parts of `n` times the
+/// golden ratio are evenly spread for any run of consecutive `n`.
+fn lifetime_share(n: u64) -> f64 {
+    const GOLDEN: f64 = 0.618_033_988_749_895;
+    let fraction = (n as f64 * GOLDEN).fract();
+    0.5 + fraction / 2.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,35 +108,50 @@ mod tests {
     #[test]
     fn answers_expire_and_a_forget_wins_over_an_older_read() {
         let recent: Recent<u32, &str> = Recent::new(100);
-        recent.remember(1, "one", 1, recent.generation());
-        assert_eq!(recent.get(&1, LONG), Some("one"));
-        assert_eq!(recent.get(&1, Duration::ZERO), None, "a zero TTL never answers from memory");
-        assert_eq!(recent.get(&2, LONG), None);
+        recent.remember(1, "one", 1, recent.generation(), LONG);
+        assert_eq!(recent.get(&1), Some("one"));
+        assert_eq!(recent.get(&2), None);
+        recent.remember(2, "two", 1, recent.generation(), Duration::ZERO);
+        assert_eq!(recent.get(&2), None, "a zero TTL never remembers");
+        recent.remember(3, "three", 1, recent.generation(), Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(25));
+        assert_eq!(recent.get(&3), None, "an answer never outlives its TTL");
 
         let before_write = recent.generation();
         recent.forget_all();
-        assert_eq!(recent.get(&1, LONG), None, "a write forgets everything");
-        recent.remember(1, "stale", 1, before_write);
-        assert_eq!(recent.get(&1, LONG), None, "a read from before the write is dropped");
-        recent.remember(1, "fresh", 1, recent.generation());
-        assert_eq!(recent.get(&1, LONG), Some("fresh"));
+        assert_eq!(recent.get(&1), None, "a write forgets everything");
+        recent.remember(1, "stale", 1, before_write, LONG);
+        assert_eq!(recent.get(&1), None, "a read from before the write is dropped");
+        recent.remember(1, "fresh", 1, recent.generation(), LONG);
+        assert_eq!(recent.get(&1), Some("fresh"));
     }
 
     #[test]
     fn the_cost_bound_is_kept() {
         let recent: Recent<u32, u32> = Recent::new(10);
         let generation = recent.generation();
-        recent.remember(0, 0, 6, generation);
-        assert_eq!(recent.get(&0, LONG), None, "an answer over half the bound is not kept");
+        recent.remember(0, 0, 6, generation, LONG);
+        assert_eq!(recent.get(&0), None, "an answer over half the bound is not kept");
         for key in 0..25 {
-            recent.remember(key, key, 3, generation);
+            recent.remember(key, key, 3, generation, LONG);
             let state = recent.state();
             assert!(state.cost <= 10 && state.cost == 3 * state.answers.len(), "cost {}", state.cost);
         }
-        assert_eq!(recent.get(&24, LONG), Some(24), "the newest answer survives a start-over");
-        recent.remember(24, 42, 3, generation);
-        assert_eq!(recent.get(&24, LONG), Some(42), "remembering a key again replaces it");
+        assert_eq!(recent.get(&24), Some(24), "the newest answer survives a start-over");
+        recent.remember(24, 42, 3, generation, LONG);
+        assert_eq!(recent.get(&24), Some(42), "remembering a key again replaces it");
         let state = recent.state();
         assert_eq!(state.cost, 3 * state.answers.len());
+    }
+
+    #[test]
+    fn lifetimes_of_a_burst_spread_over_the_second_half_of_the_ttl() {
+        let shares: Vec<f64> = (1..=1000).map(lifetime_share).collect();
+        assert!(shares.iter().all(|share| (0.5..1.0).contains(share)));
+        for tenth in 0..10 {
+            let low = 0.5 + f64::from(tenth) / 20.0;
+            let in_slice = shares.iter().filter(|share| (low..low + 0.05).contains(*share)).count();
+            assert!((80..=120).contains(&in_slice), "{in_slice} of 1000 in [{low}, {})", low + 0.05);
+        }
     }
 }
