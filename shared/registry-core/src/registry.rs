@@ -123,40 +123,54 @@ pub struct SchemasQuery {
     pub limit: usize,
 }
 
-/// The registry service. Cheap to clone; all state is in the store.
+/// The registry service. Cheap to clone (one reference count: it is cloned for every request);
+/// all durable state is in the store.
 #[derive(Debug, Clone)]
 pub struct Registry {
+    shared: Arc<Shared>,
+}
+
+/// What the clones of one [`Registry`] share. Its fields are the registry's own.
+#[derive(Debug)]
+pub struct Shared {
     store: Arc<dyn Store>,
     settings: RegistrySettings,
-    /// Posted schema → canonical text, for lookups (see `parse_cache`); shared by clones.
-    parse_cache: Arc<parse_cache::ParseCache>,
-    /// Subjects this process already marked used in the current period; shared by clones.
-    usage: Arc<usage::UsageMarks>,
-    /// Operational counters; shared by clones.
+    /// Posted schema → canonical text, for lookups (see `parse_cache`).
+    parse_cache: parse_cache::ParseCache,
+    /// Subjects this process already marked used in the current period.
+    usage: usage::UsageMarks,
+    /// Operational counters.
     metrics: Arc<crate::metrics::Metrics>,
-    /// Per-subject new-version rate; shared by clones.
-    churn: Arc<crate::churn::ChurnGuard>,
-    /// IDs recently seen carried by a row; shared by clones.
-    live_ids: Arc<live_ids::LiveIds>,
-    /// Lookup answers recently read; shared by clones.
-    recent_lookups: Arc<recent_lookups::RecentLookups>,
+    /// Per-subject new-version rate.
+    churn: crate::churn::ChurnGuard,
+    /// IDs recently seen carried by a row.
+    live_ids: live_ids::LiveIds,
+    /// Lookup answers recently read.
+    recent_lookups: recent_lookups::RecentLookups,
+}
+
+impl std::ops::Deref for Registry {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.shared
+    }
 }
 
 impl Registry {
     /// A registry over `store`.
     pub fn new(store: Arc<dyn Store>, settings: RegistrySettings) -> Self {
-        let parse_cache = Arc::new(parse_cache::ParseCache::new(parse_cache::PARSE_CACHE_BYTES));
-        let churn = Arc::new(crate::churn::ChurnGuard::new(settings.churn));
-        Registry {
+        let shared = Shared {
             store,
-            settings,
-            parse_cache,
-            usage: Arc::default(),
+            parse_cache: parse_cache::ParseCache::new(parse_cache::PARSE_CACHE_BYTES),
+            usage: usage::UsageMarks::default(),
             metrics: Arc::default(),
-            churn,
-            live_ids: Arc::new(live_ids::live_ids()),
-            recent_lookups: Arc::new(recent_lookups::recent_lookups()),
-        }
+            churn: crate::churn::ChurnGuard::new(settings.churn),
+            live_ids: live_ids::live_ids(),
+            recent_lookups: recent_lookups::recent_lookups(),
+            settings,
+        };
+        Registry { shared: Arc::new(shared) }
     }
 
     /// The store (for admin tooling and tests).
