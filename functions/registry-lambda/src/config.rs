@@ -3,6 +3,7 @@
 
 use registry_core::cache::DEFAULT_CACHE_BYTES;
 use registry_core::{ChurnSettings, CompatibilityLevel, RegistrySettings};
+use std::time::Duration;
 
 /// The log filter used when `RUST_LOG` is unset.
 pub const DEFAULT_LOG: &str = "info";
@@ -26,6 +27,9 @@ pub struct LambdaConfig {
     pub require_owner: Option<String>,
     /// `REGISTRY_USAGE_GRANULARITY_DAYS` (default 1, 0 = off): period of the last-used marker.
     pub usage_granularity_days: u32,
+    /// `REGISTRY_ANSWER_MEMORY_MS` (default 5000, 0 = off): how long an instance may answer lookups
+    /// and an ID's existence from memory (changes made through other instances show after at most this).
+    pub answer_memory: Duration,
 }
 
 /// A variable is set to a value the function cannot use. Init fails loudly with this.
@@ -43,6 +47,9 @@ pub enum ConfigError {
     /// `REGISTRY_CHURN_MAX_PER_HOUR` is not a non-negative integer or `REGISTRY_CHURN_ENFORCE` not `true`/`false`.
     #[error("{0}={1:?} is not a valid churn guard setting")]
     Churn(&'static str, String),
+    /// `REGISTRY_ANSWER_MEMORY_MS` is not a non-negative integer.
+    #[error("REGISTRY_ANSWER_MEMORY_MS={0:?} is not a number of milliseconds")]
+    AnswerMemory(String),
     /// `REGISTRY_USAGE_GRANULARITY_DAYS` is not a non-negative integer.
     #[error("REGISTRY_USAGE_GRANULARITY_DAYS={0:?} is not a number of days")]
     UsageGranularity(String),
@@ -89,6 +96,10 @@ impl LambdaConfig {
             None => RegistrySettings::default().usage_granularity_days,
             Some(value) => value.trim().parse().map_err(|_| ConfigError::UsageGranularity(value))?,
         };
+        let answer_memory = match lookup("REGISTRY_ANSWER_MEMORY_MS") {
+            None => RegistrySettings::default().lookup_ttl,
+            Some(value) => Duration::from_millis(value.trim().parse().map_err(|_| ConfigError::AnswerMemory(value))?),
+        };
         Ok(LambdaConfig {
             default_compatibility,
             cache_bytes,
@@ -97,6 +108,7 @@ impl LambdaConfig {
             emf,
             require_owner,
             usage_granularity_days,
+            answer_memory,
         })
     }
 
@@ -107,6 +119,8 @@ impl LambdaConfig {
             churn: self.churn,
             require_owner: self.require_owner.clone(),
             usage_granularity_days: self.usage_granularity_days,
+            live_id_ttl: self.answer_memory,
+            lookup_ttl: self.answer_memory,
             ..RegistrySettings::default()
         }
     }
@@ -157,6 +171,17 @@ mod tests {
             config(&[("REGISTRY_USAGE_GRANULARITY_DAYS", "daily")]),
             Err(ConfigError::UsageGranularity("daily".into()))
         );
+    }
+
+    #[test]
+    fn answer_memory_is_read_in_milliseconds_and_zero_turns_it_off() {
+        let defaults = config(&[]).unwrap_or_else(|e| panic!("{e}")).settings();
+        assert_eq!((defaults.lookup_ttl, defaults.live_id_ttl), (Duration::from_secs(5), Duration::from_secs(5)));
+        let off = config(&[("REGISTRY_ANSWER_MEMORY_MS", "0")]).unwrap_or_else(|e| panic!("{e}")).settings();
+        assert_eq!((off.lookup_ttl, off.live_id_ttl), (Duration::ZERO, Duration::ZERO));
+        let set = config(&[("REGISTRY_ANSWER_MEMORY_MS", "250")]).unwrap_or_else(|e| panic!("{e}")).settings();
+        assert_eq!(set.lookup_ttl, Duration::from_millis(250));
+        assert_eq!(config(&[("REGISTRY_ANSWER_MEMORY_MS", "5s")]), Err(ConfigError::AnswerMemory("5s".into())));
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! The command line and every environment variable the `registry` binary reads (the only place it reads them).
 
 use clap::{Parser, Subcommand, ValueEnum};
-use registry_core::CompatibilityLevel;
+use registry_core::{ChurnSettings, CompatibilityLevel, RegistrySettings};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// The log filter used when `RUST_LOG` is unset or does not parse.
 pub const DEFAULT_LOG: &str = "info";
@@ -109,10 +110,32 @@ pub struct ServeConfig {
     #[arg(long, env = "REGISTRY_REQUIRE_OWNER")]
     pub require_owner: Option<String>,
 
+    /// How long, in milliseconds, a process may answer lookups (`POST /subjects/{s}`) and the
+    /// existence of an ID from memory: deletes and config changes made through *another* process
+    /// show after at most this long (this process sees its own at once). 0 turns the memory off.
+    #[arg(long, env = "REGISTRY_ANSWER_MEMORY_MS", default_value_t = 5000)]
+    pub answer_memory_ms: u64,
+
     /// `Cache-Control` of the immutable `GET /schemas/ids/{id}` answers (empty: none). See
     /// `registry_http::http_cache` for why the default is safe and when to choose `no-cache`.
     #[arg(long, env = "REGISTRY_ID_CACHE_CONTROL", default_value = registry_http::http_cache::DEFAULT_ID_CACHE_CONTROL)]
     pub id_cache_control: String,
+}
+
+impl ServeConfig {
+    /// The registry settings these flags select (other settings keep their defaults).
+    pub fn settings(&self) -> RegistrySettings {
+        let answer_memory = Duration::from_millis(self.answer_memory_ms);
+        RegistrySettings {
+            default_compatibility: self.default_compatibility,
+            usage_granularity_days: self.usage_granularity_days,
+            require_owner: self.require_owner.clone(),
+            churn: ChurnSettings { max_per_hour: self.churn_max_per_hour, enforce: self.churn_enforce },
+            live_id_ttl: answer_memory,
+            lookup_ttl: answer_memory,
+            ..RegistrySettings::default()
+        }
+    }
 }
 
 /// How log lines are written (to stderr).
@@ -279,6 +302,15 @@ mod tests {
             Cli::try_parse_from(["registry", "--log-format", "json", "aws-init"]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(cli.log_format, LogFormat::Json);
         assert!(Cli::try_parse_from(["registry", "--log-format", "xml", "aws-init"]).is_err());
+    }
+
+    #[test]
+    fn answer_memory_is_set_in_milliseconds_and_zero_turns_it_off() {
+        let defaults = serve(&[]).unwrap_or_else(|error| panic!("{error}")).settings();
+        assert_eq!((defaults.lookup_ttl, defaults.live_id_ttl), (Duration::from_secs(5), Duration::from_secs(5)));
+        let off = serve(&["--answer-memory-ms", "0"]).unwrap_or_else(|error| panic!("{error}")).settings();
+        assert_eq!((off.lookup_ttl, off.live_id_ttl), (Duration::ZERO, Duration::ZERO));
+        assert!(serve(&["--answer-memory-ms", "5s"]).is_err());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use crate::config::ServeConfig;
 use crate::store;
-use registry_core::{ChurnSettings, Registry, RegistrySettings};
+use registry_core::Registry;
 use registry_http::AppState;
 use std::time::Instant;
 use tokio::net::TcpListener;
@@ -11,14 +11,7 @@ use tokio::net::TcpListener;
 /// listener accepts connections, with the time since `started` (process start).
 pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let opened = store::open(&config).await?;
-    let settings = RegistrySettings {
-        default_compatibility: config.default_compatibility,
-        usage_granularity_days: config.usage_granularity_days,
-        require_owner: config.require_owner.clone(),
-        churn: ChurnSettings { max_per_hour: config.churn_max_per_hour, enforce: config.churn_enforce },
-        ..RegistrySettings::default()
-    };
-    let registry = Registry::new(opened.store, settings);
+    let registry = Registry::new(opened.store, config.settings());
     let http = registry_http::http_cache::HttpConfig::with_id_cache_control(&config.id_cache_control)?;
     let app = crate::auth::protect(registry_http::router_with(AppState { registry: registry.clone() }, http))?;
     let app = registry_http::observability::layer(app, registry);

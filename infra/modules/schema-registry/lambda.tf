@@ -40,6 +40,7 @@ resource "aws_lambda_function" "registry" {
       REGISTRY_CHURN_ENFORCE               = tostring(var.churn_enforce)
       REGISTRY_METRICS_NAMESPACE           = var.metrics_namespace
       REGISTRY_USAGE_GRANULARITY_DAYS      = tostring(var.usage_granularity_days)
+      REGISTRY_ANSWER_MEMORY_MS            = tostring(var.answer_memory_ms)
       AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH = "true"
     })
   }

@@ -205,3 +205,14 @@ variable "usage_granularity_days" {
   type        = number
   default     = 1
 }
+
+variable "answer_memory_ms" {
+  description = "How long (ms) an instance may answer lookups (POST /subjects/{s}) and an ID's existence from memory: deletes and config changes made through other instances show after at most this. 0 turns it off (every request reads DynamoDB)."
+  type        = number
+  default     = 5000
+
+  validation {
+    condition     = var.answer_memory_ms >= 0 && floor(var.answer_memory_ms) == var.answer_memory_ms
+    error_message = "answer_memory_ms must be a whole number of milliseconds, 0 or more."
+  }
+}
