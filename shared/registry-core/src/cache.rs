@@ -256,6 +256,15 @@ impl<S: Store> Store for CachedStore<S> {
         self.inner.versions(subject).await
     }
 
+    async fn versions_page(
+        &self,
+        subject: &Subject,
+        after: Option<Version>,
+        limit: usize,
+    ) -> StoreResult<Vec<VersionRow>> {
+        self.inner.versions_page(subject, after, limit).await
+    }
+
     async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>> {
         self.inner.get_version(subject, version).await
     }

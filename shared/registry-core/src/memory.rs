@@ -122,6 +122,17 @@ impl Store for MemoryStore {
         Ok(self.state().subject_rows(subject).cloned().collect())
     }
 
+    async fn versions_page(
+        &self,
+        subject: &Subject,
+        after: Option<Version>,
+        limit: usize,
+    ) -> StoreResult<Vec<VersionRow>> {
+        let state = self.state();
+        let rows = state.subject_rows(subject).filter(|row| after.is_none_or(|a| row.version > a)).take(limit);
+        Ok(rows.cloned().collect())
+    }
+
     async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>> {
         Ok(self.state().rows.get(&(subject.clone(), version)).cloned())
     }

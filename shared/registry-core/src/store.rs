@@ -97,6 +97,19 @@ pub trait Store: Send + Sync + Debug {
     /// Every row of `subject`, live and soft-deleted, ascending by version.
     async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>>;
 
+    /// One page of `subject`'s rows, live and soft-deleted, ascending by version, strictly after
+    /// `after`, at most `limit` (for listings that must not hold every version at once). The
+    /// default reads every row and slices: correct, not bounded; backends override it.
+    async fn versions_page(
+        &self,
+        subject: &Subject,
+        after: Option<Version>,
+        limit: usize,
+    ) -> StoreResult<Vec<VersionRow>> {
+        let rows = self.versions(subject).await?;
+        Ok(rows.into_iter().filter(|row| after.is_none_or(|after| row.version > after)).take(limit).collect())
+    }
+
     /// One row.
     async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>>;
 

@@ -55,6 +55,53 @@ impl AwsStore {
         items.iter().map(row_from_item).collect()
     }
 
+    /// Up to `limit` rows of `subject` with versions above `after`, ascending: one `Query` on the
+    /// version range (more only when DynamoDB's 1 MB page ends first).
+    pub(crate) async fn read_versions_page(
+        &self,
+        subject: &Subject,
+        after: Option<Version>,
+        limit: usize,
+    ) -> Result<Vec<VersionRow>, AwsError> {
+        let first = match after {
+            None => Version(1),
+            Some(Version(after)) => match after.checked_add(1) {
+                Some(next) => Version(next.max(1)),
+                None => return Ok(Vec::new()),
+            },
+        };
+        let mut rows = Vec::new();
+        let mut start: Option<Item> = None;
+        while rows.len() < limit {
+            let wanted = i32::try_from(limit - rows.len()).unwrap_or(i32::MAX);
+            let output = self
+                .dynamo
+                .query()
+                .table_name(&self.table)
+                .consistent_read(true)
+                .key_condition_expression("#pk = :pk AND #sk BETWEEN :first AND :last")
+                .expression_attribute_names("#pk", PK)
+                .expression_attribute_names("#sk", SK)
+                .expression_attribute_values(":pk", AttributeValue::S(keys::subject_pk(subject)))
+                .expression_attribute_values(":first", AttributeValue::S(keys::version_sk(first)))
+                .expression_attribute_values(":last", AttributeValue::S(keys::version_sk(Version(i32::MAX))))
+                .limit(wanted)
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(|e| classify("Query", e))?;
+            for item in output.items.unwrap_or_default() {
+                rows.push(row_from_item(&item)?);
+            }
+            match output.last_evaluated_key {
+                Some(last) if !last.is_empty() => start = Some(last),
+                _ => break,
+            }
+        }
+        rows.truncate(limit);
+        Ok(rows)
+    }
+
     pub(crate) async fn read_version(
         &self,
         subject: &Subject,

@@ -55,6 +55,15 @@ impl Store for AwsStore {
         Ok(self.read_versions(subject).await?)
     }
 
+    async fn versions_page(
+        &self,
+        subject: &Subject,
+        after: Option<Version>,
+        limit: usize,
+    ) -> StoreResult<Vec<VersionRow>> {
+        Ok(self.read_versions_page(subject, after, limit).await?)
+    }
+
     async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>> {
         Ok(self.read_version(subject, version).await?)
     }

@@ -148,6 +148,19 @@ pub(crate) fn versions(conn: &Connection, subject: &Subject) -> LocalResult<Vec<
     )
 }
 
+pub(crate) fn versions_page(
+    conn: &Connection,
+    subject: &Subject,
+    after: Option<Version>,
+    limit: usize,
+) -> LocalResult<Vec<VersionRow>> {
+    let sql =
+        format!("SELECT {VERSION_COLUMNS} FROM versions WHERE subject = ?1 AND version > ?2 ORDER BY version LIMIT ?3");
+    let after = after.map_or(i64::MIN, |version| i64::from(version.0));
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    collect_rows(conn, &sql, params![subject.as_str(), after, limit])
+}
+
 pub(crate) fn get_version(conn: &Connection, subject: &Subject, version: Version) -> LocalResult<Option<VersionRow>> {
     let sql = format!("SELECT {VERSION_COLUMNS} FROM versions WHERE subject = ?1 AND version = ?2");
     Ok(collect_rows(conn, &sql, params![subject.as_str(), version.0])?.into_iter().next())

@@ -63,6 +63,16 @@ impl Store for LocalStore {
         self.read(move |conn| ops::versions(conn, &subject)).await
     }
 
+    async fn versions_page(
+        &self,
+        subject: &Subject,
+        after: Option<Version>,
+        limit: usize,
+    ) -> StoreResult<Vec<VersionRow>> {
+        let subject = subject.clone();
+        self.read(move |conn| ops::versions_page(conn, &subject, after, limit)).await
+    }
+
     async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>> {
         let subject = subject.clone();
         self.read(move |conn| ops::get_version(conn, &subject, version)).await

@@ -140,6 +140,32 @@ pub async fn create_version_is_create_if_absent(store: &dyn Store) {
     assert_eq!(store.get_version(&subject, Version(4)).await.expect("get_version"), None);
 }
 
+/// `versions_page` pages one subject's rows ascending (soft-deleted ones included), strictly after
+/// the cursor, never more than asked, and never into another subject.
+pub async fn versions_page_pages_one_subject(store: &dyn Store) {
+    let subject = unique_subject("page");
+    let neighbour = Subject::new(format!("{subject}-next")).expect("subject");
+    let (id, fp) = fresh_id(store, &unique_name("page")).await;
+    for version in [1, 2, 3, 5, 8] {
+        store.create_version(&row(&subject, version, id, fp)).await.expect("create_version");
+    }
+    store.create_version(&row(&neighbour, 4, id, fp)).await.expect("create_version");
+    store.set_version_deleted(&subject, Version(3), true).await.expect("soft delete");
+    let numbers = |rows: Vec<crate::model::VersionRow>| rows.iter().map(|r| r.version.0).collect::<Vec<i32>>();
+    let page = |after, limit| store.versions_page(&subject, after, limit);
+    assert_eq!(numbers(page(None, 2).await.expect("page")), [1, 2]);
+    let third = page(Some(Version(2)), 2).await.expect("page");
+    assert!(third[0].deleted, "soft-deleted rows are listed with their flag");
+    assert_eq!(numbers(third), [3, 5]);
+    assert_eq!(numbers(page(Some(Version(5)), 10).await.expect("page")), [8]);
+    assert!(page(Some(Version(8)), 10).await.expect("page").is_empty());
+    assert!(page(Some(Version(i32::MAX)), 10).await.expect("page").is_empty());
+    assert!(page(None, 0).await.expect("page").is_empty());
+    assert_eq!(numbers(page(None, 100).await.expect("page")), [1, 2, 3, 5, 8], "no rows of another subject");
+    let missing = unique_subject("page-none");
+    assert!(store.versions_page(&missing, None, 10).await.expect("page").is_empty());
+}
+
 /// `set_version_deleted` flips only from the other state; `Conflict` when missing or already there.
 pub async fn set_version_deleted_rules(store: &dyn Store) {
     let subject = unique_subject("soft");
