@@ -11,11 +11,12 @@
 //! - The register answer is the stored schema object without `subject` (`RegisterSchemaResponse` has none).
 //! - Stored-schema objects carry CP 8.x's `schemaType` (AVRO too), `ts` (registration time, ms) and
 //!   `deleted: true` for soft-deleted versions; empty `references` and absent `metadata`/`ruleSet` are omitted.
-//! - `GET /subjects` is streamed page by page from `Registry::subjects_page` ([`routes::subjects::SubjectsJson`]):
-//!   its memory does not grow with the number of subjects. The first page is read before the status is sent,
-//!   so the common failures (store down, bad parameters) still get their proper status and error body; a
-//!   store failure on a later page can no longer change the status, so the server logs it and aborts the
-//!   body (the client sees a truncated answer, never a well-formed partial list).
+//! - `GET /subjects`, `GET /schemas` and `GET /subjects/{s}/versions` are streamed page by page from the
+//!   store ([`routes::json_stream`]): their memory does not grow with the length of the list. The first page
+//!   is read before the status is sent, so the common failures (store down, bad parameters, an unknown
+//!   subject) still get their proper status and error body; a store failure on a later page can no longer
+//!   change the status, so the server logs it and aborts the body (the client sees a truncated answer,
+//!   never a well-formed partial list).
 //! - `GET /schemas/ids/{id}` and `/schemas/ids/{id}/schema` carry a strong `ETag` and a configurable
 //!   `Cache-Control`, and answer a matching `If-None-Match` with 304; every other answer is
 //!   `Cache-Control: no-store` ([`http_cache`]).

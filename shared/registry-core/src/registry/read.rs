@@ -120,39 +120,61 @@ impl Registry {
         Ok(pairs)
     }
 
-    /// `GET /schemas`: versions of subjects starting with `subject_prefix`, sorted by subject
-    /// then version; soft-deleted ones only with `include_deleted`; with `latest_only` the
+    /// `GET /schemas` as one list: versions of subjects starting with `subject_prefix`, sorted by
+    /// subject then version; soft-deleted ones only with `include_deleted`; with `latest_only` the
     /// highest included version per subject. `offset` skips, `limit` 0 or above 1000 means 1000.
+    /// The HTTP answer streams the same pages ([`Registry::schema_rows_page`]) instead.
     pub async fn schemas(&self, query: &SchemasQuery) -> Result<Vec<SchemaRecord>, RegistryError> {
         let limit = if query.limit == 0 || query.limit > SCHEMAS_LIMIT { SCHEMAS_LIMIT } else { query.limit };
-        let filter = if query.include_deleted { DeletedFilter::IncludeDeleted } else { DeletedFilter::LiveOnly };
         let mut skipped = 0usize;
         let mut out = Vec::new();
         let mut after: Option<Subject> = None;
         loop {
-            let page = self.store.list_subjects(&query.subject_prefix, filter, after.as_ref(), SCHEMAS_LIMIT).await?;
-            let Some(last) = page.last().cloned() else {
-                return Ok(out);
-            };
-            for subject in &page {
-                let rows = self.rows(subject).await?;
-                let mut included: Vec<&VersionRow> = visible(&rows, query.include_deleted).collect();
-                if query.latest_only {
-                    included = included.pop().into_iter().collect();
+            let (rows, last) = self.schema_rows_page(query, after.as_ref(), SCHEMAS_LIMIT).await?;
+            for row in &rows {
+                if skipped < query.offset {
+                    skipped += 1;
+                    continue;
                 }
-                for row in included {
-                    if skipped < query.offset {
-                        skipped += 1;
-                        continue;
-                    }
-                    out.push(self.record(row).await?);
-                    if out.len() >= limit {
-                        return Ok(out);
-                    }
+                out.push(self.record(row).await?);
+                if out.len() >= limit {
+                    return Ok(out);
                 }
             }
-            after = Some(last);
+            match last {
+                Some(last) => after = Some(last),
+                None => return Ok(out),
+            }
         }
+    }
+
+    /// One page of `GET /schemas`: the rows listed for the next `subjects` subjects after `after`
+    /// (in [`Registry::schemas`]' order and filters, before `offset`/`limit`), and the cursor for
+    /// the next page: the last subject read, or `None` when the store has no more.
+    pub async fn schema_rows_page(
+        &self,
+        query: &SchemasQuery,
+        after: Option<&Subject>,
+        subjects: usize,
+    ) -> Result<(Vec<VersionRow>, Option<Subject>), RegistryError> {
+        let filter = if query.include_deleted { DeletedFilter::IncludeDeleted } else { DeletedFilter::LiveOnly };
+        let page = self.store.list_subjects(&query.subject_prefix, filter, after, subjects).await?;
+        let mut listed = Vec::new();
+        for subject in &page {
+            let rows = self.rows(subject).await?;
+            let mut included: Vec<&VersionRow> = visible(&rows, query.include_deleted).collect();
+            if query.latest_only {
+                included = included.pop().into_iter().collect();
+            }
+            listed.extend(included.into_iter().cloned());
+        }
+        let next = if page.len() < subjects { None } else { page.last().cloned() };
+        Ok((listed, next))
+    }
+
+    /// A listed row with its schema body (for answers built row by row).
+    pub async fn schema_record(&self, row: &VersionRow) -> Result<SchemaRecord, RegistryError> {
+        self.record(row).await
     }
 
     /// `GET /subjects`: one page of subject names (ascending, after `after`, at most `limit`).
@@ -185,6 +207,17 @@ impl Registry {
             return Err(subject_not_found(&subject));
         }
         Ok(numbers)
+    }
+
+    /// One page of `GET /subjects/{s}/versions`: at most `limit` of `subject`'s rows after `after`,
+    /// live and soft-deleted (the caller filters), ascending; fewer than `limit` means the last page.
+    pub async fn versions_page(
+        &self,
+        subject: &Subject,
+        after: Option<Version>,
+        limit: usize,
+    ) -> Result<Vec<VersionRow>, RegistryError> {
+        Ok(self.store.versions_page(subject, after, limit).await?)
     }
 
     /// `GET /subjects/{s}/versions/{v}`. 40401 when the subject has no version visible under

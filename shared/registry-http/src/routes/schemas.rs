@@ -1,16 +1,19 @@
 //! `/schemas` resource (schema types, the schema listing, everything keyed by schema ID) and `/contexts`.
 
+use super::json_stream::{self, Pages, write_json};
 use super::versions::apply_format;
 use super::{ApiResult, json, raw_schema};
 use crate::AppState;
 use crate::dto::{SchemaDto, SchemaStringDto, SubjectVersionDto};
+use crate::error::ApiError;
 use crate::extract::{Params, Segment, negotiate, parse_schema_id};
 use crate::http_cache::{self, HttpConfig, Representation};
 use axum::Extension;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
-use registry_core::{SchemaById, SchemaType, SchemasQuery};
+use futures::future::BoxFuture;
+use registry_core::{Registry, SchemaById, SchemaType, SchemasQuery, Subject, VersionRow};
 use std::sync::Arc;
 
 /// Default and maximum page size of `GET /schemas` (`schema.search.default.limit` / `.max.limit`).
@@ -26,20 +29,57 @@ pub async fn get_schema_types() -> ApiResult {
     json(&types)
 }
 
-/// `GET /schemas`: `subjectPrefix`, `deleted`, `latestOnly`, `offset`, `limit` (default and max 1000).
+/// Subjects whose versions one store page of `GET /schemas` covers.
+const SCHEMAS_SUBJECTS_PER_PAGE: usize = 100;
+
+/// The schemas of a `GET /schemas`: rows a page of subjects at a time, each body read only when
+/// its row is inside `offset`/`limit`, and written before the next is read.
+#[derive(Debug)]
+struct SchemaPages {
+    registry: Registry,
+    query: SchemasQuery,
+    after: Option<Subject>,
+    exhausted: bool,
+}
+
+impl Pages for SchemaPages {
+    type Item = VersionRow;
+
+    fn next_page(&mut self, _wanted: usize) -> BoxFuture<'_, Result<Option<Vec<VersionRow>>, ApiError>> {
+        Box::pin(async move {
+            if self.exhausted {
+                return Ok(None);
+            }
+            let (rows, next) =
+                self.registry.schema_rows_page(&self.query, self.after.as_ref(), SCHEMAS_SUBJECTS_PER_PAGE).await?;
+            self.exhausted = next.is_none();
+            self.after = next;
+            Ok(Some(rows))
+        })
+    }
+
+    fn write_item<'a>(&'a self, row: VersionRow, out: &'a mut Vec<u8>) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(async move {
+            let record = self.registry.schema_record(&row).await?;
+            write_json(&SchemaDto::from_record(&record), out)
+        })
+    }
+}
+
+/// `GET /schemas`: `subjectPrefix`, `deleted`, `latestOnly`, `offset`, `limit` (default and max
+/// 1000). Streamed from store pages (see [`json_stream`]).
 #[tracing::instrument(name = "get_schemas", skip_all)]
 pub async fn get_schemas(State(state): State<AppState>, params: Params) -> ApiResult {
-    let page = params.page(SCHEMA_SEARCH_LIMIT, SCHEMA_SEARCH_LIMIT)?;
+    let window = params.page(SCHEMA_SEARCH_LIMIT, SCHEMA_SEARCH_LIMIT)?;
     let query = SchemasQuery {
         subject_prefix: params.get("subjectPrefix").unwrap_or_default().to_string(),
         include_deleted: params.flag("deleted"),
         latest_only: params.flag("latestOnly"),
-        offset: page.offset,
-        limit: page.limit,
+        offset: window.offset,
+        limit: window.limit,
     };
-    let records = state.registry.schemas(&query).await?;
-    let dtos: Vec<SchemaDto> = records.iter().map(SchemaDto::from_record).collect();
-    json(&dtos)
+    let pages = SchemaPages { registry: state.registry.clone(), query, after: None, exhausted: false };
+    json_stream::respond(pages, window, "schema listing").await
 }
 
 /// `GET /schemas/ids/{id}`: `{"schemaType","schema","references"?}`, plus `maxId` with `fetchMaxId=true`.

@@ -1,15 +1,13 @@
 //! `/subjects` and `/subjects/{s}` resource: the subject listing, lookup and subject delete.
 
+use super::json_stream::{self, Pages, write_json};
 use super::{ApiResult, json};
 use crate::AppState;
 use crate::dto::{RegisterSchemaRequest, SchemaDto};
 use crate::error::ApiError;
-use crate::extract::{ConfluentJson, Params, Segment};
-use axum::body::Body;
+use crate::extract::{ConfluentJson, Page, Params, Segment};
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::IntoResponse;
-use futures::StreamExt;
+use futures::future::BoxFuture;
 use registry_core::{DeletedFilter, LookupOptions, Registry, Subject};
 
 /// How many subjects one store page holds while building the `/subjects` answer.
@@ -47,104 +45,52 @@ impl SubjectsQuery {
     }
 }
 
-/// The `/subjects` JSON array, produced chunk by chunk from store pages so the answer can be
-/// streamed: the first chunk opens the array, the last one closes it, and no chunk holds more
-/// than one store page of names.
+/// The subject names of a `GET /subjects`, read one store page at a time.
 #[derive(Debug)]
-pub struct SubjectsJson {
+pub struct SubjectPages {
     registry: Registry,
-    query: SubjectsQuery,
+    prefix: String,
+    filter: DeletedFilter,
     after: Option<Subject>,
-    skipped: usize,
-    emitted: usize,
-    state: ChunkState,
+    exhausted: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ChunkState {
-    NotStarted,
-    Listing,
-    Done,
+impl SubjectPages {
+    /// The names `query` lists (its `offset`/`limit` are applied by the array).
+    pub fn new(registry: Registry, query: &SubjectsQuery) -> Self {
+        SubjectPages { registry, prefix: query.prefix.clone(), filter: query.filter, after: None, exhausted: false }
+    }
 }
 
-impl SubjectsJson {
-    /// A producer for `query` over `registry`.
-    pub fn new(registry: Registry, query: SubjectsQuery) -> Self {
-        SubjectsJson { registry, query, after: None, skipped: 0, emitted: 0, state: ChunkState::NotStarted }
+impl Pages for SubjectPages {
+    type Item = Subject;
+
+    fn next_page(&mut self, wanted: usize) -> BoxFuture<'_, Result<Option<Vec<Subject>>, ApiError>> {
+        Box::pin(async move {
+            if self.exhausted {
+                return Ok(None);
+            }
+            // No more names than the answer still needs (`?limit=1` reads one, not a page).
+            let size = wanted.clamp(1, SUBJECTS_PAGE_SIZE);
+            let page = self.registry.subjects_page(&self.prefix, self.filter, self.after.as_ref(), size).await?;
+            self.exhausted = page.len() < size;
+            self.after = page.last().cloned();
+            Ok(Some(page))
+        })
     }
 
-    /// The next chunk of the JSON array, or `None` once the closing `]` was returned.
-    pub async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, ApiError> {
-        let mut chunk = Vec::new();
-        match self.state {
-            ChunkState::Done => return Ok(None),
-            ChunkState::NotStarted => {
-                chunk.push(b'[');
-                self.state = ChunkState::Listing;
-            }
-            ChunkState::Listing => {}
-        }
-        if self.emitted >= self.query.limit {
-            return Ok(Some(self.close(chunk)));
-        }
-        // Read no more names than the answer still needs (`?limit=1` reads one, not a page).
-        let wanted = (self.query.offset.saturating_sub(self.skipped))
-            .saturating_add(self.query.limit - self.emitted)
-            .min(SUBJECTS_PAGE_SIZE);
-        let page =
-            self.registry.subjects_page(&self.query.prefix, self.query.filter, self.after.as_ref(), wanted).await?;
-        let last_page = page.len() < wanted;
-        self.after = page.last().cloned();
-        for subject in page {
-            if self.skipped < self.query.offset {
-                self.skipped += 1;
-                continue;
-            }
-            if self.emitted >= self.query.limit {
-                break;
-            }
-            if self.emitted > 0 {
-                chunk.push(b',');
-            }
-            serde_json::to_writer(&mut chunk, subject.as_str()).map_err(|e| ApiError::Internal(e.to_string()))?;
-            self.emitted += 1;
-        }
-        if last_page || self.after.is_none() {
-            return Ok(Some(self.close(chunk)));
-        }
-        Ok(Some(chunk))
-    }
-
-    fn close(&mut self, mut chunk: Vec<u8>) -> Vec<u8> {
-        chunk.push(b']');
-        self.state = ChunkState::Done;
-        chunk
+    fn write_item<'a>(&'a self, subject: Subject, out: &'a mut Vec<u8>) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(async move { write_json(subject.as_str(), out) })
     }
 }
 
 /// `GET /subjects`: sorted subject names; `subjectPrefix`, `deleted`, `deletedOnly`, `offset`, `limit`.
-/// Streamed: the first store page is read before answering (so a failing store still gets its
-/// 5xx status), the rest page by page while the client reads; a later failure aborts the body.
+/// Streamed from store pages (see [`json_stream`]).
 #[tracing::instrument(name = "get_all_subjects", skip_all)]
 pub async fn get_all_subjects(State(state): State<AppState>, params: Params) -> ApiResult {
     let query = SubjectsQuery::from_params(&params)?;
-    let mut producer = SubjectsJson::new(state.registry.clone(), query);
-    let first = producer.next_chunk().await?.unwrap_or_default();
-    let rest = futures::stream::unfold(Some(producer), |producer| async move {
-        let mut producer = producer?;
-        match producer.next_chunk().await {
-            Ok(Some(chunk)) => Some((Ok(chunk), Some(producer))),
-            Ok(None) => None,
-            Err(error) => {
-                tracing::error!(?error, "GET /subjects failed after the first page; aborting the body");
-                Some((Err(std::io::Error::other("subject listing failed")), None))
-            }
-        }
-    });
-    let chunks = futures::stream::once(async move { Ok::<_, std::io::Error>(first) }).chain(rest);
-    let mut response = (StatusCode::OK, Body::from_stream(chunks)).into_response();
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(crate::extract::MEDIA_V1));
-    Ok(response)
+    let window = Page { offset: query.offset, limit: query.limit };
+    json_stream::respond(SubjectPages::new(state.registry.clone(), &query), window, "subject listing").await
 }
 
 /// `POST /subjects/{s}`: the version of the subject matching the posted schema; `normalize`, `deleted`.

@@ -1,6 +1,7 @@
 //! `/subjects/{s}/versions` resource: register, version listing, one version, its raw schema,
 //! its referrers, and version delete.
 
+use super::json_stream::{self, Pages, write_json};
 use super::schemas::LIST_LIMIT;
 use super::{ApiResult, json, raw_schema};
 use crate::AppState;
@@ -8,7 +9,8 @@ use crate::dto::{RegisterSchemaRequest, SchemaDto};
 use crate::error::ApiError;
 use crate::extract::{ConfluentJson, Params, Segment, SubjectVersion, parse_version};
 use axum::extract::State;
-use registry_core::{DeletedFilter, RegisterOptions, RegistryError, SchemaBody};
+use futures::future::BoxFuture;
+use registry_core::{DeletedFilter, RegisterOptions, Registry, RegistryError, SchemaBody, Subject, Version};
 
 /// `POST /subjects/{s}/versions`: registers (or finds) the schema; answers the stored schema
 /// object of CP 8.x without `subject`. `normalize` applies Confluent's normal form.
@@ -24,11 +26,62 @@ pub async fn register_schema(
     json(&SchemaDto::registered(&record))
 }
 
+/// Rows of one subject read per store page while listing its versions.
+const VERSIONS_PAGE_SIZE: usize = 1000;
+
+/// The version numbers of a `GET /subjects/{s}/versions`, read one store page at a time.
+#[derive(Debug)]
+struct VersionPages {
+    registry: Registry,
+    subject: Subject,
+    filter: DeletedFilter,
+    /// Soft-deleted versions as negative numbers (`deletedAsNegative`).
+    as_negative: bool,
+    after: Option<Version>,
+    exhausted: bool,
+}
+
+impl Pages for VersionPages {
+    type Item = i32;
+
+    fn next_page(&mut self, wanted: usize) -> BoxFuture<'_, Result<Option<Vec<i32>>, ApiError>> {
+        Box::pin(async move {
+            if self.exhausted {
+                return Ok(None);
+            }
+            let size = wanted.clamp(1, VERSIONS_PAGE_SIZE);
+            let rows = self.registry.versions_page(&self.subject, self.after, size).await?;
+            self.exhausted = rows.len() < size;
+            self.after = rows.last().map(|row| row.version);
+            let numbers = rows
+                .iter()
+                .filter(|row| match self.filter {
+                    DeletedFilter::LiveOnly => !row.deleted,
+                    DeletedFilter::IncludeDeleted => true,
+                    DeletedFilter::DeletedOnly => row.deleted,
+                })
+                .map(|row| if self.as_negative && row.deleted { -row.version.0 } else { row.version.0 })
+                .collect();
+            Ok(Some(numbers))
+        })
+    }
+
+    fn write_item<'a>(&'a self, number: i32, out: &'a mut Vec<u8>) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(async move { write_json(&number, out) })
+    }
+
+    /// A subject without a version visible under the filter is 40401, as Confluent.
+    fn when_empty(&self) -> Result<(), ApiError> {
+        Err(RegistryError::SubjectNotFound { subject: self.subject.to_string() }.into())
+    }
+}
+
 /// `GET /subjects/{s}/versions`: ascending numbers; `deleted`, `deletedOnly`, `deletedAsNegative`
-/// (soft-deleted versions as negative numbers; implies `deleted`), `offset`, `limit`.
+/// (soft-deleted versions as negative numbers; implies `deleted`), `offset`, `limit`. Streamed from
+/// store pages (see [`json_stream`]); 40401 when no version is visible.
 #[tracing::instrument(name = "get_all_versions", skip_all, fields(subject = %subject))]
 pub async fn get_all_versions(State(state): State<AppState>, Segment(subject): Segment, params: Params) -> ApiResult {
-    let page = params.page(usize::MAX, usize::MAX)?;
+    let window = params.page(usize::MAX, usize::MAX)?;
     let as_negative = params.flag("deletedAsNegative");
     let filter = if params.flag("deletedOnly") {
         DeletedFilter::DeletedOnly
@@ -37,21 +90,11 @@ pub async fn get_all_versions(State(state): State<AppState>, Segment(subject): S
     } else {
         DeletedFilter::LiveOnly
     };
-    let versions = state.registry.version_numbers(&subject, filter).await?;
-    let mut numbers: Vec<i32> = versions.iter().map(|v| v.0).collect();
-    if as_negative && filter == DeletedFilter::IncludeDeleted {
-        let live = match state.registry.version_numbers(&subject, DeletedFilter::LiveOnly).await {
-            Ok(live) => live,
-            Err(RegistryError::SubjectNotFound { .. }) => Vec::new(),
-            Err(error) => return Err(error.into()),
-        };
-        for number in &mut numbers {
-            if !live.iter().any(|v| v.0 == *number) {
-                *number = -*number;
-            }
-        }
-    }
-    json(&page.apply(numbers))
+    let as_negative = as_negative && filter == DeletedFilter::IncludeDeleted;
+    let subject = Subject::new(subject)?;
+    let pages =
+        VersionPages { registry: state.registry.clone(), subject, filter, as_negative, after: None, exhausted: false };
+    json_stream::respond(pages, window, "version listing").await
 }
 
 /// `GET /subjects/{s}/versions/{v}`: `{"subject","version","id","schemaType","references"?,"schema",..}`;

@@ -139,6 +139,103 @@ async fn a_limited_listing_reads_only_the_names_it_answers() {
     assert_eq!(store.names_asked.load(Ordering::SeqCst), 6);
 }
 
+/// A store with `subjects` subjects of `versions` versions each (ID 1, one stored body); the
+/// versions in `deleted` are soft-deleted in every subject.
+async fn seeded_versions(subjects: usize, versions: i32, deleted: &[i32]) -> Arc<dyn Store> {
+    let store = MemoryStore::new();
+    let body = SchemaBody {
+        schema_type: registry_core::SchemaType::Avro,
+        schema: "\"string\"".to_string(),
+        references: Vec::new(),
+        metadata: None,
+        rule_set: None,
+    };
+    store.put_body(&Fingerprint([1; 32]), &body).await.unwrap();
+    for n in 0..subjects {
+        for version in 1..=versions {
+            let row = VersionRow {
+                subject: Subject::new(name(n)).unwrap(),
+                version: Version(version),
+                id: SchemaId(1),
+                fingerprint: Fingerprint([1; 32]),
+                deleted: deleted.contains(&version),
+                references: Vec::new(),
+                registered_at_ms: 0,
+            };
+            store.create_version(&row).await.unwrap();
+        }
+    }
+    Arc::new(store)
+}
+
+fn numbers(bytes: &[u8]) -> Vec<i64> {
+    let value: Value = serde_json::from_slice(bytes).unwrap();
+    value.as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect()
+}
+
+#[tokio::test]
+async fn a_version_list_of_several_pages_arrives_whole_with_filters_and_paging() {
+    // Given one subject with 2,500 versions (three store pages), 1,500 and 2,400 soft-deleted
+    let store = seeded_versions(1, 2500, &[1500, 2400]).await;
+    let (status, frames, body) = get(store.clone(), &format!("/subjects/{}/versions", name(0))).await;
+    assert_eq!(status, StatusCode::OK);
+    let live: Vec<i64> = (1..=2500).filter(|v| *v != 1500 && *v != 2400).collect();
+    assert_eq!(numbers(&body.unwrap()), live);
+    assert!(frames >= 3, "one frame per store page, got {frames}");
+    let (_, _, body) = get(store.clone(), &format!("/subjects/{}/versions?deletedOnly=true", name(0))).await;
+    assert_eq!(numbers(&body.unwrap()), [1500, 2400], "only deleted ones, found past the first page");
+    let (_, _, body) =
+        get(store.clone(), &format!("/subjects/{}/versions?deletedAsNegative=true&offset=1498&limit=4", name(0))).await;
+    assert_eq!(numbers(&body.unwrap()), [1499, -1500, 1501, 1502]);
+    let (_, _, body) = get(store.clone(), &format!("/subjects/{}/versions?offset=999&limit=2", name(0))).await;
+    assert_eq!(numbers(&body.unwrap()), [1000, 1001], "the window crosses a page boundary");
+    let (_, _, body) = get(store, &format!("/subjects/{}/versions?offset=5000", name(0))).await;
+    assert!(numbers(&body.unwrap()).is_empty(), "past the end is an empty list, not 40401");
+}
+
+#[tokio::test]
+async fn a_subject_whose_versions_are_all_deleted_is_40401_after_every_page_was_read() {
+    let deleted: Vec<i32> = (1..=1200).collect();
+    let store = seeded_versions(1, 1200, &deleted).await;
+    let (status, _, body) = get(store.clone(), &format!("/subjects/{}/versions", name(0))).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let error: Value = serde_json::from_slice(&body.unwrap()).unwrap();
+    assert_eq!(error["error_code"], 40401);
+    let (status, _, body) = get(store, &format!("/subjects/{}/versions?deleted=true&offset=1199", name(0))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(numbers(&body.unwrap()), [1200]);
+}
+
+#[tokio::test]
+async fn the_schema_listing_streams_across_subject_pages_and_keeps_its_window() {
+    // Given 250 subjects (three pages of subjects) of 3 versions each, version 2 soft-deleted
+    let store = seeded_versions(250, 3, &[2]).await;
+    let listed = |bytes: &[u8]| -> Vec<String> {
+        let value: Value = serde_json::from_slice(bytes).unwrap();
+        value
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| format!("{}:{}", s["subject"].as_str().unwrap(), s["version"]))
+            .collect()
+    };
+    let (status, frames, body) = get(store.clone(), "/schemas").await;
+    assert_eq!(status, StatusCode::OK);
+    let all = listed(&body.unwrap());
+    assert_eq!(all.len(), 500, "two live versions of each subject");
+    assert_eq!(all[..3], [format!("{}:1", name(0)), format!("{}:3", name(0)), format!("{}:1", name(1))]);
+    assert!(frames >= 3, "one frame per page of subjects, got {frames}");
+    let (_, _, body) = get(store.clone(), "/schemas?offset=199&limit=3").await;
+    assert_eq!(
+        listed(&body.unwrap()),
+        [format!("{}:3", name(99)), format!("{}:1", name(100)), format!("{}:3", name(100))]
+    );
+    let (_, _, body) = get(store.clone(), "/schemas?deleted=true&latestOnly=true&offset=248").await;
+    assert_eq!(listed(&body.unwrap()), [format!("{}:3", name(248)), format!("{}:3", name(249))]);
+    let (_, _, body) = get(store, "/schemas?subjectPrefix=nothing").await;
+    assert!(listed(&body.unwrap()).is_empty());
+}
+
 /// A MemoryStore whose `list_subjects` fails after `pages_ok` successful calls.
 #[derive(Debug)]
 struct ListingFailsAfter {
