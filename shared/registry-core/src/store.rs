@@ -158,6 +158,15 @@ pub trait Store: Send + Sync + Debug {
     /// Every row, in any subject, that carries `id`, sorted by (subject, version).
     async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>>;
 
+    /// At most `limit` of the rows carrying `id`, in no particular order: for the checks that
+    /// only need to know whether some (or some other) row carries it, without reading every
+    /// carrier of a schema that many subjects share. The default reads them all; backends override it.
+    async fn rows_with_id_upto(&self, id: SchemaId, limit: usize) -> StoreResult<Vec<VersionRow>> {
+        let mut rows = self.rows_with_id(id).await?;
+        rows.truncate(limit);
+        Ok(rows)
+    }
+
     /// Every row whose references include (`subject`, `version`), sorted by ID.
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>>;
 

@@ -28,26 +28,41 @@ impl AwsStore {
         let mut items = Vec::new();
         let mut start: Option<Item> = None;
         loop {
-            let output = self
-                .dynamo
-                .query()
-                .table_name(&self.table)
-                .consistent_read(true)
-                .key_condition_expression("#pk = :pk AND begins_with(#sk, :prefix)")
-                .expression_attribute_names("#pk", PK)
-                .expression_attribute_names("#sk", SK)
-                .expression_attribute_values(":pk", AttributeValue::S(pk.clone()))
-                .expression_attribute_values(":prefix", AttributeValue::S(prefix.to_string()))
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await
-                .map_err(|e| classify("Query", e))?;
-            items.extend(output.items.unwrap_or_default());
-            match output.last_evaluated_key {
-                Some(last) if !last.is_empty() => start = Some(last),
-                _ => return Ok(items),
+            let (page, next) = self.query_prefix_page(&pk, prefix, None, start.take()).await?;
+            items.extend(page);
+            match next {
+                Some(next) => start = Some(next),
+                None => return Ok(items),
             }
         }
+    }
+
+    /// One `Query` of the items in `pk` whose sort key starts with `prefix`, at most `limit` of
+    /// them (DynamoDB's 1 MB page otherwise), from `start`; with the key to continue from, if any.
+    async fn query_prefix_page(
+        &self,
+        pk: &str,
+        prefix: &str,
+        limit: Option<i32>,
+        start: Option<Item>,
+    ) -> Result<(Vec<Item>, Option<Item>), AwsError> {
+        let output = self
+            .dynamo
+            .query()
+            .table_name(&self.table)
+            .consistent_read(true)
+            .key_condition_expression("#pk = :pk AND begins_with(#sk, :prefix)")
+            .expression_attribute_names("#pk", PK)
+            .expression_attribute_names("#sk", SK)
+            .expression_attribute_values(":pk", AttributeValue::S(pk.to_string()))
+            .expression_attribute_values(":prefix", AttributeValue::S(prefix.to_string()))
+            .set_limit(limit)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(|e| classify("Query", e))?;
+        let next = output.last_evaluated_key.filter(|last| !last.is_empty());
+        Ok((output.items.unwrap_or_default(), next))
     }
 
     pub(crate) async fn read_versions(&self, subject: &Subject) -> Result<Vec<VersionRow>, AwsError> {
@@ -114,8 +129,33 @@ impl AwsStore {
     /// The rows the edges in partition `pk` point at (edges whose row is gone are skipped).
     pub(crate) async fn rows_by_edges(&self, pk: String) -> Result<Vec<VersionRow>, AwsError> {
         let edges = self.query_prefix(pk, keys::EDGE_SK_PREFIX).await?;
+        self.rows_at_edges(&edges).await
+    }
+
+    /// At most `limit` of the rows carrying `id`, in edge order: edges are read a few at a time
+    /// and their rows fetched, until `limit` rows were found or the edges end. Usually one
+    /// `Query` and one `BatchGetItem`, however many subjects share the schema.
+    pub(crate) async fn rows_for_id_upto(&self, id: SchemaId, limit: usize) -> Result<Vec<VersionRow>, AwsError> {
+        let pk = keys::id_pk(id);
+        let mut rows = Vec::new();
+        let mut start: Option<Item> = None;
+        while rows.len() < limit {
+            let wanted = i32::try_from(limit - rows.len()).unwrap_or(i32::MAX).min(MAX_BATCH_KEYS as i32);
+            let (edges, next) = self.query_prefix_page(&pk, keys::EDGE_SK_PREFIX, Some(wanted), start.take()).await?;
+            rows.extend(self.rows_at_edges(&edges).await?.into_iter().filter(|row| row.id == id));
+            match next {
+                Some(next) => start = Some(next),
+                None => break,
+            }
+        }
+        rows.truncate(limit);
+        Ok(rows)
+    }
+
+    /// The rows `edges` point at, by `BatchGetItem` (edges whose row is gone are skipped).
+    async fn rows_at_edges(&self, edges: &[Item]) -> Result<Vec<VersionRow>, AwsError> {
         let mut keys_left: Vec<Item> = Vec::with_capacity(edges.len());
-        for edge in &edges {
+        for edge in edges {
             let (subject, version) = edge_target(edge)?;
             keys_left.push(key(keys::subject_pk(&subject), keys::version_sk(version)));
         }

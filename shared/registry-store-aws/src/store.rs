@@ -97,6 +97,10 @@ impl Store for AwsStore {
         Ok(self.rows_for_id(id).await?)
     }
 
+    async fn rows_with_id_upto(&self, id: SchemaId, limit: usize) -> StoreResult<Vec<VersionRow>> {
+        Ok(self.rows_for_id_upto(id, limit).await?)
+    }
+
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
         Ok(self.rows_referencing(subject, version).await?)
     }

@@ -34,17 +34,20 @@ async fn lookup(store: &AwsStore, subject: &Subject, body: &SchemaBody) -> Optio
     Some(found.id)
 }
 
-/// Get by id: id → fingerprint, then the body.
+/// Get by id as the registry does it on a cold instance: one row still carrying the ID, id →
+/// fingerprint, then the body.
 async fn get_by_id(store: &AwsStore, id: SchemaId) -> Option<SchemaBody> {
+    let carriers = store.rows_with_id_upto(id, 1).await.unwrap_or_else(|e| panic!("{e}"));
     let fp = store.fingerprint_for_id(id).await.unwrap_or_else(|e| panic!("{e}"))?;
-    store.get_body(&fp).await.unwrap_or_else(|e| panic!("{e}"))
+    let body = store.get_body(&fp).await.unwrap_or_else(|e| panic!("{e}"));
+    body.filter(|_| !carriers.is_empty())
 }
 
 /// Get by guid as the registry does it: guid → fingerprint → id, a row carrying it, the body.
 async fn get_by_guid(store: &AwsStore, guid: &Guid) -> Option<SchemaId> {
     let fp = store.fingerprint_for_guid(guid).await.unwrap_or_else(|e| panic!("{e}"))?;
     let id = store.id_for_fingerprint(&fp).await.unwrap_or_else(|e| panic!("{e}"))?;
-    let rows = store.rows_with_id(id).await.unwrap_or_else(|e| panic!("{e}"));
+    let rows = store.rows_with_id_upto(id, 1).await.unwrap_or_else(|e| panic!("{e}"));
     store.get_body(&fp).await.unwrap_or_else(|e| panic!("{e}"))?;
     (!rows.is_empty()).then_some(id)
 }
@@ -56,8 +59,9 @@ async fn count<T>(store: &AwsStore, op: impl std::future::Future<Output = T>) ->
     (store.calls().get() - before, out)
 }
 
-/// (register new, re-register, lookup, get by id, get by guid) with `existing` subjects already registered.
-async fn costs(store: &AwsStore, existing: usize, round: usize) -> [u64; 5] {
+/// (register new, re-register, lookup, get by id, get by guid) with `existing` subjects already
+/// registered and the schema then shared by `sharing` more.
+async fn costs(store: &AwsStore, existing: usize, sharing: usize, round: usize) -> [u64; 5] {
     for i in 0..existing {
         register(store, &subject(&format!("filler-{round}-{i}")), &body(&format!("\"filler-{round}-{i}\""))).await;
     }
@@ -68,6 +72,13 @@ async fn costs(store: &AwsStore, existing: usize, round: usize) -> [u64; 5] {
     assert_eq!(again_id, id);
     let (lookup_calls, found) = count(store, lookup(store, &target, &schema)).await;
     assert_eq!(found, Some(id));
+    // The schema is then shared by `sharing` more subjects (a common key schema, say): reads by
+    // ID and guid must not read every subject that carries it (over 100 carriers would take a
+    // second BatchGetItem).
+    for i in 0..sharing {
+        let (shared_id, _) = register(store, &subject(&format!("shared-{round}-{i}")), &schema).await;
+        assert_eq!(shared_id, id);
+    }
     let (get_calls, got) = count(store, get_by_id(store, id)).await;
     let (guid_calls, by_guid) = count(store, get_by_guid(store, &Guid::of(&schema))).await;
     assert_eq!(by_guid, Some(id));
@@ -78,12 +89,13 @@ async fn costs(store: &AwsStore, existing: usize, round: usize) -> [u64; 5] {
 #[tokio::test]
 async fn calls_per_operation_do_not_grow_with_subjects() {
     with_store(|store, _| async move {
-        let few = costs(&store, 1, 0).await;
-        let many = costs(&store, 40, 1).await;
-        println!("AWS calls per operation [register new, re-register, lookup, get by id, get by guid]: {few:?} (1 subject), {many:?} (42 subjects)");
+        let few = costs(&store, 1, 1, 0).await;
+        let many = costs(&store, 40, 120, 1).await;
+        println!("AWS calls per operation [register new, re-register, lookup, get by id, get by guid]: {few:?} (1 other subject, the schema in 2 subjects), {many:?} (40 other subjects, the schema in 121)");
         assert_eq!(few, many, "calls must not depend on the number of subjects");
-        // Get by guid: GetItem guid, GetItem fingerprint, Query + BatchGetItem rows by id, S3 GetObject.
-        assert_eq!(few, [7, 1, 2, 2, 5]);
+        // Get by id: Query + BatchGetItem (one carrier), GetItem id, S3 GetObject.
+        // Get by guid: GetItem guid, GetItem fingerprint, Query + BatchGetItem (one carrier), S3 GetObject.
+        assert_eq!(few, [7, 1, 2, 4, 5]);
     })
     .await;
 }

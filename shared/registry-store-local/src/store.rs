@@ -135,6 +135,10 @@ impl Store for LocalStore {
         self.rows_with_id_bounded(id).await
     }
 
+    async fn rows_with_id_upto(&self, id: SchemaId, limit: usize) -> StoreResult<Vec<VersionRow>> {
+        self.read(move |conn| ops::rows_with_id_upto(conn, id, limit)).await
+    }
+
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
         let subject = subject.clone();
         self.read_blocking(move |conn| ops::referrers(conn, &subject, version)).await
