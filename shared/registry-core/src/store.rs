@@ -158,6 +158,22 @@ pub trait Store: Send + Sync + Debug {
     /// Every row, in any subject, that carries `id`, sorted by (subject, version).
     async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>>;
 
+    /// One page of the rows carrying `id`, sorted by (subject, version), strictly after `after`,
+    /// at most `limit` (for the listings by ID, which must not hold every carrier of a shared
+    /// schema). The default reads them all and slices; backends override it.
+    async fn rows_with_id_page(
+        &self,
+        id: SchemaId,
+        after: Option<(&Subject, Version)>,
+        limit: usize,
+    ) -> StoreResult<Vec<VersionRow>> {
+        let rows = self.rows_with_id(id).await?;
+        let after = after.map(|(subject, version)| (subject.clone(), version));
+        let later =
+            rows.into_iter().filter(|row| after.as_ref().is_none_or(|a| (&row.subject, row.version) > (&a.0, a.1)));
+        Ok(later.take(limit).collect())
+    }
+
     /// At most `limit` of the rows carrying `id`, in no particular order: for the checks that
     /// only need to know whether some (or some other) row carries it, without reading every
     /// carrier of a schema that many subjects share. The default reads them all; backends override it.

@@ -61,10 +61,18 @@ pub fn referenced_pk(subject: &str, version: i32) -> String {
     format!("REF#{}#{subject}", padded(version))
 }
 
-/// Sort key of an edge pointing at the row (subject, version).
+/// Separates the subject from the version in an edge's sort key: U+0001 sorts below every
+/// character a subject may hold (subjects have no control characters), so edges sort by
+/// (subject, version) exactly as the registry orders rows, and a listing can page through them.
+pub const EDGE_SEPARATOR: char = '\u{1}';
+
+/// Sort key of an edge pointing at the row (subject, version): `R#<subject>␁<ver:010>`.
 pub fn edge_sk(subject: &Subject, version: Version) -> String {
-    format!("{EDGE_SK_PREFIX}{}#{subject}", padded(version.0))
+    format!("{EDGE_SK_PREFIX}{subject}{EDGE_SEPARATOR}{}", padded(version.0))
 }
+
+/// A sort key above every edge sort key (`R$`: `$` follows `#`), to bound a range of edges.
+pub const EDGES_END: &str = "R$";
 
 /// Keys of the config item (`CONFIG`) or mode item (`MODE`) at `scope`.
 pub fn scoped(kind: &str, scope: &Scope) -> (String, String) {
@@ -95,6 +103,23 @@ mod tests {
         sorted.sort();
         assert_eq!(keys, sorted);
         assert_eq!(version_sk(Version(7)), "V#0000000007");
+    }
+
+    #[test]
+    fn edges_sort_by_subject_then_version() {
+        let rows = [("a", 2), ("a", 10), ("a b", 1), ("a#", 1), ("a#1", 1), ("a-b", 3), ("ab", 1), ("é", 1)];
+        let mut expected: Vec<(Subject, Version)> = rows.iter().map(|(s, v)| (subject(s), Version(*v))).collect();
+        expected.sort();
+        let mut by_key: Vec<(String, (Subject, Version))> =
+            expected.iter().map(|(s, v)| (edge_sk(s, *v), (s.clone(), *v))).collect();
+        by_key.sort();
+        let in_key_order: Vec<(Subject, Version)> = by_key.into_iter().map(|(_, row)| row).collect();
+        assert_eq!(in_key_order, expected);
+        assert!(by_key_bounds(&edge_sk(&subject("\u{10FFFF}"), Version(i32::MAX))));
+    }
+
+    fn by_key_bounds(key: &str) -> bool {
+        key.starts_with(EDGE_SK_PREFIX) && key < EDGES_END
     }
 
     #[test]

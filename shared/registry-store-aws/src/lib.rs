@@ -11,14 +11,16 @@
 //!    If-None-Match: * ,             ├───────── FP#<sha256 hex>           ID                       id
 //!    written FIRST                  └───────── ID#<id:010>               FP                       fingerprint
 //!                                              GUID#<md5 hex>            FP                       fingerprint (first wins)
-//!                                              ID#<id:010>               R#<ver:010>#<subject>    → row (rows by id)
+//!                                              ID#<id:010>               R#<subject>␁<ver:010>    → row (rows by id)
 //!                                              S#<subject>               V#<ver:010>              id, fingerprint, deleted,
 //!                                                                                                 refs, ts, subject, version
 //!                                              SUBJECTS                  <subject>                total, live (row counts)
-//!                                              REF#<ver:010>#<subject>   R#<ver:010>#<subject>    → referring row
+//!                                              REF#<ver:010>#<subject>   R#<subject>␁<ver:010>    → referring row
 //!                                              CONFIG | MODE             GLOBAL | S#<subject>     value
 //!                                              S#<subject>               USED                     day (last-used marker)
 //! ```
+//!
+//! (`␁` is U+0001, below every character a subject may hold, so edges sort by (subject, version).)
 //!
 //! - A body is put with `If-None-Match: *` before any item names its fingerprint (412 means it
 //!   is already there, which is success: the key is the content hash).

@@ -152,6 +152,57 @@ impl AwsStore {
         Ok(rows)
     }
 
+    /// Up to `limit` rows carrying `id` after `after`, sorted by (subject, version): edges sort that
+    /// way (see `keys::edge_sk`), so each `Query` reads the next edges in order and their rows are
+    /// fetched by `BatchGetItem` and sorted within the page.
+    pub(crate) async fn rows_for_id_page(
+        &self,
+        id: SchemaId,
+        after: Option<(&Subject, Version)>,
+        limit: usize,
+    ) -> Result<Vec<VersionRow>, AwsError> {
+        let after_key = after.map(|(subject, version)| keys::edge_sk(subject, version));
+        let from = after_key.clone().unwrap_or_else(|| keys::EDGE_SK_PREFIX.to_string());
+        let mut rows = Vec::new();
+        let mut start: Option<Item> = None;
+        while rows.len() < limit {
+            // One more than needed: the first edge may be `after` itself (BETWEEN is inclusive).
+            let wanted = i32::try_from(limit - rows.len() + 1).unwrap_or(i32::MAX).min(MAX_BATCH_KEYS as i32);
+            let output = self
+                .dynamo
+                .query()
+                .table_name(&self.table)
+                .consistent_read(true)
+                .key_condition_expression("#pk = :pk AND #sk BETWEEN :from AND :to")
+                .expression_attribute_names("#pk", PK)
+                .expression_attribute_names("#sk", SK)
+                .expression_attribute_values(":pk", AttributeValue::S(keys::id_pk(id)))
+                .expression_attribute_values(":from", AttributeValue::S(from.clone()))
+                .expression_attribute_values(":to", AttributeValue::S(keys::EDGES_END.to_string()))
+                .limit(wanted)
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(|e| classify("Query", e))?;
+            let edges: Vec<Item> = output
+                .items
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|edge| after_key.is_none() || edge.get(SK).and_then(|sk| sk.as_s().ok()) != after_key.as_ref())
+                .collect();
+            let mut page = self.rows_at_edges(&edges).await?;
+            page.retain(|row| row.id == id);
+            page.sort_by(|a, b| (&a.subject, a.version).cmp(&(&b.subject, b.version)));
+            rows.extend(page);
+            match output.last_evaluated_key.filter(|last| !last.is_empty()) {
+                Some(next) => start = Some(next),
+                None => break,
+            }
+        }
+        rows.truncate(limit);
+        Ok(rows)
+    }
+
     /// The rows `edges` point at, by `BatchGetItem` (edges whose row is gone are skipped).
     async fn rows_at_edges(&self, edges: &[Item]) -> Result<Vec<VersionRow>, AwsError> {
         let mut keys_left: Vec<Item> = Vec::with_capacity(edges.len());

@@ -101,6 +101,15 @@ impl Store for AwsStore {
         Ok(self.rows_for_id_upto(id, limit).await?)
     }
 
+    async fn rows_with_id_page(
+        &self,
+        id: SchemaId,
+        after: Option<(&Subject, Version)>,
+        limit: usize,
+    ) -> StoreResult<Vec<VersionRow>> {
+        Ok(self.rows_for_id_page(id, after, limit).await?)
+    }
+
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
         Ok(self.rows_referencing(subject, version).await?)
     }

@@ -176,6 +176,21 @@ pub(crate) fn rows_with_id_upto(conn: &Connection, id: SchemaId, limit: usize) -
     collect_rows(conn, &sql, params![id.0, i64::try_from(limit).unwrap_or(i64::MAX)])
 }
 
+pub(crate) fn rows_with_id_page(
+    conn: &Connection,
+    id: SchemaId,
+    after: Option<&(Subject, Version)>,
+    limit: usize,
+) -> LocalResult<Vec<VersionRow>> {
+    // TEXT compares bytewise (BINARY collation), as `Subject`'s `Ord` does.
+    let sql = format!(
+        "SELECT {VERSION_COLUMNS} FROM versions WHERE id = ?1 AND (subject > ?2 OR (subject = ?2 AND version > ?3)) \
+         ORDER BY subject, version LIMIT ?4"
+    );
+    let (subject, version) = after.map_or(("", i64::MIN), |(s, v)| (s.as_str(), i64::from(v.0)));
+    collect_rows(conn, &sql, params![id.0, subject, version, i64::try_from(limit).unwrap_or(i64::MAX)])
+}
+
 pub(crate) fn referrers(conn: &Connection, subject: &Subject, version: Version) -> LocalResult<Vec<VersionRow>> {
     let sql = format!(
         "SELECT {VERSION_COLUMNS_V} FROM reference_edges e

@@ -139,6 +139,16 @@ impl Store for LocalStore {
         self.read(move |conn| ops::rows_with_id_upto(conn, id, limit)).await
     }
 
+    async fn rows_with_id_page(
+        &self,
+        id: SchemaId,
+        after: Option<(&Subject, Version)>,
+        limit: usize,
+    ) -> StoreResult<Vec<VersionRow>> {
+        let after = after.map(|(subject, version)| (subject.clone(), version));
+        self.read(move |conn| ops::rows_with_id_page(conn, id, after.as_ref(), limit)).await
+    }
+
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
         let subject = subject.clone();
         self.read_blocking(move |conn| ops::referrers(conn, &subject, version)).await

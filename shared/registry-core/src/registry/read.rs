@@ -104,20 +104,45 @@ impl Registry {
     }
 
     /// `GET /schemas/ids/{id}/versions`: (subject, version) pairs sorted; errors as
-    /// [`Registry::subjects_for_id`].
+    /// [`Registry::subjects_for_id`]. The HTTP answer streams the same pages
+    /// ([`Registry::rows_with_id_page`]) instead.
     pub async fn versions_for_id(
         &self,
         id: i32,
         include_deleted: bool,
     ) -> Result<Vec<(Subject, Version)>, RegistryError> {
-        let rows = if id < 1 { Vec::new() } else { self.store.rows_with_id(SchemaId(id)).await? };
-        if rows.is_empty() {
+        const PAGE: usize = 1000;
+        let (mut pairs, mut any_row) = (Vec::new(), false);
+        let mut after: Option<(Subject, Version)> = None;
+        loop {
+            let cursor = after.as_ref().map(|(subject, version)| (subject, *version));
+            let rows = self.rows_with_id_page(id, cursor, PAGE).await?;
+            any_row |= !rows.is_empty();
+            pairs.extend(visible(&rows, include_deleted).map(|r| (r.subject.clone(), r.version)));
+            match rows.last() {
+                Some(last) if rows.len() == PAGE => after = Some((last.subject.clone(), last.version)),
+                _ => break,
+            }
+        }
+        if !any_row {
             return Err(RegistryError::SchemaNotFound);
         }
-        let mut pairs: Vec<(Subject, Version)> =
-            visible(&rows, include_deleted).map(|r| (r.subject.clone(), r.version)).collect();
-        pairs.sort();
         Ok(pairs)
+    }
+
+    /// One page of the rows carrying schema `id`, live and soft-deleted (the caller filters),
+    /// sorted by (subject, version), after `after`; fewer than `limit` means the last page.
+    /// An ID below 1 has no rows.
+    pub async fn rows_with_id_page(
+        &self,
+        id: i32,
+        after: Option<(&Subject, Version)>,
+        limit: usize,
+    ) -> Result<Vec<VersionRow>, RegistryError> {
+        if id < 1 {
+            return Ok(Vec::new());
+        }
+        Ok(self.store.rows_with_id_page(SchemaId(id), after, limit).await?)
     }
 
     /// `GET /schemas` as one list: versions of subjects starting with `subject_prefix`, sorted by

@@ -235,6 +235,31 @@ pub async fn rows_with_id_index(store: &dyn Store) {
     all.sort_by(|a, b| (&a.subject, a.version).cmp(&(&b.subject, b.version)));
     assert_eq!(all, rows);
     assert!(store.rows_with_id_upto(unused, 5).await.expect("rows_with_id_upto").is_empty());
+
+    // `rows_with_id_page`: pages in (subject, version) order, bytewise, whatever the subject's
+    // characters (" " and "#" sort between "-a" and "-b"; "-a" is a prefix of the others).
+    for (suffix, version) in [("-a#", 1), ("-a b", 2)] {
+        let subject = Subject::new(format!("{prefix}{suffix}")).expect("subject");
+        store.create_version(&row(&subject, version, id, fp)).await.expect("create_version");
+    }
+    let mut expected = store.rows_with_id(id).await.expect("rows_with_id");
+    expected.sort_by(|a, b| (&a.subject, a.version).cmp(&(&b.subject, b.version)));
+    assert_eq!(expected.len(), 5);
+    for size in [1, 2, 5, 7] {
+        let mut paged = Vec::new();
+        loop {
+            let after = paged.last().map(|r: &crate::model::VersionRow| (&r.subject, r.version));
+            let page = store.rows_with_id_page(id, after, size).await.expect("rows_with_id_page");
+            assert!(page.len() <= size, "page of {} rows, asked {size}", page.len());
+            let done = page.len() < size;
+            paged.extend(page);
+            if done {
+                break;
+            }
+        }
+        assert_eq!(paged, expected, "pages of {size}");
+    }
+    assert!(store.rows_with_id_page(unused, None, 5).await.expect("rows_with_id_page").is_empty());
 }
 
 /// `referrers`: rows whose references include (subject, version), sorted by ID.

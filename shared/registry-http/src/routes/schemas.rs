@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
 use futures::future::BoxFuture;
-use registry_core::{Registry, SchemaById, SchemaType, SchemasQuery, Subject, VersionRow};
+use registry_core::{Registry, RegistryError, SchemaById, SchemaType, SchemasQuery, Subject, Version, VersionRow};
 use std::sync::Arc;
 
 /// Default and maximum page size of `GET /schemas` (`schema.search.default.limit` / `.max.limit`).
@@ -137,24 +137,118 @@ fn cacheable(
     Ok(response)
 }
 
+/// Rows carrying one schema ID read per store page while listing them.
+const ROWS_BY_ID_PAGE_SIZE: usize = 1000;
+
+/// The rows carrying a schema ID, read one store page at a time, soft-deleted ones only when
+/// asked; shared by the two listings by ID below.
+#[derive(Debug)]
+struct RowsById {
+    registry: Registry,
+    id: i32,
+    include_deleted: bool,
+    after: Option<(Subject, Version)>,
+    any_row: bool,
+    exhausted: bool,
+}
+
+impl RowsById {
+    fn new(registry: Registry, id: i32, include_deleted: bool) -> Self {
+        RowsById { registry, id, include_deleted, after: None, any_row: false, exhausted: false }
+    }
+
+    async fn next_visible(&mut self) -> Result<Option<Vec<VersionRow>>, ApiError> {
+        if self.exhausted {
+            return Ok(None);
+        }
+        let after = self.after.as_ref().map(|(subject, version)| (subject, *version));
+        let rows = self.registry.rows_with_id_page(self.id, after, ROWS_BY_ID_PAGE_SIZE).await?;
+        self.exhausted = rows.len() < ROWS_BY_ID_PAGE_SIZE;
+        self.any_row |= !rows.is_empty();
+        self.after = rows.last().map(|row| (row.subject.clone(), row.version));
+        Ok(Some(rows.into_iter().filter(|row| self.include_deleted || !row.deleted).collect()))
+    }
+
+    /// An ID no row carries (not even a soft-deleted one) is 40403; one whose rows are all
+    /// soft-deleted lists `[]` without `deleted`.
+    fn when_empty(&self) -> Result<(), ApiError> {
+        if self.any_row { Ok(()) } else { Err(RegistryError::SchemaNotFound.into()) }
+    }
+}
+
+/// The distinct subjects of the rows carrying an ID.
+#[derive(Debug)]
+struct SubjectsById {
+    rows: RowsById,
+    last_subject: Option<Subject>,
+}
+
+impl Pages for SubjectsById {
+    type Item = Subject;
+
+    fn next_page(&mut self, _wanted: usize) -> BoxFuture<'_, Result<Option<Vec<Subject>>, ApiError>> {
+        Box::pin(async move {
+            let Some(rows) = self.rows.next_visible().await? else { return Ok(None) };
+            let mut subjects = Vec::new();
+            for row in rows {
+                if self.last_subject.as_ref() != Some(&row.subject) {
+                    self.last_subject = Some(row.subject.clone());
+                    subjects.push(row.subject);
+                }
+            }
+            Ok(Some(subjects))
+        })
+    }
+
+    fn write_item<'a>(&'a self, subject: Subject, out: &'a mut Vec<u8>) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(async move { write_json(subject.as_str(), out) })
+    }
+
+    fn when_empty(&self) -> Result<(), ApiError> {
+        self.rows.when_empty()
+    }
+}
+
+/// The (subject, version) pairs of the rows carrying an ID.
+#[derive(Debug)]
+struct VersionsById {
+    rows: RowsById,
+}
+
+impl Pages for VersionsById {
+    type Item = VersionRow;
+
+    fn next_page(&mut self, _wanted: usize) -> BoxFuture<'_, Result<Option<Vec<VersionRow>>, ApiError>> {
+        Box::pin(self.rows.next_visible())
+    }
+
+    fn write_item<'a>(&'a self, row: VersionRow, out: &'a mut Vec<u8>) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(async move { write_json(&SubjectVersionDto::from(&(row.subject, row.version)), out) })
+    }
+
+    fn when_empty(&self) -> Result<(), ApiError> {
+        self.rows.when_empty()
+    }
+}
+
 /// `GET /schemas/ids/{id}/subjects`: sorted subjects carrying the ID; `deleted`, `offset`, `limit`.
+/// Streamed from store pages (see [`json_stream`]).
 #[tracing::instrument(name = "get_all_subjects_by_id", skip_all)]
 pub async fn get_all_subjects_by_id(State(state): State<AppState>, Segment(id): Segment, params: Params) -> ApiResult {
     let id = parse_schema_id(&id)?;
-    let page = params.page(LIST_LIMIT, LIST_LIMIT)?;
-    let subjects = state.registry.subjects_for_id(id.0, params.flag("deleted")).await?;
-    let names: Vec<String> = page.apply(subjects).into_iter().map(String::from).collect();
-    json(&names)
+    let window = params.page(LIST_LIMIT, LIST_LIMIT)?;
+    let rows = RowsById::new(state.registry.clone(), id.0, params.flag("deleted"));
+    json_stream::respond(SubjectsById { rows, last_subject: None }, window, "subject listing by ID").await
 }
 
 /// `GET /schemas/ids/{id}/versions`: `[{"subject","version"}]`; `deleted`, `offset`, `limit`.
+/// Streamed from store pages (see [`json_stream`]).
 #[tracing::instrument(name = "get_all_versions_by_id", skip_all)]
 pub async fn get_all_versions_by_id(State(state): State<AppState>, Segment(id): Segment, params: Params) -> ApiResult {
     let id = parse_schema_id(&id)?;
-    let page = params.page(LIST_LIMIT, LIST_LIMIT)?;
-    let versions = state.registry.versions_for_id(id.0, params.flag("deleted")).await?;
-    let dtos: Vec<SubjectVersionDto> = page.apply(versions).iter().map(SubjectVersionDto::from).collect();
-    json(&dtos)
+    let window = params.page(LIST_LIMIT, LIST_LIMIT)?;
+    let rows = RowsById::new(state.registry.clone(), id.0, params.flag("deleted"));
+    json_stream::respond(VersionsById { rows }, window, "version listing by ID").await
 }
 
 /// `GET /contexts`: `["."]` plus named contexts; `offset`, `limit`.

@@ -236,6 +236,32 @@ async fn the_schema_listing_streams_across_subject_pages_and_keeps_its_window() 
     assert!(listed(&body.unwrap()).is_empty());
 }
 
+#[tokio::test]
+async fn listings_by_id_page_across_store_pages() {
+    // Given one schema ID carried by 2,500 subjects (three store pages), the last 500 soft-deleted
+    let store = seeded_versions(2500, 1, &[]).await;
+    for n in 2000..2500 {
+        store.set_version_deleted(&Subject::new(name(n)).unwrap(), Version(1), true).await.unwrap();
+    }
+    let (status, _, body) = get(store.clone(), "/schemas/ids/1/subjects?offset=999&limit=2").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(names(&body.unwrap()), [name(999), name(1000)]);
+    let (_, _, body) = get(store.clone(), "/schemas/ids/1/subjects?offset=1999").await;
+    assert_eq!(names(&body.unwrap()), [name(1999)], "soft-deleted carriers are left out");
+    let (_, _, body) = get(store.clone(), "/schemas/ids/1/subjects?offset=1999&deleted=true").await;
+    assert_eq!(names(&body.unwrap()).len(), 501, "with deleted: the 501 from offset 1999");
+    let (_, _, body) = get(store.clone(), "/schemas/ids/1/versions?offset=2498&deleted=true").await;
+    let pairs: Value = serde_json::from_slice(&body.unwrap()).unwrap();
+    assert_eq!(
+        pairs,
+        serde_json::json!([{"subject": name(2498), "version": 1}, {"subject": name(2499), "version": 1}])
+    );
+    let (status, _, body) = get(store, "/schemas/ids/7/versions").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let error: Value = serde_json::from_slice(&body.unwrap()).unwrap();
+    assert_eq!(error["error_code"], 40403);
+}
+
 /// A MemoryStore whose `list_subjects` fails after `pages_ok` successful calls.
 #[derive(Debug)]
 struct ListingFailsAfter {
