@@ -22,13 +22,22 @@ const MAX_BATCH_KEYS: usize = 100;
 /// How often a hard delete re-reads a row that changed under it.
 const DELETE_ATTEMPTS: usize = 5;
 
+/// Which sort keys of a partition a `Query` reads.
+#[derive(Debug, Clone, Copy)]
+enum SortKeys<'a> {
+    /// Those starting with this prefix.
+    Prefix(&'a str),
+    /// Those between these two, inclusive.
+    Between(&'a str, &'a str),
+}
+
 impl AwsStore {
     /// Every item of partition `pk` whose sort key starts with `prefix`, ascending, paginated.
     pub(crate) async fn query_prefix(&self, pk: String, prefix: &str) -> Result<Vec<Item>, AwsError> {
         let mut items = Vec::new();
         let mut start: Option<Item> = None;
         loop {
-            let (page, next) = self.query_prefix_page(&pk, prefix, None, start.take()).await?;
+            let (page, next) = self.query_page(&pk, SortKeys::Prefix(prefix), None, start.take()).await?;
             items.extend(page);
             match next {
                 Some(next) => start = Some(next),
@@ -37,30 +46,35 @@ impl AwsStore {
         }
     }
 
-    /// One `Query` of the items in `pk` whose sort key starts with `prefix`, at most `limit` of
-    /// them (DynamoDB's 1 MB page otherwise), from `start`; with the key to continue from, if any.
-    async fn query_prefix_page(
+    /// One `Query` of the items in `pk` whose sort key is in `sort_keys`, ascending, at most
+    /// `limit` of them (DynamoDB's 1 MB page otherwise), from `start`; with the key to continue
+    /// from, if any.
+    async fn query_page(
         &self,
         pk: &str,
-        prefix: &str,
+        sort_keys: SortKeys<'_>,
         limit: Option<i32>,
         start: Option<Item>,
     ) -> Result<(Vec<Item>, Option<Item>), AwsError> {
-        let output = self
+        let query = self
             .dynamo
             .query()
             .table_name(&self.table)
             .consistent_read(true)
-            .key_condition_expression("#pk = :pk AND begins_with(#sk, :prefix)")
             .expression_attribute_names("#pk", PK)
             .expression_attribute_names("#sk", SK)
-            .expression_attribute_values(":pk", AttributeValue::S(pk.to_string()))
-            .expression_attribute_values(":prefix", AttributeValue::S(prefix.to_string()))
-            .set_limit(limit)
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .map_err(|e| classify("Query", e))?;
+            .expression_attribute_values(":pk", AttributeValue::S(pk.to_string()));
+        let query = match sort_keys {
+            SortKeys::Prefix(prefix) => query
+                .key_condition_expression("#pk = :pk AND begins_with(#sk, :prefix)")
+                .expression_attribute_values(":prefix", AttributeValue::S(prefix.to_string())),
+            SortKeys::Between(from, to) => query
+                .key_condition_expression("#pk = :pk AND #sk BETWEEN :from AND :to")
+                .expression_attribute_values(":from", AttributeValue::S(from.to_string()))
+                .expression_attribute_values(":to", AttributeValue::S(to.to_string())),
+        };
+        let output =
+            query.set_limit(limit).set_exclusive_start_key(start).send().await.map_err(|e| classify("Query", e))?;
         let next = output.last_evaluated_key.filter(|last| !last.is_empty());
         Ok((output.items.unwrap_or_default(), next))
     }
@@ -85,32 +99,18 @@ impl AwsStore {
                 None => return Ok(Vec::new()),
             },
         };
+        let (pk, from, to) = (keys::subject_pk(subject), keys::version_sk(first), keys::version_sk(Version(i32::MAX)));
         let mut rows = Vec::new();
         let mut start: Option<Item> = None;
         while rows.len() < limit {
             let wanted = i32::try_from(limit - rows.len()).unwrap_or(i32::MAX);
-            let output = self
-                .dynamo
-                .query()
-                .table_name(&self.table)
-                .consistent_read(true)
-                .key_condition_expression("#pk = :pk AND #sk BETWEEN :first AND :last")
-                .expression_attribute_names("#pk", PK)
-                .expression_attribute_names("#sk", SK)
-                .expression_attribute_values(":pk", AttributeValue::S(keys::subject_pk(subject)))
-                .expression_attribute_values(":first", AttributeValue::S(keys::version_sk(first)))
-                .expression_attribute_values(":last", AttributeValue::S(keys::version_sk(Version(i32::MAX))))
-                .limit(wanted)
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await
-                .map_err(|e| classify("Query", e))?;
-            for item in output.items.unwrap_or_default() {
-                rows.push(row_from_item(&item)?);
+            let (items, next) = self.query_page(&pk, SortKeys::Between(&from, &to), Some(wanted), start.take()).await?;
+            for item in &items {
+                rows.push(row_from_item(item)?);
             }
-            match output.last_evaluated_key {
-                Some(last) if !last.is_empty() => start = Some(last),
-                _ => break,
+            match next {
+                Some(next) => start = Some(next),
+                None => break,
             }
         }
         rows.truncate(limit);
@@ -141,7 +141,8 @@ impl AwsStore {
         let mut start: Option<Item> = None;
         while rows.len() < limit {
             let wanted = i32::try_from(limit - rows.len()).unwrap_or(i32::MAX).min(MAX_BATCH_KEYS as i32);
-            let (edges, next) = self.query_prefix_page(&pk, keys::EDGE_SK_PREFIX, Some(wanted), start.take()).await?;
+            let (edges, next) =
+                self.query_page(&pk, SortKeys::Prefix(keys::EDGE_SK_PREFIX), Some(wanted), start.take()).await?;
             rows.extend(self.rows_at_edges(&edges).await?.into_iter().filter(|row| row.id == id));
             match next {
                 Some(next) => start = Some(next),
@@ -161,6 +162,7 @@ impl AwsStore {
         after: Option<(&Subject, Version)>,
         limit: usize,
     ) -> Result<Vec<VersionRow>, AwsError> {
+        let pk = keys::id_pk(id);
         let after_key = after.map(|(subject, version)| keys::edge_sk(subject, version));
         let from = after_key.clone().unwrap_or_else(|| keys::EDGE_SK_PREFIX.to_string());
         let mut rows = Vec::new();
@@ -168,25 +170,9 @@ impl AwsStore {
         while rows.len() < limit {
             // One more than needed: the first edge may be `after` itself (BETWEEN is inclusive).
             let wanted = i32::try_from(limit - rows.len() + 1).unwrap_or(i32::MAX).min(MAX_BATCH_KEYS as i32);
-            let output = self
-                .dynamo
-                .query()
-                .table_name(&self.table)
-                .consistent_read(true)
-                .key_condition_expression("#pk = :pk AND #sk BETWEEN :from AND :to")
-                .expression_attribute_names("#pk", PK)
-                .expression_attribute_names("#sk", SK)
-                .expression_attribute_values(":pk", AttributeValue::S(keys::id_pk(id)))
-                .expression_attribute_values(":from", AttributeValue::S(from.clone()))
-                .expression_attribute_values(":to", AttributeValue::S(keys::EDGES_END.to_string()))
-                .limit(wanted)
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await
-                .map_err(|e| classify("Query", e))?;
-            let edges: Vec<Item> = output
-                .items
-                .unwrap_or_default()
+            let range = SortKeys::Between(&from, keys::EDGES_END);
+            let (items, next) = self.query_page(&pk, range, Some(wanted), start.take()).await?;
+            let edges: Vec<Item> = items
                 .into_iter()
                 .filter(|edge| after_key.is_none() || edge.get(SK).and_then(|sk| sk.as_s().ok()) != after_key.as_ref())
                 .collect();
@@ -194,7 +180,7 @@ impl AwsStore {
             page.retain(|row| row.id == id);
             page.sort_by(|a, b| (&a.subject, a.version).cmp(&(&b.subject, b.version)));
             rows.extend(page);
-            match output.last_evaluated_key.filter(|last| !last.is_empty()) {
+            match next {
                 Some(next) => start = Some(next),
                 None => break,
             }
