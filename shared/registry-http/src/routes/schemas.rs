@@ -45,13 +45,14 @@ struct SchemaPages {
 impl Pages for SchemaPages {
     type Item = VersionRow;
 
-    fn next_page(&mut self, _wanted: usize) -> BoxFuture<'_, Result<Option<Vec<VersionRow>>, ApiError>> {
+    fn next_page(&mut self, wanted: usize) -> BoxFuture<'_, Result<Option<Vec<VersionRow>>, ApiError>> {
         Box::pin(async move {
             if self.exhausted {
                 return Ok(None);
             }
-            let (rows, next) =
-                self.registry.schema_rows_page(&self.query, self.after.as_ref(), SCHEMAS_SUBJECTS_PER_PAGE).await?;
+            // Every listed subject has at least one included row, so `wanted` subjects are enough.
+            let subjects = wanted.clamp(1, SCHEMAS_SUBJECTS_PER_PAGE);
+            let (rows, next) = self.registry.schema_rows_page(&self.query, self.after.as_ref(), subjects).await?;
             self.exhausted = next.is_none();
             self.after = next;
             Ok(Some(rows))
