@@ -298,6 +298,15 @@ impl<S: Store> Store for CachedStore<S> {
         self.inner.rows_with_id(id).await
     }
 
+    async fn rows_with_id_page(
+        &self,
+        id: SchemaId,
+        after: Option<(&Subject, Version)>,
+        limit: usize,
+    ) -> StoreResult<Vec<VersionRow>> {
+        self.inner.rows_with_id_page(id, after, limit).await
+    }
+
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
         self.inner.referrers(subject, version).await
     }
@@ -435,6 +444,24 @@ mod tests {
         async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
             self.pass();
             self.inner.rows_with_id(id).await
+        }
+        async fn rows_with_id_page(
+            &self,
+            id: SchemaId,
+            after: Option<(&Subject, Version)>,
+            limit: usize,
+        ) -> StoreResult<Vec<VersionRow>> {
+            self.pass();
+            self.inner.rows_with_id_page(id, after, limit).await
+        }
+        async fn versions_page(
+            &self,
+            subject: &Subject,
+            after: Option<Version>,
+            limit: usize,
+        ) -> StoreResult<Vec<VersionRow>> {
+            self.pass();
+            self.inner.versions_page(subject, after, limit).await
         }
         async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
             self.pass();

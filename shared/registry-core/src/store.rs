@@ -98,17 +98,14 @@ pub trait Store: Send + Sync + Debug {
     async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>>;
 
     /// One page of `subject`'s rows, live and soft-deleted, ascending by version, strictly after
-    /// `after`, at most `limit` (for listings that must not hold every version at once). The
-    /// default reads every row and slices: correct, not bounded; backends override it.
+    /// `after`, at most `limit` (for listings that must not hold every version at once). No
+    /// default on purpose: a wrapper that forgot to forward it would silently read everything.
     async fn versions_page(
         &self,
         subject: &Subject,
         after: Option<Version>,
         limit: usize,
-    ) -> StoreResult<Vec<VersionRow>> {
-        let rows = self.versions(subject).await?;
-        Ok(rows.into_iter().filter(|row| after.is_none_or(|after| row.version > after)).take(limit).collect())
-    }
+    ) -> StoreResult<Vec<VersionRow>>;
 
     /// One row.
     async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>>;
@@ -159,29 +156,15 @@ pub trait Store: Send + Sync + Debug {
     async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>>;
 
     /// One page of the rows carrying `id`, sorted by (subject, version), strictly after `after`,
-    /// at most `limit` (for the listings by ID, which must not hold every carrier of a shared
-    /// schema). The default reads them all and slices; backends override it.
+    /// at most `limit`: for the listings by ID, and for the checks that only need to know whether
+    /// some (or some other) row carries it, none of which may read every carrier of a schema that
+    /// many subjects share. No default, as [`Store::versions_page`].
     async fn rows_with_id_page(
         &self,
         id: SchemaId,
         after: Option<(&Subject, Version)>,
         limit: usize,
-    ) -> StoreResult<Vec<VersionRow>> {
-        let rows = self.rows_with_id(id).await?;
-        let after = after.map(|(subject, version)| (subject.clone(), version));
-        let later =
-            rows.into_iter().filter(|row| after.as_ref().is_none_or(|a| (&row.subject, row.version) > (&a.0, a.1)));
-        Ok(later.take(limit).collect())
-    }
-
-    /// At most `limit` of the rows carrying `id`, in no particular order: for the checks that
-    /// only need to know whether some (or some other) row carries it, without reading every
-    /// carrier of a schema that many subjects share. The default reads them all; backends override it.
-    async fn rows_with_id_upto(&self, id: SchemaId, limit: usize) -> StoreResult<Vec<VersionRow>> {
-        let mut rows = self.rows_with_id(id).await?;
-        rows.truncate(limit);
-        Ok(rows)
-    }
+    ) -> StoreResult<Vec<VersionRow>>;
 
     /// Every row whose references include (`subject`, `version`), sorted by ID.
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>>;

@@ -118,6 +118,24 @@ impl Store for FaultyStore {
         self.check()?;
         self.inner.rows_with_id(id).await
     }
+    async fn rows_with_id_page(
+        &self,
+        id: SchemaId,
+        after: Option<(&Subject, Version)>,
+        limit: usize,
+    ) -> StoreResult<Vec<VersionRow>> {
+        self.check()?;
+        self.inner.rows_with_id_page(id, after, limit).await
+    }
+    async fn versions_page(
+        &self,
+        subject: &Subject,
+        after: Option<Version>,
+        limit: usize,
+    ) -> StoreResult<Vec<VersionRow>> {
+        self.check()?;
+        self.inner.versions_page(subject, after, limit).await
+    }
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
         self.check()?;
         self.inner.referrers(subject, version).await

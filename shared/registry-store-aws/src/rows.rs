@@ -132,27 +132,6 @@ impl AwsStore {
         self.rows_at_edges(&edges).await
     }
 
-    /// At most `limit` of the rows carrying `id`, in edge order: edges are read a few at a time
-    /// and their rows fetched, until `limit` rows were found or the edges end. Usually one
-    /// `Query` and one `BatchGetItem`, however many subjects share the schema.
-    pub(crate) async fn rows_for_id_upto(&self, id: SchemaId, limit: usize) -> Result<Vec<VersionRow>, AwsError> {
-        let pk = keys::id_pk(id);
-        let mut rows = Vec::new();
-        let mut start: Option<Item> = None;
-        while rows.len() < limit {
-            let wanted = i32::try_from(limit - rows.len()).unwrap_or(i32::MAX).min(MAX_BATCH_KEYS as i32);
-            let (edges, next) =
-                self.query_page(&pk, SortKeys::Prefix(keys::EDGE_SK_PREFIX), Some(wanted), start.take()).await?;
-            rows.extend(self.rows_at_edges(&edges).await?.into_iter().filter(|row| row.id == id));
-            match next {
-                Some(next) => start = Some(next),
-                None => break,
-            }
-        }
-        rows.truncate(limit);
-        Ok(rows)
-    }
-
     /// Up to `limit` rows carrying `id` after `after`, sorted by (subject, version): edges sort that
     /// way (see `keys::edge_sk`), so each `Query` reads the next edges in order and their rows are
     /// fetched by `BatchGetItem` and sorted within the page.

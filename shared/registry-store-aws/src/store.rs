@@ -97,10 +97,6 @@ impl Store for AwsStore {
         Ok(self.rows_for_id(id).await?)
     }
 
-    async fn rows_with_id_upto(&self, id: SchemaId, limit: usize) -> StoreResult<Vec<VersionRow>> {
-        Ok(self.rows_for_id_upto(id, limit).await?)
-    }
-
     async fn rows_with_id_page(
         &self,
         id: SchemaId,

@@ -37,7 +37,7 @@ async fn lookup(store: &AwsStore, subject: &Subject, body: &SchemaBody) -> Optio
 /// Get by id as the registry does it on a cold instance: one row still carrying the ID, id →
 /// fingerprint, then the body.
 async fn get_by_id(store: &AwsStore, id: SchemaId) -> Option<SchemaBody> {
-    let carriers = store.rows_with_id_upto(id, 1).await.unwrap_or_else(|e| panic!("{e}"));
+    let carriers = store.rows_with_id_page(id, None, 1).await.unwrap_or_else(|e| panic!("{e}"));
     let fp = store.fingerprint_for_id(id).await.unwrap_or_else(|e| panic!("{e}"))?;
     let body = store.get_body(&fp).await.unwrap_or_else(|e| panic!("{e}"));
     body.filter(|_| !carriers.is_empty())
@@ -47,7 +47,7 @@ async fn get_by_id(store: &AwsStore, id: SchemaId) -> Option<SchemaBody> {
 async fn get_by_guid(store: &AwsStore, guid: &Guid) -> Option<SchemaId> {
     let fp = store.fingerprint_for_guid(guid).await.unwrap_or_else(|e| panic!("{e}"))?;
     let id = store.id_for_fingerprint(&fp).await.unwrap_or_else(|e| panic!("{e}"))?;
-    let rows = store.rows_with_id_upto(id, 1).await.unwrap_or_else(|e| panic!("{e}"));
+    let rows = store.rows_with_id_page(id, None, 1).await.unwrap_or_else(|e| panic!("{e}"));
     store.get_body(&fp).await.unwrap_or_else(|e| panic!("{e}"))?;
     (!rows.is_empty()).then_some(id)
 }

@@ -171,11 +171,6 @@ pub(crate) fn rows_with_id(conn: &Connection, id: SchemaId) -> LocalResult<Vec<V
     collect_rows(conn, &sql, [id.0])
 }
 
-pub(crate) fn rows_with_id_upto(conn: &Connection, id: SchemaId, limit: usize) -> LocalResult<Vec<VersionRow>> {
-    let sql = format!("SELECT {VERSION_COLUMNS} FROM versions WHERE id = ?1 LIMIT ?2");
-    collect_rows(conn, &sql, params![id.0, i64::try_from(limit).unwrap_or(i64::MAX)])
-}
-
 pub(crate) fn rows_with_id_page(
     conn: &Connection,
     id: SchemaId,

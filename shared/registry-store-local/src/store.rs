@@ -135,10 +135,6 @@ impl Store for LocalStore {
         self.rows_with_id_bounded(id).await
     }
 
-    async fn rows_with_id_upto(&self, id: SchemaId, limit: usize) -> StoreResult<Vec<VersionRow>> {
-        self.read(move |conn| ops::rows_with_id_upto(conn, id, limit)).await
-    }
-
     async fn rows_with_id_page(
         &self,
         id: SchemaId,

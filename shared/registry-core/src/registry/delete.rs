@@ -134,7 +134,7 @@ impl Registry {
             // One more carrier than the doomed rows of this ID is enough to know whether another
             // row keeps it (a schema shared by a million subjects is not read a million times).
             let doomed_with_id = doomed.iter().filter(|d| d.id == row.id).count();
-            let carriers = self.store.rows_with_id_upto(row.id, doomed_with_id + 1).await?;
+            let carriers = self.store.rows_with_id_page(row.id, None, doomed_with_id + 1).await?;
             let kept = carriers.len() > doomed_with_id
                 || carriers.iter().any(|c| &c.subject != subject || !doomed.iter().any(|d| d.version == c.version));
             if !kept {

@@ -36,7 +36,7 @@ impl Registry {
             return Ok(true);
         }
         let generation = self.live_ids.generation();
-        let in_use = !self.store.rows_with_id_upto(id, 1).await?.is_empty();
+        let in_use = !self.store.rows_with_id_page(id, None, 1).await?.is_empty();
         if in_use {
             self.live_ids.remember(id, (), 1, generation, self.settings.live_id_ttl);
         }

@@ -225,17 +225,6 @@ pub async fn rows_with_id_index(store: &dyn Store) {
     let (unused, _) = fresh_id(store, &unique_name("by-id-unused")).await;
     assert!(store.rows_with_id(unused).await.expect("rows_with_id").is_empty());
 
-    // `rows_with_id_upto`: never more than asked, each a real carrier, all of them when enough.
-    for limit in 0..=4 {
-        let some = store.rows_with_id_upto(id, limit).await.expect("rows_with_id_upto");
-        assert_eq!(some.len(), limit.min(3), "rows_with_id_upto({limit})");
-        assert!(some.iter().all(|r| rows.contains(r)), "only rows that carry the ID: {some:?}");
-    }
-    let mut all = store.rows_with_id_upto(id, 10).await.expect("rows_with_id_upto");
-    all.sort_by(|a, b| (&a.subject, a.version).cmp(&(&b.subject, b.version)));
-    assert_eq!(all, rows);
-    assert!(store.rows_with_id_upto(unused, 5).await.expect("rows_with_id_upto").is_empty());
-
     // `rows_with_id_page`: pages in (subject, version) order, bytewise, whatever the subject's
     // characters (" " and "#" sort between "-a" and "-b"; "-a" is a prefix of the others).
     for (suffix, version) in [("-a#", 1), ("-a b", 2)] {

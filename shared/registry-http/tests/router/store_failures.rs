@@ -76,6 +76,17 @@ impl Store for BrokenStore {
     async fn rows_with_id(&self, _: SchemaId) -> StoreResult<Vec<VersionRow>> {
         self.fail()
     }
+    async fn rows_with_id_page(
+        &self,
+        _: SchemaId,
+        _: Option<(&Subject, Version)>,
+        _: usize,
+    ) -> StoreResult<Vec<VersionRow>> {
+        self.fail()
+    }
+    async fn versions_page(&self, _: &Subject, _: Option<Version>, _: usize) -> StoreResult<Vec<VersionRow>> {
+        self.fail()
+    }
     async fn referrers(&self, _: &Subject, _: Version) -> StoreResult<Vec<VersionRow>> {
         self.fail()
     }

@@ -322,6 +322,17 @@ impl Store for ListingFailsAfter {
     async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
         self.inner.rows_with_id(id).await
     }
+    async fn rows_with_id_page(
+        &self,
+        id: SchemaId,
+        after: Option<(&Subject, Version)>,
+        limit: usize,
+    ) -> StoreResult<Vec<VersionRow>> {
+        self.inner.rows_with_id_page(id, after, limit).await
+    }
+    async fn versions_page(&self, s: &Subject, after: Option<Version>, limit: usize) -> StoreResult<Vec<VersionRow>> {
+        self.inner.versions_page(s, after, limit).await
+    }
     async fn referrers(&self, s: &Subject, v: Version) -> StoreResult<Vec<VersionRow>> {
         self.inner.referrers(s, v).await
     }
