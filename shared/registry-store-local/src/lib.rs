@@ -132,6 +132,16 @@ impl LocalStore {
         Ok(self.pool.read(f)?)
     }
 
+    /// A read of at most `rows` rows: inline when that is a handful (an existence check, a small
+    /// page), on the blocking pool otherwise (a listing's page of 1000).
+    async fn read_sized<T, F>(&self, rows: usize, f: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> LocalResult<T> + Send + 'static,
+    {
+        if rows <= bounded::INLINE_ROWS { self.read(f).await } else { self.read_blocking(f).await }
+    }
+
     /// A read that may scan many rows (subject pages, referrers, every row of a popular ID): on
     /// the blocking pool, at most [`pool::MAX_READERS`] at once.
     async fn read_blocking<T, F>(&self, f: F) -> StoreResult<T>

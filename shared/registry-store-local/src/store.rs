@@ -70,7 +70,7 @@ impl Store for LocalStore {
         limit: usize,
     ) -> StoreResult<Vec<VersionRow>> {
         let subject = subject.clone();
-        self.read(move |conn| ops::versions_page(conn, &subject, after, limit)).await
+        self.read_sized(limit, move |conn| ops::versions_page(conn, &subject, after, limit)).await
     }
 
     async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>> {
@@ -142,7 +142,7 @@ impl Store for LocalStore {
         limit: usize,
     ) -> StoreResult<Vec<VersionRow>> {
         let after = after.map(|(subject, version)| (subject.clone(), version));
-        self.read(move |conn| ops::rows_with_id_page(conn, id, after.as_ref(), limit)).await
+        self.read_sized(limit, move |conn| ops::rows_with_id_page(conn, id, after.as_ref(), limit)).await
     }
 
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
