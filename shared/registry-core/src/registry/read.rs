@@ -24,12 +24,12 @@ impl Registry {
     ) -> Result<SchemaRecord, RegistryError> {
         let key = lookup_key(subject, &schema, options);
         let record = match self.recent_lookups.get(&key) {
-            Some(record) => record,
+            Some(remembered) => SchemaRecord::clone(&remembered),
             None => {
                 let generation = self.recent_lookups.generation();
                 let record = self.lookup_once(subject, schema, options).await?;
                 let (cost, ttl) = (answer_cost(&record), self.settings.lookup_ttl);
-                self.recent_lookups.remember(key, record.clone(), cost, generation, ttl);
+                self.recent_lookups.remember(key, std::sync::Arc::new(record.clone()), cost, generation, ttl);
                 record
             }
         };

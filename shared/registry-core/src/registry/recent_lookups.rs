@@ -16,6 +16,7 @@ use super::recent::Recent;
 use super::{LookupOptions, NewSchema, Registry};
 use crate::model::SchemaRecord;
 use sha2::{Digest, Sha256};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Default [`super::RegistrySettings::lookup_ttl`].
@@ -30,8 +31,8 @@ const ENTRY_OVERHEAD: usize = 256;
 /// SHA-256 over everything the request says: subject, posted schema and options.
 pub(super) type LookupKey = [u8; 32];
 
-/// Lookup answers by request.
-pub(super) type RecentLookups = Recent<LookupKey, SchemaRecord>;
+/// Lookup answers by request (shared, so a hit clones a pointer under the lock, not the schema).
+pub(super) type RecentLookups = Recent<LookupKey, Arc<SchemaRecord>>;
 
 pub(super) fn recent_lookups() -> RecentLookups {
     Recent::new(MAX_BYTES)
