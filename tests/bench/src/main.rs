@@ -100,7 +100,7 @@ struct LargeFigures {
 // One worker thread for the load generator (its blocking pool still runs the readiness probe): with
 // two, its threads and the server's competed for the two cores, and the scheduler's stalls showed up
 // as the server's tail latency (open-loop lookup p99 0.65-4.63 ms over five runs with two workers;
-// 0.83-2.13 ms over three with one).
+// 0.66-2.13 ms over four with one).
 #[tokio::main(flavor = "multi_thread", worker_threads = 1)]
 async fn main() {
     match run().await {
