@@ -360,163 +360,58 @@ mod tests {
 
     use super::*;
     use crate::memory::MemoryStore;
-    use crate::testkit::{self, record_body, row, unique_subject};
+    use crate::testkit::{self, HookedStore, StoreCall, StoreHook, record_body, row, unique_subject};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    /// A MemoryStore that counts the immutable reads reaching it.
+    /// Counts the reads reaching the store behind the cache.
     #[derive(Debug, Default)]
-    struct Counting {
-        inner: MemoryStore,
+    struct ReadCounts {
         immutable_reads: AtomicUsize,
         other_reads: AtomicUsize,
     }
 
-    impl Counting {
-        fn immutable(&self) -> usize {
-            self.immutable_reads.load(Ordering::SeqCst)
-        }
-        fn other(&self) -> usize {
-            self.other_reads.load(Ordering::SeqCst)
-        }
-        fn read(&self) {
-            self.immutable_reads.fetch_add(1, Ordering::SeqCst);
-        }
-        fn pass(&self) {
-            self.other_reads.fetch_add(1, Ordering::SeqCst);
+    impl StoreHook for ReadCounts {
+        fn before(&self, call: StoreCall) -> StoreResult<()> {
+            let counter = match call {
+                StoreCall::GetBody
+                | StoreCall::IdForFingerprint
+                | StoreCall::FingerprintForId
+                | StoreCall::FingerprintForGuid => &self.immutable_reads,
+                call if call.is_write() => return Ok(()),
+                _ => &self.other_reads,
+            };
+            counter.fetch_add(1, Ordering::SeqCst);
+            Ok(())
         }
     }
 
-    #[async_trait]
-    impl Store for Counting {
-        async fn put_body(&self, fingerprint: &Fingerprint, body: &SchemaBody) -> StoreResult<()> {
-            self.inner.put_body(fingerprint, body).await
-        }
-        async fn get_body(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaBody>> {
-            self.read();
-            self.inner.get_body(fingerprint).await
-        }
-        async fn id_for_fingerprint(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaId>> {
-            self.read();
-            self.inner.id_for_fingerprint(fingerprint).await
-        }
-        async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-            self.read();
-            self.inner.fingerprint_for_id(id).await
-        }
-        async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
-            self.inner.allocate_id(fingerprint).await
-        }
-        async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
-            self.inner.bind_id(id, fingerprint).await
-        }
-        async fn unbind_fingerprint(&self, fingerprint: &Fingerprint, id: SchemaId) -> StoreResult<()> {
-            self.inner.unbind_fingerprint(fingerprint, id).await
-        }
-        async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
-            self.pass();
-            self.inner.max_id().await
-        }
-        async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
-            self.inner.bind_guid(guid, fingerprint).await
-        }
-        async fn fingerprint_for_guid(&self, guid: &Guid) -> StoreResult<Option<Fingerprint>> {
-            self.read();
-            self.inner.fingerprint_for_guid(guid).await
-        }
-        async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {
-            self.pass();
-            self.inner.versions(subject).await
-        }
-        async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>> {
-            self.pass();
-            self.inner.get_version(subject, version).await
-        }
-        async fn create_version(&self, row: &VersionRow) -> StoreResult<()> {
-            self.inner.create_version(row).await
-        }
-        async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {
-            self.inner.set_version_deleted(subject, version, deleted).await
-        }
-        async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()> {
-            self.inner.delete_version(subject, version).await
-        }
-        async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
-            self.pass();
-            self.inner.rows_with_id(id).await
-        }
-        async fn rows_with_id_page(
-            &self,
-            id: SchemaId,
-            after: Option<(&Subject, Version)>,
-            limit: usize,
-        ) -> StoreResult<Vec<VersionRow>> {
-            self.pass();
-            self.inner.rows_with_id_page(id, after, limit).await
-        }
-        async fn versions_page(
-            &self,
-            subject: &Subject,
-            after: Option<Version>,
-            limit: usize,
-        ) -> StoreResult<Vec<VersionRow>> {
-            self.pass();
-            self.inner.versions_page(subject, after, limit).await
-        }
-        async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
-            self.pass();
-            self.inner.referrers(subject, version).await
-        }
-        async fn list_subjects(
-            &self,
-            prefix: &str,
-            filter: DeletedFilter,
-            after: Option<&Subject>,
-            limit: usize,
-        ) -> StoreResult<Vec<Subject>> {
-            self.pass();
-            self.inner.list_subjects(prefix, filter, after, limit).await
-        }
-        async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
-            self.pass();
-            self.inner.get_config(scope).await
-        }
-        async fn put_config(&self, scope: &Scope, config: &ConfigRecord) -> StoreResult<()> {
-            self.inner.put_config(scope, config).await
-        }
-        async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
-            self.inner.delete_config(scope).await
-        }
-        async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
-            self.pass();
-            self.inner.get_mode(scope).await
-        }
-        async fn put_mode(&self, scope: &Scope, mode: Mode) -> StoreResult<()> {
-            self.inner.put_mode(scope, mode).await
-        }
-        async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
-            self.inner.delete_mode(scope).await
-        }
-        async fn last_used(&self, subject: &Subject) -> StoreResult<Option<u32>> {
-            self.pass();
-            self.inner.last_used(subject).await
-        }
-        async fn mark_used(&self, subject: &Subject, day: u32) -> StoreResult<()> {
-            self.inner.mark_used(subject, day).await
-        }
+    type Counting = HookedStore<ReadCounts>;
+
+    /// A MemoryStore that counts the reads reaching it.
+    fn counting() -> Counting {
+        HookedStore::new(Arc::new(MemoryStore::new()), ReadCounts::default())
+    }
+
+    fn immutable(store: &CachedStore<Counting>) -> usize {
+        store.inner().hook().immutable_reads.load(Ordering::SeqCst)
+    }
+
+    fn other(store: &CachedStore<Counting>) -> usize {
+        store.inner().hook().other_reads.load(Ordering::SeqCst)
     }
 
     async fn stored(store: &CachedStore<Counting>, tag: &str) -> (Fingerprint, SchemaBody, SchemaId) {
         let body = record_body(tag);
         let fingerprint = body.fingerprint();
         store.put_body(&fingerprint, &body).await.expect("put_body");
-        let id = store.inner().inner.allocate_id(&fingerprint).await.expect("allocate_id");
+        let id = store.inner().inner().allocate_id(&fingerprint).await.expect("allocate_id");
         (fingerprint, body, id)
     }
 
     #[tokio::test]
     async fn repeated_immutable_reads_are_answered_from_memory() {
-        let store = CachedStore::new(Counting::default());
+        let store = CachedStore::new(counting());
         let (fingerprint, body, id) = stored(&store, "hit").await;
         for _ in 0..3 {
             assert_eq!(store.get_body(&fingerprint).await.unwrap(), Some(body.clone()));
@@ -525,14 +420,14 @@ mod tests {
         }
         // Bodies and id → fingerprint are immutable: cached. fingerprint → id is not (a hard
         // delete of the last row carrying the id unbinds it), so all three reads reach the store.
-        assert_eq!(store.inner().immutable(), 2 + 3, "only the first read of each immutable answer reaches the store");
+        assert_eq!(immutable(&store), 2 + 3, "only the first read of each immutable answer reaches the store");
         let stats = store.stats();
         assert_eq!((stats.hits, stats.misses, stats.entries), (4, 2, 2));
     }
 
     #[tokio::test]
     async fn absent_answers_are_not_cached() {
-        let store = CachedStore::new(Counting::default());
+        let store = CachedStore::new(counting());
         let body = record_body("later");
         let fingerprint = body.fingerprint();
         assert_eq!(store.get_body(&fingerprint).await.unwrap(), None);
@@ -540,50 +435,50 @@ mod tests {
         assert_eq!(store.fingerprint_for_id(SchemaId(1)).await.unwrap(), None);
 
         // Another process writes them.
-        store.inner().inner.put_body(&fingerprint, &body).await.unwrap();
-        let id = store.inner().inner.allocate_id(&fingerprint).await.unwrap();
+        store.inner().inner().put_body(&fingerprint, &body).await.unwrap();
+        let id = store.inner().inner().allocate_id(&fingerprint).await.unwrap();
         assert_eq!(store.get_body(&fingerprint).await.unwrap(), Some(body));
         assert_eq!(store.id_for_fingerprint(&fingerprint).await.unwrap(), Some(id));
         assert_eq!(store.fingerprint_for_id(id).await.unwrap(), Some(fingerprint));
-        assert_eq!(store.inner().immutable(), 6);
+        assert_eq!(immutable(&store), 6);
     }
 
     #[tokio::test]
     async fn allocated_id_resolves_without_a_read() {
-        let store = CachedStore::new(Counting::default());
+        let store = CachedStore::new(counting());
         let body = record_body("alloc");
         let fingerprint = body.fingerprint();
         store.put_body(&fingerprint, &body).await.unwrap();
         let id = store.allocate_id(&fingerprint).await.unwrap();
         assert_eq!(store.fingerprint_for_id(id).await.unwrap(), Some(fingerprint));
-        assert_eq!(store.inner().immutable(), 0);
+        assert_eq!(immutable(&store), 0);
         assert_eq!(store.id_for_fingerprint(&fingerprint).await.unwrap(), Some(id));
-        assert_eq!(store.inner().immutable(), 1, "fingerprint → id is always read from the store");
+        assert_eq!(immutable(&store), 1, "fingerprint → id is always read from the store");
     }
 
     #[tokio::test]
     async fn guid_bindings_are_cached_once_present() {
-        let store = CachedStore::new(Counting::default());
+        let store = CachedStore::new(counting());
         let body = record_body("guid");
         let (guid, fingerprint) = (Guid::of(&body), body.fingerprint());
         assert_eq!(store.fingerprint_for_guid(&guid).await.unwrap(), None);
         // Another process binds it: the absent answer was not cached.
-        store.inner().inner.bind_guid(&guid, &fingerprint).await.unwrap();
+        store.inner().inner().bind_guid(&guid, &fingerprint).await.unwrap();
         for _ in 0..3 {
             assert_eq!(store.fingerprint_for_guid(&guid).await.unwrap(), Some(fingerprint));
         }
-        assert_eq!(store.inner().immutable(), 2, "one miss while absent, one read once bound, then memory");
+        assert_eq!(immutable(&store), 2, "one miss while absent, one read once bound, then memory");
 
         let other = record_body("guid-bound-here");
         let (other_guid, other_fingerprint) = (Guid::of(&other), other.fingerprint());
         store.bind_guid(&other_guid, &other_fingerprint).await.unwrap();
         assert_eq!(store.fingerprint_for_guid(&other_guid).await.unwrap(), Some(other_fingerprint));
-        assert_eq!(store.inner().immutable(), 2, "a guid this process bound resolves without a read");
+        assert_eq!(immutable(&store), 2, "a guid this process bound resolves without a read");
     }
 
     #[tokio::test]
     async fn mutable_data_always_reaches_the_store() {
-        let store = CachedStore::new(Counting::default());
+        let store = CachedStore::new(counting());
         let (fingerprint, _, id) = stored(&store, "mutable").await;
         let subject = unique_subject("mutable");
         store.create_version(&row(&subject, 1, id, fingerprint)).await.unwrap();
@@ -593,7 +488,7 @@ mod tests {
             assert_eq!(store.get_config(&Scope::Global).await.unwrap(), None);
             assert_eq!(store.get_mode(&Scope::Global).await.unwrap(), None);
         }
-        assert_eq!(store.inner().other(), 8);
+        assert_eq!(other(&store), 8);
         store.set_version_deleted(&subject, Version(1), true).await.unwrap();
         assert!(store.get_version(&subject, Version(1)).await.unwrap().is_some_and(|row| row.deleted));
     }
@@ -601,7 +496,7 @@ mod tests {
     #[tokio::test]
     async fn the_byte_bound_is_respected_and_recent_entries_survive() {
         let bound = 64 * 1024;
-        let store = CachedStore::with_capacity(Counting::default(), bound);
+        let store = CachedStore::with_capacity(counting(), bound);
         let mut ids = Vec::new();
         for i in 0..500 {
             let (fingerprint, _, id) = stored(&store, &format!("bound-{i}-{}", "x".repeat(200))).await;
@@ -611,21 +506,21 @@ mod tests {
             ids.push(id);
         }
         assert!(store.stats().entries < 1000, "old entries were evicted");
-        let reads = store.inner().immutable();
+        let reads = immutable(&store);
         let last = *ids.last().unwrap();
         store.fingerprint_for_id(last).await.unwrap();
-        assert_eq!(store.inner().immutable(), reads, "the most recent entry is still cached");
+        assert_eq!(immutable(&store), reads, "the most recent entry is still cached");
         store.fingerprint_for_id(ids[0]).await.unwrap();
-        assert_eq!(store.inner().immutable(), reads + 1, "the oldest entry was evicted");
+        assert_eq!(immutable(&store), reads + 1, "the oldest entry was evicted");
     }
 
     #[tokio::test]
     async fn a_zero_bound_caches_nothing() {
-        let store = CachedStore::with_capacity(Counting::default(), 0);
+        let store = CachedStore::with_capacity(counting(), 0);
         let (fingerprint, _, _) = stored(&store, "zero").await;
         store.get_body(&fingerprint).await.unwrap();
         store.get_body(&fingerprint).await.unwrap();
-        assert_eq!(store.inner().immutable(), 2);
+        assert_eq!(immutable(&store), 2);
         assert_eq!(store.stats().bytes, 0);
     }
 

@@ -6,13 +6,17 @@
 //! and mode are restored after use. Failures panic with a message naming the case.
 //!
 //! Sections: `store_cases` checks each [`Store`] method's contract directly; `race` drives the
-//! [`crate::Registry`] from many tokio tasks at once and checks the registry invariants.
+//! [`crate::Registry`] from many tokio tasks at once and checks the registry invariants;
+//! `hooked` wraps any store to inject faults or count calls in other tests.
 
 // A test kit: a failed expectation is an assertion failure, so `expect` is the right tool here.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod hooked;
 mod race;
 mod store_cases;
+
+pub use hooked::{HookedStore, StoreCall, StoreHook};
 
 pub use race::{
     race_different_schemas_one_subject, race_mixed, race_same_schema_many_subjects, race_same_schema_one_subject,

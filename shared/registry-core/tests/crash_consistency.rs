@@ -4,27 +4,29 @@
 //! A failed storage call stands for a process killed between two storage calls: the registry
 //! stops at the first error (it retries only `Conflict`), so nothing after call N happens.
 
-use async_trait::async_trait;
+use registry_core::testkit::{HookedStore, StoreCall, StoreHook};
 use registry_core::{
-    ConfigRecord, DeletedFilter, Fingerprint, Guid, MemoryStore, Mode, NewSchema, RegisterOptions, Registry,
-    RegistrySettings, SchemaBody, SchemaId, Scope, Store, StoreError, StoreResult, Subject, Version, VersionRow,
-    VersionSelector,
+    DeletedFilter, Guid, MemoryStore, NewSchema, RegisterOptions, Registry, RegistrySettings, SchemaId, Store,
+    StoreError, StoreResult, Subject, Version, VersionSelector,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Passes calls to `inner`, except that call number `fail_at` (1-based) fails with `Unavailable`.
-#[derive(Debug)]
-struct FaultyStore {
-    inner: Arc<MemoryStore>,
+/// Lets calls through, except that call number `fail_at` (1-based) fails with `Unavailable`.
+#[derive(Debug, Default)]
+struct FaultAt {
     calls: AtomicUsize,
     fail_at: usize,
     /// `mark_used` calls: best effort by contract, so counted here and never a fault point.
     marks: AtomicUsize,
 }
 
-impl FaultyStore {
-    fn check(&self) -> StoreResult<()> {
+impl StoreHook for FaultAt {
+    fn before(&self, call: StoreCall) -> StoreResult<()> {
+        if call == StoreCall::MarkUsed {
+            self.marks.fetch_add(1, Ordering::SeqCst);
+            return Ok(());
+        }
         let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
         if call == self.fail_at {
             Err(StoreError::Unavailable(format!("injected fault at call {call}")))
@@ -32,156 +34,11 @@ impl FaultyStore {
             Ok(())
         }
     }
-
-    fn calls(&self) -> usize {
-        self.calls.load(Ordering::SeqCst)
-    }
 }
 
-#[async_trait]
-impl Store for FaultyStore {
-    async fn put_body(&self, fingerprint: &Fingerprint, body: &SchemaBody) -> StoreResult<()> {
-        self.check()?;
-        self.inner.put_body(fingerprint, body).await
-    }
-    async fn get_body(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaBody>> {
-        self.check()?;
-        self.inner.get_body(fingerprint).await
-    }
-    async fn id_for_fingerprint(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaId>> {
-        self.check()?;
-        self.inner.id_for_fingerprint(fingerprint).await
-    }
-    async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-        self.check()?;
-        self.inner.fingerprint_for_id(id).await
-    }
-    async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
-        self.check()?;
-        self.inner.allocate_id(fingerprint).await
-    }
-    async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
-        self.check()?;
-        self.inner.bind_id(id, fingerprint).await
-    }
-    async fn unbind_fingerprint(&self, fingerprint: &Fingerprint, id: SchemaId) -> StoreResult<()> {
-        self.check()?;
-        self.inner.unbind_fingerprint(fingerprint, id).await
-    }
-    async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
-        self.check()?;
-        self.inner.max_id().await
-    }
-    async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
-        self.check()?;
-        self.inner.bind_guid(guid, fingerprint).await
-    }
-    async fn fingerprint_for_guid(&self, guid: &Guid) -> StoreResult<Option<Fingerprint>> {
-        self.check()?;
-        self.inner.fingerprint_for_guid(guid).await
-    }
-    async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {
-        self.check()?;
-        self.inner.versions(subject).await
-    }
-    async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>> {
-        self.check()?;
-        self.inner.get_version(subject, version).await
-    }
-    async fn create_version(&self, row: &VersionRow) -> StoreResult<()> {
-        self.check()?;
-        self.inner.create_version(row).await
-    }
-    async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {
-        self.check()?;
-        self.inner.set_version_deleted(subject, version, deleted).await
-    }
-    async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()> {
-        self.check()?;
-        self.inner.delete_version(subject, version).await
-    }
-    // The batch writes are one atomic call on the inner store: a crash lands before or after it.
-    async fn soft_delete_versions(&self, subject: &Subject, versions: &[Version]) -> StoreResult<()> {
-        self.check()?;
-        self.inner.soft_delete_versions(subject, versions).await
-    }
-    async fn hard_delete_versions(
-        &self,
-        subject: &Subject,
-        versions: &[Version],
-        remove_subject_settings: bool,
-    ) -> StoreResult<()> {
-        self.check()?;
-        self.inner.hard_delete_versions(subject, versions, remove_subject_settings).await
-    }
-    async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
-        self.check()?;
-        self.inner.rows_with_id(id).await
-    }
-    async fn rows_with_id_page(
-        &self,
-        id: SchemaId,
-        after: Option<(&Subject, Version)>,
-        limit: usize,
-    ) -> StoreResult<Vec<VersionRow>> {
-        self.check()?;
-        self.inner.rows_with_id_page(id, after, limit).await
-    }
-    async fn versions_page(
-        &self,
-        subject: &Subject,
-        after: Option<Version>,
-        limit: usize,
-    ) -> StoreResult<Vec<VersionRow>> {
-        self.check()?;
-        self.inner.versions_page(subject, after, limit).await
-    }
-    async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
-        self.check()?;
-        self.inner.referrers(subject, version).await
-    }
-    async fn list_subjects(
-        &self,
-        prefix: &str,
-        filter: DeletedFilter,
-        after: Option<&Subject>,
-        limit: usize,
-    ) -> StoreResult<Vec<Subject>> {
-        self.check()?;
-        self.inner.list_subjects(prefix, filter, after, limit).await
-    }
-    async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
-        self.check()?;
-        self.inner.get_config(scope).await
-    }
-    async fn put_config(&self, scope: &Scope, config: &ConfigRecord) -> StoreResult<()> {
-        self.check()?;
-        self.inner.put_config(scope, config).await
-    }
-    async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
-        self.check()?;
-        self.inner.delete_config(scope).await
-    }
-    async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
-        self.check()?;
-        self.inner.get_mode(scope).await
-    }
-    async fn put_mode(&self, scope: &Scope, mode: Mode) -> StoreResult<()> {
-        self.check()?;
-        self.inner.put_mode(scope, mode).await
-    }
-    async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
-        self.check()?;
-        self.inner.delete_mode(scope).await
-    }
-    async fn last_used(&self, subject: &Subject) -> StoreResult<Option<u32>> {
-        self.check()?;
-        self.inner.last_used(subject).await
-    }
-    async fn mark_used(&self, subject: &Subject, day: u32) -> StoreResult<()> {
-        self.marks.fetch_add(1, Ordering::SeqCst);
-        self.inner.mark_used(subject, day).await
-    }
+/// `inner` behind a hook that fails call number `fail_at` (0: never).
+fn faulty(inner: Arc<MemoryStore>, fail_at: usize) -> Arc<HookedStore<FaultAt>> {
+    Arc::new(HookedStore::new(inner, FaultAt { fail_at, ..FaultAt::default() }))
 }
 
 fn avro(text: &str) -> NewSchema {
@@ -274,14 +131,9 @@ where
     loop {
         let inner = Arc::new(MemoryStore::new());
         given(inner.clone()).await;
-        let faulty = Arc::new(FaultyStore {
-            inner: inner.clone(),
-            calls: AtomicUsize::new(0),
-            fail_at,
-            marks: AtomicUsize::new(0),
-        });
-        let first = operation(registry(faulty.clone())).await;
-        let made_calls = faulty.calls();
+        let hooked = faulty(inner.clone(), fail_at);
+        let first = operation(registry(hooked.clone())).await;
+        let made_calls = hooked.hook().calls.load(Ordering::SeqCst);
         if made_calls < fail_at {
             assert_eq!(first.ok(), Some(expected_answer), "{name}: run without a fault differs");
             assert!(fail_at > 1, "{name}: made no storage call at all");
@@ -384,20 +236,15 @@ fn subject_helper_validates() {
 async fn usage_is_marked_once_per_day_per_process_without_a_read_per_request() {
     let inner = Arc::new(MemoryStore::new());
     given(inner.clone()).await;
-    let faulty = Arc::new(FaultyStore {
-        inner: inner.clone(),
-        calls: AtomicUsize::new(0),
-        fail_at: 0,
-        marks: AtomicUsize::new(0),
-    });
-    let registry = registry(faulty.clone());
+    let hooked = faulty(inner.clone(), 0);
+    let registry = registry(hooked.clone());
     let text = record("Order", &["a", "b"]);
     let lookup = || registry.lookup("orders", avro(&text), registry_core::LookupOptions::default());
     lookup().await.unwrap_or_else(|e| panic!("first lookup: {e}"));
-    assert_eq!(faulty.marks.load(Ordering::SeqCst), 1, "the first use today writes the marker");
+    assert_eq!(hooked.hook().marks.load(Ordering::SeqCst), 1, "the first use today writes the marker");
     lookup().await.unwrap_or_else(|e| panic!("second lookup: {e}"));
     registry.register("orders", avro(&text), RegisterOptions::default()).await.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(faulty.marks.load(Ordering::SeqCst), 1, "later uses the same day write nothing");
+    assert_eq!(hooked.hook().marks.load(Ordering::SeqCst), 1, "later uses the same day write nothing");
     let today = registry_core::registry::epoch_day(std::time::SystemTime::now());
     assert_eq!(inner.last_used(&subject("orders")).await.ok().flatten(), Some(today));
     assert_eq!(inner.last_used(&subject("never-used")).await.ok().flatten(), None);

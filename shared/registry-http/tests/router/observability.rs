@@ -1,7 +1,7 @@
 //! Observability: one span per request named after the Confluent operation, and 5xx answers
 //! logged at ERROR with the detail their body leaves out.
 
-use crate::store_failures::BrokenStore;
+use crate::store_failures::broken_store;
 use crate::support::Api;
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex};
@@ -68,7 +68,7 @@ async fn each_request_gets_a_span_named_after_its_operation() {
 async fn server_errors_are_logged_with_their_detail() {
     let capture = Capture::default();
     let _guard = tracing_subscriber::registry().with(capture.clone()).set_default();
-    let api = Api::over(BrokenStore { throttled: true });
+    let api = Api::over(broken_store(true));
     api.get("/config").await.error(500, 50002);
     let lines = capture.lines();
     assert!(lines.iter().any(|line| line.starts_with("error ") && line.contains("throttled by arn:")), "{lines:?}");

@@ -2,13 +2,13 @@
 //! `offset`/`limit`/`subjectPrefix` as before, a first-page failure keeps its status, and a later
 //! failure aborts the body instead of ending a well-formed but partial list.
 
-use async_trait::async_trait;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
+use registry_core::testkit::{HookedStore, StoreCall, StoreHook};
 use registry_core::{
-    ConfigRecord, DeletedFilter, Fingerprint, Guid, MemoryStore, Mode, Registry, RegistrySettings, SchemaBody,
-    SchemaId, Scope, Store, StoreError, StoreResult, Subject, Version, VersionRow,
+    Fingerprint, MemoryStore, Registry, RegistrySettings, SchemaBody, SchemaId, Store, StoreError, StoreResult,
+    Subject, Version, VersionRow,
 };
 use registry_http::routes::subjects::SUBJECTS_PAGE_SIZE;
 use registry_http::{AppState, router};
@@ -97,13 +97,8 @@ async fn offset_limit_and_prefix_cross_page_boundaries() {
 
 #[tokio::test]
 async fn a_failure_on_the_first_page_keeps_the_error_status() {
-    let store = ListingFailsAfter {
-        inner: MemoryStore::new(),
-        pages_ok: 0,
-        calls: AtomicUsize::new(0),
-        names_asked: AtomicUsize::new(0),
-    };
-    let (status, _, body) = get(Arc::new(store), "/subjects").await;
+    let store = listing_fails_after(MemoryStore::new(), 0);
+    let (status, _, body) = get(store, "/subjects").await;
     assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
     let error: Value = serde_json::from_slice(&body.unwrap()).unwrap();
     assert_eq!(error["error_code"], 50001);
@@ -113,8 +108,8 @@ async fn a_failure_on_the_first_page_keeps_the_error_status() {
 async fn a_failure_after_the_first_page_aborts_the_body() {
     let inner = MemoryStore::new();
     seeded(&inner, MANY).await;
-    let store = ListingFailsAfter { inner, pages_ok: 1, calls: AtomicUsize::new(0), names_asked: AtomicUsize::new(0) };
-    let (status, frames, body) = get(Arc::new(store), "/subjects").await;
+    let store = listing_fails_after(inner, 1);
+    let (status, frames, body) = get(store, "/subjects").await;
     assert_eq!(status, StatusCode::OK, "the status was sent with the first page");
     assert!(frames >= 1);
     assert!(body.is_err(), "the body must end in an error, not in a closing bracket");
@@ -125,18 +120,13 @@ async fn a_limited_listing_reads_only_the_names_it_answers() {
     // `GET /subjects?limit=1` (a readiness probe, a UI's first page) must not read a whole page.
     let inner = MemoryStore::new();
     seeded(&inner, MANY).await;
-    let store = Arc::new(ListingFailsAfter {
-        inner,
-        pages_ok: usize::MAX,
-        calls: AtomicUsize::new(0),
-        names_asked: AtomicUsize::new(0),
-    });
+    let store = listing_fails_after(inner, usize::MAX);
     let (_, _, body) = get(store.clone(), "/subjects?offset=3&limit=2").await;
     assert_eq!(names(&body.unwrap()), [name(3), name(4)]);
-    assert_eq!(store.names_asked.load(Ordering::SeqCst), 5, "offset + limit names, not a page");
+    assert_eq!(store.hook().names_asked.load(Ordering::SeqCst), 5, "offset + limit names, not a page");
     let (_, _, body) = get(store.clone(), "/subjects?limit=1").await;
     assert_eq!(names(&body.unwrap()), [name(0)]);
-    assert_eq!(store.names_asked.load(Ordering::SeqCst), 6);
+    assert_eq!(store.hook().names_asked.load(Ordering::SeqCst), 6);
 }
 
 /// A store with `subjects` subjects of `versions` versions each (ID 1, one stored body); the
@@ -262,115 +252,27 @@ async fn listings_by_id_page_across_store_pages() {
     assert_eq!(error["error_code"], 40403);
 }
 
-/// A MemoryStore whose `list_subjects` fails after `pages_ok` successful calls.
-#[derive(Debug)]
+/// Lets `list_subjects` succeed `pages_ok` times, then fails it; other calls pass.
+#[derive(Debug, Default)]
 struct ListingFailsAfter {
-    inner: MemoryStore,
     pages_ok: usize,
     calls: AtomicUsize,
     /// Names requested from the store so far (the sum of the pages' limits).
     names_asked: AtomicUsize,
 }
 
-#[async_trait]
-impl Store for ListingFailsAfter {
-    async fn put_body(&self, f: &Fingerprint, b: &SchemaBody) -> StoreResult<()> {
-        self.inner.put_body(f, b).await
-    }
-    async fn get_body(&self, f: &Fingerprint) -> StoreResult<Option<SchemaBody>> {
-        self.inner.get_body(f).await
-    }
-    async fn id_for_fingerprint(&self, f: &Fingerprint) -> StoreResult<Option<SchemaId>> {
-        self.inner.id_for_fingerprint(f).await
-    }
-    async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-        self.inner.fingerprint_for_id(id).await
-    }
-    async fn allocate_id(&self, f: &Fingerprint) -> StoreResult<SchemaId> {
-        self.inner.allocate_id(f).await
-    }
-    async fn bind_id(&self, id: SchemaId, f: &Fingerprint) -> StoreResult<()> {
-        self.inner.bind_id(id, f).await
-    }
-    async fn unbind_fingerprint(&self, f: &Fingerprint, id: SchemaId) -> StoreResult<()> {
-        self.inner.unbind_fingerprint(f, id).await
-    }
-    async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
-        self.inner.max_id().await
-    }
-    async fn bind_guid(&self, g: &Guid, f: &Fingerprint) -> StoreResult<()> {
-        self.inner.bind_guid(g, f).await
-    }
-    async fn fingerprint_for_guid(&self, g: &Guid) -> StoreResult<Option<Fingerprint>> {
-        self.inner.fingerprint_for_guid(g).await
-    }
-    async fn versions(&self, s: &Subject) -> StoreResult<Vec<VersionRow>> {
-        self.inner.versions(s).await
-    }
-    async fn get_version(&self, s: &Subject, v: Version) -> StoreResult<Option<VersionRow>> {
-        self.inner.get_version(s, v).await
-    }
-    async fn create_version(&self, row: &VersionRow) -> StoreResult<()> {
-        self.inner.create_version(row).await
-    }
-    async fn set_version_deleted(&self, s: &Subject, v: Version, deleted: bool) -> StoreResult<()> {
-        self.inner.set_version_deleted(s, v, deleted).await
-    }
-    async fn delete_version(&self, s: &Subject, v: Version) -> StoreResult<()> {
-        self.inner.delete_version(s, v).await
-    }
-    async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
-        self.inner.rows_with_id(id).await
-    }
-    async fn rows_with_id_page(
-        &self,
-        id: SchemaId,
-        after: Option<(&Subject, Version)>,
-        limit: usize,
-    ) -> StoreResult<Vec<VersionRow>> {
-        self.inner.rows_with_id_page(id, after, limit).await
-    }
-    async fn versions_page(&self, s: &Subject, after: Option<Version>, limit: usize) -> StoreResult<Vec<VersionRow>> {
-        self.inner.versions_page(s, after, limit).await
-    }
-    async fn referrers(&self, s: &Subject, v: Version) -> StoreResult<Vec<VersionRow>> {
-        self.inner.referrers(s, v).await
-    }
-    async fn list_subjects(
-        &self,
-        prefix: &str,
-        filter: DeletedFilter,
-        after: Option<&Subject>,
-        limit: usize,
-    ) -> StoreResult<Vec<Subject>> {
+impl StoreHook for ListingFailsAfter {
+    fn before(&self, call: StoreCall) -> StoreResult<()> {
+        let StoreCall::ListSubjects { limit } = call else { return Ok(()) };
         if self.calls.fetch_add(1, Ordering::SeqCst) >= self.pages_ok {
             return Err(StoreError::Corrupt("listing broke".to_string()));
         }
         self.names_asked.fetch_add(limit, Ordering::SeqCst);
-        self.inner.list_subjects(prefix, filter, after, limit).await
+        Ok(())
     }
-    async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
-        self.inner.get_config(scope).await
-    }
-    async fn put_config(&self, scope: &Scope, c: &ConfigRecord) -> StoreResult<()> {
-        self.inner.put_config(scope, c).await
-    }
-    async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
-        self.inner.delete_config(scope).await
-    }
-    async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
-        self.inner.get_mode(scope).await
-    }
-    async fn put_mode(&self, scope: &Scope, mode: Mode) -> StoreResult<()> {
-        self.inner.put_mode(scope, mode).await
-    }
-    async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
-        self.inner.delete_mode(scope).await
-    }
-    async fn last_used(&self, subject: &Subject) -> StoreResult<Option<u32>> {
-        self.inner.last_used(subject).await
-    }
-    async fn mark_used(&self, subject: &Subject, day: u32) -> StoreResult<()> {
-        self.inner.mark_used(subject, day).await
-    }
+}
+
+/// `inner` behind a [`ListingFailsAfter`] hook.
+fn listing_fails_after(inner: MemoryStore, pages_ok: usize) -> Arc<HookedStore<ListingFailsAfter>> {
+    Arc::new(HookedStore::new(Arc::new(inner), ListingFailsAfter { pages_ok, ..ListingFailsAfter::default() }))
 }
