@@ -13,13 +13,13 @@
 //! Every [`Store`] method is forwarded explicitly, the batch deletes included: a method added to
 //! the trait with a default body must be forwarded here too, or the inner store's override is lost.
 
+use crate::bounded::BoundedMap;
 use crate::model::{
     ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
 };
 use crate::store::{Store, StoreResult};
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
-use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 /// The default bound of [`CachedStore::new`]: 32 MiB of cached answers.
@@ -33,7 +33,7 @@ const ENTRY_OVERHEAD: usize = 96;
 #[derive(Debug)]
 pub struct CachedStore<S> {
     inner: S,
-    cache: Mutex<Generations>,
+    cache: Mutex<Cache>,
 }
 
 /// What [`CachedStore::stats`] reports.
@@ -57,7 +57,7 @@ impl<S: Store> CachedStore<S> {
 
     /// `inner` with a cache of at most `max_bytes` (0 disables caching).
     pub fn with_capacity(inner: S, max_bytes: usize) -> Self {
-        CachedStore { inner, cache: Mutex::new(Generations::new(max_bytes)) }
+        CachedStore { inner, cache: Mutex::new(Cache::new(max_bytes)) }
     }
 
     /// The wrapped store.
@@ -68,15 +68,10 @@ impl<S: Store> CachedStore<S> {
     /// Current size and hit counts.
     pub fn stats(&self) -> CacheStats {
         let cache = self.cache();
-        CacheStats {
-            entries: cache.young.len() + cache.old.len(),
-            bytes: cache.young_bytes + cache.old_bytes,
-            hits: cache.hits,
-            misses: cache.misses,
-        }
+        CacheStats { entries: cache.map.len(), bytes: cache.map.bytes(), hits: cache.hits, misses: cache.misses }
     }
 
-    fn cache(&self) -> MutexGuard<'_, Generations> {
+    fn cache(&self) -> MutexGuard<'_, Cache> {
         // Every mutation completes before the guard drops, so a poisoned lock is still consistent.
         self.cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
@@ -95,71 +90,31 @@ enum Value {
     Fingerprint(Fingerprint),
 }
 
-/// A bounded map with two generations, an LRU approximation with O(1) operations: inserts go
-/// to `young`; when `young` passes half the bound it becomes `old` and the previous `old` is
-/// dropped. A hit in `old` moves the entry back to `young`, so entries in use survive.
+/// The cached answers ([`BoundedMap`]) and the hit counts.
 #[derive(Debug)]
-struct Generations {
-    max_bytes: usize,
-    young: HashMap<Key, (Value, usize)>,
-    young_bytes: usize,
-    old: HashMap<Key, (Value, usize)>,
-    old_bytes: usize,
+struct Cache {
+    map: BoundedMap<Key, Value>,
     hits: u64,
     misses: u64,
 }
 
-impl Generations {
+impl Cache {
     fn new(max_bytes: usize) -> Self {
-        Generations {
-            max_bytes,
-            young: HashMap::new(),
-            young_bytes: 0,
-            old: HashMap::new(),
-            old_bytes: 0,
-            hits: 0,
-            misses: 0,
-        }
+        Cache { map: BoundedMap::new(max_bytes), hits: 0, misses: 0 }
     }
 
     fn get(&mut self, key: &Key) -> Option<Value> {
-        if let Some((value, _)) = self.young.get(key) {
-            self.hits += 1;
-            return Some(value.clone());
+        let value = self.map.get(key);
+        match value {
+            Some(_) => self.hits += 1,
+            None => self.misses += 1,
         }
-        if let Some((value, size)) = self.old.remove(key) {
-            self.hits += 1;
-            self.old_bytes -= size;
-            self.insert(key.clone(), value.clone(), size);
-            return Some(value);
-        }
-        self.misses += 1;
-        None
+        value
     }
 
     fn put(&mut self, key: Key, value: Value) {
-        let size = ENTRY_OVERHEAD + value_bytes(&value);
-        if self.young.contains_key(&key) {
-            return;
-        }
-        if let Some((_, old_size)) = self.old.remove(&key) {
-            self.old_bytes -= old_size;
-        }
-        self.insert(key, value, size);
-    }
-
-    /// Inserts a key absent from both generations, keeping `young + old <= max_bytes`.
-    fn insert(&mut self, key: Key, value: Value, size: usize) {
-        let half = self.max_bytes / 2;
-        if size > half {
-            return;
-        }
-        if self.young_bytes + size > half {
-            self.old = std::mem::take(&mut self.young);
-            self.old_bytes = std::mem::take(&mut self.young_bytes);
-        }
-        self.young_bytes += size;
-        self.young.insert(key, (value, size));
+        let bytes = ENTRY_OVERHEAD + value_bytes(&value);
+        self.map.insert(key, value, bytes);
     }
 }
 

@@ -7,6 +7,7 @@
 //! - a write interrupted between any two storage calls leaves a state the next call completes or ignores:
 //!   bodies are written before IDs point at them, IDs are bound before versions carry them.
 
+mod bounded;
 pub mod cache;
 pub mod churn;
 pub mod error;

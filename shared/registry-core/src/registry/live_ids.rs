@@ -19,7 +19,7 @@ use std::time::Duration;
 /// Default [`super::RegistrySettings::live_id_ttl`].
 pub const DEFAULT_LIVE_ID_TTL: Duration = Duration::from_secs(5);
 
-/// Most IDs remembered; past it the memory starts over (each entry is a few dozen bytes).
+/// Most IDs remembered; past it the least recently used go first (each entry is a few dozen bytes).
 const MAX_ENTRIES: usize = 65_536;
 
 /// IDs seen carried by a row (each costs one entry).

@@ -8,11 +8,11 @@
 //! subject's rows are still read on every lookup.
 
 use super::{NewSchema, Registry};
+use crate::bounded::BoundedMap;
 use crate::error::RegistryError;
 use crate::model::SchemaBody;
 use registry_schema::{Dependency, ParsedSchema, Validation};
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Bytes of canonical text (plus per-entry overhead) the cache keeps: 8 MiB.
@@ -23,62 +23,34 @@ const ENTRY_OVERHEAD: usize = 96;
 
 type Key = [u8; 32];
 
-/// Two generations, as `CachedStore`: inserts go to `young`; when it passes half the bound it
-/// becomes `old` and the previous `old` is dropped; a hit in `old` moves back to `young`.
-#[derive(Debug, Default)]
-struct Generations {
-    young: HashMap<Key, Arc<str>>,
-    young_bytes: usize,
-    old: HashMap<Key, Arc<str>>,
-}
-
 /// The cache; shared by the clones of one [`Registry`].
 #[derive(Debug)]
 pub(super) struct ParseCache {
-    max_bytes: usize,
-    map: Mutex<Generations>,
+    map: Mutex<BoundedMap<Key, Arc<str>>>,
 }
 
 impl ParseCache {
     pub(super) fn new(max_bytes: usize) -> ParseCache {
-        ParseCache { max_bytes, map: Mutex::new(Generations::default()) }
+        ParseCache { map: Mutex::new(BoundedMap::new(max_bytes)) }
     }
 
-    fn map(&self) -> MutexGuard<'_, Generations> {
+    fn map(&self) -> MutexGuard<'_, BoundedMap<Key, Arc<str>>> {
         self.map.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn get(&self, key: &Key) -> Option<Arc<str>> {
-        let mut map = self.map();
-        if let Some(text) = map.young.get(key) {
-            return Some(Arc::clone(text));
-        }
-        let text = map.old.remove(key)?;
-        drop(map);
-        self.put(*key, Arc::clone(&text));
-        Some(text)
+        self.map().get(key)
     }
 
     fn put(&self, key: Key, text: Arc<str>) {
-        let size = ENTRY_OVERHEAD + text.len();
-        let half = self.max_bytes / 2;
-        if size > half {
-            return;
-        }
-        let mut map = self.map();
-        if map.young_bytes + size > half {
-            map.old = std::mem::take(&mut map.young);
-            map.young_bytes = 0;
-        }
-        map.young_bytes += size;
-        map.young.insert(key, text);
+        let bytes = ENTRY_OVERHEAD + text.len();
+        self.map().insert(key, text, bytes);
     }
 
     /// Entries held (for tests).
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
-        let map = self.map();
-        map.young.len() + map.old.len()
+        self.map().len()
     }
 }
 

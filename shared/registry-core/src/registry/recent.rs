@@ -11,38 +11,36 @@
 //! a rebalance) then expire over half a TTL instead of all at once, which would send a burst of
 //! reads to the store and show in the tail latency.
 
-use std::collections::HashMap;
+use crate::bounded::BoundedMap;
 use std::hash::Hash;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// Answers keyed by `K`, each with what it costs (bytes or entries) toward `max_cost`; past the
-/// bound the memory starts over (simple, and a warm working set fills it again in one pass).
+/// Answers keyed by `K`, each with what it costs (bytes or entries) toward `max_cost`, in a
+/// [`BoundedMap`]: past the bound the answers least recently used are dropped first.
 #[derive(Debug)]
 pub(super) struct Recent<K, V> {
-    max_cost: usize,
     state: Mutex<State<K, V>>,
 }
 
 #[derive(Debug)]
 struct State<K, V> {
     generation: u64,
-    cost: usize,
     /// Counts remembered answers; spreads their lifetimes.
     remembered: u64,
-    answers: HashMap<K, Remembered<V>>,
+    answers: BoundedMap<K, Remembered<V>>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Remembered<V> {
     until: Instant,
-    cost: usize,
     value: V,
 }
 
-impl<K: Eq + Hash, V: Clone> Recent<K, V> {
+impl<K: Eq + Hash + Clone, V: Clone> Recent<K, V> {
     pub(super) fn new(max_cost: usize) -> Self {
-        Recent { max_cost, state: Mutex::new(State { generation: 0, cost: 0, remembered: 0, answers: HashMap::new() }) }
+        let answers = BoundedMap::new(max_cost);
+        Recent { state: Mutex::new(State { generation: 0, remembered: 0, answers }) }
     }
 
     fn state(&self) -> MutexGuard<'_, State<K, V>> {
@@ -52,9 +50,8 @@ impl<K: Eq + Hash, V: Clone> Recent<K, V> {
 
     /// The answer remembered for `key`, while it lives.
     pub(super) fn get(&self, key: &K) -> Option<V> {
-        let state = self.state();
-        let remembered = state.answers.get(key)?;
-        (Instant::now() < remembered.until).then(|| remembered.value.clone())
+        let remembered = self.state().answers.get(key)?;
+        (Instant::now() < remembered.until).then_some(remembered.value)
     }
 
     /// The generation a read starts in; pass it to [`Recent::remember`].
@@ -65,7 +62,7 @@ impl<K: Eq + Hash, V: Clone> Recent<K, V> {
     /// Remembers `value` for `key` for at most `ttl` (see the module doc), unless something was
     /// forgotten since `generation` was read or the answer alone costs more than half the bound.
     pub(super) fn remember(&self, key: K, value: V, cost: usize, generation: u64, ttl: Duration) {
-        if cost > self.max_cost / 2 || ttl.is_zero() {
+        if ttl.is_zero() {
             return;
         }
         let mut state = self.state();
@@ -74,12 +71,7 @@ impl<K: Eq + Hash, V: Clone> Recent<K, V> {
         }
         state.remembered = state.remembered.wrapping_add(1);
         let until = Instant::now() + ttl.mul_f64(lifetime_share(state.remembered));
-        if state.cost + cost > self.max_cost {
-            state.answers.clear();
-            state.cost = 0;
-        }
-        let previous = state.answers.insert(key, Remembered { until, cost, value });
-        state.cost = state.cost + cost - previous.map_or(0, |p| p.cost);
+        state.answers.insert(key, Remembered { until, value }, cost);
     }
 
     /// Forgets every answer; reads that started before this call will not be remembered.
@@ -87,7 +79,6 @@ impl<K: Eq + Hash, V: Clone> Recent<K, V> {
         let mut state = self.state();
         state.generation = state.generation.wrapping_add(1);
         state.answers.clear();
-        state.cost = 0;
     }
 }
 
@@ -135,13 +126,14 @@ mod tests {
         for key in 0..25 {
             recent.remember(key, key, 3, generation, LONG);
             let state = recent.state();
-            assert!(state.cost <= 10 && state.cost == 3 * state.answers.len(), "cost {}", state.cost);
+            let cost = state.answers.bytes();
+            assert!(cost <= 10 && cost == 3 * state.answers.len(), "cost {cost}");
         }
-        assert_eq!(recent.get(&24), Some(24), "the newest answer survives a start-over");
+        assert_eq!(recent.get(&24), Some(24), "the newest answer survives");
         recent.remember(24, 42, 3, generation, LONG);
         assert_eq!(recent.get(&24), Some(42), "remembering a key again replaces it");
         let state = recent.state();
-        assert_eq!(state.cost, 3 * state.answers.len());
+        assert_eq!(state.answers.bytes(), 3 * state.answers.len());
     }
 
     #[test]
