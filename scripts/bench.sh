@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# `make bench`: prints one table of figures for issue 7 (see BENCHMARKS.md for the method).
+# `make bench`: prints one table of the benchmark figures (see BENCHMARKS.md for the method and targets).
 # Builds `registry` and `registry-bench` in release, counts AWS calls per operation against the
 # emulator when AWS_ENDPOINT_URL is set, then runs the benchmark (seeds 0 / 100,000 / 1,000,000
 # subjects in a temporary directory, about 2 minutes of seeding and 35 s of load on 2 cores).
 # Figures are printed, never asserted. Extra arguments go to registry-bench, e.g.
 #   scripts/bench.sh --sizes 0,100000 --seconds 5
-# Env: BENCH_WORK_DIR (where the seeded stores go; default the system temp dir, ~1 GB needed).
+# Env: BENCH_WORK_DIR (where seeded stores go; default the system temp dir, ~1 GB needed).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 cargo build --quiet --release -p registry -p registry-bench

@@ -61,7 +61,7 @@ async fn round_trip(source: &Server, store_args: &[&str], envs: &[(&str, &str)])
     run_ok(&restore, envs);
     run_ok(&[&["export", "--to", second_name.as_str()][..], store_args].concat(), envs);
     let (a, b) = (std::fs::read(&first).unwrap_or_default(), std::fs::read(&second).unwrap_or_default());
-    assert!(a.len() > 1000, "the export holds the seeded registry");
+    assert!(a.len() > 1000, "the export holds the registry filled by seed()");
     assert_eq!(String::from_utf8_lossy(&a), String::from_utf8_lossy(&b), "round trip is byte-identical");
     let restored = serve(store_args, envs).await;
     assert_same_answers(&source.url, &restored.url).await;

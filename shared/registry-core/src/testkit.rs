@@ -64,7 +64,7 @@ pub async fn store_cases(store: &dyn Store) {
     usage_marker_moves_forward_only(store).await;
 }
 
-/// Concurrent registrations per RACE case (the DynamoDB issue asks for 64 on every backend).
+/// Concurrent registrations per RACE case, on every backend.
 pub const RACE_TASKS: usize = 64;
 
 /// The RACE section: [`RACE_TASKS`] concurrent registrations in several shapes.

@@ -1,4 +1,4 @@
-//! `registry-bench`: the figures of issue 7 in one run, printed as one table.
+//! `registry-bench`: the figures of BENCHMARKS.md in one run, printed as one table.
 //!
 //! For each size (default 0, 100,000 and 1,000,000 subjects) it seeds a fresh data directory
 //! through `LocalStore::insert_unchecked`, starts the real `registry serve` binary on it three
@@ -28,7 +28,7 @@ const READ_CONNECTIONS: usize = 256;
 const WRITE_CLIENTS: usize = 32;
 /// Spawns per size (rounds interleave the sizes, so load drift hits all alike); medians are reported.
 const READY_RUNS: usize = 15;
-/// Offered load of the open-loop latency runs: the issue's throughput targets.
+/// Offered load of the open-loop latency runs: the throughput targets of BENCHMARKS.md.
 const BY_ID_TARGET: f64 = 30_000.0;
 const LOOKUP_TARGET: f64 = 20_000.0;
 

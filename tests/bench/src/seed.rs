@@ -6,7 +6,7 @@ use registry_schema::{ParsedSchema, Validation};
 use registry_store_local::LocalStore;
 use std::path::Path;
 
-/// Rows written per `insert_unchecked` call, so the seeder's own memory stays bounded.
+/// Rows written per `insert_unchecked` call, so seeding keeps its own memory bounded.
 const CHUNK: usize = 50_000;
 
 /// The posted text of subject `n`'s schema (what a client sends to register or look it up).

@@ -1,5 +1,5 @@
 """confluent-kafka's SchemaRegistryClient and Avro serdes authenticating with `basic.auth.user.info`
-against a `registry serve` with HTTP Basic on (issue 10).
+against a `registry serve` with HTTP Basic on.
 
 The module starts its own server: users created with `registry passwd` in a temporary users file
 (REGISTRY_USERS_FILE), on a free loopback port, stopped by its PID when the module ends, also on

@@ -180,7 +180,7 @@ pub async fn every_get(base: &str) -> Vec<(String, u16, Value)> {
 /// Asserts `left` and `right` answer every GET identically.
 pub async fn assert_same_answers(left: &str, right: &str) {
     let (a, b) = (every_get(left).await, every_get(right).await);
-    assert!(a.len() > 40, "the comparison covers the seeded registry ({} GETs)", a.len());
+    assert!(a.len() > 40, "the comparison covers the registry filled by seed() ({} GETs)", a.len());
     let paths = |v: &[(String, u16, Value)]| v.iter().map(|(p, _, _)| p.clone()).collect::<Vec<_>>();
     assert_eq!(paths(&a), paths(&b), "same subjects, versions and ids");
     for (x, y) in a.iter().zip(&b) {
