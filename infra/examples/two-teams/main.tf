@@ -1,11 +1,12 @@
 # Two teams, two registries: separate tables, buckets, functions, URLs and alarms, so one
 # team's churn or outage never reaches the other (no shared fate).
 terraform {
-  required_version = ">= 1.5.0"
+  # The module's floors (see its versions.tf).
+  required_version = ">= 1.9.0"
   required_providers {
     aws = {
       source  = "hashicorp/aws"
-      version = ">= 5.50.0"
+      version = ">= 6.28.0"
     }
   }
 }
@@ -26,9 +27,47 @@ variable "lambda_zip_path" {
   default     = "../../../target/lambda/registry-lambda/bootstrap.zip"
 }
 
+data "aws_caller_identity" "current" {}
+data "aws_partition" "current" {}
+
+# Alarm notifications, encrypted with a key of our own: CloudWatch alarms cannot publish to a topic
+# under the AWS-managed alias/aws/sns key (its policy cannot grant CloudWatch), so they would fire
+# silently. This key's policy lets CloudWatch encrypt the messages it publishes.
+resource "aws_kms_key" "registry_alarms" {
+  description             = "schema-registry alarms topic"
+  enable_key_rotation     = true
+  deletion_window_in_days = 30
+  policy                  = data.aws_iam_policy_document.registry_alarms_key.json
+}
+
+data "aws_iam_policy_document" "registry_alarms_key" {
+  # checkov:skip=CKV_AWS_111: this is a key policy: its resource "*" means this key only, and the account root must administer it.
+  # checkov:skip=CKV_AWS_356: this is a key policy: its resource "*" means this key only.
+  # checkov:skip=CKV_AWS_109: this is a key policy: the account root must keep control of the key, or it becomes unmanageable.
+  statement {
+    sid       = "AccountAdministers"
+    actions   = ["kms:*"]
+    resources = ["*"] # a key policy's resource is always the key itself
+    principals {
+      type        = "AWS"
+      identifiers = ["arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:root"]
+    }
+  }
+
+  statement {
+    sid       = "CloudWatchAlarmsPublish"
+    actions   = ["kms:Decrypt", "kms:GenerateDataKey*"]
+    resources = ["*"] # a key policy's resource is always the key itself
+    principals {
+      type        = "Service"
+      identifiers = ["cloudwatch.amazonaws.com"]
+    }
+  }
+}
+
 resource "aws_sns_topic" "registry_alarms" {
   name              = "schema-registry-alarms"
-  kms_master_key_id = "alias/aws/sns"
+  kms_master_key_id = aws_kms_key.registry_alarms.arn
 }
 
 module "payments" {
@@ -44,7 +83,7 @@ module "logistics" {
   name                  = "logistics"
   lambda_zip_path       = var.lambda_zip_path
   default_compatibility = "FULL_TRANSITIVE"
-  reserved_concurrency  = 50
+  reserved_concurrency  = 50 # optional: needs an account concurrency quota of at least 150
   alarm_sns_topic_arn   = aws_sns_topic.registry_alarms.arn
   tags                  = { team = "logistics" }
 }

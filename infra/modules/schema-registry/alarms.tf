@@ -54,6 +54,8 @@ resource "aws_cloudwatch_metric_alarm" "duration_p99" {
   tags                = local.tags
 }
 
+# DynamoDB publishes throttle events only when there are some: without FILL a period with read
+# throttles but no write throttles sums to no data, and the alarm never fires.
 resource "aws_cloudwatch_metric_alarm" "dynamodb_throttles" {
   alarm_name          = "${local.prefix}-dynamodb-throttles"
   alarm_description   = "DynamoDB throttled registry reads or writes (hot partition or account limits)."
@@ -67,7 +69,7 @@ resource "aws_cloudwatch_metric_alarm" "dynamodb_throttles" {
 
   metric_query {
     id          = "throttles"
-    expression  = "reads + writes"
+    expression  = "FILL(reads, 0) + FILL(writes, 0)"
     label       = "Throttle events"
     return_data = true
   }

@@ -6,6 +6,10 @@
 #   aws secretsmanager put-secret-value --secret-id <users_secret_arn> --secret-string file://users.jsonl
 # Until a value exists the function cannot load its users and refuses to start (fail closed, never open).
 # Admin tooling that can sign SigV4 can instead use url_auth_type = "AWS_IAM" on the Function URL.
+#
+# Bearer tokens: the issuer's JWKS (public keys, so no secret in the state) goes into a second secret
+# the function reads at start: a Lambda environment holds 4 KB in all, which a JWKS of a few RSA keys
+# exceeds.
 
 resource "aws_secretsmanager_secret" "users" {
   # checkov:skip=CKV2_AWS_57: the value is a users file of argon2 hashes written by the operator; there is no service credential for a rotation function to rotate.
@@ -17,18 +21,34 @@ resource "aws_secretsmanager_secret" "users" {
   tags                    = local.tags
 }
 
+resource "aws_secretsmanager_secret" "jwks" {
+  # checkov:skip=CKV2_AWS_57: the value is the issuer's public JWKS, replaced by Terraform when jwks_json changes; there is nothing to rotate here.
+  count                   = local.jwt_enabled ? 1 : 0
+  name_prefix             = "${local.prefix}-jwks-"
+  description             = "${local.prefix}: the bearer-token issuer's JWKS (public keys), from jwks_json"
+  kms_key_id              = aws_kms_key.registry.arn
+  recovery_window_in_days = 7
+  tags                    = local.tags
+}
+
+resource "aws_secretsmanager_secret_version" "jwks" {
+  count         = local.jwt_enabled ? 1 : 0
+  secret_id     = aws_secretsmanager_secret.jwks[0].id
+  secret_string = var.jwks_json
+}
+
 data "aws_iam_policy_document" "auth" {
-  count = var.auth_enabled ? 1 : 0
+  count = local.registry_auth ? 1 : 0
 
   statement {
-    sid       = "ReadUsersSecret"
+    sid       = "ReadAuthSecrets"
     actions   = ["secretsmanager:GetSecretValue"]
-    resources = [aws_secretsmanager_secret.users[0].arn]
+    resources = concat(aws_secretsmanager_secret.users[*].arn, aws_secretsmanager_secret.jwks[*].arn)
   }
 }
 
 resource "aws_iam_role_policy" "auth" {
-  count  = var.auth_enabled ? 1 : 0
+  count  = local.registry_auth ? 1 : 0
   name   = "auth"
   role   = aws_iam_role.registry.id
   policy = data.aws_iam_policy_document.auth[0].json
@@ -36,15 +56,7 @@ resource "aws_iam_role_policy" "auth" {
 
 locals {
   jwt_enabled = var.jwt_issuer != ""
-
-  # Merged into the function's environment (lambda.tf). Names as read by registry-auth AuthConfig::from_env.
-  auth_environment = merge(
-    var.auth_enabled ? { REGISTRY_USERS_SECRET = aws_secretsmanager_secret.users[0].arn } : {},
-    local.jwt_enabled ? {
-      REGISTRY_JWT_ISSUER     = var.jwt_issuer
-      REGISTRY_JWT_AUDIENCE   = var.jwt_audience
-      REGISTRY_JWKS           = var.jwks_json
-      REGISTRY_JWT_ROLE_CLAIM = var.jwt_role_claim
-    } : {},
-  )
+  # The registry authenticates requests itself (Basic users, bearer tokens or both), reading its
+  # secrets at start; the variables naming them are in lambda.tf (function_optional_environment).
+  registry_auth = var.auth_enabled || local.jwt_enabled
 }

@@ -1,6 +1,31 @@
 locals {
-  # The ownership policy is off unless a property name is given.
-  owner_environment = var.require_owner == "" ? {} : { REGISTRY_REQUIRE_OWNER = var.require_owner }
+  # Every variable the function reads is set here, or named with its reason in README.md "Function
+  # settings"; scripts/infra_check.py compares both with the variables the Rust sources read.
+  function_environment = {
+    REGISTRY_BACKEND                = "aws"
+    REGISTRY_TABLE                  = aws_dynamodb_table.registry.name
+    REGISTRY_BUCKET                 = aws_s3_bucket.bodies.id
+    REGISTRY_DEFAULT_COMPATIBILITY  = var.default_compatibility
+    REGISTRY_CACHE_BYTES            = tostring(var.cache_bytes)
+    RUST_LOG                        = var.log_level
+    REGISTRY_LOG_FORMAT             = "json"
+    REGISTRY_CHURN_MAX_PER_HOUR     = tostring(var.churn_max_per_hour)
+    REGISTRY_CHURN_ENFORCE          = tostring(var.churn_enforce)
+    REGISTRY_METRICS_NAMESPACE      = var.metrics_namespace
+    REGISTRY_USAGE_GRANULARITY_DAYS = tostring(var.usage_granularity_days)
+    REGISTRY_ANSWER_MEMORY_MS       = tostring(var.answer_memory_ms)
+  }
+
+  # Set only when configured: null leaves the variable unset, so the function's default applies.
+  function_optional_environment = {
+    REGISTRY_REQUIRE_OWNER    = var.require_owner == "" ? null : var.require_owner
+    REGISTRY_ID_CACHE_CONTROL = var.id_cache_control
+    REGISTRY_USERS_SECRET     = var.auth_enabled ? aws_secretsmanager_secret.users[0].arn : null
+    REGISTRY_JWT_ISSUER       = local.jwt_enabled ? var.jwt_issuer : null
+    REGISTRY_JWT_AUDIENCE     = local.jwt_enabled ? var.jwt_audience : null
+    REGISTRY_JWT_ROLE_CLAIM   = local.jwt_enabled ? var.jwt_role_claim : null
+    REGISTRY_JWKS_SECRET      = local.jwt_enabled ? aws_secretsmanager_secret.jwks[0].arn : null
+  }
 }
 
 # One function serves the whole Confluent API (see README.md "One function, not a read/write split").
@@ -16,6 +41,7 @@ resource "aws_lambda_function" "registry" {
   # checkov:skip=CKV_AWS_117: the function only calls DynamoDB and S3 over TLS with IAM; a VPC adds NAT cost and cold-start time for no isolation gain.
   # checkov:skip=CKV_AWS_272: code signing needs a signing profile per account; the zip is built reproducibly by `make package`.
   # checkov:skip=CKV_AWS_50: X-Ray is optional (var.xray_tracing) because it bills per trace; logs and metrics cover the default.
+  # checkov:skip=CKV_AWS_115: reserved concurrency is optional (var.reserved_concurrency): reserving fails on accounts with a low concurrency quota.
   function_name                  = local.prefix
   description                    = "Confluent-compatible schema registry (${var.name})"
   role                           = aws_iam_role.registry.arn
@@ -30,19 +56,7 @@ resource "aws_lambda_function" "registry" {
   kms_key_arn                    = aws_kms_key.registry.arn
 
   environment {
-    variables = merge(local.auth_environment, local.owner_environment, {
-      REGISTRY_BACKEND                     = "aws"
-      REGISTRY_TABLE                       = aws_dynamodb_table.registry.name
-      REGISTRY_BUCKET                      = aws_s3_bucket.bodies.id
-      REGISTRY_DEFAULT_COMPATIBILITY       = var.default_compatibility
-      RUST_LOG                             = var.log_level
-      REGISTRY_CHURN_MAX_PER_HOUR          = tostring(var.churn_max_per_hour)
-      REGISTRY_CHURN_ENFORCE               = tostring(var.churn_enforce)
-      REGISTRY_METRICS_NAMESPACE           = var.metrics_namespace
-      REGISTRY_USAGE_GRANULARITY_DAYS      = tostring(var.usage_granularity_days)
-      REGISTRY_ANSWER_MEMORY_MS            = tostring(var.answer_memory_ms)
-      AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH = "true"
-    })
+    variables = merge(local.function_environment, { for name, value in local.function_optional_environment : name => value if value != null })
   }
 
   tracing_config {
@@ -54,14 +68,40 @@ resource "aws_lambda_function" "registry" {
     log_group  = aws_cloudwatch_log_group.registry.name
   }
 
-  depends_on = [aws_iam_role_policy.registry, aws_cloudwatch_log_group.registry]
+  depends_on = [aws_iam_role_policy.registry, aws_iam_role_policy.auth, aws_secretsmanager_secret_version.jwks, aws_cloudwatch_log_group.registry]
   tags       = local.tags
 }
 
 # Streaming, so lists larger than Lambda's 6 MB buffered limit still arrive whole.
 resource "aws_lambda_function_url" "registry" {
-  # checkov:skip=CKV_AWS_258: Confluent serializers cannot sign SigV4 requests; the registry authenticates clients itself (HTTP Basic). Set url_auth_type = "AWS_IAM" for admin-only deployments.
+  # checkov:skip=CKV_AWS_258: Confluent serializers cannot sign SigV4 requests; the registry authenticates clients itself (HTTP Basic or bearer tokens), and turning that off on a public URL needs allow_anonymous = true. url_auth_type = "AWS_IAM" is offered.
   function_name      = aws_lambda_function.registry.function_name
   authorization_type = var.url_auth_type
   invoke_mode        = "RESPONSE_STREAM"
+}
+
+# A public URL (auth type NONE) answers only with both statements in the function's policy:
+# lambda:InvokeFunctionUrl for the URL's auth type and, for URLs created since October 2025,
+# lambda:InvokeFunction when invoked through a URL. Without them every request is 403. (The AWS
+# provider also adds statements of its own when it creates a NONE URL, outside Terraform's state;
+# these are tracked, so changing url_auth_type removes them.) AWS_IAM callers of the same account
+# need both actions in their identity policy instead; CloudFront gets its own pair in domain.tf.
+resource "aws_lambda_permission" "url_public" {
+  # checkov:skip=CKV_AWS_301: a public Function URL is the point of auth type NONE; the registry authenticates every request itself unless allow_anonymous = true says otherwise.
+  count                  = var.url_auth_type == "NONE" ? 1 : 0
+  statement_id           = "RegistryPublicUrl"
+  action                 = "lambda:InvokeFunctionUrl"
+  function_name          = aws_lambda_function.registry.function_name
+  principal              = "*"
+  function_url_auth_type = "NONE"
+}
+
+resource "aws_lambda_permission" "url_public_invoke" {
+  # checkov:skip=CKV_AWS_301: limited to invocations through the Function URL (invoked_via_function_url); see url_public.
+  count                    = var.url_auth_type == "NONE" ? 1 : 0
+  statement_id             = "RegistryPublicUrlInvoke"
+  action                   = "lambda:InvokeFunction"
+  function_name            = aws_lambda_function.registry.function_name
+  principal                = "*"
+  invoked_via_function_url = true
 }

@@ -1,10 +1,10 @@
 variable "name" {
-  description = "Registry name, usually the team's: prefixes every resource (lower-case letters, digits and dashes)."
+  description = "Registry name, usually the team's: prefixes every resource (lower-case letters, digits and dashes). At most 20 characters: the bucket prefix schema-registry-<name>- may have 37 (S3's 63 less the 26 Terraform appends)."
   type        = string
 
   validation {
-    condition     = can(regex("^[a-z][a-z0-9-]{1,30}[a-z0-9]$", var.name))
-    error_message = "name must be 3-32 characters of lower-case letters, digits and dashes, starting with a letter."
+    condition     = can(regex("^[a-z][a-z0-9-]{1,18}[a-z0-9]$", var.name))
+    error_message = "name must be 3-20 characters of lower-case letters, digits and dashes, starting with a letter and not ending with a dash."
   }
 }
 
@@ -26,9 +26,14 @@ variable "timeout_seconds" {
 }
 
 variable "reserved_concurrency" {
-  description = "Reserved concurrency: the most instances this registry may run, so one team's stampede cannot starve the account."
+  description = "Reserved concurrency: the most instances this registry may run, so one team's stampede cannot starve the account. null (default): none reserved, because reserving fails on accounts whose concurrency quota cannot keep 100 unreserved besides it (new accounts often have 10)."
   type        = number
-  default     = 100
+  default     = null
+
+  validation {
+    condition     = var.reserved_concurrency == null ? true : var.reserved_concurrency >= 1 && floor(var.reserved_concurrency) == var.reserved_concurrency
+    error_message = "reserved_concurrency must be null (none reserved) or a whole number of at least 1 (0 would refuse every request)."
+  }
 }
 
 variable "default_compatibility" {
@@ -61,7 +66,7 @@ variable "xray_tracing" {
 }
 
 variable "url_auth_type" {
-  description = "Function URL auth: NONE (the registry answers clients itself; Confluent clients cannot sign SigV4) or AWS_IAM (admin tooling only)."
+  description = "Function URL auth: NONE (public URL; the registry authenticates clients itself, since Confluent clients cannot sign SigV4) or AWS_IAM (callers sign with SigV4, or CloudFront does with cloudfront_origin_access_control)."
   type        = string
   default     = "NONE"
 
@@ -78,15 +83,38 @@ variable "custom_domain" {
 }
 
 variable "certificate_arn" {
-  description = "ACM certificate (us-east-1) for custom_domain. Required when custom_domain is set."
+  description = "ACM certificate (us-east-1, as CloudFront requires) for custom_domain. Required when custom_domain is set."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = var.custom_domain == "" || can(regex("^arn:aws[a-z-]*:acm:us-east-1:[0-9]{12}:certificate/", var.certificate_arn))
+    error_message = "custom_domain needs certificate_arn: an ACM certificate ARN in us-east-1 (CloudFront only uses certificates from there)."
+  }
+}
+
+variable "web_acl_arn" {
+  description = "Optional WAFv2 web ACL (CLOUDFRONT scope) attached to the custom-domain distribution. With url_auth_type = \"NONE\" it is bypassed by calling the Function URL directly (see README \"Access\")."
   type        = string
   default     = ""
 }
 
-variable "web_acl_arn" {
-  description = "Optional WAFv2 web ACL (CLOUDFRONT scope) attached to the custom-domain distribution."
-  type        = string
-  default     = ""
+variable "cloudfront_origin_access_control" {
+  description = "CloudFront signs every request to the Function URL (origin access control), so the URL answers only the distribution and the WAF cannot be bypassed. Needs custom_domain, url_auth_type = \"AWS_IAM\" and the registry's own auth off with allow_anonymous = true (CloudFront's signature replaces the client's Authorization header); writes then need x-amz-content-sha256 (see README \"Access\")."
+  type        = bool
+  default     = false
+
+  validation {
+    # allow_anonymous = true is required by allow_anonymous's own validation (validations must not refer to each other in a cycle).
+    condition     = !var.cloudfront_origin_access_control || (var.custom_domain != "" && var.url_auth_type == "AWS_IAM" && !var.auth_enabled && var.jwt_issuer == "")
+    error_message = "cloudfront_origin_access_control needs custom_domain, url_auth_type = \"AWS_IAM\", auth_enabled = false and no jwt_issuer (plus allow_anonymous = true): CloudFront's SigV4 signature replaces the client's Authorization header."
+  }
+}
+
+variable "edge_cache_ids" {
+  description = "With a custom domain and the registry's auth off: CloudFront caches the immutable /schemas/ids/* and /schemas/guids/* answers as their Cache-Control allows (Accept and the query string in the cache key). With auth on nothing is cached at the edge (see README \"Caching at the edge\")."
+  type        = bool
+  default     = true
 }
 
 variable "alarm_sns_topic_arn" {
@@ -120,9 +148,20 @@ variable "tags" {
 }
 
 variable "auth_enabled" {
-  description = "HTTP Basic authentication from a Secrets Manager users secret (created empty; see README \"Authentication\"). Turn off only behind another gate such as url_auth_type = \"AWS_IAM\"."
+  description = "HTTP Basic authentication from a Secrets Manager users secret (created empty; see README \"Authentication\"). Turning the registry's auth off while its URL is public needs allow_anonymous = true."
   type        = bool
   default     = true
+}
+
+variable "allow_anonymous" {
+  description = "The explicit choice of a registry that anyone who can reach it may use, read and write: required when the registry's own auth is off (auth_enabled = false, no jwt_issuer) and the Function URL is public (url_auth_type = \"NONE\") or fronted by CloudFront with origin access control."
+  type        = bool
+  default     = false
+
+  validation {
+    condition     = var.allow_anonymous || var.auth_enabled || var.jwt_issuer != "" || (var.url_auth_type == "AWS_IAM" && !var.cloudfront_origin_access_control)
+    error_message = "The registry's auth is off (auth_enabled = false, no jwt_issuer) and its URL is reachable without credentials: set allow_anonymous = true to choose an open registry, or keep auth on, or use url_auth_type = \"AWS_IAM\"."
+  }
 }
 
 variable "jwt_issuer" {
@@ -143,7 +182,7 @@ variable "jwt_audience" {
 }
 
 variable "jwks_json" {
-  description = "The issuer's JWKS document (public keys, JSON text); required with jwt_issuer. The function never fetches it."
+  description = "The issuer's JWKS document (public keys, JSON text); required with jwt_issuer. Stored in a Secrets Manager secret the function reads at start (REGISTRY_JWKS_SECRET), not in its environment, whose 4 KB limit a JWKS with a few RSA keys exceeds. The function never fetches it from the issuer."
   type        = string
   default     = ""
 
@@ -215,4 +254,21 @@ variable "answer_memory_ms" {
     condition     = var.answer_memory_ms >= 0 && floor(var.answer_memory_ms) == var.answer_memory_ms
     error_message = "answer_memory_ms must be a whole number of milliseconds, 0 or more."
   }
+}
+
+variable "cache_bytes" {
+  description = "Bound of each instance's cache of immutable data (schema bodies by ID), in bytes (REGISTRY_CACHE_BYTES). Keep it well under memory_mb."
+  type        = number
+  default     = 33554432
+
+  validation {
+    condition     = var.cache_bytes >= 0 && floor(var.cache_bytes) == var.cache_bytes
+    error_message = "cache_bytes must be a whole number of bytes, 0 or more."
+  }
+}
+
+variable "id_cache_control" {
+  description = "Cache-Control of the immutable by-ID answers (REGISTRY_ID_CACHE_CONTROL). null: the function's default; \"no-cache\" makes a hard delete show at once in shared caches; \"\" sends none."
+  type        = string
+  default     = null
 }

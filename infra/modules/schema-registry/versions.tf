@@ -1,10 +1,15 @@
 terraform {
-  required_version = ">= 1.5.0"
+  # 1.9: variable validations that refer to other variables (allow_anonymous, certificate_arn,
+  # jwt_audience, jwks_json, cloudfront_origin_access_control). scripts/infra_check.py checks that
+  # this floor matches the features the module uses.
+  required_version = ">= 1.9.0"
 
   required_providers {
     aws = {
-      source  = "hashicorp/aws"
-      version = ">= 5.50.0"
+      source = "hashicorp/aws"
+      # 6.28: aws_lambda_permission.invoked_via_function_url, the lambda:InvokeFunction statement a
+      # Function URL needs since October 2025.
+      version = ">= 6.28.0"
     }
   }
 }

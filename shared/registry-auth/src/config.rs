@@ -6,7 +6,7 @@
 //! | `REGISTRY_USERS` | the users file content itself (e.g. injected into a Lambda from a secret) |
 //! | `REGISTRY_USERS_SECRET` | name/ARN of a Secrets Manager secret holding the users file; the host fetches it |
 //! | `REGISTRY_JWT_ISSUER`, `REGISTRY_JWT_AUDIENCE` | bearer tokens: required `iss` and `aud` |
-//! | `REGISTRY_JWKS_FILE` / `REGISTRY_JWKS` | the issuer's JWKS document, as a path or inline (no network fetch) |
+//! | `REGISTRY_JWKS_FILE` / `REGISTRY_JWKS` / `REGISTRY_JWKS_SECRET` | the issuer's JWKS document: a path, the text itself, or a Secrets Manager secret the host fetches (never the issuer's URL) |
 //! | `REGISTRY_JWT_ROLE_CLAIM` | claim holding `registry:<role>` values (default `scope`) |
 //!
 //! Auth is on as soon as a users source or a JWT issuer is configured; the three users sources are
@@ -35,6 +35,9 @@ pub enum JwksSource {
     File(PathBuf),
     /// `REGISTRY_JWKS`.
     Inline(String),
+    /// `REGISTRY_JWKS_SECRET`: a Secrets Manager secret the host fetches and puts in place as
+    /// [`JwksSource::Inline`] (a Lambda environment holds 4 KB in all, less than a JWKS of a few keys).
+    Secret(String),
 }
 
 /// Bearer-token settings.
@@ -67,28 +70,24 @@ impl AuthConfig {
 
     /// Reads variables through `lookup` (`None` = unset). Pure, for tests.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, AuthError> {
-        let sources = [
-            lookup("REGISTRY_USERS_FILE").map(|path| UsersSource::File(PathBuf::from(path))),
-            lookup("REGISTRY_USERS").map(UsersSource::Inline),
-            lookup("REGISTRY_USERS_SECRET").map(UsersSource::Secret),
-        ];
-        let mut configured = sources.into_iter().flatten();
-        let users = configured.next();
-        if configured.next().is_some() {
-            return Err(AuthError::Config(
-                "set only one of REGISTRY_USERS_FILE, REGISTRY_USERS and REGISTRY_USERS_SECRET".into(),
-            ));
-        }
+        let users = at_most_one(
+            "REGISTRY_USERS_FILE, REGISTRY_USERS and REGISTRY_USERS_SECRET",
+            [
+                lookup("REGISTRY_USERS_FILE").map(|path| UsersSource::File(PathBuf::from(path))),
+                lookup("REGISTRY_USERS").map(UsersSource::Inline),
+                lookup("REGISTRY_USERS_SECRET").map(UsersSource::Secret),
+            ],
+        )?;
         let issuer = lookup("REGISTRY_JWT_ISSUER");
         let audience = lookup("REGISTRY_JWT_AUDIENCE");
-        let jwks = match (lookup("REGISTRY_JWKS_FILE"), lookup("REGISTRY_JWKS")) {
-            (Some(_), Some(_)) => {
-                return Err(AuthError::Config("set only one of REGISTRY_JWKS_FILE and REGISTRY_JWKS".into()));
-            }
-            (Some(path), None) => Some(JwksSource::File(PathBuf::from(path))),
-            (None, Some(text)) => Some(JwksSource::Inline(text)),
-            (None, None) => None,
-        };
+        let jwks = at_most_one(
+            "REGISTRY_JWKS_FILE, REGISTRY_JWKS and REGISTRY_JWKS_SECRET",
+            [
+                lookup("REGISTRY_JWKS_FILE").map(|path| JwksSource::File(PathBuf::from(path))),
+                lookup("REGISTRY_JWKS").map(JwksSource::Inline),
+                lookup("REGISTRY_JWKS_SECRET").map(JwksSource::Secret),
+            ],
+        )?;
         let jwt = match (issuer, audience, jwks) {
             (None, None, None) => None,
             (Some(issuer), Some(audience), Some(jwks)) => Some(JwtConfig {
@@ -99,7 +98,7 @@ impl AuthConfig {
             }),
             _ => {
                 return Err(AuthError::Config(
-                    "bearer tokens need REGISTRY_JWT_ISSUER, REGISTRY_JWT_AUDIENCE and REGISTRY_JWKS_FILE (or REGISTRY_JWKS)"
+                    "bearer tokens need REGISTRY_JWT_ISSUER, REGISTRY_JWT_AUDIENCE and REGISTRY_JWKS_FILE (or REGISTRY_JWKS, REGISTRY_JWKS_SECRET)"
                         .into(),
                 ));
             }
@@ -111,6 +110,16 @@ impl AuthConfig {
     pub fn is_enabled(&self) -> bool {
         self.users.is_some() || self.jwt.is_some()
     }
+}
+
+/// The one configured source of alternatives that exclude each other (`names` lists their variables).
+fn at_most_one<T>(names: &str, sources: [Option<T>; 3]) -> Result<Option<T>, AuthError> {
+    let mut configured = sources.into_iter().flatten();
+    let first = configured.next();
+    if configured.next().is_some() {
+        return Err(AuthError::Config(format!("set only one of {names}")));
+    }
+    Ok(first)
 }
 
 #[cfg(test)]
@@ -158,5 +167,18 @@ mod tests {
         let claim = [full[0], full[1], ("REGISTRY_JWKS", "{}"), ("REGISTRY_JWT_ROLE_CLAIM", "roles")];
         let jwt = config(&claim).unwrap_or_else(|e| panic!("{e}")).jwt;
         assert_eq!(jwt.map(|jwt| (jwt.role_claim, jwt.jwks)), Some(("roles".into(), JwksSource::Inline("{}".into()))));
+    }
+
+    #[test]
+    fn jwks_comes_from_exactly_one_source() {
+        let secret = [
+            ("REGISTRY_JWT_ISSUER", "https://idp"),
+            ("REGISTRY_JWT_AUDIENCE", "sr"),
+            ("REGISTRY_JWKS_SECRET", "arn:s"),
+        ];
+        let jwt = config(&secret).unwrap_or_else(|e| panic!("{e}")).jwt;
+        assert_eq!(jwt.map(|jwt| jwt.jwks), Some(JwksSource::Secret("arn:s".into())));
+        assert!(config(&[secret[0], secret[1], secret[2], ("REGISTRY_JWKS", "{}")]).is_err());
+        assert!(config(&[secret[0], secret[1], secret[2], ("REGISTRY_JWKS_FILE", "k")]).is_err());
     }
 }

@@ -76,7 +76,8 @@ impl Authenticator {
 
     /// The authenticator `config` selects, or `None` when auth is off. Reads the users and JWKS files it
     /// names. `fetched_users` is the users-file content the host fetched for [`UsersSource::Secret`]; a
-    /// secret source without it is an error, so a misconfigured host never serves without auth.
+    /// secret source without it is an error, so a misconfigured host never serves without auth. A
+    /// [`JwksSource::Secret`] must have been replaced by the fetched document (`JwksSource::Inline`).
     pub fn from_config(config: &AuthConfig, fetched_users: Option<&str>) -> Result<Option<Self>, AuthError> {
         if !config.is_enabled() {
             return Ok(None);
@@ -99,6 +100,9 @@ impl Authenticator {
                         path: path.display().to_string(),
                         reason: error.to_string(),
                     })?,
+                    JwksSource::Secret(name) => {
+                        return Err(AuthError::Config(format!("the JWKS secret {name:?} was not fetched")));
+                    }
                 };
                 Some(JwtValidator::new(&jwt.issuer, &jwt.audience, &jwks, &jwt.role_claim)?)
             }
