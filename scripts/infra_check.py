@@ -1,0 +1,896 @@
+#!/usr/bin/env python3
+"""Offline checks of the Terraform module (infra/modules/schema-registry) and its example: what a
+`terraform apply` would otherwise find out late, without providers (they cannot be downloaded here).
+
+The .tf files are parsed with python-hcl2; expressions (conditions, counts, templates) are evaluated by
+the small interpreter below, which knows the subset of HCL the module uses and fails loudly on anything
+else, so a check never passes by not understanding a construct.
+
+Run by scripts/infra-check.sh (make test). Prints one line per check and `N passed, M failed`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import hcl2
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULE = ROOT / "infra" / "modules" / "schema-registry"
+EXAMPLE = ROOT / "infra" / "examples" / "two-teams"
+RUST_DIRS = [ROOT / "functions", ROOT / "shared"]
+
+# AWS limits of the names and name prefixes the module sets. A *_prefix is the name's limit less the
+# 26 characters Terraform appends (a timestamp and a counter). Every name-like attribute of every
+# resource the module declares must be listed here, so a new resource cannot slip past the check.
+NAME_LIMITS = {
+    ("aws_s3_bucket", "bucket_prefix"): 63 - 26,
+    ("aws_iam_role", "name_prefix"): 64 - 26,
+    ("aws_iam_role_policy", "name"): 128,
+    ("aws_lambda_function", "function_name"): 64,
+    ("aws_lambda_permission", "statement_id"): 100,
+    ("aws_dynamodb_table", "name"): 255,
+    ("aws_kms_alias", "name"): 256,
+    ("aws_cloudwatch_log_group", "name"): 512,
+    ("aws_cloudwatch_metric_alarm", "alarm_name"): 255,
+    ("aws_secretsmanager_secret", "name_prefix"): 512 - 26,
+    ("aws_cloudfront_cache_policy", "name"): 128,
+    ("aws_cloudfront_origin_access_control", "name"): 64,
+    ("aws_sns_topic", "name"): 256,
+}
+# (An attribute whose value is another resource's attribute, e.g. bucket = aws_s3_bucket.bodies.id,
+# names that resource and is sized where it is declared.)
+NAME_ATTRIBUTES = {"name", "name_prefix", "bucket", "bucket_prefix", "function_name", "alarm_name", "statement_id"}
+
+# Provider features and the first AWS provider version that has them.
+PROVIDER_FEATURES = [
+    ("resource", "aws_lambda_permission", "invoked_via_function_url", (6, 28, 0)),
+    ("resource", "aws_cloudfront_origin_access_control", "origin_access_control_origin_type", (5, 44, 0)),
+    ("data", "aws_region", ".region", (6, 0, 0)),
+]
+# Variable validations that refer to other variables need Terraform 1.9.
+CROSS_VARIABLE_VALIDATION = (1, 9, 0)
+
+# Test helpers and test code: the variables they read are not the function's.
+RUST_TEST_FILES = re.compile(r"/(tests|benches|examples)/|/testing\.rs$|/testkit[/.]")
+
+
+# ---------------------------------------------------------------------------------------------
+# A small HCL expression interpreter: literals, references, templates, operators, conditionals,
+# lists, objects, for expressions over maps, and the functions the module uses.
+
+
+class Unknown(Exception):
+    """An expression this interpreter does not handle (the check then fails, naming it)."""
+
+
+TOKEN = re.compile(
+    r"""\s*(?:
+    (?P<number>\d+(?:\.\d+)?)
+  | (?P<string>"(?:[^"\\$]|\\.|\$(?!\{)|\$\{(?:[^{}"]|"(?:[^"\\]|\\.)*"|\{[^{}]*\})*\})*")
+  | (?P<op>==|!=|<=|>=|&&|\|\||=>|\.\.\.|[-+*/%<>!?:()\[\]{},.=])
+  | (?P<name>[A-Za-z_][A-Za-z0-9_-]*)
+    )""",
+    re.X,
+)
+
+
+def tokenize(text: str) -> list[tuple[str, str]]:
+    tokens, pos = [], 0
+    while pos < len(text):
+        if text[pos:].strip() == "":
+            break
+        match = TOKEN.match(text, pos)
+        if not match or match.end() == pos:
+            raise Unknown(f"cannot read expression at {text[pos:pos + 40]!r}")
+        kind = match.lastgroup
+        tokens.append((kind, match.group(kind)))
+        pos = match.end()
+    return tokens
+
+
+class Scope:
+    """Values of var.*, local.* (evaluated on demand) and resource counts."""
+
+    def __init__(self, variables: dict, locals_: dict, resources: dict):
+        self.variables = variables
+        self.locals = locals_
+        self.resources = resources
+        self.local_values: dict = {}
+        self.bindings: dict = {}
+
+    def local(self, name: str):
+        if name not in self.local_values:
+            if name not in self.locals:
+                raise Unknown(f"local.{name} is not declared")
+            self.local_values[name] = evaluate(self.locals[name], self)
+        return self.local_values[name]
+
+
+class Reference:
+    """A resource or data attribute: known to exist, value not known before apply."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __repr__(self):
+        return f"<{self.path}>"
+
+
+class Parser:
+    def __init__(self, tokens, scope: Scope):
+        self.tokens, self.pos, self.scope = tokens, 0, scope
+
+    def peek(self, offset=0):
+        index = self.pos + offset
+        return self.tokens[index] if index < len(self.tokens) else (None, None)
+
+    def take(self, value=None):
+        token = self.peek()
+        if value is not None and token[1] != value:
+            raise Unknown(f"expected {value!r}, found {token[1]!r}")
+        self.pos += 1
+        return token
+
+    def expression(self):
+        condition = self.binary(0)
+        if self.peek()[1] == "?":
+            self.take("?")
+            # Both branches are parsed; only the chosen one is evaluated (like Terraform).
+            start = self.pos
+            self.skip_branch(":")
+            then_tokens = self.tokens[start:self.pos]
+            self.take(":")
+            start = self.pos
+            self.skip_branch(None)
+            else_tokens = self.tokens[start:self.pos]
+            chosen = then_tokens if truthy(condition) else else_tokens
+            return Parser(chosen, self.scope).whole()
+        return condition
+
+    def skip_branch(self, stop):
+        depth, nested_questions = 0, 0
+        while self.pos < len(self.tokens):
+            value = self.peek()[1]
+            if depth == 0 and value == stop and nested_questions == 0:
+                return
+            if depth == 0 and value in (",", ")", "]", "}") and stop is None:
+                return
+            if depth == 0 and value == "?":
+                nested_questions += 1
+            elif depth == 0 and value == ":" and nested_questions:
+                nested_questions -= 1
+            if value in ("(", "[", "{"):
+                depth += 1
+            elif value in (")", "]", "}"):
+                if depth == 0:
+                    return
+                depth -= 1
+            self.pos += 1
+
+    def whole(self):
+        value = self.expression()
+        if self.pos != len(self.tokens):
+            raise Unknown(f"unexpected {self.peek()[1]!r}")
+        return value
+
+    PRECEDENCE = [("||",), ("&&",), ("==", "!="), ("<", ">", "<=", ">="), ("+", "-"), ("*", "/", "%")]
+
+    def binary(self, level):
+        if level == len(self.PRECEDENCE):
+            return self.unary()
+        left = self.binary(level + 1)
+        while self.peek()[0] == "op" and self.peek()[1] in self.PRECEDENCE[level]:
+            op = self.take()[1]
+            right = self.binary(level + 1)
+            left = apply_operator(op, left, right)
+        return left
+
+    def unary(self):
+        if self.peek()[1] == "!":
+            self.take()
+            return not truthy(self.unary())
+        if self.peek()[1] == "-":
+            self.take()
+            return -self.unary()
+        return self.postfix(self.primary())
+
+    def postfix(self, value):
+        while True:
+            if self.peek()[1] == "." and self.peek(1)[0] == "name":
+                self.take()
+                attribute = self.take()[1]
+                value = value.get(attribute) if isinstance(value, dict) else Reference(f"{value}.{attribute}")
+            elif self.peek()[1] == "[":
+                self.take()
+                if self.peek()[1] == "*":
+                    self.take()
+                    self.take("]")
+                    value = Reference(f"{value}[*]")
+                    continue
+                index = self.expression()
+                self.take("]")
+                value = value[index] if isinstance(value, (list, dict)) else Reference(f"{value}[{index}]")
+            else:
+                return value
+
+    def primary(self):
+        kind, value = self.take()
+        if kind == "number":
+            return float(value) if "." in value else int(value)
+        if kind == "string":
+            return template(value[1:-1], self.scope)
+        if value == "(":
+            inner = self.expression()
+            self.take(")")
+            return inner
+        if value == "[":
+            return self.list_or_for()
+        if value == "{":
+            return self.object_or_for()
+        if kind != "name":
+            raise Unknown(f"unexpected {value!r}")
+        if value in ("true", "false"):
+            return value == "true"
+        if value == "null":
+            return None
+        if self.peek()[1] == "(":
+            return self.call(value)
+        if value in self.scope.bindings:
+            return self.scope.bindings[value]
+        if value in ("var", "local"):
+            self.take(".")
+            name = self.take()[1]
+            if value == "var":
+                if name not in self.scope.variables:
+                    raise Unknown(f"var.{name} is not declared")
+                return self.scope.variables[name]
+            return self.scope.local(name)
+        # A resource or data source attribute: exists when its count is not 0.
+        path = value
+        while self.peek()[1] == "." and self.peek(1)[0] == "name":
+            self.take()
+            path += "." + self.take()[1]
+            if path.count(".") >= (2 if path.startswith("data.") else 1):
+                break
+        return Reference(path)
+
+    def list_or_for(self):
+        if self.peek()[1] == "for":
+            raise Unknown("list for expressions")
+        items = []
+        while self.peek()[1] != "]":
+            items.append(self.expression())
+            if self.peek()[1] == ",":
+                self.take()
+        self.take("]")
+        return items
+
+    def object_or_for(self):
+        if self.peek()[1] == "for":
+            return self.for_object()
+        result = {}
+        while self.peek()[1] != "}":
+            key_kind, key = self.take()
+            key = template(key[1:-1], self.scope) if key_kind == "string" else key
+            if self.peek()[1] not in ("=", ":"):
+                raise Unknown(f"object key {key!r} without '='")
+            self.take()
+            result[key] = self.expression()
+            if self.peek()[1] == ",":
+                self.take()
+        self.take("}")
+        return result
+
+    def for_object(self):
+        self.take("for")
+        key_name = self.take()[1]
+        self.take(",")
+        value_name = self.take()[1]
+        self.take("in")
+        collection = self.expression()
+        self.take(":")
+        start = self.pos
+        depth = 0
+        while not (depth == 0 and self.peek()[1] == "}"):
+            depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(self.peek()[1], 0)
+            self.pos += 1
+        body = self.tokens[start:self.pos]
+        self.take("}")
+        arrow = next(i for i, token in enumerate(body) if token[1] == "=>")
+        if_at = next((i for i, token in enumerate(body) if token == ("name", "if")), len(body))
+        result = {}
+        for key, value in collection.items():
+            saved = dict(self.scope.bindings)
+            self.scope.bindings.update({key_name: key, value_name: value})
+            try:
+                keep = if_at == len(body) or truthy(Parser(body[if_at + 1:], self.scope).whole())
+                if keep:
+                    result[Parser(body[:arrow], self.scope).whole()] = Parser(body[arrow + 1:if_at], self.scope).whole()
+            finally:
+                self.scope.bindings = saved
+        return result
+
+    def call(self, name):
+        self.take("(")
+        if name == "can":
+            start = self.pos
+            depth = 0
+            while not (depth == 0 and self.peek()[1] == ")"):
+                depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(self.peek()[1], 0)
+                self.pos += 1
+            inner = self.tokens[start:self.pos]
+            self.take(")")
+            try:
+                Parser(inner, self.scope).whole()
+                return True
+            except CannotEvaluate:
+                return False
+        arguments = []
+        while self.peek()[1] != ")":
+            arguments.append(self.expression())
+            if self.peek()[1] == ",":
+                self.take()
+        self.take(")")
+        return call_function(name, arguments)
+
+
+class CannotEvaluate(Exception):
+    """Terraform would raise an error here (what can() turns into false)."""
+
+
+def truthy(value):
+    if isinstance(value, bool):
+        return value
+    raise Unknown(f"{value!r} is not a bool")
+
+
+def apply_operator(op, left, right):
+    if isinstance(left, Reference) or isinstance(right, Reference):
+        # A resource attribute is never null, though its value is known only after apply.
+        if op in ("==", "!=") and (left is None or right is None):
+            return op == "!="
+        if op in ("==", "!="):
+            raise Unknown(f"comparison with a value known only after apply: {left!r} {op} {right!r}")
+        raise Unknown(f"arithmetic on {left!r}, {right!r}")
+    operations = {
+        "||": lambda: truthy(left) or truthy(right),
+        "&&": lambda: truthy(left) and truthy(right),
+        "==": lambda: left == right,
+        "!=": lambda: left != right,
+        "<": lambda: left < right,
+        ">": lambda: left > right,
+        "<=": lambda: left <= right,
+        ">=": lambda: left >= right,
+        "+": lambda: left + right,
+        "-": lambda: left - right,
+        "*": lambda: left * right,
+        "/": lambda: left / right,
+        "%": lambda: left % right,
+    }
+    return operations[op]()
+
+
+def call_function(name, arguments):
+    if name == "regex":
+        pattern, text = arguments
+        match = re.search(pattern, text)
+        if not match:
+            raise CannotEvaluate(f"{text!r} does not match {pattern!r}")
+        return match.group(0)
+    if name == "floor":
+        import math
+
+        return math.floor(arguments[0])
+    if name == "contains":
+        return arguments[1] in arguments[0]
+    if name == "length":
+        return len(arguments[0])
+    if name == "tostring":
+        value = arguments[0]
+        return value if isinstance(value, (str, Reference)) else json.dumps(value)
+    if name == "jsondecode":
+        try:
+            return json.loads(arguments[0])
+        except (TypeError, ValueError) as error:
+            raise CannotEvaluate(str(error)) from error
+    if name in ("merge",):
+        result = {}
+        for argument in arguments:
+            result.update(argument)
+        return result
+    if name in ("concat", "trimsuffix", "trimprefix", "one", "file", "filebase64sha256", "toset"):
+        return Reference(f"{name}(...)")
+    raise Unknown(f"function {name}()")
+
+
+def template(text: str, scope: Scope):
+    """A quoted string: escapes and ${...} interpolations. An interpolation known only after apply
+    makes the whole string a Reference."""
+    parts, pos = [], 0
+    while pos < len(text):
+        start = text.find("${", pos)
+        if start < 0:
+            parts.append(text[pos:])
+            break
+        parts.append(text[pos:start])
+        depth, end = 0, start + 2
+        in_string = False
+        while end < len(text):
+            char = text[end]
+            if in_string:
+                if char == "\\":
+                    end += 1
+                elif char == '"':
+                    in_string = False
+            elif char == '"':
+                in_string = True
+            elif char == "{":
+                depth += 1
+            elif char == "}":
+                if depth == 0:
+                    break
+                depth -= 1
+            end += 1
+        parts.append(Parser(tokenize(text[start + 2:end]), scope).whole())
+        pos = end + 1
+    if any(isinstance(part, Reference) for part in parts):
+        return Reference("".join(str(part) for part in parts))
+    text_parts = []
+    for part in parts:
+        if isinstance(part, str):
+            text_parts.append(part.encode("utf-8").decode("unicode_escape") if "\\" in part else part)
+        elif isinstance(part, bool):
+            text_parts.append("true" if part else "false")
+        else:
+            text_parts.append(str(part))
+    return "".join(text_parts)
+
+
+def evaluate(raw, scope: Scope):
+    """A value as python-hcl2 gives it: `${expr}`, a quoted literal, or a dict/list of those."""
+    if isinstance(raw, dict):
+        return {key: evaluate(value, scope) for key, value in raw.items() if not key.startswith("__")}
+    if isinstance(raw, list):
+        return [evaluate(value, scope) for value in raw]
+    if isinstance(raw, (bool, int, float)) or raw is None:
+        return raw
+    if raw.startswith("${") and raw.endswith("}"):
+        return Parser(tokenize(raw[2:-1]), scope).whole()
+    if raw.startswith('"') and raw.endswith('"'):
+        return template(raw[1:-1], scope)
+    return Parser(tokenize(raw), scope).whole()
+
+
+# ---------------------------------------------------------------------------------------------
+# The configuration.
+
+
+def unquote(name: str) -> str:
+    return name[1:-1] if name.startswith('"') and name.endswith('"') else name
+
+
+class Configuration:
+    """One directory of .tf files: variables, locals, resources, data sources, terraform blocks."""
+
+    def __init__(self, directory: Path):
+        self.variables, self.locals, self.resources, self.data, self.terraform = {}, {}, {}, {}, []
+        self.modules = {}
+        for path in sorted(directory.glob("*.tf")):
+            with path.open() as handle:
+                document = hcl2.load(handle)
+            for block in document.get("variable", []):
+                for name, body in block.items():
+                    self.variables[unquote(name)] = body
+            for block in document.get("locals", []):
+                self.locals.update({key: value for key, value in block.items() if not key.startswith("__")})
+            for kind, target in (("resource", self.resources), ("data", self.data)):
+                for block in document.get(kind, []):
+                    for type_name, named in block.items():
+                        for name, body in named.items():
+                            target[(unquote(type_name), unquote(name))] = body
+            self.terraform.extend(document.get("terraform", []))
+            for block in document.get("module", []):
+                for name, body in block.items():
+                    self.modules[unquote(name)] = body
+        self.text = "\n".join(path.read_text() for path in sorted(directory.glob("*.tf")))
+
+    def defaults(self) -> dict:
+        values = {}
+        for name, body in self.variables.items():
+            default = body.get("default", "__required__")
+            values[name] = evaluate(default, Scope({}, {}, {})) if default != "__required__" else None
+        return values
+
+    def scope(self, overrides: dict) -> Scope:
+        values = self.defaults()
+        unknown = set(overrides) - set(values)
+        if unknown:
+            raise Unknown(f"no such variables: {sorted(unknown)}")
+        values.update(overrides)
+        return Scope(values, self.locals, self.resources)
+
+    def count(self, key, scope: Scope) -> int:
+        body = self.resources[key]
+        return evaluate(body["count"], scope) if "count" in body else 1
+
+    def failed_validations(self, overrides: dict) -> list[str]:
+        scope = self.scope(overrides)
+        failed = []
+        for name, body in self.variables.items():
+            for validation in body.get("validation", []):
+                try:
+                    ok = truthy(evaluate(validation["condition"], scope))
+                except CannotEvaluate:
+                    ok = False
+                if not ok:
+                    failed.append(name)
+        return failed
+
+    def version_floor(self, constraint: str) -> tuple:
+        match = re.fullmatch(r'"?>=\s*(\d+)\.(\d+)\.(\d+)"?', constraint.strip())
+        if not match:
+            raise Unknown(f"version constraint {constraint!r} is not '>= X.Y.Z'")
+        return tuple(int(part) for part in match.groups())
+
+    def required_version(self) -> tuple:
+        return self.version_floor(next(block["required_version"] for block in self.terraform if "required_version" in block))
+
+    def aws_provider_floor(self) -> tuple:
+        for block in self.terraform:
+            for providers in block.get("required_providers", []):
+                if "aws" in providers:
+                    return self.version_floor(providers["aws"]["version"])
+        raise Unknown("no required_providers.aws")
+
+
+# ---------------------------------------------------------------------------------------------
+# The checks. Each returns a list of problems (empty: passed).
+
+MODULE_CONFIG = Configuration(MODULE)
+EXAMPLE_CONFIG = Configuration(EXAMPLE)
+REQUIRED = {"name": "payments", "lambda_zip_path": "bootstrap.zip"}
+
+
+def permissions_in(scope: Scope) -> list[dict]:
+    """The aws_lambda_permission statements that exist in this scope, evaluated."""
+    statements = []
+    for key, body in MODULE_CONFIG.resources.items():
+        if key[0] == "aws_lambda_permission" and MODULE_CONFIG.count(key, scope) > 0:
+            statement = {attribute: evaluate(body[attribute], scope) for attribute in body if not attribute.startswith("__") and attribute != "count"}
+            statements.append(statement)
+    return statements
+
+
+def url_auth_type(scope: Scope) -> str:
+    return evaluate(MODULE_CONFIG.resources[("aws_lambda_function_url", "registry")]["authorization_type"], scope)
+
+
+ACCESS_SCENARIOS = {
+    "public URL, registry auth": {},
+    "public URL, bearer tokens only": {"auth_enabled": False, "jwt_issuer": "https://idp", "jwt_audience": "sr", "jwks_json": '{"keys": []}'},
+    "IAM-signed callers": {"url_auth_type": "AWS_IAM"},
+    "open registry": {"auth_enabled": False, "allow_anonymous": True},
+    "CloudFront with origin access control": {
+        "custom_domain": "schemas.example.com",
+        "certificate_arn": "arn:aws:acm:us-east-1:123456789012:certificate/abc",
+        "url_auth_type": "AWS_IAM",
+        "cloudfront_origin_access_control": True,
+        "auth_enabled": False,
+        "allow_anonymous": True,
+    },
+}
+
+
+def check_invoke_permissions():
+    problems = []
+    for scenario, overrides in ACCESS_SCENARIOS.items():
+        overrides = {**REQUIRED, **overrides}
+        if MODULE_CONFIG.failed_validations(overrides):
+            problems.append(f"{scenario}: the scenario itself fails validation {MODULE_CONFIG.failed_validations(overrides)}")
+            continue
+        scope = MODULE_CONFIG.scope(overrides)
+        auth_type = url_auth_type(scope)
+        statements = permissions_in(scope)
+
+        def has(principal, action, **conditions):
+            return any(
+                s.get("principal") == principal
+                and s.get("action") == action
+                and all(s.get(k) == v for k, v in conditions.items())
+                for s in statements
+            )
+
+        public = has("*", "lambda:InvokeFunctionUrl", function_url_auth_type="NONE") and has(
+            "*", "lambda:InvokeFunction", invoked_via_function_url=True
+        )
+        if auth_type == "NONE" and not public:
+            problems.append(f"{scenario}: URL auth NONE without both public statements (InvokeFunctionUrl for NONE, InvokeFunction via the URL)")
+        if auth_type != "NONE" and any(s.get("principal") == "*" for s in statements):
+            problems.append(f"{scenario}: URL auth {auth_type} but a statement grants principal '*'")
+        origin_access = overrides.get("cloudfront_origin_access_control", False)
+        via_cloudfront = has("cloudfront.amazonaws.com", "lambda:InvokeFunctionUrl", function_url_auth_type="AWS_IAM") and has(
+            "cloudfront.amazonaws.com", "lambda:InvokeFunction", invoked_via_function_url=True
+        )
+        if origin_access and not via_cloudfront:
+            problems.append(f"{scenario}: origin access control without both CloudFront statements")
+        for statement in statements:
+            if statement.get("principal") == "cloudfront.amazonaws.com" and not isinstance(statement.get("source_arn"), Reference):
+                problems.append(f"{scenario}: a CloudFront statement without the distribution as source_arn")
+    return problems
+
+
+def check_access_choices():
+    """Turning auth off on a reachable URL is an explicit choice; a domain needs its certificate."""
+    problems = []
+    expectations = [
+        ({"auth_enabled": False}, "allow_anonymous", "registry auth off on a public URL without allow_anonymous"),
+        ({"auth_enabled": False, "url_auth_type": "AWS_IAM"}, None, "registry auth off behind IAM-signed URL"),
+        ({"custom_domain": "schemas.example.com"}, "certificate_arn", "custom_domain without certificate_arn"),
+        (
+            {"custom_domain": "schemas.example.com", "certificate_arn": "arn:aws:acm:eu-west-1:123456789012:certificate/abc"},
+            "certificate_arn",
+            "a certificate outside us-east-1",
+        ),
+        ({"cloudfront_origin_access_control": True}, "cloudfront_origin_access_control", "origin access control without a domain"),
+        ({"reserved_concurrency": 0}, "reserved_concurrency", "reserved concurrency 0"),
+        ({"reserved_concurrency": None}, None, "no reserved concurrency"),
+        ({"name": "a" * 20}, None, "a 20-character name"),
+        ({"name": "a" * 21}, "name", "a 21-character name"),
+    ]
+    for overrides, expected, label in expectations:
+        failed = MODULE_CONFIG.failed_validations({**REQUIRED, **overrides})
+        if expected is None and failed:
+            problems.append(f"{label}: refused by {failed}, expected to pass")
+        if expected is not None and expected not in failed:
+            problems.append(f"{label}: expected {expected}'s validation to refuse it, got {failed or 'no failure'}")
+    if MODULE_CONFIG.defaults().get("reserved_concurrency") is not None:
+        problems.append("reserved_concurrency must default to null (reserving fails on accounts with low quotas)")
+    return problems
+
+
+def validation_references() -> dict[str, set[str]]:
+    references = {}
+    for name, body in MODULE_CONFIG.variables.items():
+        for validation in body.get("validation", []):
+            references.setdefault(name, set()).update(re.findall(r"\bvar\.([A-Za-z0-9_]+)", validation["condition"]))
+    return references
+
+
+def check_versions():
+    problems = []
+    references = validation_references()
+    cross = sorted(name for name, refs in references.items() if refs - {name})
+    module_floor = MODULE_CONFIG.required_version()
+    if cross and module_floor < CROSS_VARIABLE_VALIDATION:
+        problems.append(f"validations of {cross} refer to other variables (Terraform >= 1.9) but required_version allows {module_floor}")
+    # Validations that refer to each other in a cycle fail at init.
+    def cycle_from(start, node, seen):
+        for next_name in references.get(node, set()) - {node}:
+            if next_name == start or (next_name not in seen and cycle_from(start, next_name, seen | {next_name})):
+                return True
+        return False
+
+    cycles = sorted(name for name in references if cycle_from(name, name, {name}))
+    if cycles:
+        problems.append(f"variable validations refer to each other in a cycle: {cycles}")
+    provider_floor = MODULE_CONFIG.aws_provider_floor()
+    for kind, type_name, feature, version in PROVIDER_FEATURES:
+        used = False
+        for (resource_type, _), body in (MODULE_CONFIG.resources if kind == "resource" else MODULE_CONFIG.data).items():
+            if resource_type == type_name and not feature.startswith("."):
+                used = used or feature in body
+        if feature.startswith("."):
+            used = re.search(rf"data\.{type_name}\.[a-z_]+\{re.escape(feature)}\b", MODULE_CONFIG.text) is not None
+        if used and provider_floor < version:
+            problems.append(f"{type_name} {feature} needs the AWS provider >= {'.'.join(map(str, version))}, versions.tf allows {provider_floor}")
+    for label, floor, example_floor in (
+        ("required_version", module_floor, EXAMPLE_CONFIG.required_version()),
+        ("aws provider", provider_floor, EXAMPLE_CONFIG.aws_provider_floor()),
+    ):
+        if example_floor < floor:
+            problems.append(f"the example's {label} floor {example_floor} is below the module's {floor}")
+    return problems
+
+
+def longest_name() -> str:
+    condition = MODULE_CONFIG.variables["name"]["validation"][0]["condition"]
+    longest = None
+    for length in range(1, 200):
+        overrides = {**REQUIRED, "name": "a" * length}
+        if "name" not in MODULE_CONFIG.failed_validations(overrides):
+            longest = "a" * length
+    if longest is None:
+        raise Unknown(f"no name passes {condition}")
+    return longest
+
+
+def check_name_lengths():
+    problems = []
+    name = longest_name()
+    scope = MODULE_CONFIG.scope({**REQUIRED, "name": name})
+    for config_name, config in (("module", MODULE_CONFIG), ("example", EXAMPLE_CONFIG)):
+        config_scope = scope if config is MODULE_CONFIG else config.scope({})
+        for (type_name, resource_name), body in config.resources.items():
+            for attribute in NAME_ATTRIBUTES & set(body):
+                limit = NAME_LIMITS.get((type_name, attribute))
+                value = evaluate(body[attribute], config_scope)
+                if isinstance(value, Reference):
+                    continue  # another resource's name, sized where that resource is declared
+                if limit is None:
+                    problems.append(f"{config_name}: {type_name}.{resource_name}.{attribute}: no AWS limit listed in NAME_LIMITS")
+                elif len(value) > limit:
+                    problems.append(f"{config_name}: {type_name}.{resource_name}.{attribute} is {len(value)} characters for a {len(name)}-character name, over AWS's {limit}")
+    return problems
+
+
+def rust_variables() -> dict[str, set[str]]:
+    """Every environment variable the Rust sources read, with the files that read it."""
+    found: dict[str, set[str]] = {}
+    literal = re.compile(r'"((?:REGISTRY|AWS|RUST)_[A-Z0-9_]+)"')
+    clap = re.compile(r'\benv\s*=\s*"([A-Z][A-Z0-9_]*)"')
+    for directory in RUST_DIRS:
+        for path in directory.rglob("*.rs"):
+            relative = "/" + path.relative_to(ROOT).as_posix()
+            if "/target/" in relative or RUST_TEST_FILES.search(relative):
+                continue
+            source = path.read_text()
+            source = source.split("#[cfg(test)]", 1)[0]
+            for name in set(literal.findall(source)) | set(clap.findall(source)):
+                found.setdefault(name, set()).add(relative)
+    return found
+
+
+def readme_unset_variables() -> dict[str, str]:
+    text = (MODULE / "README.md").read_text()
+    section = text.split("### Function settings", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
+    return {match.group(1): match.group(2).strip() for match in re.finditer(r"^\| `([A-Z0-9_]+)` \| (.+) \|$", section, re.M)}
+
+
+def module_environment(overrides: dict) -> dict:
+    scope = MODULE_CONFIG.scope({**REQUIRED, **overrides})
+    body = MODULE_CONFIG.resources[("aws_lambda_function", "registry")]
+    return evaluate(body["environment"][0]["variables"], scope)
+
+
+def check_environment():
+    problems = []
+    read = rust_variables()
+    if "REGISTRY_TABLE" not in read or "REGISTRY_DEFAULT_COMPATIBILITY" not in read:
+        problems.append(f"the scan of the Rust sources found too little ({sorted(read)}): the patterns are out of date")
+    everything = {
+        "jwt_issuer": "https://idp",
+        "jwt_audience": "sr",
+        "jwks_json": '{"keys": []}',
+        "require_owner": "owner",
+        "id_cache_control": "no-cache",
+    }
+    set_by_module = set(module_environment(everything))
+    minimal = module_environment({"auth_enabled": False, "allow_anonymous": True})
+    unset = readme_unset_variables()
+    for name in sorted(read):
+        if name not in set_by_module and name not in unset:
+            problems.append(f"{name} is read by {sorted(read[name])} but neither set by the module nor listed in README 'Function settings'")
+    for name in sorted(set_by_module):
+        if name not in read:
+            problems.append(f"the module sets {name}, which no Rust source reads")
+        if name in unset:
+            problems.append(f"{name} is set by the module and also listed as not set")
+    for name in sorted(unset):
+        if name not in read:
+            problems.append(f"README 'Function settings' lists {name}, which no Rust source reads any more")
+    if any(value is None for value in minimal.values()):
+        problems.append("the environment passes a null value")
+    # Values known only after apply (ARNs, generated names) are counted as 256 bytes each.
+    size = sum(len(name) + (len(value) if isinstance(value, str) else 256) for name, value in module_environment(everything).items())
+    if size > 4096:
+        problems.append(f"the environment may reach {size} bytes, over Lambda's 4 KB")
+    return problems
+
+
+def check_throttle_alarm():
+    body = MODULE_CONFIG.resources[("aws_cloudwatch_metric_alarm", "dynamodb_throttles")]
+    expressions = [query["expression"] for query in body.get("metric_query", []) if "expression" in query]
+    problems = []
+    for raw in expressions:
+        expression = evaluate(raw, MODULE_CONFIG.scope(REQUIRED))
+        ids = set(re.findall(r"\b([a-z][a-z0-9_]*)\b", expression)) - {"fill"}
+        bare = [metric for metric in ids if not re.search(rf"FILL\(\s*{metric}\s*,\s*0\s*\)", expression)]
+        if bare:
+            problems.append(f"throttle alarm expression {expression!r} uses {bare} without FILL(m, 0): sparse metrics make the sum empty")
+    if not expressions:
+        problems.append("the DynamoDB throttle alarm has no expression")
+    return problems
+
+
+def check_example_alarm_topic():
+    problems = []
+    for (type_name, name), body in EXAMPLE_CONFIG.resources.items():
+        if type_name != "aws_sns_topic":
+            continue
+        key = body.get("kms_master_key_id", "")
+        if "alias/aws/" in key:
+            problems.append(f"aws_sns_topic.{name} uses the AWS-managed {key}: CloudWatch alarms cannot publish to it")
+        match = re.search(r"aws_kms_key\.([a-z0-9_]+)", key)
+        if not match:
+            problems.append(f"aws_sns_topic.{name}: kms_master_key_id {key} is not a key of the example")
+            continue
+        policy = EXAMPLE_CONFIG.resources[("aws_kms_key", match.group(1))]["policy"]
+        document = re.search(r"data\.aws_iam_policy_document\.([a-z0-9_]+)", policy).group(1)
+        statements = EXAMPLE_CONFIG.data[("aws_iam_policy_document", document)]["statement"]
+        cloudwatch = [
+            s for s in statements
+            if any("cloudwatch.amazonaws.com" in str(p.get("identifiers")) for p in s.get("principals", []))
+        ]
+        actions = {action for s in cloudwatch for action in evaluate(s["actions"], EXAMPLE_CONFIG.scope({}))}
+        if not {"kms:Decrypt"} <= actions or not any(action.startswith("kms:GenerateDataKey") for action in actions):
+            problems.append(f"the key of aws_sns_topic.{name} does not let cloudwatch.amazonaws.com use it (kms:Decrypt, kms:GenerateDataKey*)")
+    return problems
+
+
+def check_edge_cache():
+    """IDs are cached at the edge only when the registry's auth is off; everything else never."""
+    problems = []
+    domain = {"custom_domain": "schemas.example.com", "certificate_arn": "arn:aws:acm:us-east-1:123456789012:certificate/abc"}
+    policy_key = ("aws_cloudfront_cache_policy", "immutable")
+    for label, overrides, expect_cached in (
+        ("auth on", domain, False),
+        ("bearer tokens only", {**domain, **ACCESS_SCENARIOS["public URL, bearer tokens only"]}, False),
+        ("open registry", {**domain, "auth_enabled": False, "allow_anonymous": True}, True),
+    ):
+        scope = MODULE_CONFIG.scope({**REQUIRED, **overrides})
+        cached = MODULE_CONFIG.count(policy_key, scope) > 0
+        if cached != expect_cached:
+            problems.append(f"{label}: ID answers {'are' if cached else 'are not'} cached at the edge")
+        paths = scope.local("immutable_paths")
+        if sorted(paths) != ["/schemas/guids/*", "/schemas/ids/*"]:
+            problems.append(f"cached paths are {paths}")
+    policy = MODULE_CONFIG.resources[policy_key]
+    scope = MODULE_CONFIG.scope({**REQUIRED, **domain, "auth_enabled": False, "allow_anonymous": True})
+    if evaluate(policy["default_ttl"], scope) != 0 or evaluate(policy["min_ttl"], scope) != 0:
+        problems.append("the ID cache policy must have min and default TTL 0 (cache only what Cache-Control allows)")
+    parameters = evaluate(policy["parameters_in_cache_key_and_forwarded_to_origin"], scope)[0]
+    headers = parameters["headers_config"][0]["headers"][0]["items"]
+    if "Accept" not in headers or "Authorization" in headers:
+        problems.append(f"the ID cache key headers are {headers}: Accept selects the media type; Authorization only with auth (never cached)")
+    if parameters["query_strings_config"][0]["query_string_behavior"] != "all":
+        problems.append("the ID cache key must include the query string (format, subject, fetchMaxId)")
+    return problems
+
+
+CHECKS = [
+    ("invoke permissions match the Function URL's auth type", check_invoke_permissions),
+    ("open registry, custom domain, concurrency and name are explicit choices", check_access_choices),
+    ("version floors match the features used", check_versions),
+    ("every name and name prefix fits its AWS limit for the longest name", check_name_lengths),
+    ("the Lambda environment matches what the function reads", check_environment),
+    ("the DynamoDB throttle alarm fills missing data", check_throttle_alarm),
+    ("the example's alarm topic uses a key CloudWatch may use", check_example_alarm_topic),
+    ("edge caching: immutable ID answers only, and only without registry auth", check_edge_cache),
+]
+
+
+def main() -> int:
+    passed = failed = 0
+    for label, check in CHECKS:
+        try:
+            problems = check()
+        except Unknown as error:
+            problems = [f"the check does not understand the configuration: {error}"]
+        if problems:
+            failed += 1
+            print(f"FAIL {label}")
+            for problem in problems:
+                print(f"     - {problem}")
+        else:
+            passed += 1
+            print(f"ok   {label}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
