@@ -861,6 +861,20 @@ def check_edge_cache():
     return problems
 
 
+def check_cost_section():
+    """The README's cost estimate is the output of scripts/infra_cost.py (its counts and prices)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import infra_cost
+
+    text = (MODULE / "README.md").read_text()
+    match = re.search(r"<!-- cost:begin[^>]*-->\n(.*?)<!-- cost:end -->", text, re.S)
+    if not match:
+        return ["README.md has no cost section between <!-- cost:begin --> and <!-- cost:end -->"]
+    if match.group(1).strip() != infra_cost.section().strip():
+        return ["README.md's cost section differs from scripts/infra_cost.py's output: regenerate it"]
+    return []
+
+
 CHECKS = [
     ("invoke permissions match the Function URL's auth type", check_invoke_permissions),
     ("open registry, custom domain, concurrency and name are explicit choices", check_access_choices),
@@ -870,6 +884,7 @@ CHECKS = [
     ("the DynamoDB throttle alarm fills missing data", check_throttle_alarm),
     ("the example's alarm topic uses a key CloudWatch may use", check_example_alarm_topic),
     ("edge caching: immutable ID answers only, and only without registry auth", check_edge_cache),
+    ("the README's cost estimate matches its counts and prices", check_cost_section),
 ]
 
 

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""The cost estimate of the Terraform module's README ("What it costs"), computed from two small
+tables: AWS calls per registry operation and list prices. Change a count or a price here, run
+`python3 scripts/infra_cost.py > /tmp/cost.md`, and paste it between the README's cost markers;
+scripts/infra_check.py fails while the README and this output differ.
+"""
+
+# AWS calls per operation on a cold instance (nothing in memory yet), measured on the emulator by
+# registry-store-aws's `calls` test (BENCHMARKS.md: [7, 1, 2, 4, 5]). The split into S3 and DynamoDB
+# calls, and into reads and writes, is read off the store code; DynamoDB writes are priced as
+# transactional (2 write units each), an upper bound.
+COUNTS_SOURCE = "BENCHMARKS.md, cold instance: register new 7, re-register 1, lookup 2, get by ID 4, get by guid 5"
+OPERATIONS = [
+    # name, DynamoDB reads, DynamoDB writes, S3 GETs, S3 PUTs
+    ("register a new schema", 2, 4, 0, 1),
+    ("re-register (already registered)", 1, 0, 0, 0),
+    ("lookup (`POST /subjects/{s}`)", 2, 0, 0, 0),
+    ("get by ID", 3, 0, 1, 0),
+    ("get by guid", 4, 0, 1, 0),
+]
+
+# Lambda time per operation: the calls run one after another; assumed latencies (not measured here).
+MS_PER_DYNAMODB_CALL = 8
+MS_PER_S3_CALL = 20
+MS_IN_PROCESS = 2
+MEMORY_GB = 0.25  # memory_mb = 256
+
+# List prices, us-east-1, USD. Each with where and when it was listed.
+PRICES = {
+    "lambda_request": (0.20 / 1e6, "Lambda requests, $0.20 per 1M (AWS Lambda pricing, 2024-2025)"),
+    "lambda_gb_s": (0.0000133334, "Lambda duration on Arm, $0.0000133334 per GB-second (AWS Lambda pricing, 2024-2025)"),
+    "dynamodb_read": (0.125 / 1e6, "DynamoDB on-demand reads, $0.125 per 1M read request units (since 2024-11-01)"),
+    "dynamodb_write": (0.625 / 1e6, "DynamoDB on-demand writes, $0.625 per 1M write request units (since 2024-11-01)"),
+    "s3_get": (0.0004 / 1e3, "S3 Standard GET, $0.0004 per 1,000 (S3 pricing, 2025)"),
+    "s3_put": (0.005 / 1e3, "S3 Standard PUT, $0.005 per 1,000 (S3 pricing, 2025)"),
+    "cloudfront_request": (0.01 / 1e4, "CloudFront HTTPS requests, $0.0100 per 10,000 in North America and Europe, after 10M free per month (CloudFront pricing, 2025)"),
+    "kms_key_month": (1.00, "KMS customer-managed key, $1 per month (KMS pricing, March 2026)"),
+    "secret_month": (0.40, "Secrets Manager, $0.40 per secret per month (2025)"),
+    "alarm_metric_month": (0.10, "CloudWatch standard-resolution alarm, $0.10 per alarm metric per month, first 10 free per account (CloudWatch pricing, 2025)"),
+}
+ALARM_METRICS = 7  # 5xx, throttles, p99 duration, DynamoDB reads + writes, churn, ID growth
+
+
+def price(name):
+    return PRICES[name][0]
+
+
+def operation_cost(reads, writes, s3_gets, s3_puts):
+    """(Lambda ms, Lambda $, storage $) of one operation."""
+    ms = (reads + writes) * MS_PER_DYNAMODB_CALL + (s3_gets + s3_puts) * MS_PER_S3_CALL + MS_IN_PROCESS
+    lambda_cost = price("lambda_request") + ms / 1000 * MEMORY_GB * price("lambda_gb_s")
+    storage = reads * price("dynamodb_read") + writes * 2 * price("dynamodb_write")
+    storage += s3_gets * price("s3_get") + s3_puts * price("s3_put")
+    return ms, lambda_cost, storage
+
+
+def money(value):
+    return f"${value:,.2f}" if value >= 0.1 else f"${value:,.4f}"
+
+
+def section():
+    lines = [
+        "**An estimate, not a quote**: list prices for us-east-1 (below, with their dates), without free tiers",
+        f"unless stated, and the AWS call counts of {COUNTS_SOURCE}. Lambda time assumes "
+        f"{MS_PER_DYNAMODB_CALL} ms per DynamoDB call, {MS_PER_S3_CALL} ms per S3 call and {MS_IN_PROCESS} ms in",
+        f"process, one call after another, at `memory_mb = {int(MEMORY_GB * 1024)}`. Regenerate with `scripts/infra_cost.py`.",
+        "",
+        "| operation | AWS calls (DynamoDB reads + writes, S3) | Lambda ms | per 1M, cold | per 1M, warm (from memory) | per 1,000, cold |",
+        "|---|---|---|---|---|---|",
+    ]
+    warm_ms = MS_IN_PROCESS
+    warm = price("lambda_request") + warm_ms / 1000 * MEMORY_GB * price("lambda_gb_s")
+    for name, reads, writes, s3_gets, s3_puts in OPERATIONS:
+        ms, lambda_cost, storage = operation_cost(reads, writes, s3_gets, s3_puts)
+        total = lambda_cost + storage
+        calls = f"{reads} + {writes}, {s3_gets + s3_puts}"
+        warm_cell = money(warm * 1e6) if writes == 0 else "n/a (a write)"
+        lines.append(f"| {name} | {calls} | {ms} | {money(total * 1e6)} | {warm_cell} | {money(total * 1e3)} |")
+    idle = PRICES["kms_key_month"][0] + PRICES["secret_month"][0] + ALARM_METRICS * PRICES["alarm_metric_month"][0]
+    lines += [
+        "",
+        f"- **Idle** (no traffic): about {money(idle)} a month: the KMS key ({money(price('kms_key_month'))}), the users",
+        f"  secret ({money(price('secret_month'))}; the JWKS secret adds as much), {ALARM_METRICS} alarm metrics "
+        f"({money(ALARM_METRICS * price('alarm_metric_month'))}, free within an account's",
+        "  first 10), plus storage: DynamoDB $0.25 and point-in-time recovery $0.20 per GB-month, S3 $0.023 per",
+        "  GB-month, logs. Lambda, the Function URL and on-demand DynamoDB cost nothing while idle.",
+        f"- **The caches.** A warm instance answers repeated by-ID reads and lookups from memory: only the Lambda",
+        f"  request and about {warm_ms} ms are paid, {money(warm * 1e6)} per 1M instead of the cold figures above. "
+        "A Kafka Connect rebalance",
+        "  is mostly such repeats. With a custom domain every request also pays CloudFront "
+        f"({money(price('cloudfront_request') * 1e6)} per 1M after the free 10M);",
+        "  an ID answered from the edge cache (auth off, see Caching at the edge) then costs only that: the edge",
+        "  saves Lambda time and concurrency more than money.",
+        "- Registrations are dominated by the S3 PUT of the body and the DynamoDB writes, not by Lambda.",
+        "- Per cold start: one `GetSecretValue` per secret ($0.05 per 10,000) and a few KMS requests (20,000 free",
+        "  a month, then $0.03 per 10,000).",
+        "",
+        "Prices used:",
+    ]
+    lines += [f"- {source}" for _, source in PRICES.values()]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(section())
