@@ -12,6 +12,7 @@ Run by scripts/infra-check.sh (make test). Prints one line per check and `N pass
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -382,8 +383,6 @@ def call_function(name, arguments):
             raise CannotEvaluate(f"{text!r} does not match {pattern!r}")
         return match.group(0)
     if name == "floor":
-        import math
-
         return math.floor(arguments[0])
     if name == "contains":
         return arguments[1] in arguments[0]
@@ -397,7 +396,7 @@ def call_function(name, arguments):
             return json.loads(arguments[0])
         except (TypeError, ValueError) as error:
             raise CannotEvaluate(str(error)) from error
-    if name in ("merge",):
+    if name == "merge":
         result = {}
         for argument in arguments:
             result.update(argument)
@@ -730,16 +729,22 @@ def check_name_lengths():
 def rust_variables() -> dict[str, set[str]]:
     """Every environment variable the Rust sources read, with the files that read it."""
     found: dict[str, set[str]] = {}
+    # Any literal that is a registry, AWS or Rust variable name; clap's `env = "NAME"`; constants
+    # named for the variable they hold (`const PORT_VAR: &str = "PORT"`).
     literal = re.compile(r'"((?:REGISTRY|AWS|RUST)_[A-Z0-9_]+)"')
     clap = re.compile(r'\benv\s*=\s*"([A-Z][A-Z0-9_]*)"')
+    constant = re.compile(r'\bconst\s+\w+_(?:VAR|ENV)\s*:\s*&(?:\'static\s+)?str\s*=\s*"([A-Z][A-Z0-9_]*)"')
+    test_module = re.compile(r"#\[cfg\(test\)\]\s*(?:pub(?:\([a-z]+\))?\s+)?mod\s+\w+\s*\{")
     for directory in RUST_DIRS:
         for path in directory.rglob("*.rs"):
             relative = "/" + path.relative_to(ROOT).as_posix()
             if "/target/" in relative or RUST_TEST_FILES.search(relative):
                 continue
             source = path.read_text()
-            source = source.split("#[cfg(test)]", 1)[0]
-            for name in set(literal.findall(source)) | set(clap.findall(source)):
+            tests = test_module.search(source)
+            if tests:
+                source = source[: tests.start()]  # test modules close the file, by the house style
+            for name in set(literal.findall(source)) | set(clap.findall(source)) | set(constant.findall(source)):
                 found.setdefault(name, set()).add(relative)
     return found
 
