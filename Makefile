@@ -56,7 +56,7 @@ test-clients:
 package:
 	scripts/package.sh
 
-# terraform fmt -check (when installed) and checkov, offline.
+# terraform fmt -check (when installed), scripts/infra_check.py and checkov, offline.
 infra-check:
 	scripts/infra-check.sh
 
