@@ -866,6 +866,27 @@ def check_edge_cache():
     return problems
 
 
+def check_example_module_calls():
+    """The example's module calls pass the module's validations (what `terraform plan` checks first)."""
+    problems = []
+    scope = EXAMPLE_CONFIG.scope({})
+    for name, body in EXAMPLE_CONFIG.modules.items():
+        arguments = {key: evaluate(value, scope) for key, value in body.items() if not key.startswith("__") and key != "source"}
+        missing = [var for var, spec in MODULE_CONFIG.variables.items() if "default" not in spec and var not in arguments]
+        if missing:
+            problems.append(f"module.{name} lacks required {missing}")
+        unknown = sorted(set(arguments) - set(MODULE_CONFIG.variables))
+        if unknown:
+            problems.append(f"module.{name} passes unknown {unknown}")
+            continue
+        failed = MODULE_CONFIG.failed_validations({key: value for key, value in arguments.items()})
+        if failed:
+            problems.append(f"module.{name} fails the validation of {failed}")
+    if not EXAMPLE_CONFIG.modules:
+        problems.append("the example calls no module")
+    return problems
+
+
 def check_cost_section():
     """The README's cost estimate is the output of scripts/infra_cost.py (its counts and prices)."""
     sys.path.insert(0, str(ROOT / "scripts"))
@@ -889,6 +910,7 @@ CHECKS = [
     ("the DynamoDB throttle alarm fills missing data", check_throttle_alarm),
     ("the example's alarm topic uses a key CloudWatch may use", check_example_alarm_topic),
     ("edge caching: immutable ID answers only, and only without registry auth", check_edge_cache),
+    ("the example's module calls pass the module's validations", check_example_module_calls),
     ("the README's cost estimate matches its counts and prices", check_cost_section),
 ]
 
