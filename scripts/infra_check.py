@@ -866,6 +866,27 @@ def check_edge_cache():
     return problems
 
 
+def check_references():
+    """What `terraform validate` would report first: every var., local., resource and data reference
+    names something declared, and every variable is used."""
+    problems = []
+    for label, config in (("module", MODULE_CONFIG), ("example", EXAMPLE_CONFIG)):
+        code = re.sub(r'(?m)^\s*#.*$|\s#[^\n"]*$', "", config.text)  # comments (none inside strings here)
+        declared_resources = {f"{type_name}.{name}" for type_name, name in config.resources}
+        declared_data = {f"data.{type_name}.{name}" for type_name, name in config.data}
+        for name in sorted(set(re.findall(r"\bvar\.([a-z0-9_]+)", code)) - set(config.variables)):
+            problems.append(f"{label}: var.{name} is not declared")
+        for name in sorted(set(re.findall(r"\blocal\.([a-z0-9_]+)", code)) - set(config.locals)):
+            problems.append(f"{label}: local.{name} is not declared")
+        for name in sorted(set(config.variables) - set(re.findall(r"\bvar\.([a-z0-9_]+)", code))):
+            problems.append(f"{label}: variable {name} is never used")
+        for reference in sorted(set(re.findall(r"(?<![.\w])(aws_[a-z0-9_]+\.[a-z0-9_]+)", code)) - declared_resources):
+            problems.append(f"{label}: {reference} is not declared")
+        for reference in sorted(set(re.findall(r"\b(data\.aws_[a-z0-9_]+\.[a-z0-9_]+)", code)) - declared_data):
+            problems.append(f"{label}: {reference} is not declared")
+    return problems
+
+
 def check_example_module_calls():
     """The example's module calls pass the module's validations (what `terraform plan` checks first)."""
     problems = []
@@ -910,6 +931,7 @@ CHECKS = [
     ("the DynamoDB throttle alarm fills missing data", check_throttle_alarm),
     ("the example's alarm topic uses a key CloudWatch may use", check_example_alarm_topic),
     ("edge caching: immutable ID answers only, and only without registry auth", check_edge_cache),
+    ("every reference names something declared, every variable is used", check_references),
     ("the example's module calls pass the module's validations", check_example_module_calls),
     ("the README's cost estimate matches its counts and prices", check_cost_section),
 ]
