@@ -19,7 +19,8 @@ mod store_cases;
 pub use hooked::{HookedStore, StoreCall, StoreHook};
 
 pub use race::{
-    race_different_schemas_one_subject, race_mixed, race_same_schema_many_subjects, race_same_schema_one_subject,
+    race_allocate_id, race_create_version, race_different_schemas_one_subject, race_mixed,
+    race_same_schema_many_subjects, race_same_schema_one_subject,
 };
 pub use store_cases::{
     allocate_id_is_unique_and_binds_both_ways, bind_guid_first_binding_wins, bind_id_rules_and_counter, config_crud,
@@ -67,12 +68,15 @@ pub async fn store_cases(store: &dyn Store) {
 /// Concurrent registrations per RACE case, on every backend.
 pub const RACE_TASKS: usize = 64;
 
-/// The RACE section: [`RACE_TASKS`] concurrent registrations in several shapes.
+/// The RACE section: [`RACE_TASKS`] concurrent registrations in several shapes, then concurrent
+/// allocations and version creations on the store itself.
 pub async fn race_cases(store: Arc<dyn Store>) {
     race_same_schema_one_subject(store.clone(), RACE_TASKS).await;
     race_same_schema_many_subjects(store.clone(), RACE_TASKS).await;
     race_different_schemas_one_subject(store.clone(), RACE_TASKS).await;
-    race_mixed(store, 8, 4).await;
+    race_mixed(store.clone(), 8, 4).await;
+    race_allocate_id(store.clone(), RACE_TASKS / 4).await;
+    race_create_version(store, RACE_TASKS / 4).await;
 }
 
 /// A name no other case, run or process uses: `tk-<time>-<counter>-<case>`.

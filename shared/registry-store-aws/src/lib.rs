@@ -77,13 +77,8 @@ pub struct AwsStore {
 }
 
 impl AwsStore {
-    /// A store over `config`'s table and bucket using `sdk`'s region, credentials and endpoints.
-    /// S3 uses path-style addressing when `sdk` has an endpoint override (emulators).
-    pub fn new(sdk: &SdkConfig, config: AwsStoreConfig) -> AwsStore {
-        AwsStore::with_path_style(sdk, config, sdk.endpoint_url().is_some())
-    }
-
-    /// As [`AwsStore::new`], choosing S3 path-style addressing explicitly.
+    /// A store over `config`'s table and bucket using `sdk`'s region, credentials and endpoints;
+    /// S3 with path-style addressing when `s3_path_style` (emulators; [`AwsEnv`] decides it).
     pub fn with_path_style(sdk: &SdkConfig, config: AwsStoreConfig, s3_path_style: bool) -> AwsStore {
         let calls = CallCounter::default();
         let dynamo_config = aws_sdk_dynamodb::config::Builder::from(sdk).interceptor(calls.clone()).build();

@@ -1,10 +1,12 @@
 //! RACE section: many tokio tasks register through one [`Registry`] at once; afterwards IDs are
 //! unique per schema, the same schema has one ID everywhere, and versions are dense per subject.
+//! Two store-level races check the conditional writes under them directly (`allocate_id`,
+//! `create_version`).
 
-use super::{unique_name, unique_subject};
+use super::{row, stored_body, unique_name, unique_subject};
 use crate::model::{ConfigRecord, SchemaId, SchemaRecord, Scope, Subject};
 use crate::registry::{NewSchema, RegisterOptions, Registry, RegistrySettings};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 use registry_schema::CompatibilityLevel;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -147,4 +149,64 @@ pub async fn race_mixed(store: Arc<dyn Store>, tasks: usize, schemas: usize) {
     for subject in &own {
         assert_dense(store.as_ref(), subject, schemas).await;
     }
+}
+
+/// `tasks` allocations for distinct fingerprints at once, each retried on `Conflict` (a lost
+/// counter race): every ID distinct, bound both ways, and none above `max_id`.
+pub async fn race_allocate_id(store: Arc<dyn Store>, tasks: usize) {
+    let handles: Vec<_> = (0..tasks)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let (fingerprint, _) = stored_body(store.as_ref(), &unique_name(&format!("race-alloc-{i}"))).await;
+                loop {
+                    match store.allocate_id(&fingerprint).await {
+                        Ok(id) => return (fingerprint, id),
+                        Err(StoreError::Conflict(_)) => continue,
+                        Err(e) => panic!("race: allocate_id failed: {e}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut allocated = Vec::with_capacity(tasks);
+    for handle in handles {
+        allocated.push(handle.await.expect("race task panicked"));
+    }
+    let ids: BTreeSet<SchemaId> = allocated.iter().map(|(_, id)| *id).collect();
+    assert_eq!(ids.len(), tasks, "race: allocate_id handed out an id twice: {allocated:?}");
+    for (fingerprint, id) in &allocated {
+        assert_eq!(store.id_for_fingerprint(fingerprint).await.expect("id_for_fingerprint"), Some(*id));
+        assert_eq!(store.fingerprint_for_id(*id).await.expect("fingerprint_for_id"), Some(*fingerprint));
+    }
+    assert!(store.max_id().await.expect("max_id") >= ids.last().copied(), "race: max_id covers every id");
+}
+
+/// `tasks` writers create the same (subject, version) at once, each with its own schema and ID:
+/// exactly one wins, the others get `Conflict`, and the subject holds the winner's row only.
+pub async fn race_create_version(store: Arc<dyn Store>, tasks: usize) {
+    let subject = unique_subject("race-create");
+    let mut candidates = Vec::with_capacity(tasks);
+    for i in 0..tasks {
+        let (fingerprint, _) = stored_body(store.as_ref(), &unique_name(&format!("race-create-{i}"))).await;
+        let id = store.allocate_id(&fingerprint).await.expect("allocate_id");
+        candidates.push(row(&subject, 1, id, fingerprint));
+    }
+    let handles: Vec<_> = candidates
+        .into_iter()
+        .map(|candidate| {
+            let store = store.clone();
+            tokio::spawn(async move { (store.create_version(&candidate).await, candidate) })
+        })
+        .collect();
+    let mut winners = Vec::new();
+    for handle in handles {
+        match handle.await.expect("race task panicked") {
+            (Ok(()), candidate) => winners.push(candidate),
+            (Err(StoreError::Conflict(_)), _) => {}
+            (Err(e), _) => panic!("race: create_version failed with {e}, not Conflict"),
+        }
+    }
+    assert_eq!(winners.len(), 1, "race: exactly one create_version of one version wins");
+    assert_eq!(store.versions(&subject).await.expect("versions"), winners, "race: the winner's row, alone");
 }

@@ -1,9 +1,9 @@
 //! Conformance cases for each [`Store`] method, one pub fn per contract.
 
 use super::{record_body, row, row_referencing, stored_body, unique_name, unique_subject};
-use crate::model::{ConfigRecord, DeletedFilter, Guid, Mode, SchemaId, Scope, Subject, Version};
+use crate::model::{ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version};
 use crate::store::{Store, StoreError};
-use registry_schema::{CompatibilityLevel, Fingerprint};
+use registry_schema::{CompatibilityLevel, Fingerprint, SchemaReference};
 
 async fn fresh_id(store: &dyn Store, tag: &str) -> (SchemaId, Fingerprint) {
     let (fingerprint, _) = stored_body(store, tag).await;
@@ -15,7 +15,8 @@ fn is_conflict<T: std::fmt::Debug>(result: &Result<T, StoreError>) -> bool {
     matches!(result, Err(StoreError::Conflict(_)))
 }
 
-/// `put_body` stores once and is idempotent; `get_body` returns what was stored, `None` when absent.
+/// `put_body` stores once and is idempotent (a second put under a fingerprint writes nothing);
+/// `get_body` returns what was stored, every part of it, and `None` when absent.
 pub async fn put_body_is_idempotent(store: &dyn Store) {
     let tag = unique_name("put-body");
     let body = record_body(&tag);
@@ -23,7 +24,22 @@ pub async fn put_body_is_idempotent(store: &dyn Store) {
     assert_eq!(store.get_body(&fingerprint).await.expect("get_body"), None, "put_body: absent before put");
     store.put_body(&fingerprint, &body).await.expect("put_body");
     store.put_body(&fingerprint, &body).await.expect("put_body: second put of the same fingerprint succeeds");
-    assert_eq!(store.get_body(&fingerprint).await.expect("get_body"), Some(body), "put_body: round trip");
+    let other = record_body(&unique_name("put-body-other"));
+    store.put_body(&fingerprint, &other).await.expect("put_body: a put under a stored fingerprint succeeds");
+    assert_eq!(store.get_body(&fingerprint).await.expect("get_body"), Some(body), "put_body: the first body stays");
+
+    let full = SchemaBody {
+        references: vec![
+            SchemaReference { name: "a.avsc".into(), subject: "a".into(), version: 1 },
+            SchemaReference { name: "b.avsc".into(), subject: "b".into(), version: 3 },
+        ],
+        metadata: Some(serde_json::json!({"properties": {"owner": "team-a"}})),
+        rule_set: Some(serde_json::json!({"domainRules": []})),
+        ..record_body(&unique_name("put-body-full"))
+    };
+    store.put_body(&full.fingerprint(), &full).await.expect("put_body");
+    let read = store.get_body(&full.fingerprint()).await.expect("get_body");
+    assert_eq!(read, Some(full), "put_body: references, metadata and rule set round-trip");
 }
 
 /// `allocate_id` returns increasing IDs above every earlier one, binds both directions, and
@@ -35,6 +51,11 @@ pub async fn allocate_id_is_unique_and_binds_both_ways(store: &dyn Store) {
     assert!(Some(first) > before, "allocate_id: {first} must exceed the previous max {before:?}");
     assert!(second > first, "allocate_id: {second} must exceed {first}");
     assert!(first.0 >= 1, "allocate_id: ids are positive");
+    if before.is_none() {
+        assert_eq!(first, SchemaId(1), "allocate_id: the first id of an empty store is 1");
+    }
+    let unbound_id = SchemaId(i32::MAX);
+    assert_eq!(store.fingerprint_for_id(unbound_id).await.expect("fingerprint_for_id"), None, "unbound id");
     assert_eq!(store.id_for_fingerprint(&fp1).await.expect("id_for_fingerprint"), Some(first));
     assert_eq!(store.id_for_fingerprint(&fp2).await.expect("id_for_fingerprint"), Some(second));
     assert_eq!(store.fingerprint_for_id(first).await.expect("fingerprint_for_id"), Some(fp1));
@@ -70,6 +91,12 @@ pub async fn bind_id_rules_and_counter(store: &dyn Store) {
         Some(explicit),
         "bind_id keeps the first (lowest) id for the fingerprint"
     );
+
+    let max = store.max_id().await.expect("max_id");
+    let lower = SchemaId(explicit.0 - 1);
+    store.bind_id(lower, &fp_b).await.expect("bind_id of a free id below the counter");
+    assert_eq!(store.fingerprint_for_id(lower).await.expect("fingerprint_for_id"), Some(fp_b));
+    assert_eq!(store.max_id().await.expect("max_id"), max, "bind_id below the counter never lowers it");
 
     let (next, _) = fresh_id(store, &unique_name("bind-next")).await;
     assert!(next > second, "allocate_id after bind_id({second}) must exceed it, got {next}");
@@ -176,7 +203,12 @@ pub async fn set_version_deleted_rules(store: &dyn Store) {
     assert!(row1.deleted, "soft delete sets deleted");
     let twice = store.set_version_deleted(&subject, Version(1), true).await;
     assert!(is_conflict(&twice), "soft delete of a deleted row must be Conflict, got {twice:?}");
+    let listed = |filter| store.list_subjects(subject.as_str(), filter, None, 10);
+    assert!(listed(DeletedFilter::LiveOnly).await.expect("list_subjects").is_empty(), "no live row: not live");
+    assert_eq!(listed(DeletedFilter::DeletedOnly).await.expect("list_subjects"), std::slice::from_ref(&subject));
     store.set_version_deleted(&subject, Version(1), false).await.expect("undelete a deleted row");
+    let live_again = listed(DeletedFilter::LiveOnly).await.expect("list_subjects");
+    assert_eq!(live_again, std::slice::from_ref(&subject), "live again");
     let live = store.set_version_deleted(&subject, Version(1), false).await;
     assert!(is_conflict(&live), "undelete of a live row must be Conflict, got {live:?}");
     let missing = store.set_version_deleted(&subject, Version(9), true).await;
@@ -196,9 +228,11 @@ pub async fn delete_version_is_idempotent(store: &dyn Store) {
     assert_eq!(left, vec![2]);
     let with_id = store.rows_with_id(id).await.expect("rows_with_id");
     assert_eq!(with_id.iter().map(|r| r.version.0).collect::<Vec<_>>(), vec![2], "hard delete leaves rows_with_id");
-    store.delete_version(&subject, Version(2)).await.expect("delete_version");
+    store.set_version_deleted(&subject, Version(2), true).await.expect("soft delete");
+    store.delete_version(&subject, Version(2)).await.expect("delete_version of a soft-deleted row");
     let listed = store.list_subjects(subject.as_str(), DeletedFilter::IncludeDeleted, None, 10).await;
     assert!(listed.expect("list_subjects").is_empty(), "a subject without rows is not listed");
+    assert_eq!(store.fingerprint_for_id(id).await.expect("fingerprint_for_id"), Some(fp), "the id stays bound");
     store.create_version(&row(&subject, 1, id, fp)).await.expect("a hard-deleted version number can be created again");
 }
 
@@ -272,6 +306,12 @@ pub async fn referrers_index(store: &dyn Store) {
     let to_v2 = store.referrers(&target, Version(2)).await.expect("referrers");
     assert_eq!(to_v2.iter().map(|r| r.id).collect::<Vec<_>>(), vec![low]);
     assert!(store.referrers(&target, Version(3)).await.expect("referrers").is_empty());
+    let (twice, twice_fp) = fresh_id(store, &unique_name("ref-twice")).await;
+    let doubled = row_referencing(&unique_subject("ref-twice"), 1, twice, twice_fp, &[(&target, 2), (&target, 2)]);
+    store.create_version(&doubled).await.expect("create_version");
+    let to_v2 = store.referrers(&target, Version(2)).await.expect("referrers");
+    assert_eq!(to_v2.iter().map(|r| r.id).collect::<Vec<_>>(), vec![low, twice], "one entry per referring row");
+    store.delete_version(&doubled.subject, doubled.version).await.expect("delete_version");
     store.delete_version(&referrer, Version(2)).await.expect("delete_version");
     let after = store.referrers(&target, Version(2)).await.expect("referrers");
     assert!(after.is_empty(), "a hard-deleted referrer leaves the index");
@@ -297,6 +337,7 @@ pub async fn list_subjects_paging_and_filters(store: &dyn Store) {
     assert_eq!(list(DeletedFilter::LiveOnly, Some(name("c")), 2).await, ["d"], "after is exclusive");
     assert_eq!(list(DeletedFilter::IncludeDeleted, Some(name("a")), 2).await, ["b", "c"]);
     assert!(list(DeletedFilter::LiveOnly, Some(name("d")), 2).await.is_empty(), "past the end");
+    assert!(list(DeletedFilter::IncludeDeleted, None, 0).await.is_empty(), "limit 0");
     let other = store.list_subjects(&format!("{prefix}-x"), DeletedFilter::IncludeDeleted, None, 100).await;
     assert!(other.expect("list_subjects").is_empty(), "prefix filters");
 }
@@ -408,6 +449,8 @@ pub async fn soft_delete_versions_is_all_or_nothing(store: &dyn Store) {
     assert_eq!(deleted(store.versions(&subject).await.expect("versions")), [false, true, false], "nothing changed");
     store.soft_delete_versions(&subject, &[Version(1), Version(3)]).await.expect("soft_delete_versions");
     assert_eq!(deleted(store.versions(&subject).await.expect("versions")), [true, true, true]);
+    let listed = store.list_subjects(subject.as_str(), DeletedFilter::DeletedOnly, None, 10).await;
+    assert_eq!(listed.expect("list_subjects"), [subject], "every row soft-deleted: listed as deleted");
 }
 
 /// `hard_delete_versions` removes the listed rows (skipping missing ones) and, when asked,
