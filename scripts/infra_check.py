@@ -784,9 +784,11 @@ def check_environment():
             problems.append(f"the module sets {name}, which no Rust source reads")
         if name in unset:
             problems.append(f"{name} is set by the module and also listed as not set")
+    # A listed name no code reads is stale documentation, not a misconfigured function: noted, not
+    # failed, so a row can be written before (or outlive) the code that reads it.
     for name in sorted(unset):
         if name not in read:
-            problems.append(f"README 'Function settings' lists {name}, which no Rust source reads any more")
+            print(f"     note: README 'Function settings' lists {name}, which no Rust source reads")
     if any(value is None for value in minimal.values()):
         problems.append("the environment passes a null value")
     # Values known only after apply (ARNs, generated names) are counted as 256 bytes each.
