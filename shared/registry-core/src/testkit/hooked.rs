@@ -113,182 +113,61 @@ impl<H> fmt::Debug for HookedStore<H> {
     }
 }
 
-#[async_trait]
-impl<H: StoreHook> Store for HookedStore<H> {
-    async fn put_body(&self, fingerprint: &Fingerprint, body: &SchemaBody) -> StoreResult<()> {
-        self.hook.before(StoreCall::PutBody)?;
-        self.inner.put_body(fingerprint, body).await
-    }
+/// Implements [`Store`] for [`HookedStore`]: each listed method asks the hook with its
+/// [`StoreCall`], then forwards its arguments to the inner store unchanged.
+macro_rules! forward_after_hook {
+    ($($method:ident($($arg:ident: $ty:ty),*) -> $answer:ty => $call:expr;)*) => {
+        #[async_trait]
+        impl<H: StoreHook> Store for HookedStore<H> {
+            $(
+                async fn $method(&self, $($arg: $ty),*) -> StoreResult<$answer> {
+                    self.hook.before($call)?;
+                    self.inner.$method($($arg),*).await
+                }
+            )*
 
-    async fn get_body(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaBody>> {
-        self.hook.before(StoreCall::GetBody)?;
-        self.inner.get_body(fingerprint).await
-    }
+            fn cache_stats(&self) -> Option<crate::CacheStats> {
+                self.inner.cache_stats()
+            }
+        }
+    };
+}
 
-    async fn id_for_fingerprint(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaId>> {
-        self.hook.before(StoreCall::IdForFingerprint)?;
-        self.inner.id_for_fingerprint(fingerprint).await
-    }
-
-    async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-        self.hook.before(StoreCall::FingerprintForId)?;
-        self.inner.fingerprint_for_id(id).await
-    }
-
-    async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
-        self.hook.before(StoreCall::AllocateId)?;
-        self.inner.allocate_id(fingerprint).await
-    }
-
-    async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
-        self.hook.before(StoreCall::BindId)?;
-        self.inner.bind_id(id, fingerprint).await
-    }
-
-    async fn unbind_fingerprint(&self, fingerprint: &Fingerprint, id: SchemaId) -> StoreResult<()> {
-        self.hook.before(StoreCall::UnbindFingerprint)?;
-        self.inner.unbind_fingerprint(fingerprint, id).await
-    }
-
-    async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
-        self.hook.before(StoreCall::MaxId)?;
-        self.inner.max_id().await
-    }
-
-    async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
-        self.hook.before(StoreCall::BindGuid)?;
-        self.inner.bind_guid(guid, fingerprint).await
-    }
-
-    async fn fingerprint_for_guid(&self, guid: &Guid) -> StoreResult<Option<Fingerprint>> {
-        self.hook.before(StoreCall::FingerprintForGuid)?;
-        self.inner.fingerprint_for_guid(guid).await
-    }
-
-    async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {
-        self.hook.before(StoreCall::Versions)?;
-        self.inner.versions(subject).await
-    }
-
-    async fn versions_page(
-        &self,
-        subject: &Subject,
-        after: Option<Version>,
-        limit: usize,
-    ) -> StoreResult<Vec<VersionRow>> {
-        self.hook.before(StoreCall::VersionsPage { limit })?;
-        self.inner.versions_page(subject, after, limit).await
-    }
-
-    async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>> {
-        self.hook.before(StoreCall::GetVersion)?;
-        self.inner.get_version(subject, version).await
-    }
-
-    async fn create_version(&self, row: &VersionRow) -> StoreResult<()> {
-        self.hook.before(StoreCall::CreateVersion)?;
-        self.inner.create_version(row).await
-    }
-
-    async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {
-        self.hook.before(StoreCall::SetVersionDeleted)?;
-        self.inner.set_version_deleted(subject, version, deleted).await
-    }
-
-    async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()> {
-        self.hook.before(StoreCall::DeleteVersion)?;
-        self.inner.delete_version(subject, version).await
-    }
-
-    async fn soft_delete_versions(&self, subject: &Subject, versions: &[Version]) -> StoreResult<()> {
-        self.hook.before(StoreCall::SoftDeleteVersions)?;
-        self.inner.soft_delete_versions(subject, versions).await
-    }
-
-    async fn hard_delete_versions(
-        &self,
-        subject: &Subject,
-        versions: &[Version],
-        remove_subject_settings: bool,
-    ) -> StoreResult<()> {
-        self.hook.before(StoreCall::HardDeleteVersions)?;
-        self.inner.hard_delete_versions(subject, versions, remove_subject_settings).await
-    }
-
-    async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
-        self.hook.before(StoreCall::RowsWithId)?;
-        self.inner.rows_with_id(id).await
-    }
-
-    async fn rows_with_id_page(
-        &self,
-        id: SchemaId,
-        after: Option<(&Subject, Version)>,
-        limit: usize,
-    ) -> StoreResult<Vec<VersionRow>> {
-        self.hook.before(StoreCall::RowsWithIdPage { limit })?;
-        self.inner.rows_with_id_page(id, after, limit).await
-    }
-
-    async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
-        self.hook.before(StoreCall::Referrers)?;
-        self.inner.referrers(subject, version).await
-    }
-
-    async fn list_subjects(
-        &self,
-        prefix: &str,
-        filter: DeletedFilter,
-        after: Option<&Subject>,
-        limit: usize,
-    ) -> StoreResult<Vec<Subject>> {
-        self.hook.before(StoreCall::ListSubjects { limit })?;
-        self.inner.list_subjects(prefix, filter, after, limit).await
-    }
-
-    async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
-        self.hook.before(StoreCall::GetConfig)?;
-        self.inner.get_config(scope).await
-    }
-
-    async fn put_config(&self, scope: &Scope, config: &ConfigRecord) -> StoreResult<()> {
-        self.hook.before(StoreCall::PutConfig)?;
-        self.inner.put_config(scope, config).await
-    }
-
-    async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
-        self.hook.before(StoreCall::DeleteConfig)?;
-        self.inner.delete_config(scope).await
-    }
-
-    async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
-        self.hook.before(StoreCall::GetMode)?;
-        self.inner.get_mode(scope).await
-    }
-
-    async fn put_mode(&self, scope: &Scope, mode: Mode) -> StoreResult<()> {
-        self.hook.before(StoreCall::PutMode)?;
-        self.inner.put_mode(scope, mode).await
-    }
-
-    async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
-        self.hook.before(StoreCall::DeleteMode)?;
-        self.inner.delete_mode(scope).await
-    }
-
-    async fn last_used(&self, subject: &Subject) -> StoreResult<Option<u32>> {
-        self.hook.before(StoreCall::LastUsed)?;
-        self.inner.last_used(subject).await
-    }
-
-    async fn mark_used(&self, subject: &Subject, day: u32) -> StoreResult<()> {
-        self.hook.before(StoreCall::MarkUsed)?;
-        self.inner.mark_used(subject, day).await
-    }
-
-    fn cache_stats(&self) -> Option<crate::CacheStats> {
-        self.inner.cache_stats()
-    }
+forward_after_hook! {
+    put_body(fingerprint: &Fingerprint, body: &SchemaBody) -> () => StoreCall::PutBody;
+    get_body(fingerprint: &Fingerprint) -> Option<SchemaBody> => StoreCall::GetBody;
+    id_for_fingerprint(fingerprint: &Fingerprint) -> Option<SchemaId> => StoreCall::IdForFingerprint;
+    fingerprint_for_id(id: SchemaId) -> Option<Fingerprint> => StoreCall::FingerprintForId;
+    allocate_id(fingerprint: &Fingerprint) -> SchemaId => StoreCall::AllocateId;
+    bind_id(id: SchemaId, fingerprint: &Fingerprint) -> () => StoreCall::BindId;
+    unbind_fingerprint(fingerprint: &Fingerprint, id: SchemaId) -> () => StoreCall::UnbindFingerprint;
+    max_id() -> Option<SchemaId> => StoreCall::MaxId;
+    bind_guid(guid: &Guid, fingerprint: &Fingerprint) -> () => StoreCall::BindGuid;
+    fingerprint_for_guid(guid: &Guid) -> Option<Fingerprint> => StoreCall::FingerprintForGuid;
+    versions(subject: &Subject) -> Vec<VersionRow> => StoreCall::Versions;
+    versions_page(subject: &Subject, after: Option<Version>, limit: usize) -> Vec<VersionRow>
+        => StoreCall::VersionsPage { limit };
+    get_version(subject: &Subject, version: Version) -> Option<VersionRow> => StoreCall::GetVersion;
+    create_version(row: &VersionRow) -> () => StoreCall::CreateVersion;
+    set_version_deleted(subject: &Subject, version: Version, deleted: bool) -> () => StoreCall::SetVersionDeleted;
+    delete_version(subject: &Subject, version: Version) -> () => StoreCall::DeleteVersion;
+    soft_delete_versions(subject: &Subject, versions: &[Version]) -> () => StoreCall::SoftDeleteVersions;
+    hard_delete_versions(subject: &Subject, versions: &[Version], remove_subject_settings: bool) -> ()
+        => StoreCall::HardDeleteVersions;
+    rows_with_id(id: SchemaId) -> Vec<VersionRow> => StoreCall::RowsWithId;
+    rows_with_id_page(id: SchemaId, after: Option<(&Subject, Version)>, limit: usize) -> Vec<VersionRow>
+        => StoreCall::RowsWithIdPage { limit };
+    referrers(subject: &Subject, version: Version) -> Vec<VersionRow> => StoreCall::Referrers;
+    list_subjects(prefix: &str, filter: DeletedFilter, after: Option<&Subject>, limit: usize) -> Vec<Subject>
+        => StoreCall::ListSubjects { limit };
+    get_config(scope: &Scope) -> Option<ConfigRecord> => StoreCall::GetConfig;
+    put_config(scope: &Scope, config: &ConfigRecord) -> () => StoreCall::PutConfig;
+    delete_config(scope: &Scope) -> Option<ConfigRecord> => StoreCall::DeleteConfig;
+    get_mode(scope: &Scope) -> Option<Mode> => StoreCall::GetMode;
+    put_mode(scope: &Scope, mode: Mode) -> () => StoreCall::PutMode;
+    delete_mode(scope: &Scope) -> Option<Mode> => StoreCall::DeleteMode;
+    last_used(subject: &Subject) -> Option<u32> => StoreCall::LastUsed;
+    mark_used(subject: &Subject, day: u32) -> () => StoreCall::MarkUsed;
 }
 
 #[cfg(test)]
