@@ -2,7 +2,7 @@
 //! store reads its own `REGISTRY_TABLE`, `REGISTRY_BUCKET` and `AWS_*` in `registry-store-aws`).
 
 use registry_core::cache::DEFAULT_CACHE_BYTES;
-use registry_core::{ChurnSettings, CompatibilityLevel, RegistrySettings};
+use registry_core::{ChurnSettings, CompatibilityLevel, Limits, RegistrySettings};
 use std::time::Duration;
 
 /// The log filter used when `RUST_LOG` is unset.
@@ -30,6 +30,13 @@ pub struct LambdaConfig {
     /// `REGISTRY_ANSWER_MEMORY_MS` (default 5000, 0 = off): how long an instance may answer lookups
     /// and an ID's existence from memory (changes made through other instances show after at most this).
     pub answer_memory: Duration,
+    /// `REGISTRY_MAX_SCHEMA_BYTES` (default 1 MiB): largest schema text accepted (42209 above it).
+    pub max_schema_bytes: usize,
+    /// `REGISTRY_SCHEMA_MAX_DEPTH` (default 100), `REGISTRY_SCHEMA_MAX_NODES` (default 100,000) and
+    /// `REGISTRY_SCHEMA_MAX_WORK` (default 200,000): budgets of every parse and compatibility check.
+    pub limits: Limits,
+    /// `REGISTRY_SCHEMA_WORKERS` (default: one per core): parses and checks running at once.
+    pub schema_workers: usize,
 }
 
 /// A variable is set to a value the function cannot use. Init fails loudly with this.
@@ -53,6 +60,22 @@ pub enum ConfigError {
     /// `REGISTRY_USAGE_GRANULARITY_DAYS` is not a non-negative integer.
     #[error("REGISTRY_USAGE_GRANULARITY_DAYS={0:?} is not a number of days")]
     UsageGranularity(String),
+    /// A size, budget or worker count (`REGISTRY_MAX_SCHEMA_BYTES`, `REGISTRY_SCHEMA_*`) is not a
+    /// non-negative integer.
+    #[error("{0}={1:?} is not a non-negative integer")]
+    Count(&'static str, String),
+}
+
+/// `name` as a non-negative integer, `default` when unset.
+fn count<T: std::str::FromStr>(
+    lookup: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: T,
+) -> Result<T, ConfigError> {
+    match lookup(name) {
+        None => Ok(default),
+        Some(value) => value.trim().parse().map_err(|_| ConfigError::Count(name, value)),
+    }
 }
 
 impl LambdaConfig {
@@ -100,7 +123,18 @@ impl LambdaConfig {
             None => RegistrySettings::default().lookup_ttl,
             Some(value) => Duration::from_millis(value.trim().parse().map_err(|_| ConfigError::AnswerMemory(value))?),
         };
+        let defaults = RegistrySettings::default();
+        let max_schema_bytes = count(&lookup, "REGISTRY_MAX_SCHEMA_BYTES", defaults.max_schema_bytes)?;
+        let limits = Limits {
+            max_depth: count(&lookup, "REGISTRY_SCHEMA_MAX_DEPTH", defaults.limits.max_depth)?,
+            max_nodes: count(&lookup, "REGISTRY_SCHEMA_MAX_NODES", defaults.limits.max_nodes)?,
+            max_work: count(&lookup, "REGISTRY_SCHEMA_MAX_WORK", defaults.limits.max_work)?,
+        };
+        let schema_workers = count(&lookup, "REGISTRY_SCHEMA_WORKERS", defaults.schema_workers)?;
         Ok(LambdaConfig {
+            max_schema_bytes,
+            limits,
+            schema_workers,
             default_compatibility,
             cache_bytes,
             log_filter,
@@ -121,7 +155,9 @@ impl LambdaConfig {
             usage_granularity_days: self.usage_granularity_days,
             live_id_ttl: self.answer_memory,
             lookup_ttl: self.answer_memory,
-            ..RegistrySettings::default()
+            max_schema_bytes: self.max_schema_bytes,
+            limits: self.limits,
+            schema_workers: self.schema_workers,
         }
     }
 }
@@ -182,6 +218,29 @@ mod tests {
         let set = config(&[("REGISTRY_ANSWER_MEMORY_MS", "250")]).unwrap_or_else(|e| panic!("{e}")).settings();
         assert_eq!(set.lookup_ttl, Duration::from_millis(250));
         assert_eq!(config(&[("REGISTRY_ANSWER_MEMORY_MS", "5s")]), Err(ConfigError::AnswerMemory("5s".into())));
+    }
+
+    #[test]
+    fn schema_budgets_and_workers_are_read() {
+        let defaults = config(&[]).unwrap_or_else(|e| panic!("{e}")).settings();
+        assert_eq!(defaults.limits, Limits::default());
+        assert_eq!(defaults.max_schema_bytes, 1024 * 1024);
+        let set = config(&[
+            ("REGISTRY_MAX_SCHEMA_BYTES", "4096"),
+            ("REGISTRY_SCHEMA_MAX_DEPTH", "20"),
+            ("REGISTRY_SCHEMA_MAX_NODES", "500"),
+            ("REGISTRY_SCHEMA_MAX_WORK", "1000"),
+            ("REGISTRY_SCHEMA_WORKERS", "3"),
+        ])
+        .unwrap_or_else(|e| panic!("{e}"))
+        .settings();
+        assert_eq!(set.max_schema_bytes, 4096);
+        assert_eq!(set.limits, Limits { max_depth: 20, max_nodes: 500, max_work: 1000 });
+        assert_eq!(set.schema_workers, 3);
+        assert_eq!(
+            config(&[("REGISTRY_SCHEMA_MAX_WORK", "lots")]),
+            Err(ConfigError::Count("REGISTRY_SCHEMA_MAX_WORK", "lots".into()))
+        );
     }
 
     #[test]

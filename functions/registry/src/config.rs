@@ -1,7 +1,7 @@
 //! The command line and every environment variable the `registry` binary reads (the only place it reads them).
 
 use clap::{Parser, Subcommand, ValueEnum};
-use registry_core::{ChurnSettings, CompatibilityLevel, RegistrySettings};
+use registry_core::{ChurnSettings, CompatibilityLevel, Limits, RegistrySettings, default_schema_workers};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -116,6 +116,29 @@ pub struct ServeConfig {
     #[arg(long, env = "REGISTRY_ANSWER_MEMORY_MS", default_value_t = 5000)]
     pub answer_memory_ms: u64,
 
+    /// Largest schema text accepted, in bytes (42209 above it).
+    #[arg(long, env = "REGISTRY_MAX_SCHEMA_BYTES", default_value_t = RegistrySettings::default().max_schema_bytes)]
+    pub max_schema_bytes: usize,
+
+    /// Deepest nesting of a schema text (42201 beyond it; at most 120, Protobuf at most 64).
+    #[arg(long, env = "REGISTRY_SCHEMA_MAX_DEPTH", default_value_t = Limits::default().max_depth)]
+    pub schema_max_depth: usize,
+
+    /// Most nodes of one schema with its references: JSON values (Avro, JSON Schema) or statements
+    /// (Protobuf). 42201 beyond it.
+    #[arg(long, env = "REGISTRY_SCHEMA_MAX_NODES", default_value_t = Limits::default().max_nodes)]
+    pub schema_max_nodes: u64,
+
+    /// Most work units of one compatibility check (pairs compared, findings copied, branches and
+    /// symbols looked at). 42201 beyond it.
+    #[arg(long, env = "REGISTRY_SCHEMA_MAX_WORK", default_value_t = Limits::default().max_work)]
+    pub schema_max_work: u64,
+
+    /// Parses and compatibility checks running at once, off the request threads (others queue).
+    /// Default: one per core.
+    #[arg(long, env = "REGISTRY_SCHEMA_WORKERS")]
+    pub schema_workers: Option<usize>,
+
     /// `Cache-Control` of the immutable `GET /schemas/ids/{id}` answers (empty: none). See
     /// `registry_http::http_cache` for why the default is safe and when to choose `no-cache`.
     #[arg(long, env = "REGISTRY_ID_CACHE_CONTROL", default_value = registry_http::http_cache::DEFAULT_ID_CACHE_CONTROL)]
@@ -133,7 +156,13 @@ impl ServeConfig {
             churn: ChurnSettings { max_per_hour: self.churn_max_per_hour, enforce: self.churn_enforce },
             live_id_ttl: answer_memory,
             lookup_ttl: answer_memory,
-            ..RegistrySettings::default()
+            max_schema_bytes: self.max_schema_bytes,
+            limits: Limits {
+                max_depth: self.schema_max_depth,
+                max_nodes: self.schema_max_nodes,
+                max_work: self.schema_max_work,
+            },
+            schema_workers: self.schema_workers.unwrap_or_else(default_schema_workers),
         }
     }
 }
@@ -311,6 +340,25 @@ mod tests {
         let off = serve(&["--answer-memory-ms", "0"]).unwrap_or_else(|error| panic!("{error}")).settings();
         assert_eq!((off.lookup_ttl, off.live_id_ttl), (Duration::ZERO, Duration::ZERO));
         assert!(serve(&["--answer-memory-ms", "5s"]).is_err());
+    }
+
+    #[test]
+    fn schema_budgets_and_workers_are_set_by_flags() {
+        let defaults = serve(&[]).unwrap_or_else(|error| panic!("{error}")).settings();
+        assert_eq!(defaults.limits, Limits::default());
+        assert_eq!(defaults.max_schema_bytes, 1024 * 1024);
+        let flags = [
+            "--max-schema-bytes=4096",
+            "--schema-max-depth=20",
+            "--schema-max-nodes=500",
+            "--schema-max-work=1000",
+            "--schema-workers=3",
+        ];
+        let set = serve(&flags).unwrap_or_else(|error| panic!("{error}")).settings();
+        assert_eq!(set.max_schema_bytes, 4096);
+        assert_eq!(set.limits, Limits { max_depth: 20, max_nodes: 500, max_work: 1000 });
+        assert_eq!(set.schema_workers, 3);
+        assert!(serve(&["--schema-max-work", "lots"]).is_err());
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub use model::{
 };
 pub use registry::{
     CompatibilityReport, LookupOptions, NewSchema, RegisterOptions, Registry, RegistrySettings, SchemaById,
-    SchemasQuery,
+    SchemasQuery, default_schema_workers,
 };
-pub use registry_schema::{CompatibilityLevel, Fingerprint, SchemaReference, SchemaType};
+pub use registry_schema::{CompatibilityLevel, Fingerprint, Limits, SchemaReference, SchemaType};
 pub use store::{Store, StoreError, StoreResult};

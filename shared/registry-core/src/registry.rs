@@ -11,6 +11,7 @@ mod compatibility;
 mod config;
 mod contract_merge;
 pub mod contracts;
+mod cpu;
 mod delete;
 mod format;
 mod governance;
@@ -23,6 +24,7 @@ mod register;
 mod support;
 mod usage;
 
+pub use cpu::default_schema_workers;
 pub use governance::{SubjectReport, body_guid};
 pub use usage::{MAX_REMEMBERED, epoch_day, period_start};
 
@@ -53,6 +55,11 @@ pub struct RegistrySettings {
     /// How long a lookup answer (`POST /subjects/{s}`) may be served from memory (this process's
     /// own writes are seen at once; see `registry::recent_lookups`). Zero: always read.
     pub lookup_ttl: std::time::Duration,
+    /// Budgets of every parse and compatibility check (depth, nodes, work; 42201 naming the budget
+    /// when one is exceeded). See `registry_schema::limits`.
+    pub limits: registry_schema::Limits,
+    /// Parses and checks running at once (the bounded pool; others queue). See `registry::cpu`.
+    pub schema_workers: usize,
 }
 
 impl Default for RegistrySettings {
@@ -65,6 +72,8 @@ impl Default for RegistrySettings {
             churn: crate::churn::ChurnSettings::default(),
             live_id_ttl: live_ids::DEFAULT_LIVE_ID_TTL,
             lookup_ttl: recent_lookups::DEFAULT_LOOKUP_TTL,
+            limits: registry_schema::Limits::default(),
+            schema_workers: cpu::default_schema_workers(),
         }
     }
 }
@@ -147,6 +156,8 @@ pub struct Shared {
     live_ids: live_ids::LiveIds,
     /// Lookup answers recently read.
     recent_lookups: recent_lookups::RecentLookups,
+    /// Where parsing and compatibility checks run.
+    cpu: cpu::CpuPool,
 }
 
 impl std::ops::Deref for Registry {
@@ -168,6 +179,7 @@ impl Registry {
             churn: crate::churn::ChurnGuard::new(settings.churn),
             live_ids: live_ids::live_ids(),
             recent_lookups: recent_lookups::recent_lookups(),
+            cpu: cpu::CpuPool::new(settings.schema_workers),
             settings,
         };
         Registry { shared: Arc::new(shared) }

@@ -9,6 +9,7 @@ mod json;
 mod normalize;
 mod writer;
 
+use crate::limits::{Budget, Limits, Meter};
 use crate::{Dependency, SchemaError, SchemaType, Validation};
 use apache_avro::Schema;
 use ast::{Body, Node, Parser};
@@ -26,15 +27,17 @@ fn err(reason: impl Into<String>) -> SchemaError {
     SchemaError::parse(SchemaType::Avro, reason)
 }
 
-/// Parses JSON text; serde_json's nesting limit (128) surfaces as [`SchemaError::TooDeep`].
-fn parse_json(text: &str) -> Result<serde_json::Value, SchemaError> {
-    serde_json::from_str(text).map_err(|e| {
-        if e.to_string().contains("recursion limit exceeded") {
-            SchemaError::TooDeep { limit: 128 }
-        } else {
-            err(format!("Invalid JSON: {e}"))
-        }
+/// Parses JSON text within `limits`, its values charged to `nodes`.
+fn parse_json(text: &str, limits: &Limits, nodes: &mut Meter) -> Result<serde_json::Value, SchemaError> {
+    crate::json_text::parse(text, SchemaType::Avro, limits, nodes).map_err(|e| match e {
+        SchemaError::Parse { reason, .. } => err(reason.replacen("not valid JSON", "Invalid JSON", 1)),
+        other => other,
     })
+}
+
+/// Parses JSON text the parser wrote itself (already within limits).
+fn parse_own_json(text: &str) -> Result<serde_json::Value, SchemaError> {
+    serde_json::from_str(text).map_err(|e| err(format!("Invalid JSON: {e}")))
 }
 
 impl AvroSchema {
@@ -52,13 +55,26 @@ impl AvroSchema {
         validation: Validation,
         normalize: bool,
     ) -> Result<Self, SchemaError> {
+        Self::parse_within(text, dependencies, validation, normalize, &Limits::default())
+    }
+
+    /// [`AvroSchema::parse`] within `limits`: nesting depth of each text, JSON values of the text and
+    /// its dependencies together against the node budget.
+    pub fn parse_within(
+        text: &str,
+        dependencies: &[Dependency],
+        validation: Validation,
+        normalize: bool,
+        limits: &Limits,
+    ) -> Result<Self, SchemaError> {
+        let mut nodes = limits.meter(Budget::Nodes);
         let mut parser = Parser::default();
         let mut dep_roots = Vec::with_capacity(dependencies.len());
         for dep in dependencies {
             if dep.schema_type != SchemaType::Avro {
                 return Err(err(format!("reference {} is a {} schema, not AVRO", dep.name, dep.schema_type)));
             }
-            let value = parse_json(&dep.schema).map_err(|e| in_reference(&dep.name, e))?;
+            let value = parse_json(&dep.schema, limits, &mut nodes).map_err(|e| in_reference(&dep.name, e))?;
             let root = parser.parse_top(&value).map_err(|e| in_reference(&dep.name, e))?;
             dep_roots.push(root);
         }
@@ -71,7 +87,7 @@ impl AvroSchema {
                 *slot = true;
             }
         }
-        let value = parse_json(text)?;
+        let value = parse_json(text, limits, &mut nodes)?;
         let root = parser.parse_top(&value)?;
         if validation == Validation::Strict {
             defaults::validate(&parser.arena, own_from)?;
@@ -125,7 +141,7 @@ fn to_apache(parser: &Parser, root: &Node) -> Result<Schema, SchemaError> {
     let mut schema = match Schema::parse_str(&text) {
         Ok(schema) => schema,
         Err(first) => {
-            let mut value = parse_json(&text)?;
+            let mut value = parse_own_json(&text)?;
             strip_logical_types(&mut value);
             Schema::parse(&value).map_err(|_| err(first.to_string()))?
         }
@@ -150,9 +166,13 @@ fn patch_defaults(parser: &Parser, schema: &mut Schema) {
     match schema {
         Schema::Record(record) => {
             let def = parser.lookup_top(&record.name.fullname(None)).and_then(|i| parser.arena.get(i));
+            let ours: HashMap<&str, &ast::Field> = match def.map(|d| &d.body) {
+                Some(Body::Record { fields, .. }) => fields.iter().map(|f| (f.name.as_str(), f)).collect(),
+                _ => HashMap::new(),
+            };
             for field in &mut record.fields {
-                if let Some(Body::Record { fields, .. }) = def.map(|d| &d.body) {
-                    field.default = fields.iter().find(|f| f.name == field.name).and_then(|f| f.default.clone());
+                if def.is_some_and(|d| matches!(d.body, Body::Record { .. })) {
+                    field.default = ours.get(field.name.as_str()).and_then(|f| f.default.clone());
                 }
                 patch_defaults(parser, &mut field.schema);
             }

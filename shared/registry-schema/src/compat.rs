@@ -4,7 +4,8 @@
 //! version only, transitive ones with every version newest first and report the first failing
 //! one; BACKWARD means the new schema reads data written with the old one, FORWARD the reverse.
 
-use crate::ParsedSchema;
+use crate::limits::{Budget, Limits, Meter};
+use crate::{ParsedSchema, SchemaError};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -118,37 +119,66 @@ pub struct Incompatibility {
     pub message: String,
 }
 
-/// Checks `new` against `previous` (newest first) at `level`. Empty when compatible.
+/// A finished check: what was found and the work it took (units of [`Budget::Work`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    /// Empty when compatible.
+    pub incompatibilities: Vec<Incompatibility>,
+    /// Work units spent (pairs compared, findings copied, branches and symbols looked at).
+    pub work: u64,
+}
+
+/// Checks `new` against `previous` (newest first) at `level` within the default [`Limits`]. Empty when
+/// compatible; see [`check_within`].
+pub fn check(
+    level: CompatibilityLevel,
+    new: &ParsedSchema,
+    previous: &[&ParsedSchema],
+) -> Result<Vec<Incompatibility>, SchemaError> {
+    Ok(check_within(level, new, previous, &Limits::default())?.incompatibilities)
+}
+
+/// Checks `new` against `previous` (newest first) at `level`, all comparisons together within
+/// `limits.max_work` ([`SchemaError::BudgetExceeded`] once spent).
 ///
 /// Non-transitive levels look at `previous[0]` only; transitive ones walk newest to oldest
 /// and stop at the first schema that fails. Different schema types are incompatible unless
 /// the level is NONE.
-pub fn check(level: CompatibilityLevel, new: &ParsedSchema, previous: &[&ParsedSchema]) -> Vec<Incompatibility> {
+pub fn check_within(
+    level: CompatibilityLevel,
+    new: &ParsedSchema,
+    previous: &[&ParsedSchema],
+    limits: &Limits,
+) -> Result<Checked, SchemaError> {
+    let mut work = limits.meter(Budget::Work);
     let Some(direction) = level.direction() else {
-        return Vec::new();
+        return Ok(Checked { incompatibilities: Vec::new(), work: 0 });
     };
     let candidates = if level.is_transitive() { previous.len() } else { previous.len().min(1) };
     for (index, old) in previous.iter().take(candidates).enumerate() {
-        let found = check_pair(direction, new, old, index);
+        let found = check_pair(direction, new, old, index, &mut work)?;
         if !found.is_empty() {
-            return found;
+            return Ok(Checked { incompatibilities: found, work: work.used() });
         }
     }
-    Vec::new()
+    Ok(Checked { incompatibilities: Vec::new(), work: work.used() })
 }
 
-/// Checks one pair in one direction; each finding carries `previous_index`.
+/// Checks one pair in one direction, charging `work`; each finding carries `previous_index`.
 pub fn check_pair(
     direction: Direction,
     new: &ParsedSchema,
     old: &ParsedSchema,
     previous_index: usize,
-) -> Vec<Incompatibility> {
+    work: &mut Meter,
+) -> Result<Vec<Incompatibility>, SchemaError> {
     let mut found = match (new, old) {
-        (ParsedSchema::Avro(new), ParsedSchema::Avro(old)) => crate::avro::compat::check(direction, new, old),
-        (ParsedSchema::Json(new), ParsedSchema::Json(old)) => crate::json_schema::compat::check(direction, new, old),
+        (ParsedSchema::Avro(new), ParsedSchema::Avro(old)) => crate::avro::compat::check(direction, new, old, work)?,
+        (ParsedSchema::Json(new), ParsedSchema::Json(old)) => {
+            crate::json_schema::compat::check(direction, new, old, work)?
+        }
         (ParsedSchema::Protobuf(new), ParsedSchema::Protobuf(old)) => {
-            crate::protobuf::compat::check(direction, new, old)
+            crate::protobuf::compat::check(direction, new, old, work)?
         }
         _ => vec![Incompatibility {
             previous_index,
@@ -160,5 +190,5 @@ pub fn check_pair(
     for incompatibility in &mut found {
         incompatibility.previous_index = previous_index;
     }
-    found
+    Ok(found)
 }

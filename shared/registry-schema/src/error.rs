@@ -1,6 +1,7 @@
 //! Why a schema could not be accepted. Incompatibility is data, not an error (see `compat`).
 
 use crate::SchemaType;
+use crate::limits::Budget;
 
 /// A schema that cannot be parsed, resolved or stored. Each becomes a 42201 answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -15,8 +16,11 @@ pub enum SchemaError {
     #[error("Invalid schema: unresolved reference {name}")]
     UnresolvedReference { name: String },
     /// The schema nests deeper than the parser allows (guards the stack on hostile input).
-    #[error("Invalid schema: nested deeper than {limit} levels")]
+    #[error("Invalid schema: nested deeper than {limit} levels (the nesting depth budget, REGISTRY_SCHEMA_MAX_DEPTH)")]
     TooDeep { limit: usize },
+    /// Parsing or checking the schema needs more than one of its budgets allows (see [`crate::limits`]).
+    #[error("Invalid schema: exceeds the {budget} budget of {limit} ({})", budget.variable())]
+    BudgetExceeded { budget: Budget, limit: u64 },
 }
 
 impl SchemaError {

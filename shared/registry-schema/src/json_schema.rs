@@ -12,14 +12,12 @@
 pub mod compat;
 mod refs;
 
+use crate::limits::{Budget, Limits};
 use crate::{Dependency, SchemaError, SchemaType, Validation};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ReferencingError, ValidationError};
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
-
-/// Deepest nesting of arrays and objects accepted; deeper input fails before it is parsed.
-pub const MAX_DEPTH: usize = 100;
 
 /// The JSON Schema drafts the registry validates against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -83,19 +81,36 @@ impl JsonSchema {
     /// Fails with [`SchemaError::Parse`] for text that is not JSON, a document that is neither an
     /// object nor a boolean, or one its draft's meta-schema rejects; with
     /// [`SchemaError::UnresolvedReference`] for a `$ref` that is neither local nor a dependency;
-    /// with [`SchemaError::TooDeep`] beyond [`MAX_DEPTH`]. [`Validation::Strict`] also refuses
-    /// top-level property names starting with `$$`, as Confluent does for new schemas.
+    /// with [`SchemaError::TooDeep`] beyond the default depth limit. [`Validation::Strict`] also
+    /// refuses top-level property names starting with `$$`, as Confluent does for new schemas.
     pub fn parse(
         text: &str,
         dependencies: &[Dependency],
         validation: Validation,
         normalize: bool,
     ) -> Result<Self, SchemaError> {
-        if nesting_depth(text) > MAX_DEPTH {
-            return Err(SchemaError::TooDeep { limit: MAX_DEPTH });
+        Self::parse_within(text, dependencies, validation, normalize, &Limits::default())
+    }
+
+    /// [`JsonSchema::parse`] within `limits`: nesting depth of each text, JSON values of the text and its
+    /// dependencies together against the node budget, both checked before the validator is built.
+    pub fn parse_within(
+        text: &str,
+        dependencies: &[Dependency],
+        validation: Validation,
+        normalize: bool,
+        limits: &Limits,
+    ) -> Result<Self, SchemaError> {
+        let mut nodes = limits.meter(Budget::Nodes);
+        for dependency in dependencies {
+            crate::json_text::parse(&dependency.schema, SchemaType::Json, limits, &mut nodes).map_err(|e| match e {
+                SchemaError::Parse { reason, .. } => {
+                    SchemaError::parse(SchemaType::Json, format!("referenced schema {}: {reason}", dependency.name))
+                }
+                other => other,
+            })?;
         }
-        let document: Value = serde_json::from_str(text)
-            .map_err(|e| SchemaError::parse(SchemaType::Json, format!("not valid JSON: {e}")))?;
+        let document = crate::json_text::parse(text, SchemaType::Json, limits, &mut nodes)?;
         let draft = match &document {
             Value::Object(object) => Draft::from_schema_keyword(object.get("$schema")),
             Value::Bool(_) => Draft::default(),
@@ -204,33 +219,6 @@ fn kind_of(value: &Value) -> &'static str {
     }
 }
 
-/// Deepest `[`/`{` nesting in `text`, ignoring brackets inside strings. Linear, no recursion.
-fn nesting_depth(text: &str) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
-    let (mut in_string, mut escaped) = (false, false);
-    for byte in text.bytes() {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    deepest
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,12 +233,6 @@ mod tests {
         assert_eq!(draft(json!("https://json-schema.org/draft/2020-12/schema")), Draft::Draft202012);
         assert_eq!(draft(json!("https://example.com/my-meta")), Draft::Draft7);
         assert_eq!(Draft::from_schema_keyword(None), Draft::Draft7);
-    }
-
-    #[test]
-    fn depth_ignores_brackets_inside_strings() {
-        assert_eq!(nesting_depth(r#"{"a":[1,{"b":"[[[{{{\"[["}]}"#), 3);
-        assert_eq!(nesting_depth("[[[]]]"), 3);
     }
 
     #[test]

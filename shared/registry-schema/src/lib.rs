@@ -5,15 +5,19 @@
 //! back a [`ParsedSchema`] (stored text, fingerprint) or a [`SchemaError`].
 
 pub mod avro;
+pub mod bombs;
 pub mod canonical;
 pub mod compat;
 pub mod error;
 pub mod json_schema;
+mod json_text;
+pub mod limits;
 pub mod protobuf;
 
 pub use canonical::Fingerprint;
 pub use compat::{CompatibilityLevel, Incompatibility};
 pub use error::SchemaError;
+pub use limits::{Budget, Limits, Meter};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -115,14 +119,36 @@ impl ParsedSchema {
         validation: Validation,
         normalize: bool,
     ) -> Result<ParsedSchema, SchemaError> {
+        Self::parse_within(schema_type, text, dependencies, validation, normalize, &Limits::default())
+    }
+
+    /// [`ParsedSchema::parse`] within `limits` (depth and node budgets; see [`limits`]).
+    pub fn parse_within(
+        schema_type: SchemaType,
+        text: &str,
+        dependencies: &[Dependency],
+        validation: Validation,
+        normalize: bool,
+        limits: &Limits,
+    ) -> Result<ParsedSchema, SchemaError> {
         Ok(match schema_type {
-            SchemaType::Avro => ParsedSchema::Avro(avro::AvroSchema::parse(text, dependencies, validation, normalize)?),
-            SchemaType::Json => {
-                ParsedSchema::Json(json_schema::JsonSchema::parse(text, dependencies, validation, normalize)?)
+            SchemaType::Avro => {
+                ParsedSchema::Avro(avro::AvroSchema::parse_within(text, dependencies, validation, normalize, limits)?)
             }
-            SchemaType::Protobuf => {
-                ParsedSchema::Protobuf(protobuf::ProtobufSchema::parse(text, dependencies, validation, normalize)?)
-            }
+            SchemaType::Json => ParsedSchema::Json(json_schema::JsonSchema::parse_within(
+                text,
+                dependencies,
+                validation,
+                normalize,
+                limits,
+            )?),
+            SchemaType::Protobuf => ParsedSchema::Protobuf(protobuf::ProtobufSchema::parse_within(
+                text,
+                dependencies,
+                validation,
+                normalize,
+                limits,
+            )?),
         })
     }
 

@@ -15,13 +15,14 @@ mod resolver;
 pub mod serialized;
 mod source;
 
+use crate::limits::{Budget, Limits};
 use crate::{Dependency, SchemaError, SchemaType, Validation};
 use protox::prost_reflect::FileDescriptor;
 use protox::prost_reflect::prost_types::FileDescriptorProto;
 use std::collections::HashMap;
 
-/// Deepest nesting of braces, brackets, parentheses and angle brackets accepted; deeper input
-/// fails before it is parsed.
+/// Deepest nesting of braces, brackets, parentheses and angle brackets ever accepted (whatever
+/// [`Limits::max_depth`] says); deeper input fails before it is parsed.
 pub const MAX_DEPTH: usize = 64;
 
 /// Base file name given to the submitted schema (prefixed with `_` until no dependency uses it).
@@ -53,20 +54,36 @@ impl ProtobufSchema {
     pub fn parse(
         text: &str,
         dependencies: &[Dependency],
+        validation: Validation,
+        normalize: bool,
+    ) -> Result<Self, SchemaError> {
+        Self::parse_within(text, dependencies, validation, normalize, &Limits::default())
+    }
+
+    /// [`ProtobufSchema::parse`] within `limits`: nesting depth of each file (at most [`MAX_DEPTH`]),
+    /// and the statements of the text and its dependencies together against the node budget, both
+    /// counted in one linear scan before the compiler runs (linking is super-linear in declarations).
+    pub fn parse_within(
+        text: &str,
+        dependencies: &[Dependency],
         _validation: Validation,
         normalize: bool,
+        limits: &Limits,
     ) -> Result<Self, SchemaError> {
         let trimmed = text.trim();
         if let Some(descriptor) =
             Some(trimmed).filter(|t| !t.contains(char::is_whitespace)).and_then(serialized::decode)
         {
             let rendered = serialized::to_proto_text(&descriptor);
-            return Self::parse(&rendered, dependencies, _validation, normalize);
+            return Self::parse_within(&rendered, dependencies, _validation, normalize, limits);
         }
-        if resolver::nesting_depth(trimmed) > MAX_DEPTH
-            || dependencies.iter().any(|d| resolver::nesting_depth(&d.schema) > MAX_DEPTH)
-        {
-            return Err(SchemaError::TooDeep { limit: MAX_DEPTH });
+        let depth_limit = limits.clamped().max_depth.min(MAX_DEPTH);
+        let mut nodes = limits.meter(Budget::Nodes);
+        for file in std::iter::once(trimmed).chain(dependencies.iter().map(|d| d.schema.as_str())) {
+            if resolver::nesting_depth(file) > depth_limit {
+                return Err(SchemaError::TooDeep { limit: depth_limit });
+            }
+            nodes.charge(resolver::statement_count(file))?;
         }
         let mut sources: HashMap<String, String> =
             dependencies.iter().map(|d| (d.name.clone(), d.schema.clone())).collect();

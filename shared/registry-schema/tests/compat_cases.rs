@@ -63,7 +63,7 @@ fn run(case: &Case) -> Result<Vec<Incompatibility>, String> {
     let new = parse(&case.new)?;
     let previous = case.previous.iter().map(parse).collect::<Result<Vec<_>, _>>()?;
     let previous: Vec<&ParsedSchema> = previous.iter().collect();
-    Ok(compat::check(level, &new, &previous))
+    compat::check(level, &new, &previous).map_err(|e| e.to_string())
 }
 
 fn mismatch(case: &Case, found: &[Incompatibility]) -> Option<String> {

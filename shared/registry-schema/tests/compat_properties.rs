@@ -145,7 +145,7 @@ fn parse(schema: &Value) -> Option<ParsedSchema> {
 }
 
 fn compatible(level: CompatibilityLevel, new: &ParsedSchema, previous: &[&ParsedSchema]) -> bool {
-    compat::check(level, new, previous).is_empty()
+    compat::check(level, new, previous).is_ok_and(|found| found.is_empty())
 }
 
 proptest! {
@@ -157,7 +157,7 @@ proptest! {
         prop_assert!(parsed.is_ok(), "generator made an invalid schema: {} ({:?})", schema, parsed.err());
         let Ok(parsed) = parsed else { return Ok(()) };
         for level in CompatibilityLevel::ALL {
-            let found = compat::check(level, &parsed, &[&parsed, &parsed]);
+            let found = compat::check(level, &parsed, &[&parsed, &parsed]).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert!(found.is_empty(), "{schema} vs itself at {level}: {found:?}");
         }
     }
@@ -179,9 +179,10 @@ proptest! {
         let (Some(old), Some(new)) = (parse(&old), parse(&new)) else {
             return Err(TestCaseError::reject("invalid pair"));
         };
-        let mut expected = compat::check(CompatibilityLevel::Forward, &new, &[&old]);
-        expected.extend(compat::check(CompatibilityLevel::Backward, &new, &[&old]));
-        prop_assert_eq!(compat::check(CompatibilityLevel::Full, &new, &[&old]), expected);
+        let within = |level| compat::check(level, &new, &[&old]).map_err(|e| TestCaseError::fail(e.to_string()));
+        let mut expected = within(CompatibilityLevel::Forward)?;
+        expected.extend(within(CompatibilityLevel::Backward)?);
+        prop_assert_eq!(within(CompatibilityLevel::Full)?, expected);
     }
 }
 

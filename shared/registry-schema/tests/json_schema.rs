@@ -322,7 +322,7 @@ fn deeply_nested_subschemas_fail_without_overflow() {
 
 #[test]
 fn nesting_just_under_the_limit_still_compiles_on_a_small_stack() {
-    let levels = registry_schema::json_schema::MAX_DEPTH / 2 - 1;
+    let levels = registry_schema::Limits::default().max_depth / 2 - 1;
     let text = format!("{}{{}}{}", r#"{"properties":{"a":"#.repeat(levels), "}}".repeat(levels));
     let outcome = std::thread::Builder::new()
         .stack_size(512 * 1024)

@@ -1,10 +1,10 @@
 //! Compatibility: the check a registration must pass, and `POST /compatibility/...`.
 
-use super::support::{latest_live, version_not_found};
+use super::support::{latest_live, parse_stored_now, version_not_found};
 use super::{CompatibilityReport, NewSchema, Registry};
 use crate::error::RegistryError;
 use crate::model::{Subject, VersionRow, VersionSelector};
-use registry_schema::{CompatibilityLevel, ParsedSchema, Validation, compat};
+use registry_schema::{CompatibilityLevel, Incompatibility, ParsedSchema, Validation, compat};
 
 /// Longest `oldSchema` text quoted in a message, as Confluent (10 KiB).
 const MAX_QUOTED_SCHEMA: usize = 10 * 1024;
@@ -24,15 +24,24 @@ impl Registry {
             return Ok(Vec::new());
         }
         let wanted = if level.is_transitive() { previous.len() } else { 1 };
-        let mut parsed = Vec::with_capacity(wanted);
+        let mut stored = Vec::with_capacity(wanted);
         let mut texts = Vec::with_capacity(wanted);
         for row in previous.iter().take(wanted) {
             let body = self.body(&row.fingerprint).await?;
-            parsed.push(self.parse_stored(&body).await?);
-            texts.push(body.schema);
+            let dependencies = self.dependencies(&body.references, false).await?;
+            texts.push(body.schema.clone());
+            stored.push((body, dependencies));
         }
-        let refs: Vec<&ParsedSchema> = parsed.iter().collect();
-        let found = compat::check(level, new, &refs);
+        let (new, limits) = (new.clone(), self.settings.limits);
+        let check = move || -> Result<Vec<Incompatibility>, RegistryError> {
+            let mut parsed = Vec::with_capacity(stored.len());
+            for (body, dependencies) in &stored {
+                parsed.push(parse_stored_now(body.schema_type, &body.schema, dependencies, &limits)?);
+            }
+            let refs: Vec<&ParsedSchema> = parsed.iter().collect();
+            Ok(compat::check_within(level, &new, &refs, &limits)?.incompatibilities)
+        };
+        let found = self.cpu.run(check).await??;
         let Some(first) = found.first() else {
             return Ok(Vec::new());
         };

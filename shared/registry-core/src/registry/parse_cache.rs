@@ -11,7 +11,7 @@ use super::{NewSchema, Registry};
 use crate::bounded::BoundedMap;
 use crate::error::RegistryError;
 use crate::model::SchemaBody;
-use registry_schema::{Dependency, ParsedSchema, Validation};
+use registry_schema::{Dependency, Validation};
 use sha2::{Digest, Sha256};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -86,7 +86,9 @@ impl Registry {
         let canonical = match self.parse_cache.get(&key) {
             Some(canonical) => canonical,
             None => {
-                let parsed = ParsedSchema::parse(schema.schema_type, text, &dependencies, validation, normalize)?;
+                let parsed = self
+                    .parse_in_pool(schema.schema_type, text.to_string(), dependencies, validation, normalize)
+                    .await?;
                 let canonical: Arc<str> = Arc::from(parsed.canonical_text());
                 self.parse_cache.put(key, Arc::clone(&canonical));
                 canonical

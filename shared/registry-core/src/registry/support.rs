@@ -5,7 +5,10 @@ use super::{NewSchema, Registry};
 use crate::error::RegistryError;
 use crate::model::{Mode, SchemaBody, SchemaRecord, Scope, Subject, Version, VersionRow, VersionSelector};
 use crate::store::StoreError;
-use registry_schema::{CompatibilityLevel, Dependency, Fingerprint, ParsedSchema, SchemaReference, Validation};
+use registry_schema::{
+    CompatibilityLevel, Dependency, Fingerprint, Limits, ParsedSchema, SchemaError, SchemaReference, SchemaType,
+    Validation,
+};
 use std::collections::{HashMap, HashSet};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -171,7 +174,8 @@ impl Registry {
         normalize: bool,
     ) -> Result<(ParsedSchema, SchemaBody), RegistryError> {
         let dependencies = self.dependencies(&schema.references, true).await?;
-        let parsed = ParsedSchema::parse(schema.schema_type, text, &dependencies, validation, normalize)?;
+        let parsed =
+            self.parse_in_pool(schema.schema_type, text.to_string(), dependencies, validation, normalize).await?;
         let body = SchemaBody {
             schema_type: schema.schema_type,
             schema: parsed.canonical_text().to_string(),
@@ -185,10 +189,42 @@ impl Registry {
     /// Re-parses a stored body leniently with its own dependencies (for compatibility checks).
     pub(super) async fn parse_stored(&self, body: &SchemaBody) -> Result<ParsedSchema, RegistryError> {
         let dependencies = self.dependencies(&body.references, false).await?;
-        ParsedSchema::parse(body.schema_type, &body.schema, &dependencies, Validation::Lenient, false)
-            .map_err(|e| StoreError::Corrupt(format!("stored schema does not parse: {e}")).into())
+        let (schema_type, text, limits) = (body.schema_type, body.schema.clone(), self.settings.limits);
+        self.cpu.run(move || parse_stored_now(schema_type, &text, &dependencies, &limits)).await?
+    }
+
+    /// Parses in the bounded pool (see `registry::cpu`) within the configured budgets.
+    pub(super) async fn parse_in_pool(
+        &self,
+        schema_type: SchemaType,
+        text: String,
+        dependencies: Vec<Dependency>,
+        validation: Validation,
+        normalize: bool,
+    ) -> Result<ParsedSchema, RegistryError> {
+        let limits = self.settings.limits;
+        let parse =
+            move || ParsedSchema::parse_within(schema_type, &text, &dependencies, validation, normalize, &limits);
+        Ok(self.cpu.run(parse).await??)
     }
 }
+
+/// Parses a stored schema where it is: in a pool job. It was valid when stored, so a failure is corrupt
+/// storage, except for a budget: limits lowered since then refuse it as they would a new one (42201).
+pub(super) fn parse_stored_now(
+    schema_type: SchemaType,
+    text: &str,
+    dependencies: &[Dependency],
+    limits: &Limits,
+) -> Result<ParsedSchema, RegistryError> {
+    ParsedSchema::parse_within(schema_type, text, dependencies, Validation::Lenient, false, limits).map_err(|e| match e
+    {
+        SchemaError::TooDeep { .. } | SchemaError::BudgetExceeded { .. } => RegistryError::from(e),
+        other => StoreError::Corrupt(format!("stored schema does not parse: {other}")).into(),
+    })
+}
+
+impl Registry {}
 
 /// The rows visible with or without soft-deleted ones.
 pub(super) fn visible(rows: &[VersionRow], include_deleted: bool) -> impl Iterator<Item = &VersionRow> {

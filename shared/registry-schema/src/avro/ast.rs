@@ -3,7 +3,7 @@
 
 use crate::{SchemaError, SchemaType};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Deepest schema nesting accepted (serde_json already stops at 128 JSON levels).
 pub(crate) const MAX_DEPTH: usize = 100;
@@ -159,7 +159,7 @@ impl Parser {
 
     fn parse_union(&mut self, branches: &[Value]) -> Result<Node, SchemaError> {
         let mut nodes = Vec::with_capacity(branches.len());
-        let mut seen: Vec<String> = Vec::new();
+        let mut seen: HashSet<String> = HashSet::with_capacity(branches.len());
         for branch in branches {
             let node = self.parse(branch)?;
             let key = match &node {
@@ -169,10 +169,9 @@ impl Parser {
                 Node::Map { .. } => "map".to_string(),
                 Node::Named(i) => self.arena[*i].full_name(),
             };
-            if seen.contains(&key) {
+            if !seen.insert(key.clone()) {
                 return Err(err(format!("Duplicate in union: {key}")));
             }
-            seen.push(key);
             nodes.push(node);
         }
         Ok(Node::Union(nodes))
@@ -252,12 +251,13 @@ impl Parser {
             .and_then(Value::as_array)
             .ok_or_else(|| err(format!("Record has no fields: {record}")))?;
         let mut fields: Vec<Field> = Vec::with_capacity(list.len());
+        let mut names: HashSet<&str> = HashSet::with_capacity(list.len());
+        let empty = Map::new();
         for field in list {
-            let empty = Map::new();
             let field = field.as_object().unwrap_or(&empty);
             let name = text(field, "name").ok_or_else(|| err(format!("No field name in record {record}")))?;
             validate_name(name)?;
-            if fields.iter().any(|f| f.name == name) {
+            if !names.insert(name) {
                 return Err(err(format!("Duplicate field {name} in record {record}")));
             }
             let type_value =
@@ -306,14 +306,9 @@ fn unresolved(name: &str) -> SchemaError {
     SchemaError::UnresolvedReference { name: name.to_string() }
 }
 
-fn dedupe<T: PartialEq>(items: Vec<T>) -> Vec<T> {
-    let mut out: Vec<T> = Vec::with_capacity(items.len());
-    for item in items {
-        if !out.contains(&item) {
-            out.push(item);
-        }
-    }
-    out
+fn dedupe<T: Eq + std::hash::Hash + Clone>(items: Vec<T>) -> Vec<T> {
+    let mut seen = HashSet::with_capacity(items.len());
+    items.into_iter().filter(|item| seen.insert(item.clone())).collect()
 }
 
 fn parse_alias_list(obj: &Map<String, Value>) -> Result<Vec<String>, SchemaError> {
@@ -331,17 +326,18 @@ fn parse_enum(obj: &Map<String, Value>, full: &str) -> Result<Body, SchemaError>
     let list =
         obj.get("symbols").and_then(Value::as_array).ok_or_else(|| err(format!("Enum has no symbols: {full}")))?;
     let mut symbols: Vec<String> = Vec::with_capacity(list.len());
+    let mut seen: HashSet<&str> = HashSet::with_capacity(list.len());
     for symbol in list {
         let symbol = symbol.as_str().ok_or_else(|| err(format!("Enum symbol not a string in {full}: {symbol}")))?;
         validate_name(symbol)?;
-        if symbols.iter().any(|s| s == symbol) {
+        if !seen.insert(symbol) {
             return Err(err(format!("Duplicate enum symbol: {symbol}")));
         }
         symbols.push(symbol.to_string());
     }
     let default = text(obj, "default").map(str::to_string);
     if let Some(default) = &default
-        && !symbols.contains(default)
+        && !seen.contains(default.as_str())
     {
         return Err(err(format!("The Enum Default: {default} is not in the enum symbol set: {symbols:?}")));
     }

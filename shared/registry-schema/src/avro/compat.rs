@@ -11,23 +11,30 @@ pub mod checker;
 mod view;
 
 use super::AvroSchema;
-use crate::Incompatibility;
 use crate::compat::Direction;
-pub use checker::{Aborted, Finding, IncompatibilityKind, Scope};
+use crate::limits::Meter;
+use crate::{Incompatibility, SchemaError};
+pub use checker::{Aborted, Finding, IncompatibilityKind, Scope, Stopped};
 
-/// Incompatibilities of `new` against `old` in `direction`; empty when compatible.
+/// Incompatibilities of `new` against `old` in `direction`; empty when compatible. The walk's work is
+/// charged to `work` ([`SchemaError::BudgetExceeded`] when spent).
 ///
 /// `previous_index` of each result is 0; [`crate::compat::check_pair`] sets the real one.
-pub fn check(direction: Direction, new: &AvroSchema, old: &AvroSchema) -> Vec<Incompatibility> {
-    match direction {
-        Direction::Backward => one_way(new, old, Side::New),
-        Direction::Forward => one_way(old, new, Side::Old),
+pub fn check(
+    direction: Direction,
+    new: &AvroSchema,
+    old: &AvroSchema,
+    work: &mut Meter,
+) -> Result<Vec<Incompatibility>, SchemaError> {
+    Ok(match direction {
+        Direction::Backward => one_way(new, old, Side::New, work)?,
+        Direction::Forward => one_way(old, new, Side::Old, work)?,
         Direction::Full => {
-            let mut found = one_way(old, new, Side::Old);
-            found.extend(one_way(new, old, Side::New));
+            let mut found = one_way(old, new, Side::Old, work)?;
+            found.extend(one_way(new, old, Side::New, work)?);
             found
         }
-    }
+    })
 }
 
 /// Which schema plays the reader in a one-way check; the writer is the other one.
@@ -48,22 +55,32 @@ impl Side {
     }
 }
 
-fn one_way(reader: &AvroSchema, writer: &AvroSchema, reader_side: Side) -> Vec<Incompatibility> {
+fn one_way(
+    reader: &AvroSchema,
+    writer: &AvroSchema,
+    reader_side: Side,
+    work: &mut Meter,
+) -> Result<Vec<Incompatibility>, SchemaError> {
     let reader = Scope { schema: reader.schema(), names: reader.named_types() };
     let writer = Scope { schema: writer.schema(), names: writer.named_types() };
-    to_incompatibilities(checker::reader_writer(reader, writer), reader_side)
+    to_incompatibilities(checker::reader_writer(reader, writer, work), reader_side)
 }
 
 /// Turns the checker's answer into Confluent-shaped incompatibilities, `reader_side` naming the reader.
-pub fn to_incompatibilities(outcome: Result<Vec<Finding>, Aborted>, reader_side: Side) -> Vec<Incompatibility> {
+/// A spent budget stays an error.
+pub fn to_incompatibilities(
+    outcome: Result<Vec<Finding>, Stopped>,
+    reader_side: Side,
+) -> Result<Vec<Incompatibility>, SchemaError> {
     match outcome {
-        Ok(findings) => findings.iter().map(|finding| incompatibility(finding, reader_side)).collect(),
-        Err(Aborted(reason)) => vec![Incompatibility {
+        Ok(findings) => Ok(findings.iter().map(|finding| incompatibility(finding, reader_side)).collect()),
+        Err(Stopped::Aborted(Aborted(reason))) => Ok(vec![Incompatibility {
             previous_index: 0,
             path: "/".to_string(),
             kind: "UNEXPECTED_EXCEPTION".to_string(),
             message: format!("Unexpected exception during compatibility check: {reason}"),
-        }],
+        }]),
+        Err(Stopped::OverBudget(error)) => Err(error),
     }
 }
 
@@ -108,7 +125,12 @@ pub fn incompatibility(finding: &Finding, reader_side: Side) -> Incompatibility 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::Budget;
     use crate::{Dependency, SchemaType, Validation};
+
+    fn check(direction: Direction, new: &AvroSchema, old: &AvroSchema) -> Vec<Incompatibility> {
+        super::check(direction, new, old, &mut Meter::unlimited(Budget::Work)).unwrap_or_default()
+    }
 
     fn with_reference(address_fields: &str) -> AvroSchema {
         let address =
@@ -145,7 +167,7 @@ mod tests {
 
     #[test]
     fn an_aborted_check_is_reported_as_confluent_does() {
-        let found = to_incompatibilities(Err(Aborted("boom".into())), Side::New);
+        let found = to_incompatibilities(Err(Stopped::Aborted(Aborted("boom".into()))), Side::New).unwrap_or_default();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].message, "Unexpected exception during compatibility check: boom");
     }

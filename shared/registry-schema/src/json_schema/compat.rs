@@ -15,25 +15,32 @@ pub mod model;
 mod structure;
 
 use super::JsonSchema;
-use crate::Incompatibility;
 use crate::compat::Direction;
+use crate::limits::Meter;
+use crate::{Incompatibility, SchemaError};
 pub use difference::{ChangeType, Difference};
 use model::Graph;
 
-/// Incompatibilities of `new` against `old` in `direction`; empty when compatible.
+/// Incompatibilities of `new` against `old` in `direction`; empty when compatible. The diffs' work
+/// (pairs compared, differences copied from the memo) is charged to `work`.
 ///
 /// `previous_index` of each result is 0; [`crate::compat::check_pair`] sets the real one.
-pub fn check(direction: Direction, new: &JsonSchema, old: &JsonSchema) -> Vec<Incompatibility> {
+pub fn check(
+    direction: Direction,
+    new: &JsonSchema,
+    old: &JsonSchema,
+    work: &mut Meter,
+) -> Result<Vec<Incompatibility>, SchemaError> {
     let (new, old) = (graph(new), graph(old));
-    match direction {
-        Direction::Backward => incompatible(&old, &new, ("new", "old")),
-        Direction::Forward => incompatible(&new, &old, ("old", "new")),
+    Ok(match direction {
+        Direction::Backward => incompatible(&old, &new, ("new", "old"), work)?,
+        Direction::Forward => incompatible(&new, &old, ("old", "new"), work)?,
         Direction::Full => {
-            let mut found = incompatible(&new, &old, ("old", "new"));
-            found.extend(incompatible(&old, &new, ("new", "old")));
+            let mut found = incompatible(&new, &old, ("old", "new"), work)?;
+            found.extend(incompatible(&old, &new, ("new", "old"), work)?);
             found
         }
-    }
+    })
 }
 
 /// Every difference Confluent's `SchemaDiff.compare(original, update)` reports, compatible ones included,
@@ -46,9 +53,15 @@ fn graph(schema: &JsonSchema) -> Graph {
     Graph::load(schema.document(), schema.draft(), schema.dependencies())
 }
 
-fn incompatible(original: &Graph, update: &Graph, (reader, writer): (&str, &str)) -> Vec<Incompatibility> {
-    diff::Differ::new(original, update)
-        .differences()
+fn incompatible(
+    original: &Graph,
+    update: &Graph,
+    (reader, writer): (&str, &str),
+    work: &mut Meter,
+) -> Result<Vec<Incompatibility>, SchemaError> {
+    let (differences, spent) = diff::Differ::within(original, update, work.remaining()).differences_and_work();
+    work.charge(spent)?;
+    Ok(differences
         .into_iter()
         .filter(|d| !d.change.is_compatible())
         .map(|d| Incompatibility {
@@ -57,5 +70,5 @@ fn incompatible(original: &Graph, update: &Graph, (reader, writer): (&str, &str)
             kind: d.change.as_str().to_string(),
             message: d.message(reader, writer),
         })
-        .collect()
+        .collect())
 }

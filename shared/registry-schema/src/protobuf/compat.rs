@@ -12,10 +12,11 @@
 mod diff;
 
 use super::ProtobufSchema;
-use crate::Incompatibility;
 use crate::compat::Direction;
+use crate::limits::Meter;
+use crate::{Incompatibility, SchemaError};
 
-pub use diff::diff;
+pub use diff::{diff, diff_within};
 
 /// Confluent's `Difference.Type`: every kind of change the diff reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -168,19 +169,31 @@ impl std::fmt::Display for Change {
 
 /// Incompatibilities of `new` against `old` in `direction`; empty when compatible. Messages are
 /// Confluent's `{errorType:"TYPE", description:"..."}`.
-pub fn check(direction: Direction, new: &ProtobufSchema, old: &ProtobufSchema) -> Vec<Incompatibility> {
+/// The diffs' work is charged to `work`.
+pub fn check(
+    direction: Direction,
+    new: &ProtobufSchema,
+    old: &ProtobufSchema,
+    work: &mut Meter,
+) -> Result<Vec<Incompatibility>, SchemaError> {
     let mut found = Vec::new();
     if matches!(direction, Direction::Backward | Direction::Full) {
-        found.extend(incompatible(old, new, "new", "old"));
+        found.extend(incompatible(old, new, "new", "old", work)?);
     }
     if matches!(direction, Direction::Forward | Direction::Full) {
-        found.extend(incompatible(new, old, "old", "new"));
+        found.extend(incompatible(new, old, "old", "new", work)?);
     }
-    found
+    Ok(found)
 }
 
-fn incompatible(original: &ProtobufSchema, update: &ProtobufSchema, u: &str, o: &str) -> Vec<Incompatibility> {
-    diff(original, update)
+fn incompatible(
+    original: &ProtobufSchema,
+    update: &ProtobufSchema,
+    u: &str,
+    o: &str,
+    work: &mut Meter,
+) -> Result<Vec<Incompatibility>, SchemaError> {
+    Ok(diff_within(original, update, work)?
         .into_iter()
         .filter(|change| !change.kind.is_compatible())
         .map(|change| Incompatibility {
@@ -193,5 +206,5 @@ fn incompatible(original: &ProtobufSchema, update: &ProtobufSchema, u: &str, o: 
             kind: change.kind.as_str().to_string(),
             path: change.path,
         })
-        .collect()
+        .collect())
 }

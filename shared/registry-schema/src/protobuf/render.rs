@@ -23,7 +23,8 @@ use protox::prost_reflect::prost_types::{
 /// Renders `written` (the unresolved parse of the text) as Confluent stores it. `linked` is the
 /// same file after linking (same order of declarations); normalizing reads resolved names from it.
 pub(super) fn render(written: &FileDescriptorProto, linked: &FileDescriptorProto, normalize: bool) -> String {
-    let r = Renderer { file: written, normalize, proto3: source::is_proto3(written) };
+    let locations = source::SourceIndex::new(written);
+    let r = Renderer { file: written, locations: &locations, normalize, proto3: source::is_proto3(written) };
     r.file(linked)
 }
 
@@ -42,6 +43,7 @@ pub(super) fn indent(out: &mut String, text: &str) {
 
 struct Renderer<'a> {
     file: &'a FileDescriptorProto,
+    locations: &'a source::SourceIndex<'a>,
     normalize: bool,
     proto3: bool,
 }
@@ -116,7 +118,7 @@ impl Renderer<'_> {
     fn message(&self, m: &DescriptorProto, linked: Option<&DescriptorProto>, path: &[i32]) -> String {
         let mut out = format!("message {} {{", m.name());
         let reserved = ranges::statements(
-            self.file,
+            self.locations,
             self.normalize,
             path,
             (9, 10),
@@ -133,8 +135,10 @@ impl Renderer<'_> {
             out.push('\n');
             options.iter().for_each(|o| indent(&mut out, &format!("option {};", o.text)));
         }
+        let positions: std::collections::HashMap<*const FieldDescriptorProto, usize> =
+            m.field.iter().enumerate().map(|(i, x)| (std::ptr::from_ref(x), i)).collect();
         let linked_field = |f: &FieldDescriptorProto| {
-            let i = m.field.iter().position(|x| std::ptr::eq(x, f));
+            let i = positions.get(&std::ptr::from_ref(f)).copied();
             linked.and_then(|l| i.and_then(|i| l.field.get(i)))
         };
         let is_group = |f: &FieldDescriptorProto| f.r#type() == Type::Group;
@@ -184,7 +188,8 @@ impl Renderer<'_> {
                 indent(&mut out, &self.group(m, group));
             }
         }
-        let extensions = ranges::statements(self.file, self.normalize, path, (5, -1), &ranges_of_ext(m), &[], true);
+        let extensions =
+            ranges::statements(self.locations, self.normalize, path, (5, -1), &ranges_of_ext(m), &[], true);
         if !extensions.is_empty() {
             out.push('\n');
             extensions.iter().for_each(|r| indent(&mut out, &format!("extensions {r};")));
@@ -328,7 +333,8 @@ impl Renderer<'_> {
     fn enumeration(&self, e: &EnumDescriptorProto, path: &[i32]) -> String {
         let mut out = format!("enum {} {{", e.name());
         let ranges: Vec<(i32, i32)> = e.reserved_range.iter().map(|r| (r.start(), r.end())).collect();
-        let reserved = ranges::statements(self.file, self.normalize, path, (4, 5), &ranges, &e.reserved_name, false);
+        let reserved =
+            ranges::statements(self.locations, self.normalize, path, (4, 5), &ranges, &e.reserved_name, false);
         if !reserved.is_empty() {
             out.push('\n');
             reserved.iter().for_each(|r| indent(&mut out, &format!("reserved {r};")));

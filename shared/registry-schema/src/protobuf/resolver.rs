@@ -43,8 +43,20 @@ impl FileResolver for SourceResolver {
 
 /// Deepest nesting of `{ ( [ <` outside comments and string literals. Linear, no recursion.
 pub(super) fn nesting_depth(text: &str) -> usize {
+    shape(text).0
+}
+
+/// Statements and blocks (`;` and `{` outside comments and string literals): each declaration, field,
+/// enum value, option and import is at least one. What the node budget counts for Protobuf.
+pub(super) fn statement_count(text: &str) -> u64 {
+    shape(text).1
+}
+
+/// (deepest nesting, statements) of `text` in one linear pass.
+fn shape(text: &str) -> (usize, u64) {
     let bytes = text.as_bytes();
     let (mut depth, mut deepest, mut i) = (0usize, 0usize, 0usize);
+    let mut statements = 0u64;
     while i < bytes.len() {
         match bytes[i] {
             b'/' if bytes.get(i + 1) == Some(&b'/') => {
@@ -65,16 +77,18 @@ pub(super) fn nesting_depth(text: &str) -> usize {
                     i += if bytes[i] == b'\\' { 2 } else { 1 };
                 }
             }
-            b'{' | b'(' | b'[' | b'<' => {
+            open @ (b'{' | b'(' | b'[' | b'<') => {
                 depth += 1;
                 deepest = deepest.max(depth);
+                statements += u64::from(open == b'{');
             }
             b'}' | b')' | b']' | b'>' => depth = depth.saturating_sub(1),
+            b';' => statements += 1,
             _ => {}
         }
         i += 1;
     }
-    deepest
+    (deepest, statements)
 }
 
 #[cfg(test)]
@@ -85,6 +99,12 @@ mod tests {
     fn depth_skips_comments_and_strings() {
         let text = "message A { // {{{{\n /* (((( */ string s = 1 [default = \"{{{\\\"{{\"]; map<string, B> m = 2; }";
         assert_eq!(nesting_depth(text), 2);
+    }
+
+    #[test]
+    fn statements_are_counted_outside_comments_and_strings() {
+        let text = "syntax = \"proto3\"; // ;;;\nmessage A { string s = 1 [default = \";{\"]; /* ; */ int32 n = 2; }";
+        assert_eq!(statement_count(text), 4);
     }
 
     #[test]

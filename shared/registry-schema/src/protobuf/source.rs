@@ -4,6 +4,7 @@
 
 use protox::prost_reflect::prost_types::field_descriptor_proto::{Label, Type};
 use protox::prost_reflect::prost_types::{DescriptorProto, FieldDescriptorProto, FileDescriptorProto};
+use std::collections::HashMap;
 use std::fmt;
 
 /// Parses `text` without resolving names or imports: type names stay as written.
@@ -124,6 +125,41 @@ pub(super) fn label_name(label: Label) -> &'static str {
 /// Every source location as (path, span).
 pub(super) fn locations(file: &FileDescriptorProto) -> impl Iterator<Item = (&[i32], &[i32])> {
     file.source_code_info.iter().flat_map(|info| info.location.iter()).map(|l| (l.path.as_slice(), l.span.as_slice()))
+}
+
+/// The source locations of a file indexed by path, so that looking one up (or a path's children) does not
+/// scan every location: a file with many declarations would otherwise render in quadratic time.
+pub(super) struct SourceIndex<'f> {
+    spans: HashMap<&'f [i32], &'f [i32]>,
+    children: HashMap<&'f [i32], Vec<Location<'f>>>,
+}
+
+/// A location's (path, span).
+pub(super) type Location<'f> = (&'f [i32], &'f [i32]);
+
+impl<'f> SourceIndex<'f> {
+    /// Indexes every location of `file` (the first location wins for a repeated path, as a scan would).
+    pub(super) fn new(file: &'f FileDescriptorProto) -> Self {
+        let mut spans = HashMap::new();
+        let mut children: HashMap<&[i32], Vec<Location<'_>>> = HashMap::new();
+        for (path, span) in locations(file) {
+            spans.entry(path).or_insert(span);
+            if let Some((_, parent)) = path.split_last() {
+                children.entry(parent).or_default().push((path, span));
+            }
+        }
+        SourceIndex { spans, children }
+    }
+
+    /// The span of the first location at `path`.
+    pub(super) fn span(&self, path: &[i32]) -> Option<&'f [i32]> {
+        self.spans.get(path).copied()
+    }
+
+    /// The locations one level below `parent`, in file order.
+    pub(super) fn children(&self, parent: &[i32]) -> &[Location<'f>] {
+        self.children.get(parent).map_or(&[], Vec::as_slice)
+    }
 }
 
 /// (line, column) where a span starts.

@@ -5,9 +5,11 @@
 //! read on the reader side only, and a pair already under check counts as compatible, so recursive types end.
 
 use super::view::{NodeId, View, node_id, resolve, view};
+use crate::SchemaError;
+use crate::limits::Meter;
 use apache_avro::Schema;
 use apache_avro::schema::{EnumSchema, FixedSchema, RecordField, RecordSchema};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Reader/writer pairs open at once before the walk gives up (reported as an aborted check) instead of
 /// growing the stack further. Parsed schemas nest at most 128 JSON levels, so real schemas stay far below;
@@ -69,10 +71,41 @@ pub struct Scope<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Aborted(pub String);
 
+/// Why a walk stopped without an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stopped {
+    /// Where Java would have thrown.
+    Aborted(Aborted),
+    /// The work budget is spent (see [`crate::limits`]).
+    OverBudget(SchemaError),
+}
+
+impl From<Aborted> for Stopped {
+    fn from(aborted: Aborted) -> Self {
+        Stopped::Aborted(aborted)
+    }
+}
+
+impl From<SchemaError> for Stopped {
+    fn from(error: SchemaError) -> Self {
+        Stopped::OverBudget(error)
+    }
+}
+
 /// All findings for `reader` reading data written with `writer`; empty when compatible.
-pub fn reader_writer(reader: Scope<'_>, writer: Scope<'_>) -> Result<Vec<Finding>, Aborted> {
-    let mut checker =
-        Checker { reader_names: reader.names, writer_names: writer.names, memo: HashMap::new(), depth: 0 };
+///
+/// Each (reader, writer) pair is computed once (memoised, as Java does); each pair visited, each record
+/// field matched and each finding copied is charged to `work`. Lookups linear in one node (enum symbols,
+/// union branches, by hash) are bounded by the node budget instead.
+pub fn reader_writer(reader: Scope<'_>, writer: Scope<'_>, work: &mut Meter) -> Result<Vec<Finding>, Stopped> {
+    let mut checker = Checker {
+        reader_names: reader.names,
+        writer_names: writer.names,
+        memo: HashMap::new(),
+        unions: HashMap::new(),
+        depth: 0,
+        work,
+    };
     checker.fresh(reader.schema, writer.schema)
 }
 
@@ -90,13 +123,42 @@ enum Memo {
     Done(Vec<Finding>),
 }
 
-type Outcome = Result<Vec<Finding>, Aborted>;
+type Outcome = Result<Vec<Finding>, Stopped>;
 
-struct Checker<'a> {
+struct Checker<'a, 'w> {
     reader_names: &'a HashMap<String, Schema>,
     writer_names: &'a HashMap<String, Schema>,
     memo: HashMap<(NodeId<'a>, NodeId<'a>), Memo>,
+    /// Reader unions indexed by branch key, by the address of their branch list.
+    unions: HashMap<usize, HashMap<BranchKey<'a>, Vec<usize>>>,
     depth: usize,
+    work: &'w mut Meter,
+}
+
+/// What a union branch can be found by: its type and, for named types, its unqualified name or one of
+/// its aliases (full name). Only a branch found by one of the writer's keys can read the writer's type.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum BranchKey<'a> {
+    Kind(&'static str),
+    Named(&'static str, &'a str),
+    Alias(&'static str, String),
+}
+
+/// The reader types a writer type can be promoted to (Java's `checkReaderWriterCompatibility` rules).
+fn promotions(writer: &'static str) -> &'static [&'static str] {
+    match writer {
+        "INT" => &["INT", "LONG", "FLOAT", "DOUBLE"],
+        "LONG" => &["LONG", "FLOAT", "DOUBLE"],
+        "FLOAT" => &["FLOAT", "DOUBLE"],
+        "STRING" => &["STRING", "BYTES"],
+        "BYTES" => &["BYTES", "STRING"],
+        "NULL" => &["NULL"],
+        "BOOLEAN" => &["BOOLEAN"],
+        "DOUBLE" => &["DOUBLE"],
+        "ARRAY" => &["ARRAY"],
+        "MAP" => &["MAP"],
+        _ => &[],
+    }
 }
 
 /// Java's `Incompatibility.getLocation()`: the root token is dropped, the rest joined as a JSON pointer.
@@ -123,7 +185,7 @@ fn type_mismatch(reader: View<'_>, writer: View<'_>, location: &[Token]) -> Vec<
     finding(IncompatibilityKind::TypeMismatch, message, location)
 }
 
-impl<'a> Checker<'a> {
+impl<'a> Checker<'a, '_> {
     /// Java's two-argument `getCompatibility`: a new location stack, the shared memo.
     fn fresh(&mut self, reader: &'a Schema, writer: &'a Schema) -> Outcome {
         let mut location = Vec::new();
@@ -132,15 +194,19 @@ impl<'a> Checker<'a> {
 
     fn get(&mut self, token: Token, reader: &'a Schema, writer: &'a Schema, location: &mut Vec<Token>) -> Outcome {
         if self.depth >= MAX_DEPTH {
-            return Err(Aborted(format!("schema nested deeper than {MAX_DEPTH} levels")));
+            return Err(Aborted(format!("schema nested deeper than {MAX_DEPTH} levels")).into());
         }
+        self.work.charge(1)?;
         let reader = resolve(reader, self.reader_names)?;
         let writer = resolve(writer, self.writer_names)?;
         let (reader_view, writer_view) = (view(reader)?, view(writer)?);
         let key = (node_id(reader, reader_view), node_id(writer, writer_view));
         match self.memo.get(&key) {
             Some(Memo::InProgress) => return Ok(Vec::new()),
-            Some(Memo::Done(found)) => return Ok(found.clone()),
+            Some(Memo::Done(found)) => {
+                self.work.charge(found.len() as u64)?;
+                return Ok(found.clone());
+            }
             None => {}
         }
         self.memo.insert(key, Memo::InProgress);
@@ -150,6 +216,7 @@ impl<'a> Checker<'a> {
         self.depth -= 1;
         location.pop();
         let found = outcome?;
+        self.work.charge(found.len() as u64)?;
         self.memo.insert(key, Memo::Done(found.clone()));
         Ok(found)
     }
@@ -215,8 +282,8 @@ impl<'a> Checker<'a> {
             View::Bytes => matches!(writer_view, View::String),
             View::String => matches!(writer_view, View::Bytes),
             View::Union(branches) => {
-                for branch in branches {
-                    if self.fresh(branch, writer_schema)?.is_empty() {
+                for index in self.candidates(branches, writer_view)? {
+                    if self.fresh(&branches[index], writer_schema)?.is_empty() {
                         return Ok(Vec::new());
                     }
                 }
@@ -226,6 +293,38 @@ impl<'a> Checker<'a> {
             _ => false,
         };
         Ok(if promotable { Vec::new() } else { type_mismatch(reader_view, writer_view, location) })
+    }
+
+    /// The branches of the reader union `branches` that can possibly read `writer`, in union order: those
+    /// of a type the writer's type promotes to and, for named types, of the same unqualified name or with an
+    /// alias naming the writer. Every other branch would fail on type or name, so trying only these gives
+    /// Java's answer without comparing every branch with every writer type.
+    fn candidates(&mut self, branches: &'a [Schema], writer: View<'a>) -> Result<Vec<usize>, Stopped> {
+        let address = branches.as_ptr() as usize;
+        if !self.unions.contains_key(&address) {
+            let mut index: HashMap<BranchKey<'a>, Vec<usize>> = HashMap::new();
+            for (position, branch) in branches.iter().enumerate() {
+                for key in branch_keys(view(resolve(branch, self.reader_names)?)?) {
+                    index.entry(key).or_default().push(position);
+                }
+            }
+            self.unions.insert(address, index);
+        }
+        let Some(index) = self.unions.get(&address) else { return Ok(Vec::new()) };
+        let mut found: Vec<usize> = match writer {
+            View::Record(r) => named_lookups(index, "RECORD", &r.name),
+            View::Enum(e) => named_lookups(index, "ENUM", &e.name),
+            View::Fixed(f) => named_lookups(index, "FIXED", &f.name),
+            other => promotions(other.type_name())
+                .iter()
+                .filter_map(|kind| index.get(&BranchKey::Kind(kind)))
+                .flatten()
+                .copied()
+                .collect(),
+        };
+        found.sort_unstable();
+        found.dedup();
+        Ok(found)
     }
 
     /// Java's `checkReaderWriterRecordFields`: every reader field is read from the writer field of the same
@@ -238,6 +337,7 @@ impl<'a> Checker<'a> {
     ) -> Outcome {
         let (writer_schema, writer_record) = writer;
         let mut found = Vec::new();
+        self.work.charge((reader.fields.len() + writer_record.fields.len()) as u64)?;
         let by_name: HashMap<&str, &RecordField> =
             writer_record.fields.iter().map(|field| (field.name.as_str(), field)).collect();
         location.push(Token::Word("fields"));
@@ -252,7 +352,8 @@ impl<'a> Checker<'a> {
                     "Reader record field {} matches multiple fields in writer record schema {}",
                     reader_field.name,
                     writer_record.name.fullname(None)
-                )));
+                ))
+                .into());
             }
             match first {
                 Some(writer_field) => {
@@ -294,6 +395,36 @@ impl<'s> NamedView<'s> {
     }
 }
 
+/// The keys a reader union branch is indexed by (see [`BranchKey`]).
+fn branch_keys(branch: View<'_>) -> Vec<BranchKey<'_>> {
+    fn named<'s>(
+        kind: &'static str,
+        name: &'s apache_avro::schema::Name,
+        aliases: &apache_avro::schema::Aliases,
+    ) -> Vec<BranchKey<'s>> {
+        let mut keys = vec![BranchKey::Named(kind, name.name())];
+        keys.extend(aliases.iter().flatten().map(|alias| BranchKey::Alias(kind, alias.fullname(None))));
+        keys
+    }
+    match branch {
+        View::Record(r) => named("RECORD", &r.name, &r.aliases),
+        View::Enum(e) => named("ENUM", &e.name, &e.aliases),
+        View::Fixed(f) => named("FIXED", &f.name, &f.aliases),
+        other => vec![BranchKey::Kind(other.type_name())],
+    }
+}
+
+/// Branches a named writer type may match: same kind and unqualified name, or an alias naming its full name.
+fn named_lookups(
+    index: &HashMap<BranchKey<'_>, Vec<usize>>,
+    kind: &'static str,
+    name: &apache_avro::schema::Name,
+) -> Vec<usize> {
+    let by_name = index.get(&BranchKey::Named(kind, name.name())).into_iter().flatten();
+    let by_alias = index.get(&BranchKey::Alias(kind, name.fullname(None))).into_iter().flatten();
+    by_name.chain(by_alias).copied().collect()
+}
+
 /// Java's `checkSchemaNames`: unqualified names equal, or a reader alias equal to the writer's full name.
 fn check_name(reader: NamedView<'_>, writer: NamedView<'_>, location: &mut Vec<Token>) -> Vec<Finding> {
     let writer_full = writer.name.fullname(None);
@@ -310,12 +441,13 @@ fn check_name(reader: NamedView<'_>, writer: NamedView<'_>, location: &mut Vec<T
 
 /// Java's `checkReaderEnumContainsAllWriterEnumSymbols`, with the Avro 1.9+ reader-default rescue.
 fn check_symbols(reader: &EnumSchema, writer: &EnumSchema, location: &mut Vec<Token>) -> Vec<Finding> {
+    let symbols: HashSet<&str> = reader.symbols.iter().map(String::as_str).collect();
     let mut missing: Vec<&str> =
-        writer.symbols.iter().filter(|symbol| !reader.symbols.contains(symbol)).map(String::as_str).collect();
+        writer.symbols.iter().map(String::as_str).filter(|symbol| !symbols.contains(symbol)).collect();
     if missing.is_empty() {
         return Vec::new();
     }
-    if reader.default.as_ref().is_some_and(|default| reader.symbols.contains(default)) {
+    if reader.default.as_deref().is_some_and(|default| symbols.contains(default)) {
         return Vec::new();
     }
     missing.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
@@ -331,6 +463,7 @@ mod tests {
     use super::*;
     use crate::Validation;
     use crate::avro::AvroSchema;
+    use crate::limits::Budget;
     use apache_avro::schema::ArraySchema;
 
     fn parsed(text: &str) -> AvroSchema {
@@ -340,12 +473,45 @@ mod tests {
         }
     }
 
-    fn check(reader: &str, writer: &str) -> Result<Vec<Finding>, Aborted> {
+    fn check(reader: &str, writer: &str) -> Result<Vec<Finding>, Stopped> {
         let (reader, writer) = (parsed(reader), parsed(writer));
         reader_writer(
             Scope { schema: reader.schema(), names: reader.named_types() },
             Scope { schema: writer.schema(), names: writer.named_types() },
+            &mut Meter::unlimited(Budget::Work),
         )
+    }
+
+    fn work(reader: &str, writer: &str) -> u64 {
+        let (reader, writer) = (parsed(reader), parsed(writer));
+        let mut meter = Meter::unlimited(Budget::Work);
+        let scopes = (
+            Scope { schema: reader.schema(), names: reader.named_types() },
+            Scope { schema: writer.schema(), names: writer.named_types() },
+        );
+        let _ = reader_writer(scopes.0, scopes.1, &mut meter);
+        meter.used()
+    }
+
+    #[test]
+    fn union_branches_are_matched_by_name_not_pairwise() {
+        let (old, new) = crate::bombs::avro_wide_union(400);
+        assert_eq!(check(&new, &old), Ok(Vec::new()));
+        let (small_old, small_new) = crate::bombs::avro_wide_union(100);
+        let (small, large) = (work(&small_new, &small_old), work(&new, &old));
+        // Linear: four times the branches cost about four times the work (pairwise would be sixteen).
+        assert!(large <= 5 * small, "100 branches: {small} units, 400 branches: {large} units");
+    }
+
+    #[test]
+    fn a_union_finds_promotions_and_aliases() {
+        let writer = r#"{"type":"record","name":"W","fields":[{"name":"u","type":["int",{"type":"fixed","name":"a.F","size":2}]}]}"#;
+        let reader = r#"{"type":"record","name":"W","fields":[{"name":"u","type":["double",{"type":"fixed","name":"b.G","size":2,"aliases":["a.F"]}]}]}"#;
+        assert_eq!(check(reader, writer), Ok(Vec::new()));
+        let unaliased = reader.replace(r#","aliases":["a.F"]"#, "");
+        let found = check(&unaliased, writer).unwrap_or_default();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].kind, IncompatibilityKind::MissingUnionBranch);
     }
 
     const LIST: &str =
@@ -392,7 +558,7 @@ mod tests {
         }
         let names = HashMap::new();
         let scope = Scope { schema: &deep, names: &names };
-        assert!(reader_writer(scope, scope).is_err());
+        assert!(reader_writer(scope, scope, &mut Meter::unlimited(Budget::Work)).is_err());
     }
 
     #[test]
@@ -401,6 +567,7 @@ mod tests {
         let dangling =
             Schema::Ref { name: apache_avro::schema::Name::new("Missing").unwrap_or_else(|e| panic!("{e}")) };
         let scope = Scope { schema: &dangling, names: &names };
-        assert_eq!(reader_writer(scope, scope), Err(Aborted("unresolved named type Missing".into())));
+        let outcome = reader_writer(scope, scope, &mut Meter::unlimited(Budget::Work));
+        assert_eq!(outcome, Err(Stopped::Aborted(Aborted("unresolved named type Missing".into()))));
     }
 }

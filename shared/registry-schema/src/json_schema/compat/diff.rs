@@ -72,11 +72,20 @@ pub struct Differ<'g> {
     memo: HashMap<(bool, NodeId, NodeId), Rc<Vec<Difference>>>,
     in_progress: HashSet<(bool, NodeId, NodeId)>,
     patterns: HashMap<String, Option<Regex>>,
+    /// Work units spent: pairs compared plus differences copied out of the memo.
+    work: u64,
+    /// Past this many units no further pair is compared (the caller reports the budget spent).
+    limit: u64,
 }
 
 impl<'g> Differ<'g> {
     /// A differ of `original` (the schema data was written with) against `update`.
     pub fn new(original: &'g Graph, update: &'g Graph) -> Self {
+        Self::within(original, update, u64::MAX)
+    }
+
+    /// A differ that stops comparing once `limit` work units are spent.
+    pub fn within(original: &'g Graph, update: &'g Graph, limit: u64) -> Self {
         Differ {
             original,
             update,
@@ -85,15 +94,27 @@ impl<'g> Differ<'g> {
             memo: HashMap::new(),
             in_progress: HashSet::new(),
             patterns: HashMap::new(),
+            work: 0,
+            limit,
         }
     }
 
     /// Every difference between the two roots, in Confluent's order.
-    pub fn differences(mut self) -> Vec<Difference> {
+    pub fn differences(self) -> Vec<Difference> {
+        self.differences_and_work().0
+    }
+
+    /// [`Differ::differences`] and the work units spent; the list is incomplete when the work passed the limit.
+    pub fn differences_and_work(mut self) -> (Vec<Difference>, u64) {
         let mut ctx = Ctx::default();
         let (original, update) = (self.original.root(), self.update.root());
         self.compare(&mut ctx, Some(original), Some(update));
-        ctx.diffs
+        (ctx.diffs, self.work)
+    }
+
+    fn spend(&mut self, units: usize) -> bool {
+        self.work = self.work.saturating_add(units as u64);
+        self.work <= self.limit
     }
 
     /// Whether `pattern` (a Java regex) finds a match in `text`; patterns Rust cannot compile never match.
@@ -110,9 +131,15 @@ impl<'g> Differ<'g> {
             (Some(_), None) => return ctx.add(SCHEMA_REMOVED),
             (Some(o), Some(u)) => (self.original.resolve(o), self.update.resolve(u)),
         };
+        if !self.spend(1) {
+            return;
+        }
         let key = (self.swapped, original, update);
         if let Some(found) = self.memo.get(&key) {
             let found = Rc::clone(found);
+            if !self.spend(found.len()) {
+                return;
+            }
             return ctx.extend_rebased(&found);
         }
         if self.depth >= MAX_DEPTH || !self.in_progress.insert(key) {

@@ -3,23 +3,55 @@
 //! enclosing message scopes, then the bare name) across the files each schema imports.
 
 use super::{Change, ChangeType};
+use crate::SchemaError;
+use crate::limits::{Budget, Meter};
 use crate::protobuf::ProtobufSchema;
 use crate::protobuf::source::{self, Ty};
 use protox::prost_reflect::prost_types::field_descriptor_proto::Label;
 use protox::prost_reflect::prost_types::{DescriptorProto, EnumDescriptorProto, FieldDescriptorProto};
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-/// Every change from `original` to `update`, in a stable order.
+/// Every change from `original` to `update`, in a stable order (unbounded work; see [`diff_within`]).
 pub fn diff(original: &ProtobufSchema, update: &ProtobufSchema) -> Vec<Change> {
+    diff_within(original, update, &mut Meter::unlimited(Budget::Work)).unwrap_or_default()
+}
+
+/// [`diff`] charging `work`: each message or enum, field and change counts one unit. Messages of
+/// imported files are compared again wherever a field uses them (as Confluent does), so a reference
+/// DAG across files is bounded by this budget, not by the walk.
+pub fn diff_within(
+    original: &ProtobufSchema,
+    update: &ProtobufSchema,
+    work: &mut Meter,
+) -> Result<Vec<Change>, SchemaError> {
     let sides = [Side::of(original), Side::of(update)];
-    let mut ctx = Ctx::new(&sides);
+    let spend = Spend { used: Cell::new(0), limit: work.remaining() };
+    let mut ctx = Ctx::new(&sides, &spend);
     ctx.package = [original.written.package().to_string(), update.written.package().to_string()];
     if ctx.package[0] != ctx.package[1] {
         ctx.add(ChangeType::PackageChanged);
     }
     let lists = [Types::of_file(&original.written), Types::of_file(&update.written)];
     ctx.compare_types(&lists);
-    ctx.changes
+    work.charge(spend.used.get())?;
+    Ok(ctx.changes)
+}
+
+/// Work spent by one diff and its nested contexts; past `limit` the walk stops descending.
+struct Spend {
+    used: Cell<u64>,
+    limit: u64,
+}
+
+impl Spend {
+    fn charge(&self, units: usize) {
+        self.used.set(self.used.get().saturating_add(units as u64));
+    }
+
+    fn spent(&self) -> bool {
+        self.used.get() > self.limit
+    }
 }
 
 /// A message or enum found by its full name.
@@ -103,6 +135,7 @@ enum Kind {
 
 struct Ctx<'s, 'a> {
     sides: &'s [Side<'a>; 2],
+    spend: &'s Spend,
     package: [String; 2],
     path: Vec<String>,
     names: Vec<String>,
@@ -111,9 +144,10 @@ struct Ctx<'s, 'a> {
 }
 
 impl<'s, 'a> Ctx<'s, 'a> {
-    fn new(sides: &'s [Side<'a>; 2]) -> Self {
+    fn new(sides: &'s [Side<'a>; 2], spend: &'s Spend) -> Self {
         Ctx {
             sides,
+            spend,
             package: Default::default(),
             path: Vec::new(),
             names: Vec::new(),
@@ -123,6 +157,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
     }
 
     fn add(&mut self, kind: ChangeType) {
+        self.spend.charge(1);
         self.changes.push(Change { kind, path: format!("#/{}", self.path.join("/")) });
     }
 
@@ -162,6 +197,11 @@ impl<'s, 'a> Ctx<'s, 'a> {
     }
 
     fn compare_types(&mut self, lists: &[Types<'a>; 2]) {
+        self.spend
+            .charge(lists[0].messages.len() + lists[1].messages.len() + lists[0].enums.len() + lists[1].enums.len());
+        if self.spend.spent() {
+            return;
+        }
         let index = |t: &Types<'a>| -> BTreeMap<String, (usize, &'a DescriptorProto)> {
             t.declared_messages().enumerate().map(|(i, m)| (m.name().to_string(), (i, m))).collect()
         };
@@ -222,6 +262,10 @@ impl<'s, 'a> Ctx<'s, 'a> {
     }
 
     fn compare_message_fields(&mut self, m: [&'a DescriptorProto; 2], proto3: [bool; 2]) {
+        self.spend.charge(m[0].field.len() + m[1].field.len());
+        if self.spend.spent() {
+            return;
+        }
         let plain = |m: &'a DescriptorProto| -> BTreeMap<i32, &'a FieldDescriptorProto> {
             m.field
                 .iter()
@@ -396,7 +440,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
             return;
         }
         let (Def::Message(om, o3), Def::Message(um, u3)) = (ot.def, ut.def) else { return };
-        let mut sub = Ctx::new(self.sides);
+        let mut sub = Ctx::new(self.sides, self.spend);
         sub.package = [ot.package.to_string(), ut.package.to_string()];
         sub.visiting = self.visiting.clone();
         sub.path = ol.split('.').map(str::to_string).collect();

@@ -3,8 +3,7 @@
 //! statement, sorted by start.
 
 use super::index;
-use crate::protobuf::source;
-use protox::prost_reflect::prost_types::FileDescriptorProto;
+use crate::protobuf::source::{self, SourceIndex};
 
 const MAX_FIELD_NUMBER: i32 = 536_870_911;
 
@@ -12,7 +11,7 @@ const MAX_FIELD_NUMBER: i32 = 536_870_911;
 /// quoted. `tags` are the (range, name) field numbers under `path`; `end_exclusive` for
 /// message ranges (enum ranges are inclusive).
 pub(super) fn statements(
-    file: &FileDescriptorProto,
+    index_of: &SourceIndex<'_>,
     normalize: bool,
     path: &[i32],
     tags: (i32, i32),
@@ -20,10 +19,13 @@ pub(super) fn statements(
     names: &[String],
     end_exclusive: bool,
 ) -> Vec<String> {
+    if ranges.is_empty() && names.is_empty() {
+        return Vec::new();
+    }
     let max = if end_exclusive { MAX_FIELD_NUMBER } else { i32::MAX };
     let span_of = |extra: &[i32]| {
         let full = [path, extra].concat();
-        source::locations(file).find(|(p, _)| *p == full.as_slice()).map(|(_, s)| s.to_vec())
+        index_of.span(&full).map(<[i32]>::to_vec)
     };
     let item = |i: usize, (start, end): (i32, i32)| {
         let last = if end_exclusive { end - 1 } else { end };
@@ -62,9 +64,10 @@ pub(super) fn statements(
         keyed.sort();
         return keyed.into_iter().map(|(_, text)| text).collect();
     }
-    let mut statements: Vec<(Vec<i32>, bool, Vec<String>)> = source::locations(file)
-        .filter(|(p, _)| p.len() == path.len() + 1 && p.starts_with(path))
-        .filter_map(|(p, s)| {
+    let mut statements: Vec<(Vec<i32>, bool, Vec<String>)> = index_of
+        .children(path)
+        .iter()
+        .filter_map(|&(p, s)| {
             let tag = p.last().copied();
             (tag == Some(tags.0) || tag == Some(tags.1)).then(|| (s.to_vec(), tag == Some(tags.0), Vec::new()))
         })

@@ -1,0 +1,85 @@
+//! JSON schema text (Avro and JSON Schema) read within [`Limits`]: nesting checked on the text before
+//! anything recursive runs, then every value counted against the node budget.
+
+use crate::limits::{Limits, Meter};
+use crate::{SchemaError, SchemaType};
+use serde_json::Value;
+
+/// Parses `text` as JSON after checking its nesting against `limits`, and charges its values to `nodes`.
+pub(crate) fn parse(
+    text: &str,
+    schema_type: SchemaType,
+    limits: &Limits,
+    nodes: &mut Meter,
+) -> Result<Value, SchemaError> {
+    limits.check_depth(nesting_depth(text))?;
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| SchemaError::parse(schema_type, format!("not valid JSON: {e}")))?;
+    nodes.charge(count_values(&value))?;
+    Ok(value)
+}
+
+/// How many JSON values `value` holds, itself included. Iterative.
+pub(crate) fn count_values(value: &Value) -> u64 {
+    let (mut stack, mut count) = (vec![value], 0u64);
+    while let Some(value) = stack.pop() {
+        count += 1;
+        match value {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(object) => stack.extend(object.values()),
+            _ => {}
+        }
+    }
+    count
+}
+
+/// Deepest `[`/`{` nesting in `text`, ignoring brackets inside strings. Linear, no recursion.
+pub(crate) fn nesting_depth(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for byte in text.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::Budget;
+
+    #[test]
+    fn depth_ignores_brackets_inside_strings() {
+        assert_eq!(nesting_depth(r#"{"a":[1,{"b":"[[[{{{\"[["}]}"#), 3);
+        assert_eq!(nesting_depth("[[[]]]"), 3);
+    }
+
+    #[test]
+    fn every_value_is_counted_against_the_node_budget() {
+        let text = r#"{"a":[1,2,{"b":null}],"c":"x"}"#;
+        let limits = Limits { max_nodes: 7, ..Limits::default() };
+        let mut nodes = limits.meter(Budget::Nodes);
+        assert!(parse(text, SchemaType::Json, &limits, &mut nodes).is_ok());
+        assert_eq!(nodes.used(), 7);
+        let tight = Limits { max_nodes: 6, ..Limits::default() };
+        let outcome = parse(text, SchemaType::Json, &tight, &mut tight.meter(Budget::Nodes));
+        assert_eq!(outcome.err(), Some(SchemaError::BudgetExceeded { budget: Budget::Nodes, limit: 6 }));
+    }
+}
