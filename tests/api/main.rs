@@ -6,6 +6,7 @@ mod config_mode;
 mod content_types;
 mod data_contracts;
 mod errors;
+mod hostile;
 mod json_schema;
 mod large;
 mod protobuf;
