@@ -1,4 +1,4 @@
-//! API test harness: serves `registry_http::router` on a real socket over a chosen backend, with a small
+//! API test harness: serves `registry_http::app` on a real socket over a chosen backend, with a small
 //! typed HTTP client and the macro that instantiates each case once per backend.
 
 pub mod aws;
@@ -8,7 +8,7 @@ pub mod schemas;
 pub use client::Response;
 
 use registry_core::{MemoryStore, Registry, RegistrySettings, Store};
-use registry_http::AppState;
+use registry_http::AppOptions;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -62,7 +62,7 @@ impl Harness {
     /// `settings`. Panics if the socket cannot be bound.
     pub async fn serve(backend: Backend, store: Arc<dyn Store>, settings: RegistrySettings) -> Harness {
         let registry = Registry::new(store.clone(), settings);
-        let app = registry_http::router(AppState { registry });
+        let app = registry_http::app(registry, AppOptions::default());
         let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
             Ok(listener) => listener,
             Err(error) => panic!("cannot bind 127.0.0.1:0: {error}"),

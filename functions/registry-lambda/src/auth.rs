@@ -2,14 +2,15 @@
 //! fetched from Secrets Manager at init when `REGISTRY_USERS_SECRET` / `REGISTRY_JWKS_SECRET` name
 //! secrets (the Terraform module uses both: a Lambda environment holds 4 KB in all).
 
-use registry_auth::{AuthConfig, Authenticator, JwksSource, UsersSource};
+use registry_auth::{Authenticator, JwksSource, UsersSource};
+use registry_settings::AuthArgs;
 use std::sync::Arc;
 
-/// Reads `AuthConfig::from_env()` and fetches the secrets it names (one `GetSecretValue` each, at
+/// The auth configuration of `args`, with the secrets it names fetched (one `GetSecretValue` each, at
 /// init). `None` = auth off. A secret without a value, or any fetch failure, is an error: init fails
 /// and the function never serves without its users or keys.
-pub async fn authenticator() -> Result<Option<Arc<Authenticator>>, lambda_http::Error> {
-    let mut config = AuthConfig::from_env()?;
+pub async fn authenticator(args: &AuthArgs) -> Result<Option<Arc<Authenticator>>, lambda_http::Error> {
+    let mut config = args.config()?;
     let users_secret = match &config.users {
         Some(UsersSource::Secret(secret_id)) => Some(secret_id.clone()),
         _ => None,

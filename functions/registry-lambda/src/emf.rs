@@ -144,7 +144,7 @@ impl Emf {
 }
 
 /// `router` with one EMF line written to stdout after each answer that carries a
-/// [`RequestRecord`] (every answer, when `router` went through `registry_http::observability::layer`).
+/// [`RequestRecord`] (every answer of `registry_http::app`).
 pub fn layer(router: axum::Router, registry: Registry, emf: Arc<Emf>) -> axum::Router {
     router.layer(axum::middleware::from_fn_with_state((registry, emf), emit))
 }

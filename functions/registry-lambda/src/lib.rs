@@ -1,6 +1,6 @@
 //! The Lambda side of the registry: the handler that `main` hands to `lambda_http`, and its config.
 //!
-//! The handler is [`registry_http::router`] behind one request rewrite, [`strip_stage`]: API
+//! The handler is [`registry_http::app`] behind one request rewrite, [`strip_stage`]: API
 //! Gateway puts a named stage in front of the path (`/prod/subjects`), which the router must
 //! not see. Function URL and `$default`-stage events pass through unchanged, so `%2F` in a
 //! subject (`/subjects/pkg1%2Fmsg1.proto/versions`) reaches the router still encoded.
@@ -15,50 +15,30 @@ pub mod auth;
 pub mod config;
 pub mod emf;
 
-pub use config::{ConfigError, LambdaConfig};
+pub use config::LambdaConfig;
 
 use axum::http::Uri;
 use axum::http::uri::PathAndQuery;
 use lambda_http::request::RequestContext;
 use lambda_http::{Request, RequestExt};
 use registry_core::Registry;
-use registry_http::AppState;
+use registry_http::AppOptions;
+use std::sync::Arc;
 use tower::util::MapRequest;
 
-/// The service `main` runs: the router behind [`strip_stage`].
+/// The service `main` runs: `registry_http::app` behind [`prepare`].
 pub type Handler = MapRequest<axum::Router, fn(Request) -> Request>;
 
-/// The full Confluent API over `registry`, accepting `lambda_http` requests.
-pub fn handler(registry: Registry) -> Handler {
-    handler_with(registry, None)
-}
-
-/// [`handler`] behind `registry_http::auth::protect` when `authenticator` is set ([`auth::authenticator`]).
-pub fn handler_with(
-    registry: Registry,
-    authenticator: Option<std::sync::Arc<registry_auth::Authenticator>>,
-) -> Handler {
-    handler_observed(registry, authenticator, None)
-}
-
-/// [`handler_with`], with every answer (authentication's too) logged and counted under the Lambda
-/// request id, and, with `emf`, one CloudWatch EMF line per request on stdout ([`emf`]).
-pub fn handler_observed(
-    registry: Registry,
-    authenticator: Option<std::sync::Arc<registry_auth::Authenticator>>,
-    emf: Option<emf::EmfConfig>,
-) -> Handler {
-    let router = registry_http::router(AppState { registry: registry.clone() });
-    let router = match authenticator {
-        Some(authenticator) => registry_http::auth::protect(router, authenticator),
-        None => router,
+/// The full Confluent API over `registry`, assembled by `registry_http::app` exactly as
+/// `registry serve` assembles it, accepting `lambda_http` requests; with `emf`, one CloudWatch EMF
+/// line per answer on stdout ([`emf`]).
+pub fn handler(registry: Registry, options: AppOptions, emf: Option<emf::EmfConfig>) -> Handler {
+    let app = registry_http::app(registry.clone(), options);
+    let app = match emf {
+        Some(config) => emf::layer(app, registry, Arc::new(emf::Emf::new(config))),
+        None => app,
     };
-    let router = registry_http::observability::layer(router, registry.clone());
-    let router = match emf {
-        Some(config) => emf::layer(router, registry, std::sync::Arc::new(emf::Emf::new(config))),
-        None => router,
-    };
-    MapRequest::new(router, prepare as fn(Request) -> Request)
+    MapRequest::new(app, prepare as fn(Request) -> Request)
 }
 
 /// [`strip_stage`], then the Lambda request id as the request's

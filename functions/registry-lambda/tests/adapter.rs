@@ -7,6 +7,7 @@ use axum::http::{Response, StatusCode, header};
 use http_body_util::BodyExt;
 use lambda_http::request::from_str;
 use registry_core::{MemoryStore, Registry, RegistrySettings};
+use registry_http::AppOptions;
 use registry_lambda::{Handler, handler};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -24,7 +25,7 @@ fn request(name: &str) -> lambda_http::Request {
 }
 
 fn fresh() -> Handler {
-    handler(Registry::new(Arc::new(MemoryStore::new()), RegistrySettings::default()))
+    handler(Registry::new(Arc::new(MemoryStore::new()), RegistrySettings::default()), AppOptions::default(), None)
 }
 
 /// What a client sees: status, content type and the body parsed as JSON.

@@ -5,7 +5,8 @@ use lambda_http::RequestExt;
 use lambda_http::request::from_str;
 use registry_core::{MemoryStore, Registry, RegistrySettings};
 use registry_lambda::emf::EmfConfig;
-use registry_lambda::handler_observed;
+use registry_http::AppOptions;
+use registry_lambda::handler;
 use std::sync::Arc;
 use tower::ServiceExt;
 
@@ -19,7 +20,7 @@ fn register_event() -> lambda_http::Request {
 async fn the_lambda_request_id_is_echoed_and_emf_does_not_change_the_answer() {
     let registry = Registry::new(Arc::new(MemoryStore::new()), RegistrySettings::default());
     let emf = EmfConfig { namespace: "SchemaRegistry".into(), registry: "test-fn".into() };
-    let handler = handler_observed(registry.clone(), None, Some(emf));
+    let handler = handler(registry.clone(), AppOptions::default(), Some(emf));
     let mut context = lambda_http::lambda_runtime::Context::default();
     context.request_id = "8476a536-e9f4-11e8-9739-2dfe598c3fcd".into();
     let request = register_event().with_lambda_context(context);

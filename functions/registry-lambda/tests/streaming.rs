@@ -48,7 +48,7 @@ async fn a_subject_list_over_6_mb_streams_whole() {
     let payload: LambdaRequest = serde_json::from_str(&event_json).unwrap_or_else(|e| panic!("event: {e}"));
 
     let started = Instant::now();
-    let adapter = StreamAdapter::from(handler(registry));
+    let adapter = StreamAdapter::from(handler(registry, registry_http::AppOptions::default(), None));
     let response =
         adapter.oneshot(LambdaEvent::new(payload, Context::default())).await.unwrap_or_else(|never| match never {});
     let prelude = &response.metadata_prelude;

@@ -1,9 +1,8 @@
 //! The command line and every environment variable the `registry` binary reads (the only place it reads them).
 
 use clap::{Parser, Subcommand, ValueEnum};
-use registry_core::{ChurnSettings, CompatibilityLevel, Limits, RegistrySettings, default_schema_workers};
+use registry_settings::Settings;
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// The log filter used when `RUST_LOG` is unset or does not parse.
 pub const DEFAULT_LOG: &str = "info";
@@ -87,84 +86,9 @@ pub struct ServeConfig {
     #[arg(long, env = "REGISTRY_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
 
-    /// Compatibility level used when neither the subject nor the global config sets one.
-    #[arg(long, env = "REGISTRY_DEFAULT_COMPATIBILITY", default_value = "BACKWARD", value_parser = parse_level)]
-    pub default_compatibility: CompatibilityLevel,
-
-    /// Period of the per-subject last-used marker that `registry prune` reads, in days: at most
-    /// one storage write per subject per period per process. 0 turns marking off.
-    #[arg(long, env = "REGISTRY_USAGE_GRANULARITY_DAYS", default_value_t = 1)]
-    pub usage_granularity_days: u32,
-
-    /// Churn guard: new versions per subject per rolling hour before the registry warns and
-    /// counts `churn_exceeded_total` (0 turns the guard off). Counted per process.
-    #[arg(long, env = "REGISTRY_CHURN_MAX_PER_HOUR", default_value_t = 50)]
-    pub churn_max_per_hour: u32,
-
-    /// Churn guard: refuse new versions over the limit with 429 / error_code 42901 (`true`/`false`).
-    #[arg(long, env = "REGISTRY_CHURN_ENFORCE", default_value_t = false, action = clap::ArgAction::Set)]
-    pub churn_enforce: bool,
-
-    /// Ownership policy: registering into a subject without live versions requires this metadata
-    /// property (e.g. `owner`); refused with 422 / error_code 42201 otherwise. Unset: no policy.
-    #[arg(long, env = "REGISTRY_REQUIRE_OWNER")]
-    pub require_owner: Option<String>,
-
-    /// How long, in milliseconds, a process may answer lookups (`POST /subjects/{s}`) and the
-    /// existence of an ID from memory: deletes and config changes made through *another* process
-    /// show after at most this long (this process sees its own at once). 0 turns the memory off.
-    #[arg(long, env = "REGISTRY_ANSWER_MEMORY_MS", default_value_t = 5000)]
-    pub answer_memory_ms: u64,
-
-    /// Largest schema text accepted, in bytes (42209 above it).
-    #[arg(long, env = "REGISTRY_MAX_SCHEMA_BYTES", default_value_t = RegistrySettings::default().max_schema_bytes)]
-    pub max_schema_bytes: usize,
-
-    /// Deepest nesting of a schema text (42201 beyond it; at most 120, Protobuf at most 64).
-    #[arg(long, env = "REGISTRY_SCHEMA_MAX_DEPTH", default_value_t = Limits::default().max_depth)]
-    pub schema_max_depth: usize,
-
-    /// Most nodes of one schema with its references: JSON values (Avro, JSON Schema) or statements
-    /// (Protobuf). 42201 beyond it.
-    #[arg(long, env = "REGISTRY_SCHEMA_MAX_NODES", default_value_t = Limits::default().max_nodes)]
-    pub schema_max_nodes: u64,
-
-    /// Most work units of one compatibility check (pairs compared, findings copied, branches and
-    /// symbols looked at). 42201 beyond it.
-    #[arg(long, env = "REGISTRY_SCHEMA_MAX_WORK", default_value_t = Limits::default().max_work)]
-    pub schema_max_work: u64,
-
-    /// Parses and compatibility checks running at once, off the request threads (others queue).
-    /// Default: one per core.
-    #[arg(long, env = "REGISTRY_SCHEMA_WORKERS")]
-    pub schema_workers: Option<usize>,
-
-    /// `Cache-Control` of the immutable `GET /schemas/ids/{id}` answers (empty: none). See
-    /// `registry_http::http_cache` for why the default is safe and when to choose `no-cache`.
-    #[arg(long, env = "REGISTRY_ID_CACHE_CONTROL", default_value = registry_http::http_cache::DEFAULT_ID_CACHE_CONTROL)]
-    pub id_cache_control: String,
-}
-
-impl ServeConfig {
-    /// The registry settings these flags select (other settings keep their defaults).
-    pub fn settings(&self) -> RegistrySettings {
-        let answer_memory = Duration::from_millis(self.answer_memory_ms);
-        RegistrySettings {
-            default_compatibility: self.default_compatibility,
-            usage_granularity_days: self.usage_granularity_days,
-            require_owner: self.require_owner.clone(),
-            churn: ChurnSettings { max_per_hour: self.churn_max_per_hour, enforce: self.churn_enforce },
-            live_id_ttl: answer_memory,
-            lookup_ttl: answer_memory,
-            max_schema_bytes: self.max_schema_bytes,
-            limits: Limits {
-                max_depth: self.schema_max_depth,
-                max_nodes: self.schema_max_nodes,
-                max_work: self.schema_max_work,
-            },
-            schema_workers: self.schema_workers.unwrap_or_else(default_schema_workers),
-        }
-    }
+    /// What the registry and its HTTP application do (shared with the Lambda function).
+    #[command(flatten)]
+    pub settings: Settings,
 }
 
 /// How log lines are written (to stderr).
@@ -282,16 +206,11 @@ pub struct CapArgs {
     pub target: TargetArgs,
 }
 
-fn parse_level(value: &str) -> Result<CompatibilityLevel, String> {
-    value.parse::<CompatibilityLevel>().map_err(|_| {
-        let names: Vec<&str> = CompatibilityLevel::ALL.iter().map(|level| level.as_str()).collect();
-        format!("unknown compatibility level {value:?}; expected one of {}", names.join(", "))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use registry_core::CompatibilityLevel;
+    use std::time::Duration;
 
     fn serve(args: &[&str]) -> Result<ServeConfig, clap::Error> {
         let argv = ["registry", "serve"].iter().chain(args).copied();
@@ -314,18 +233,18 @@ mod tests {
             .unwrap_or_else(|error| panic!("{error}"));
         assert_eq!(config.port, 9000);
         assert_eq!(config.backend, Backend::Memory);
-        assert_eq!(config.default_compatibility, CompatibilityLevel::FullTransitive);
-        assert_eq!(config.usage_granularity_days, 1, "one marker write per subject per day by default");
+        assert_eq!(config.settings.default_compatibility, CompatibilityLevel::FullTransitive);
+        assert_eq!(config.settings.usage_granularity_days, 1, "one marker write per subject per day by default");
         let config = serve(&["--usage-granularity-days", "0"]).unwrap_or_else(|error| panic!("{error}"));
-        assert_eq!(config.usage_granularity_days, 0);
+        assert_eq!(config.settings.usage_granularity_days, 0);
     }
 
     #[test]
     fn churn_guard_and_log_format_flags() {
         let config = serve(&[]).unwrap_or_else(|error| panic!("{error}"));
-        assert_eq!((config.churn_max_per_hour, config.churn_enforce), (50, false));
+        assert_eq!((config.settings.churn_max_per_hour, config.settings.churn_enforce), (50, false));
         let config = serve(&["--churn-max-per-hour", "0", "--churn-enforce", "true"]).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((config.churn_max_per_hour, config.churn_enforce), (0, true));
+        assert_eq!((config.settings.churn_max_per_hour, config.settings.churn_enforce), (0, true));
         assert!(serve(&["--churn-enforce", "maybe"]).is_err());
         let cli =
             Cli::try_parse_from(["registry", "--log-format", "json", "aws-init"]).unwrap_or_else(|e| panic!("{e}"));
@@ -335,30 +254,11 @@ mod tests {
 
     #[test]
     fn answer_memory_is_set_in_milliseconds_and_zero_turns_it_off() {
-        let defaults = serve(&[]).unwrap_or_else(|error| panic!("{error}")).settings();
+        let defaults = serve(&[]).unwrap_or_else(|error| panic!("{error}")).settings.registry();
         assert_eq!((defaults.lookup_ttl, defaults.live_id_ttl), (Duration::from_secs(5), Duration::from_secs(5)));
-        let off = serve(&["--answer-memory-ms", "0"]).unwrap_or_else(|error| panic!("{error}")).settings();
+        let off = serve(&["--answer-memory-ms", "0"]).unwrap_or_else(|error| panic!("{error}")).settings.registry();
         assert_eq!((off.lookup_ttl, off.live_id_ttl), (Duration::ZERO, Duration::ZERO));
         assert!(serve(&["--answer-memory-ms", "5s"]).is_err());
-    }
-
-    #[test]
-    fn schema_budgets_and_workers_are_set_by_flags() {
-        let defaults = serve(&[]).unwrap_or_else(|error| panic!("{error}")).settings();
-        assert_eq!(defaults.limits, Limits::default());
-        assert_eq!(defaults.max_schema_bytes, 1024 * 1024);
-        let flags = [
-            "--max-schema-bytes=4096",
-            "--schema-max-depth=20",
-            "--schema-max-nodes=500",
-            "--schema-max-work=1000",
-            "--schema-workers=3",
-        ];
-        let set = serve(&flags).unwrap_or_else(|error| panic!("{error}")).settings();
-        assert_eq!(set.max_schema_bytes, 4096);
-        assert_eq!(set.limits, Limits { max_depth: 20, max_nodes: 500, max_work: 1000 });
-        assert_eq!(set.schema_workers, 3);
-        assert!(serve(&["--schema-max-work", "lots"]).is_err());
     }
 
     #[test]
@@ -366,5 +266,67 @@ mod tests {
         assert!(serve(&["--backend", "cassandra"]).is_err());
         assert!(serve(&["--default-compatibility", "SIDEWAYS"]).is_err());
         assert!(serve(&["--port", "70000"]).is_err());
+    }
+
+    /// Every `env = "..."` of a command and its subcommands.
+    fn env_names(command: &clap::Command) -> std::collections::BTreeSet<String> {
+        let mut names: std::collections::BTreeSet<String> = command
+            .get_arguments()
+            .filter_map(|arg| arg.get_env())
+            .map(|name| name.to_string_lossy().into_owned())
+            .collect();
+        for sub in command.get_subcommands() {
+            names.extend(env_names(sub));
+        }
+        names
+    }
+
+    /// (variables, host) of each row of the README's configuration table.
+    fn readme_rows() -> Vec<(Vec<String>, String)> {
+        let readme = include_str!("../../../README.md");
+        let section = readme.split("## Configuration").nth(1).unwrap_or_default();
+        let section = section.split("\n## ").next().unwrap_or_default();
+        section
+            .lines()
+            .filter(|line| line.starts_with("| `"))
+            .map(|line| {
+                let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+                let names = cells[1].split(',').map(|name| name.trim().trim_matches('`').to_string()).collect();
+                (names, cells[2].to_string())
+            })
+            .collect()
+    }
+
+    /// Read by the AWS store itself (`registry-store-aws`), in both hosts, not through the settings.
+    const READ_BY_THE_AWS_STORE: [&str; 2] = ["REGISTRY_TABLE", "REGISTRY_BUCKET"];
+
+    #[test]
+    fn every_documented_variable_is_read_by_the_hosts_the_readme_names() {
+        use clap::CommandFactory;
+        let serve = env_names(&Cli::command());
+        let lambda = env_names(&registry_lambda::LambdaConfig::command());
+        let rows = readme_rows();
+        assert!(rows.len() > 15, "the configuration table was not found: {rows:?}");
+        let mut documented = std::collections::BTreeSet::new();
+        for (names, host) in rows {
+            for name in names {
+                documented.insert(name.clone());
+                if READ_BY_THE_AWS_STORE.contains(&name.as_str()) {
+                    continue;
+                }
+                // Tables without a host column (the budgets under it) apply to both hosts.
+                let (by_serve, by_lambda) = match host.as_str() {
+                    "serve" => (true, false),
+                    "Lambda" => (false, true),
+                    _ => (true, true),
+                };
+                assert!(!by_serve || serve.contains(&name), "{name} is documented but `registry serve` does not read it");
+                assert!(!by_lambda || lambda.contains(&name), "{name} is documented but the Lambda function does not read it");
+            }
+        }
+        let runtime_set = ["AWS_LAMBDA_FUNCTION_NAME"];
+        for name in serve.iter().chain(&lambda).filter(|name| !runtime_set.contains(&name.as_str())) {
+            assert!(documented.contains(name), "{name} is read but not in the README's configuration table");
+        }
     }
 }

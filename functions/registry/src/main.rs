@@ -1,7 +1,6 @@
 //! The `registry` command: parses the command line and runs the chosen subcommand.
 
 mod admin;
-mod auth;
 mod aws_init;
 mod config;
 mod passwd;

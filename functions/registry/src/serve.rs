@@ -1,20 +1,21 @@
-//! `registry serve`: store → registry → router → HTTP listener, with graceful shutdown.
+//! `registry serve`: settings → store → registry → `registry_http::app` → HTTP listener, with graceful shutdown.
 
 use crate::config::ServeConfig;
 use crate::store;
 use registry_core::Registry;
-use registry_http::AppState;
 use std::time::Instant;
 use tokio::net::TcpListener;
 
 /// Serves until SIGINT or SIGTERM, then lets in-flight requests finish. Logs one line when the
 /// listener accepts connections, with the time since `started` (process start).
 pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let authenticator = config.settings.auth.authenticator()?;
+    if let Some(authenticator) = &authenticator {
+        tracing::info!(bearer = authenticator.accepts_bearer(), "authentication on");
+    }
+    let options = config.settings.app_options(authenticator)?;
     let opened = store::open(&config).await?;
-    let registry = Registry::new(opened.store, config.settings());
-    let http = registry_http::http_cache::HttpConfig::with_id_cache_control(&config.id_cache_control)?;
-    let app = crate::auth::protect(registry_http::router_with(AppState { registry: registry.clone() }, http))?;
-    let app = registry_http::observability::layer(app, registry);
+    let app = registry_http::app(Registry::new(opened.store, config.settings.registry()), options);
 
     let address = format!("{}:{}", config.bind, config.port);
     let listener = TcpListener::bind(&address).await.map_err(|error| format!("cannot listen on {address}: {error}"))?;

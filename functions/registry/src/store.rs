@@ -11,7 +11,8 @@ pub struct Opened {
 }
 
 /// Opens the backend `config` names. Both persistent backends sit behind a bounded cache of
-/// immutable answers (bodies by fingerprint, fingerprint by ID), as in the Lambda function. Fails if the embedded store cannot open its directory, or
+/// immutable answers (bodies by fingerprint, fingerprint by ID) of `REGISTRY_CACHE_BYTES`, as in the Lambda
+/// function. Fails if the embedded store cannot open its directory, or
 /// if the AWS backend lacks `REGISTRY_TABLE` / `REGISTRY_BUCKET`.
 pub async fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Error + Send + Sync>> {
     let opened = match config.backend {
@@ -19,7 +20,7 @@ pub async fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Er
             let store = registry_store_local::LocalStore::open(&config.data_dir)
                 .map_err(|error| format!("cannot open the embedded store in {}: {error}", config.data_dir.display()))?;
             Opened {
-                store: Arc::new(CachedStore::new(store)),
+                store: Arc::new(CachedStore::with_capacity(store, config.settings.cache_bytes)),
                 description: format!("embedded {}", config.data_dir.display()),
             }
         }
@@ -28,7 +29,7 @@ pub async fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Er
             let store = registry_store_aws::AwsStore::from_env().await?;
             let names = store.config();
             Opened {
-                store: Arc::new(CachedStore::new(store)),
+                store: Arc::new(CachedStore::with_capacity(store, config.settings.cache_bytes)),
                 description: format!("aws table {} bucket {}", names.table, names.bucket),
             }
         }

@@ -1,4 +1,5 @@
-//! `AuthConfig::from_env()`: every environment variable the auth layer reads (the only place it reads them).
+//! `AuthConfig`: where users and token keys come from, by the names of the variables that set them
+//! (`registry-settings` reads them, as flags or environment variables, and passes them to [`AuthConfig::from_lookup`]).
 //!
 //! | variable | meaning |
 //! |---|---|
@@ -63,12 +64,7 @@ pub struct AuthConfig {
 }
 
 impl AuthConfig {
-    /// Reads the process environment (empty values count as unset).
-    pub fn from_env() -> Result<Self, AuthError> {
-        Self::from_lookup(|name| std::env::var(name).ok().filter(|value| !value.trim().is_empty()))
-    }
-
-    /// Reads variables through `lookup` (`None` = unset). Pure, for tests.
+    /// Reads the settings through `lookup` by variable name (`None` = unset).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, AuthError> {
         let users = at_most_one(
             "REGISTRY_USERS_FILE, REGISTRY_USERS and REGISTRY_USERS_SECRET",

@@ -36,8 +36,10 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use error::ApiError;
 use http_cache::HttpConfig;
+use registry_auth::Authenticator;
 use registry_core::Registry;
 use routes::{compatibility, config, contracts, schemas, subjects, versions};
+use std::sync::Arc;
 
 /// Largest accepted request body in bytes (4 MiB); schemas themselves are further limited by the
 /// registry's `max_schema_bytes` (42209).
@@ -49,14 +51,33 @@ pub struct AppState {
     pub registry: Registry,
 }
 
-/// The full Confluent API over `state`, with the framework error bodies, the body limit and the
-/// observability/negotiation middleware applied, and the default [`HttpConfig`].
-pub fn router(state: AppState) -> axum::Router {
-    router_with(state, HttpConfig::default())
+/// How [`app`] is assembled: the HTTP caching settings and, when set, the authenticator every
+/// request but the health check must pass. The default serves everyone with the default caching.
+#[derive(Debug, Clone, Default)]
+pub struct AppOptions {
+    /// The by-ID `Cache-Control` ([`http_cache`]).
+    pub http: HttpConfig,
+    /// Authentication and authorization ([`auth`]); `None` serves everyone (`make run`).
+    pub authenticator: Option<Arc<Authenticator>>,
 }
 
-/// [`router`] with explicit HTTP settings (the by-ID `Cache-Control`).
-pub fn router_with(state: AppState, config: HttpConfig) -> axum::Router {
+/// The whole application over `registry`, the one composition every host uses (`registry serve`,
+/// the Lambda function, the in-process admin client and the tests). From the outside in:
+/// observability (one log line and metrics sample per answer, auth refusals included, and the
+/// response media type), authentication and authorization, then the routes with the default
+/// `Cache-Control` and the body limit.
+pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
+    let routes = routes(AppState { registry: registry.clone() }, options.http);
+    let routes = match options.authenticator {
+        Some(authenticator) => auth::protect(routes, authenticator),
+        None => routes,
+    };
+    routes.layer(axum::middleware::from_fn_with_state(registry, observability::observe))
+}
+
+/// Every endpoint of the Confluent API, with the framework error bodies, the body limit and the
+/// default `Cache-Control`.
+fn routes(state: AppState, config: HttpConfig) -> axum::Router {
     axum::Router::new()
         .route("/", get(routes::root).post(routes::root))
         .route("/schemas", get(schemas::get_schemas))
@@ -106,9 +127,8 @@ pub fn router_with(state: AppState, config: HttpConfig) -> axum::Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn(http_cache::no_store_by_default))
-        .layer(axum::middleware::from_fn_with_state(state.registry.clone(), observability::observe))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(axum::Extension(std::sync::Arc::new(config)))
+        .layer(axum::Extension(Arc::new(config)))
         .with_state(state)
 }
 

@@ -12,10 +12,7 @@
 //! Lambda request id), a well-formed `X-Request-Id` header from the client, or a fresh id. It is
 //! echoed in the `X-Request-Id` response header.
 //!
-//! [`observe`] runs inside the router, so a router served alone (tests, `router(...)`) records
-//! every answer. Middleware outside the router (authentication) answers some requests itself;
-//! callers that add such layers wrap the result in [`layer`], which records those answers too and
-//! tells the inner [`observe`] not to record the same request twice.
+//! [`observe`] is the outermost layer of `crate::app`, so every answer is recorded exactly once.
 
 use crate::error::{ErrorCode, ErrorDetail};
 use crate::extract::{MEDIA_V1, negotiate};
@@ -41,7 +38,7 @@ pub const REQUEST_LOG_TARGET: &str = "registry_http::request";
 pub struct RequestId(pub String);
 
 /// What the per-request record saw, attached to the response as an extension (for the Lambda's
-/// EMF line). Present on every answer that passed through [`observe`] or [`layer`].
+/// EMF line). Present on every answer of `crate::app`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestRecord {
     /// Confluent's operation name ([`operation`]).
@@ -56,18 +53,14 @@ pub struct RequestRecord {
     pub request_id: String,
 }
 
-/// Marks a request whose record is taken by an outer [`layer`].
-#[derive(Debug, Clone, Copy)]
-struct RecordedOutside;
-
 /// Runs the request, then swaps the default media type for the negotiated one on successful JSON
-/// answers (errors always keep `application/vnd.schemaregistry.v1+json`), and, unless an outer
-/// [`layer`] does it, records the request (log line, metrics, `X-Request-Id`).
+/// answers (errors always keep `application/vnd.schemaregistry.v1+json`), and records the request
+/// (log line, metrics, `X-Request-Id`). The outermost layer of `app`, so every answer is recorded once,
+/// authentication's refusals included.
 pub async fn observe(State(registry): State<Registry>, request: Request, next: Next) -> Response {
     let media = negotiate(request.headers());
-    let recorded_outside = request.extensions().get::<RecordedOutside>().is_some();
     let started = Instant::now();
-    let facts = (!recorded_outside).then(|| Facts::of(&request));
+    let facts = Facts::of(&request);
     let mut response = next.run(request).await;
     if response.status().is_success() && media != MEDIA_V1 {
         let is_default = response.headers().get(header::CONTENT_TYPE).is_some_and(|value| value == MEDIA_V1);
@@ -75,23 +68,6 @@ pub async fn observe(State(registry): State<Registry>, request: Request, next: N
             response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(media));
         }
     }
-    if let Some(facts) = facts {
-        facts.finish(registry.metrics(), started, &mut response);
-    }
-    response
-}
-
-/// `router` with the per-request record taken outermost, so answers given by layers added to
-/// `router` after it was built (authentication's 401/403) are logged and counted too.
-pub fn layer(router: axum::Router, registry: Registry) -> axum::Router {
-    router.layer(axum::middleware::from_fn_with_state(registry, record_outside))
-}
-
-async fn record_outside(State(registry): State<Registry>, mut request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let facts = Facts::of(&request);
-    request.extensions_mut().insert(RecordedOutside);
-    let mut response = next.run(request).await;
     facts.finish(registry.metrics(), started, &mut response);
     response
 }

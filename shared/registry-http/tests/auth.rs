@@ -11,7 +11,7 @@ use base64::Engine;
 use http_body_util::BodyExt;
 use registry_auth::{Authenticator, HashCost, JwtValidator, Role, UserEntry, UsersFile, hash_password};
 use registry_core::{MemoryStore, Registry, RegistrySettings};
-use registry_http::{AppState, auth, router};
+use registry_http::{AppOptions, app as build_app};
 use serde_json::{Value, json};
 use std::sync::{Arc, OnceLock};
 use tower::ServiceExt;
@@ -94,7 +94,7 @@ fn without_ts(value: Value) -> Value {
 /// `team-b.orders`, `shared.ids`; plain (`protected = false`) or behind auth.
 async fn app(protected: bool) -> Router {
     let registry = Registry::new(Arc::new(MemoryStore::new()), RegistrySettings::default());
-    let plain = router(AppState { registry });
+    let plain = build_app(registry.clone(), AppOptions::default());
     let schema = |text: &str| json!({ "schema": text });
     for (subject, text) in [
         ("orders-value", USER_V1),
@@ -112,7 +112,7 @@ async fn app(protected: bool) -> Router {
         send(&plain, &Method::DELETE, "/subjects/gone-value/versions/1", None, None).await.status,
         StatusCode::OK
     );
-    if protected { auth::protect(plain, authenticator()) } else { plain }
+    if protected { build_app(registry, AppOptions { authenticator: Some(authenticator()), ..AppOptions::default() }) } else { plain }
 }
 
 fn endpoints() -> Vec<(Method, &'static str, Option<Value>, Role)> {
@@ -294,7 +294,7 @@ mod bearer {
         let validator = JwtValidator::new(ISSUER, "sr", &jwks, "scope").unwrap();
         let registry = Registry::new(Arc::new(MemoryStore::new()), RegistrySettings::default());
         let auth = Arc::new(Authenticator::new(&users(), Some(validator)).unwrap());
-        let app = auth::protect(router(AppState { registry }), auth);
+        let app = build_app(registry, AppOptions { authenticator: Some(auth), ..AppOptions::default() });
         let token = |scope: &str, exp: u64| {
             let mut header = Header::new(Algorithm::ES256);
             header.kid = Some("k".into());

@@ -12,7 +12,7 @@ use http_body_util::BodyExt;
 use registry_auth::{Authenticator, HashCost, Role, UserEntry, UsersFile, hash_password};
 use registry_core::{ChurnSettings, MemoryStore, Registry, RegistrySettings};
 use registry_http::observability::{REQUEST_ID_HEADER, RequestId};
-use registry_http::{AppState, auth, observability, router};
+use registry_http::{AppOptions, app, observability};
 use serde_json::{Value, json};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -61,7 +61,7 @@ fn sample(text: &str, name: &str) -> Option<f64> {
 
 #[tokio::test]
 async fn a_scripted_sequence_is_counted_by_operation_status_and_outcome() {
-    let app = router(AppState { registry: registry(RegistrySettings::default()) });
+    let app = app(registry(RegistrySettings::default()), AppOptions::default());
     let register = "/subjects/orders-value/versions";
     assert_eq!(send(&app, Method::POST, register, schema(USER_V1), None).await.status, StatusCode::OK);
     assert_eq!(send(&app, Method::POST, register, schema(USER_V1), None).await.status, StatusCode::OK);
@@ -108,7 +108,7 @@ fn requests_in(text: &str, operation: &str, status: u16) -> Option<f64> {
 #[tokio::test]
 async fn the_churn_guard_answers_429_only_for_new_versions_over_the_limit() {
     let settings = RegistrySettings { churn: ChurnSettings { max_per_hour: 1, enforce: true }, ..Default::default() };
-    let app = router(AppState { registry: registry(settings) });
+    let app = app(registry(settings), AppOptions::default());
     let register = "/subjects/orders-value/versions";
     assert_eq!(send(&app, Method::POST, register, schema(USER_V1), None).await.status, StatusCode::OK);
     let refused = send(&app, Method::POST, register, schema(USER_V2), None).await;
@@ -177,8 +177,7 @@ fn protected(registry: Registry, password: &str) -> Router {
     let hash = hash_password(password, HashCost::TEST).unwrap();
     users.upsert(UserEntry { user: "writer".into(), role: Role::Write, subject_prefixes: Vec::new(), hash });
     let authenticator = Arc::new(Authenticator::new(&users, None).unwrap());
-    let app = auth::protect(router(AppState { registry: registry.clone() }), authenticator);
-    observability::layer(app, registry)
+    app(registry, AppOptions { authenticator: Some(authenticator), ..AppOptions::default() })
 }
 
 #[tokio::test]
@@ -223,7 +222,7 @@ async fn one_log_line_per_request_with_its_fields_and_no_bodies_or_credentials()
 #[tokio::test]
 async fn the_caller_s_request_id_wins_and_a_plain_client_id_is_kept() {
     let (logs, _guard) = json_logs();
-    let app = router(AppState { registry: registry(RegistrySettings::default()) });
+    let app = app(registry(RegistrySettings::default()), AppOptions::default());
     let mut request =
         Request::builder().uri("/subjects").header(&REQUEST_ID_HEADER, "client-1").body(Body::empty()).unwrap();
     request.extensions_mut().insert(RequestId("lambda-abc".into()));

@@ -36,15 +36,12 @@
 
 mod bounded;
 mod codec;
-pub mod config;
 mod error;
 mod ops;
 mod pool;
 mod schema;
 mod store;
 mod writer;
-
-pub use config::LocalConfig;
 
 use error::{LocalError, LocalResult};
 use pool::Pool;

@@ -66,7 +66,7 @@ impl Api {
 
     /// The configured store behind `registry`.
     pub fn local(registry: Registry) -> Api {
-        let router = registry_http::router(registry_http::AppState { registry: registry.clone() });
+        let router = registry_http::app(registry.clone(), registry_http::AppOptions::default());
         Api::Local { router, registry }
     }
 

@@ -83,7 +83,7 @@ impl Summary {
 async fn store_api(config: &ServeConfig) -> Result<Api, AdminError> {
     let opened = crate::store::open(config).await?;
     let settings =
-        RegistrySettings { default_compatibility: config.default_compatibility, ..RegistrySettings::default() };
+        RegistrySettings { default_compatibility: config.settings.default_compatibility, ..RegistrySettings::default() };
     tracing::info!("working on {}", opened.description);
     Ok(Api::local(Registry::new(opened.store, settings)))
 }

@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, Request, StatusCode, header};
 use http_body_util::BodyExt;
 use registry_core::{MemoryStore, Registry, RegistrySettings};
 use registry_http::http_cache::{DEFAULT_ID_CACHE_CONTROL, HttpConfig};
-use registry_http::{AppState, router_with};
+use registry_http::{AppOptions, app};
 use serde_json::json;
 use std::sync::Arc;
 use tower::ServiceExt;
@@ -29,7 +29,7 @@ struct App(axum::Router);
 impl App {
     fn new(config: HttpConfig) -> App {
         let registry = Registry::new(Arc::new(MemoryStore::new()), RegistrySettings::default());
-        App(router_with(AppState { registry }, config))
+        App(app(registry, AppOptions { http: config, ..AppOptions::default() }))
     }
 
     async fn call(

@@ -3,7 +3,7 @@
 
 use crate::support::{Api, USER_V1, USER_V2};
 use registry_core::{MemoryStore, Registry, RegistrySettings};
-use registry_http::{AppState, router};
+use registry_http::{AppOptions, app};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -160,7 +160,7 @@ async fn a_hard_deleted_then_re_registered_schema_resolves_by_guid_again() {
 async fn ownership_policy_refuses_new_subjects_without_the_owner_property() {
     let settings = RegistrySettings { require_owner: Some("owner".into()), ..RegistrySettings::default() };
     let registry = Registry::new(Arc::new(MemoryStore::new()), settings);
-    let api = Api::with_router(router(AppState { registry }));
+    let api = Api::with_router(app(registry, AppOptions::default()));
     let message = api.post("/subjects/users/versions", json!({"schema": USER_V1})).await.error(422, 42201);
     assert!(message.contains("'users'") && message.contains("'owner'"), "{message}");
     let owned = json!({"schema": USER_V1, "metadata": {"properties": {"owner": "team-a"}}});

@@ -11,7 +11,7 @@ use registry_core::{
     Subject, Version, VersionRow,
 };
 use registry_http::routes::subjects::SUBJECTS_PAGE_SIZE;
-use registry_http::{AppState, router};
+use registry_http::{AppOptions, app};
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -43,7 +43,7 @@ async fn seeded(store: &MemoryStore, count: usize) {
 async fn get(store: Arc<dyn Store>, uri: &str) -> (StatusCode, usize, Result<Vec<u8>, String>) {
     let registry = Registry::new(store, RegistrySettings::default());
     let request = Request::builder().uri(uri).body(Body::empty()).unwrap();
-    let response = router(AppState { registry }).oneshot(request).await.unwrap();
+    let response = app(registry, AppOptions::default()).oneshot(request).await.unwrap();
     let status = response.status();
     let mut body = response.into_body();
     let (mut frames, mut bytes) = (0, Vec::new());

@@ -5,7 +5,7 @@ use axum::body::{Body, Bytes};
 use axum::http::{Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
 use registry_core::{MemoryStore, Registry, RegistrySettings, Store};
-use registry_http::{AppState, router};
+use registry_http::{AppOptions, app};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tower::ServiceExt;
@@ -76,7 +76,7 @@ impl Api {
     /// The router over `store` with default settings.
     pub fn over(store: impl Store + 'static) -> Api {
         let registry = Registry::new(Arc::new(store), RegistrySettings::default());
-        Api { router: router(AppState { registry }) }
+        Api { router: app(registry, AppOptions::default()) }
     }
 
     /// An API over an already built router (custom registry settings).

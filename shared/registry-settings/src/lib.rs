@@ -1,0 +1,331 @@
+//! The settings every host of the registry reads, declared once: [`Settings`] is a clap `Args` whose
+//! fields name their environment variable (`env = "..."`). `registry serve` and the admin commands
+//! flatten it into their command line; the Lambda function parses the same type from its environment
+//! ([`Settings::from_env`]). So a variable means the same thing, with the same default and the same
+//! validation, wherever the registry runs.
+//!
+//! Settings of one host only stay with that host: the listener (`PORT`, `REGISTRY_BIND`, connection
+//! limits) and the backend choice in `registry serve`, the EMF namespace in the Lambda function. The
+//! AWS store reads `REGISTRY_TABLE`, `REGISTRY_BUCKET` and the standard `AWS_*` variables itself.
+
+use clap::Parser;
+use registry_auth::{AuthConfig, AuthError, Authenticator};
+use registry_core::cache::DEFAULT_CACHE_BYTES;
+use registry_core::{ChurnSettings, CompatibilityLevel, Limits, RegistrySettings, default_schema_workers};
+use registry_http::AppOptions;
+use registry_http::http_cache::{DEFAULT_ID_CACHE_CONTROL, HttpConfig};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What the registry and its HTTP application do, wherever they are hosted.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Settings {
+    /// Compatibility level used when neither the subject nor the global config sets one.
+    #[arg(long, env = "REGISTRY_DEFAULT_COMPATIBILITY", default_value = "BACKWARD", value_parser = parse_level)]
+    pub default_compatibility: CompatibilityLevel,
+
+    /// Period of the per-subject last-used marker that `registry prune` reads, in days: at most
+    /// one storage write per subject per period per process. 0 turns marking off.
+    #[arg(long, env = "REGISTRY_USAGE_GRANULARITY_DAYS", default_value_t = 1)]
+    pub usage_granularity_days: u32,
+
+    /// Churn guard: new versions per subject per rolling hour before the registry warns and
+    /// counts `churn_exceeded_total` (0 turns the guard off). Counted per process.
+    #[arg(long, env = "REGISTRY_CHURN_MAX_PER_HOUR", default_value_t = 50)]
+    pub churn_max_per_hour: u32,
+
+    /// Churn guard: refuse new versions over the limit with 429 / error_code 42901 (`true`/`false`,
+    /// any case).
+    #[arg(long, env = "REGISTRY_CHURN_ENFORCE", default_value = "false", value_parser = parse_bool, action = clap::ArgAction::Set)]
+    pub churn_enforce: bool,
+
+    /// Ownership policy: registering into a subject without live versions requires this metadata
+    /// property (e.g. `owner`); refused with 422 / error_code 42201 otherwise. Unset or empty: no policy.
+    #[arg(long, env = "REGISTRY_REQUIRE_OWNER")]
+    pub require_owner: Option<String>,
+
+    /// How long, in milliseconds, a process may answer lookups (`POST /subjects/{s}`) and the
+    /// existence of an ID from memory: deletes and config changes made through *another* process
+    /// show after at most this long (this process sees its own at once). 0 turns the memory off.
+    #[arg(long, env = "REGISTRY_ANSWER_MEMORY_MS", default_value_t = 5000)]
+    pub answer_memory_ms: u64,
+
+    /// Bound, in bytes, of the in-process cache of immutable data (bodies by fingerprint,
+    /// fingerprint by ID) in front of a persistent store.
+    #[arg(long, env = "REGISTRY_CACHE_BYTES", default_value_t = DEFAULT_CACHE_BYTES)]
+    pub cache_bytes: usize,
+
+    pub answer_memory_ms: u64,
+
+    /// Largest schema text accepted, in bytes (42209 above it).
+    #[arg(long, env = "REGISTRY_MAX_SCHEMA_BYTES", default_value_t = RegistrySettings::default().max_schema_bytes)]
+    pub max_schema_bytes: usize,
+
+    /// Deepest nesting of a schema text (42201 beyond it; at most 120, Protobuf at most 64).
+    #[arg(long, env = "REGISTRY_SCHEMA_MAX_DEPTH", default_value_t = Limits::default().max_depth)]
+    pub schema_max_depth: usize,
+
+    /// Most nodes of one schema with its references: JSON values (Avro, JSON Schema) or statements
+    /// (Protobuf). 42201 beyond it.
+    #[arg(long, env = "REGISTRY_SCHEMA_MAX_NODES", default_value_t = Limits::default().max_nodes)]
+    pub schema_max_nodes: u64,
+
+    /// Most work units of one compatibility check (pairs compared, findings copied, branches and
+    /// symbols looked at). 42201 beyond it.
+    #[arg(long, env = "REGISTRY_SCHEMA_MAX_WORK", default_value_t = Limits::default().max_work)]
+    pub schema_max_work: u64,
+
+    /// Parses and compatibility checks running at once, off the request threads (others queue).
+    /// Default: one per core.
+    #[arg(long, env = "REGISTRY_SCHEMA_WORKERS")]
+    pub schema_workers: Option<usize>,
+
+    /// `Cache-Control` of the immutable `GET /schemas/ids/{id}` answers (empty: none). See
+    /// `registry_http::http_cache` for why the default is safe and when to choose `no-cache`.
+    #[arg(long, env = "REGISTRY_ID_CACHE_CONTROL", default_value = DEFAULT_ID_CACHE_CONTROL)]
+    pub id_cache_control: String,
+
+    #[command(flatten)]
+    pub auth: AuthArgs,
+}
+
+/// Where users and bearer-token keys come from (see `registry_auth::config`). Auth is on as soon as
+/// one users source or the JWT issuer is set; empty values count as unset.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct AuthArgs {
+    /// Path of the users file for HTTP Basic authentication.
+    #[arg(long, env = "REGISTRY_USERS_FILE")]
+    pub users_file: Option<PathBuf>,
+    /// The users file content itself.
+    #[arg(long, env = "REGISTRY_USERS", hide_env_values = true)]
+    pub users: Option<String>,
+    /// Name or ARN of a Secrets Manager secret holding the users file (fetched by the Lambda host).
+    #[arg(long, env = "REGISTRY_USERS_SECRET")]
+    pub users_secret: Option<String>,
+    /// Bearer tokens: the required `iss`.
+    #[arg(long, env = "REGISTRY_JWT_ISSUER")]
+    pub jwt_issuer: Option<String>,
+    /// Bearer tokens: the required member of `aud`.
+    #[arg(long, env = "REGISTRY_JWT_AUDIENCE")]
+    pub jwt_audience: Option<String>,
+    /// Bearer tokens: the issuer's JWKS document as a local file (never fetched).
+    #[arg(long, env = "REGISTRY_JWKS_FILE")]
+    pub jwks_file: Option<PathBuf>,
+    /// Bearer tokens: the issuer's JWKS document itself.
+    #[arg(long, env = "REGISTRY_JWKS", hide_env_values = true)]
+    pub jwks: Option<String>,
+    /// Bearer tokens: a Secrets Manager secret holding the JWKS document (fetched by the Lambda host).
+    #[arg(long, env = "REGISTRY_JWKS_SECRET")]
+    pub jwks_secret: Option<String>,
+    /// Bearer tokens: the claim carrying `registry:read|write|admin` (default `scope`).
+    #[arg(long, env = "REGISTRY_JWT_ROLE_CLAIM")]
+    pub jwt_role_claim: Option<String>,
+}
+
+/// A setting holds a value the host cannot use; start-up fails with it.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// The environment does not parse (unknown level, not a number, ...).
+    #[error("{0}")]
+    Parse(String),
+    /// `REGISTRY_ID_CACHE_CONTROL` is not a valid header value.
+    #[error("REGISTRY_ID_CACHE_CONTROL: {0}")]
+    CacheControl(String),
+    /// The auth settings are inconsistent or their files unreadable.
+    #[error(transparent)]
+    Auth(#[from] AuthError),
+}
+
+/// The environment alone, as a command without flags (what [`Settings::from_env`] parses).
+#[derive(Debug, Parser)]
+#[command(name = "registry-settings", no_binary_name = true, disable_help_flag = true, disable_version_flag = true)]
+struct FromEnv {
+    #[command(flatten)]
+    settings: Settings,
+}
+
+impl Settings {
+    /// Reads the process environment exactly as `registry serve` reads it (same names, defaults
+    /// and validation), for hosts without a command line.
+    pub fn from_env() -> Result<Settings, SettingsError> {
+        Self::from_args(std::iter::empty::<String>())
+    }
+
+    /// Flags (`--default-compatibility FULL ...`) over the environment; for tests and hosts.
+    pub fn from_args<I, T>(args: I) -> Result<Settings, SettingsError>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        FromEnv::try_parse_from(args).map(|parsed| parsed.settings).map_err(|error| SettingsError::Parse(error.to_string()))
+    }
+
+    /// The registry settings these values select (the others keep their defaults).
+    pub fn registry(&self) -> RegistrySettings {
+        let answer_memory = Duration::from_millis(self.answer_memory_ms);
+        RegistrySettings {
+            default_compatibility: self.default_compatibility,
+            usage_granularity_days: self.usage_granularity_days,
+            require_owner: non_empty(self.require_owner.as_deref()).map(str::to_string),
+            churn: ChurnSettings { max_per_hour: self.churn_max_per_hour, enforce: self.churn_enforce },
+            live_id_ttl: answer_memory,
+            lookup_ttl: answer_memory,
+            max_schema_bytes: self.max_schema_bytes,
+            limits: Limits {
+                max_depth: self.schema_max_depth,
+                max_nodes: self.schema_max_nodes,
+                max_work: self.schema_max_work,
+            },
+            schema_workers: self.schema_workers.unwrap_or_else(default_schema_workers),
+        }
+    }
+
+    /// How `registry_http::app` is assembled, with `authenticator` (built by the host from
+    /// [`AuthArgs::config`], which may need a secret fetched first).
+    pub fn app_options(&self, authenticator: Option<Arc<Authenticator>>) -> Result<AppOptions, SettingsError> {
+        let http = HttpConfig::with_id_cache_control(&self.id_cache_control).map_err(SettingsError::CacheControl)?;
+        Ok(AppOptions { http, authenticator })
+    }
+}
+
+impl AuthArgs {
+    /// The auth configuration these values describe (`AuthConfig::is_enabled` false when none is set).
+    pub fn config(&self) -> Result<AuthConfig, AuthError> {
+        let path = |path: &Option<PathBuf>| path.as_ref().map(|path| path.display().to_string());
+        let text = |text: &Option<String>| non_empty(text.as_deref()).map(str::to_string);
+        AuthConfig::from_lookup(|name| match name {
+            "REGISTRY_USERS_FILE" => path(&self.users_file),
+            "REGISTRY_USERS" => text(&self.users),
+            "REGISTRY_USERS_SECRET" => text(&self.users_secret),
+            "REGISTRY_JWT_ISSUER" => text(&self.jwt_issuer),
+            "REGISTRY_JWT_AUDIENCE" => text(&self.jwt_audience),
+            "REGISTRY_JWKS_FILE" => path(&self.jwks_file),
+            "REGISTRY_JWKS" => text(&self.jwks),
+            "REGISTRY_JWKS_SECRET" => text(&self.jwks_secret),
+            "REGISTRY_JWT_ROLE_CLAIM" => text(&self.jwt_role_claim),
+            _ => None,
+        }
+        .filter(|value| !value.trim().is_empty()))
+    }
+
+    /// The authenticator for a host that reads its users from local sources only (a users secret
+    /// or a JWKS secret is an error here: the Lambda host fetches them and calls `Authenticator::from_config`).
+    /// `None` when auth is off; a configured but unusable source is an error, never an open server.
+    pub fn authenticator(&self) -> Result<Option<Arc<Authenticator>>, AuthError> {
+        Ok(Authenticator::from_config(&self.config()?, None)?.map(Arc::new))
+    }
+}
+
+fn non_empty(text: Option<&str>) -> Option<&str> {
+    text.map(str::trim).filter(|text| !text.is_empty())
+}
+
+fn parse_level(value: &str) -> Result<CompatibilityLevel, String> {
+    value.trim().parse::<CompatibilityLevel>().map_err(|_| {
+        let names: Vec<&str> = CompatibilityLevel::ALL.iter().map(|level| level.as_str()).collect();
+        format!("unknown compatibility level {value:?}; expected one of {}", names.join(", "))
+    })
+}
+
+fn parse_bool(value: &str) -> Result<bool, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(format!("{value:?} is neither true nor false")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Settings, SettingsError> {
+        Settings::from_args(args.iter().copied())
+    }
+
+    #[test]
+    fn defaults_match_the_registry_defaults() {
+        let settings = parse(&[]).unwrap_or_else(|e| panic!("{e}"));
+        let registry = settings.registry();
+        assert_eq!(registry.default_compatibility, CompatibilityLevel::Backward);
+        assert_eq!(registry.usage_granularity_days, 1);
+        assert_eq!(registry.churn, ChurnSettings { max_per_hour: 50, enforce: false });
+        assert_eq!((registry.lookup_ttl, registry.live_id_ttl), (Duration::from_secs(5), Duration::from_secs(5)));
+        assert_eq!(registry.require_owner, None);
+        assert_eq!(settings.cache_bytes, DEFAULT_CACHE_BYTES);
+        assert!(!settings.auth.config().unwrap_or_else(|e| panic!("{e}")).is_enabled());
+    }
+
+    #[test]
+    fn values_are_parsed_and_validated() {
+        let settings = parse(&[
+            "--default-compatibility",
+            "full_transitive",
+            "--churn-max-per-hour",
+            "10",
+            "--churn-enforce",
+            "TRUE",
+            "--answer-memory-ms",
+            "0",
+            "--require-owner",
+            " owner ",
+            "--cache-bytes",
+            "1048576",
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        let registry = settings.registry();
+        assert_eq!(registry.default_compatibility, CompatibilityLevel::FullTransitive);
+        assert_eq!(registry.churn, ChurnSettings { max_per_hour: 10, enforce: true });
+        assert_eq!((registry.lookup_ttl, registry.live_id_ttl), (Duration::ZERO, Duration::ZERO));
+        assert_eq!(registry.require_owner.as_deref(), Some("owner"));
+        assert_eq!(settings.cache_bytes, 1 << 20);
+        for bad in [
+            &["--default-compatibility", "SIDEWAYS"][..],
+            &["--churn-enforce", "yes"],
+            &["--churn-max-per-hour", "-5"],
+            &["--answer-memory-ms", "5s"],
+            &["--cache-bytes", "-1"],
+            &["--usage-granularity-days", "daily"],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn an_empty_cache_control_sends_none_and_a_bad_one_fails() {
+        let options = parse(&["--id-cache-control", ""]).and_then(|s| s.app_options(None));
+        assert!(options.is_ok_and(|options| options.http.id_cache_control.is_none()));
+        let bad = parse(&["--id-cache-control", "a\u{1}b"]).and_then(|s| s.app_options(None));
+        assert!(matches!(bad, Err(SettingsError::CacheControl(_))));
+    }
+
+    #[test]
+    fn auth_sources_are_exclusive_and_empty_ones_are_unset() {
+        let one = parse(&["--users", "[]", "--jwt-issuer", ""]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(one.auth.config().is_ok_and(|config| config.is_enabled() && config.jwt.is_none()));
+        let two = parse(&["--users", "x", "--users-secret", "y"]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(two.auth.config().is_err());
+        let partial_jwt = parse(&["--jwt-issuer", "https://idp"]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(partial_jwt.auth.config().is_err());
+    }
+
+    #[test]
+    fn schema_budgets_and_workers_are_set_by_flags() {
+        let defaults = parse(&[]).unwrap_or_else(|e| panic!("{e}")).registry();
+        assert_eq!(defaults.limits, Limits::default());
+        assert_eq!(defaults.max_schema_bytes, 1024 * 1024);
+        let flags = [
+            "--max-schema-bytes=4096",
+            "--schema-max-depth=20",
+            "--schema-max-nodes=500",
+            "--schema-max-work=1000",
+            "--schema-workers=3",
+        ];
+        let set = parse(&flags).unwrap_or_else(|e| panic!("{e}")).registry();
+        assert_eq!(set.max_schema_bytes, 4096);
+        assert_eq!(set.limits, Limits { max_depth: 20, max_nodes: 500, max_work: 1000 });
+        assert_eq!(set.schema_workers, 3);
+        assert!(parse(&["--schema-max-work", "lots"]).is_err());
+    }
+}
