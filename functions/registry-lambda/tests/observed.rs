@@ -4,8 +4,8 @@
 use lambda_http::RequestExt;
 use lambda_http::request::from_str;
 use registry_core::{MemoryStore, Registry, RegistrySettings};
-use registry_lambda::emf::EmfConfig;
 use registry_http::AppOptions;
+use registry_lambda::emf::EmfConfig;
 use registry_lambda::handler;
 use std::sync::Arc;
 use tower::ServiceExt;

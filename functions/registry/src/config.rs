@@ -28,7 +28,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the Confluent REST API over HTTP until SIGINT or SIGTERM.
-    Serve(ServeConfig),
+    Serve(Box<ServeConfig>),
     /// Create the DynamoDB table and S3 bucket (`REGISTRY_TABLE`, `REGISTRY_BUCKET`) if they do
     /// not exist, with the module's definitions. For emulators and first runs (`make run-aws`).
     AwsInit,
@@ -216,7 +216,7 @@ mod tests {
         let argv = ["registry", "serve"].iter().chain(args).copied();
         let cli = Cli::try_parse_from(argv)?;
         match cli.command {
-            Command::Serve(config) => Ok(config),
+            Command::Serve(config) => Ok(*config),
             other => panic!("parsed as {other:?}"),
         }
     }
@@ -320,8 +320,14 @@ mod tests {
                     "Lambda" => (false, true),
                     _ => (true, true),
                 };
-                assert!(!by_serve || serve.contains(&name), "{name} is documented but `registry serve` does not read it");
-                assert!(!by_lambda || lambda.contains(&name), "{name} is documented but the Lambda function does not read it");
+                assert!(
+                    !by_serve || serve.contains(&name),
+                    "{name} is documented but `registry serve` does not read it"
+                );
+                assert!(
+                    !by_lambda || lambda.contains(&name),
+                    "{name} is documented but the Lambda function does not read it"
+                );
             }
         }
         let runtime_set = ["AWS_LAMBDA_FUNCTION_NAME"];

@@ -25,7 +25,7 @@ fn main() -> ExitCode {
         }
     };
     let outcome = match cli.command {
-        Command::Serve(config) => runtime.block_on(serve::run(config, started)),
+        Command::Serve(config) => runtime.block_on(serve::run(*config, started)),
         Command::AwsInit => runtime.block_on(aws_init::run()),
         Command::Passwd(args) => passwd::run(&args),
         Command::Import(args) => runtime.block_on(admin::import(*args)),

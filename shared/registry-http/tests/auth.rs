@@ -112,7 +112,11 @@ async fn app(protected: bool) -> Router {
         send(&plain, &Method::DELETE, "/subjects/gone-value/versions/1", None, None).await.status,
         StatusCode::OK
     );
-    if protected { build_app(registry, AppOptions { authenticator: Some(authenticator()), ..AppOptions::default() }) } else { plain }
+    if protected {
+        build_app(registry, AppOptions { authenticator: Some(authenticator()), ..AppOptions::default() })
+    } else {
+        plain
+    }
 }
 
 fn endpoints() -> Vec<(Method, &'static str, Option<Value>, Role)> {

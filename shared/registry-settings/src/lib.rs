@@ -158,7 +158,9 @@ impl Settings {
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
-        FromEnv::try_parse_from(args).map(|parsed| parsed.settings).map_err(|error| SettingsError::Parse(error.to_string()))
+        FromEnv::try_parse_from(args)
+            .map(|parsed| parsed.settings)
+            .map_err(|error| SettingsError::Parse(error.to_string()))
     }
 
     /// The registry settings these values select (the others keep their defaults).
@@ -194,19 +196,21 @@ impl AuthArgs {
     pub fn config(&self) -> Result<AuthConfig, AuthError> {
         let path = |path: &Option<PathBuf>| path.as_ref().map(|path| path.display().to_string());
         let text = |text: &Option<String>| non_empty(text.as_deref()).map(str::to_string);
-        AuthConfig::from_lookup(|name| match name {
-            "REGISTRY_USERS_FILE" => path(&self.users_file),
-            "REGISTRY_USERS" => text(&self.users),
-            "REGISTRY_USERS_SECRET" => text(&self.users_secret),
-            "REGISTRY_JWT_ISSUER" => text(&self.jwt_issuer),
-            "REGISTRY_JWT_AUDIENCE" => text(&self.jwt_audience),
-            "REGISTRY_JWKS_FILE" => path(&self.jwks_file),
-            "REGISTRY_JWKS" => text(&self.jwks),
-            "REGISTRY_JWKS_SECRET" => text(&self.jwks_secret),
-            "REGISTRY_JWT_ROLE_CLAIM" => text(&self.jwt_role_claim),
-            _ => None,
-        }
-        .filter(|value| !value.trim().is_empty()))
+        AuthConfig::from_lookup(|name| {
+            match name {
+                "REGISTRY_USERS_FILE" => path(&self.users_file),
+                "REGISTRY_USERS" => text(&self.users),
+                "REGISTRY_USERS_SECRET" => text(&self.users_secret),
+                "REGISTRY_JWT_ISSUER" => text(&self.jwt_issuer),
+                "REGISTRY_JWT_AUDIENCE" => text(&self.jwt_audience),
+                "REGISTRY_JWKS_FILE" => path(&self.jwks_file),
+                "REGISTRY_JWKS" => text(&self.jwks),
+                "REGISTRY_JWKS_SECRET" => text(&self.jwks_secret),
+                "REGISTRY_JWT_ROLE_CLAIM" => text(&self.jwt_role_claim),
+                _ => None,
+            }
+            .filter(|value| !value.trim().is_empty())
+        })
     }
 
     /// The authenticator for a host that reads its users from local sources only (a users secret

@@ -82,8 +82,10 @@ impl Summary {
 /// The API over the configured store `config` names.
 async fn store_api(config: &ServeConfig) -> Result<Api, AdminError> {
     let opened = crate::store::open(config).await?;
-    let settings =
-        RegistrySettings { default_compatibility: config.settings.default_compatibility, ..RegistrySettings::default() };
+    let settings = RegistrySettings {
+        default_compatibility: config.settings.default_compatibility,
+        ..RegistrySettings::default()
+    };
     tracing::info!("working on {}", opened.description);
     Ok(Api::local(Registry::new(opened.store, settings)))
 }
