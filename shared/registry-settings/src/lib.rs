@@ -56,8 +56,6 @@ pub struct Settings {
     #[arg(long, env = "REGISTRY_CACHE_BYTES", default_value_t = DEFAULT_CACHE_BYTES)]
     pub cache_bytes: usize,
 
-    pub answer_memory_ms: u64,
-
     /// Largest schema text accepted, in bytes (42209 above it).
     #[arg(long, env = "REGISTRY_MAX_SCHEMA_BYTES", default_value_t = RegistrySettings::default().max_schema_bytes)]
     pub max_schema_bytes: usize,
