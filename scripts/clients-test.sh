@@ -8,23 +8,28 @@
 # server by its PID, also on failure (the Python suite's test_auth.py starts and stops a second one,
 # with HTTP Basic on, on the same backend). Exits non-zero when any suite fails.
 #
-# Backends: embedded (all three suites) and aws (Python suite, against the moto emulator of
+# Backends: embedded (all three suites), aws (Python suite, against the moto emulator of
 # scripts/emulator-start.sh: started here when nothing answers yet, stopped again if started here;
-# a table and bucket unique to the run are created by `registry aws-init` and deleted afterwards).
-#   CLIENTS_BACKENDS="embedded aws"   which backends to run (default both)
-#   CLIENTS_SUITES="python js rust"   which suites to run on embedded (default all)
-#   REGISTRY_BIN=path                 use this registry binary instead of building target/debug/registry
+# a table and bucket unique to the run are created by `registry aws-init` and deleted afterwards)
+# and lambda (Python suite, as aws, but the registry is the real registry-lambda binary under the
+# Lambda Runtime API emulator `lambda-emulator` of the tests crate, reached through Function URL
+# requests on plain paths; test_auth.py starts a second one with HTTP Basic on).
+#   CLIENTS_BACKENDS="embedded aws lambda"   which backends to run (default all three)
+#   CLIENTS_SUITES="python js rust"          which suites to run on embedded (default all)
+#   REGISTRY_BIN=path                        use this registry binary instead of building target/debug/registry
+#   LAMBDA_EMULATOR=path                     use this lambda-emulator (it runs registry-lambda from its own directory)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CLIENTS="$ROOT/tests/clients"
 VENV="$ROOT/.venv"
 CARGO="${CARGO:-cargo}"
-BACKENDS="${CLIENTS_BACKENDS:-embedded aws}"
+BACKENDS="${CLIENTS_BACKENDS:-embedded aws lambda}"
 SUITES="${CLIENTS_SUITES:-python js rust}"
 EMULATOR_PORT="${EMULATOR_PORT:-4566}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/clients-test.XXXXXX")"
 REGISTRY_BIN="${REGISTRY_BIN:-}"
+LAMBDA_EMULATOR="${LAMBDA_EMULATOR:-}"
 SERVER_PID=""
 STARTED_EMULATOR=0
 FAILED=()
@@ -102,6 +107,31 @@ start_server() {
   return 1
 }
 
+# start_function NAME [ENV=VALUE...]: starts registry-lambda under lambda-emulator (by its PID, as a
+# server) with the given environment, waits until the Function URL answers, sets REGISTRY_URL.
+start_function() {
+  local name="$1"
+  shift
+  local port
+  port="$(free_port)"
+  env RUST_LOG="${RUST_LOG:-warn}" "$@" "$LAMBDA_EMULATOR" --port "$port" --log "$WORK/$name-function.log" \
+    >"$WORK/$name-server.log" 2>&1 &
+  SERVER_PID=$!
+  REGISTRY_URL="http://127.0.0.1:$port"
+  for _ in $(seq 1 300); do
+    if curl -fsS -o /dev/null "$REGISTRY_URL/" 2>/dev/null; then
+      log "$name: $(grep -m1 'serves' "$WORK/$name-server.log" || echo "lambda-emulator (pid $SERVER_PID) on $REGISTRY_URL")"
+      return 0
+    fi
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then break; fi
+    sleep 0.2
+  done
+  log "$name: the function did not come up; its log:"
+  cat "$WORK/$name-server.log" "$WORK/$name-function.log" >&2 || true
+  SERVER_PID=""
+  return 1
+}
+
 stop_server() {
   if [ -n "$SERVER_PID" ]; then
     kill "$SERVER_PID" 2>/dev/null || true
@@ -129,12 +159,13 @@ run_suite() {
   fi
 }
 
-# python_suite BACKEND [ENV=VALUE...]: test_auth.py starts its own server with authentication on, from
-# REGISTRY_BIN on REGISTRY_BACKEND with the given environment (the run's AWS variables for aws).
+# python_suite LABEL BACKEND [ENV=VALUE...]: test_auth.py starts its own server with authentication on,
+# from REGISTRY_BIN on REGISTRY_BACKEND with the given environment (the run's AWS variables for aws;
+# LAMBDA_EMULATOR among them for the function).
 python_suite() {
-  local backend="$1"
-  shift
-  run_suite "python ($backend)" env REGISTRY_BIN="$REGISTRY_BIN" REGISTRY_BACKEND="$backend" "$@" \
+  local label="$1" backend="$2"
+  shift 2
+  run_suite "python ($label)" env REGISTRY_BIN="$REGISTRY_BIN" REGISTRY_BACKEND="$backend" "$@" \
     "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$CLIENTS/python"
 }
 js_suite() { run_suite "js ($1)" bash -c "cd '$CLIENTS/js' && node --test"; }
@@ -149,36 +180,57 @@ wants() { [[ " $2 " == *" $1 "* ]]; }
 
 run_embedded() {
   start_server embedded REGISTRY_BACKEND=embedded || { FAILED+=("embedded server"); return; }
-  wants python "$SUITES" && python_suite embedded
+  wants python "$SUITES" && python_suite embedded embedded
   wants js "$SUITES" && js_suite embedded
   wants rust "$SUITES" && rust_suite embedded
   stop_server
 }
 
-run_aws() {
+# aws_resources NAME: starts the emulator if nothing answers, creates a table and bucket unique to
+# the run with `registry aws-init`, and sets AWS_ENV to the variables that reach them.
+aws_resources() {
   if ! curl -fsS -o /dev/null "http://127.0.0.1:$EMULATOR_PORT/moto-api/" 2>/dev/null; then
     "$ROOT/scripts/emulator-start.sh"
     STARTED_EMULATOR=1
   fi
-  local suffix table bucket
-  suffix="$(date +%s)-$$"
-  table="clients-$suffix"
-  bucket="clients-$suffix"
-  local aws_env=(AWS_ENDPOINT_URL="http://127.0.0.1:$EMULATOR_PORT" AWS_REGION=us-east-1
-    AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test REGISTRY_TABLE="$table" REGISTRY_BUCKET="$bucket")
-  env "${aws_env[@]}" "$REGISTRY_BIN" aws-init >"$WORK/aws-init.log" 2>&1 ||
-    { cat "$WORK/aws-init.log" >&2; FAILED+=("aws-init"); return; }
-  start_server aws REGISTRY_BACKEND=aws "${aws_env[@]}" || { FAILED+=("aws server"); return; }
-  wants python "$SUITES" && python_suite aws "${aws_env[@]}"
+  local suffix="$1-$(date +%s)-$$"
+  AWS_ENV=(AWS_ENDPOINT_URL="http://127.0.0.1:$EMULATOR_PORT" AWS_REGION=us-east-1
+    AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test REGISTRY_TABLE="clients-$suffix" REGISTRY_BUCKET="clients-$suffix")
+  env "${AWS_ENV[@]}" "$REGISTRY_BIN" aws-init >"$WORK/$1-aws-init.log" 2>&1 ||
+    { cat "$WORK/$1-aws-init.log" >&2; return 1; }
+}
+
+delete_aws_resources() {
+  env "${AWS_ENV[@]}" "$VENV/bin/python" "$CLIENTS/python/aws_resources.py" delete ||
+    log "could not delete the run's table and bucket from the emulator"
+}
+
+run_aws() {
+  aws_resources aws || { FAILED+=("aws-init"); return; }
+  start_server aws REGISTRY_BACKEND=aws "${AWS_ENV[@]}" || { FAILED+=("aws server"); delete_aws_resources; return; }
+  wants python "$SUITES" && python_suite aws aws "${AWS_ENV[@]}"
   stop_server
-  env "${aws_env[@]}" "$VENV/bin/python" "$CLIENTS/python/aws_resources.py" delete ||
-    log "aws: could not delete table $table and bucket $bucket from the emulator"
+  delete_aws_resources
+}
+
+run_lambda() {
+  aws_resources lambda || { FAILED+=("aws-init (lambda)"); return; }
+  start_function lambda "${AWS_ENV[@]}" || { FAILED+=("lambda function"); delete_aws_resources; return; }
+  wants python "$SUITES" && python_suite lambda aws "${AWS_ENV[@]}" LAMBDA_EMULATOR="$LAMBDA_EMULATOR"
+  stop_server
+  delete_aws_resources
 }
 
 if [ -z "$REGISTRY_BIN" ]; then
   log "building the registry binary"
   "$CARGO" build --quiet -p registry
   REGISTRY_BIN="$ROOT/target/debug/registry"
+fi
+if wants lambda "$BACKENDS" && [ -z "$LAMBDA_EMULATOR" ]; then
+  log "building registry-lambda and lambda-emulator"
+  "$CARGO" build --quiet -p registry-lambda
+  "$CARGO" build --quiet -p api-tests --bin lambda-emulator
+  LAMBDA_EMULATOR="$ROOT/target/debug/lambda-emulator"
 fi
 install_python
 wants js "$SUITES" && install_js
@@ -187,6 +239,7 @@ for backend in $BACKENDS; do
   case "$backend" in
     embedded) run_embedded ;;
     aws) run_aws ;;
+    lambda) run_lambda ;;
     *) log "unknown backend $backend"; FAILED+=("backend $backend") ;;
   esac
 done

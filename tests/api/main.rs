@@ -8,6 +8,7 @@ mod data_contracts;
 mod errors;
 mod hostile;
 mod json_schema;
+mod lambda;
 mod large;
 mod protobuf;
 mod restart;

@@ -4,7 +4,7 @@
 //! Gating matches the `registry-store-aws` tests: without `AWS_ENDPOINT_URL` a case skips (and says
 //! why) unless `CI` is set, in which case it fails so a green CI run cannot hide the backend.
 
-use crate::{Backend, Harness};
+use crate::{Backend, Harness, lambda};
 use aws_config::SdkConfig;
 use futures::FutureExt;
 use registry_core::{CachedStore, RegistrySettings, Store};
@@ -26,19 +26,10 @@ pub struct AwsTarget {
 
 pub use registry_store_aws::testing::emulator_sdk;
 
-/// A harness on `AwsStore` over a table and bucket of its own. Call [`AwsCase::finish`] with the
-/// case's outcome (see [`catch`]): it stops the server, deletes the resources and re-raises a panic.
-#[derive(Debug)]
-pub struct AwsCase {
-    harness: Harness,
-    target: AwsTarget,
-}
-
-impl AwsCase {
-    /// Creates a uniquely named table and bucket and serves the registry over them; `None` when
-    /// the emulator is not configured and the case may skip (see [`emulator_sdk`]). Panics if the
-    /// resources cannot be created.
-    pub async fn start() -> Option<AwsCase> {
+impl AwsTarget {
+    /// A uniquely named table and bucket, created on the emulator; `None` when the emulator is not
+    /// configured (see [`emulator_sdk`]). Panics if they cannot be created.
+    pub async fn create() -> Option<AwsTarget> {
         let sdk = emulator_sdk().await?;
         let names = registry_store_aws::testing::unique_names("api-test");
         if let Err(error) = create_resources(&sdk, &names, true).await {
@@ -46,9 +37,72 @@ impl AwsCase {
             let _ = delete_resources(&sdk, &names, true).await;
             panic!("creating table and bucket {}: {error}", names.table);
         }
-        let target = AwsTarget { sdk, names };
+        Some(AwsTarget { sdk, names })
+    }
+
+    /// The environment a function needs to serve this table and bucket: `REGISTRY_TABLE`,
+    /// `REGISTRY_BUCKET`, and the emulator's endpoint, region and (dummy) credentials.
+    pub fn function_env(&self) -> Vec<(String, String)> {
+        let mut env = vec![
+            ("REGISTRY_TABLE".to_string(), self.names.table.clone()),
+            ("REGISTRY_BUCKET".to_string(), self.names.bucket.clone()),
+        ];
+        if let Some(endpoint) = self.sdk.endpoint_url() {
+            env.push(("AWS_ENDPOINT_URL".to_string(), endpoint.to_string()));
+        }
+        if let Some(region) = self.sdk.region() {
+            env.push(("AWS_REGION".to_string(), region.to_string()));
+        }
+        for (name, dummy) in [("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test")] {
+            if std::env::var_os(name).is_none() {
+                env.push((name.to_string(), dummy.to_string()));
+            }
+        }
+        env
+    }
+}
+
+/// A harness on `AwsStore` over a table and bucket of its own. Call [`AwsCase::finish`] with the
+/// case's outcome (see [`catch`]): it stops the server, deletes the resources and re-raises a panic.
+#[derive(Debug)]
+pub struct AwsCase {
+    harness: Harness,
+    target: AwsTarget,
+    /// The Lambda function's output, for [`AwsCase::start_lambda`] cases (shown when one fails).
+    function_log: Option<tempfile::TempDir>,
+}
+
+impl AwsCase {
+    /// Creates a uniquely named table and bucket and serves the registry over them; `None` when
+    /// the emulator is not configured and the case may skip (see [`emulator_sdk`]). Panics if the
+    /// resources cannot be created.
+    pub async fn start() -> Option<AwsCase> {
+        let target = AwsTarget::create().await?;
         let harness = Harness::start(Backend::Aws(Box::new(target.clone()))).await;
-        Some(AwsCase { harness, target })
+        Some(AwsCase { harness, target, function_log: None })
+    }
+
+    /// As [`AwsCase::start`], but the registry is the real `registry-lambda` binary
+    /// ([`lambda::function_binary`]) under the Runtime API emulator with at most `max_instances`
+    /// instances, reached through Function URL requests. Panics if the function cannot start.
+    pub async fn start_lambda(max_instances: usize) -> Option<AwsCase> {
+        let target = AwsTarget::create().await?;
+        let log_dir = match tempfile::tempdir() {
+            Ok(dir) => dir,
+            Err(error) => panic!("cannot create a temporary directory: {error}"),
+        };
+        let mut config = lambda::FunctionConfig::new(lambda::function_binary(), target.function_env());
+        config.max_instances = max_instances;
+        config.log = Some(log_dir.path().join("function.log"));
+        let function = match lambda::LambdaEmulator::start(config, 0).await {
+            Ok(function) => function,
+            Err(error) => {
+                let _ = delete_resources(&target.sdk, &target.names, true).await;
+                panic!("starting registry-lambda under the Runtime API emulator: {error}");
+            }
+        };
+        let harness = Harness::of_function(target.clone(), function);
+        Some(AwsCase { harness, target, function_log: Some(log_dir) })
     }
 
     /// The harness serving this case.
@@ -69,6 +123,12 @@ impl AwsCase {
     pub async fn finish(self, outcome: Result<(), Box<dyn Any + Send>>) {
         let stopped = catch(self.harness.stop()).await;
         let deleted = delete_resources(&self.target.sdk, &self.target.names, true).await;
+        if let (Err(_), Some(dir)) = (&outcome, &self.function_log) {
+            let log = std::fs::read_to_string(dir.path().join("function.log")).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
+            eprintln!("registry-lambda output (last {} lines):", tail.len());
+            tail.iter().rev().for_each(|line| eprintln!("  {line}"));
+        }
         if let Err(panic) = outcome.and(stopped) {
             if let Err(error) = deleted {
                 eprintln!("also failed to delete {}: {error}", self.target.names.table);

@@ -3,6 +3,7 @@
 
 pub mod aws;
 pub mod client;
+pub mod lambda;
 pub mod schemas;
 
 pub use client::Response;
@@ -24,6 +25,9 @@ pub enum Backend {
     Local(PathBuf),
     /// `AwsStore` (DynamoDB + S3) on the emulator, over an existing table and bucket.
     Aws(Box<aws::AwsTarget>),
+    /// The real `registry-lambda` process under the Lambda Runtime API emulator ([`lambda`]),
+    /// reached through Function URL requests, over an existing table and bucket on the emulator.
+    Lambda(Box<aws::AwsTarget>),
 }
 
 /// Which backend a macro-generated test uses; `Local` gets a fresh temporary directory.
@@ -33,7 +37,8 @@ pub enum Kind {
     Local,
 }
 
-/// A registry served over HTTP on `127.0.0.1:<ephemeral>` inside the test process.
+/// A registry served over HTTP on `127.0.0.1:<ephemeral>`: the router inside the test process, or
+/// the Lambda function as a process of its own behind the Runtime API emulator.
 #[derive(Debug)]
 pub struct Harness {
     base: String,
@@ -42,6 +47,7 @@ pub struct Harness {
     store: Arc<dyn Store>,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<JoinHandle<()>>,
+    function: Option<lambda::LambdaEmulator>,
     _tempdir: Option<tempfile::TempDir>,
 }
 
@@ -80,19 +86,38 @@ impl Harness {
                 panic!("server failed: {error}");
             }
         });
-        let http = match reqwest::Client::builder().no_proxy().build() {
-            Ok(client) => client,
-            Err(error) => panic!("cannot build the HTTP client: {error}"),
-        };
         Harness {
             base: format!("http://{address}"),
-            http,
+            http: http_client(),
             backend,
             store,
             shutdown: Some(shutdown),
             server: Some(server),
+            function: None,
             _tempdir: None,
         }
+    }
+
+    /// A harness whose requests go to `function` (the Lambda process behind the emulator) over the
+    /// table and bucket of `target`; [`Harness::store`] is an `AwsStore` of its own over them.
+    pub fn of_function(target: aws::AwsTarget, function: lambda::LambdaEmulator) -> Harness {
+        let store: Arc<dyn Store> =
+            Arc::new(registry_store_aws::AwsStore::with_path_style(&target.sdk, target.names.clone(), true));
+        Harness {
+            base: function.url().to_string(),
+            http: http_client(),
+            backend: Backend::Lambda(Box::new(target)),
+            store,
+            shutdown: None,
+            server: None,
+            function: Some(function),
+            _tempdir: None,
+        }
+    }
+
+    /// The Lambda emulator serving this harness, for [`Backend::Lambda`].
+    pub fn function(&self) -> Option<&lambda::LambdaEmulator> {
+        self.function.as_ref()
     }
 
     /// A harness on `kind`, with a fresh temporary directory for `Kind::Local` (removed on drop).
@@ -112,8 +137,11 @@ impl Harness {
     }
 
     /// Stops accepting, waits for in-flight requests, and releases the store (so a new harness can
-    /// open the same directory).
+    /// open the same directory). A Lambda function's processes are killed by PID.
     pub async fn stop(mut self) {
+        if let Some(function) = self.function.take() {
+            function.stop().await;
+        }
         if let Some(shutdown) = self.shutdown.take() {
             let _ = shutdown.send(());
         }
@@ -162,9 +190,16 @@ pub fn open_store(backend: &Backend) -> Arc<dyn Store> {
     match backend {
         Backend::Memory => Arc::new(MemoryStore::new()),
         Backend::Local(dir) => open_local(dir),
-        Backend::Aws(target) => {
+        Backend::Aws(target) | Backend::Lambda(target) => {
             Arc::new(registry_store_aws::AwsStore::with_path_style(&target.sdk, target.names.clone(), true))
         }
+    }
+}
+
+fn http_client() -> reqwest::Client {
+    match reqwest::Client::builder().no_proxy().build() {
+        Ok(client) => client,
+        Err(error) => panic!("cannot build the HTTP client: {error}"),
     }
 }
 
@@ -176,9 +211,11 @@ fn open_local(dir: &Path) -> Arc<dyn Store> {
 }
 
 /// Instantiates each listed `async fn(&Harness)` once per backend, as `memory::<case>`,
-/// `local::<case>` and `aws::<case>`. Use it once per test module, after the cases. An `aws::` case
-/// runs on a table and bucket of its own, deleted afterwards even when the case fails; it skips only
-/// when neither `AWS_ENDPOINT_URL` nor `CI` is set (see [`aws::emulator_sdk`]).
+/// `local::<case>`, `aws::<case>` and `lambda::<case>`. Use it once per test module, after the
+/// cases. An `aws::` case runs on a table and bucket of its own, deleted afterwards even when the
+/// case fails; it skips only when neither `AWS_ENDPOINT_URL` nor `CI` is set (see
+/// [`aws::emulator_sdk`]). A `lambda::` case does the same through the real `registry-lambda`
+/// binary under the Runtime API emulator (see [`aws::AwsCase::start_lambda`]).
 #[macro_export]
 macro_rules! api_cases {
     ($($case:ident),* $(,)?) => {
@@ -207,6 +244,16 @@ macro_rules! api_cases {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $case() {
                     let Some(case) = $crate::aws::AwsCase::start().await else { return };
+                    let outcome = $crate::aws::catch(super::$case(case.harness())).await;
+                    case.finish(outcome).await;
+                }
+            )*
+        }
+        mod lambda {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let Some(case) = $crate::aws::AwsCase::start_lambda(1).await else { return };
                     let outcome = $crate::aws::catch(super::$case(case.harness())).await;
                     case.finish(outcome).await;
                 }

@@ -5,7 +5,9 @@ The module starts its own server: users created with `registry passwd` in a temp
 (REGISTRY_USERS_FILE), on a free loopback port, stopped by its PID when the module ends, also on
 failure. Binary: REGISTRY_BIN (default target/debug/registry). Backend: REGISTRY_BACKEND as
 scripts/clients-test.sh sets it per run (with the AWS variables for `aws`), `memory` when unset;
-the data directory is a fresh temporary one."""
+the data directory is a fresh temporary one. With LAMBDA_EMULATOR set (the Lambda run), the
+server is that Runtime API emulator running the registry-lambda function, with the same users
+file, instead of `registry serve`."""
 
 import json
 import os
@@ -97,10 +99,16 @@ def auth_url(tmp_path_factory) -> str:
         "RUST_LOG": os.environ.get("RUST_LOG", "warn"),
     }
     backend = os.environ.get("REGISTRY_BACKEND") or "memory"
+    emulator = os.environ.get("LAMBDA_EMULATOR")
+    if emulator:
+        backend = "lambda"
+        command = [emulator, "--port", str(port), "--log", str(work / "function.log")]
+    else:
+        command = [binary, "serve", "--backend", backend]
     log_path = work / "server.log"
     url = f"http://127.0.0.1:{port}"
     with open(log_path, "wb") as log:
-        server = subprocess.Popen([binary, "serve", "--backend", backend], env=env, stdout=log, stderr=log)
+        server = subprocess.Popen(command, env=env, stdout=log, stderr=log)
     try:
         deadline = time.monotonic() + 30
         while True:
