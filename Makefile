@@ -34,9 +34,11 @@ localstack-up:
 localstack-down:
 	docker compose -f localstack/docker-compose.yml down
 
-# Everything: unit, router, store conformance (all backends), API tests, Lambda adapter tests, real
-# clients, and the offline infrastructure checks. The emulator is started first and stopped by PID
-# afterwards, even when tests fail.
+# Everything: unit, router, store conformance (all backends), API tests (also through the real
+# registry-lambda process under the Runtime API emulator of tests/src/lambda, which starts and kills
+# each function instance by PID), Lambda adapter tests, real clients (the Python suite also against
+# the function), and the offline infrastructure checks. The emulator is started first and stopped by
+# PID afterwards, even when tests fail.
 test:
 	@set -euo pipefail; \
 	trap 'scripts/emulator-stop.sh' EXIT; \

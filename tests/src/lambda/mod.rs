@@ -317,10 +317,10 @@ impl Shared {
     fn scale(shared: &Arc<Shared>) {
         let waiting = lock(&shared.queue).len();
         let idle = shared.idle.load(Ordering::SeqCst);
-        if waiting > idle {
-            if let Err(error) = Shared::spawn_instance(shared, shared.config.max_instances) {
-                eprintln!("lambda emulator: cannot start another instance: {error}");
-            }
+        if waiting > idle
+            && let Err(error) = Shared::spawn_instance(shared, shared.config.max_instances)
+        {
+            eprintln!("lambda emulator: cannot start another instance: {error}");
         }
     }
 
