@@ -55,6 +55,23 @@ impl HttpConfig {
     }
 }
 
+impl HttpConfig {
+    /// The settings for answers given only to authenticated callers: a `public` directive becomes
+    /// `private`, so a shared cache (CDN, proxy) never serves one caller's answer to another.
+    pub fn for_authenticated(self) -> HttpConfig {
+        let id_cache_control = self.id_cache_control.map(|value| {
+            let text = value.to_str().unwrap_or_default();
+            let directives: Vec<&str> = text
+                .split(',')
+                .map(str::trim)
+                .map(|directive| if directive.eq_ignore_ascii_case("public") { "private" } else { directive })
+                .collect();
+            HeaderValue::from_str(&directives.join(", ")).unwrap_or(value)
+        });
+        HttpConfig { id_cache_control }
+    }
+}
+
 /// Which immutable representation of a schema an ETag names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Representation {

@@ -67,7 +67,11 @@ pub struct AppOptions {
 /// response media type), authentication and authorization, then the routes with the default
 /// `Cache-Control` and the body limit.
 pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
-    let routes = routes(AppState { registry: registry.clone() }, options.http);
+    let http = match options.authenticator {
+        Some(_) => options.http.for_authenticated(),
+        None => options.http,
+    };
+    let routes = routes(AppState { registry: registry.clone() }, http);
     let routes = match options.authenticator {
         Some(authenticator) => auth::protect(routes, authenticator),
         None => routes,
