@@ -3,9 +3,10 @@
 //!
 //! Why this is safe: bodies are content-addressed (a fingerprint names one text forever), an ID
 //! is bound to one fingerprint forever (see [`Store::allocate_id`] and [`Store::bind_id`]) and so
-//! is a guid once bound (see [`Store::bind_guid`]); no store call removes a body or either binding. The other direction, ID by fingerprint, is not
-//! cached: a hard delete of the last row carrying an ID unbinds its fingerprint
-//! ([`Store::unbind_fingerprint`]), so the same schema registered again gets a new ID.
+//! is a guid once bound (see [`Store::bind_guid`]); no store call removes a body or either binding.
+//! The other direction, ID by fingerprint, is not cached: a hard delete of the last row carrying an
+//! ID unbinds its fingerprint ([`Store::hard_delete_versions`]), so the same schema registered
+//! again gets a new ID.
 //! Only positive answers are cached: an absent body or binding may appear a moment later.
 //! Everything mutable (versions, config, mode, listings, the ID counter) goes straight to the
 //! inner store on every call, so the read-after-write contract of [`Store`] still holds.
@@ -17,7 +18,7 @@ use crate::bounded::BoundedMap;
 use crate::model::{
     ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
 };
-use crate::store::{Store, StoreResult};
+use crate::store::{Preconditions, Store, StoreResult, WriteContext};
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
 use std::sync::{Mutex, MutexGuard};
@@ -177,10 +178,6 @@ impl<S: Store> Store for CachedStore<S> {
         Ok(())
     }
 
-    async fn unbind_fingerprint(&self, fingerprint: &Fingerprint, id: SchemaId) -> StoreResult<()> {
-        self.inner.unbind_fingerprint(fingerprint, id).await
-    }
-
     async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
         self.inner.max_id().await
     }
@@ -224,8 +221,12 @@ impl<S: Store> Store for CachedStore<S> {
         self.inner.get_version(subject, version).await
     }
 
-    async fn create_version(&self, row: &VersionRow) -> StoreResult<()> {
-        self.inner.create_version(row).await
+    async fn write_context(&self, subject: &Subject) -> StoreResult<WriteContext> {
+        self.inner.write_context(subject).await
+    }
+
+    async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
+        self.inner.create_version(row, preconditions).await
     }
 
     async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {
@@ -236,8 +237,13 @@ impl<S: Store> Store for CachedStore<S> {
         self.inner.delete_version(subject, version).await
     }
 
-    async fn soft_delete_versions(&self, subject: &Subject, versions: &[Version]) -> StoreResult<()> {
-        self.inner.soft_delete_versions(subject, versions).await
+    async fn soft_delete_versions(
+        &self,
+        subject: &Subject,
+        versions: &[Version],
+        preconditions: &Preconditions,
+    ) -> StoreResult<()> {
+        self.inner.soft_delete_versions(subject, versions, preconditions).await
     }
 
     async fn hard_delete_versions(
@@ -245,8 +251,9 @@ impl<S: Store> Store for CachedStore<S> {
         subject: &Subject,
         versions: &[Version],
         remove_subject_settings: bool,
+        preconditions: &Preconditions,
     ) -> StoreResult<()> {
-        self.inner.hard_delete_versions(subject, versions, remove_subject_settings).await
+        self.inner.hard_delete_versions(subject, versions, remove_subject_settings, preconditions).await
     }
 
     async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
@@ -436,7 +443,10 @@ mod tests {
         let store = CachedStore::new(counting());
         let (fingerprint, _, id) = stored(&store, "mutable").await;
         let subject = unique_subject("mutable");
-        store.create_version(&row(&subject, 1, id, fingerprint)).await.unwrap();
+        store
+            .create_version(&row(&subject, 1, id, fingerprint), &crate::store::Preconditions::default())
+            .await
+            .unwrap();
         for _ in 0..2 {
             assert_eq!(store.versions(&subject).await.unwrap().len(), 1);
             assert!(store.get_version(&subject, Version(1)).await.unwrap().is_some());

@@ -32,4 +32,4 @@ pub use registry::{
     SchemasQuery, default_schema_workers,
 };
 pub use registry_schema::{CompatibilityLevel, Fingerprint, Limits, SchemaReference, SchemaType};
-pub use store::{Store, StoreError, StoreResult};
+pub use store::{Preconditions, Revision, SettingKind, SettingSeen, Store, StoreError, StoreResult, WriteContext};

@@ -3,7 +3,7 @@
 use crate::model::{
     ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
 };
-use crate::store::{Store, StoreError, StoreResult};
+use crate::store::{Preconditions, Revision, SettingKind, SettingSeen, Store, StoreError, StoreResult, WriteContext};
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
 use std::collections::{BTreeMap, HashMap};
@@ -26,6 +26,7 @@ struct State {
     configs: HashMap<Scope, ConfigRecord>,
     modes: HashMap<Scope, Mode>,
     used: HashMap<Subject, u32>,
+    revisions: HashMap<Subject, u64>,
 }
 
 impl MemoryStore {
@@ -42,6 +43,57 @@ impl MemoryStore {
 }
 
 impl State {
+    /// The stored form of a settings item (what [`SettingSeen::stored`] holds for this store).
+    fn setting(&self, kind: SettingKind, scope: &Scope) -> Option<String> {
+        match kind {
+            SettingKind::Config => self.configs.get(scope).map(|c| serde_json::to_string(c).unwrap_or_default()),
+            SettingKind::Mode => self.modes.get(scope).map(|m| m.as_str().to_string()),
+        }
+    }
+
+    fn revision(&self, subject: &Subject) -> Revision {
+        Revision(self.revisions.get(subject).copied().unwrap_or(0))
+    }
+
+    fn bump(&mut self, subject: &Subject) {
+        *self.revisions.entry(subject.clone()).or_insert(0) += 1;
+    }
+
+    /// `Conflict` unless every precondition holds for a write to `subject`.
+    fn check(&self, subject: &Subject, preconditions: &Preconditions) -> StoreResult<()> {
+        let conflict = |what: String| Err(StoreError::Conflict(format!("{subject}: {what}")));
+        if let Some(revision) = preconditions.revision
+            && self.revision(subject) != revision
+        {
+            return conflict(format!("revision is no longer {}", revision.0));
+        }
+        if let Some(seen) =
+            preconditions.settings.iter().find(|seen| self.setting(seen.kind, &seen.scope) != seen.stored)
+        {
+            return conflict(format!("{:?} at {:?} changed", seen.kind, seen.scope));
+        }
+        for (referenced, version) in &preconditions.live_rows {
+            if self.rows.get(&(referenced.clone(), *version)).is_none_or(|row| row.deleted) {
+                return conflict(format!("referenced {referenced} version {version} is not live"));
+            }
+        }
+        if let Some((fingerprint, id)) = &preconditions.binding
+            && self.id_by_fingerprint.get(fingerprint) != Some(id)
+        {
+            return conflict(format!("fingerprint {fingerprint} no longer names id {id}"));
+        }
+        Ok(())
+    }
+
+    /// Raises the revision of every subject whose versions a new row references.
+    fn bump_referenced(&mut self, subject: &Subject, preconditions: &Preconditions) {
+        let referenced: std::collections::BTreeSet<&Subject> =
+            preconditions.live_rows.iter().map(|(s, _)| s).filter(|s| *s != subject).collect();
+        for referenced in referenced.into_iter().cloned().collect::<Vec<_>>() {
+            self.bump(&referenced);
+        }
+    }
+
     fn subject_rows<'a>(&'a self, subject: &'a Subject) -> impl Iterator<Item = &'a VersionRow> + 'a {
         self.rows.range((subject.clone(), Version(i32::MIN))..=(subject.clone(), Version(i32::MAX))).map(|(_, row)| row)
     }
@@ -95,14 +147,6 @@ impl Store for MemoryStore {
         Ok(())
     }
 
-    async fn unbind_fingerprint(&self, fingerprint: &Fingerprint, id: SchemaId) -> StoreResult<()> {
-        let mut state = self.state();
-        if state.id_by_fingerprint.get(fingerprint) == Some(&id) {
-            state.id_by_fingerprint.remove(fingerprint);
-        }
-        Ok(())
-    }
-
     async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
         Ok(self.state().max_id)
     }
@@ -137,13 +181,36 @@ impl Store for MemoryStore {
         Ok(self.state().rows.get(&(subject.clone(), version)).cloned())
     }
 
-    async fn create_version(&self, row: &VersionRow) -> StoreResult<()> {
+    async fn write_context(&self, subject: &Subject) -> StoreResult<WriteContext> {
+        let state = self.state();
+        let own = Scope::Subject(subject.clone());
+        let global = Scope::Global;
+        let items = [(SettingKind::Config, &own), (SettingKind::Config, &global), (SettingKind::Mode, &own)];
+        let seen = items
+            .into_iter()
+            .chain([(SettingKind::Mode, &global)])
+            .map(|(kind, scope)| SettingSeen { kind, scope: scope.clone(), stored: state.setting(kind, scope) })
+            .collect();
+        Ok(WriteContext {
+            revision: state.revision(subject),
+            config: state.configs.get(&own).cloned(),
+            global_config: state.configs.get(&Scope::Global).cloned(),
+            mode: state.modes.get(&own).copied(),
+            global_mode: state.modes.get(&Scope::Global).copied(),
+            seen,
+        })
+    }
+
+    async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
         let mut state = self.state();
         let key = (row.subject.clone(), row.version);
         if state.rows.contains_key(&key) {
             return Err(StoreError::Conflict(format!("{} version {} exists", row.subject, row.version)));
         }
+        state.check(&row.subject, preconditions)?;
         state.rows.insert(key, row.clone());
+        state.bump(&row.subject);
+        state.bump_referenced(&row.subject, preconditions);
         Ok(())
     }
 
@@ -152,6 +219,7 @@ impl Store for MemoryStore {
         match state.rows.get_mut(&(subject.clone(), version)) {
             Some(row) if row.deleted != deleted => {
                 row.deleted = deleted;
+                state.bump(subject);
                 Ok(())
             }
             _ => Err(StoreError::Conflict(format!(
@@ -161,21 +229,31 @@ impl Store for MemoryStore {
     }
 
     async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()> {
-        self.state().rows.remove(&(subject.clone(), version));
+        let mut state = self.state();
+        if state.rows.remove(&(subject.clone(), version)).is_some() {
+            state.bump(subject);
+        }
         Ok(())
     }
 
-    async fn soft_delete_versions(&self, subject: &Subject, versions: &[Version]) -> StoreResult<()> {
+    async fn soft_delete_versions(
+        &self,
+        subject: &Subject,
+        versions: &[Version],
+        preconditions: &Preconditions,
+    ) -> StoreResult<()> {
         let mut state = self.state();
         let all_live = versions.iter().all(|v| state.rows.get(&(subject.clone(), *v)).is_some_and(|row| !row.deleted));
         if !all_live {
             return Err(StoreError::Conflict(format!("{subject}: a version to soft-delete is missing or deleted")));
         }
+        state.check(subject, preconditions)?;
         for version in versions {
             if let Some(row) = state.rows.get_mut(&(subject.clone(), *version)) {
                 row.deleted = true;
             }
         }
+        state.bump(subject);
         Ok(())
     }
 
@@ -184,16 +262,27 @@ impl Store for MemoryStore {
         subject: &Subject,
         versions: &[Version],
         remove_subject_settings: bool,
+        preconditions: &Preconditions,
     ) -> StoreResult<()> {
         let mut state = self.state();
+        state.check(subject, preconditions)?;
+        let mut removed = Vec::new();
         for version in versions {
-            state.rows.remove(&(subject.clone(), *version));
+            removed.extend(state.rows.remove(&(subject.clone(), *version)));
+        }
+        for row in &removed {
+            if !state.rows.values().any(|other| other.id == row.id)
+                && state.id_by_fingerprint.get(&row.fingerprint) == Some(&row.id)
+            {
+                state.id_by_fingerprint.remove(&row.fingerprint);
+            }
         }
         if remove_subject_settings {
             let scope = Scope::Subject(subject.clone());
             state.configs.remove(&scope);
             state.modes.remove(&scope);
         }
+        state.bump(subject);
         Ok(())
     }
 

@@ -21,6 +21,7 @@ mod read;
 mod recent;
 mod recent_lookups;
 mod register;
+mod register_import;
 mod support;
 mod usage;
 

@@ -13,6 +13,9 @@ use async_trait::async_trait;
 use registry_schema::Fingerprint;
 use std::fmt::Debug;
 
+mod conditions;
+pub use conditions::{Preconditions, Revision, SettingKind, SettingSeen, WriteContext};
+
 /// What a storage call can fail with, classified by what the caller must do.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -69,12 +72,6 @@ pub trait Store: Send + Sync + Debug {
     /// unbound (one schema may be imported under several IDs).
     async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()>;
 
-    /// Removes the fingerprint → ID binding if it names `id`; otherwise (already unbound, or
-    /// bound to another ID) does nothing. Called before the last row carrying `id` is
-    /// hard-deleted, so the same schema registered again gets a new ID, as in Confluent. The
-    /// ID → fingerprint side stays: an ID is never handed out again, to any content.
-    async fn unbind_fingerprint(&self, fingerprint: &Fingerprint, id: SchemaId) -> StoreResult<()>;
-
     /// The greatest ID ever bound or allocated, if any.
     async fn max_id(&self) -> StoreResult<Option<SchemaId>>;
 
@@ -110,9 +107,14 @@ pub trait Store: Send + Sync + Debug {
     /// One row.
     async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>>;
 
-    /// Creates `row` if no row has its (subject, version); `Conflict` otherwise. The row is
+    /// The subject's revision and the config and mode at its scope and the global one, read
+    /// together (one call where the backend can), before the subject's rows are read.
+    async fn write_context(&self, subject: &Subject) -> StoreResult<WriteContext>;
+
+    /// Creates `row` if no row has its (subject, version) and every one of `preconditions` holds,
+    /// in one atomic step that also raises the subject's revision; `Conflict` otherwise. The row is
     /// visible to every index (subject listings, rows by ID, referrers) once this returns.
-    async fn create_version(&self, row: &VersionRow) -> StoreResult<()>;
+    async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()>;
 
     /// Sets the row's `deleted` flag to `deleted` if it is currently `!deleted`; `Conflict` if
     /// the row is missing or already in that state.
@@ -121,36 +123,31 @@ pub trait Store: Send + Sync + Debug {
     /// Removes the row (hard delete). Succeeds if it was already gone.
     async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()>;
 
-    /// Soft-deletes every version in `versions` of `subject` as one atomic write: all of them
-    /// or none. `Conflict` if any is missing or already soft-deleted. A backend whose batches
-    /// are bounded (DynamoDB transactions: 100 items) documents its bound and splits above it.
-    /// The default is a loop, correct only for stores without crashes (tests).
-    async fn soft_delete_versions(&self, subject: &Subject, versions: &[Version]) -> StoreResult<()> {
-        for version in versions {
-            self.set_version_deleted(subject, *version, true).await?;
-        }
-        Ok(())
-    }
+    /// Soft-deletes every version in `versions` of `subject` as one atomic write (all of them or
+    /// none) under `preconditions`, raising the subject's revision. `Conflict` if any is missing or
+    /// already soft-deleted, or a precondition fails. A backend whose batches are bounded (DynamoDB
+    /// transactions: 100 items) documents its bound and splits above it.
+    async fn soft_delete_versions(
+        &self,
+        subject: &Subject,
+        versions: &[Version],
+        preconditions: &Preconditions,
+    ) -> StoreResult<()>;
 
-    /// Removes every version in `versions` of `subject` as one atomic write (hard delete),
-    /// together with the subject's config and mode when `remove_subject_settings` is set.
-    /// Rows already gone are skipped. Same batching note as [`Store::soft_delete_versions`].
+    /// Removes every version in `versions` of `subject` as one atomic write (hard delete) under
+    /// `preconditions`, together with the subject's config and mode when `remove_subject_settings`
+    /// is set, and the fingerprint → ID binding of every ID no row carries any more (so the same
+    /// schema registered again gets a new ID, as in Confluent; the ID → fingerprint side stays and
+    /// the ID is never handed out again). A registration that commits a row carrying such an ID
+    /// concurrently makes exactly one of the two fail (see [`Preconditions::binding`]). Rows
+    /// already gone are skipped. Same batching note as [`Store::soft_delete_versions`].
     async fn hard_delete_versions(
         &self,
         subject: &Subject,
         versions: &[Version],
         remove_subject_settings: bool,
-    ) -> StoreResult<()> {
-        for version in versions {
-            self.delete_version(subject, *version).await?;
-        }
-        if remove_subject_settings {
-            let scope = Scope::Subject(subject.clone());
-            self.delete_config(&scope).await?;
-            self.delete_mode(&scope).await?;
-        }
-        Ok(())
-    }
+        preconditions: &Preconditions,
+    ) -> StoreResult<()>;
 
     /// Every row, in any subject, that carries `id`, sorted by (subject, version).
     async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>>;

@@ -1,30 +1,43 @@
-//! Deleting several versions of one subject in one TransactWriteItems (all or nothing).
+//! Deleting several versions of one subject in one TransactWriteItems (all or nothing), under
+//! the write's preconditions (see `conditions.rs`).
 //!
 //! Bound: a transaction holds at most 100 items. A soft delete costs one item per version plus
-//! one for the subject counts, so up to 99 versions are atomic. A hard delete costs, per version,
-//! the row, its rows-by-id edge and one edge per referenced version, plus the counts and the two
-//! settings items; above 100 items the delete is split into several transactions, each atomic,
-//! with the settings removed in the last one.
+//! the subject's index item and up to four settings checks, so up to 95 versions are atomic. A hard
+//! delete costs, per version, the row, its rows-by-id edge and one edge per referenced version,
+//! plus the index item, the settings checks or deletes and one binding delete per orphaned ID;
+//! above 100 items the delete is split into several transactions, each atomic: the first carries
+//! the settings checks (the commit point), each conditions the subject's revision on the one
+//! before it, and the last removes the settings and the orphaned bindings.
 
 use crate::AwsStore;
+use crate::conditions::{USES, kind_pk, setting_condition};
 use crate::errors::{AwsError, classify_transaction};
 use crate::ids::build_error;
-use crate::items::{attr, key};
+use crate::items::{ItemExt, attr, key, n};
 use crate::keys::{self, PK};
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem, Update};
-use registry_core::{Scope, Subject, Version, VersionRow};
+use registry_core::{Fingerprint, Preconditions, Revision, SchemaId, Scope, SettingSeen, Subject, Version, VersionRow};
 use std::collections::BTreeSet;
 
 /// DynamoDB's limit on items in one transaction.
 const MAX_ITEMS: usize = 100;
-/// How often a hard delete re-reads rows that changed under it.
+/// How often a hard delete without a revision condition re-reads rows that changed under it.
 const ATTEMPTS: usize = 5;
 
 impl AwsStore {
-    pub(crate) async fn soft_delete_all(&self, subject: &Subject, versions: &[Version]) -> Result<(), AwsError> {
+    pub(crate) async fn soft_delete_all(
+        &self,
+        subject: &Subject,
+        versions: &[Version],
+        preconditions: &Preconditions,
+    ) -> Result<(), AwsError> {
         let versions: Vec<Version> = versions.iter().copied().collect::<BTreeSet<_>>().into_iter().collect();
-        for chunk in versions.chunks(MAX_ITEMS - 1) {
-            let mut items = Vec::with_capacity(chunk.len() + 1);
+        let checks = self.settings_checks(preconditions, |_| false)?;
+        let per_chunk = MAX_ITEMS - 1 - checks.len();
+        let mut revision = preconditions.revision;
+        let mut checks = Some(checks);
+        for chunk in versions.chunks(per_chunk.max(1)) {
+            let mut items = Vec::with_capacity(chunk.len() + 5);
             for version in chunk {
                 let flag = Update::builder()
                     .table_name(&self.table)
@@ -40,13 +53,15 @@ impl AwsStore {
                 items.push(TransactWriteItem::builder().update(flag).build());
             }
             let live = -i64::try_from(chunk.len()).unwrap_or(i64::MAX);
-            items.push(TransactWriteItem::builder().update(self.count_update(subject, 0, live)?).build());
+            items.push(self.subject_update(subject, 0, live, revision)?);
+            items.extend(checks.take().unwrap_or_default());
             self.dynamo
                 .transact_write_items()
                 .set_transact_items(Some(items))
                 .send()
                 .await
                 .map_err(|e| classify_transaction("TransactWriteItems(soft_delete_versions)", e).0)?;
+            revision = revision.map(|Revision(r)| Revision(r + 1));
         }
         Ok(())
     }
@@ -56,6 +71,7 @@ impl AwsStore {
         subject: &Subject,
         versions: &[Version],
         remove_settings: bool,
+        preconditions: &Preconditions,
     ) -> Result<(), AwsError> {
         let wanted: BTreeSet<Version> = versions.iter().copied().collect();
         let mut attempt = 0;
@@ -63,11 +79,44 @@ impl AwsStore {
             attempt += 1;
             let rows: Vec<VersionRow> =
                 self.read_versions(subject).await?.into_iter().filter(|r| wanted.contains(&r.version)).collect();
-            match self.hard_delete_rows(subject, &rows, remove_settings).await {
-                Err(AwsError::ConditionFailed { .. }) if attempt < ATTEMPTS => continue,
+            let orphans = self.orphaned_bindings(subject, &rows).await?;
+            match self.hard_delete_rows(subject, &rows, remove_settings, preconditions, &orphans).await {
+                // Without a revision condition nobody decided on these rows: read them again.
+                Err(AwsError::ConditionFailed { .. }) if preconditions.revision.is_none() && attempt < ATTEMPTS => {
+                    continue;
+                }
                 other => return other,
             }
         }
+    }
+
+    /// The bindings `FP#<hex>/ID` that name an ID no row keeps once `doomed` are gone, each with
+    /// its `uses` as read. The binding is read before the ID's carriers, so a registration that
+    /// commits a new carrier after the carriers were read has raised `uses` and fails the delete.
+    /// One more carrier than the doomed rows of an ID is enough to know whether another row keeps it.
+    async fn orphaned_bindings(
+        &self,
+        subject: &Subject,
+        doomed: &[VersionRow],
+    ) -> Result<Vec<(Fingerprint, SchemaId, Option<u64>)>, AwsError> {
+        let mut orphans = Vec::new();
+        let mut seen: BTreeSet<SchemaId> = BTreeSet::new();
+        for row in doomed.iter().filter(|row| seen.insert(row.id)) {
+            let binding_key = key(keys::fingerprint_pk(&row.fingerprint), keys::FP_BINDING_SK);
+            let Some(binding) = self.get_item("GetItem(fingerprint)", binding_key).await? else { continue };
+            if binding.number::<i32>(attr::ID)? != row.id.0 {
+                continue;
+            }
+            let uses: Option<u64> = binding.optional_number(USES)?;
+            let doomed_with_id = doomed.iter().filter(|d| d.id == row.id).count();
+            let carriers = self.rows_for_id_page(row.id, None, doomed_with_id + 1).await?;
+            let kept = carriers.len() > doomed_with_id
+                || carriers.iter().any(|c| &c.subject != subject || !doomed.iter().any(|d| d.version == c.version));
+            if !kept {
+                orphans.push((row.fingerprint, row.id, uses));
+            }
+        }
+        Ok(orphans)
     }
 
     async fn hard_delete_rows(
@@ -75,54 +124,101 @@ impl AwsStore {
         subject: &Subject,
         rows: &[VersionRow],
         remove_settings: bool,
+        preconditions: &Preconditions,
+        orphans: &[(Fingerprint, SchemaId, Option<u64>)],
     ) -> Result<(), AwsError> {
-        let mut transactions: Vec<Vec<TransactWriteItem>> = Vec::new();
-        let mut current: Vec<TransactWriteItem> = Vec::new();
+        let removes_subject_scope =
+            |seen: &SettingSeen| remove_settings && matches!(&seen.scope, Scope::Subject(s) if s == subject);
+        let checks = self.settings_checks(preconditions, removes_subject_scope)?;
+        let mut tail = Vec::new();
+        if remove_settings {
+            tail.extend(self.settings_deletes(subject, preconditions)?);
+        }
+        for (fingerprint, id, uses) in orphans {
+            tail.push(self.binding_delete(fingerprint, *id, *uses)?);
+        }
+        // Chunks of row removals; the first also carries the checks, the last the tail.
+        let mut chunks: Vec<(Vec<TransactWriteItem>, i64, i64)> = Vec::new();
+        let mut current: Vec<TransactWriteItem> = checks;
         let (mut total, mut live) = (0i64, 0i64);
         for row in rows {
             let items = self.row_removal(subject, row)?;
-            if current.len() + items.len() + 1 > MAX_ITEMS && !current.is_empty() {
-                current.push(TransactWriteItem::builder().update(self.count_update(subject, total, live)?).build());
-                transactions.push(std::mem::take(&mut current));
+            if current.len() + items.len() + 1 > MAX_ITEMS && total != 0 {
+                chunks.push((std::mem::take(&mut current), total, live));
                 (total, live) = (0, 0);
             }
             current.extend(items);
             total -= 1;
             live -= i64::from(!row.deleted);
         }
-        let settings = if remove_settings { 2 } else { 0 };
-        if current.len() + 1 + settings > MAX_ITEMS {
-            current.push(TransactWriteItem::builder().update(self.count_update(subject, total, live)?).build());
-            transactions.push(std::mem::take(&mut current));
+        if current.len() + 1 + tail.len() > MAX_ITEMS && total != 0 {
+            chunks.push((std::mem::take(&mut current), total, live));
             (total, live) = (0, 0);
         }
-        if total != 0 {
-            current.push(TransactWriteItem::builder().update(self.count_update(subject, total, live)?).build());
-        }
-        if remove_settings {
-            let scope = Scope::Subject(subject.clone());
-            for kind in ["CONFIG", "MODE"] {
-                let (pk, sk) = keys::scoped(kind, &scope);
-                let delete = Delete::builder()
-                    .table_name(&self.table)
-                    .set_key(Some(key(pk, sk)))
-                    .build()
-                    .map_err(|e| build_error("hard_delete_versions", e))?;
-                current.push(TransactWriteItem::builder().delete(delete).build());
+        current.extend(tail);
+        chunks.push((current, total, live));
+        let mut revision = preconditions.revision;
+        for (mut items, total, live) in chunks {
+            if items.is_empty() {
+                continue;
             }
-        }
-        if !current.is_empty() {
-            transactions.push(current);
-        }
-        for items in transactions {
+            items.push(self.subject_update(subject, total, live, revision)?);
             self.dynamo
                 .transact_write_items()
                 .set_transact_items(Some(items))
                 .send()
                 .await
                 .map_err(|e| classify_transaction("TransactWriteItems(hard_delete_versions)", e).0)?;
+            revision = revision.map(|Revision(r)| Revision(r + 1));
         }
         Ok(())
+    }
+
+    /// Deletes of the subject's own config and mode items, each conditioned as it was read.
+    fn settings_deletes(
+        &self,
+        subject: &Subject,
+        preconditions: &Preconditions,
+    ) -> Result<Vec<TransactWriteItem>, AwsError> {
+        let scope = Scope::Subject(subject.clone());
+        let mut items = Vec::new();
+        for kind in [registry_core::SettingKind::Config, registry_core::SettingKind::Mode] {
+            let (pk, sk) = keys::scoped(kind_pk(kind), &scope);
+            let mut delete = Delete::builder().table_name(&self.table).set_key(Some(key(pk, sk)));
+            if let Some(seen) = preconditions.settings.iter().find(|seen| seen.kind == kind && seen.scope == scope) {
+                let condition = setting_condition(seen);
+                delete = delete
+                    .condition_expression(condition.expression)
+                    .set_expression_attribute_names(Some(condition.names))
+                    .set_expression_attribute_values((!condition.values.is_empty()).then_some(condition.values));
+            }
+            let delete = delete.build().map_err(|e| build_error("hard_delete_versions", e))?;
+            items.push(TransactWriteItem::builder().delete(delete).build());
+        }
+        Ok(items)
+    }
+
+    /// Deletes `FP#<hex>/ID` while it still names `id` with the `uses` read before the carriers.
+    fn binding_delete(
+        &self,
+        fingerprint: &Fingerprint,
+        id: SchemaId,
+        uses: Option<u64>,
+    ) -> Result<TransactWriteItem, AwsError> {
+        let delete = Delete::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK)))
+            .expression_attribute_names("#id", attr::ID)
+            .expression_attribute_names("#uses", USES)
+            .expression_attribute_values(":id", n(id.0));
+        let delete = match uses {
+            None => delete.condition_expression("#id = :id AND attribute_not_exists(#uses)"),
+            Some(uses) => {
+                delete.condition_expression("#id = :id AND #uses = :uses").expression_attribute_values(":uses", n(uses))
+            }
+        };
+        let delete = delete.build().map_err(|e| build_error("hard_delete_versions", e))?;
+        Ok(TransactWriteItem::builder().delete(delete).build())
     }
 
     /// The row delete (conditioned on the row being as read) and its edge deletes.

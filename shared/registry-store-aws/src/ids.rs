@@ -143,25 +143,6 @@ impl AwsStore {
         }
     }
 
-    /// Deletes `FP#<hex>/ID` only while it names `id` (a lost condition means it is already
-    /// unbound or names another ID: nothing to do).
-    pub(crate) async fn unbind(&self, fingerprint: &Fingerprint, id: SchemaId) -> Result<(), AwsError> {
-        let deleted = self
-            .dynamo
-            .delete_item()
-            .table_name(&self.table)
-            .set_key(Some(key(keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK)))
-            .condition_expression("#id = :id")
-            .expression_attribute_names("#id", attr::ID)
-            .expression_attribute_values(":id", n(id.0))
-            .send()
-            .await;
-        match deleted.map_err(|e| classify("DeleteItem(fingerprint)", e)) {
-            Ok(_) | Err(AwsError::ConditionFailed { .. }) => Ok(()),
-            Err(other) => Err(other),
-        }
-    }
-
     pub(crate) fn put_if_absent(&self, item: Item) -> Result<Put, AwsError> {
         Put::builder()
             .table_name(&self.table)

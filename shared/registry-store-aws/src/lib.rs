@@ -45,6 +45,7 @@
 mod batch;
 mod blobs;
 mod calls;
+mod conditions;
 pub mod config;
 mod errors;
 mod guids;

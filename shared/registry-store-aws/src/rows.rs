@@ -9,10 +9,10 @@
 use crate::AwsStore;
 use crate::errors::{AwsError, classify, classify_transaction};
 use crate::ids::build_error;
-use crate::items::{Item, attr, edge_item, edge_target, key, n, row_from_item, row_item};
+use crate::items::{Item, attr, edge_item, edge_target, key, row_from_item, row_item};
 use crate::keys::{self, PK, SK};
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, KeysAndAttributes, TransactWriteItem, Update};
-use registry_core::{SchemaId, Subject, Version, VersionRow};
+use registry_core::{Preconditions, SchemaId, Subject, Version, VersionRow};
 use std::collections::BTreeSet;
 
 /// DynamoDB's limit on items in one transaction.
@@ -202,23 +202,30 @@ impl AwsStore {
         Ok(rows)
     }
 
-    pub(crate) async fn create_row(&self, row: &VersionRow) -> Result<(), AwsError> {
+    /// One transaction: the row (create-if-absent), the subject's counts and revision (conditioned
+    /// on the revision read), the rows-by-ID and referrer edges, and the precondition items.
+    pub(crate) async fn create_row(&self, row: &VersionRow, preconditions: &Preconditions) -> Result<(), AwsError> {
         let referenced: BTreeSet<(&str, i32)> =
             row.references.iter().map(|r| (r.subject.as_str(), r.version)).collect();
-        if referenced.len() + 3 > MAX_TRANSACTION_ITEMS {
-            return Err(AwsError::Service {
-                op: "create_version",
-                detail: format!("{} references exceed one DynamoDB transaction", referenced.len()),
-            });
-        }
         let live = if row.deleted { 0 } else { 1 };
         let mut items = vec![
             TransactWriteItem::builder().put(self.put_if_absent(row_item(row)?)?).build(),
-            TransactWriteItem::builder().update(self.count_update(&row.subject, 1, live)?).build(),
+            self.subject_update(&row.subject, 1, live, preconditions.revision)?,
             self.put_edge(keys::id_pk(row.id), row)?,
         ];
         for (subject, version) in referenced {
             items.push(self.put_edge(keys::referenced_pk(subject, version), row)?);
+        }
+        items.extend(self.settings_checks(preconditions, |_| false)?);
+        items.extend(self.referenced_items(&row.subject, preconditions)?);
+        if let Some((fingerprint, id)) = &preconditions.binding {
+            items.push(self.binding_use(fingerprint, *id)?);
+        }
+        if items.len() > MAX_TRANSACTION_ITEMS {
+            return Err(AwsError::Service {
+                op: "create_version",
+                detail: format!("{} references exceed one DynamoDB transaction", row.references.len()),
+            });
         }
         self.dynamo
             .transact_write_items()
@@ -243,7 +250,7 @@ impl AwsStore {
             .map_err(|e| build_error("set_version_deleted", e))?;
         let items = vec![
             TransactWriteItem::builder().update(flag).build(),
-            TransactWriteItem::builder().update(self.count_update(subject, 0, if deleted { -1 } else { 1 })?).build(),
+            self.subject_update(subject, 0, if deleted { -1 } else { 1 }, None)?,
         ];
         self.dynamo
             .transact_write_items()
@@ -275,7 +282,7 @@ impl AwsStore {
             let live = if row.deleted { 0 } else { -1 };
             let mut items = vec![
                 TransactWriteItem::builder().delete(row_delete).build(),
-                TransactWriteItem::builder().update(self.count_update(subject, -1, live)?).build(),
+                self.subject_update(subject, -1, live, None)?,
                 self.delete_edge(keys::id_pk(row.id), &row)?,
             ];
             let referenced: BTreeSet<(&str, i32)> =
@@ -307,20 +314,6 @@ impl AwsStore {
         let mut rows = self.rows_by_edges(keys::referenced_pk(subject.as_str(), version.0)).await?;
         rows.sort_by(|a, b| (a.id, &a.subject, a.version).cmp(&(b.id, &b.subject, b.version)));
         Ok(rows)
-    }
-
-    /// `ADD total :total, live :live` on the subject's index item (created on first use).
-    pub(crate) fn count_update(&self, subject: &Subject, total: i64, live: i64) -> Result<Update, AwsError> {
-        Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(keys::SUBJECTS_PK, subject.as_str())))
-            .update_expression("ADD #total :total, #live :live")
-            .expression_attribute_names("#total", attr::TOTAL)
-            .expression_attribute_names("#live", attr::LIVE)
-            .expression_attribute_values(":total", n(total))
-            .expression_attribute_values(":live", n(live))
-            .build()
-            .map_err(|e| build_error("subject index", e))
     }
 
     fn put_edge(&self, pk: String, row: &VersionRow) -> Result<TransactWriteItem, AwsError> {

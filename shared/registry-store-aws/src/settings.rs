@@ -75,10 +75,10 @@ impl AwsStore {
     }
 }
 
-fn parse_config(text: &str) -> Result<ConfigRecord, AwsError> {
+pub(crate) fn parse_config(text: &str) -> Result<ConfigRecord, AwsError> {
     serde_json::from_str(text).map_err(|e| AwsError::Corrupt(format!("config item {text:?}: {e}")))
 }
 
-fn parse_mode(text: &str) -> Result<Mode, AwsError> {
+pub(crate) fn parse_mode(text: &str) -> Result<Mode, AwsError> {
     text.parse().map_err(|_| AwsError::Corrupt(format!("mode item {text:?}")))
 }

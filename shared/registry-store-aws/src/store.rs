@@ -5,8 +5,8 @@ use crate::AwsStore;
 use crate::blobs;
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, DeletedFilter, Fingerprint, Guid, Mode, SchemaBody, SchemaId, Scope, Store, StoreResult, Subject,
-    Version, VersionRow,
+    ConfigRecord, DeletedFilter, Fingerprint, Guid, Mode, Preconditions, SchemaBody, SchemaId, Scope, Store,
+    StoreResult, Subject, Version, VersionRow, WriteContext,
 };
 
 #[async_trait]
@@ -33,10 +33,6 @@ impl Store for AwsStore {
 
     async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
         Ok(self.bind(id, fingerprint).await?)
-    }
-
-    async fn unbind_fingerprint(&self, fingerprint: &Fingerprint, id: SchemaId) -> StoreResult<()> {
-        Ok(self.unbind(fingerprint, id).await?)
     }
 
     async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
@@ -68,8 +64,12 @@ impl Store for AwsStore {
         Ok(self.read_version(subject, version).await?)
     }
 
-    async fn create_version(&self, row: &VersionRow) -> StoreResult<()> {
-        Ok(self.create_row(row).await?)
+    async fn write_context(&self, subject: &Subject) -> StoreResult<WriteContext> {
+        Ok(self.read_write_context(subject).await?)
+    }
+
+    async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
+        Ok(self.create_row(row, preconditions).await?)
     }
 
     async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {
@@ -80,8 +80,13 @@ impl Store for AwsStore {
         Ok(self.remove_row(subject, version).await?)
     }
 
-    async fn soft_delete_versions(&self, subject: &Subject, versions: &[Version]) -> StoreResult<()> {
-        Ok(self.soft_delete_all(subject, versions).await?)
+    async fn soft_delete_versions(
+        &self,
+        subject: &Subject,
+        versions: &[Version],
+        preconditions: &Preconditions,
+    ) -> StoreResult<()> {
+        Ok(self.soft_delete_all(subject, versions, preconditions).await?)
     }
 
     async fn hard_delete_versions(
@@ -89,8 +94,9 @@ impl Store for AwsStore {
         subject: &Subject,
         versions: &[Version],
         remove_subject_settings: bool,
+        preconditions: &Preconditions,
     ) -> StoreResult<()> {
-        Ok(self.hard_delete_all(subject, versions, remove_subject_settings).await?)
+        Ok(self.hard_delete_all(subject, versions, remove_subject_settings, preconditions).await?)
     }
 
     async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {

@@ -21,7 +21,10 @@ async fn register(store: &AwsStore, subject: &Subject, body: &SchemaBody) -> (Sc
         None => store.allocate_id(&fp).await.unwrap_or_else(|e| panic!("{e}")),
     };
     let next = rows.last().map_or(1, |r| r.version.0 + 1);
-    store.create_version(&row(subject.as_str(), next, id.0, fp)).await.unwrap_or_else(|e| panic!("{e}"));
+    store
+        .create_version(&row(subject.as_str(), next, id.0, fp), &registry_core::Preconditions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     (id, Version(next))
 }
 
@@ -105,7 +108,7 @@ async fn each_store_call_is_one_aws_call_except_allocation() {
     with_store(|store, _| async move {
         let fp = body("\"x\"").fingerprint();
         let (allocate, _) = count(&store, store.allocate_id(&fp)).await;
-        let (create, _) = count(&store, store.create_version(&row("s", 1, 1, fp))).await;
+        let (create, _) = count(&store, store.create_version(&row("s", 1, 1, fp), &registry_core::Preconditions::default())).await;
         let (get, _) = count(&store, store.get_version(&subject("s"), Version(1))).await;
         let (soft, _) = count(&store, store.set_version_deleted(&subject("s"), Version(1), true)).await;
         let (hard, _) = count(&store, store.delete_version(&subject("s"), Version(1))).await;

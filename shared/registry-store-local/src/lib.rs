@@ -24,7 +24,9 @@
 //! (per-subject row and live-row counts, indexed by (live, subject) for keyset paging), `configs`,
 //! `modes`, `subject_usage` (last-used day) and `guids` (guid → first bound fingerprint, the
 //! `GET /schemas/guids/{guid}` index; migration 3 creates it empty: a database written before it
-//! gets entries as schemas are registered again or imported, never by a scan at open).
+//! gets entries as schemas are registered again or imported, never by a scan at open) and
+//! `subject_revisions` (each subject's write revision, raised in the transaction of every change to
+//! its rows; the write preconditions of `conditions.rs` compare it, so it is never removed).
 //!
 //! **Concurrency.** Each write call is one atomic operation on the writer thread, which commits
 //! the operations queued meanwhile as one group (one `IMMEDIATE` transaction, each operation in its
@@ -36,6 +38,7 @@
 
 mod bounded;
 mod codec;
+mod conditions;
 mod error;
 mod ops;
 mod pool;

@@ -227,20 +227,29 @@ pub(crate) fn insert_row(conn: &Connection, row: &VersionRow) -> LocalResult<boo
     Ok(true)
 }
 
-/// Removes the row at (subject, version) and its index entries; no-op if absent.
-pub(crate) fn remove_row(conn: &Connection, subject: &Subject, version: Version) -> LocalResult<()> {
-    let removed: Option<(bool, Option<String>)> = conn
-        .prepare_cached("DELETE FROM versions WHERE subject = ?1 AND version = ?2 RETURNING deleted, refs")?
-        .query_row(params![subject.as_str(), version.0], |row| Ok((row.get(0)?, row.get(1)?)))
+/// Removes the row at (subject, version) and its index entries; no-op if absent. The removed
+/// row's ID and fingerprint, if there was one.
+pub(crate) fn remove_row(
+    conn: &Connection,
+    subject: &Subject,
+    version: Version,
+) -> LocalResult<Option<(SchemaId, Fingerprint)>> {
+    let removed: Option<(bool, Option<String>, i64, Vec<u8>)> = conn
+        .prepare_cached(
+            "DELETE FROM versions WHERE subject = ?1 AND version = ?2 RETURNING deleted, refs, id, fingerprint",
+        )?
+        .query_row(params![subject.as_str(), version.0], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))
         .optional()?;
-    let Some((deleted, refs)) = removed else { return Ok(()) };
+    let Some((deleted, refs, id, fingerprint)) = removed else { return Ok(None) };
+    let carried = (SchemaId(codec::narrow(id, "id")?), codec::fingerprint(fingerprint)?);
     let mut edge = conn.prepare_cached(
         "DELETE FROM reference_edges WHERE ref_subject = ?1 AND ref_version = ?2 AND subject = ?3 AND version = ?4",
     )?;
     for reference in codec::references(refs)? {
         edge.execute(params![reference.subject, reference.version, subject.as_str(), version.0])?;
     }
-    adjust_subject(conn, subject, -1, if deleted { 0 } else { -1 })
+    adjust_subject(conn, subject, -1, if deleted { 0 } else { -1 })?;
+    Ok(Some(carried))
 }
 
 pub(crate) fn set_version_deleted(
@@ -268,7 +277,7 @@ fn adjust_subject(conn: &Connection, subject: &Subject, rows: i64, live: i64) ->
     )?
     .execute(params![subject.as_str(), rows, live])?;
     conn.prepare_cached("DELETE FROM subjects WHERE subject = ?1 AND row_count <= 0")?.execute([subject.as_str()])?;
-    Ok(())
+    crate::conditions::bump(conn, subject.as_str())
 }
 
 pub(crate) fn list_subjects(

@@ -90,6 +90,12 @@ CREATE TABLE guids (
     fingerprint BLOB NOT NULL
 ) WITHOUT ROWID;
 "#,
+    r#"
+CREATE TABLE subject_revisions (
+    subject  TEXT PRIMARY KEY,
+    revision INTEGER NOT NULL
+) WITHOUT ROWID;
+"#,
 ];
 
 /// The `user_version` this build writes and understands.

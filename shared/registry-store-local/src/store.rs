@@ -1,11 +1,11 @@
 //! `impl Store for LocalStore`: each trait call is one blocking SQLite transaction in `ops`.
 
 use crate::codec::scope_key;
-use crate::{LocalStore, ops};
+use crate::{LocalStore, conditions, ops};
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, DeletedFilter, Fingerprint, Guid, Mode, SchemaBody, SchemaId, Scope, Store, StoreResult, Subject,
-    Version, VersionRow,
+    ConfigRecord, DeletedFilter, Fingerprint, Guid, Mode, Preconditions, SchemaBody, SchemaId, Scope, Store,
+    StoreResult, Subject, Version, VersionRow, WriteContext,
 };
 
 #[async_trait]
@@ -37,11 +37,6 @@ impl Store for LocalStore {
     async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
         let fingerprint = *fingerprint;
         self.write(move |conn| ops::bind_id(conn, id, &fingerprint)).await
-    }
-
-    async fn unbind_fingerprint(&self, fingerprint: &Fingerprint, id: SchemaId) -> StoreResult<()> {
-        let fingerprint = *fingerprint;
-        self.write(move |conn| ops::unbind_fingerprint(conn, &fingerprint, id)).await
     }
 
     async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
@@ -78,14 +73,22 @@ impl Store for LocalStore {
         self.read(move |conn| ops::get_version(conn, &subject, version)).await
     }
 
-    async fn create_version(&self, row: &VersionRow) -> StoreResult<()> {
-        let row = row.clone();
+    async fn write_context(&self, subject: &Subject) -> StoreResult<WriteContext> {
+        let subject = subject.clone();
+        self.read(move |conn| conditions::write_context(conn, &subject)).await
+    }
+
+    async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
+        let (row, preconditions) = (row.clone(), preconditions.clone());
         self.write(move |conn| {
-            if ops::insert_row(conn, &row)? {
-                Ok(())
-            } else {
-                Err(crate::LocalError::Conflict(format!("{} version {} exists", row.subject, row.version)))
+            if ops::get_version(conn, &row.subject, row.version)?.is_some() {
+                return Err(crate::LocalError::Conflict(format!("{} version {} exists", row.subject, row.version)));
             }
+            conditions::check(conn, &row.subject, &preconditions)?;
+            if !ops::insert_row(conn, &row)? {
+                return Err(crate::LocalError::Conflict(format!("{} version {} exists", row.subject, row.version)));
+            }
+            conditions::bump_referenced(conn, &row.subject, &preconditions)
         })
         .await
     }
@@ -97,12 +100,18 @@ impl Store for LocalStore {
 
     async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()> {
         let subject = subject.clone();
-        self.write(move |conn| ops::remove_row(conn, &subject, version)).await
+        self.write(move |conn| ops::remove_row(conn, &subject, version).map(drop)).await
     }
 
-    async fn soft_delete_versions(&self, subject: &Subject, versions: &[Version]) -> StoreResult<()> {
-        let (subject, versions) = (subject.clone(), versions.to_vec());
+    async fn soft_delete_versions(
+        &self,
+        subject: &Subject,
+        versions: &[Version],
+        preconditions: &Preconditions,
+    ) -> StoreResult<()> {
+        let (subject, versions, preconditions) = (subject.clone(), versions.to_vec(), preconditions.clone());
         self.write(move |conn| {
+            conditions::check(conn, &subject, &preconditions)?;
             for version in versions {
                 ops::set_version_deleted(conn, &subject, version, true)?;
             }
@@ -116,11 +125,17 @@ impl Store for LocalStore {
         subject: &Subject,
         versions: &[Version],
         remove_subject_settings: bool,
+        preconditions: &Preconditions,
     ) -> StoreResult<()> {
-        let (subject, versions) = (subject.clone(), versions.to_vec());
+        let (subject, versions, preconditions) = (subject.clone(), versions.to_vec(), preconditions.clone());
         self.write(move |conn| {
+            conditions::check(conn, &subject, &preconditions)?;
+            let mut removed = Vec::new();
             for version in versions {
-                ops::remove_row(conn, &subject, version)?;
+                removed.extend(ops::remove_row(conn, &subject, version)?);
+            }
+            for (id, fingerprint) in &removed {
+                conditions::unbind_if_orphaned(conn, *id, fingerprint)?;
             }
             if remove_subject_settings {
                 ops::delete_config(conn, subject.as_str())?;

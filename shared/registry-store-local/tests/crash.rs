@@ -31,7 +31,10 @@ fn child(dir: &Path) {
             let schema = body(n);
             store.put_body(&schema.fingerprint(), &schema).await.unwrap();
             let id = store.allocate_id(&schema.fingerprint()).await.unwrap();
-            store.create_version(&row(&format!("crash-{n}"), 1, id.0, n)).await.unwrap();
+            store
+                .create_version(&row(&format!("crash-{n}"), 1, id.0, n), &registry_core::Preconditions::default())
+                .await
+                .unwrap();
             writeln!(out, "ack {n} {}", id.0).unwrap();
             out.flush().unwrap();
         }

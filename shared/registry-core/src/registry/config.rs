@@ -123,7 +123,7 @@ impl Registry {
         for subject in subjects {
             let deleted: Vec<_> = self.rows(&subject).await?.iter().filter(|r| r.deleted).map(|r| r.version).collect();
             if !deleted.is_empty() {
-                self.hard_delete(&subject, &deleted, false).await?;
+                self.hard_delete(&subject, &deleted, false, &crate::store::Preconditions::default()).await?;
             }
         }
         Ok(())

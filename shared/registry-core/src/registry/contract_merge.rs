@@ -8,18 +8,6 @@ use super::contracts::{
 };
 use crate::error::RegistryError;
 
-impl super::Registry {
-    /// The subject's config over the global one, field by field (for contract defaults/overrides).
-    pub(super) async fn contract_config(
-        &self,
-        subject: &crate::model::Subject,
-    ) -> Result<crate::model::ConfigRecord, RegistryError> {
-        let own = self.store.get_config(&crate::model::Scope::Subject(subject.clone())).await?.unwrap_or_default();
-        let global = self.store.get_config(&crate::model::Scope::Global).await?.unwrap_or_default();
-        Ok(own.over(global))
-    }
-}
-
 /// The metadata and rule set a registration stores (Confluent's `maybeSetMetadataRuleSet`):
 /// `specific` (the request's parts, or the latest live version's when the request has none)
 /// merged as config default ← specific ← config override; then `confluent:version` is set to
@@ -59,7 +47,8 @@ pub(super) enum Contracted<'a> {
 }
 
 impl super::Registry {
-    /// The data-contract step of a registration outside IMPORT (IMPORT stores what it is given):
+    /// The data-contract step of a registration outside IMPORT (IMPORT stores what it is given),
+    /// with `config` the subject's config over the global one as the registration read it:
     /// a bare schema (no metadata, rule set or version, no config defaults/overrides) whose text and
     /// references equal the latest live version's is that version (Confluent's lookup-first through
     /// `canLookup`); otherwise the parts are merged ([`merged_parts`], inheriting the latest live
@@ -73,12 +62,8 @@ impl super::Registry {
         schema: &super::NewSchema,
         explicit_id: Option<crate::model::SchemaId>,
         mut body: crate::model::SchemaBody,
-        import: bool,
+        config: &crate::model::ConfigRecord,
     ) -> Result<Contracted<'a>, RegistryError> {
-        if import {
-            return Ok(Contracted::New(body));
-        }
-        let config = self.contract_config(subject).await?;
         let latest = super::support::latest_live(rows);
         let latest_body = match latest {
             Some(row) => Some(self.body(&row.fingerprint).await?),
@@ -99,7 +84,7 @@ impl super::Registry {
         let specific_metadata = schema.metadata.as_ref().or(latest_body.as_ref().and_then(|b| b.metadata.as_ref()));
         let specific_rule_set = schema.rule_set.as_ref().or(latest_body.as_ref().and_then(|b| b.rule_set.as_ref()));
         let next = rows.last().map_or(1, |r| r.version.0.saturating_add(1));
-        let (metadata, rule_set) = merged_parts(&config, specific_metadata, specific_rule_set, explicit_version, next)?;
+        let (metadata, rule_set) = merged_parts(config, specific_metadata, specific_rule_set, explicit_version, next)?;
         body.metadata = metadata;
         body.rule_set = rule_set;
         let fingerprint = body.fingerprint();

@@ -43,15 +43,16 @@ impl Registry {
         Ok(in_use)
     }
 
-    /// The one way the registry hard-deletes rows: the store's atomic batch, then the
+    /// The one way the registry hard-deletes rows: the store's atomic batch under `preconditions`, then the
     /// live-ID memory is forgotten (see the module doc).
     pub(super) async fn hard_delete(
         &self,
         subject: &Subject,
         versions: &[Version],
         remove_subject_settings: bool,
+        preconditions: &crate::store::Preconditions,
     ) -> Result<(), crate::store::StoreError> {
-        let deleted = self.store.hard_delete_versions(subject, versions, remove_subject_settings).await;
+        let deleted = self.store.hard_delete_versions(subject, versions, remove_subject_settings, preconditions).await;
         self.live_ids.forget_all();
         self.forget_lookups();
         deleted

@@ -81,7 +81,8 @@ impl Registry {
         validation: Validation,
         normalize: bool,
     ) -> Result<SchemaBody, RegistryError> {
-        let dependencies = self.dependencies(&schema.references, true).await?;
+        let references = self.pin_latest_references(&schema.references).await?;
+        let dependencies = self.dependencies(&references, true).await?;
         let key = key(schema, text, &dependencies, validation, normalize);
         let canonical = match self.parse_cache.get(&key) {
             Some(canonical) => canonical,
@@ -97,7 +98,7 @@ impl Registry {
         Ok(SchemaBody {
             schema_type: schema.schema_type,
             schema: canonical.to_string(),
-            references: schema.references.clone(),
+            references,
             metadata: schema.metadata.clone(),
             rule_set: schema.rule_set.clone(),
         })

@@ -1,23 +1,73 @@
-//! The register path: parse → lookup-first → mode → compatibility → ID → version append.
+//! The register path: one retry loop around a decision (the normal path here, the IMPORT path in
+//! `register_import`) and a commit, sharing the small steps between them.
+//!
+//! Each attempt reads the subject's write context (revision, config, mode) and then its rows,
+//! decides, stages what the new row needs, and commits the row under preconditions that say the
+//! decision is still valid: the subject's revision, config and mode as read, the referenced
+//! versions still live, the reused ID still bound to the schema. The store checks them in the
+//! same atomic write as the row, so a config or mode change, a delete or another registration
+//! acknowledged before the commit is never ignored: the commit conflicts and the attempt starts
+//! over with fresh reads (re-checking compatibility against the new latest version).
 //!
 //! Crash safety: the body is put before any ID points at it, the guid index entry (guid →
 //! fingerprint) and the ID are bound before a version row carries them, and the version row is the
 //! commit point. A crash after any step leaves a body, a guid entry or an ID binding that nothing
 //! references yet; the retried registration finds and reuses them (each write is idempotent).
-//! Concurrency: the version row is created with create-if-absent; a writer that loses re-reads
-//! the subject and starts over from the lookup, so it either finds the winner's identical schema
-//! or appends after it, re-checking compatibility against the new latest version.
 
 use super::contract_merge::Contracted;
-use super::contracts;
-use super::support::{MAX_ATTEMPTS, latest_live, not_import, not_read_write, now_ms, read_only};
+use super::support::{MAX_ATTEMPTS, latest_live, not_import, now_ms, read_only};
 use super::{NewSchema, RegisterOptions, Registry};
 use crate::churn::ChurnVerdict;
 use crate::error::RegistryError;
 use crate::metrics::Registration;
 use crate::model::{Guid, Mode, SchemaBody, SchemaId, SchemaRecord, Subject, Version, VersionRow};
-use crate::store::StoreError;
+use crate::store::{Preconditions, StoreError, WriteContext};
 use registry_schema::{Fingerprint, ParsedSchema, Validation};
+
+/// What one attempt read: the request, the subject's write context and then its rows.
+pub(super) struct Attempt<'a> {
+    pub subject: &'a Subject,
+    pub schema: &'a NewSchema,
+    pub context: &'a WriteContext,
+    pub rows: &'a [VersionRow],
+}
+
+/// What an attempt decided.
+pub(super) enum Decision<'a> {
+    /// The schema is already this live version: answered without a write.
+    Existing(&'a VersionRow),
+    /// A new row to commit.
+    New(Box<Candidate>),
+    /// The attempt changed the subject (IMPORT replaced a version): read again.
+    Again,
+}
+
+/// A staged new row (body, guid and ID already stored) and the conditions it commits under.
+pub(super) struct Candidate {
+    pub row: VersionRow,
+    pub body: SchemaBody,
+    pub new_id: bool,
+    pub import: bool,
+    pub preconditions: Preconditions,
+}
+
+/// The posted schema parsed once per (validation, normalize) choice, parsed again after a lost
+/// commit when it has references (a referenced version may have been deleted or, for `-1`, moved).
+#[derive(Default)]
+pub(super) struct Parsed {
+    slot: Option<(ParseOptions, Option<(ParsedSchema, SchemaBody)>)>,
+}
+
+/// (IMPORT, normalize): what a parse of the posted schema depends on besides the schema.
+type ParseOptions = (bool, bool);
+
+impl Parsed {
+    fn forget_if_referencing(&mut self, schema: &NewSchema) {
+        if !schema.references.is_empty() {
+            self.slot = None;
+        }
+    }
+}
 
 impl Registry {
     /// `POST /subjects/{s}/versions`. Returns the stored version: the existing one when the
@@ -26,7 +76,7 @@ impl Registry {
     /// Confluent: 42208 subject, 42209 size, 42201 schema/references/version, 42205 mode,
     /// 409 incompatible, 429 (42901) when the churn guard enforces and the subject is over its
     /// hourly new-version threshold (an existing version is always answered; see `crate::churn`).
-    /// Safe under concurrent callers and crashes (see the module doc).
+    /// Linearizable per subject and safe under crashes (see the module doc).
     /// Marks the subject used on success (see `usage`) and counts the outcome in [`Registry::metrics`].
     pub async fn register(
         &self,
@@ -50,132 +100,172 @@ impl Registry {
         if schema.schema.as_ref().is_some_and(|s| s.len() > self.settings.max_schema_bytes) {
             return Err(RegistryError::SchemaTooLarge);
         }
-        let mode = self.effective_mode(Some(&subject)).await?;
-        let import = mode == Mode::Import;
-        let effective = self.effective_config(Some(&subject)).await?;
-        let explicit_id = schema.id.filter(|id| *id > 0).map(SchemaId);
-        let explicit_version = schema.version.filter(|v| *v > 0).map(Version);
         if let Some(rule_set) = &schema.rule_set {
-            contracts::rule_set_of(rule_set)?.validate()?;
+            super::contracts::rule_set_of(rule_set)?.validate()?;
         }
-        let mut schema = schema;
-        if !import && let Some(version) = explicit_version {
-            stamp_version(&mut schema.metadata, version);
-        }
-        // IMPORT stores what it is given: no normalization, no strict validation (Confluent §9).
-        let normalize = !import && (options.normalize || effective.normalize);
-        let validation = if import { Validation::Lenient } else { Validation::Strict };
-        let posted = match schema.schema.as_deref().filter(|s| !s.trim().is_empty()) {
-            Some(text) => Some(self.parse_new(&schema, text, validation, normalize).await?),
-            None => None,
-        };
-
+        let mut parsed = Parsed::default();
         for _ in 0..MAX_ATTEMPTS {
+            let context = self.store.write_context(&subject).await?;
             let rows = self.rows(&subject).await?;
-            if let Some((_, body)) = &posted
-                && let Some(row) = live_match(&rows, &body.fingerprint(), explicit_id)
-            {
-                // Finishes the purge of a registration that crashed right after its commit.
-                self.purge_superseded(&rows, row).await?;
-                return self.existing(row).await;
-            }
-            match mode {
-                Mode::ReadOnly | Mode::ReadOnlyOverride => return Err(read_only(Some(&subject))),
-                Mode::Import if explicit_id.is_none() => return Err(not_read_write(&subject)),
-                Mode::Import | Mode::ReadWrite => {}
-            }
-            let (parsed, body) = match &posted {
-                Some(posted) => posted.clone(),
-                None => {
-                    let reused = self.reuse_latest(&rows, &schema).await?;
-                    if let Some(row) = live_match(&rows, &reused.1.fingerprint(), explicit_id) {
-                        return self.existing(row).await;
-                    }
-                    reused
-                }
+            let attempt = Attempt { subject: &subject, schema: &schema, context: &context, rows: &rows };
+            let decision = if context.effective_mode() == Mode::Import {
+                self.decide_import(&attempt, &mut parsed).await?
+            } else {
+                self.decide(&attempt, options, &mut parsed).await?
             };
-            let body = match self.apply_contracts(&subject, &rows, &schema, explicit_id, body, import).await? {
-                Contracted::Existing(row) => return self.existing(row).await,
-                Contracted::New(body) => body,
-            };
-            let fingerprint = body.fingerprint();
-            if !import
-                && let Some(id) = explicit_id
-                && self.store.id_for_fingerprint(&fingerprint).await? != Some(id)
-            {
-                return Err(not_import(&subject));
-            }
-            if !import {
-                let previous: Vec<&VersionRow> = rows.iter().rev().filter(|r| !r.deleted).collect();
-                let messages = self.incompatibilities(effective.level, &parsed, &previous).await?;
-                if !messages.is_empty() {
-                    self.metrics.record_compatibility_rejection();
-                    return Err(RegistryError::IncompatibleSchema { subject: subject.to_string(), messages });
+            let candidate = match decision {
+                Decision::Existing(row) => {
+                    // Finishes the purge of a registration that crashed right after its commit.
+                    self.purge_superseded(&rows, row).await?;
+                    return self.existing(row).await;
                 }
-            }
-            let next = Version(rows.last().map_or(1, |r| r.version.0.saturating_add(1)));
-            let version = match explicit_version {
-                Some(version) if import => version,
-                Some(version) if version != next => {
-                    let reason = "Version is not one more than previous version".to_string();
-                    return Err(RegistryError::InvalidSchema { reason });
-                }
-                _ => next,
+                Decision::New(candidate) => *candidate,
+                Decision::Again => continue,
             };
-            if !import {
-                self.check_churn(&subject)?;
+            if let Some(done) = self.commit(&rows, candidate).await? {
+                return Ok(done);
             }
-            self.store.put_body(&fingerprint, &body).await?;
-            self.index_guid(&body, &fingerprint).await?;
-            let (id, new_id) = match explicit_id {
-                Some(id) if import => (self.bind_import_id(id, &fingerprint).await?, false),
-                _ => self.assign_id(&fingerprint).await?,
-            };
-            if import && rows.iter().any(|r| r.version == version) {
-                // IMPORT replaces a taken version number, as Confluent's log keyed by (subject, version).
-                self.hard_delete(&subject, &[version], false).await?;
-            }
-            let row = VersionRow {
-                subject: subject.clone(),
-                version,
-                id,
-                fingerprint,
-                deleted: false,
-                references: body.references.clone(),
-                registered_at_ms: now_ms(),
-            };
-            let created = self.store.create_version(&row).await;
-            self.forget_lookups();
-            match created {
-                Ok(()) => {
-                    if !import {
-                        self.churn.record(subject.as_str());
-                    }
-                    self.purge_superseded(&rows, &row).await?;
-                    let outcome = if new_id { Registration::NewId } else { Registration::NewVersion };
-                    let record = SchemaRecord {
-                        subject,
-                        version,
-                        id,
-                        body,
-                        deleted: false,
-                        registered_at_ms: row.registered_at_ms,
-                    };
-                    return Ok((record, outcome));
-                }
-                Err(StoreError::Conflict(_)) => {
-                    self.metrics.record_store_retry();
-                    tokio::task::yield_now().await
-                }
-                Err(e) => return Err(e.into()),
-            }
+            parsed.forget_if_referencing(&schema);
+            self.metrics.record_store_retry();
+            tokio::task::yield_now().await;
         }
         Err(StoreError::Unavailable(format!("register into {subject}: too many concurrent writers")).into())
     }
 
+    /// The normal (not IMPORT) decision: lookup-first, mode, data contracts, explicit ID and
+    /// version rules, compatibility against the live versions, churn guard; then stages the row.
+    async fn decide<'a>(
+        &self,
+        attempt: &Attempt<'a>,
+        options: RegisterOptions,
+        parsed: &mut Parsed,
+    ) -> Result<Decision<'a>, RegistryError> {
+        let Attempt { subject, context, rows, .. } = *attempt;
+        let effective = self.effective_of(context);
+        let explicit_id = attempt.schema.id.filter(|id| *id > 0).map(SchemaId);
+        let explicit_version = attempt.schema.version.filter(|v| *v > 0).map(Version);
+        let mut schema = attempt.schema.clone();
+        if let Some(version) = explicit_version {
+            stamp_version(&mut schema.metadata, version);
+        }
+        let normalize = options.normalize || effective.normalize;
+        let posted = self.posted(&schema, false, normalize, parsed).await?;
+        if let Some((_, body)) = &posted
+            && let Some(row) = live_match(rows, &body.fingerprint(), explicit_id)
+        {
+            return Ok(Decision::Existing(row));
+        }
+        if matches!(context.effective_mode(), Mode::ReadOnly | Mode::ReadOnlyOverride) {
+            return Err(read_only(Some(subject)));
+        }
+        let (parsed_schema, body, references_checked) = match posted {
+            Some((parsed_schema, body)) => (parsed_schema, body, true),
+            None => {
+                let (parsed_schema, body) = self.reuse_latest(rows, &schema).await?;
+                if let Some(row) = live_match(rows, &body.fingerprint(), explicit_id) {
+                    return Ok(Decision::Existing(row));
+                }
+                (parsed_schema, body, false)
+            }
+        };
+        let config = context.merged_config();
+        let body = match self.apply_contracts(subject, rows, &schema, explicit_id, body, &config).await? {
+            Contracted::Existing(row) => return Ok(Decision::Existing(row)),
+            Contracted::New(body) => body,
+        };
+        let fingerprint = body.fingerprint();
+        if let Some(id) = explicit_id
+            && self.store.id_for_fingerprint(&fingerprint).await? != Some(id)
+        {
+            return Err(not_import(subject));
+        }
+        let previous: Vec<&VersionRow> = rows.iter().rev().filter(|r| !r.deleted).collect();
+        let messages = self.incompatibilities(effective.level, &parsed_schema, &previous).await?;
+        if !messages.is_empty() {
+            self.metrics.record_compatibility_rejection();
+            return Err(RegistryError::IncompatibleSchema { subject: subject.to_string(), messages });
+        }
+        let next = next_version(rows);
+        if explicit_version.is_some_and(|version| version != next) {
+            let reason = "Version is not one more than previous version".to_string();
+            return Err(RegistryError::InvalidSchema { reason });
+        }
+        self.check_churn(subject)?;
+        self.stage(&body, &fingerprint).await?;
+        let (id, new_id) = self.assign_id(&fingerprint).await?;
+        let mut preconditions = context.unchanged();
+        if references_checked {
+            preconditions.live_rows = referenced_rows(&body)?;
+        }
+        preconditions.binding = Some((fingerprint, id));
+        let row = new_row(subject, next, id, fingerprint, &body);
+        Ok(Decision::New(Box::new(Candidate { row, body, new_id, import: false, preconditions })))
+    }
+
+    /// The posted schema parsed (IMPORT: leniently and as given; otherwise strictly, normalized
+    /// when asked), `None` for an empty text (reuse the latest version's schema).
+    pub(super) async fn posted(
+        &self,
+        schema: &NewSchema,
+        import: bool,
+        normalize: bool,
+        parsed: &mut Parsed,
+    ) -> Result<Option<(ParsedSchema, SchemaBody)>, RegistryError> {
+        let key = (import, normalize && !import);
+        if let Some((seen, result)) = &parsed.slot
+            && *seen == key
+        {
+            return Ok(result.clone());
+        }
+        let validation = if import { Validation::Lenient } else { Validation::Strict };
+        let result = match schema.schema.as_deref().filter(|s| !s.trim().is_empty()) {
+            Some(text) => Some(self.parse_new(schema, text, validation, key.1).await?),
+            None => None,
+        };
+        parsed.slot = Some((key, result.clone()));
+        Ok(result)
+    }
+
+    /// Commits a staged row. `Some` answer when it was written; `None` when a concurrent write
+    /// won (a precondition or the version number), so the caller reads again.
+    async fn commit(
+        &self,
+        rows: &[VersionRow],
+        candidate: Candidate,
+    ) -> Result<Option<(SchemaRecord, Registration)>, RegistryError> {
+        let Candidate { row, body, new_id, import, preconditions } = candidate;
+        let created = self.store.create_version(&row, &preconditions).await;
+        self.forget_lookups();
+        match created {
+            Ok(()) => {}
+            Err(StoreError::Conflict(_)) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        }
+        if !import {
+            self.churn.record(row.subject.as_str());
+        }
+        self.purge_superseded(rows, &row).await?;
+        let outcome = if new_id { Registration::NewId } else { Registration::NewVersion };
+        let record = SchemaRecord {
+            subject: row.subject,
+            version: row.version,
+            id: row.id,
+            body,
+            deleted: false,
+            registered_at_ms: row.registered_at_ms,
+        };
+        Ok(Some((record, outcome)))
+    }
+
+    /// Puts the body and binds its guid: both idempotent, both before any row carries them.
+    pub(super) async fn stage(&self, body: &SchemaBody, fingerprint: &Fingerprint) -> Result<(), RegistryError> {
+        self.store.put_body(fingerprint, body).await?;
+        self.index_guid(body, fingerprint).await
+    }
+
     /// The empty-schema rule: reuse the latest live version's schema (type, text, references),
     /// with the posted metadata and rule set when given; 42201 `Empty schema` without one.
-    async fn reuse_latest(
+    pub(super) async fn reuse_latest(
         &self,
         rows: &[VersionRow],
         schema: &NewSchema,
@@ -250,25 +340,15 @@ impl Registry {
         Err(StoreError::Unavailable("id allocation: too many concurrent writers".to_string()).into())
     }
 
-    /// IMPORT: binds the explicit ID; 42205 when it already names another schema.
-    async fn bind_import_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> Result<SchemaId, RegistryError> {
-        match self.store.bind_id(id, fingerprint).await {
-            Ok(()) => Ok(id),
-            Err(StoreError::Conflict(_)) => Err(RegistryError::OperationNotPermitted {
-                message: format!("Overwrite new schema with id {id} in context . is not permitted."),
-            }),
-            Err(e) => Err(e.into()),
-        }
-    }
-
     /// Hard-deletes soft-deleted rows of the subject that carry `new`'s ID at a lower version
     /// (Confluent's tombstone on re-registration), unless something references them. Runs after
     /// the commit and again on every lookup-first hit, so a crash between the two is completed
-    /// by the retried request (which then finds the committed version).
+    /// by the retried request (which then finds the committed version). A repair, not a decision:
+    /// it commits under no preconditions (the rows it removes stay superseded whatever happens).
     async fn purge_superseded(&self, rows: &[VersionRow], new: &VersionRow) -> Result<(), RegistryError> {
         for old in rows.iter().filter(|r| r.deleted && r.id == new.id && r.version < new.version) {
             if self.store.referrers(&old.subject, old.version).await?.is_empty() {
-                self.hard_delete(&old.subject, &[old.version], false).await?;
+                self.hard_delete(&old.subject, &[old.version], false, &Preconditions::default()).await?;
             }
         }
         Ok(())
@@ -276,8 +356,50 @@ impl Registry {
 }
 
 /// The highest live row of `rows` with `fingerprint` (and the explicit ID, when one was given).
-fn live_match<'a>(rows: &'a [VersionRow], fingerprint: &Fingerprint, id: Option<SchemaId>) -> Option<&'a VersionRow> {
+pub(super) fn live_match<'a>(
+    rows: &'a [VersionRow],
+    fingerprint: &Fingerprint,
+    id: Option<SchemaId>,
+) -> Option<&'a VersionRow> {
     rows.iter().rev().find(|r| !r.deleted && r.fingerprint == *fingerprint && id.is_none_or(|id| r.id == id))
+}
+
+/// One more than the highest row, live or soft-deleted.
+pub(super) fn next_version(rows: &[VersionRow]) -> Version {
+    Version(rows.last().map_or(1, |r| r.version.0.saturating_add(1)))
+}
+
+/// A live row of `subject` at `version` for the staged `body`.
+pub(super) fn new_row(
+    subject: &Subject,
+    version: Version,
+    id: SchemaId,
+    fingerprint: Fingerprint,
+    body: &SchemaBody,
+) -> VersionRow {
+    VersionRow {
+        subject: subject.clone(),
+        version,
+        id,
+        fingerprint,
+        deleted: false,
+        references: body.references.clone(),
+        registered_at_ms: now_ms(),
+    }
+}
+
+/// The versions a new row references, which must still be live when it commits. The references
+/// were pinned (`-1` resolved) when the schema was parsed, so each names one version.
+pub(super) fn referenced_rows(body: &SchemaBody) -> Result<Vec<(Subject, Version)>, RegistryError> {
+    let mut rows: Vec<(Subject, Version)> = Vec::with_capacity(body.references.len());
+    for reference in &body.references {
+        let subject = Subject::new(reference.subject.clone())?;
+        let key = (subject, Version(reference.version));
+        if !rows.contains(&key) {
+            rows.push(key);
+        }
+    }
+    Ok(rows)
 }
 
 /// Confluent stamps an explicit version outside IMPORT into metadata `confluent:version`.

@@ -4,7 +4,7 @@
 use super::{NewSchema, Registry};
 use crate::error::RegistryError;
 use crate::model::{Mode, SchemaBody, SchemaRecord, Scope, Subject, Version, VersionRow, VersionSelector};
-use crate::store::StoreError;
+use crate::store::{StoreError, WriteContext};
 use registry_schema::{
     CompatibilityLevel, Dependency, Fingerprint, Limits, ParsedSchema, SchemaError, SchemaReference, SchemaType,
     Validation,
@@ -70,6 +70,15 @@ impl Registry {
             .or_else(|| global.as_ref().and_then(|c| c.normalize))
             .unwrap_or(false);
         Ok(Effective { level, normalize })
+    }
+
+    /// Level and normalize flag of a write's context: subject config, then global, then the server default.
+    pub(super) fn effective_of(&self, context: &WriteContext) -> Effective {
+        let merged = context.merged_config();
+        Effective {
+            level: merged.compatibility_level.unwrap_or(self.settings.default_compatibility),
+            normalize: merged.normalize.unwrap_or(false),
+        }
     }
 
     /// Mode: a global READONLY_OVERRIDE wins; else subject mode, then global mode, then READWRITE.
@@ -173,17 +182,47 @@ impl Registry {
         validation: Validation,
         normalize: bool,
     ) -> Result<(ParsedSchema, SchemaBody), RegistryError> {
-        let dependencies = self.dependencies(&schema.references, true).await?;
+        let references = self.pin_latest_references(&schema.references).await?;
+        let dependencies = self.dependencies(&references, true).await?;
         let parsed =
             self.parse_in_pool(schema.schema_type, text.to_string(), dependencies, validation, normalize).await?;
         let body = SchemaBody {
             schema_type: schema.schema_type,
             schema: parsed.canonical_text().to_string(),
-            references: schema.references.clone(),
+            references,
             metadata: schema.metadata.clone(),
             rule_set: schema.rule_set.clone(),
         };
         Ok((parsed, body))
+    }
+
+    /// `references` with every `"version": -1` (latest) replaced by the subject's latest live
+    /// version, as Confluent does when it registers or looks up a schema: a stored reference
+    /// always names one version, so the referrer keeps parsing when the referenced subject evolves,
+    /// the version it uses cannot be deleted under it (42206), and no reference cycle can form.
+    /// 42201 when the subject has no live version.
+    pub(super) async fn pin_latest_references(
+        &self,
+        references: &[SchemaReference],
+    ) -> Result<Vec<SchemaReference>, RegistryError> {
+        let mut pinned = Vec::with_capacity(references.len());
+        for reference in references {
+            if reference.version != -1 {
+                pinned.push(reference.clone());
+                continue;
+            }
+            let missing = || RegistryError::InvalidSchema {
+                reason: format!(
+                    "Invalid schema: reference {} to subject '{}' version -1 does not exist",
+                    reference.name, reference.subject
+                ),
+            };
+            let subject = Subject::new(reference.subject.clone()).map_err(|_| missing())?;
+            let rows = self.rows(&subject).await?;
+            let latest = latest_live(&rows).ok_or_else(missing)?;
+            pinned.push(SchemaReference { version: latest.version.0, ..reference.clone() });
+        }
+        Ok(pinned)
     }
 
     /// Re-parses a stored body leniently with its own dependencies (for compatibility checks).

@@ -4,7 +4,7 @@
 use crate::model::{
     ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
 };
-use crate::store::{Store, StoreResult};
+use crate::store::{Preconditions, Store, StoreResult, WriteContext};
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
 use std::fmt;
@@ -20,7 +20,7 @@ pub enum StoreCall {
     FingerprintForId,
     AllocateId,
     BindId,
-    UnbindFingerprint,
+    WriteContext,
     MaxId,
     BindGuid,
     FingerprintForGuid,
@@ -54,7 +54,6 @@ impl StoreCall {
             Self::PutBody
                 | Self::AllocateId
                 | Self::BindId
-                | Self::UnbindFingerprint
                 | Self::BindGuid
                 | Self::CreateVersion
                 | Self::SetVersionDeleted
@@ -140,7 +139,6 @@ forward_after_hook! {
     fingerprint_for_id(id: SchemaId) -> Option<Fingerprint> => StoreCall::FingerprintForId;
     allocate_id(fingerprint: &Fingerprint) -> SchemaId => StoreCall::AllocateId;
     bind_id(id: SchemaId, fingerprint: &Fingerprint) -> () => StoreCall::BindId;
-    unbind_fingerprint(fingerprint: &Fingerprint, id: SchemaId) -> () => StoreCall::UnbindFingerprint;
     max_id() -> Option<SchemaId> => StoreCall::MaxId;
     bind_guid(guid: &Guid, fingerprint: &Fingerprint) -> () => StoreCall::BindGuid;
     fingerprint_for_guid(guid: &Guid) -> Option<Fingerprint> => StoreCall::FingerprintForGuid;
@@ -148,12 +146,15 @@ forward_after_hook! {
     versions_page(subject: &Subject, after: Option<Version>, limit: usize) -> Vec<VersionRow>
         => StoreCall::VersionsPage { limit };
     get_version(subject: &Subject, version: Version) -> Option<VersionRow> => StoreCall::GetVersion;
-    create_version(row: &VersionRow) -> () => StoreCall::CreateVersion;
+    write_context(subject: &Subject) -> WriteContext => StoreCall::WriteContext;
+    create_version(row: &VersionRow, preconditions: &Preconditions) -> () => StoreCall::CreateVersion;
     set_version_deleted(subject: &Subject, version: Version, deleted: bool) -> () => StoreCall::SetVersionDeleted;
     delete_version(subject: &Subject, version: Version) -> () => StoreCall::DeleteVersion;
-    soft_delete_versions(subject: &Subject, versions: &[Version]) -> () => StoreCall::SoftDeleteVersions;
-    hard_delete_versions(subject: &Subject, versions: &[Version], remove_subject_settings: bool) -> ()
-        => StoreCall::HardDeleteVersions;
+    soft_delete_versions(subject: &Subject, versions: &[Version], preconditions: &Preconditions) -> ()
+        => StoreCall::SoftDeleteVersions;
+    hard_delete_versions(
+        subject: &Subject, versions: &[Version], remove_subject_settings: bool, preconditions: &Preconditions
+    ) -> () => StoreCall::HardDeleteVersions;
     rows_with_id(id: SchemaId) -> Vec<VersionRow> => StoreCall::RowsWithId;
     rows_with_id_page(id: SchemaId, after: Option<(&Subject, Version)>, limit: usize) -> Vec<VersionRow>
         => StoreCall::RowsWithIdPage { limit };
@@ -204,7 +205,7 @@ mod tests {
         let subject = unique_subject("hooked");
         store.list_subjects("", DeletedFilter::LiveOnly, None, 7).await.unwrap();
         store.mark_used(&subject, 3).await.unwrap();
-        store.soft_delete_versions(&subject, &[]).await.unwrap();
+        store.soft_delete_versions(&subject, &[], &crate::store::Preconditions::default()).await.unwrap();
         let seen = store.hook().0.lock().unwrap().clone();
         assert_eq!(seen, [StoreCall::ListSubjects { limit: 7 }, StoreCall::MarkUsed, StoreCall::SoftDeleteVersions]);
         assert!(seen.iter().skip(1).all(|call| call.is_write()) && !seen[0].is_write());

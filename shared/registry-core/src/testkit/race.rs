@@ -196,7 +196,9 @@ pub async fn race_create_version(store: Arc<dyn Store>, tasks: usize) {
         .into_iter()
         .map(|candidate| {
             let store = store.clone();
-            tokio::spawn(async move { (store.create_version(&candidate).await, candidate) })
+            tokio::spawn(async move {
+                (store.create_version(&candidate, &crate::store::Preconditions::default()).await, candidate)
+            })
         })
         .collect();
     let mut winners = Vec::new();

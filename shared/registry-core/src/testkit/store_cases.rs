@@ -2,7 +2,7 @@
 
 use super::{record_body, row, row_referencing, stored_body, unique_name, unique_subject};
 use crate::model::{ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version};
-use crate::store::{Store, StoreError};
+use crate::store::{Preconditions, Store, StoreError};
 use registry_schema::{CompatibilityLevel, Fingerprint, SchemaReference};
 
 async fn fresh_id(store: &dyn Store, tag: &str) -> (SchemaId, Fingerprint) {
@@ -102,18 +102,23 @@ pub async fn bind_id_rules_and_counter(store: &dyn Store) {
     assert!(next > second, "allocate_id after bind_id({second}) must exceed it, got {next}");
 }
 
-/// `unbind_fingerprint` removes fingerprint → id only while it names that id, keeps id →
-/// fingerprint, and a later allocation for the fingerprint takes a new, greater id.
-pub async fn unbind_fingerprint_frees_the_schema_not_the_id(store: &dyn Store) {
+/// `hard_delete_versions` unbinds fingerprint → id with the last row carrying the id (not while
+/// another subject's row keeps it), keeps id → fingerprint, and a later allocation for the
+/// fingerprint takes a new, greater id.
+pub async fn hard_delete_unbinds_the_schema_not_the_id(store: &dyn Store) {
+    let none = Preconditions::default();
     let (id, fingerprint) = fresh_id(store, &unique_name("unbind")).await;
-    store.unbind_fingerprint(&fingerprint, SchemaId(id.0 + 1)).await.expect("unbind with another id");
-    assert_eq!(store.id_for_fingerprint(&fingerprint).await.expect("id_for_fingerprint"), Some(id), "other id: no-op");
-    store.unbind_fingerprint(&fingerprint, id).await.expect("unbind");
-    assert_eq!(store.id_for_fingerprint(&fingerprint).await.expect("id_for_fingerprint"), None);
+    let (first, second) = (unique_subject("unbind-a"), unique_subject("unbind-b"));
+    for subject in [&first, &second] {
+        store.create_version(&row(subject, 1, id, fingerprint), &none).await.expect("create_version");
+    }
+    store.hard_delete_versions(&first, &[Version(1)], false, &none).await.expect("hard delete, id kept elsewhere");
+    assert_eq!(store.id_for_fingerprint(&fingerprint).await.expect("id_for_fingerprint"), Some(id), "still carried");
+    store.hard_delete_versions(&second, &[Version(1)], false, &none).await.expect("hard delete of the last carrier");
+    assert_eq!(store.id_for_fingerprint(&fingerprint).await.expect("id_for_fingerprint"), None, "unbound");
     assert_eq!(store.fingerprint_for_id(id).await.expect("fingerprint_for_id"), Some(fingerprint), "id keeps its body");
-    store.unbind_fingerprint(&fingerprint, id).await.expect("unbind twice is a no-op");
     let again = store.allocate_id(&fingerprint).await.expect("allocate_id after unbind");
-    assert!(again > id, "unbind_fingerprint: the schema gets a new id ({again}), never {id} again");
+    assert!(again > id, "hard delete: the schema gets a new id ({again}), never {id} again");
     assert_eq!(store.fingerprint_for_id(id).await.expect("fingerprint_for_id"), Some(fingerprint));
 }
 
@@ -139,7 +144,10 @@ pub async fn bind_guid_first_binding_wins(store: &dyn Store) {
     assert_eq!(store.fingerprint_for_guid(&guid_b).await.expect("fingerprint_for_guid"), None, "other guids unbound");
 
     let id = store.allocate_id(&fp_a).await.expect("allocate_id");
-    store.unbind_fingerprint(&fp_a, id).await.expect("unbind_fingerprint");
+    let subject = unique_subject("guid-unbind");
+    let none = Preconditions::default();
+    store.create_version(&row(&subject, 1, id, fp_a), &none).await.expect("create_version");
+    store.hard_delete_versions(&subject, &[Version(1)], false, &none).await.expect("hard delete unbinds fp_a");
     assert_eq!(
         store.fingerprint_for_guid(&guid_a).await.expect("fingerprint_for_guid"),
         Some(fp_a),
@@ -153,10 +161,10 @@ pub async fn create_version_is_create_if_absent(store: &dyn Store) {
     let (id, fp) = fresh_id(store, &unique_name("create")).await;
     assert!(store.versions(&subject).await.expect("versions").is_empty(), "new subject has no rows");
     for version in [3, 1, 2] {
-        store.create_version(&row(&subject, version, id, fp)).await.expect("create_version");
+        store.create_version(&row(&subject, version, id, fp), &Preconditions::default()).await.expect("create_version");
     }
     let (other_id, other_fp) = fresh_id(store, &unique_name("create-other")).await;
-    let clash = store.create_version(&row(&subject, 2, other_id, other_fp)).await;
+    let clash = store.create_version(&row(&subject, 2, other_id, other_fp), &Preconditions::default()).await;
     assert!(is_conflict(&clash), "create_version on an existing version must be Conflict, got {clash:?}");
     let rows = store.versions(&subject).await.expect("versions");
     let numbers: Vec<i32> = rows.iter().map(|r| r.version.0).collect();
@@ -174,9 +182,9 @@ pub async fn versions_page_pages_one_subject(store: &dyn Store) {
     let neighbour = Subject::new(format!("{subject}-next")).expect("subject");
     let (id, fp) = fresh_id(store, &unique_name("page")).await;
     for version in [1, 2, 3, 5, 8] {
-        store.create_version(&row(&subject, version, id, fp)).await.expect("create_version");
+        store.create_version(&row(&subject, version, id, fp), &Preconditions::default()).await.expect("create_version");
     }
-    store.create_version(&row(&neighbour, 4, id, fp)).await.expect("create_version");
+    store.create_version(&row(&neighbour, 4, id, fp), &Preconditions::default()).await.expect("create_version");
     store.set_version_deleted(&subject, Version(3), true).await.expect("soft delete");
     let numbers = |rows: Vec<crate::model::VersionRow>| rows.iter().map(|r| r.version.0).collect::<Vec<i32>>();
     let page = |after, limit| store.versions_page(&subject, after, limit);
@@ -197,7 +205,7 @@ pub async fn versions_page_pages_one_subject(store: &dyn Store) {
 pub async fn set_version_deleted_rules(store: &dyn Store) {
     let subject = unique_subject("soft");
     let (id, fp) = fresh_id(store, &unique_name("soft")).await;
-    store.create_version(&row(&subject, 1, id, fp)).await.expect("create_version");
+    store.create_version(&row(&subject, 1, id, fp), &Preconditions::default()).await.expect("create_version");
     store.set_version_deleted(&subject, Version(1), true).await.expect("soft delete a live row");
     let row1 = store.get_version(&subject, Version(1)).await.expect("get_version").expect("row still there");
     assert!(row1.deleted, "soft delete sets deleted");
@@ -219,8 +227,8 @@ pub async fn set_version_deleted_rules(store: &dyn Store) {
 pub async fn delete_version_is_idempotent(store: &dyn Store) {
     let subject = unique_subject("hard");
     let (id, fp) = fresh_id(store, &unique_name("hard")).await;
-    store.create_version(&row(&subject, 1, id, fp)).await.expect("create_version");
-    store.create_version(&row(&subject, 2, id, fp)).await.expect("create_version");
+    store.create_version(&row(&subject, 1, id, fp), &Preconditions::default()).await.expect("create_version");
+    store.create_version(&row(&subject, 2, id, fp), &Preconditions::default()).await.expect("create_version");
     store.delete_version(&subject, Version(1)).await.expect("delete_version");
     store.delete_version(&subject, Version(1)).await.expect("delete_version of a missing row succeeds");
     assert_eq!(store.get_version(&subject, Version(1)).await.expect("get_version"), None);
@@ -233,7 +241,10 @@ pub async fn delete_version_is_idempotent(store: &dyn Store) {
     let listed = store.list_subjects(subject.as_str(), DeletedFilter::IncludeDeleted, None, 10).await;
     assert!(listed.expect("list_subjects").is_empty(), "a subject without rows is not listed");
     assert_eq!(store.fingerprint_for_id(id).await.expect("fingerprint_for_id"), Some(fp), "the id stays bound");
-    store.create_version(&row(&subject, 1, id, fp)).await.expect("a hard-deleted version number can be created again");
+    store
+        .create_version(&row(&subject, 1, id, fp), &Preconditions::default())
+        .await
+        .expect("a hard-deleted version number can be created again");
 }
 
 /// `rows_with_id`: every row carrying the id, live or soft-deleted, sorted by (subject, version).
@@ -243,10 +254,10 @@ pub async fn rows_with_id_index(store: &dyn Store) {
     let s2 = Subject::new(format!("{prefix}-a")).expect("subject");
     let (id, fp) = fresh_id(store, &prefix).await;
     let (other, other_fp) = fresh_id(store, &unique_name("by-id-other")).await;
-    store.create_version(&row(&s1, 2, id, fp)).await.expect("create_version");
-    store.create_version(&row(&s1, 1, other, other_fp)).await.expect("create_version");
-    store.create_version(&row(&s2, 3, id, fp)).await.expect("create_version");
-    store.create_version(&row(&s2, 1, id, fp)).await.expect("create_version");
+    store.create_version(&row(&s1, 2, id, fp), &Preconditions::default()).await.expect("create_version");
+    store.create_version(&row(&s1, 1, other, other_fp), &Preconditions::default()).await.expect("create_version");
+    store.create_version(&row(&s2, 3, id, fp), &Preconditions::default()).await.expect("create_version");
+    store.create_version(&row(&s2, 1, id, fp), &Preconditions::default()).await.expect("create_version");
     store.set_version_deleted(&s2, Version(1), true).await.expect("soft delete");
     let rows = store.rows_with_id(id).await.expect("rows_with_id");
     let keys: Vec<(String, i32)> = rows.iter().map(|r| (r.subject.to_string(), r.version.0)).collect();
@@ -263,7 +274,7 @@ pub async fn rows_with_id_index(store: &dyn Store) {
     // characters (" " and "#" sort between "-a" and "-b"; "-a" is a prefix of the others).
     for (suffix, version) in [("-a#", 1), ("-a b", 2)] {
         let subject = Subject::new(format!("{prefix}{suffix}")).expect("subject");
-        store.create_version(&row(&subject, version, id, fp)).await.expect("create_version");
+        store.create_version(&row(&subject, version, id, fp), &Preconditions::default()).await.expect("create_version");
     }
     let mut expected = store.rows_with_id(id).await.expect("rows_with_id");
     expected.sort_by(|a, b| (&a.subject, a.version).cmp(&(&b.subject, b.version)));
@@ -289,14 +300,26 @@ pub async fn rows_with_id_index(store: &dyn Store) {
 pub async fn referrers_index(store: &dyn Store) {
     let target = unique_subject("ref-target");
     let (target_id, target_fp) = fresh_id(store, &unique_name("ref-target")).await;
-    store.create_version(&row(&target, 1, target_id, target_fp)).await.expect("create_version");
-    store.create_version(&row(&target, 2, target_id, target_fp)).await.expect("create_version");
+    store
+        .create_version(&row(&target, 1, target_id, target_fp), &Preconditions::default())
+        .await
+        .expect("create_version");
+    store
+        .create_version(&row(&target, 2, target_id, target_fp), &Preconditions::default())
+        .await
+        .expect("create_version");
     let (low, low_fp) = fresh_id(store, &unique_name("ref-low")).await;
     let (high, high_fp) = fresh_id(store, &unique_name("ref-high")).await;
     let referrer = unique_subject("ref-referrer");
-    store.create_version(&row_referencing(&referrer, 1, high, high_fp, &[(&target, 1)])).await.expect("create_version");
     store
-        .create_version(&row_referencing(&referrer, 2, low, low_fp, &[(&target, 2), (&target, 1)]))
+        .create_version(&row_referencing(&referrer, 1, high, high_fp, &[(&target, 1)]), &Preconditions::default())
+        .await
+        .expect("create_version");
+    store
+        .create_version(
+            &row_referencing(&referrer, 2, low, low_fp, &[(&target, 2), (&target, 1)]),
+            &Preconditions::default(),
+        )
         .await
         .expect("create_version");
     store.set_version_deleted(&referrer, Version(2), true).await.expect("soft delete");
@@ -308,7 +331,7 @@ pub async fn referrers_index(store: &dyn Store) {
     assert!(store.referrers(&target, Version(3)).await.expect("referrers").is_empty());
     let (twice, twice_fp) = fresh_id(store, &unique_name("ref-twice")).await;
     let doubled = row_referencing(&unique_subject("ref-twice"), 1, twice, twice_fp, &[(&target, 2), (&target, 2)]);
-    store.create_version(&doubled).await.expect("create_version");
+    store.create_version(&doubled, &Preconditions::default()).await.expect("create_version");
     let to_v2 = store.referrers(&target, Version(2)).await.expect("referrers");
     assert_eq!(to_v2.iter().map(|r| r.id).collect::<Vec<_>>(), vec![low, twice], "one entry per referring row");
     store.delete_version(&doubled.subject, doubled.version).await.expect("delete_version");
@@ -323,9 +346,9 @@ pub async fn list_subjects_paging_and_filters(store: &dyn Store) {
     let name = |suffix: &str| Subject::new(format!("{prefix}-{suffix}")).expect("subject");
     let (id, fp) = fresh_id(store, &prefix).await;
     for suffix in ["d", "a", "c", "b"] {
-        store.create_version(&row(&name(suffix), 1, id, fp)).await.expect("create_version");
+        store.create_version(&row(&name(suffix), 1, id, fp), &Preconditions::default()).await.expect("create_version");
     }
-    store.create_version(&row(&name("c"), 2, id, fp)).await.expect("create_version");
+    store.create_version(&row(&name("c"), 2, id, fp), &Preconditions::default()).await.expect("create_version");
     store.set_version_deleted(&name("b"), Version(1), true).await.expect("soft delete");
     store.set_version_deleted(&name("c"), Version(1), true).await.expect("soft delete");
     let prefix = prefix.as_str();
@@ -426,8 +449,8 @@ pub async fn usage_marker_moves_forward_only(store: &dyn Store) {
     assert_eq!(store.last_used(&other).await.expect("last_used"), None, "markers are per subject");
 
     let (id, fp) = fresh_id(store, &unique_name("usage")).await;
-    store.create_version(&row(&subject, 1, id, fp)).await.expect("create_version");
-    store.hard_delete_versions(&subject, &[Version(1)], true).await.expect("hard delete");
+    store.create_version(&row(&subject, 1, id, fp), &Preconditions::default()).await.expect("create_version");
+    store.hard_delete_versions(&subject, &[Version(1)], true, &Preconditions::default()).await.expect("hard delete");
     assert_eq!(store.versions(&subject).await.expect("versions"), Vec::new());
     assert_eq!(store.last_used(&subject).await.expect("last_used"), Some(20_003), "rows and marker are separate");
 }
@@ -438,16 +461,20 @@ pub async fn soft_delete_versions_is_all_or_nothing(store: &dyn Store) {
     let subject = unique_subject("soft-batch");
     let (id, fp) = fresh_id(store, &unique_name("soft-batch")).await;
     for version in 1..=3 {
-        store.create_version(&row(&subject, version, id, fp)).await.expect("create_version");
+        store.create_version(&row(&subject, version, id, fp), &Preconditions::default()).await.expect("create_version");
     }
     store.set_version_deleted(&subject, Version(2), true).await.expect("soft delete");
     let deleted = |rows: Vec<crate::model::VersionRow>| rows.iter().map(|r| r.deleted).collect::<Vec<_>>();
-    let clash = store.soft_delete_versions(&subject, &[Version(1), Version(2), Version(3)]).await;
+    let clash =
+        store.soft_delete_versions(&subject, &[Version(1), Version(2), Version(3)], &Preconditions::default()).await;
     assert!(is_conflict(&clash), "soft_delete_versions over a deleted version must be Conflict, got {clash:?}");
-    let missing = store.soft_delete_versions(&subject, &[Version(1), Version(7)]).await;
+    let missing = store.soft_delete_versions(&subject, &[Version(1), Version(7)], &Preconditions::default()).await;
     assert!(is_conflict(&missing), "soft_delete_versions over a missing version must be Conflict, got {missing:?}");
     assert_eq!(deleted(store.versions(&subject).await.expect("versions")), [false, true, false], "nothing changed");
-    store.soft_delete_versions(&subject, &[Version(1), Version(3)]).await.expect("soft_delete_versions");
+    store
+        .soft_delete_versions(&subject, &[Version(1), Version(3)], &Preconditions::default())
+        .await
+        .expect("soft_delete_versions");
     assert_eq!(deleted(store.versions(&subject).await.expect("versions")), [true, true, true]);
     let listed = store.list_subjects(subject.as_str(), DeletedFilter::DeletedOnly, None, 10).await;
     assert_eq!(listed.expect("list_subjects"), [subject], "every row soft-deleted: listed as deleted");
@@ -460,7 +487,7 @@ pub async fn hard_delete_versions_removes_rows_and_settings(store: &dyn Store) {
     let other = unique_subject("hard-batch-other");
     let (id, fp) = fresh_id(store, &unique_name("hard-batch")).await;
     for version in 1..=3 {
-        store.create_version(&row(&subject, version, id, fp)).await.expect("create_version");
+        store.create_version(&row(&subject, version, id, fp), &Preconditions::default()).await.expect("create_version");
     }
     let none = ConfigRecord {
         compatibility_level: Some(CompatibilityLevel::None),
@@ -471,12 +498,18 @@ pub async fn hard_delete_versions_removes_rows_and_settings(store: &dyn Store) {
         store.put_config(&Scope::Subject(s.clone()), &none).await.expect("put_config");
         store.put_mode(&Scope::Subject(s.clone()), Mode::ReadOnly).await.expect("put_mode");
     }
-    store.hard_delete_versions(&subject, &[Version(1), Version(9)], false).await.expect("hard_delete_versions");
+    store
+        .hard_delete_versions(&subject, &[Version(1), Version(9)], false, &Preconditions::default())
+        .await
+        .expect("hard_delete_versions");
     let left: Vec<i32> = store.versions(&subject).await.expect("versions").iter().map(|r| r.version.0).collect();
     assert_eq!(left, [2, 3], "listed rows removed, missing ones skipped");
     let scope = Scope::Subject(subject.clone());
     assert_eq!(store.get_config(&scope).await.expect("get_config"), Some(none.clone()), "settings kept");
-    store.hard_delete_versions(&subject, &[Version(2), Version(3)], true).await.expect("hard_delete_versions");
+    store
+        .hard_delete_versions(&subject, &[Version(2), Version(3)], true, &Preconditions::default())
+        .await
+        .expect("hard_delete_versions");
     assert!(store.versions(&subject).await.expect("versions").is_empty());
     assert_eq!(store.get_config(&scope).await.expect("get_config"), None, "subject config removed");
     assert_eq!(store.get_mode(&scope).await.expect("get_mode"), None, "subject mode removed");

@@ -35,7 +35,7 @@ async fn seeded(store: &MemoryStore, count: usize) {
             references: Vec::new(),
             registered_at_ms: 0,
         };
-        store.create_version(&row).await.unwrap();
+        store.create_version(&row, &registry_core::Preconditions::default()).await.unwrap();
     }
 }
 
@@ -152,7 +152,7 @@ async fn seeded_versions(subjects: usize, versions: i32, deleted: &[i32]) -> Arc
                 references: Vec::new(),
                 registered_at_ms: 0,
             };
-            store.create_version(&row).await.unwrap();
+            store.create_version(&row, &registry_core::Preconditions::default()).await.unwrap();
         }
     }
     Arc::new(store)

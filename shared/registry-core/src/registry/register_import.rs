@@ -1,0 +1,72 @@
+//! The IMPORT decision of a registration: the schema is stored as given (no normalization, no
+//! strict validation, no data-contract merge, no compatibility check, Confluent §9) under the ID
+//! and version the request names; a taken version number is replaced. It shares the retry loop,
+//! the staging and the commit with the normal path (`register`).
+
+use super::Registry;
+use super::register::{Attempt, Candidate, Decision, Parsed, live_match, new_row, next_version, referenced_rows};
+use super::support::not_read_write;
+use crate::error::RegistryError;
+use crate::model::{SchemaId, Version};
+use crate::store::StoreError;
+use registry_schema::Fingerprint;
+
+impl Registry {
+    /// Lookup-first by fingerprint and explicit ID; 42205 without an explicit ID; binds the ID
+    /// (42205 when it names another schema); replaces a taken version number, then reads again.
+    pub(super) async fn decide_import<'a>(
+        &self,
+        attempt: &Attempt<'a>,
+        parsed: &mut Parsed,
+    ) -> Result<Decision<'a>, RegistryError> {
+        let Attempt { subject, schema, context, rows } = *attempt;
+        let explicit_id = schema.id.filter(|id| *id > 0).map(SchemaId);
+        let posted = self.posted(schema, true, false, parsed).await?;
+        if let Some((_, body)) = &posted
+            && let Some(row) = live_match(rows, &body.fingerprint(), explicit_id)
+        {
+            return Ok(Decision::Existing(row));
+        }
+        let Some(id) = explicit_id else {
+            return Err(not_read_write(subject));
+        };
+        let (body, references_checked) = match posted {
+            Some((_, body)) => (body, true),
+            None => {
+                let (_, body) = self.reuse_latest(rows, schema).await?;
+                if let Some(row) = live_match(rows, &body.fingerprint(), explicit_id) {
+                    return Ok(Decision::Existing(row));
+                }
+                (body, false)
+            }
+        };
+        let fingerprint = body.fingerprint();
+        let version = schema.version.filter(|v| *v > 0).map_or_else(|| next_version(rows), Version);
+        self.stage(&body, &fingerprint).await?;
+        self.bind_import_id(id, &fingerprint).await?;
+        let mut preconditions = context.unchanged();
+        if rows.iter().any(|r| r.version == version) {
+            // IMPORT replaces a taken version number, as Confluent's log keyed by (subject, version).
+            return match self.hard_delete(subject, &[version], false, &preconditions).await {
+                Ok(()) | Err(StoreError::Conflict(_)) => Ok(Decision::Again),
+                Err(e) => Err(e.into()),
+            };
+        }
+        if references_checked {
+            preconditions.live_rows = referenced_rows(&body)?;
+        }
+        let row = new_row(subject, version, id, fingerprint, &body);
+        Ok(Decision::New(Box::new(Candidate { row, body, new_id: false, import: true, preconditions })))
+    }
+
+    /// IMPORT: binds the explicit ID; 42205 when it already names another schema.
+    async fn bind_import_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> Result<(), RegistryError> {
+        match self.store.bind_id(id, fingerprint).await {
+            Ok(()) => Ok(()),
+            Err(StoreError::Conflict(_)) => Err(RegistryError::OperationNotPermitted {
+                message: format!("Overwrite new schema with id {id} in context . is not permitted."),
+            }),
+            Err(e) => Err(e.into()),
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! What a subject write decided on, and the conditions it commits under.
+//!
+//! Many processes write one store without a leader, so a write's decision (mode, compatibility
+//! level, the subject's rows, the versions it references, the ID it reuses) can go stale between
+//! the reads it was made from and its commit. Every subject write therefore reads a
+//! [`WriteContext`] first, then the rows, decides, and hands the store [`Preconditions`] that the
+//! store checks in the same atomic step as the write (one DynamoDB transaction, one SQLite
+//! transaction, one lock). A failed condition is `Conflict`: the registry reads again and decides
+//! again, so every acknowledged write is ordered after every write it could have missed.
+
+use crate::model::{ConfigRecord, Mode, SchemaId, Scope, Subject, Version};
+use registry_schema::Fingerprint;
+
+/// A subject's write revision. Every write that creates, soft-deletes or removes one of the
+/// subject's rows raises it, and so does every registration that references one of its versions
+/// (so a delete that read the referrers before conflicts). `Revision(0)`: never written since
+/// revisions exist. Only equality is meaningful.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub struct Revision(pub u64);
+
+/// Which settings item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SettingKind {
+    Config,
+    Mode,
+}
+
+/// A config or mode item as a decision read it: the store's own stored form (opaque to the
+/// registry; a store compares it with what is stored at commit), or `None` when absent.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SettingSeen {
+    pub kind: SettingKind,
+    pub scope: Scope,
+    pub stored: Option<String>,
+}
+
+/// What a write to one subject decides on, read by [`crate::Store::write_context`] in one call
+/// before the subject's rows: its revision, and its own and the global config and mode.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct WriteContext {
+    pub revision: Revision,
+    pub config: Option<ConfigRecord>,
+    pub global_config: Option<ConfigRecord>,
+    pub mode: Option<Mode>,
+    pub global_mode: Option<Mode>,
+    /// The four settings items as read, for [`Preconditions::settings`].
+    pub seen: Vec<SettingSeen>,
+}
+
+impl WriteContext {
+    /// Mode: a global READONLY_OVERRIDE wins; else the subject's, then the global, then READWRITE.
+    pub fn effective_mode(&self) -> Mode {
+        if self.global_mode == Some(Mode::ReadOnlyOverride) {
+            return Mode::ReadOnlyOverride;
+        }
+        self.mode.or(self.global_mode).unwrap_or_default()
+    }
+
+    /// The subject's config over the global one, field by field (unset fields stay unset).
+    pub fn merged_config(&self) -> ConfigRecord {
+        self.config.clone().unwrap_or_default().over(self.global_config.clone().unwrap_or_default())
+    }
+
+    /// Conditions that hold while nothing this context was read from has changed.
+    pub fn unchanged(&self) -> Preconditions {
+        Preconditions { revision: Some(self.revision), settings: self.seen.clone(), ..Preconditions::default() }
+    }
+}
+
+/// Conditions a subject write commits under, checked atomically with it; `Conflict` when any fails.
+/// `Preconditions::default()` checks nothing (repairs and tools that decided nothing).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Preconditions {
+    /// The written subject's revision as read before its rows: no row of it changed since.
+    pub revision: Option<Revision>,
+    /// Config and mode items exactly as read.
+    pub settings: Vec<SettingSeen>,
+    /// Rows that must exist and be live: the versions a new row references. The write raises their
+    /// subjects' revisions, so a delete of one of them that read the referrers before conflicts.
+    pub live_rows: Vec<(Subject, Version)>,
+    /// The fingerprint → ID binding a new row's ID was read from: it must still name that ID. The
+    /// write records the use, so a hard delete that read the ID's carriers before conflicts.
+    pub binding: Option<(Fingerprint, SchemaId)>,
+}

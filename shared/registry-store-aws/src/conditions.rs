@@ -1,0 +1,250 @@
+//! Write contexts and preconditions (see [`registry_core::Preconditions`]) as DynamoDB items.
+//!
+//! - A subject's revision is the `rev` attribute of its `SUBJECTS/<subject>` index item, which
+//!   every transaction that changes one of its rows already updates (`ADD rev 1` costs nothing
+//!   more); the revision condition sits on that same update.
+//! - Config and mode items are compared by their stored `value` (or absence) with ConditionCheck
+//!   items inside the write's transaction: no extra call, one item each.
+//! - A referenced version must be live: a ConditionCheck on its row, and `ADD rev 1` on its
+//!   subject's index item so a delete that read the referrers before conflicts.
+//! - A reused ID's binding `FP#<hex>/ID` must still name it: `ADD uses 1` conditioned on `id`, so a
+//!   hard delete that read the ID's carriers (after reading `uses`) conflicts.
+//!
+//! `write_context` reads the four settings items and the index item in one BatchGetItem.
+
+use crate::AwsStore;
+use crate::errors::{AwsError, classify};
+use crate::ids::build_error;
+use crate::items::{Item, ItemExt, attr, key, n, s};
+use crate::keys::{self, PK};
+use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, KeysAndAttributes, TransactWriteItem, Update};
+use registry_core::{
+    ConfigRecord, Fingerprint, Mode, Preconditions, Revision, SchemaId, Scope, SettingKind, SettingSeen, Subject,
+    WriteContext,
+};
+use std::collections::HashMap;
+
+/// Attribute of the subject index item holding its revision.
+pub(crate) const REVISION: &str = "rev";
+/// Attribute of the fingerprint binding counting registrations that reused it.
+pub(crate) const USES: &str = "uses";
+
+/// The partition of a settings kind (`CONFIG` or `MODE`).
+pub(crate) fn kind_pk(kind: SettingKind) -> &'static str {
+    match kind {
+        SettingKind::Config => "CONFIG",
+        SettingKind::Mode => "MODE",
+    }
+}
+
+/// A condition expression with its names and values, to put on an item of a transaction.
+pub(crate) struct Condition {
+    pub expression: String,
+    pub names: HashMap<String, String>,
+    pub values: HashMap<String, AttributeValue>,
+}
+
+/// The condition that a settings item is still as `seen` (same stored value, or still absent).
+pub(crate) fn setting_condition(seen: &SettingSeen) -> Condition {
+    match &seen.stored {
+        None => Condition {
+            expression: "attribute_not_exists(#pk)".into(),
+            names: HashMap::from([("#pk".to_string(), PK.to_string())]),
+            values: HashMap::new(),
+        },
+        Some(value) => Condition {
+            expression: "#value = :seen".into(),
+            names: HashMap::from([("#value".to_string(), attr::VALUE.to_string())]),
+            values: HashMap::from([(":seen".to_string(), s(value.clone()))]),
+        },
+    }
+}
+
+/// The condition that a subject's revision is still `revision` (`None`: no condition).
+pub(crate) fn revision_condition(revision: Option<Revision>) -> Option<Condition> {
+    let revision = revision?;
+    let names = HashMap::from([("#rev".to_string(), REVISION.to_string())]);
+    Some(match revision {
+        Revision(0) => Condition { expression: "attribute_not_exists(#rev)".into(), names, values: HashMap::new() },
+        Revision(r) => Condition {
+            expression: "#rev = :seen_rev".into(),
+            names,
+            values: HashMap::from([(":seen_rev".to_string(), n(r))]),
+        },
+    })
+}
+
+impl AwsStore {
+    /// The subject's revision and the four settings items: one strongly consistent BatchGetItem.
+    pub(crate) async fn read_write_context(&self, subject: &Subject) -> Result<WriteContext, AwsError> {
+        let own = Scope::Subject(subject.clone());
+        let settings = [
+            (SettingKind::Config, own.clone()),
+            (SettingKind::Config, Scope::Global),
+            (SettingKind::Mode, own),
+            (SettingKind::Mode, Scope::Global),
+        ];
+        let mut wanted: Vec<Item> = settings
+            .iter()
+            .map(|(kind, scope)| {
+                let (pk, sk) = keys::scoped(kind_pk(*kind), scope);
+                key(pk, sk)
+            })
+            .collect();
+        wanted.push(key(keys::SUBJECTS_PK, subject.as_str()));
+        let found = self.batch_get(wanted).await?;
+        let item_at = |pk: &str, sk: &str| {
+            found.iter().find(|item| {
+                item.get(PK).and_then(|v| v.as_s().ok()).is_some_and(|v| v == pk)
+                    && item.get(keys::SK).and_then(|v| v.as_s().ok()).is_some_and(|v| v == sk)
+            })
+        };
+        let mut seen = Vec::with_capacity(settings.len());
+        for (kind, scope) in settings {
+            let (pk, sk) = keys::scoped(kind_pk(kind), &scope);
+            let stored = item_at(&pk, &sk).map(|item| item.string(attr::VALUE).map(str::to_string)).transpose()?;
+            seen.push(SettingSeen { kind, scope, stored });
+        }
+        let revision = match item_at(keys::SUBJECTS_PK, subject.as_str()) {
+            Some(item) => Revision(item.optional_number(REVISION)?.unwrap_or(0)),
+            None => Revision(0),
+        };
+        let config = |i: usize| seen[i].stored.as_deref().map(crate::settings::parse_config).transpose();
+        let mode = |i: usize| seen[i].stored.as_deref().map(crate::settings::parse_mode).transpose();
+        let (config, global_config): (Option<ConfigRecord>, Option<ConfigRecord>) = (config(0)?, config(1)?);
+        let (mode, global_mode): (Option<Mode>, Option<Mode>) = (mode(2)?, mode(3)?);
+        Ok(WriteContext { revision, config, global_config, mode, global_mode, seen })
+    }
+
+    /// Strongly consistent BatchGetItem of `wanted` (at most 100 keys), retrying unprocessed keys.
+    async fn batch_get(&self, wanted: Vec<Item>) -> Result<Vec<Item>, AwsError> {
+        let mut left = wanted;
+        let mut found = Vec::new();
+        while !left.is_empty() {
+            let request = KeysAndAttributes::builder()
+                .set_keys(Some(std::mem::take(&mut left)))
+                .consistent_read(true)
+                .build()
+                .map_err(|e| build_error("BatchGetItem", e))?;
+            let output = self
+                .dynamo
+                .batch_get_item()
+                .request_items(&self.table, request)
+                .send()
+                .await
+                .map_err(|e| classify("BatchGetItem(write context)", e))?;
+            found.extend(output.responses.unwrap_or_default().remove(&self.table).unwrap_or_default());
+            if let Some(mut unprocessed) = output.unprocessed_keys
+                && let Some(rest) = unprocessed.remove(&self.table)
+            {
+                left = rest.keys;
+            }
+        }
+        Ok(found)
+    }
+
+    /// ConditionCheck items for the settings of `preconditions`, except those `skip` says another
+    /// item of the same transaction writes (it must carry the condition itself).
+    pub(crate) fn settings_checks(
+        &self,
+        preconditions: &Preconditions,
+        skip: impl Fn(&SettingSeen) -> bool,
+    ) -> Result<Vec<TransactWriteItem>, AwsError> {
+        let mut items = Vec::new();
+        for seen in preconditions.settings.iter().filter(|seen| !skip(seen)) {
+            let (pk, sk) = keys::scoped(kind_pk(seen.kind), &seen.scope);
+            let condition = setting_condition(seen);
+            let check = ConditionCheck::builder()
+                .table_name(&self.table)
+                .set_key(Some(key(pk, sk)))
+                .condition_expression(condition.expression)
+                .set_expression_attribute_names(Some(condition.names))
+                .set_expression_attribute_values((!condition.values.is_empty()).then_some(condition.values))
+                .build()
+                .map_err(|e| build_error("ConditionCheck(setting)", e))?;
+            items.push(TransactWriteItem::builder().condition_check(check).build());
+        }
+        Ok(items)
+    }
+
+    /// For each referenced version: a ConditionCheck that its row exists and is live; for each
+    /// referenced subject other than `subject`: `ADD rev 1` on its index item.
+    pub(crate) fn referenced_items(
+        &self,
+        subject: &Subject,
+        preconditions: &Preconditions,
+    ) -> Result<Vec<TransactWriteItem>, AwsError> {
+        let mut items = Vec::new();
+        let mut bumped: Vec<&Subject> = Vec::new();
+        for (referenced, version) in &preconditions.live_rows {
+            let check = ConditionCheck::builder()
+                .table_name(&self.table)
+                .set_key(Some(key(keys::subject_pk(referenced), keys::version_sk(*version))))
+                .condition_expression("attribute_exists(#pk) AND #deleted = :live")
+                .expression_attribute_names("#pk", PK)
+                .expression_attribute_names("#deleted", attr::DELETED)
+                .expression_attribute_values(":live", AttributeValue::Bool(false))
+                .build()
+                .map_err(|e| build_error("ConditionCheck(referenced)", e))?;
+            items.push(TransactWriteItem::builder().condition_check(check).build());
+            if referenced != subject && !bumped.contains(&referenced) {
+                bumped.push(referenced);
+                let bump = Update::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(key(keys::SUBJECTS_PK, referenced.as_str())))
+                    .update_expression("ADD #rev :one")
+                    .expression_attribute_names("#rev", REVISION)
+                    .expression_attribute_values(":one", n(1))
+                    .build()
+                    .map_err(|e| build_error("Update(referenced subject)", e))?;
+                items.push(TransactWriteItem::builder().update(bump).build());
+            }
+        }
+        Ok(items)
+    }
+
+    /// `ADD uses 1` on the binding `FP#<hex>/ID`, conditioned on it still naming `id`.
+    pub(crate) fn binding_use(&self, fingerprint: &Fingerprint, id: SchemaId) -> Result<TransactWriteItem, AwsError> {
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK)))
+            .update_expression("ADD #uses :one")
+            .condition_expression("#id = :id")
+            .expression_attribute_names("#uses", USES)
+            .expression_attribute_names("#id", attr::ID)
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":id", n(id.0))
+            .build()
+            .map_err(|e| build_error("Update(binding)", e))?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
+    /// `ADD total, live, rev 1` on the subject's index item, conditioned on its revision when
+    /// `revision` is given (the commit point of every change to the subject's rows).
+    pub(crate) fn subject_update(
+        &self,
+        subject: &Subject,
+        total: i64,
+        live: i64,
+        revision: Option<Revision>,
+    ) -> Result<TransactWriteItem, AwsError> {
+        let mut update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(keys::SUBJECTS_PK, subject.as_str())))
+            .update_expression("ADD #total :total, #live :live, #rev :one")
+            .expression_attribute_names("#total", attr::TOTAL)
+            .expression_attribute_names("#live", attr::LIVE)
+            .expression_attribute_names("#rev", REVISION)
+            .expression_attribute_values(":total", n(total))
+            .expression_attribute_values(":live", n(live))
+            .expression_attribute_values(":one", n(1));
+        if let Some(condition) = revision_condition(revision) {
+            update = update.condition_expression(condition.expression);
+            for (name, value) in condition.values {
+                update = update.expression_attribute_values(name, value);
+            }
+        }
+        let update = update.build().map_err(|e| build_error("subject index", e))?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+}

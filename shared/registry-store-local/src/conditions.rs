@@ -1,0 +1,113 @@
+//! Subject revisions and write preconditions: read together for a decision, checked inside the
+//! write's transaction (see [`registry_core::Preconditions`]).
+
+use crate::codec::{self, scope_key};
+use crate::error::{LocalError, LocalResult};
+use crate::ops;
+use registry_core::{Preconditions, Revision, Scope, SettingKind, SettingSeen, Subject, WriteContext};
+use rusqlite::{Connection, OptionalExtension};
+
+/// The stored text of a settings item, as [`SettingSeen::stored`] holds it for this store.
+fn stored_setting(conn: &Connection, kind: SettingKind, scope: &Scope) -> LocalResult<Option<String>> {
+    let sql = match kind {
+        SettingKind::Config => "SELECT config FROM configs WHERE scope = ?1",
+        SettingKind::Mode => "SELECT mode FROM modes WHERE scope = ?1",
+    };
+    Ok(conn.prepare_cached(sql)?.query_row([scope_key(scope)], |row| row.get(0)).optional()?)
+}
+
+pub(crate) fn revision(conn: &Connection, subject: &Subject) -> LocalResult<Revision> {
+    let revision: Option<i64> = conn
+        .prepare_cached("SELECT revision FROM subject_revisions WHERE subject = ?1")?
+        .query_row([subject.as_str()], |row| row.get(0))
+        .optional()?;
+    Ok(Revision(revision.map_or(0, |r| u64::try_from(r).unwrap_or(0))))
+}
+
+/// Raises the subject's revision (every change to its rows, every new referrer of one of them).
+pub(crate) fn bump(conn: &Connection, subject: &str) -> LocalResult<()> {
+    conn.prepare_cached(
+        "INSERT INTO subject_revisions (subject, revision) VALUES (?1, 1)
+         ON CONFLICT (subject) DO UPDATE SET revision = revision + 1",
+    )?
+    .execute([subject])?;
+    Ok(())
+}
+
+/// The subject's revision and the four settings items, read on one connection.
+pub(crate) fn write_context(conn: &Connection, subject: &Subject) -> LocalResult<WriteContext> {
+    let own = Scope::Subject(subject.clone());
+    let mut seen = Vec::with_capacity(4);
+    for (kind, scope) in [
+        (SettingKind::Config, &own),
+        (SettingKind::Config, &Scope::Global),
+        (SettingKind::Mode, &own),
+        (SettingKind::Mode, &Scope::Global),
+    ] {
+        seen.push(SettingSeen { kind, scope: scope.clone(), stored: stored_setting(conn, kind, scope)? });
+    }
+    let config = |i: usize| seen[i].stored.as_deref().map(codec::config).transpose();
+    let mode = |i: usize| seen[i].stored.as_deref().map(codec::mode).transpose();
+    Ok(WriteContext {
+        revision: revision(conn, subject)?,
+        config: config(0)?,
+        global_config: config(1)?,
+        mode: mode(2)?,
+        global_mode: mode(3)?,
+        seen,
+    })
+}
+
+/// `Conflict` unless every precondition of a write to `subject` holds (inside its transaction).
+pub(crate) fn check(conn: &Connection, subject: &Subject, preconditions: &Preconditions) -> LocalResult<()> {
+    let conflict = |what: String| Err(LocalError::Conflict(format!("{subject}: {what}")));
+    if let Some(expected) = preconditions.revision
+        && revision(conn, subject)? != expected
+    {
+        return conflict(format!("revision is no longer {}", expected.0));
+    }
+    for seen in &preconditions.settings {
+        if stored_setting(conn, seen.kind, &seen.scope)? != seen.stored {
+            return conflict(format!("{:?} at {:?} changed", seen.kind, seen.scope));
+        }
+    }
+    for (referenced, version) in &preconditions.live_rows {
+        if ops::get_version(conn, referenced, *version)?.is_none_or(|row| row.deleted) {
+            return conflict(format!("referenced {referenced} version {version} is not live"));
+        }
+    }
+    if let Some((fingerprint, id)) = &preconditions.binding
+        && ops::id_for_fingerprint(conn, fingerprint)? != Some(*id)
+    {
+        return conflict(format!("fingerprint {fingerprint} no longer names id {id}"));
+    }
+    Ok(())
+}
+
+/// Raises the revision of every other subject whose versions a new row of `subject` references.
+pub(crate) fn bump_referenced(conn: &Connection, subject: &Subject, preconditions: &Preconditions) -> LocalResult<()> {
+    let mut done: Vec<&Subject> = vec![subject];
+    for (referenced, _) in &preconditions.live_rows {
+        if !done.contains(&referenced) {
+            bump(conn, referenced.as_str())?;
+            done.push(referenced);
+        }
+    }
+    Ok(())
+}
+
+/// Removes the fingerprint → ID binding of `id` when no row carries `id` any more.
+pub(crate) fn unbind_if_orphaned(
+    conn: &Connection,
+    id: registry_core::SchemaId,
+    fingerprint: &registry_core::Fingerprint,
+) -> LocalResult<()> {
+    let carried: Option<i64> = conn
+        .prepare_cached("SELECT 1 FROM versions WHERE id = ?1 LIMIT 1")?
+        .query_row([id.0], |row| row.get(0))
+        .optional()?;
+    if carried.is_none() {
+        ops::unbind_fingerprint(conn, fingerprint, id)?;
+    }
+    Ok(())
+}
