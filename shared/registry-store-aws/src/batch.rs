@@ -7,7 +7,8 @@
 //! plus the index item, the settings checks or deletes and one binding delete per orphaned ID;
 //! above 100 items the delete is split into several transactions, each atomic: the first carries
 //! the settings checks (the commit point), each conditions the subject's revision on the one
-//! before it, and the last removes the settings and the orphaned bindings.
+//! before it, and the last ones remove the settings and the orphaned bindings (as many
+//! transactions as they need: a subject of 100 distinct schemas orphans 100 bindings).
 
 use crate::AwsStore;
 use crate::conditions::{USES, kind_pk, setting_condition};
@@ -151,11 +152,15 @@ impl AwsStore {
             total -= 1;
             live -= i64::from(!row.deleted);
         }
-        if current.len() + 1 + tail.len() > MAX_ITEMS && total != 0 {
-            chunks.push((std::mem::take(&mut current), total, live));
-            (total, live) = (0, 0);
+        // The tail (one binding delete per orphaned ID) can itself exceed a transaction: it is
+        // split like the rows, after them, each chunk under the revision of the one before.
+        for item in tail {
+            if current.len() + 2 > MAX_ITEMS {
+                chunks.push((std::mem::take(&mut current), total, live));
+                (total, live) = (0, 0);
+            }
+            current.push(item);
         }
-        current.extend(tail);
         chunks.push((current, total, live));
         let mut revision = preconditions.revision;
         for (mut items, total, live) in chunks {
