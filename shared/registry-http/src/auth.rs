@@ -92,7 +92,7 @@ async fn require(State(authenticator): State<Arc<Authenticator>>, request: Reque
         return next.run(request).await;
     };
     let authorization = request.headers().get(header::AUTHORIZATION).and_then(|value| value.to_str().ok());
-    let principal = match authenticator.authenticate(authorization) {
+    let principal = match authenticator.authenticate(authorization).await {
         Ok(principal) => principal,
         Err(failure) => {
             tracing::debug!(?failure, "authentication failed");
