@@ -7,6 +7,7 @@ mod content_types;
 mod data_contracts;
 mod errors;
 mod hostile;
+mod hostile_bodies;
 mod json_schema;
 mod lambda;
 mod large;

@@ -2,6 +2,7 @@
 //! Jackson's `NON_EMPTY`. Conversions to and from the core types live here and nowhere else.
 
 use crate::error::ApiError;
+use crate::extract::{optional_object, optional_objects};
 use registry_core::registry::body_guid;
 use registry_core::registry::contracts::{Metadata, RuleSet, to_json};
 use registry_core::{
@@ -19,13 +20,13 @@ pub struct RegisterSchemaRequest {
     pub schema: Option<String>,
     #[serde(default)]
     pub schema_type: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "optional_objects")]
     pub references: Option<Vec<SchemaReferenceDto>>,
     /// Read as Confluent's `Metadata` (another shape is a malformed body, 400, as with Jackson).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "optional_object")]
     pub metadata: Option<Metadata>,
     /// Read as Confluent's `RuleSet`; its rules are validated by the registry (42210).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "optional_object")]
     pub rule_set: Option<RuleSet>,
     #[serde(default)]
     pub id: Option<i32>,

@@ -7,7 +7,11 @@ use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use registry_core::{SchemaId, VersionSelector};
-use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{DeserializeOwned, Deserializer, MapAccess, Visitor};
+use std::fmt;
+use std::marker::PhantomData;
 
 /// Confluent's preferred media type; the default for every response and the only one for errors.
 pub const MEDIA_V1: &str = "application/vnd.schemaregistry.v1+json";
@@ -28,8 +32,8 @@ const PRODUCED: [(&str, f32); 3] = [(MEDIA_V1, 1.0), (MEDIA_GENERIC, 0.9), (MEDI
 ///
 /// Accepts `Content-Type` v1, generic, `application/json`, `application/octet-stream` (parameters such as
 /// `charset` ignored) or no `Content-Type` at all; anything else, including an empty header, is 415.
-/// Bodies over [`crate::MAX_BODY_BYTES`] are 413; malformed JSON or wrong field types are 400 with the
-/// parser's message. Unknown fields are ignored by the target types.
+/// Bodies over [`crate::MAX_BODY_BYTES`] are 413; the body is then read by [`parse_object`] (400 for
+/// anything but a JSON object of the right field types). Unknown fields are ignored by the target types.
 #[derive(Debug, Clone)]
 pub struct ConfluentJson<T>(pub T);
 
@@ -51,8 +55,96 @@ where
                 ApiError::BodyUnreadable(rejection.body_text())
             }
         })?;
-        serde_json::from_slice(&bytes).map(ConfluentJson).map_err(|error| ApiError::BadRequest(error.to_string()))
+        parse_object(&bytes).map(ConfluentJson)
     }
+}
+
+/// Parses a request body that must be a JSON object, as Jackson reads Confluent's request entities.
+///
+/// Any other JSON value (array, string, number, boolean, `null`) is 400 / `error_code` 400 before
+/// anything is deserialised, with Jackson's message (`Cannot deserialize value of type
+/// `RegisterSchemaRequest` from Array value (token `JsonToken.START_ARRAY`)`): serde would otherwise
+/// read a struct from an array of its fields in order, so a body of another shape could mean something
+/// a reader of the object form does not see. Malformed JSON, invalid UTF-8 and wrong field types are
+/// 400 with the parser's message.
+pub fn parse_object<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    if let Some((shape, token)) = non_object_shape(bytes) {
+        return Err(ApiError::BadRequest(format!(
+            "Cannot deserialize value of type `{}` from {shape} value (token `JsonToken.{token}`)",
+            entity_name::<T>()
+        )));
+    }
+    serde_json::from_slice(bytes).map_err(|error| ApiError::BadRequest(error.to_string()))
+}
+
+/// The Jackson shape and token of a body whose first JSON token is not `{`; `None` for an object, and
+/// for an empty or unparseable body (the parser's message describes those better).
+fn non_object_shape(bytes: &[u8]) -> Option<(&'static str, &'static str)> {
+    let start = bytes.iter().position(|byte| !matches!(byte, b' ' | b'\t' | b'\n' | b'\r'))?;
+    let token = bytes.get(start..)?;
+    Some(match token.first()? {
+        b'{' => return None,
+        b'[' => ("Array", "START_ARRAY"),
+        b'"' => ("String", "VALUE_STRING"),
+        b'-' | b'0'..=b'9' => {
+            let number = token.iter().take_while(|byte| matches!(byte, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'));
+            if number.clone().any(|byte| matches!(byte, b'.' | b'e' | b'E')) {
+                ("Floating-point", "VALUE_NUMBER_FLOAT")
+            } else {
+                ("Integer", "VALUE_NUMBER_INT")
+            }
+        }
+        b't' => ("Boolean", "VALUE_TRUE"),
+        b'f' => ("Boolean", "VALUE_FALSE"),
+        b'n' => ("Null", "VALUE_NULL"),
+        _ => return None,
+    })
+}
+
+/// The unqualified name of a request type (`RegisterSchemaRequest`), as Confluent's entity is named.
+fn entity_name<T>() -> &'static str {
+    let name = std::any::type_name::<T>();
+    let name = name.split('<').next().unwrap_or(name);
+    name.rsplit("::").next().unwrap_or(name)
+}
+
+/// A nested request value that must be a JSON object (a reference, `metadata`, `ruleSet`): serde's
+/// derived structs also accept an array of their fields, which Jackson (and so Confluent) refuses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Object<T>(pub T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ObjectVisitor(PhantomData)).map(Object)
+    }
+}
+
+/// Hands the entries of a JSON object, and nothing else, to `T`'s own deserialiser.
+struct ObjectVisitor<T>(PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+        T::deserialize(MapAccessDeserializer::new(map))
+    }
+}
+
+/// `#[serde(deserialize_with)]` for an optional field that must be an object when present.
+pub fn optional_object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Option<T>, D::Error> {
+    Option::<Object<T>>::deserialize(deserializer).map(|value| value.map(|Object(inner)| inner))
+}
+
+/// `#[serde(deserialize_with)]` for an optional list whose items must be objects.
+pub fn optional_objects<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Option<Vec<T>>, D::Error> {
+    Option::<Vec<Object<T>>>::deserialize(deserializer)
+        .map(|value| value.map(|items| items.into_iter().map(|Object(item)| item).collect()))
 }
 
 /// Whether the request's `Content-Type` (if any) is one Confluent consumes.
@@ -253,6 +345,47 @@ mod tests {
         assert_eq!(negotiate(&accept("application/vnd.schemaregistry.v1+json;q=0.1, application/json")), MEDIA_JSON);
         assert_eq!(negotiate(&accept("text/html")), MEDIA_V1);
         assert_eq!(negotiate(&accept("application/*")), MEDIA_V1);
+    }
+
+    #[derive(Debug, Deserialize)]
+    struct Pair {
+        #[allow(dead_code)]
+        name: String,
+        #[serde(default, deserialize_with = "optional_objects")]
+        #[allow(dead_code)]
+        items: Option<Vec<Pair>>,
+    }
+
+    fn refusal(body: &str) -> String {
+        match parse_object::<Pair>(body.as_bytes()) {
+            Err(ApiError::BadRequest(message)) => message,
+            other => panic!("{body}: expected a 400, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn only_objects_are_request_bodies() {
+        for (body, shape) in [
+            (r#"["a", null]"#, "Array value (token `JsonToken.START_ARRAY`)"),
+            (r#" "a""#, "String value (token `JsonToken.VALUE_STRING`)"),
+            ("123456789012345678901234567890", "Integer value (token `JsonToken.VALUE_NUMBER_INT`)"),
+            ("-1.5e3", "Floating-point value (token `JsonToken.VALUE_NUMBER_FLOAT`)"),
+            ("true", "Boolean value (token `JsonToken.VALUE_TRUE`)"),
+            ("\nfalse", "Boolean value (token `JsonToken.VALUE_FALSE`)"),
+            ("null", "Null value (token `JsonToken.VALUE_NULL`)"),
+        ] {
+            assert_eq!(refusal(body), format!("Cannot deserialize value of type `Pair` from {shape}"), "{body}");
+        }
+        assert!(parse_object::<Pair>(br#"{"name":"a","items":[{"name":"b"}]}"#).is_ok());
+    }
+
+    #[test]
+    fn nested_objects_are_not_read_from_arrays() {
+        assert!(refusal(r#"{"name":"a","items":[["b"]]}"#).contains("expected a JSON object"));
+        for body in ["", "  ", r#"{"name":"#, "{\"name\":\"\u{0}\"", "x"] {
+            assert!(!refusal(body).is_empty(), "{body}");
+        }
+        assert!(matches!(parse_object::<Pair>(b"{\"name\":\"\xff\"}"), Err(ApiError::BadRequest(_))));
     }
 
     #[test]
