@@ -1,13 +1,16 @@
 //! Schema IDs: the counter item and the two binding items, written in one transaction.
 //!
 //! `COUNTER/ID {max_id}` is the greatest ID ever allocated or bound. `allocate_id` reads it
-//! (strongly consistent) and commits `max_id + 1` with a transaction that is conditioned on the
-//! value it read and creates `FP#<hex>/ID` and `ID#<id>/FP` with `attribute_not_exists`, so two
-//! writers can never commit the same ID and a fingerprint is never bound twice by allocation.
+//! (strongly consistent), claims the next ID in the ledger outside the table ([`crate::ledger`]:
+//! past every ID ever issued, even when the table was restored to an earlier state) and commits it
+//! with a transaction that is conditioned on the value it read and creates `FP#<hex>/ID` and
+//! `ID#<id>/FP` with `attribute_not_exists`, so two writers can never commit the same ID and a
+//! fingerprint is never bound twice by allocation.
 
 use crate::AwsStore;
 use crate::errors::{AwsError, classify, classify_transaction};
 use crate::items::{Item, ItemExt, attr, fingerprint_of, key, n, s};
+use crate::ledger::Claim;
 use crate::keys::{self, PK};
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
 use registry_core::{Fingerprint, SchemaId};
@@ -54,10 +57,7 @@ impl AwsStore {
 
     pub(crate) async fn allocate(&self, fingerprint: &Fingerprint) -> Result<SchemaId, AwsError> {
         let read = self.read_max_id().await?;
-        let next = read.map_or(Some(1), |max| max.checked_add(1)).ok_or_else(|| AwsError::Service {
-            op: "allocate_id",
-            detail: "the schema ID space is exhausted".into(),
-        })?;
+        let next = self.claim_next(read, fingerprint).await?;
         let counter = match read {
             Some(max) => {
                 Update::builder().condition_expression("#max = :read").expression_attribute_values(":read", n(max))
@@ -94,10 +94,26 @@ impl AwsStore {
         }
     }
 
-    /// Raises the counter to `id` (never lowers it), then binds id → fingerprint (or accepts the
-    /// same binding), then fingerprint → id if that side is free. Each step is idempotent, and a
-    /// crash after any of them leaves at most an unused gap below the counter.
-    pub(crate) async fn bind(&self, id: SchemaId, fingerprint: &Fingerprint) -> Result<(), AwsError> {
+    /// The ID an allocation after counter value `read` takes: the next one, claimed for
+    /// `fingerprint` in the ledger; when another fingerprint holds it (a concurrent allocation, or
+    /// a table restored to an earlier state), the one after the highest ID in the ledger.
+    async fn claim_next(&self, read: Option<i32>, fingerprint: &Fingerprint) -> Result<i32, AwsError> {
+        const MAX_CLAIMS: usize = 8;
+        let mut next = successor(read)?;
+        for _ in 0..MAX_CLAIMS {
+            match self.claim_id(SchemaId(next), fingerprint).await? {
+                Claim::Ours => return Ok(next),
+                Claim::Taken => {
+                    let highest = self.ledger_max_after(SchemaId(next)).await?.map_or(next, |id| id.0.max(next));
+                    next = successor(Some(highest))?;
+                }
+            }
+        }
+        Err(AwsError::ConditionFailed { op: "allocate_id", detail: "every ledger claim met a concurrent one".into() })
+    }
+
+    /// Raises the counter to `id`; never lowers it (a counter already at or above `id` is left as it is).
+    pub(crate) async fn raise_counter(&self, id: SchemaId) -> Result<(), AwsError> {
         let raised = self
             .dynamo
             .update_item()
@@ -110,9 +126,26 @@ impl AwsStore {
             .send()
             .await;
         match raised.map_err(|e| classify("UpdateItem(counter)", e)) {
-            Ok(_) | Err(AwsError::ConditionFailed { .. }) => {}
-            Err(other) => return Err(other),
+            Ok(_) | Err(AwsError::ConditionFailed { .. }) => Ok(()),
+            Err(other) => Err(other),
         }
+    }
+
+    /// Claims `id` for `fingerprint` in the ledger, raises the counter to `id` (never lowers it),
+    /// then binds id → fingerprint (or accepts the same binding), then fingerprint → id if that
+    /// side is free. Each step is idempotent, and a crash after any of them leaves at most an unused
+    /// gap below the counter. An ID the table or the ledger gives another fingerprint is refused
+    /// (`ConditionFailed`) before anything is written: the table is read first because IDs issued
+    /// before the ledger existed have no ledger entry.
+    pub(crate) async fn bind(&self, id: SchemaId, fingerprint: &Fingerprint) -> Result<(), AwsError> {
+        let refused = |detail: &str| AwsError::ConditionFailed { op: "bind_id", detail: format!("id {id} {detail}") };
+        if self.read_fingerprint_for_id(id).await?.is_some_and(|bound| bound != *fingerprint) {
+            return Err(refused("is bound to another schema"));
+        }
+        if self.claim_id(id, fingerprint).await? == Claim::Taken {
+            return Err(refused("was issued to another schema (ledger)"));
+        }
+        self.raise_counter(id).await?;
         let mut by_id = key(keys::id_pk(id), keys::ID_BINDING_SK);
         by_id.insert(attr::FINGERPRINT.into(), s(fingerprint.to_hex()));
         self.dynamo
@@ -152,6 +185,14 @@ impl AwsStore {
             .build()
             .map_err(|e| build_error("Put", e))
     }
+}
+
+/// The ID after `current` (1 when there is none yet).
+fn successor(current: Option<i32>) -> Result<i32, AwsError> {
+    current.map_or(Some(1), |max| max.checked_add(1)).ok_or_else(|| AwsError::Service {
+        op: "allocate_id",
+        detail: "the schema ID space is exhausted".into(),
+    })
 }
 
 /// A request the SDK refused to build (a missing required field): a bug, reported as Other.

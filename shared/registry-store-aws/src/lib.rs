@@ -11,9 +11,9 @@
 //!    If-None-Match: * ,             ├───────── FP#<sha256 hex>           ID                       id
 //!    written FIRST                  └───────── ID#<id:010>               FP                       fingerprint
 //!                                              GUID#<md5 hex>            FP                       fingerprint (first wins)
-//!                                              ID#<id:010>               R#<subject>␁<ver:010>    → row (rows by id)
-//!                                              S#<subject>               V#<ver:010>              id, fingerprint, deleted,
-//!                                                                                                 refs, ts, subject, version
+//!  ids/<id:010> (the ID ledger)                ID#<id:010>               R#<subject>␁<ver:010>    → row (rows by id)
+//!    {id, fingerprint}, If-None-Match: *,      S#<subject>               V#<ver:010>              id, fingerprint, deleted,
+//!    claimed before the counter commits                                                           refs, ts, subject, version
 //!                                              SUBJECTS                  <subject>                total, live (row counts)
 //!                                              REF#<ver:010>#<subject>   R#<subject>␁<ver:010>    → referring row
 //!                                              CONFIG | MODE             GLOBAL | S#<subject>     value
@@ -24,7 +24,9 @@
 //!
 //! - A body is put with `If-None-Match: *` before any item names its fingerprint (412 means it
 //!   is already there, which is success: the key is the content hash).
-//! - `allocate_id` is one TransactWriteItems: the counter update conditioned on the value just
+//! - `allocate_id` claims the next ID in the ledger (`ids/<id>`, create-if-absent; see
+//!   [`ledger`]: outside the table, so a restore of the table cannot make an ID be issued again),
+//!   then commits it in one TransactWriteItems: the counter update conditioned on the value just
 //!   read (consistent read), `FP#…` and `ID#…` puts conditioned on `attribute_not_exists`. A
 //!   lost race cancels the whole transaction ([`StoreError::Conflict`]); an ID is never handed
 //!   out twice, and gaps are allowed.
@@ -52,6 +54,7 @@ mod guids;
 mod ids;
 mod items;
 pub mod keys;
+pub mod ledger;
 mod listing;
 pub mod provision;
 mod rows;
@@ -63,6 +66,7 @@ mod usage;
 
 pub use calls::CallCounter;
 pub use config::{AwsEnv, AwsStoreConfig, ConfigError};
+pub use ledger::RestoreCheck;
 
 use aws_config::SdkConfig;
 

@@ -1,0 +1,177 @@
+//! The ID ledger: one object `ids/<id:010>` in the bucket per schema ID ever issued, holding the
+//! fingerprint it was issued to, written create-if-absent (`If-None-Match: *`) *before* the
+//! counter in the table commits the ID.
+//!
+//! Why outside the table: a DynamoDB point-in-time restore rewinds `COUNTER/ID`, and IDs issued
+//! after the restore point may already sit in Kafka messages. Were they issued again, consumers
+//! would decode those messages with another schema. The bucket is versioned and the function's
+//! role cannot delete objects, so the ledger only grows, whatever happens to the table. An
+//! allocation claims `ids/<counter + 1>`; finding it taken by another fingerprint means a
+//! concurrent allocation or a restored table, and the allocation moves past the highest ID in the
+//! ledger (one `ListObjectsV2` after the counter), so the first allocation after a restore raises
+//! the counter past every ID ever issued. A claim found holding the same fingerprint is the
+//! allocation's own (retried after a crash, or the same schema registered again after a restore)
+//! and is kept: an ID never changes meaning. `registry restore-check` ([`AwsStore::restore_check`])
+//! raises the counter right after a restore, before any allocation.
+//!
+//! The ledger doubles as an audit trail: list `ids/` to see which fingerprint every ID was issued
+//! to. IDs issued before the ledger existed have no objects; they are protected from a restore to
+//! a point after the upgrade (the counter then already covers them).
+
+use crate::AwsStore;
+use crate::errors::{AwsError, classify};
+use aws_sdk_s3::operation::get_object::GetObjectError;
+use aws_sdk_s3::primitives::ByteStream;
+use registry_core::{Fingerprint, SchemaId};
+use serde::{Deserialize, Serialize};
+
+/// Key prefix of the ledger objects.
+pub const LEDGER_PREFIX: &str = "ids/";
+/// How often a claim that met a concurrent conditional write (S3 409) is tried again.
+const CONCURRENT_PUT_ATTEMPTS: usize = 5;
+
+/// The ledger key of `id`: zero-padded, so keys list in ID order.
+pub fn ledger_key(id: SchemaId) -> String {
+    format!("{LEDGER_PREFIX}{:010}", id.0)
+}
+
+/// One ledger object.
+#[derive(Debug, Serialize, Deserialize)]
+struct Entry {
+    id: i32,
+    fingerprint: String,
+}
+
+/// Who holds an ID in the ledger.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Claim {
+    /// Written now, or already held by the same fingerprint.
+    Ours,
+    /// Issued to another fingerprint.
+    Taken,
+}
+
+/// What [`AwsStore::restore_check`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RestoreCheck {
+    /// The table's ID counter before the check.
+    pub counter: Option<SchemaId>,
+    /// The highest ID in the ledger above the counter (`None`: the ledger holds nothing above it).
+    pub ledger_max: Option<SchemaId>,
+    /// Whether the counter was raised to `ledger_max`.
+    pub raised: bool,
+}
+
+impl AwsStore {
+    /// Claims `id` for `fingerprint` in the ledger (one conditional PutObject; one GetObject more
+    /// when the key exists).
+    pub(crate) async fn claim_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> Result<Claim, AwsError> {
+        let key = ledger_key(id);
+        let entry = Entry { id: id.0, fingerprint: fingerprint.to_hex() };
+        let bytes = serde_json::to_vec(&entry).map_err(|e| AwsError::Corrupt(format!("{key}: {e}")))?;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let put = self
+                .s3
+                .put_object()
+                .bucket(&self.bucket)
+                .key(&key)
+                .if_none_match("*")
+                .content_type("application/json")
+                .body(ByteStream::from(bytes.clone()))
+                .send()
+                .await;
+            let error = match put {
+                Ok(_) => return Ok(Claim::Ours),
+                Err(error) => error,
+            };
+            match error.raw_response().map(|r| r.status().as_u16()) {
+                Some(412) => break,
+                Some(409) if attempt < CONCURRENT_PUT_ATTEMPTS => {
+                    tokio::time::sleep(std::time::Duration::from_millis(20 * attempt as u64)).await;
+                }
+                _ => return Err(classify("PutObject(ledger)", error)),
+            }
+        }
+        match self.ledger_entry(id).await? {
+            Some(holder) if holder == fingerprint.to_hex() => Ok(Claim::Ours),
+            _ => Ok(Claim::Taken),
+        }
+    }
+
+    /// The fingerprint (hex) the ledger records for `id`.
+    async fn ledger_entry(&self, id: SchemaId) -> Result<Option<String>, AwsError> {
+        let key = ledger_key(id);
+        let output = match self.s3.get_object().bucket(&self.bucket).key(&key).send().await {
+            Ok(output) => output,
+            Err(error) if matches!(error.as_service_error(), Some(GetObjectError::NoSuchKey(_))) => return Ok(None),
+            Err(error) => return Err(classify("GetObject(ledger)", error)),
+        };
+        let bytes = output
+            .body
+            .collect()
+            .await
+            .map_err(|e| AwsError::Unavailable { op: "GetObject(ledger)", detail: format!("reading {key}: {e}") })?
+            .into_bytes();
+        let entry: Entry = serde_json::from_slice(&bytes).map_err(|e| AwsError::Corrupt(format!("{key}: {e}")))?;
+        Ok(Some(entry.fingerprint))
+    }
+
+    /// The highest ID in the ledger above `after` (listing pages of 1000 keys from `after` on).
+    pub(crate) async fn ledger_max_after(&self, after: SchemaId) -> Result<Option<SchemaId>, AwsError> {
+        let mut highest = None;
+        let mut start_after = ledger_key(after);
+        loop {
+            let page = self
+                .s3
+                .list_objects_v2()
+                .bucket(&self.bucket)
+                .prefix(LEDGER_PREFIX)
+                .start_after(&start_after)
+                .send()
+                .await
+                .map_err(|e| classify("ListObjectsV2(ledger)", e))?;
+            let keys: Vec<&str> = page.contents().iter().filter_map(|object| object.key()).collect();
+            let Some(last) = keys.last() else { return Ok(highest) };
+            start_after = last.to_string();
+            for key in &keys {
+                let id = key.strip_prefix(LEDGER_PREFIX).and_then(|n| n.parse::<i32>().ok());
+                let id = id.ok_or_else(|| AwsError::Corrupt(format!("ledger key {key}")))?;
+                highest = highest.max(Some(SchemaId(id)));
+            }
+            if page.is_truncated() != Some(true) {
+                return Ok(highest);
+            }
+        }
+    }
+
+    /// After a restore of the table: compares the ID counter with the ledger and, with `apply`,
+    /// raises the counter to the highest ID the ledger holds above it (a conditional update that
+    /// never lowers it), so no ID issued before the restore is issued again. Idempotent; reads
+    /// only the counter and the ledger keys above it.
+    pub async fn restore_check(&self, apply: bool) -> Result<RestoreCheck, registry_core::StoreError> {
+        let counter = self.read_max_id().await?.map(SchemaId);
+        let ledger_max = self.ledger_max_after(counter.unwrap_or(SchemaId(0))).await?;
+        let raised = match ledger_max {
+            Some(max) if apply => {
+                self.raise_counter(max).await?;
+                true
+            }
+            _ => false,
+        };
+        Ok(RestoreCheck { counter, ledger_max, raised })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ledger_keys_list_in_id_order() {
+        assert_eq!(ledger_key(SchemaId(7)), "ids/0000000007");
+        assert!(ledger_key(SchemaId(9)) < ledger_key(SchemaId(10)));
+        assert_eq!(ledger_key(SchemaId(i32::MAX)).len(), LEDGER_PREFIX.len() + 10);
+    }
+}
