@@ -45,6 +45,17 @@ pub enum Command {
     CapVersions(Box<CapArgs>),
     /// List subjects by owner with last registration, last use and live version count.
     Report(Box<ReportArgs>),
+    /// After a restore of the DynamoDB table: raise its ID counter past every ID the ledger in the
+    /// bucket records as issued, so no ID is handed out again (`REGISTRY_TABLE`, `REGISTRY_BUCKET`).
+    RestoreCheck(RestoreCheckArgs),
+}
+
+/// `registry restore-check`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RestoreCheckArgs {
+    /// Report the counter and the ledger; raise nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// `registry report`.

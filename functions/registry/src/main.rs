@@ -33,6 +33,7 @@ fn main() -> ExitCode {
         Command::Prune(args) => runtime.block_on(admin::prune(*args)),
         Command::CapVersions(args) => runtime.block_on(admin::cap_versions(*args)),
         Command::Report(args) => runtime.block_on(admin::report(*args)),
+        Command::RestoreCheck(args) => runtime.block_on(admin::restore_check(args)),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -78,18 +78,64 @@ async fn export_and_restore_round_trip_on_the_embedded_store() {
 
 #[tokio::test]
 async fn export_and_restore_round_trip_on_the_aws_store() {
-    if std::env::var_os("AWS_ENDPOINT_URL").is_none() && std::env::var_os("CI").is_none() {
-        eprintln!("skipped: set AWS_ENDPOINT_URL (emulator) to run the AWS round trip");
-        return;
-    }
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    let table = format!("admin-rt-{}-{nanos}", std::process::id());
-    let bucket = format!("admin-rt-{}-{}", std::process::id(), nanos % 1_000_000_000);
+    let Some((table, bucket)) = aws_names("admin-rt") else { return };
     let envs = [("REGISTRY_TABLE", table.as_str()), ("REGISTRY_BUCKET", bucket.as_str())];
     run_ok(&["aws-init"], &envs);
     let source = serve(&["--backend", "memory"], &[]).await;
     seed(&source.url).await;
     round_trip(&source, &["--backend", "aws"], &envs).await;
+}
+
+/// Unique table and bucket names for one AWS test, or `None` (skipped) without an emulator.
+fn aws_names(prefix: &str) -> Option<(String, String)> {
+    if std::env::var_os("AWS_ENDPOINT_URL").is_none() && std::env::var_os("CI").is_none() {
+        eprintln!("skipped: set AWS_ENDPOINT_URL (emulator) to run the AWS tests");
+        return None;
+    }
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    Some((
+        format!("{prefix}-{}-{nanos}", std::process::id()),
+        format!("{prefix}-{}-{}", std::process::id(), nanos % 1_000_000_000),
+    ))
+}
+
+/// Registers the Avro record `name` under `subject` at `url`; returns its ID.
+async fn register_record(url: &str, subject: &str, name: &str) -> i64 {
+    let body = json!({ "schema": record(name, &["a"]) });
+    let answer = ok("POST", &format!("{url}/subjects/{subject}/versions"), Some(body)).await;
+    answer["id"].as_i64().unwrap_or_else(|| panic!("no id in {answer}"))
+}
+
+#[tokio::test]
+async fn restore_check_raises_a_restored_counter_past_every_issued_id() {
+    let Some((table, bucket)) = aws_names("admin-rc") else { return };
+    let live = [("REGISTRY_TABLE", table.as_str()), ("REGISTRY_BUCKET", bucket.as_str())];
+    run_ok(&["aws-init"], &live);
+    let served = serve(&["--backend", "aws"], &live).await;
+    let mut issued = Vec::new();
+    for name in ["A", "B", "C"] {
+        issued.push(register_record(&served.url, &format!("{name}-value"), name).await);
+    }
+    assert_eq!(issued, [1, 2, 3]);
+    drop(served);
+
+    // The table restored to a state before any registration (an empty table over the same bucket).
+    let restored_table = format!("{table}-restored");
+    let restored = [("REGISTRY_TABLE", restored_table.as_str()), ("REGISTRY_BUCKET", bucket.as_str())];
+    run_ok(&["aws-init"], &restored);
+    let dry = run_ok(&["restore-check", "--dry-run"], &restored);
+    assert!(dry.contains("highest ledger id above the counter: 3"), "{dry}");
+    assert!(dry.contains("counter would be raised to: 3"), "{dry}");
+    let applied = run_ok(&["restore-check"], &restored);
+    assert!(applied.contains("id counter before: 0") && applied.contains("counter raised to: 3"), "{applied}");
+    let again = run_ok(&["restore-check"], &restored);
+    assert!(
+        again.contains("id counter before: 3") && again.contains("highest ledger id above the counter: 0"),
+        "{again}"
+    );
+
+    let served = serve(&["--backend", "aws"], &restored).await;
+    assert_eq!(register_record(&served.url, "payments-value", "D").await, 4, "IDs 1 to 3 are never issued again");
 }
 
 #[tokio::test]

@@ -1,5 +1,6 @@
 # Least privilege: exactly the item and object actions the backend issues, on this registry's
-# table, bucket prefix, key and log group. No Scan, no DeleteObject, no wildcard resources.
+# table, bucket prefixes (bodies, ID ledger), key and log group. No Scan, no DeleteObject, no
+# wildcard resources.
 data "aws_iam_policy_document" "assume_lambda" {
   statement {
     actions = ["sts:AssumeRole"]
@@ -35,6 +36,26 @@ data "aws_iam_policy_document" "registry" {
     sid       = "SchemaBodies"
     actions   = ["s3:GetObject", "s3:PutObject"]
     resources = ["${aws_s3_bucket.bodies.arn}/schemas/*"]
+  }
+
+  # The ID ledger (ids/<id>, one object per ID ever issued, created with If-None-Match: *): an
+  # allocation that finds its claim taken lists the ledger to move past the highest ID, which a
+  # restore of the table cannot rewind (README "Restoring the table").
+  statement {
+    sid       = "IdLedger"
+    actions   = ["s3:GetObject", "s3:PutObject"]
+    resources = ["${aws_s3_bucket.bodies.arn}/ids/*"]
+  }
+
+  statement {
+    sid       = "IdLedgerList"
+    actions   = ["s3:ListBucket"]
+    resources = [aws_s3_bucket.bodies.arn]
+    condition {
+      test     = "StringLike"
+      variable = "s3:prefix"
+      values   = ["ids/*"]
+    }
   }
 
   statement {

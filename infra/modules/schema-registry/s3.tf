@@ -1,6 +1,8 @@
 # Schema bodies, content-addressed: key schemas/<sha256 of the canonical schema>. Written once
 # with If-None-Match: *, never overwritten, never deleted by the registry (a hard delete removes
 # the DynamoDB rows; an unreferenced body is harmless and keeps old IDs decodable from backups).
+# Beside them, the ID ledger ids/<id:010>: one object per schema ID ever issued, created the same
+# way before the table commits the ID, so a restore of the table cannot make an ID be issued again.
 resource "aws_s3_bucket" "bodies" {
   # checkov:skip=CKV_AWS_18: access logging needs a separate log bucket per team; CloudTrail data events cover audits when wanted.
   # checkov:skip=CKV_AWS_144: cross-region replication is a disaster-recovery choice left to the caller; bodies are also re-creatable from an export.

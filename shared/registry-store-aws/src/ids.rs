@@ -10,8 +10,8 @@
 use crate::AwsStore;
 use crate::errors::{AwsError, classify, classify_transaction};
 use crate::items::{Item, ItemExt, attr, fingerprint_of, key, n, s};
-use crate::ledger::Claim;
 use crate::keys::{self, PK};
+use crate::ledger::Claim;
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
 use registry_core::{Fingerprint, SchemaId};
 
@@ -189,10 +189,9 @@ impl AwsStore {
 
 /// The ID after `current` (1 when there is none yet).
 fn successor(current: Option<i32>) -> Result<i32, AwsError> {
-    current.map_or(Some(1), |max| max.checked_add(1)).ok_or_else(|| AwsError::Service {
-        op: "allocate_id",
-        detail: "the schema ID space is exhausted".into(),
-    })
+    current
+        .map_or(Some(1), |max| max.checked_add(1))
+        .ok_or_else(|| AwsError::Service { op: "allocate_id", detail: "the schema ID space is exhausted".into() })
 }
 
 /// A request the SDK refused to build (a missing required field): a bug, reported as Other.

@@ -1,4 +1,5 @@
-//! The admin subcommands (`import`, `export`, `prune`, `cap-versions`): each works on a remote
+//! The admin subcommands (`import`, `export`, `prune`, `cap-versions`, `report`, and
+//! `restore-check`, which works on the AWS store's table and ID ledger only): each works on a remote
 //! registry (`--url`, through its REST API) or on the configured store (the same API served in
 //! process), shows progress on long work, honours `--dry-run` and prints a summary at the end.
 //! A run that found problems prints them and fails (exit status 1).
@@ -9,9 +10,12 @@ mod import;
 mod progress;
 mod prune;
 mod report;
+mod restore_check;
 mod snapshot;
 
-use crate::config::{CapArgs, ExportArgs, ImportArgs, PruneArgs, ReportArgs, ReportFormat, ServeConfig, TargetArgs};
+use crate::config::{
+    CapArgs, ExportArgs, ImportArgs, PruneArgs, ReportArgs, ReportFormat, RestoreCheckArgs, ServeConfig, TargetArgs,
+};
 use api::Api;
 use registry_core::{Registry, RegistrySettings};
 use snapshot::Snapshot;
@@ -176,4 +180,9 @@ pub async fn report(args: ReportArgs) -> Result<(), AdminError> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// `registry restore-check`: the ID counter raised past the ledger (see `restore_check`).
+pub async fn restore_check(args: RestoreCheckArgs) -> Result<(), AdminError> {
+    restore_check::run(args.dry_run).await?.finish()
 }
