@@ -3,6 +3,7 @@
 
 use crate::error::ApiError;
 use crate::extract::{optional_object, optional_objects};
+use registry_auth::Operation;
 use registry_core::registry::body_guid;
 use registry_core::registry::contracts::{Metadata, RuleSet, to_json};
 use registry_core::{
@@ -35,6 +36,12 @@ pub struct RegisterSchemaRequest {
 }
 
 impl RegisterSchemaRequest {
+    /// What registering this request does, as access control sees it: an explicit `"id" >= 0` is
+    /// Confluent's IMPORT registration (admin only; Java clients send `-1` for "none").
+    pub fn operation(&self) -> Operation {
+        if self.id.is_some_and(|id| id >= 0) { Operation::Import } else { Operation::Register }
+    }
+
     /// The core request; an unknown `schemaType` is 42201 `Invalid schema type X`.
     pub fn into_new_schema(self) -> Result<NewSchema, ApiError> {
         let schema_type = match self.schema_type.as_deref() {

@@ -3,6 +3,7 @@
 use crate::extract::MEDIA_V1;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use registry_auth::Operation;
 use registry_core::{RegistryError, StoreError};
 use serde::Serialize;
 
@@ -28,6 +29,11 @@ pub enum ApiError {
     BodyUnreadable(String),
     /// A response could not be serialized; the detail is logged only.
     Internal(String),
+    /// No valid credentials: 401 with the `WWW-Authenticate` challenges (`Bearer` too when tokens
+    /// are accepted).
+    Unauthorized { bearer: bool },
+    /// The caller's role or subject scope does not allow `operation` on `subject` (403).
+    Forbidden { operation: Operation, subject: Option<String> },
 }
 
 impl From<RegistryError> for ApiError {
@@ -123,6 +129,15 @@ impl ApiError {
             ApiError::Internal(detail) => {
                 (StatusCode::INTERNAL_SERVER_ERROR, 500, INTERNAL_MESSAGE.into(), Some(detail.clone()))
             }
+            ApiError::Unauthorized { .. } => (StatusCode::UNAUTHORIZED, 40101, "Unauthorized".into(), None),
+            ApiError::Forbidden { operation, subject } => {
+                let target = match subject {
+                    Some(subject) => format!("Subject: {subject}"),
+                    None => "SchemaRegistry".to_string(),
+                };
+                let message = format!("User is denied operation {} on {target}", operation.as_str());
+                (StatusCode::FORBIDDEN, 40301, message, None)
+            }
         }
     }
 }
@@ -135,6 +150,13 @@ impl IntoResponse for ApiError {
         let mut response = (status, body).into_response();
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(MEDIA_V1));
         response.extensions_mut().insert(ErrorCode(error_code));
+        if let ApiError::Unauthorized { bearer } = self {
+            let headers = response.headers_mut();
+            headers.append(header::WWW_AUTHENTICATE, HeaderValue::from_static(r#"Basic realm="schema-registry""#));
+            if bearer {
+                headers.append(header::WWW_AUTHENTICATE, HeaderValue::from_static(r#"Bearer realm="schema-registry""#));
+            }
+        }
         if let Some(detail) = detail {
             response.extensions_mut().insert(ErrorDetail(detail));
         }

@@ -25,6 +25,7 @@
 
 pub mod auth;
 pub mod dto;
+pub mod endpoint;
 pub mod error;
 pub mod extract;
 pub mod http_cache;
@@ -33,7 +34,7 @@ pub mod observability;
 pub mod routes;
 
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post};
+use axum::routing;
 use error::ApiError;
 use http_cache::HttpConfig;
 use registry_auth::Authenticator;
@@ -79,57 +80,101 @@ pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
     routes.layer(axum::middleware::from_fn_with_state(registry, observability::observe))
 }
 
-/// Every endpoint of the Confluent API, with the framework error bodies, the body limit and the
-/// default `Cache-Control`.
+/// Every endpoint of the Confluent API, each declared once with its operation name and access
+/// ([`endpoint`]), with the framework error bodies, the body limit and the default `Cache-Control`.
 fn routes(state: AppState, config: HttpConfig) -> axum::Router {
+    use endpoint::{Access, CONFIGURE, DELETE, READ, REGISTER, UNKNOWN_OPERATION, endpoint as declare};
+    use routing::{get, post};
+    let root = declare("get_root", Access::Open, routes::root);
     axum::Router::new()
-        .route("/", get(routes::root).post(routes::root))
-        .route("/schemas", get(schemas::get_schemas))
-        .route("/schemas/types", get(schemas::get_schema_types))
-        .route("/schemas/ids/{id}", get(schemas::get_schemas_by_id))
-        .route("/schemas/ids/{id}/schema", get(schemas::get_only_schema_by_id))
-        .route("/schemas/ids/{id}/subjects", get(schemas::get_all_subjects_by_id))
-        .route("/schemas/ids/{id}/versions", get(schemas::get_all_versions_by_id))
-        .route("/schemas/guids/{guid}", get(contracts::get_schema_by_guid))
-        .route("/subjects/{subject}/metadata", get(contracts::get_latest_with_metadata))
-        .route("/contexts", get(schemas::list_contexts))
-        .route("/metrics", get(metrics::get_metrics))
-        .route("/subjects", get(subjects::get_all_subjects))
-        .route("/subjects/{subject}", post(subjects::look_up_schema_under_subject).delete(subjects::delete_subject))
-        .route("/subjects/{subject}/versions", get(versions::get_all_versions).post(versions::register_schema))
+        .route("/", get(root.clone()).post(root))
+        .route("/schemas", get(declare("get_schemas", READ, schemas::get_schemas)))
+        .route("/schemas/types", get(declare("get_schema_types", READ, schemas::get_schema_types)))
+        .route("/schemas/ids/{id}", get(declare("get_schemas_by_id", READ, schemas::get_schemas_by_id)))
+        .route("/schemas/ids/{id}/schema", get(declare("get_only_schema_by_id", READ, schemas::get_only_schema_by_id)))
+        .route(
+            "/schemas/ids/{id}/subjects",
+            get(declare("get_all_subjects_by_id", READ, schemas::get_all_subjects_by_id)),
+        )
+        .route(
+            "/schemas/ids/{id}/versions",
+            get(declare("get_all_versions_by_id", READ, schemas::get_all_versions_by_id)),
+        )
+        .route("/schemas/guids/{guid}", get(declare("get_schema_by_guid", READ, contracts::get_schema_by_guid)))
+        .route(
+            "/subjects/{subject}/metadata",
+            get(declare("get_latest_with_metadata", READ, contracts::get_latest_with_metadata)),
+        )
+        .route("/contexts", get(declare("list_contexts", READ, schemas::list_contexts)))
+        .route("/metrics", get(declare("get_metrics", READ, metrics::get_metrics)))
+        .route("/subjects", get(declare("get_all_subjects", READ, subjects::get_all_subjects)))
+        .route(
+            "/subjects/{subject}",
+            post(declare("look_up_schema_under_subject", READ, subjects::look_up_schema_under_subject))
+                .delete(declare("delete_subject", DELETE, subjects::delete_subject)),
+        )
+        .route(
+            "/subjects/{subject}/versions",
+            get(declare("get_all_versions", READ, versions::get_all_versions)).post(declare(
+                "register_schema",
+                REGISTER,
+                versions::register_schema,
+            )),
+        )
         .route(
             "/subjects/{subject}/versions/{version}",
-            get(versions::get_schema_by_version).delete(versions::delete_schema_version),
+            get(declare("get_schema_by_version", READ, versions::get_schema_by_version)).delete(declare(
+                "delete_schema_version",
+                DELETE,
+                versions::delete_schema_version,
+            )),
         )
-        .route("/subjects/{subject}/versions/{version}/schema", get(versions::get_schema_only))
-        .route("/subjects/{subject}/versions/{version}/referencedby", get(versions::get_referenced_by))
-        .route("/compatibility/subjects/{subject}/versions", post(compatibility::test_compatibility_for_subject))
+        .route(
+            "/subjects/{subject}/versions/{version}/schema",
+            get(declare("get_schema_only", READ, versions::get_schema_only)),
+        )
+        .route(
+            "/subjects/{subject}/versions/{version}/referencedby",
+            get(declare("get_referenced_by", READ, versions::get_referenced_by)),
+        )
+        .route(
+            "/compatibility/subjects/{subject}/versions",
+            post(declare("test_compatibility_for_subject", READ, compatibility::test_compatibility_for_subject)),
+        )
         .route(
             "/compatibility/subjects/{subject}/versions/{version}",
-            post(compatibility::test_compatibility_by_subject_name),
+            post(declare(
+                "test_compatibility_by_subject_name",
+                READ,
+                compatibility::test_compatibility_by_subject_name,
+            )),
         )
         .route(
             "/config",
-            get(config::get_top_level_config)
-                .put(config::update_top_level_config)
-                .delete(config::delete_top_level_config),
+            get(declare("get_top_level_config", READ, config::get_top_level_config))
+                .put(declare("update_top_level_config", CONFIGURE, config::update_top_level_config))
+                .delete(declare("delete_top_level_config", CONFIGURE, config::delete_top_level_config)),
         )
         .route(
             "/config/{subject}",
-            get(config::get_subject_level_config)
-                .put(config::update_subject_level_config)
-                .delete(config::delete_subject_config),
+            get(declare("get_subject_level_config", READ, config::get_subject_level_config))
+                .put(declare("update_subject_level_config", CONFIGURE, config::update_subject_level_config))
+                .delete(declare("delete_subject_config", CONFIGURE, config::delete_subject_config)),
         )
         .route(
             "/mode",
-            get(config::get_top_level_mode).put(config::update_top_level_mode).delete(config::delete_top_level_mode),
+            get(declare("get_top_level_mode", READ, config::get_top_level_mode))
+                .put(declare("update_top_level_mode", CONFIGURE, config::update_top_level_mode))
+                .delete(declare("delete_top_level_mode", CONFIGURE, config::delete_top_level_mode)),
         )
         .route(
             "/mode/{subject}",
-            get(config::get_mode).put(config::update_subject_mode).delete(config::delete_subject_mode),
+            get(declare("get_mode", READ, config::get_mode))
+                .put(declare("update_subject_mode", CONFIGURE, config::update_subject_mode))
+                .delete(declare("delete_subject_mode", CONFIGURE, config::delete_subject_mode)),
         )
-        .fallback(not_found)
-        .method_not_allowed_fallback(method_not_allowed)
+        .fallback(declare(UNKNOWN_OPERATION, Access::Unserved, not_found))
+        .method_not_allowed_fallback(declare(UNKNOWN_OPERATION, Access::Unserved, method_not_allowed))
         .layer(axum::middleware::from_fn(http_cache::no_store_by_default))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::Extension(Arc::new(config)))

@@ -26,7 +26,6 @@ use std::fmt::Write;
 pub const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// `GET /metrics`.
-#[tracing::instrument(name = "get_metrics", skip_all)]
 pub async fn get_metrics(State(state): State<AppState>) -> Response {
     let mut snapshot = state.registry.metrics().snapshot();
     if let Ok(Some(id)) = state.registry.store().max_id().await {

@@ -286,6 +286,39 @@ async fn writers_cannot_import_with_an_explicit_id() {
     }
 }
 
+/// The IMPORT check reads the request the handler registers: a body in any JSON shape that
+/// carries an ID (serde reads a struct from an array too) is an IMPORT, refused to a writer before
+/// anything is stored, and allowed to an admin.
+#[tokio::test]
+async fn an_import_is_judged_on_the_request_registered_whatever_its_json_shape() {
+    let app = app(true).await;
+    let (writer, admin) = (right("writer"), right("admin"));
+    let import_mode = json!({ "mode": "IMPORT" });
+    let reply = send(&app, &Method::PUT, "/mode/orders-value?force=true", Some(&import_mode), Some(&admin)).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    let snapshot = |app: Router| async move {
+        let mut seen = Vec::new();
+        for path in ["/subjects/orders-value/versions", "/subjects/orders-value/versions/1", "/schemas/ids/1"] {
+            seen.push(send(&app, &Method::GET, path, None, Some(&right("admin"))).await.body);
+        }
+        seen
+    };
+    let before = snapshot(app.clone()).await;
+    let register = "/subjects/orders-value/versions";
+    let as_array = json!([USER_V2, null, null, null, null, 100, 3]);
+    let reply = send(&app, &Method::POST, register, Some(&as_array), Some(&writer)).await;
+    assert!(matches!(reply.status, StatusCode::BAD_REQUEST | StatusCode::FORBIDDEN), "array body: {}", reply.body);
+    let as_object = json!({ "schema": USER_V2, "id": 1, "version": 1 });
+    let reply = send(&app, &Method::POST, register, Some(&as_object), Some(&writer)).await;
+    assert_eq!(assert_forbidden(&reply, "object body"), "User is denied operation Import on Subject: orders-value");
+    assert_eq!(snapshot(app.clone()).await, before, "nothing a writer sent changed the subject");
+
+    let imported = json!({ "schema": USER_V2, "id": 100, "version": 3 });
+    let reply = send(&app, &Method::POST, register, Some(&imported), Some(&admin)).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    assert_eq!(reply.body["id"], json!(100), "{}", reply.body);
+}
+
 mod bearer {
     use super::*;
     use aws_lc_rs::rand::SystemRandom;

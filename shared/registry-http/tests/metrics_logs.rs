@@ -1,6 +1,6 @@
 //! Operability through the router: metrics counted for a scripted sequence of requests, the
 //! `/metrics` exposition, the churn guard's 429, and the per-request JSON log line (fields,
-//! request id, no schema bodies or credentials).
+//! request id, the principal of every write, no schema bodies or credentials).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -174,8 +174,10 @@ fn json_logs() -> (Buffer, tracing::subscriber::DefaultGuard) {
 
 fn protected(registry: Registry, password: &str) -> Router {
     let mut users = UsersFile::default();
-    let hash = hash_password(password, HashCost::TEST).unwrap();
-    users.upsert(UserEntry { user: "writer".into(), role: Role::Write, subject_prefixes: Vec::new(), hash });
+    for (user, role) in [("writer", Role::Write), ("admin", Role::Admin)] {
+        let hash = hash_password(password, HashCost::TEST).unwrap();
+        users.upsert(UserEntry { user: user.into(), role, subject_prefixes: Vec::new(), hash });
+    }
     let authenticator = Arc::new(Authenticator::new(&users, None).unwrap());
     app(registry, AppOptions { authenticator: Some(authenticator), ..AppOptions::default() })
 }
@@ -202,6 +204,7 @@ async fn one_log_line_per_request_with_its_fields_and_no_bodies_or_credentials()
     assert_eq!(served["subject"], "team/orders");
     assert_eq!(served["method"], "POST");
     assert_eq!(served["status"], 200);
+    assert_eq!(served["principal"], "writer");
     assert!(served["latency_ms"].as_f64().is_some_and(|ms| ms >= 0.0), "{served}");
     let echoed = reply.headers.get(&REQUEST_ID_HEADER).and_then(|v| v.to_str().ok()).unwrap();
     assert_eq!(served["request_id"], echoed, "the response echoes the logged request id");
@@ -209,6 +212,7 @@ async fn one_log_line_per_request_with_its_fields_and_no_bodies_or_credentials()
     let refused = &lines[1]["fields"];
     assert_eq!((refused["operation"].as_str(), refused["status"].as_u64()), (Some("register_schema"), Some(401)));
     assert_ne!(refused["request_id"], served["request_id"]);
+    assert_eq!(refused["principal"], "anonymous", "no credentials verified");
 
     let everything = logs.text();
     for secret in [marker, password, credentials.as_str(), "Basic "] {
@@ -234,4 +238,52 @@ async fn the_caller_s_request_id_wins_and_a_plain_client_id_is_kept() {
     assert_eq!(response.headers().get(&REQUEST_ID_HEADER).unwrap(), "client-1");
     let ids: Vec<Value> = logs.requests().iter().map(|line| line["fields"]["request_id"].clone()).collect();
     assert_eq!(ids, vec![json!("lambda-abc"), json!("client-1")]);
+}
+
+/// The audit trail: every kind of write logs who made it (`anonymous` with authentication off).
+#[tokio::test]
+async fn every_write_names_its_principal() {
+    let (logs, _guard) = json_logs();
+    let password = "audit-pass";
+    let registry = registry(RegistrySettings::default());
+    let admin = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("admin:{password}")));
+    let writes: [(Method, &str, Option<Value>); 9] = [
+        (Method::POST, "/subjects/audited/versions", schema(USER_V1)),
+        (Method::PUT, "/config/audited", Some(json!({ "compatibility": "NONE" }))),
+        (Method::PUT, "/mode", Some(json!({ "mode": "READWRITE" }))),
+        (Method::PUT, "/mode/imported", Some(json!({ "mode": "IMPORT" }))),
+        (Method::POST, "/subjects/imported/versions", Some(json!({ "schema": USER_V2, "id": 50, "version": 1 }))),
+        (Method::DELETE, "/config/audited", None),
+        (Method::DELETE, "/subjects/audited/versions/1", None),
+        (Method::DELETE, "/subjects/audited?permanent=true", None),
+        (Method::DELETE, "/mode/imported", None),
+    ];
+    let protected = protected(registry.clone(), password);
+    for (method, path, body) in writes {
+        let reply = send(&protected, method.clone(), path, body, Some(&admin)).await;
+        assert_eq!(reply.status, StatusCode::OK, "{method} {path}: {}", reply.body);
+    }
+    let open = app(registry, AppOptions::default());
+    send(&open, Method::PUT, "/config/audited", Some(json!({ "compatibility": "FULL" })), None).await;
+
+    let lines = logs.requests();
+    let principals: Vec<(&str, &str)> = lines
+        .iter()
+        .map(|line| (line["fields"]["operation"].as_str().unwrap(), line["fields"]["principal"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        principals,
+        [
+            ("register_schema", "admin"),
+            ("update_subject_level_config", "admin"),
+            ("update_top_level_mode", "admin"),
+            ("update_subject_mode", "admin"),
+            ("register_schema", "admin"),
+            ("delete_subject_config", "admin"),
+            ("delete_schema_version", "admin"),
+            ("delete_subject", "admin"),
+            ("delete_subject_mode", "admin"),
+            ("update_subject_level_config", "anonymous"),
+        ]
+    );
 }

@@ -8,7 +8,6 @@ use axum::extract::State;
 
 /// `POST /compatibility/subjects/{s}/versions/{v}`: against that version only (`latest` = highest
 /// live); `{"is_compatible"}`, plus `messages` with `verbose=true`; `normalize`.
-#[tracing::instrument(name = "test_compatibility_by_subject_name", skip_all, fields(subject = %subject, version = %version))]
 pub async fn test_compatibility_by_subject_name(
     State(state): State<AppState>,
     SubjectVersion(subject, version): SubjectVersion,
@@ -26,7 +25,6 @@ pub async fn test_compatibility_by_subject_name(
 
 /// `POST /compatibility/subjects/{s}/versions`: against every live version the subject's level
 /// requires (transitive levels: all); same answer shape and parameters.
-#[tracing::instrument(name = "test_compatibility_for_subject", skip_all, fields(subject = %subject))]
 pub async fn test_compatibility_for_subject(
     State(state): State<AppState>,
     Segment(subject): Segment,

@@ -12,14 +12,12 @@ fn subject_scope(subject: String) -> Result<Scope, crate::error::ApiError> {
 }
 
 /// `GET /config`: the global config `{"compatibilityLevel",..}` (server default when unset).
-#[tracing::instrument(name = "get_top_level_config", skip_all)]
 pub async fn get_top_level_config(State(state): State<AppState>) -> ApiResult {
     let config = state.registry.config(&Scope::Global, true).await?;
     json(&ConfigDto::from(&config))
 }
 
 /// `PUT /config`: `{"compatibility": LEVEL}` (any case; 42203 otherwise); echoes the stored config.
-#[tracing::instrument(name = "update_top_level_config", skip_all)]
 pub async fn update_top_level_config(
     State(state): State<AppState>,
     ConfluentJson(request): ConfluentJson<ConfigUpdateRequest>,
@@ -29,7 +27,6 @@ pub async fn update_top_level_config(
 }
 
 /// `DELETE /config`: the previous global config; the server default applies again.
-#[tracing::instrument(name = "delete_top_level_config", skip_all)]
 pub async fn delete_top_level_config(State(state): State<AppState>) -> ApiResult {
     let removed = state.registry.delete_config(&Scope::Global).await?;
     json(&ConfigDto::from(&removed))
@@ -37,7 +34,6 @@ pub async fn delete_top_level_config(State(state): State<AppState>) -> ApiResult
 
 /// `GET /config/{s}`: the subject's own config (40408 when unset), or with `defaultToGlobal=true`
 /// the effective one.
-#[tracing::instrument(name = "get_subject_level_config", skip_all, fields(subject = %subject))]
 pub async fn get_subject_level_config(
     State(state): State<AppState>,
     Segment(subject): Segment,
@@ -48,7 +44,6 @@ pub async fn get_subject_level_config(
 }
 
 /// `PUT /config/{s}`: as `PUT /config`, for one subject (which need not exist yet).
-#[tracing::instrument(name = "update_subject_level_config", skip_all, fields(subject = %subject))]
 pub async fn update_subject_level_config(
     State(state): State<AppState>,
     Segment(subject): Segment,
@@ -60,21 +55,18 @@ pub async fn update_subject_level_config(
 }
 
 /// `DELETE /config/{s}`: the removed config (40401 when none was set).
-#[tracing::instrument(name = "delete_subject_config", skip_all, fields(subject = %subject))]
 pub async fn delete_subject_config(State(state): State<AppState>, Segment(subject): Segment) -> ApiResult {
     let removed = state.registry.delete_config(&subject_scope(subject)?).await?;
     json(&ConfigDto::from(&removed))
 }
 
 /// `GET /mode`: `{"mode"}` (READWRITE when unset).
-#[tracing::instrument(name = "get_top_level_mode", skip_all)]
 pub async fn get_top_level_mode(State(state): State<AppState>) -> ApiResult {
     let mode = state.registry.mode(&Scope::Global, true).await?;
     json(&ModeDto { mode })
 }
 
 /// `PUT /mode`: `{"mode"}` (any case; 42204 otherwise); `force` allows IMPORT with live schemas.
-#[tracing::instrument(name = "update_top_level_mode", skip_all)]
 pub async fn update_top_level_mode(
     State(state): State<AppState>,
     params: Params,
@@ -85,7 +77,6 @@ pub async fn update_top_level_mode(
 }
 
 /// `DELETE /mode`: the previous global mode; READWRITE applies again.
-#[tracing::instrument(name = "delete_top_level_mode", skip_all)]
 pub async fn delete_top_level_mode(State(state): State<AppState>) -> ApiResult {
     let mode = state.registry.delete_mode(&Scope::Global).await?;
     json(&ModeDto { mode })
@@ -93,14 +84,12 @@ pub async fn delete_top_level_mode(State(state): State<AppState>) -> ApiResult {
 
 /// `GET /mode/{s}`: the subject's own mode (40409 when unset), or the effective one with
 /// `defaultToGlobal=true`.
-#[tracing::instrument(name = "get_mode", skip_all, fields(subject = %subject))]
 pub async fn get_mode(State(state): State<AppState>, Segment(subject): Segment, params: Params) -> ApiResult {
     let mode = state.registry.mode(&subject_scope(subject)?, params.flag("defaultToGlobal")).await?;
     json(&ModeDto { mode })
 }
 
 /// `PUT /mode/{s}`: as `PUT /mode`, for one subject.
-#[tracing::instrument(name = "update_subject_mode", skip_all, fields(subject = %subject))]
 pub async fn update_subject_mode(
     State(state): State<AppState>,
     Segment(subject): Segment,
@@ -113,7 +102,6 @@ pub async fn update_subject_mode(
 }
 
 /// `DELETE /mode/{s}`: the removed mode (40401 when none was set).
-#[tracing::instrument(name = "delete_subject_mode", skip_all, fields(subject = %subject))]
 pub async fn delete_subject_mode(State(state): State<AppState>, Segment(subject): Segment) -> ApiResult {
     let mode = state.registry.delete_mode(&subject_scope(subject)?).await?;
     json(&ModeDto { mode })

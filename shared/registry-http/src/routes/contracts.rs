@@ -12,7 +12,6 @@ use registry_core::registry::contracts::is_guid;
 /// `GET /subjects/{s}/metadata?key=K&value=V[&key=K2&value=V2...][&deleted=true]`: the highest
 /// version whose metadata properties hold every pair (`key` and `value` lists zipped in order, as
 /// Confluent's `getLatestWithMetadata`). 40401 unknown subject; 40403 when no version matches.
-#[tracing::instrument(name = "get_latest_with_metadata", skip_all, fields(subject = %subject))]
 pub async fn get_latest_with_metadata(
     State(state): State<AppState>,
     Segment(subject): Segment,
@@ -30,7 +29,6 @@ pub async fn get_latest_with_metadata(
 
 /// `GET /schemas/guids/{guid}`: the schema with that guid (`SchemaString` shape with `guid`);
 /// 40403 `Schema not found` when none has it; a path that is not a UUID is the framework's 404.
-#[tracing::instrument(name = "get_schema_by_guid", skip_all)]
 pub async fn get_schema_by_guid(State(state): State<AppState>, Segment(guid): Segment) -> ApiResult {
     if !is_guid(&guid) {
         return Err(ApiError::NotFound);

@@ -12,6 +12,7 @@ use crate::error::ApiError;
 use crate::extract::MEDIA_V1;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use registry_auth::Operation;
 use serde::Serialize;
 
 /// Handler result: a finished response or an [`ApiError`].
@@ -35,8 +36,12 @@ fn with_media(body: Vec<u8>) -> Response {
     response
 }
 
+/// What a delete does, as access control sees it: `permanent=true` is a hard delete (admin only).
+pub fn deletion(permanent: bool) -> Operation {
+    if permanent { Operation::HardDelete } else { Operation::SoftDelete }
+}
+
 /// `GET /` and `POST /` (`RootResource`): `{}`.
-#[tracing::instrument(name = "get_root", skip_all)]
 pub async fn root() -> ApiResult {
     json(&serde_json::Map::new())
 }

@@ -5,6 +5,7 @@ use super::versions::apply_format;
 use super::{ApiResult, json, raw_schema};
 use crate::AppState;
 use crate::dto::{SchemaDto, SchemaStringDto, SubjectVersionDto};
+use crate::endpoint::Permit;
 use crate::error::ApiError;
 use crate::extract::{Params, Segment, negotiate, parse_schema_id};
 use crate::http_cache::{self, HttpConfig, Representation};
@@ -13,6 +14,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
 use futures::future::BoxFuture;
+use registry_auth::Scope;
 use registry_core::{Registry, RegistryError, SchemaById, SchemaType, SchemasQuery, Subject, Version, VersionRow};
 use std::sync::Arc;
 
@@ -23,7 +25,6 @@ pub const SCHEMA_SEARCH_LIMIT: usize = 1000;
 pub const LIST_LIMIT: usize = 1000;
 
 /// `GET /schemas/types`: the supported formats.
-#[tracing::instrument(name = "get_schema_types", skip_all)]
 pub async fn get_schema_types() -> ApiResult {
     let types: Vec<&str> = SchemaType::ALL.iter().map(|t| t.as_str()).collect();
     json(&types)
@@ -38,6 +39,7 @@ const SCHEMAS_SUBJECTS_PER_PAGE: usize = 100;
 struct SchemaPages {
     registry: Registry,
     query: SchemasQuery,
+    scope: Scope,
     after: Option<Subject>,
     exhausted: bool,
 }
@@ -55,7 +57,7 @@ impl Pages for SchemaPages {
             let (rows, next) = self.registry.schema_rows_page(&self.query, self.after.as_ref(), subjects).await?;
             self.exhausted = next.is_none();
             self.after = next;
-            Ok(Some(rows))
+            Ok(Some(rows.into_iter().filter(|row| self.scope.contains(row.subject.as_str())).collect()))
         })
     }
 
@@ -68,9 +70,8 @@ impl Pages for SchemaPages {
 }
 
 /// `GET /schemas`: `subjectPrefix`, `deleted`, `latestOnly`, `offset`, `limit` (default and max
-/// 1000). Streamed from store pages (see [`json_stream`]).
-#[tracing::instrument(name = "get_schemas", skip_all)]
-pub async fn get_schemas(State(state): State<AppState>, params: Params) -> ApiResult {
+/// 1000). Streamed from store pages (see [`json_stream`]); only the caller's subjects.
+pub async fn get_schemas(State(state): State<AppState>, permit: Permit, params: Params) -> ApiResult {
     let window = params.page(SCHEMA_SEARCH_LIMIT, SCHEMA_SEARCH_LIMIT)?;
     let query = SchemasQuery {
         subject_prefix: params.get("subjectPrefix").unwrap_or_default().to_string(),
@@ -79,7 +80,8 @@ pub async fn get_schemas(State(state): State<AppState>, params: Params) -> ApiRe
         offset: window.offset,
         limit: window.limit,
     };
-    let pages = SchemaPages { registry: state.registry.clone(), query, after: None, exhausted: false };
+    let scope = permit.scope().clone();
+    let pages = SchemaPages { registry: state.registry.clone(), query, scope, after: None, exhausted: false };
     json_stream::respond(pages, window, "schema listing").await
 }
 
@@ -87,7 +89,6 @@ pub async fn get_schemas(State(state): State<AppState>, params: Params) -> ApiRe
 /// `subject` is accepted and does not change the answer; `format` as in [`apply_format`]. Cacheable
 /// (see [`http_cache`]) except with `fetchMaxId=true` or a format that re-renders the schema; a
 /// matching `If-None-Match` gets 304.
-#[tracing::instrument(name = "get_schemas_by_id", skip_all)]
 pub async fn get_schemas_by_id(
     State(state): State<AppState>,
     Extension(config): Extension<Arc<HttpConfig>>,
@@ -109,7 +110,6 @@ pub async fn get_schemas_by_id(
 }
 
 /// `GET /schemas/ids/{id}/schema`: the schema text itself (40403 for an unknown ID). Cacheable.
-#[tracing::instrument(name = "get_only_schema_by_id", skip_all)]
 pub async fn get_only_schema_by_id(
     State(state): State<AppState>,
     Extension(config): Extension<Arc<HttpConfig>>,
@@ -148,14 +148,15 @@ struct RowsById {
     registry: Registry,
     id: i32,
     include_deleted: bool,
+    scope: Scope,
     after: Option<(Subject, Version)>,
     any_row: bool,
     exhausted: bool,
 }
 
 impl RowsById {
-    fn new(registry: Registry, id: i32, include_deleted: bool) -> Self {
-        RowsById { registry, id, include_deleted, after: None, any_row: false, exhausted: false }
+    fn new(registry: Registry, id: i32, include_deleted: bool, scope: Scope) -> Self {
+        RowsById { registry, id, include_deleted, scope, after: None, any_row: false, exhausted: false }
     }
 
     async fn next_visible(&mut self) -> Result<Option<Vec<VersionRow>>, ApiError> {
@@ -167,7 +168,9 @@ impl RowsById {
         self.exhausted = rows.len() < ROWS_BY_ID_PAGE_SIZE;
         self.any_row |= !rows.is_empty();
         self.after = rows.last().map(|row| (row.subject.clone(), row.version));
-        Ok(Some(rows.into_iter().filter(|row| self.include_deleted || !row.deleted).collect()))
+        let visible =
+            |row: &VersionRow| (self.include_deleted || !row.deleted) && self.scope.contains(row.subject.as_str());
+        Ok(Some(rows.into_iter().filter(visible).collect()))
     }
 
     /// An ID no row carries (not even a soft-deleted one) is 40403; one whose rows are all
@@ -233,27 +236,34 @@ impl Pages for VersionsById {
 }
 
 /// `GET /schemas/ids/{id}/subjects`: sorted subjects carrying the ID; `deleted`, `offset`, `limit`.
-/// Streamed from store pages (see [`json_stream`]).
-#[tracing::instrument(name = "get_all_subjects_by_id", skip_all)]
-pub async fn get_all_subjects_by_id(State(state): State<AppState>, Segment(id): Segment, params: Params) -> ApiResult {
+/// Streamed from store pages (see [`json_stream`]); only the caller's subjects.
+pub async fn get_all_subjects_by_id(
+    State(state): State<AppState>,
+    permit: Permit,
+    Segment(id): Segment,
+    params: Params,
+) -> ApiResult {
     let id = parse_schema_id(&id)?;
     let window = params.page(LIST_LIMIT, LIST_LIMIT)?;
-    let rows = RowsById::new(state.registry.clone(), id.0, params.flag("deleted"));
+    let rows = RowsById::new(state.registry.clone(), id.0, params.flag("deleted"), permit.scope().clone());
     json_stream::respond(SubjectsById { rows, last_subject: None }, window, "subject listing by ID").await
 }
 
 /// `GET /schemas/ids/{id}/versions`: `[{"subject","version"}]`; `deleted`, `offset`, `limit`.
-/// Streamed from store pages (see [`json_stream`]).
-#[tracing::instrument(name = "get_all_versions_by_id", skip_all)]
-pub async fn get_all_versions_by_id(State(state): State<AppState>, Segment(id): Segment, params: Params) -> ApiResult {
+/// Streamed from store pages (see [`json_stream`]); only the caller's subjects.
+pub async fn get_all_versions_by_id(
+    State(state): State<AppState>,
+    permit: Permit,
+    Segment(id): Segment,
+    params: Params,
+) -> ApiResult {
     let id = parse_schema_id(&id)?;
     let window = params.page(LIST_LIMIT, LIST_LIMIT)?;
-    let rows = RowsById::new(state.registry.clone(), id.0, params.flag("deleted"));
+    let rows = RowsById::new(state.registry.clone(), id.0, params.flag("deleted"), permit.scope().clone());
     json_stream::respond(VersionsById { rows }, window, "version listing by ID").await
 }
 
 /// `GET /contexts`: `["."]` plus named contexts; `offset`, `limit`.
-#[tracing::instrument(name = "list_contexts", skip_all)]
 pub async fn list_contexts(State(state): State<AppState>, params: Params) -> ApiResult {
     let page = params.page(LIST_LIMIT, LIST_LIMIT)?;
     let contexts = state.registry.contexts().await?;

@@ -1,13 +1,15 @@
 //! `/subjects` and `/subjects/{s}` resource: the subject listing, lookup and subject delete.
 
 use super::json_stream::{self, Pages, write_json};
-use super::{ApiResult, json};
+use super::{ApiResult, deletion, json};
 use crate::AppState;
 use crate::dto::{RegisterSchemaRequest, SchemaDto};
+use crate::endpoint::Permit;
 use crate::error::ApiError;
 use crate::extract::{ConfluentJson, Page, Params, Segment};
 use axum::extract::State;
 use futures::future::BoxFuture;
+use registry_auth::Scope;
 use registry_core::{DeletedFilter, LookupOptions, Registry, Subject};
 
 /// How many subjects one store page holds while building the `/subjects` answer.
@@ -51,14 +53,22 @@ pub struct SubjectPages {
     registry: Registry,
     prefix: String,
     filter: DeletedFilter,
+    scope: Scope,
     after: Option<Subject>,
     exhausted: bool,
 }
 
 impl SubjectPages {
-    /// The names `query` lists (its `offset`/`limit` are applied by the array).
-    pub fn new(registry: Registry, query: &SubjectsQuery) -> Self {
-        SubjectPages { registry, prefix: query.prefix.clone(), filter: query.filter, after: None, exhausted: false }
+    /// The names `query` lists inside `scope` (its `offset`/`limit` are applied by the array).
+    pub fn new(registry: Registry, query: &SubjectsQuery, scope: Scope) -> Self {
+        SubjectPages {
+            registry,
+            prefix: query.prefix.clone(),
+            filter: query.filter,
+            scope,
+            after: None,
+            exhausted: false,
+        }
     }
 }
 
@@ -75,7 +85,7 @@ impl Pages for SubjectPages {
             let page = self.registry.subjects_page(&self.prefix, self.filter, self.after.as_ref(), size).await?;
             self.exhausted = page.len() < size;
             self.after = page.last().cloned();
-            Ok(Some(page))
+            Ok(Some(page.into_iter().filter(|subject| self.scope.contains(subject.as_str())).collect()))
         })
     }
 
@@ -85,16 +95,15 @@ impl Pages for SubjectPages {
 }
 
 /// `GET /subjects`: sorted subject names; `subjectPrefix`, `deleted`, `deletedOnly`, `offset`, `limit`.
-/// Streamed from store pages (see [`json_stream`]).
-#[tracing::instrument(name = "get_all_subjects", skip_all)]
-pub async fn get_all_subjects(State(state): State<AppState>, params: Params) -> ApiResult {
+/// Streamed from store pages (see [`json_stream`]); only the caller's subjects.
+pub async fn get_all_subjects(State(state): State<AppState>, permit: Permit, params: Params) -> ApiResult {
     let query = SubjectsQuery::from_params(&params)?;
     let window = Page { offset: query.offset, limit: query.limit };
-    json_stream::respond(SubjectPages::new(state.registry.clone(), &query), window, "subject listing").await
+    let pages = SubjectPages::new(state.registry.clone(), &query, permit.scope().clone());
+    json_stream::respond(pages, window, "subject listing").await
 }
 
 /// `POST /subjects/{s}`: the version of the subject matching the posted schema; `normalize`, `deleted`.
-#[tracing::instrument(name = "look_up_schema_under_subject", skip_all, fields(subject = %subject))]
 pub async fn look_up_schema_under_subject(
     State(state): State<AppState>,
     Segment(subject): Segment,
@@ -106,10 +115,16 @@ pub async fn look_up_schema_under_subject(
     json(&SchemaDto::from_record(&record))
 }
 
-/// `DELETE /subjects/{s}`: the deleted version numbers; `permanent` for a hard delete.
-#[tracing::instrument(name = "delete_subject", skip_all, fields(subject = %subject))]
-pub async fn delete_subject(State(state): State<AppState>, Segment(subject): Segment, params: Params) -> ApiResult {
-    let versions = state.registry.delete_subject(&subject, params.flag("permanent")).await?;
+/// `DELETE /subjects/{s}`: the deleted version numbers; `permanent` for a hard delete (admin only).
+pub async fn delete_subject(
+    State(state): State<AppState>,
+    permit: Permit,
+    Segment(subject): Segment,
+    params: Params,
+) -> ApiResult {
+    let permanent = params.flag("permanent");
+    permit.require(deletion(permanent), Some(&subject))?;
+    let versions = state.registry.delete_subject(&subject, permanent).await?;
     let numbers: Vec<i32> = versions.iter().map(|v| v.0).collect();
     json(&numbers)
 }

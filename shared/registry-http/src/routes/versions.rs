@@ -3,9 +3,10 @@
 
 use super::json_stream::{self, Pages, write_json};
 use super::schemas::LIST_LIMIT;
-use super::{ApiResult, json, raw_schema};
+use super::{ApiResult, deletion, json, raw_schema};
 use crate::AppState;
 use crate::dto::{RegisterSchemaRequest, SchemaDto};
+use crate::endpoint::Permit;
 use crate::error::ApiError;
 use crate::extract::{ConfluentJson, Params, Segment, SubjectVersion, parse_version};
 use axum::extract::State;
@@ -13,14 +14,16 @@ use futures::future::BoxFuture;
 use registry_core::{DeletedFilter, RegisterOptions, Registry, RegistryError, SchemaBody, Subject, Version};
 
 /// `POST /subjects/{s}/versions`: registers (or finds) the schema; answers the stored schema
-/// object of CP 8.x without `subject`. `normalize` applies Confluent's normal form.
-#[tracing::instrument(name = "register_schema", skip_all, fields(subject = %subject))]
+/// object of CP 8.x without `subject`. `normalize` applies Confluent's normal form. An IMPORT
+/// registration (explicit ID) needs the admin role, judged on the request registered.
 pub async fn register_schema(
     State(state): State<AppState>,
+    permit: Permit,
     Segment(subject): Segment,
     params: Params,
     ConfluentJson(request): ConfluentJson<RegisterSchemaRequest>,
 ) -> ApiResult {
+    permit.require(request.operation(), Some(&subject))?;
     let options = RegisterOptions { normalize: params.flag("normalize") };
     let record = state.registry.register(&subject, request.into_new_schema()?, options).await?;
     json(&SchemaDto::registered(&record))
@@ -79,7 +82,6 @@ impl Pages for VersionPages {
 /// `GET /subjects/{s}/versions`: ascending numbers; `deleted`, `deletedOnly`, `deletedAsNegative`
 /// (soft-deleted versions as negative numbers; implies `deleted`), `offset`, `limit`. Streamed from
 /// store pages (see [`json_stream`]); 40401 when no version is visible.
-#[tracing::instrument(name = "get_all_versions", skip_all, fields(subject = %subject))]
 pub async fn get_all_versions(State(state): State<AppState>, Segment(subject): Segment, params: Params) -> ApiResult {
     let window = params.page(usize::MAX, usize::MAX)?;
     let as_negative = params.flag("deletedAsNegative");
@@ -99,7 +101,6 @@ pub async fn get_all_versions(State(state): State<AppState>, Segment(subject): S
 
 /// `GET /subjects/{s}/versions/{v}`: `{"subject","version","id","schemaType","references"?,"schema",..}`;
 /// `deleted` returns a soft-deleted version too; `format` as in [`apply_format`].
-#[tracing::instrument(name = "get_schema_by_version", skip_all, fields(subject = %subject, version = %version))]
 pub async fn get_schema_by_version(
     State(state): State<AppState>,
     SubjectVersion(subject, version): SubjectVersion,
@@ -126,7 +127,6 @@ pub(super) async fn apply_format(state: &AppState, body: &mut SchemaBody, params
 }
 
 /// `GET /subjects/{s}/versions/{v}/schema`: the schema text itself; `deleted` as above.
-#[tracing::instrument(name = "get_schema_only", skip_all, fields(subject = %subject, version = %version))]
 pub async fn get_schema_only(
     State(state): State<AppState>,
     SubjectVersion(subject, version): SubjectVersion,
@@ -139,7 +139,6 @@ pub async fn get_schema_only(
 
 /// `GET /subjects/{s}/versions/{v}/referencedby`: IDs of referring schemas, ascending;
 /// `deleted`, `offset`, `limit`.
-#[tracing::instrument(name = "get_referenced_by", skip_all, fields(subject = %subject, version = %version))]
 pub async fn get_referenced_by(
     State(state): State<AppState>,
     SubjectVersion(subject, version): SubjectVersion,
@@ -152,14 +151,17 @@ pub async fn get_referenced_by(
     json(&page.apply(ids))
 }
 
-/// `DELETE /subjects/{s}/versions/{v}`: the deleted version number as a bare JSON int; `permanent`.
-#[tracing::instrument(name = "delete_schema_version", skip_all, fields(subject = %subject, version = %version))]
+/// `DELETE /subjects/{s}/versions/{v}`: the deleted version number as a bare JSON int; `permanent`
+/// (admin only).
 pub async fn delete_schema_version(
     State(state): State<AppState>,
+    permit: Permit,
     SubjectVersion(subject, version): SubjectVersion,
     params: Params,
 ) -> ApiResult {
+    let permanent = params.flag("permanent");
+    permit.require(deletion(permanent), Some(&subject))?;
     let selector = parse_version(&version)?;
-    let deleted = state.registry.delete_version(&subject, selector, params.flag("permanent")).await?;
+    let deleted = state.registry.delete_version(&subject, selector, permanent).await?;
     json(&deleted.0)
 }

@@ -1,5 +1,5 @@
-//! Observability: one span per request named after the Confluent operation, and 5xx answers
-//! logged at ERROR with the detail their body leaves out.
+//! Observability: one `request` span per request carrying the declared Confluent operation, and
+//! 5xx answers logged at ERROR with the detail their body leaves out.
 
 use crate::store_failures::broken_store;
 use crate::support::Api;
@@ -11,34 +11,38 @@ use tracing::{Event, Id, Level, Subscriber};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 
-/// Records span names and ERROR events' `detail` fields.
+/// Records spans (name and `operation` field) and ERROR events' `detail` fields.
 #[derive(Clone, Default)]
 struct Capture(Arc<Mutex<Vec<String>>>);
 
-struct DetailVisitor(Option<String>);
+/// The value of one named field.
+struct FieldVisitor(&'static str, Option<String>);
 
-impl Visit for DetailVisitor {
+impl Visit for FieldVisitor {
     fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "detail" {
-            self.0 = Some(value.to_string());
+        if field.name() == self.0 {
+            self.1 = Some(value.to_string());
         }
     }
     fn record_debug(&mut self, field: &Field, value: &dyn Debug) {
-        if field.name() == "detail" {
-            self.0 = Some(format!("{value:?}"));
+        if field.name() == self.0 {
+            self.1 = Some(format!("{value:?}"));
         }
     }
 }
 
 impl<S: Subscriber> Layer<S> for Capture {
     fn on_new_span(&self, attrs: &Attributes<'_>, _: &Id, _: Context<'_, S>) {
-        self.0.lock().unwrap().push(format!("span {}", attrs.metadata().name()));
+        let mut visitor = FieldVisitor("operation", None);
+        attrs.record(&mut visitor);
+        let operation = visitor.1.unwrap_or_default();
+        self.0.lock().unwrap().push(format!("span {} {operation}", attrs.metadata().name()));
     }
     fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
         if *event.metadata().level() == Level::ERROR {
-            let mut visitor = DetailVisitor(None);
+            let mut visitor = FieldVisitor("detail", None);
             event.record(&mut visitor);
-            self.0.lock().unwrap().push(format!("error {}", visitor.0.unwrap_or_default()));
+            self.0.lock().unwrap().push(format!("error {}", visitor.1.unwrap_or_default()));
         }
     }
 }
@@ -50,7 +54,7 @@ impl Capture {
 }
 
 #[tokio::test]
-async fn each_request_gets_a_span_named_after_its_operation() {
+async fn each_request_gets_a_span_carrying_its_operation() {
     let capture = Capture::default();
     let _guard = tracing_subscriber::registry().with(capture.clone()).set_default();
     let api = Api::new();
@@ -59,7 +63,7 @@ async fn each_request_gets_a_span_named_after_its_operation() {
     api.delete("/subjects/nobody").await.error(404, 40401);
     let lines = capture.lines();
     for operation in ["get_top_level_config", "get_all_subjects", "delete_subject"] {
-        assert!(lines.contains(&format!("span {operation}")), "{operation} missing in {lines:?}");
+        assert!(lines.contains(&format!("span request {operation}")), "{operation} missing in {lines:?}");
     }
     assert!(!lines.iter().any(|line| line.starts_with("error")), "4xx are not errors: {lines:?}");
 }

@@ -1,0 +1,166 @@
+//! Each endpoint declared once, where its route is ([`endpoint`]): Confluent's operation name and
+//! the access it needs. A guard on each route reads the declaration to
+//! - authorize the caller the authentication layer identified ([`Caller`]): 401 without valid
+//!   credentials, 403 when the role or the subject scope does not allow the operation on the
+//!   subject the path names;
+//! - hand the handler a [`Permit`], with which it authorizes what only its typed request shows (an
+//!   IMPORT registration, a hard delete) and scopes its listings, so the decision and the execution
+//!   read the same value;
+//! - open the request's `tracing` span (`request`, with the `operation` and `subject` fields) and
+//!   tell observability what was served and for whom ([`Served`]).
+//!
+//! Paths and methods the API does not serve are declared too ([`Access::Unserved`], on the
+//! router's fallbacks): with authentication on they need `read` for `GET`/`HEAD` and `admin`
+//! otherwise, so a new route is never open by accident and only an admin learns which methods exist.
+
+use crate::AppState;
+use crate::error::ApiError;
+use axum::extract::{FromRequestParts, RawPathParams, Request, State};
+use axum::handler::Handler;
+use axum::http::Method;
+use axum::http::request::Parts;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use registry_auth::{Decision, Operation, Principal, Scope, authorize};
+use tracing::Instrument;
+
+/// What access an endpoint needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Open to everyone, even with authentication on (the health check `GET /`).
+    Open,
+    /// The caller must be allowed this operation (on the path's subject, when it names one).
+    Requires(Operation),
+    /// What the API does not serve: `Read` for `GET`/`HEAD`, `Configure` (admin) otherwise.
+    Unserved,
+}
+
+/// Every `GET`, lookups and compatibility tests.
+pub const READ: Access = Access::Requires(Operation::Read);
+/// Registrations; the handler asks for `Import` when the body carries an explicit ID.
+pub const REGISTER: Access = Access::Requires(Operation::Register);
+/// Deletes; the handler asks for `HardDelete` when `permanent=true`.
+pub const DELETE: Access = Access::Requires(Operation::SoftDelete);
+/// Config and mode changes.
+pub const CONFIGURE: Access = Access::Requires(Operation::Configure);
+
+/// One endpoint: Confluent's operation name (its `@DocumentedName`, snake_case) and its access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Endpoint {
+    pub operation: &'static str,
+    pub access: Access,
+}
+
+/// The operation name of whatever the router does not serve.
+pub const UNKNOWN_OPERATION: &str = "unknown";
+
+/// `handler` declared as the endpoint `operation` needing `access`.
+pub fn endpoint<H, T>(operation: &'static str, access: Access, handler: H) -> impl Handler<T, AppState>
+where
+    H: Handler<T, AppState>,
+    T: 'static,
+{
+    handler.layer(axum::middleware::from_fn_with_state(Endpoint { operation, access }, guard))
+}
+
+/// Who is calling, as the authentication layer found it; absent when authentication is off.
+#[derive(Debug, Clone)]
+pub enum Caller {
+    /// No credentials, or credentials that did not verify; `bearer` when tokens are accepted (for
+    /// the challenge).
+    Unauthenticated { bearer: bool },
+    /// Verified credentials.
+    Known(Principal),
+}
+
+/// The caller a handler runs for; `None` inside when authentication is off (everything allowed).
+#[derive(Debug, Clone)]
+pub struct Permit(Option<Principal>);
+
+impl Permit {
+    /// `Ok` when the caller may perform `operation` on `subject` (403 otherwise).
+    pub fn require(&self, operation: Operation, subject: Option<&str>) -> Result<(), ApiError> {
+        match &self.0 {
+            Some(principal) if authorize(principal, operation, subject) == Decision::Deny => {
+                tracing::info!(principal = %principal.name, operation = operation.as_str(), "access denied");
+                Err(ApiError::Forbidden { operation, subject: subject.map(str::to_string) })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The subjects the caller may see (`All` when authentication is off).
+    pub fn scope(&self) -> &Scope {
+        const ALL: &Scope = &Scope::All;
+        self.0.as_ref().map_or(ALL, |principal| &principal.scope)
+    }
+}
+
+/// Only a declared endpoint's guard puts a [`Permit`] on the request: a handler that asks for one
+/// on an undeclared route fails closed (500) instead of serving everyone.
+impl<S: Send + Sync> FromRequestParts<S> for Permit {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<Permit>()
+            .cloned()
+            .ok_or_else(|| ApiError::Internal("route without a declaration".into()))
+    }
+}
+
+/// What observability records about an answer, attached to it by the guard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Served {
+    /// The endpoint's operation name.
+    pub operation: &'static str,
+    /// The subject the path names, percent-decoded.
+    pub subject: Option<String>,
+    /// Who made the request when the credentials verified (the audit trail of writes).
+    pub principal: Option<String>,
+}
+
+async fn guard(State(endpoint): State<Endpoint>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let subject = path_subject(&mut parts).await;
+    let operation = match endpoint.access {
+        Access::Open => None,
+        Access::Requires(operation) => Some(operation),
+        Access::Unserved if parts.method == Method::GET || parts.method == Method::HEAD => Some(Operation::Read),
+        Access::Unserved => Some(Operation::Configure),
+    };
+    // What the API does not serve is judged registry-wide, whatever its path looks like.
+    let checked_subject = if endpoint.access == Access::Unserved { None } else { subject.as_deref() };
+    let caller = parts.extensions.get::<Caller>().cloned();
+    let principal = match &caller {
+        Some(Caller::Known(principal)) => Some(principal.name.clone()),
+        _ => None,
+    };
+    let decided = match (caller, operation) {
+        (None, _) | (_, None) => Ok(Permit(None)),
+        (Some(Caller::Unauthenticated { bearer }), Some(_)) => Err(ApiError::Unauthorized { bearer }),
+        (Some(Caller::Known(principal)), Some(operation)) => {
+            let permit = Permit(Some(principal));
+            permit.require(operation, checked_subject).map(|()| permit)
+        }
+    };
+    let served = Served { operation: endpoint.operation, subject, principal };
+    let mut response = match decided {
+        Ok(permit) => {
+            parts.extensions.insert(permit);
+            let span =
+                tracing::info_span!("request", operation = endpoint.operation, subject = served.subject.as_deref());
+            next.run(Request::from_parts(parts, body)).instrument(span).await
+        }
+        Err(error) => error.into_response(),
+    };
+    response.extensions_mut().insert(served);
+    response
+}
+
+/// The percent-decoded `{subject}` of the matched route, if it has one (and it decodes).
+async fn path_subject(parts: &mut Parts) -> Option<String> {
+    let params = RawPathParams::from_request_parts(parts, &()).await.ok()?;
+    params.iter().find(|(name, _)| *name == "subject").map(|(_, value)| value.to_string()).filter(|s| !s.is_empty())
+}
