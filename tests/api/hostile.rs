@@ -100,7 +100,26 @@ async fn a_cheap_read_is_answered_while_heavy_checks_queue(h: &Harness) {
     small.stop().await;
 }
 
+async fn long_numbers_keep_every_digit_and_their_own_id(h: &Harness) {
+    let texts = [r#"{"const":12345678901234567890123}"#, r#"{"const":12345678901234567890124}"#];
+    h.set_config(Some("digits"), "NONE").await.ok_json(200);
+    let mut ids = Vec::new();
+    for text in texts {
+        let id = h.register_body("digits", &typed("JSON", text)).await;
+        let stored = h.get(&format!("/schemas/ids/{id}")).await.ok_json(200);
+        assert_eq!(stored["schema"], json!(text), "stored with every digit");
+        let raw = h.get(&format!("/schemas/ids/{id}/schema")).await;
+        assert_eq!(raw.text, text);
+        ids.push(id);
+    }
+    assert_ne!(ids[0], ids[1], "two different numbers are two schemas");
+    assert_eq!(h.versions("digits", "").await, [1, 2]);
+    let found = h.post("/subjects/digits", &typed("JSON", texts[0])).await.ok_json(200);
+    assert_eq!(found["id"], json!(ids[0]), "the lookup finds the exact one");
+}
+
 api_tests::api_cases!(
+    long_numbers_keep_every_digit_and_their_own_id,
     an_avro_dag_is_refused_at_the_work_budget,
     a_json_schema_ref_dag_is_refused_at_the_work_budget,
     a_wide_one_of_is_refused_at_the_work_budget,

@@ -19,14 +19,18 @@ fn check(schema_type: SchemaType, (old, new): &(String, String)) -> String {
 }
 
 fn benches(c: &mut Criterion) {
-    let cases: [(&str, SchemaType, (String, String)); 7] = [
+    let cases: [(&str, SchemaType, (String, String)); 11] = [
         ("avro_dag/22", SchemaType::Avro, bombs::avro_dag(22)),
         ("avro_union/5000", SchemaType::Avro, bombs::avro_wide_union(5_000)),
         ("avro_enum/60000", SchemaType::Avro, bombs::avro_wide_enum(60_000)),
+        ("avro_enum/100000", SchemaType::Avro, bombs::avro_wide_enum(100_000)),
         ("json_ref_dag/22", SchemaType::Json, bombs::json_ref_dag(22)),
         ("json_one_of/300", SchemaType::Json, bombs::json_wide_one_of(300)),
+        ("json_enum/90000", SchemaType::Json, bombs::json_wide_enum(90_000)),
+        ("json_long_integer_const", SchemaType::Json, bombs::json_long_integer_const()),
         ("protobuf_messages/10000", SchemaType::Protobuf, bombs::protobuf_mutual_messages(10_000)),
         ("protobuf_fields/40000", SchemaType::Protobuf, bombs::protobuf_wide_message(40_000)),
+        ("protobuf_fields/20000", SchemaType::Protobuf, bombs::protobuf_wide_message(20_000)),
     ];
     let mut group = c.benchmark_group("bombs");
     group.sample_size(10);

@@ -28,7 +28,7 @@ fn err(reason: impl Into<String>) -> SchemaError {
 }
 
 /// Parses JSON text within `limits`, its values charged to `nodes`.
-fn parse_json(text: &str, limits: &Limits, nodes: &mut Meter) -> Result<serde_json::Value, SchemaError> {
+fn parse_json(text: &str, limits: &Limits, nodes: &mut Meter) -> Result<crate::json_value::Value, SchemaError> {
     crate::json_text::parse(text, SchemaType::Avro, limits, nodes).map_err(|e| match e {
         SchemaError::Parse { reason, .. } => err(reason.replacen("not valid JSON", "Invalid JSON", 1)),
         other => other,
@@ -172,7 +172,8 @@ fn patch_defaults(parser: &Parser, schema: &mut Schema) {
             };
             for field in &mut record.fields {
                 if def.is_some_and(|d| matches!(d.body, Body::Record { .. })) {
-                    field.default = ours.get(field.name.as_str()).and_then(|f| f.default.clone());
+                    field.default =
+                        ours.get(field.name.as_str()).and_then(|f| f.default.as_ref()).map(|d| d.to_serde());
                 }
                 patch_defaults(parser, &mut field.schema);
             }

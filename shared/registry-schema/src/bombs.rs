@@ -51,6 +51,23 @@ pub fn json_ref_dag(depth: usize) -> (String, String) {
     (build("integer"), build("string"))
 }
 
+/// A JSON Schema `enum` of `values` numbers; the new one lists them in reverse, each written another way
+/// (`7` as `7.0`), and drops the first, so every value is looked up by value and one is missing.
+pub fn json_wide_enum(values: usize) -> (String, String) {
+    let list = |order: &mut dyn Iterator<Item = String>| order.collect::<Vec<_>>().join(",");
+    let schema = |list: String| format!(r#"{{"enum":[{list}]}}"#);
+    (
+        schema(list(&mut (0..values).map(|i| i.to_string()))),
+        schema(list(&mut (1..values).rev().map(|i| format!("{i}.0")))),
+    )
+}
+
+/// Two JSON Schemas whose `const` integers differ only in the 23rd digit, beyond what an `f64` holds.
+pub fn json_long_integer_const() -> (String, String) {
+    let schema = |last: u8| format!(r#"{{"const":1234567890123456789012{last}}}"#);
+    (schema(3), schema(4))
+}
+
 /// A JSON Schema `oneOf` of `branches` distinct objects; the new one reverses them and changes each
 /// branch's type, so no pair matches and every pair is compared.
 pub fn json_wide_one_of(branches: usize) -> (String, String) {

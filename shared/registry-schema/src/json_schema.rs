@@ -3,8 +3,10 @@
 //! The stored text is what Confluent's Jackson re-serialisation produces: compact JSON with the
 //! submitted key order kept (whitespace variants dedupe, key-order variants do not); with
 //! `normalize` every object's keys are sorted (Java `String` order, i.e. UTF-16 code units).
-//! Known gap: numbers go through `f64`, so `1e2` is stored as `100.0` and `0.10` as `0.1` where
-//! Jackson's `BigDecimal` keeps `1E+2` and `0.10`; integers beyond 64 bits lose precision.
+//! Numbers keep every digit ([`crate::json_value`]): a number an `f64` holds exactly is written as
+//! serde_json writes it (`1e2` as `100.0`, `0.10` as `0.1`, where Jackson's `BigDecimal` keeps `1E+2`
+//! and `0.10`: same value, other text), any other (an integer beyond 64 bits, a decimal with more
+//! digits than an `f64` keeps) exactly as submitted.
 //!
 //! Validation uses the `jsonschema` crate without its network and file features: a `$ref` resolves
 //! only inside the document or to one of the given dependencies, never by fetching.
@@ -12,11 +14,11 @@
 pub mod compat;
 mod refs;
 
+use crate::json_value::{Map, Value};
 use crate::limits::{Budget, Limits};
 use crate::{Dependency, SchemaError, SchemaType, Validation};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ReferencingError, ValidationError};
-use serde_json::{Map, Value};
 use std::cmp::Ordering;
 
 /// The JSON Schema drafts the registry validates against.
@@ -102,13 +104,17 @@ impl JsonSchema {
         limits: &Limits,
     ) -> Result<Self, SchemaError> {
         let mut nodes = limits.meter(Budget::Nodes);
+        let mut parsed_dependencies = Vec::with_capacity(dependencies.len());
         for dependency in dependencies {
-            crate::json_text::parse(&dependency.schema, SchemaType::Json, limits, &mut nodes).map_err(|e| match e {
-                SchemaError::Parse { reason, .. } => {
-                    SchemaError::parse(SchemaType::Json, format!("referenced schema {}: {reason}", dependency.name))
-                }
-                other => other,
-            })?;
+            let document = crate::json_text::parse(&dependency.schema, SchemaType::Json, limits, &mut nodes).map_err(
+                |e| match e {
+                    SchemaError::Parse { reason, .. } => {
+                        SchemaError::parse(SchemaType::Json, format!("referenced schema {}: {reason}", dependency.name))
+                    }
+                    other => other,
+                },
+            )?;
+            parsed_dependencies.push((dependency.name.clone(), document));
         }
         let document = crate::json_text::parse(text, SchemaType::Json, limits, &mut nodes)?;
         let draft = match &document {
@@ -121,16 +127,12 @@ impl JsonSchema {
                 ));
             }
         };
-        compile(&document, draft, dependencies)?;
+        compile(&document.to_serde(), draft, dependencies)?;
         if validation == Validation::Strict {
             reject_reserved_property_names(&document)?;
         }
         let stored = if normalize { sorted(&document) } else { document };
-        let dependencies = dependencies
-            .iter()
-            .filter_map(|d| serde_json::from_str(&d.schema).ok().map(|doc| (d.name.clone(), doc)))
-            .collect();
-        Ok(JsonSchema { canonical: stored.to_string(), document: stored, draft, dependencies })
+        Ok(JsonSchema { canonical: stored.to_string(), document: stored, draft, dependencies: parsed_dependencies })
     }
 
     /// The stored text: compact JSON, keys in submitted order (sorted when normalized).
@@ -138,7 +140,7 @@ impl JsonSchema {
         &self.canonical
     }
 
-    /// The parsed document, as stored.
+    /// The parsed document, as stored (numbers exact).
     pub fn document(&self) -> &Value {
         &self.document
     }
@@ -156,8 +158,8 @@ impl JsonSchema {
 
 /// Builds a validator for `document`: meta-schema check against `draft`, then every `$ref`
 /// resolved against the document itself and `dependencies` only.
-fn compile(document: &Value, draft: Draft, dependencies: &[Dependency]) -> Result<(), SchemaError> {
-    let root_id = document.get(draft.id_keyword()).and_then(Value::as_str);
+fn compile(document: &serde_json::Value, draft: Draft, dependencies: &[Dependency]) -> Result<(), SchemaError> {
+    let root_id = document.get(draft.id_keyword()).and_then(serde_json::Value::as_str);
     let retriever = refs::DependencyRetriever::new(dependencies, root_id)?;
     jsonschema::options()
         .with_draft(draft.to_validator_draft())
@@ -222,23 +224,26 @@ fn kind_of(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    fn json(text: &str) -> Value {
+        crate::json_value::parse(text).unwrap_or_default()
+    }
 
     #[test]
     fn schema_keyword_selects_draft_with_confluent_fallback() {
-        let draft = |v: Value| Draft::from_schema_keyword(Some(&v));
-        assert_eq!(draft(json!("http://json-schema.org/draft-04/schema#")), Draft::Draft4);
-        assert_eq!(draft(json!("https://json-schema.org/draft-06/schema")), Draft::Draft6);
-        assert_eq!(draft(json!("https://json-schema.org/draft/2019-09/schema")), Draft::Draft201909);
-        assert_eq!(draft(json!("https://json-schema.org/draft/2020-12/schema")), Draft::Draft202012);
-        assert_eq!(draft(json!("https://example.com/my-meta")), Draft::Draft7);
+        let draft = |v: &str| Draft::from_schema_keyword(Some(&Value::String(v.to_string())));
+        assert_eq!(draft("http://json-schema.org/draft-04/schema#"), Draft::Draft4);
+        assert_eq!(draft("https://json-schema.org/draft-06/schema"), Draft::Draft6);
+        assert_eq!(draft("https://json-schema.org/draft/2019-09/schema"), Draft::Draft201909);
+        assert_eq!(draft("https://json-schema.org/draft/2020-12/schema"), Draft::Draft202012);
+        assert_eq!(draft("https://example.com/my-meta"), Draft::Draft7);
         assert_eq!(Draft::from_schema_keyword(None), Draft::Draft7);
     }
 
     #[test]
     fn sorting_follows_java_utf16_order() {
         // U+FF21 (BMP, above the surrogates) sorts after U+1F600 in UTF-16 but before it in UTF-8.
-        let value = json!({"\u{FF21}": 1, "\u{1F600}": 2, "a": {"z": 1, "b": 2}});
+        let value = json("{\"\u{FF21}\": 1, \"\u{1F600}\": 2, \"a\": {\"z\": 1, \"b\": 2}}");
         assert_eq!(sorted(&value).to_string(), "{\"a\":{\"b\":2,\"z\":1},\"\u{1F600}\":2,\"\u{FF21}\":1}");
     }
 }

@@ -1,11 +1,13 @@
 //! JSON schema text (Avro and JSON Schema) read within [`Limits`]: nesting checked on the text before
 //! anything recursive runs, then every value counted against the node budget.
 
+use crate::json_value::{self, Value};
 use crate::limits::{Limits, Meter};
 use crate::{SchemaError, SchemaType};
-use serde_json::Value;
 
 /// Parses `text` as JSON after checking its nesting against `limits`, and charges its values to `nodes`.
+/// serde_json checks the syntax (its messages, and its refusal of numbers beyond `f64`'s range); the
+/// tree returned keeps every number as written ([`json_value`]).
 pub(crate) fn parse(
     text: &str,
     schema_type: SchemaType,
@@ -13,8 +15,9 @@ pub(crate) fn parse(
     nodes: &mut Meter,
 ) -> Result<Value, SchemaError> {
     limits.check_depth(nesting_depth(text))?;
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| SchemaError::parse(schema_type, format!("not valid JSON: {e}")))?;
+    let invalid = |reason: String| SchemaError::parse(schema_type, format!("not valid JSON: {reason}"));
+    serde_json::from_str::<serde_json::Value>(text).map_err(|e| invalid(e.to_string()))?;
+    let value = json_value::parse(text).map_err(invalid)?;
     nodes.charge(count_values(&value))?;
     Ok(value)
 }

@@ -11,6 +11,7 @@ pub mod compat;
 pub mod error;
 pub mod json_schema;
 mod json_text;
+pub mod json_value;
 pub mod limits;
 pub mod protobuf;
 

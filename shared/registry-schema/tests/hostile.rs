@@ -81,6 +81,23 @@ fn an_enum_of_60000_symbols_is_checked_by_hash() {
 }
 
 #[test]
+fn a_json_enum_of_90000_values_is_compared_by_value_in_linear_time() {
+    let pair = bombs::json_wide_enum(90_000);
+    let checked = full(SchemaType::Json, &pair, &Limits::default()).unwrap();
+    let kinds: Vec<&str> = checked.incompatibilities.iter().map(|i| i.kind.as_str()).collect();
+    assert_eq!(kinds, ["ENUM_ARRAY_NARROWED"], "7.0 is 7; only 0 is missing");
+    assert!(checked.work <= 10, "values are looked up by key, not charged pairwise: {} units", checked.work);
+}
+
+#[test]
+fn integers_beyond_an_f64_are_different_schemas() {
+    let (old, new) = bombs::json_long_integer_const();
+    assert_ne!(parsed(SchemaType::Json, &old).canonical_text(), parsed(SchemaType::Json, &new).canonical_text());
+    let checked = full(SchemaType::Json, &(old, new), &Limits::default()).unwrap();
+    assert!(!checked.incompatibilities.is_empty(), "a different const is a change");
+}
+
+#[test]
 fn a_wide_one_of_stops_at_the_work_budget() {
     let limits = Limits { max_work: 20_000, ..Limits::default() };
     assert_eq!(full(SchemaType::Json, &bombs::json_wide_one_of(300), &limits).err(), Some(over(Budget::Work, 20_000)));

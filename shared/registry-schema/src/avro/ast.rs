@@ -1,8 +1,8 @@
 //! Avro schema JSON → our own tree, following Java Avro 1.11's `Schema.parse` rules (names,
 //! namespaces, reserved keys, property order), so the stored text can be written as Java does.
 
+use crate::json_value::{Map, Number, Value};
 use crate::{SchemaError, SchemaType};
-use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 
 /// Deepest schema nesting accepted (serde_json already stops at 128 JSON levels).
@@ -366,5 +366,5 @@ fn java_double_value(s: &str) -> Option<Value> {
         return None;
     }
     let f: f64 = t.parse().ok()?;
-    serde_json::Number::from_f64(f).map(Value::Number)
+    Number::from_f64(f).map(Value::Number)
 }

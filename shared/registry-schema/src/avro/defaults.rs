@@ -7,8 +7,8 @@
 //! already-stored or imported schemas are parsed leniently and are never rejected for it.
 
 use super::ast::{Body, NamedDef, Node};
+use crate::json_value::Value;
 use crate::{SchemaError, SchemaType};
-use serde_json::Value;
 
 /// Deepest default value walked (a recursive record's default could otherwise loop).
 const MAX_DEFAULT_DEPTH: usize = 64;

@@ -1,7 +1,8 @@
 //! JSON output the way Jackson writes it inside Java Avro's `Schema.toString()`: compact,
-//! upper-case `\uXXXX` escapes, and floating-point numbers in Java's `Double.toString` form.
+//! upper-case `\uXXXX` escapes, integers with all their digits (Jackson's `BigIntegerNode` beyond 64
+//! bits) and floating-point numbers in Java's `Double.toString` form (a `DoubleNode`, as Java reads them).
 
-use serde_json::{Number, Value};
+use crate::json_value::{Number, Value};
 
 /// Appends `s` as a JSON string literal, escaped as Jackson does (short escapes for `"`, `\`,
 /// backspace, tab, form feed, newline and carriage return; `\u00XX` with upper-case hex for the
@@ -56,12 +57,12 @@ pub(crate) fn write_value(out: &mut String, value: &Value) {
     }
 }
 
-/// Integers as digits; other numbers as Jackson writes a `DoubleNode`.
+/// Integers as digits, however many; other numbers as Jackson writes a `DoubleNode`.
 fn write_number(out: &mut String, n: &Number) {
     if let Some(i) = n.as_i64() {
         out.push_str(&i.to_string());
-    } else if let Some(u) = n.as_u64() {
-        out.push_str(&u.to_string());
+    } else if n.is_integer_literal() {
+        out.push_str(n.literal());
     } else if let Some(f) = n.as_f64() {
         out.push_str(&java_double(f));
     }

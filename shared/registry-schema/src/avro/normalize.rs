@@ -6,7 +6,7 @@
 use super::ast::{Body, NamedDef, Node, full_name};
 use super::json::{write_str, write_value};
 use super::writer::NodeWriter;
-use serde_json::Value;
+use crate::json_value::Value;
 
 /// Writes `root` in normal form. `known[i]` marks types written by full name only.
 pub(crate) fn write(arena: &[NamedDef], known: &[bool], root: &Node) -> String {

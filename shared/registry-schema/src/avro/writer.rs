@@ -34,7 +34,7 @@ pub(super) trait NodeWriter {
     /// The text written so far.
     fn out(&mut self) -> &mut String;
     /// Writes `props` (with their leading commas) inside the current object.
-    fn write_props(&mut self, props: &[(String, serde_json::Value)]);
+    fn write_props(&mut self, props: &[(String, crate::json_value::Value)]);
     /// Writes the named type at `index`: in full at its first occurrence, by name afterwards.
     fn write_named(&mut self, index: usize);
 
@@ -79,7 +79,7 @@ impl NodeWriter for Writer<'_> {
     fn out(&mut self) -> &mut String {
         &mut self.out
     }
-    fn write_props(&mut self, props: &[(String, serde_json::Value)]) {
+    fn write_props(&mut self, props: &[(String, crate::json_value::Value)]) {
         self.props(props);
     }
     fn write_named(&mut self, index: usize) {
@@ -88,7 +88,7 @@ impl NodeWriter for Writer<'_> {
 }
 
 impl Writer<'_> {
-    fn props(&mut self, props: &[(String, serde_json::Value)]) {
+    fn props(&mut self, props: &[(String, crate::json_value::Value)]) {
         for (key, value) in props {
             self.out.push(',');
             write_str(&mut self.out, key);

@@ -5,8 +5,8 @@
 
 use super::super::Draft;
 use super::model::{ArrayRules, Common, Criterion, Kind, Node, NodeId, NumberRules, ObjectRules, StringRules};
+use crate::json_value::{Map, Value};
 use jsonschema::Uri;
-use serde_json::{Map, Value};
 use std::collections::HashMap;
 
 /// Loads `documents[0]` (with `documents[1..]` the dependencies named `names`) into nodes; returns them and the root.

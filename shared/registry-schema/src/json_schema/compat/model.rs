@@ -6,7 +6,7 @@
 //! schema they point at, inside the document or into a reference (dependency); unresolvable ones are empty.
 
 use super::super::Draft;
-use serde_json::Value;
+use crate::json_value::Value;
 
 /// Index of a schema node in a [`Graph`]; identity, as Confluent compares schema objects by identity.
 pub type NodeId = usize;
