@@ -165,6 +165,16 @@ impl<S: Store> Store for CachedStore<S> {
         Ok(fingerprint)
     }
 
+    /// Whether a row carries `id` may change (a hard delete), so it is always asked; the binding
+    /// in a positive answer is immutable and cached as [`Store::fingerprint_for_id`]'s.
+    async fn fingerprint_for_carried_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        let fingerprint = self.inner.fingerprint_for_carried_id(id).await?;
+        if let Some(fingerprint) = fingerprint {
+            self.cache().put(Key::FingerprintOf(id), Value::Fingerprint(fingerprint));
+        }
+        Ok(fingerprint)
+    }
+
     async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
         let id = self.inner.allocate_id(fingerprint).await?;
         self.cache().put(Key::FingerprintOf(id), Value::Fingerprint(*fingerprint));

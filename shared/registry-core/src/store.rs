@@ -60,6 +60,16 @@ pub trait Store: Send + Sync + Debug {
     /// The fingerprint bound to `id`.
     async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>>;
 
+    /// The fingerprint bound to `id` if some row (live or soft-deleted) carries `id`; `None` when
+    /// `id` is unbound or no row carries it any more. What `GET /schemas/ids/{id}` needs before it
+    /// reads the body: one read where the backend can (DynamoDB: one Query of the ID's partition).
+    async fn fingerprint_for_carried_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        if self.rows_with_id_page(id, None, 1).await?.is_empty() {
+            return Ok(None);
+        }
+        self.fingerprint_for_id(id).await
+    }
+
     /// Atomically takes the next ID (greater than every ID ever bound or allocated) and binds
     /// it to `fingerprint` in both directions. `Conflict` when `fingerprint` is already bound
     /// (the caller re-reads and uses that ID) or when a concurrent allocation won the counter

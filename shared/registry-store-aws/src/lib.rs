@@ -37,6 +37,8 @@
 //!   subject counts (`ADD`), the rows-by-id edge and one referrer edge per referenced version.
 //!   Soft and hard deletes change the row, its counts and its edges in one transaction too;
 //!   batch deletes of several versions are one transaction up to DynamoDB's 100 items.
+//! - `GET /schemas/ids/{id}` reads one Query of `ID#<id>` (the `FP` binding and the first edge:
+//!   an edge exists exactly while a row carries the ID) and the body from S3.
 //! - Reads are strongly consistent. No Scan: point calls touch a constant number of items; list
 //!   calls (`versions`, `rows_with_id`, `referrers`, `list_subjects`) Query one partition with
 //!   pagination.

@@ -9,10 +9,10 @@
 use crate::AwsStore;
 use crate::errors::{AwsError, classify, classify_transaction};
 use crate::ids::build_error;
-use crate::items::{Item, attr, edge_item, edge_target, key, row_from_item, row_item};
+use crate::items::{Item, attr, edge_item, edge_target, fingerprint_of, key, row_from_item, row_item};
 use crate::keys::{self, PK, SK};
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, KeysAndAttributes, TransactWriteItem, Update};
-use registry_core::{Preconditions, SchemaId, Subject, Version, VersionRow};
+use registry_core::{Fingerprint, Preconditions, SchemaId, Subject, Version, VersionRow};
 use std::collections::BTreeSet;
 
 /// DynamoDB's limit on items in one transaction.
@@ -166,6 +166,20 @@ impl AwsStore {
         }
         rows.truncate(limit);
         Ok(rows)
+    }
+
+    /// The fingerprint bound to `id` if an edge says a row carries it: one `Query` of the ID's
+    /// partition from its binding item `FP` on, at most two items (the binding sorts before every
+    /// `R#` edge, and edges are written and removed in the same transaction as their rows).
+    pub(crate) async fn read_carried_fingerprint(&self, id: SchemaId) -> Result<Option<Fingerprint>, AwsError> {
+        let range = SortKeys::Between(keys::ID_BINDING_SK, keys::EDGES_END);
+        let (items, _) = self.query_page(&keys::id_pk(id), range, Some(2), None).await?;
+        let sort_key = |item: &Item| item.get(SK).and_then(|sk| sk.as_s().ok()).cloned().unwrap_or_default();
+        let [binding, edge] = items.as_slice() else { return Ok(None) };
+        if sort_key(binding) != keys::ID_BINDING_SK || !sort_key(edge).starts_with(keys::EDGE_SK_PREFIX) {
+            return Ok(None);
+        }
+        Ok(Some(fingerprint_of(binding)?))
     }
 
     /// The rows `edges` point at, by `BatchGetItem` (edges whose row is gone are skipped).

@@ -27,6 +27,10 @@ impl Store for AwsStore {
         Ok(self.read_fingerprint_for_id(id).await?)
     }
 
+    async fn fingerprint_for_carried_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        Ok(self.read_carried_fingerprint(id).await?)
+    }
+
     async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
         Ok(self.allocate(fingerprint).await?)
     }

@@ -73,7 +73,7 @@ impl Registry {
         let Some(id) = self.store.id_for_fingerprint(&fingerprint).await? else {
             return Err(RegistryError::SchemaNotFound);
         };
-        if self.store.rows_with_id_page(id, None, 1).await?.is_empty() {
+        if self.carried_fingerprint(id).await?.is_none() {
             return Err(RegistryError::SchemaNotFound);
         }
         Ok(SchemaById { id, body: self.body(&fingerprint).await? })

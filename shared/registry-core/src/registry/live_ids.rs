@@ -14,6 +14,7 @@ use super::Registry;
 use super::recent::Recent;
 use crate::error::RegistryError;
 use crate::model::{SchemaId, Subject, Version};
+use registry_schema::Fingerprint;
 use std::time::Duration;
 
 /// Default [`super::RegistrySettings::live_id_ttl`].
@@ -30,17 +31,19 @@ pub(super) fn live_ids() -> LiveIds {
 }
 
 impl Registry {
-    /// Whether some row (live or soft-deleted) carries `id`, from memory when seen recently.
-    pub(super) async fn id_in_use(&self, id: SchemaId) -> Result<bool, RegistryError> {
+    /// The fingerprint of `id` while some row (live or soft-deleted) carries it: from memory when
+    /// seen carried recently (the binding itself is immutable, so the store's cache answers it),
+    /// else one store read that answers both.
+    pub(super) async fn carried_fingerprint(&self, id: SchemaId) -> Result<Option<Fingerprint>, RegistryError> {
         if self.live_ids.get(&id).is_some() {
-            return Ok(true);
+            return Ok(self.store.fingerprint_for_id(id).await?);
         }
         let generation = self.live_ids.generation();
-        let in_use = !self.store.rows_with_id_page(id, None, 1).await?.is_empty();
-        if in_use {
+        let fingerprint = self.store.fingerprint_for_carried_id(id).await?;
+        if fingerprint.is_some() {
             self.live_ids.remember(id, (), 1, generation, self.settings.live_id_ttl);
         }
-        Ok(in_use)
+        Ok(fingerprint)
     }
 
     /// The one way the registry hard-deletes rows: the store's atomic batch under `preconditions`, then the

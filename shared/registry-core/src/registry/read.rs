@@ -80,10 +80,10 @@ impl Registry {
     /// 40403 `Schema N not found` otherwise (also after every such row was hard-deleted).
     pub async fn schema_by_id(&self, id: i32) -> Result<SchemaById, RegistryError> {
         let schema_id = SchemaId(id);
-        if id < 1 || !self.id_in_use(schema_id).await? {
+        if id < 1 {
             return Err(RegistryError::SchemaIdNotFound { id });
         }
-        let Some(fingerprint) = self.store.fingerprint_for_id(schema_id).await? else {
+        let Some(fingerprint) = self.carried_fingerprint(schema_id).await? else {
             return Err(RegistryError::SchemaIdNotFound { id });
         };
         Ok(SchemaById { id: schema_id, body: self.body(&fingerprint).await? })
