@@ -21,6 +21,7 @@ async fn main() -> Result<(), Error> {
     let store = Arc::new(CachedStore::with_capacity(store, config.settings.cache_bytes));
     let registry = Registry::new(store, config.settings.registry());
     let authenticator = registry_lambda::auth::authenticator(&config.settings.auth).await?;
-    let options = config.settings.app_options(authenticator)?;
+    let mut options = config.settings.app_options(authenticator)?;
+    options.request_budget = Some(config.settings.server.body_timeout());
     lambda_http::run_with_streaming_response(handler(registry, options, Some(config.emf()))).await
 }

@@ -1,5 +1,9 @@
 //! `registry serve`: settings → store → registry → `registry_http::app` → HTTP listener, with graceful shutdown.
 
+mod connection;
+mod framework_answers;
+mod listener;
+
 use crate::config::ServeConfig;
 use crate::store;
 use registry_core::Registry;
@@ -7,7 +11,8 @@ use std::time::Instant;
 use tokio::net::TcpListener;
 
 /// Serves until SIGINT or SIGTERM, then lets in-flight requests finish. Logs one line when the
-/// listener accepts connections, with the time since `started` (process start).
+/// listener accepts connections, with the time since `started` (process start). Connections are
+/// bounded in number and time by `settings.server` ([`listener`]).
 pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let authenticator = config.settings.auth.authenticator()?;
     if let Some(authenticator) = &authenticator {
@@ -21,7 +26,7 @@ pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn st
     let listener = TcpListener::bind(&address).await.map_err(|error| format!("cannot listen on {address}: {error}"))?;
     let local = listener.local_addr()?;
     tracing::info!("ready on {local} in {} ms (store: {})", started.elapsed().as_millis(), opened.description);
-    axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await?;
+    listener::serve(listener, app, config.settings.server, shutdown_signal()).await;
     tracing::info!("stopped");
     Ok(())
 }

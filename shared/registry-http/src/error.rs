@@ -34,6 +34,10 @@ pub enum ApiError {
     Unauthorized { bearer: bool },
     /// The caller's role or subject scope does not allow `operation` on `subject` (403).
     Forbidden { operation: Operation, subject: Option<String> },
+    /// A failure of the HTTP exchange itself, answered as Confluent answers what its server framework
+    /// refuses: `error_code` = the status, message `HTTP <status> <reason>` (e.g. 414 URI too long, 431
+    /// headers too large, 400 unparsable request, 408 body not received in time, 504 time budget spent).
+    Http(StatusCode),
 }
 
 impl From<RegistryError> for ApiError {
@@ -138,15 +142,30 @@ impl ApiError {
                 let message = format!("User is denied operation {} on {target}", operation.as_str());
                 (StatusCode::FORBIDDEN, 40301, message, None)
             }
+            ApiError::Http(status) => {
+                let message = format!("HTTP {} {}", status.as_u16(), status.canonical_reason().unwrap_or_default());
+                (*status, u32::from(status.as_u16()), message, None)
+            }
         }
     }
+
+    /// The status and the `{"error_code","message"}` body (in [`MEDIA_V1`]), for writers outside axum
+    /// such as a listener answering a request it could not parse.
+    pub fn status_and_body(&self) -> (StatusCode, Vec<u8>) {
+        let (status, error_code, message, _) = self.parts();
+        (status, error_body(error_code, &message))
+    }
+}
+
+fn error_body(error_code: u32, message: &str) -> Vec<u8> {
+    serde_json::to_vec(&ErrorBody { error_code, message })
+        .unwrap_or_else(|_| br#"{"error_code":500,"message":"Internal Server Error"}"#.to_vec())
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, error_code, message, detail) = self.parts();
-        let body = serde_json::to_vec(&ErrorBody { error_code, message: &message })
-            .unwrap_or_else(|_| br#"{"error_code":500,"message":"Internal Server Error"}"#.to_vec());
+        let body = error_body(error_code, &message);
         let mut response = (status, body).into_response();
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(MEDIA_V1));
         response.extensions_mut().insert(ErrorCode(error_code));
@@ -176,6 +195,13 @@ mod tests {
         assert_eq!(code, 50001);
         assert!(!message.contains("secret-bucket"));
         assert!(detail.is_some_and(|d| d.contains("secret-bucket")));
+    }
+
+    #[test]
+    fn framework_refusals_carry_their_status_as_error_code() {
+        let (status, body) = ApiError::Http(StatusCode::URI_TOO_LONG).status_and_body();
+        assert_eq!(status, StatusCode::URI_TOO_LONG);
+        assert_eq!(body, br#"{"error_code":414,"message":"HTTP 414 URI Too Long"}"#);
     }
 
     #[test]

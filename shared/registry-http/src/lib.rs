@@ -31,6 +31,7 @@ pub mod extract;
 pub mod http_cache;
 pub mod metrics;
 pub mod observability;
+pub mod request_limits;
 pub mod routes;
 
 use axum::extract::DefaultBodyLimit;
@@ -41,6 +42,7 @@ use registry_auth::Authenticator;
 use registry_core::Registry;
 use routes::{compatibility, config, contracts, schemas, subjects, versions};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Largest accepted request body in bytes (4 MiB); schemas themselves are further limited by the
 /// registry's `max_schema_bytes` (42209).
@@ -60,12 +62,16 @@ pub struct AppOptions {
     pub http: HttpConfig,
     /// Authentication and authorization ([`auth`]); `None` serves everyone (`make run`).
     pub authenticator: Option<Arc<Authenticator>>,
+    /// Time budget of one request, up to its response head (504 after it; [`request_limits::within`]).
+    /// The Lambda function sets it; `registry serve` bounds the client's time on the connection instead.
+    pub request_budget: Option<Duration>,
 }
 
 /// The whole application over `registry`, the one composition every host uses (`registry serve`,
 /// the Lambda function, the in-process admin client and the tests). From the outside in:
 /// observability (one log line and metrics sample per answer, auth refusals included, and the
-/// response media type), authentication and authorization, then the routes with the default
+/// response media type), the request time budget when set, the URI, header and declared-body limits
+/// ([`request_limits`]), authentication and authorization, then the routes with the default
 /// `Cache-Control` and the body limit.
 pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
     let http = match options.authenticator {
@@ -75,6 +81,13 @@ pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
     let routes = routes(AppState { registry: registry.clone() }, http);
     let routes = match options.authenticator {
         Some(authenticator) => auth::protect(routes, authenticator),
+        None => routes,
+    };
+    let routes = routes.layer(axum::middleware::from_fn(request_limits::check));
+    let routes = match options.request_budget {
+        Some(budget) => {
+            routes.layer(axum::middleware::from_fn(move |request, next| request_limits::within(budget, request, next)))
+        }
         None => routes,
     };
     routes.layer(axum::middleware::from_fn_with_state(registry, observability::observe))

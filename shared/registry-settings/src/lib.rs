@@ -4,9 +4,11 @@
 //! ([`Settings::from_env`]). So a variable means the same thing, with the same default and the same
 //! validation, wherever the registry runs.
 //!
-//! Settings of one host only stay with that host: the listener (`PORT`, `REGISTRY_BIND`, connection
-//! limits) and the backend choice in `registry serve`, the EMF namespace in the Lambda function. The
-//! AWS store reads `REGISTRY_TABLE`, `REGISTRY_BUCKET` and the standard `AWS_*` variables itself.
+//! Settings of one host only stay with that host: the listener address (`PORT`, `REGISTRY_BIND`) and the
+//! backend choice in `registry serve`, the EMF namespace in the Lambda function. The connection budgets
+//! ([`ServerSettings`]) are declared here so both hosts accept the same values: `registry serve` applies
+//! all of them, the Lambda function applies the body budget to each invocation. The AWS store reads
+//! `REGISTRY_TABLE`, `REGISTRY_BUCKET` and the standard `AWS_*` variables itself.
 
 use clap::Parser;
 use registry_auth::{AuthConfig, AuthError, Authenticator};
@@ -86,6 +88,55 @@ pub struct Settings {
 
     #[command(flatten)]
     pub auth: AuthArgs,
+
+    #[command(flatten)]
+    pub server: ServerSettings,
+}
+
+/// Time and connection budgets of the HTTP server. Defaults: a client has 10 s to send a request's
+/// headers once it started (a slow-header client holds nothing longer), 30 s to send its body (4 MiB
+/// at about 140 KiB/s), and may keep an idle connection 75 s (longer than the 60 s idle timeout of AWS
+/// load balancers, so a balancer never reuses a connection the server is closing); at most 900
+/// connections are open at once (below the usual 1024 open-file limit, with room for the store's
+/// files), further clients wait in the listen backlog until one closes.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct ServerSettings {
+    /// Milliseconds a client may take to send a request's headers, from its first byte; the
+    /// connection is closed after it. `registry serve` only (the Lambda front end reads requests).
+    #[arg(long, env = "REGISTRY_HEADER_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_timeout_ms: u64,
+
+    /// Milliseconds a client may take to send a request's body, from the end of its headers (408
+    /// after it). In the Lambda function, the time budget of one invocation (504 after it).
+    #[arg(long, env = "REGISTRY_BODY_TIMEOUT_MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub body_timeout_ms: u64,
+
+    /// Milliseconds a keep-alive connection may stay idle between requests before it is closed.
+    /// `registry serve` only.
+    #[arg(long, env = "REGISTRY_IDLE_TIMEOUT_MS", default_value_t = 75_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout_ms: u64,
+
+    /// Connections open at once; further clients wait in the listen backlog until one closes.
+    /// `registry serve` only.
+    #[arg(long, env = "REGISTRY_MAX_CONNECTIONS", default_value_t = 900, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+}
+
+impl ServerSettings {
+    /// How long a client may take to send a request's headers.
+    pub fn header_timeout(&self) -> Duration {
+        Duration::from_millis(self.header_timeout_ms)
+    }
+
+    /// How long a client may take to send a request's body (the Lambda function: one invocation).
+    pub fn body_timeout(&self) -> Duration {
+        Duration::from_millis(self.body_timeout_ms)
+    }
+
+    /// How long a connection may stay idle between requests.
+    pub fn idle_timeout(&self) -> Duration {
+        Duration::from_millis(self.idle_timeout_ms)
+    }
 }
 
 /// Where users and bearer-token keys come from (see `registry_auth::config`). Auth is on as soon as
@@ -185,7 +236,7 @@ impl Settings {
     /// [`AuthArgs::config`], which may need a secret fetched first).
     pub fn app_options(&self, authenticator: Option<Arc<Authenticator>>) -> Result<AppOptions, SettingsError> {
         let http = HttpConfig::with_id_cache_control(&self.id_cache_control).map_err(SettingsError::CacheControl)?;
-        Ok(AppOptions { http, authenticator })
+        Ok(AppOptions { http, authenticator, request_budget: None })
     }
 }
 
@@ -329,5 +380,24 @@ mod tests {
         assert_eq!(set.limits, Limits { max_depth: 20, max_nodes: 500, max_work: 1000 });
         assert_eq!(set.schema_workers, 3);
         assert!(parse(&["--schema-max-work", "lots"]).is_err());
+    }
+
+    #[test]
+    fn server_budgets_have_defaults_and_refuse_zero() {
+        let defaults = parse(&[]).unwrap_or_else(|e| panic!("{e}")).server;
+        assert_eq!(
+            (defaults.header_timeout(), defaults.body_timeout(), defaults.idle_timeout(), defaults.max_connections),
+            (Duration::from_secs(10), Duration::from_secs(30), Duration::from_secs(75), 900)
+        );
+        let flags =
+            ["--header-timeout-ms=200", "--body-timeout-ms=300", "--idle-timeout-ms=400", "--max-connections=2"];
+        let set = parse(&flags).unwrap_or_else(|e| panic!("{e}")).server;
+        assert_eq!(
+            (set.header_timeout_ms, set.body_timeout_ms, set.idle_timeout_ms, set.max_connections),
+            (200, 300, 400, 2)
+        );
+        for bad in ["--header-timeout-ms=0", "--body-timeout-ms=-1", "--idle-timeout-ms=1s", "--max-connections=0"] {
+            assert!(parse(&[bad]).is_err(), "{bad}");
+        }
     }
 }

@@ -1,0 +1,159 @@
+//! [`WatchedStream`]: the connection's socket as hyper sees it. Reads move the connection's [`Clock`];
+//! writes pass through, except hyper's own answers to requests it could not parse.
+//!
+//! hyper answers an unparsable request head itself (400 malformed, 414 target over 64 KiB, 431 head
+//! over its buffer) with an empty body and closes the connection; no service ever sees the request.
+//! Such an answer is the only thing hyper writes while no request is being served, and it is a bare
+//! head with `content-length: 0`. The stream writes Confluent's JSON error in its place
+//! (`{"error_code":431,"message":"HTTP 431 Request Header Fields Too Large"}`), with the same status.
+
+use super::connection::Clock;
+use axum::http::StatusCode;
+use registry_http::error::ApiError;
+use registry_http::extract::MEDIA_V1;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+
+/// A TCP stream that reports received bytes to its [`Clock`] and rewrites hyper's automatic answers.
+#[derive(Debug)]
+pub struct WatchedStream {
+    inner: TcpStream,
+    clock: Arc<Clock>,
+    /// The JSON answer written instead of hyper's, and how much of it is written; once set, hyper's
+    /// own bytes are discarded (the connection closes after the answer).
+    replacement: Option<(Vec<u8>, usize)>,
+}
+
+impl WatchedStream {
+    /// `inner`, reporting to `clock`.
+    pub fn new(inner: TcpStream, clock: Arc<Clock>) -> WatchedStream {
+        WatchedStream { inner, clock, replacement: None }
+    }
+
+    /// Writes what is left of the replacement answer.
+    fn poll_replacement(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while let Some((answer, written)) = self.replacement.as_mut() {
+            if *written >= answer.len() {
+                break;
+            }
+            let n = ready!(Pin::new(&mut self.inner).poll_write(cx, &answer[*written..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            *written += n;
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncRead for WatchedStream {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        ready!(Pin::new(&mut self.inner).poll_read(cx, buf))?;
+        if buf.filled().len() > before {
+            self.clock.received();
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncWrite for WatchedStream {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        if self.replacement.is_none()
+            && !self.clock.busy()
+            && let Some(status) = automatic_answer(buf)
+        {
+            self.replacement = Some((json_answer(status), 0));
+        }
+        if self.replacement.is_some() {
+            ready!(self.poll_replacement(cx))?;
+            return Poll::Ready(Ok(buf.len()));
+        }
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        if self.replacement.is_some() || !self.clock.busy() {
+            let first = bufs.iter().find(|buf| !buf.is_empty()).map_or(&[][..], |buf| &buf[..]);
+            return self.poll_write(cx, first);
+        }
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.poll_replacement(cx))?;
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.poll_replacement(cx))?;
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// The status of `bytes` when they are one of hyper's automatic answers: a whole head, without a
+/// body, with a 4xx status and `content-length: 0`.
+fn automatic_answer(bytes: &[u8]) -> Option<StatusCode> {
+    let head = std::str::from_utf8(bytes).ok()?;
+    let rest = head.strip_prefix("HTTP/1.1 ")?;
+    let status = StatusCode::from_bytes(rest.get(..3)?.as_bytes()).ok()?;
+    let whole_head = head.ends_with("\r\n\r\n") && head.find("\r\n\r\n") == Some(head.len() - 4);
+    let empty = head.lines().any(|line| line.eq_ignore_ascii_case("content-length: 0"));
+    (status.is_client_error() && whole_head && empty).then_some(status)
+}
+
+/// The whole HTTP answer for `status` in Confluent's error shape, closing the connection.
+fn json_answer(status: StatusCode) -> Vec<u8> {
+    let (status, body) = ApiError::Http(status).status_and_body();
+    let mut answer = format!(
+        "HTTP/1.1 {} {}\r\ncontent-type: {MEDIA_V1}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or_default(),
+        body.len()
+    )
+    .into_bytes();
+    answer.extend_from_slice(&body);
+    answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_bare_4xx_heads_are_automatic_answers() {
+        let date = "date: Tue, 01 Dec 2026 17:00:00 GMT\r\n";
+        let bare = |status: &str| format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n{date}\r\n");
+        assert_eq!(automatic_answer(bare("400 Bad Request").as_bytes()), Some(StatusCode::BAD_REQUEST));
+        assert_eq!(automatic_answer(bare("414 URI Too Long").as_bytes()), Some(StatusCode::URI_TOO_LONG));
+        assert_eq!(
+            automatic_answer(bare("431 Request Header Fields Too Large").as_bytes()),
+            Some(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE)
+        );
+        assert_eq!(automatic_answer(bare("200 OK").as_bytes()), None);
+        let with_body = "HTTP/1.1 400 Bad Request\r\ncontent-length: 2\r\n\r\n{}";
+        assert_eq!(automatic_answer(with_body.as_bytes()), None);
+        assert_eq!(automatic_answer(b"0\r\n\r\n"), None, "the tail of a chunked answer");
+    }
+
+    #[test]
+    fn the_json_answer_is_a_whole_response() {
+        let answer = String::from_utf8(json_answer(StatusCode::URI_TOO_LONG)).unwrap_or_default();
+        let body = r#"{"error_code":414,"message":"HTTP 414 URI Too Long"}"#;
+        assert!(answer.starts_with("HTTP/1.1 414 URI Too Long\r\n"), "{answer}");
+        assert!(answer.contains(&format!("content-length: {}\r\n", body.len())), "{answer}");
+        assert!(answer.ends_with(&format!("\r\n\r\n{body}")), "{answer}");
+    }
+}

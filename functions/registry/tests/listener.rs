@@ -1,0 +1,213 @@
+//! `registry serve`'s listener against raw TCP clients: the header, body and idle budgets, the
+//! connection limit, and Confluent's JSON error body on every answer the HTTP layer writes itself
+//! (unparsable requests, oversized targets and headers, a declared body over the limit with
+//! `Expect: 100-continue`). Budgets are short here; the assertions are about outcomes (what the
+//! client receives, whether the connection is closed), never about how long anything took.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use serde_json::Value;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Long enough never to decide an outcome in these tests.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+async fn start(envs: &[(&str, &str)]) -> (support::Server, String) {
+    let server = support::serve(&["--backend", "memory"], envs).await;
+    let address = server.url.trim_start_matches("http://").to_string();
+    (server, address)
+}
+
+async fn connect(address: &str) -> TcpStream {
+    TcpStream::connect(address).await.unwrap()
+}
+
+/// One answer read off `stream`: status, lower-cased head, body (by `content-length`).
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    head: String,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {self:?}"))
+    }
+}
+
+async fn read_answer(stream: &mut TcpStream) -> Option<Answer> {
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let end = loop {
+        if let Some(end) = bytes.windows(4).position(|window| window == b"\r\n\r\n") {
+            break end + 4;
+        }
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&bytes[..end]).to_lowercase();
+    let status = head.get(9..12)?.parse().ok()?;
+    let length: usize = head
+        .lines()
+        .find_map(|line| line.strip_prefix("content-length:"))
+        .map_or(0, |value| value.trim().parse().unwrap_or(0));
+    let mut body = bytes[end..].to_vec();
+    while body.len() < length {
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    Some(Answer { status, head, body })
+}
+
+/// Sends `request` on a new connection and reads one answer.
+async fn exchange(address: &str, request: &[u8]) -> Answer {
+    let mut stream = connect(address).await;
+    stream.write_all(request).await.unwrap();
+    tokio::time::timeout(PATIENCE, read_answer(&mut stream)).await.unwrap().expect("an answer")
+}
+
+/// Whether the server closes `stream` (EOF or reset) with nothing more to say.
+async fn closed_by_server(stream: &mut TcpStream) -> bool {
+    let mut byte = [0u8; 1];
+    matches!(tokio::time::timeout(PATIENCE, stream.read(&mut byte)).await, Ok(Ok(0) | Err(_)))
+}
+
+const GET_ROOT: &[u8] = b"GET / HTTP/1.1\r\nhost: registry\r\n\r\n";
+
+fn assert_confluent_error(answer: &Answer, status: u16) {
+    assert_eq!(answer.status, status, "{answer:?}");
+    assert!(answer.head.contains("content-type: application/vnd.schemaregistry.v1+json"), "{answer:?}");
+    let body = answer.json();
+    assert_eq!(body["error_code"], status, "{body}");
+    assert!(body["message"].as_str().is_some_and(|message| message.starts_with(&format!("HTTP {status} "))));
+}
+
+#[tokio::test]
+async fn a_client_sending_half_a_header_is_closed_after_the_header_budget() {
+    let (_server, address) =
+        start(&[("REGISTRY_HEADER_TIMEOUT_MS", "300"), ("REGISTRY_IDLE_TIMEOUT_MS", "60000")]).await;
+    let mut slow = connect(&address).await;
+    slow.write_all(b"GET /subjects HTTP/1.1\r\nhost: registry\r\nx-partial: ").await.unwrap();
+    assert!(closed_by_server(&mut slow).await, "a half-sent head must not hold the connection");
+    // A connection that is merely idle (no byte sent) is governed by the longer idle budget.
+    let mut idle = connect(&address).await;
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    idle.write_all(GET_ROOT).await.unwrap();
+    let answer = tokio::time::timeout(PATIENCE, read_answer(&mut idle)).await.unwrap();
+    assert_eq!(answer.map(|answer| answer.status), Some(200));
+}
+
+#[tokio::test]
+async fn an_idle_keep_alive_connection_is_closed_after_the_idle_budget() {
+    let (_server, address) = start(&[("REGISTRY_IDLE_TIMEOUT_MS", "300")]).await;
+    let mut stream = connect(&address).await;
+    stream.write_all(GET_ROOT).await.unwrap();
+    let first = tokio::time::timeout(PATIENCE, read_answer(&mut stream)).await.unwrap();
+    assert_eq!(first.map(|answer| answer.status), Some(200));
+    assert!(closed_by_server(&mut stream).await, "an idle keep-alive connection must be closed");
+}
+
+#[tokio::test]
+async fn a_body_not_sent_in_time_is_answered_408() {
+    let (_server, address) = start(&[("REGISTRY_BODY_TIMEOUT_MS", "300")]).await;
+    let mut stream = connect(&address).await;
+    let head = "POST /subjects/s/versions HTTP/1.1\r\nhost: registry\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n";
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(br#"{"schema":"#).await.unwrap();
+    let answer = tokio::time::timeout(PATIENCE, read_answer(&mut stream)).await.unwrap().expect("an answer");
+    assert_confluent_error(&answer, 408);
+    assert!(closed_by_server(&mut stream).await);
+}
+
+#[tokio::test]
+async fn clients_beyond_the_connection_limit_wait_and_are_served_once_a_connection_closes() {
+    let (_server, address) = start(&[("REGISTRY_MAX_CONNECTIONS", "2"), ("REGISTRY_IDLE_TIMEOUT_MS", "60000")]).await;
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut stream = connect(&address).await;
+        stream.write_all(GET_ROOT).await.unwrap();
+        let answer = tokio::time::timeout(PATIENCE, read_answer(&mut stream)).await.unwrap();
+        assert_eq!(answer.map(|answer| answer.status), Some(200));
+        held.push(stream);
+    }
+    let mut waiting = connect(&address).await;
+    waiting.write_all(GET_ROOT).await.unwrap();
+    let early = tokio::time::timeout(Duration::from_millis(500), read_answer(&mut waiting)).await;
+    assert!(early.is_err(), "a third connection must not be served while two are open: {early:?}");
+    drop(held.pop());
+    let answer = tokio::time::timeout(PATIENCE, read_answer(&mut waiting)).await.unwrap();
+    assert_eq!(answer.map(|answer| answer.status), Some(200), "served once a slot is free");
+}
+
+#[tokio::test]
+async fn idle_connections_at_the_limit_do_not_starve_a_new_client() {
+    let (_server, address) = start(&[("REGISTRY_MAX_CONNECTIONS", "3"), ("REGISTRY_IDLE_TIMEOUT_MS", "300")]).await;
+    let mut idle = Vec::new();
+    for _ in 0..3 {
+        idle.push(connect(&address).await);
+    }
+    let answer = exchange(&address, GET_ROOT).await;
+    assert_eq!(answer.status, 200, "served once the idle connections timed out");
+    for mut stream in idle {
+        assert!(closed_by_server(&mut stream).await);
+    }
+}
+
+#[tokio::test]
+async fn every_answer_the_http_layer_writes_itself_is_a_confluent_error() {
+    let (_server, address) = start(&[]).await;
+    // Unparsable request line.
+    assert_confluent_error(&exchange(&address, b"NOT A REQUEST\r\n\r\n").await, 400);
+    assert_confluent_error(&exchange(&address, b"GET / HTTP/1.1\r\nbad header\r\n\r\n").await, 400);
+    // A target over the registry's budget, and one over hyper's own (64 KiB).
+    for length in [9 * 1024, 70 * 1024] {
+        let request = format!("GET /subjects/{} HTTP/1.1\r\nhost: registry\r\n\r\n", "a".repeat(length));
+        assert_confluent_error(&exchange(&address, request.as_bytes()).await, 414);
+    }
+    // Headers over the registry's byte budget, and more header lines than hyper parses.
+    let big = format!("GET / HTTP/1.1\r\nhost: registry\r\nx-big: {}\r\n\r\n", "v".repeat(20 * 1024));
+    assert_confluent_error(&exchange(&address, big.as_bytes()).await, 431);
+    let many: String = (0..120).map(|n| format!("x-h{n}: v\r\n")).collect();
+    let many = format!("GET / HTTP/1.1\r\nhost: registry\r\n{many}\r\n");
+    assert_confluent_error(&exchange(&address, many.as_bytes()).await, 431);
+    // The ordinary answers of the same server are unchanged.
+    assert_eq!(exchange(&address, GET_ROOT).await.status, 200);
+}
+
+#[tokio::test]
+async fn a_declared_body_over_the_limit_with_expect_continue_is_refused_before_100_continue() {
+    let (_server, address) = start(&[]).await;
+    let request = format!(
+        "POST /subjects/s/versions HTTP/1.1\r\nhost: registry\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nexpect: 100-continue\r\n\r\n",
+        registry_http::MAX_BODY_BYTES + 1
+    );
+    let answer = exchange(&address, request.as_bytes()).await;
+    assert_eq!(answer.status, 413, "the first answer is the refusal, not 100 Continue: {answer:?}");
+    assert_eq!(answer.json()["error_code"], 413);
+    // Within the limit, the client is told to continue and the request is served.
+    let mut stream = connect(&address).await;
+    let body = r#"{"schema":"\"string\""}"#;
+    let head = format!(
+        "POST /subjects/s/versions HTTP/1.1\r\nhost: registry\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nexpect: 100-continue\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let interim = tokio::time::timeout(PATIENCE, read_answer(&mut stream)).await.unwrap().expect("100");
+    assert_eq!(interim.status, 100);
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let done = tokio::time::timeout(PATIENCE, read_answer(&mut stream)).await.unwrap().expect("an answer");
+    assert_eq!(done.status, 200, "{done:?}");
+}

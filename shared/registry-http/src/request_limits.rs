@@ -1,0 +1,111 @@
+//! What a request may be before any handler, authentication included, looks at it: the URI and header
+//! budgets (414 and 431) and a declared body over [`crate::MAX_BODY_BYTES`] (413 at once: a client
+//! sending `Expect: 100-continue` is refused before `100 Continue`, so it never sends the body), each as
+//! Confluent's JSON error; and the optional time budget of one request (504, as Confluent's
+//! `RequestTimeoutHandler`).
+//!
+//! The HTTP parser in front (hyper in `registry serve`, the Lambda front end) has larger limits of its
+//! own, so the requests it refuses itself are only the grossly oversized or unparsable ones.
+
+use crate::error::ApiError;
+use axum::extract::Request;
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::time::Duration;
+
+/// Longest request target (path and query) accepted, in bytes; 414 above it.
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+
+/// Most header bytes accepted (names and values, plus 4 per line for `: ` and CRLF); 431 above it.
+pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+
+/// Refuses a request over the URI, header or declared body budget; passes the others on untouched.
+pub async fn check(request: Request, next: Next) -> Response {
+    if let Some(refusal) = refusal(&request) {
+        return refusal.into_response();
+    }
+    next.run(request).await
+}
+
+fn refusal(request: &Request) -> Option<ApiError> {
+    let uri = request.uri().path_and_query().map_or(0, |target| target.as_str().len());
+    if uri > MAX_URI_BYTES {
+        return Some(ApiError::Http(StatusCode::URI_TOO_LONG));
+    }
+    let headers: usize = request.headers().iter().map(|(name, value)| name.as_str().len() + value.len() + 4).sum();
+    if headers > MAX_HEADER_BYTES {
+        return Some(ApiError::Http(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE));
+    }
+    let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|value| value.to_str().ok());
+    if declared
+        .and_then(|value| value.trim().parse::<u64>().ok())
+        .is_some_and(|length| length > crate::MAX_BODY_BYTES as u64)
+    {
+        return Some(ApiError::PayloadTooLarge);
+    }
+    None
+}
+
+/// Answers 504 (`{"error_code":504,"message":"HTTP 504 Gateway Timeout"}`) when the inner service has not
+/// produced a response head within `budget`; the work in flight is dropped at its next await point,
+/// which every write path tolerates as it tolerates a crash.
+pub async fn within(budget: Duration, request: Request, next: Next) -> Response {
+    match tokio::time::timeout(budget, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => {
+            tracing::warn!(budget_ms = budget.as_millis() as u64, "request time budget spent");
+            ApiError::Http(StatusCode::GATEWAY_TIMEOUT).into_response()
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+
+    fn request(uri: &str, headers: &[(&str, String)]) -> Request {
+        let mut builder = axum::http::Request::builder().uri(uri);
+        for (name, value) in headers {
+            builder = builder.header(*name, value);
+        }
+        builder.body(Body::empty()).unwrap()
+    }
+
+    fn status(request: &Request) -> Option<StatusCode> {
+        refusal(request).map(|error| error.status_and_body().0)
+    }
+
+    #[test]
+    fn each_budget_is_refused_just_above_it() {
+        let path = |len: usize| format!("/{}", "a".repeat(len - 1));
+        assert_eq!(status(&request(&path(MAX_URI_BYTES), &[])), None);
+        assert_eq!(status(&request(&path(MAX_URI_BYTES + 1), &[])), Some(StatusCode::URI_TOO_LONG));
+        let header = |len: usize| vec![("x-big", "v".repeat(len - "x-big".len() - 4))];
+        assert_eq!(status(&request("/", &header(MAX_HEADER_BYTES))), None);
+        assert_eq!(
+            status(&request("/", &header(MAX_HEADER_BYTES + 1))),
+            Some(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE)
+        );
+        let length = |n: usize| vec![("content-length", n.to_string()), ("expect", "100-continue".to_string())];
+        assert_eq!(status(&request("/", &length(crate::MAX_BODY_BYTES))), None);
+        assert_eq!(status(&request("/", &length(crate::MAX_BODY_BYTES + 1))), Some(StatusCode::PAYLOAD_TOO_LARGE));
+    }
+
+    #[tokio::test]
+    async fn a_request_over_its_time_budget_is_answered_504_and_one_within_it_is_untouched() {
+        use tower::ServiceExt;
+        let app = axum::Router::new()
+            .route("/slow", axum::routing::get(std::future::pending::<&'static str>))
+            .route("/fast", axum::routing::get(|| async { "fast" }))
+            .layer(axum::middleware::from_fn(|request, next| within(Duration::from_millis(20), request, next)));
+        let slow = app.clone().oneshot(request("/slow", &[])).await.unwrap();
+        assert_eq!(slow.status(), StatusCode::GATEWAY_TIMEOUT);
+        let body = axum::body::to_bytes(slow.into_body(), 1024).await.unwrap();
+        assert_eq!(&body[..], br#"{"error_code":504,"message":"HTTP 504 Gateway Timeout"}"#);
+        let fast = app.oneshot(request("/fast", &[])).await.unwrap();
+        assert_eq!(fast.status(), StatusCode::OK);
+    }
+}
