@@ -18,7 +18,7 @@ use crate::bounded::BoundedMap;
 use crate::model::{
     ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
 };
-use crate::store::{Preconditions, Store, StoreResult, WriteContext};
+use crate::store::{Preconditions, SettingChange, Store, StoreResult, WriteContext};
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
 use std::sync::{Mutex, MutexGuard};
@@ -231,8 +231,8 @@ impl<S: Store> Store for CachedStore<S> {
         self.inner.get_version(subject, version).await
     }
 
-    async fn write_context(&self, subject: &Subject) -> StoreResult<WriteContext> {
-        self.inner.write_context(subject).await
+    async fn write_context(&self, scope: &Scope) -> StoreResult<WriteContext> {
+        self.inner.write_context(scope).await
     }
 
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
@@ -303,6 +303,15 @@ impl<S: Store> Store for CachedStore<S> {
 
     async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
         self.inner.delete_config(scope).await
+    }
+
+    async fn write_setting(
+        &self,
+        scope: &Scope,
+        change: &SettingChange,
+        preconditions: &Preconditions,
+    ) -> StoreResult<()> {
+        self.inner.write_setting(scope, change, preconditions).await
     }
 
     async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {

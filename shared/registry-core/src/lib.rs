@@ -32,4 +32,6 @@ pub use registry::{
     SchemasQuery, default_schema_workers,
 };
 pub use registry_schema::{CompatibilityLevel, Fingerprint, Limits, SchemaReference, SchemaType};
-pub use store::{Preconditions, Revision, SettingKind, SettingSeen, Store, StoreError, StoreResult, WriteContext};
+pub use store::{
+    Preconditions, Revision, SettingChange, SettingKind, SettingSeen, Store, StoreError, StoreResult, WriteContext,
+};

@@ -3,7 +3,9 @@
 use crate::model::{
     ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
 };
-use crate::store::{Preconditions, Revision, SettingKind, SettingSeen, Store, StoreError, StoreResult, WriteContext};
+use crate::store::{
+    Preconditions, Revision, SettingChange, SettingKind, SettingSeen, Store, StoreError, StoreResult, WriteContext,
+};
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
 use std::collections::{BTreeMap, HashMap};
@@ -67,11 +69,7 @@ impl State {
         {
             return conflict(format!("revision is no longer {}", revision.0));
         }
-        if let Some(seen) =
-            preconditions.settings.iter().find(|seen| self.setting(seen.kind, &seen.scope) != seen.stored)
-        {
-            return conflict(format!("{:?} at {:?} changed", seen.kind, seen.scope));
-        }
+        self.check_settings(preconditions).map_err(|e| StoreError::Conflict(format!("{subject}: {e}")))?;
         for (referenced, version) in &preconditions.live_rows {
             if self.rows.get(&(referenced.clone(), *version)).is_none_or(|row| row.deleted) {
                 return conflict(format!("referenced {referenced} version {version} is not live"));
@@ -83,6 +81,14 @@ impl State {
             return conflict(format!("fingerprint {fingerprint} no longer names id {id}"));
         }
         Ok(())
+    }
+
+    /// `Conflict` unless every settings item is as `preconditions` saw it.
+    fn check_settings(&self, preconditions: &Preconditions) -> StoreResult<()> {
+        match preconditions.settings.iter().find(|seen| self.setting(seen.kind, &seen.scope) != seen.stored) {
+            Some(seen) => Err(StoreError::Conflict(format!("{:?} at {:?} changed", seen.kind, seen.scope))),
+            None => Ok(()),
+        }
     }
 
     /// Raises the revision of every subject whose versions a new row references.
@@ -181,21 +187,26 @@ impl Store for MemoryStore {
         Ok(self.state().rows.get(&(subject.clone(), version)).cloned())
     }
 
-    async fn write_context(&self, subject: &Subject) -> StoreResult<WriteContext> {
+    async fn write_context(&self, scope: &Scope) -> StoreResult<WriteContext> {
         let state = self.state();
-        let own = Scope::Subject(subject.clone());
-        let global = Scope::Global;
-        let items = [(SettingKind::Config, &own), (SettingKind::Config, &global), (SettingKind::Mode, &own)];
-        let seen = items
+        let mut scopes = vec![Scope::Global];
+        if let Scope::Subject(_) = scope {
+            scopes.insert(0, scope.clone());
+        }
+        let seen = [SettingKind::Config, SettingKind::Mode]
             .into_iter()
-            .chain([(SettingKind::Mode, &global)])
+            .flat_map(|kind| scopes.iter().map(move |scope| (kind, scope)))
             .map(|(kind, scope)| SettingSeen { kind, scope: scope.clone(), stored: state.setting(kind, scope) })
             .collect();
+        let own = |scope: &Scope| matches!(scope, Scope::Subject(_)).then(|| scope.clone());
         Ok(WriteContext {
-            revision: state.revision(subject),
-            config: state.configs.get(&own).cloned(),
+            revision: match scope {
+                Scope::Subject(subject) => state.revision(subject),
+                Scope::Global => Revision::default(),
+            },
+            config: own(scope).and_then(|scope| state.configs.get(&scope).cloned()),
             global_config: state.configs.get(&Scope::Global).cloned(),
-            mode: state.modes.get(&own).copied(),
+            mode: own(scope).and_then(|scope| state.modes.get(&scope).copied()),
             global_mode: state.modes.get(&Scope::Global).copied(),
             seen,
         })
@@ -367,6 +378,26 @@ impl Store for MemoryStore {
 
     async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
         Ok(self.state().configs.remove(scope))
+    }
+
+    async fn write_setting(
+        &self,
+        scope: &Scope,
+        change: &SettingChange,
+        preconditions: &Preconditions,
+    ) -> StoreResult<()> {
+        let mut state = self.state();
+        match scope {
+            Scope::Subject(subject) => state.check(subject, preconditions)?,
+            Scope::Global => state.check_settings(preconditions)?,
+        }
+        match change {
+            SettingChange::Config(Some(config)) => drop(state.configs.insert(scope.clone(), (**config).clone())),
+            SettingChange::Config(None) => drop(state.configs.remove(scope)),
+            SettingChange::Mode(Some(mode)) => drop(state.modes.insert(scope.clone(), *mode)),
+            SettingChange::Mode(None) => drop(state.modes.remove(scope)),
+        }
+        Ok(())
     }
 
     async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {

@@ -14,7 +14,7 @@ use registry_schema::Fingerprint;
 use std::fmt::Debug;
 
 mod conditions;
-pub use conditions::{Preconditions, Revision, SettingKind, SettingSeen, WriteContext};
+pub use conditions::{Preconditions, Revision, SettingChange, SettingKind, SettingSeen, WriteContext};
 
 /// What a storage call can fail with, classified by what the caller must do.
 #[derive(Debug, thiserror::Error)]
@@ -117,9 +117,11 @@ pub trait Store: Send + Sync + Debug {
     /// One row.
     async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>>;
 
-    /// The subject's revision and the config and mode at its scope and the global one, read
-    /// together (one call where the backend can), before the subject's rows are read.
-    async fn write_context(&self, subject: &Subject) -> StoreResult<WriteContext>;
+    /// What a write at `scope` decides on, read together (one call where the backend can) before
+    /// the subject's rows are read: for a subject its revision and the config and mode at its
+    /// scope and the global one; for the global scope the global config and mode only (revision
+    /// 0, no subject settings).
+    async fn write_context(&self, scope: &Scope) -> StoreResult<WriteContext>;
 
     /// Creates `row` if no row has its (subject, version) and every one of `preconditions` holds,
     /// in one atomic step that also raises the subject's revision; `Conflict` otherwise. The row is
@@ -196,6 +198,18 @@ pub trait Store: Send + Sync + Debug {
 
     /// Removes the config at `scope`, returning what was there.
     async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>>;
+
+    /// Replaces (`Some`) or removes (`None`) the config or mode at `scope` if every one of
+    /// `preconditions` holds, in one atomic step; `Conflict` otherwise. A precondition on the
+    /// written item itself is checked on that write. The revision precondition names the subject
+    /// of `scope` (ignored for the global scope). Raises no revision: decisions that depend on a
+    /// setting carry it as a settings precondition.
+    async fn write_setting(
+        &self,
+        scope: &Scope,
+        change: &SettingChange,
+        preconditions: &Preconditions,
+    ) -> StoreResult<()>;
 
     /// The mode stored at `scope`, if any.
     async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>>;

@@ -12,10 +12,12 @@
 // A test kit: a failed expectation is an assertion failure, so `expect` is the right tool here.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+pub mod history;
 mod hooked;
 mod race;
 mod store_cases;
 
+pub use history::history_cases;
 pub use hooked::{HookedStore, StoreCall, StoreHook};
 
 pub use race::{

@@ -15,3 +15,9 @@ async fn the_suite_runs_twice_on_one_store() {
     testkit::run_conformance(store.clone()).await;
     testkit::run_conformance(store).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn memory_store_keeps_every_invariant_over_racing_histories() {
+    let findings = testkit::history_cases(Arc::new(MemoryStore::new()), 30).await;
+    eprintln!("history on memory: {findings:?}");
+}

@@ -75,15 +75,14 @@ pub(crate) fn revision_condition(revision: Option<Revision>) -> Option<Condition
 }
 
 impl AwsStore {
-    /// The subject's revision and the four settings items: one strongly consistent BatchGetItem.
-    pub(crate) async fn read_write_context(&self, subject: &Subject) -> Result<WriteContext, AwsError> {
-        let own = Scope::Subject(subject.clone());
-        let settings = [
-            (SettingKind::Config, own.clone()),
-            (SettingKind::Config, Scope::Global),
-            (SettingKind::Mode, own),
-            (SettingKind::Mode, Scope::Global),
-        ];
+    /// What a write at `scope` decides on: the settings items (four for a subject, two for the
+    /// global scope) and the subject's index item, in one strongly consistent BatchGetItem.
+    pub(crate) async fn read_write_context(&self, scope: &Scope) -> Result<WriteContext, AwsError> {
+        let mut settings = vec![(SettingKind::Config, Scope::Global), (SettingKind::Mode, Scope::Global)];
+        if let Scope::Subject(_) = scope {
+            settings.insert(0, (SettingKind::Config, scope.clone()));
+            settings.insert(2, (SettingKind::Mode, scope.clone()));
+        }
         let mut wanted: Vec<Item> = settings
             .iter()
             .map(|(kind, scope)| {
@@ -91,7 +90,9 @@ impl AwsStore {
                 key(pk, sk)
             })
             .collect();
-        wanted.push(key(keys::SUBJECTS_PK, subject.as_str()));
+        if let Scope::Subject(subject) = scope {
+            wanted.push(key(keys::SUBJECTS_PK, subject.as_str()));
+        }
         let found = self.batch_get(wanted).await?;
         let item_at = |pk: &str, sk: &str| {
             found.iter().find(|item| {
@@ -105,14 +106,26 @@ impl AwsStore {
             let stored = item_at(&pk, &sk).map(|item| item.string(attr::VALUE).map(str::to_string)).transpose()?;
             seen.push(SettingSeen { kind, scope, stored });
         }
-        let revision = match item_at(keys::SUBJECTS_PK, subject.as_str()) {
-            Some(item) => Revision(item.optional_number(REVISION)?.unwrap_or(0)),
-            None => Revision(0),
+        let revision = match scope {
+            Scope::Subject(subject) => match item_at(keys::SUBJECTS_PK, subject.as_str()) {
+                Some(item) => Revision(item.optional_number(REVISION)?.unwrap_or(0)),
+                None => Revision(0),
+            },
+            Scope::Global => Revision(0),
         };
-        let config = |i: usize| seen[i].stored.as_deref().map(crate::settings::parse_config).transpose();
-        let mode = |i: usize| seen[i].stored.as_deref().map(crate::settings::parse_mode).transpose();
-        let (config, global_config): (Option<ConfigRecord>, Option<ConfigRecord>) = (config(0)?, config(1)?);
-        let (mode, global_mode): (Option<Mode>, Option<Mode>) = (mode(2)?, mode(3)?);
+        let stored = |kind: SettingKind, at: &Scope| {
+            seen.iter().find(|s| s.kind == kind && s.scope == *at).and_then(|s| s.stored.as_deref())
+        };
+        let own = |kind: SettingKind| match scope {
+            Scope::Subject(_) => stored(kind, scope),
+            Scope::Global => None,
+        };
+        let config: Option<ConfigRecord> = own(SettingKind::Config).map(crate::settings::parse_config).transpose()?;
+        let global_config: Option<ConfigRecord> =
+            stored(SettingKind::Config, &Scope::Global).map(crate::settings::parse_config).transpose()?;
+        let mode: Option<Mode> = own(SettingKind::Mode).map(crate::settings::parse_mode).transpose()?;
+        let global_mode: Option<Mode> =
+            stored(SettingKind::Mode, &Scope::Global).map(crate::settings::parse_mode).transpose()?;
         Ok(WriteContext { revision, config, global_config, mode, global_mode, seen })
     }
 
@@ -165,6 +178,22 @@ impl AwsStore {
             items.push(TransactWriteItem::builder().condition_check(check).build());
         }
         Ok(items)
+    }
+
+    /// A ConditionCheck that `subject`'s revision is still `revision`.
+    pub(crate) fn revision_check(&self, subject: &Subject, revision: Revision) -> Result<TransactWriteItem, AwsError> {
+        let Some(condition) = revision_condition(Some(revision)) else {
+            return Err(build_error("ConditionCheck(revision)", "no revision"));
+        };
+        let check = ConditionCheck::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(keys::SUBJECTS_PK, subject.as_str())))
+            .condition_expression(condition.expression)
+            .set_expression_attribute_names(Some(condition.names))
+            .set_expression_attribute_values((!condition.values.is_empty()).then_some(condition.values))
+            .build()
+            .map_err(|e| build_error("ConditionCheck(revision)", e))?;
+        Ok(TransactWriteItem::builder().condition_check(check).build())
     }
 
     /// For each referenced version: a ConditionCheck that its row exists and is live; for each

@@ -2,11 +2,13 @@
 //! each holding its value as JSON (config) or the mode's wire name.
 
 use crate::AwsStore;
-use crate::errors::{AwsError, classify};
+use crate::conditions::{kind_pk, setting_condition};
+use crate::errors::{AwsError, classify, classify_transaction};
+use crate::ids::build_error;
 use crate::items::{Item, ItemExt, attr, key, s};
 use crate::keys;
-use aws_sdk_dynamodb::types::ReturnValue;
-use registry_core::{ConfigRecord, Mode, Scope};
+use aws_sdk_dynamodb::types::{Delete, Put, ReturnValue, TransactWriteItem};
+use registry_core::{ConfigRecord, Mode, Preconditions, Scope, SettingChange, SettingSeen};
 
 /// Partition of config items.
 const CONFIG: &str = "CONFIG";
@@ -20,7 +22,7 @@ impl AwsStore {
         item.map(|item| item.string(attr::VALUE).map(str::to_string)).transpose()
     }
 
-    async fn write_setting(&self, kind: &str, scope: &Scope, value: String) -> Result<(), AwsError> {
+    async fn put_setting_item(&self, kind: &str, scope: &Scope, value: String) -> Result<(), AwsError> {
         let (pk, sk) = keys::scoped(kind, scope);
         let mut item = key(pk, sk);
         item.insert(attr::VALUE.into(), s(value));
@@ -49,13 +51,82 @@ impl AwsStore {
         old.map(|item| item.string(attr::VALUE).map(str::to_string)).transpose()
     }
 
+    /// A settings write under `preconditions` (see [`registry_core::Store::write_setting`]): one
+    /// TransactWriteItems holding the write (conditioned on the item as read, when it was) and a
+    /// ConditionCheck per other item read and on the subject's revision; a plain write without
+    /// preconditions.
+    pub(crate) async fn write_setting_if(
+        &self,
+        scope: &Scope,
+        change: &SettingChange,
+        preconditions: &Preconditions,
+    ) -> Result<(), AwsError> {
+        let kind = change.kind();
+        let (pk, sk) = keys::scoped(kind_pk(kind), scope);
+        let value = match change {
+            SettingChange::Config(config) => config.as_deref().map(config_text).transpose()?,
+            SettingChange::Mode(mode) => mode.map(|mode| mode.as_str().to_string()),
+        };
+        let revision = match scope {
+            Scope::Subject(subject) => preconditions.revision.map(|revision| (subject, revision)),
+            Scope::Global => None,
+        };
+        if preconditions.settings.is_empty() && revision.is_none() {
+            return match value {
+                Some(value) => self.put_setting_item(kind_pk(kind), scope, value).await,
+                None => self.remove_setting(kind_pk(kind), scope).await.map(drop),
+            };
+        }
+        let written = |seen: &SettingSeen| seen.kind == kind && seen.scope == *scope;
+        let condition = preconditions.settings.iter().find(|seen| written(seen)).map(setting_condition);
+        let write = match value {
+            Some(value) => {
+                let mut item = key(pk, sk);
+                item.insert(attr::VALUE.into(), s(value));
+                let put = Put::builder().table_name(&self.table).set_item(Some(item));
+                let put = match condition {
+                    Some(c) => put
+                        .condition_expression(c.expression)
+                        .set_expression_attribute_names(Some(c.names))
+                        .set_expression_attribute_values((!c.values.is_empty()).then_some(c.values)),
+                    None => put,
+                };
+                TransactWriteItem::builder().put(put.build().map_err(|e| build_error("Put(setting)", e))?).build()
+            }
+            None => {
+                let delete = Delete::builder().table_name(&self.table).set_key(Some(key(pk, sk)));
+                let delete = match condition {
+                    Some(c) => delete
+                        .condition_expression(c.expression)
+                        .set_expression_attribute_names(Some(c.names))
+                        .set_expression_attribute_values((!c.values.is_empty()).then_some(c.values)),
+                    None => delete,
+                };
+                TransactWriteItem::builder()
+                    .delete(delete.build().map_err(|e| build_error("Delete(setting)", e))?)
+                    .build()
+            }
+        };
+        let mut items = vec![write];
+        items.extend(self.settings_checks(preconditions, written)?);
+        if let Some((subject, revision)) = revision {
+            items.push(self.revision_check(subject, revision)?);
+        }
+        self.dynamo
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .send()
+            .await
+            .map_err(|e| classify_transaction("TransactWriteItems(write_setting)", e).0)?;
+        Ok(())
+    }
+
     pub(crate) async fn read_config(&self, scope: &Scope) -> Result<Option<ConfigRecord>, AwsError> {
         self.read_setting(CONFIG, scope).await?.map(|text| parse_config(&text)).transpose()
     }
 
     pub(crate) async fn write_config(&self, scope: &Scope, config: &ConfigRecord) -> Result<(), AwsError> {
-        let text = serde_json::to_string(config).map_err(|e| AwsError::Corrupt(format!("config: {e}")))?;
-        self.write_setting(CONFIG, scope, text).await
+        self.put_setting_item(CONFIG, scope, config_text(config)?).await
     }
 
     pub(crate) async fn remove_config(&self, scope: &Scope) -> Result<Option<ConfigRecord>, AwsError> {
@@ -67,12 +138,16 @@ impl AwsStore {
     }
 
     pub(crate) async fn write_mode(&self, scope: &Scope, mode: Mode) -> Result<(), AwsError> {
-        self.write_setting(MODE, scope, mode.as_str().to_string()).await
+        self.put_setting_item(MODE, scope, mode.as_str().to_string()).await
     }
 
     pub(crate) async fn remove_mode(&self, scope: &Scope) -> Result<Option<Mode>, AwsError> {
         self.remove_setting(MODE, scope).await?.map(|text| parse_mode(&text)).transpose()
     }
+}
+
+fn config_text(config: &ConfigRecord) -> Result<String, AwsError> {
+    serde_json::to_string(config).map_err(|e| AwsError::Corrupt(format!("config: {e}")))
 }
 
 pub(crate) fn parse_config(text: &str) -> Result<ConfigRecord, AwsError> {

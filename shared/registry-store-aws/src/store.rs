@@ -5,8 +5,8 @@ use crate::AwsStore;
 use crate::blobs;
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, DeletedFilter, Fingerprint, Guid, Mode, Preconditions, SchemaBody, SchemaId, Scope, Store,
-    StoreResult, Subject, Version, VersionRow, WriteContext,
+    ConfigRecord, DeletedFilter, Fingerprint, Guid, Mode, Preconditions, SchemaBody, SchemaId, Scope, SettingChange,
+    Store, StoreResult, Subject, Version, VersionRow, WriteContext,
 };
 
 #[async_trait]
@@ -68,8 +68,8 @@ impl Store for AwsStore {
         Ok(self.read_version(subject, version).await?)
     }
 
-    async fn write_context(&self, subject: &Subject) -> StoreResult<WriteContext> {
-        Ok(self.read_write_context(subject).await?)
+    async fn write_context(&self, scope: &Scope) -> StoreResult<WriteContext> {
+        Ok(self.read_write_context(scope).await?)
     }
 
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
@@ -140,6 +140,15 @@ impl Store for AwsStore {
 
     async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
         Ok(self.remove_config(scope).await?)
+    }
+
+    async fn write_setting(
+        &self,
+        scope: &Scope,
+        change: &SettingChange,
+        preconditions: &Preconditions,
+    ) -> StoreResult<()> {
+        Ok(self.write_setting_if(scope, change, preconditions).await?)
     }
 
     async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {

@@ -34,26 +34,35 @@ pub(crate) fn bump(conn: &Connection, subject: &str) -> LocalResult<()> {
     Ok(())
 }
 
-/// The subject's revision and the four settings items, read on one connection.
-pub(crate) fn write_context(conn: &Connection, subject: &Subject) -> LocalResult<WriteContext> {
-    let own = Scope::Subject(subject.clone());
+/// What a write at `scope` decides on (see [`registry_core::Store::write_context`]), read on one
+/// connection.
+pub(crate) fn write_context(conn: &Connection, scope: &Scope) -> LocalResult<WriteContext> {
+    let scopes: Vec<&Scope> = match scope {
+        Scope::Subject(_) => vec![scope, &Scope::Global],
+        Scope::Global => vec![&Scope::Global],
+    };
     let mut seen = Vec::with_capacity(4);
-    for (kind, scope) in [
-        (SettingKind::Config, &own),
-        (SettingKind::Config, &Scope::Global),
-        (SettingKind::Mode, &own),
-        (SettingKind::Mode, &Scope::Global),
-    ] {
-        seen.push(SettingSeen { kind, scope: scope.clone(), stored: stored_setting(conn, kind, scope)? });
+    for kind in [SettingKind::Config, SettingKind::Mode] {
+        for scope in &scopes {
+            seen.push(SettingSeen { kind, scope: (*scope).clone(), stored: stored_setting(conn, kind, scope)? });
+        }
     }
-    let config = |i: usize| seen[i].stored.as_deref().map(codec::config).transpose();
-    let mode = |i: usize| seen[i].stored.as_deref().map(codec::mode).transpose();
+    let find = |kind: SettingKind, scope: &Scope| {
+        seen.iter().find(|s| s.kind == kind && s.scope == *scope).and_then(|s| s.stored.as_deref())
+    };
+    let own = |kind: SettingKind| match scope {
+        Scope::Subject(_) => find(kind, scope),
+        Scope::Global => None,
+    };
     Ok(WriteContext {
-        revision: revision(conn, subject)?,
-        config: config(0)?,
-        global_config: config(1)?,
-        mode: mode(2)?,
-        global_mode: mode(3)?,
+        revision: match scope {
+            Scope::Subject(subject) => revision(conn, subject)?,
+            Scope::Global => Revision::default(),
+        },
+        config: own(SettingKind::Config).map(codec::config).transpose()?,
+        global_config: find(SettingKind::Config, &Scope::Global).map(codec::config).transpose()?,
+        mode: own(SettingKind::Mode).map(codec::mode).transpose()?,
+        global_mode: find(SettingKind::Mode, &Scope::Global).map(codec::mode).transpose()?,
         seen,
     })
 }
@@ -66,11 +75,7 @@ pub(crate) fn check(conn: &Connection, subject: &Subject, preconditions: &Precon
     {
         return conflict(format!("revision is no longer {}", expected.0));
     }
-    for seen in &preconditions.settings {
-        if stored_setting(conn, seen.kind, &seen.scope)? != seen.stored {
-            return conflict(format!("{:?} at {:?} changed", seen.kind, seen.scope));
-        }
-    }
+    check_settings(conn, preconditions)?;
     for (referenced, version) in &preconditions.live_rows {
         if ops::get_version(conn, referenced, *version)?.is_none_or(|row| row.deleted) {
             return conflict(format!("referenced {referenced} version {version} is not live"));
@@ -80,6 +85,16 @@ pub(crate) fn check(conn: &Connection, subject: &Subject, preconditions: &Precon
         && ops::id_for_fingerprint(conn, fingerprint)? != Some(*id)
     {
         return conflict(format!("fingerprint {fingerprint} no longer names id {id}"));
+    }
+    Ok(())
+}
+
+/// `Conflict` unless every settings item is as `preconditions` saw it.
+pub(crate) fn check_settings(conn: &Connection, preconditions: &Preconditions) -> LocalResult<()> {
+    for seen in &preconditions.settings {
+        if stored_setting(conn, seen.kind, &seen.scope)? != seen.stored {
+            return Err(LocalError::Conflict(format!("{:?} at {:?} changed", seen.kind, seen.scope)));
+        }
     }
     Ok(())
 }

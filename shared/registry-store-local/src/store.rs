@@ -4,8 +4,8 @@ use crate::codec::scope_key;
 use crate::{LocalStore, conditions, ops};
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, DeletedFilter, Fingerprint, Guid, Mode, Preconditions, SchemaBody, SchemaId, Scope, Store,
-    StoreResult, Subject, Version, VersionRow, WriteContext,
+    ConfigRecord, DeletedFilter, Fingerprint, Guid, Mode, Preconditions, SchemaBody, SchemaId, Scope, SettingChange,
+    Store, StoreResult, Subject, Version, VersionRow, WriteContext,
 };
 
 #[async_trait]
@@ -73,9 +73,9 @@ impl Store for LocalStore {
         self.read(move |conn| ops::get_version(conn, &subject, version)).await
     }
 
-    async fn write_context(&self, subject: &Subject) -> StoreResult<WriteContext> {
-        let subject = subject.clone();
-        self.read(move |conn| conditions::write_context(conn, &subject)).await
+    async fn write_context(&self, scope: &Scope) -> StoreResult<WriteContext> {
+        let scope = scope.clone();
+        self.read(move |conn| conditions::write_context(conn, &scope)).await
     }
 
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
@@ -189,6 +189,29 @@ impl Store for LocalStore {
     async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
         let scope = scope_key(scope).to_string();
         self.write(move |conn| ops::delete_config(conn, &scope)).await
+    }
+
+    async fn write_setting(
+        &self,
+        scope: &Scope,
+        change: &SettingChange,
+        preconditions: &Preconditions,
+    ) -> StoreResult<()> {
+        let (scope, change, preconditions) = (scope.clone(), change.clone(), preconditions.clone());
+        self.write(move |conn| {
+            match &scope {
+                Scope::Subject(subject) => conditions::check(conn, subject, &preconditions)?,
+                Scope::Global => conditions::check_settings(conn, &preconditions)?,
+            }
+            let key = scope_key(&scope);
+            match &change {
+                SettingChange::Config(Some(config)) => ops::put_config(conn, key, config),
+                SettingChange::Config(None) => ops::delete_config(conn, key).map(drop),
+                SettingChange::Mode(Some(mode)) => ops::put_mode(conn, key, *mode),
+                SettingChange::Mode(None) => ops::delete_mode(conn, key).map(drop),
+            }
+        })
+        .await
     }
 
     async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {

@@ -1,9 +1,10 @@
 //! Compatibility config, modes and contexts, per subject and global.
 
 use super::Registry;
-use super::support::subject_not_found;
+use super::support::{MAX_ATTEMPTS, subject_not_found, writable};
 use crate::error::RegistryError;
 use crate::model::{ConfigRecord, DeletedFilter, Mode, Scope};
+use crate::store::{Preconditions, SettingChange, StoreError, WriteContext};
 
 impl Registry {
     /// `GET /config[/{s}]`. Global: the stored config with the server default filled in. A
@@ -27,14 +28,13 @@ impl Registry {
     }
 
     /// `PUT /config[/{s}]`: replaces the config at `scope` and returns it. Allowed for subjects
-    /// without versions; 42205 while the scope is read-only.
+    /// without versions; 42205 while the scope is read-only (as read in the same step as the write:
+    /// a `PUT /mode READONLY` acknowledged first is never overtaken).
     /// Data-contract defaults and overrides are stored in normal form; an invalid rule set is 42210.
     pub async fn set_config(&self, scope: &Scope, config: ConfigRecord) -> Result<ConfigRecord, RegistryError> {
         let config = super::contracts::normalize_config(config)?;
-        self.ensure_writable(scope_subject(scope)).await?;
-        let stored = self.store.put_config(scope, &config).await;
-        self.forget_lookups();
-        stored?;
+        let change = SettingChange::Config(Some(Box::new(config.clone())));
+        self.write_setting(scope, |context| writable(context, scope_subject(scope)).map(|()| change.clone())).await?;
         Ok(config)
     }
 
@@ -42,10 +42,15 @@ impl Registry {
     /// config reverts to the server default (the previous one, or the default, is returned).
     /// 42205 while the scope is read-only.
     pub async fn delete_config(&self, scope: &Scope) -> Result<ConfigRecord, RegistryError> {
-        self.ensure_writable(scope_subject(scope)).await?;
-        let deleted = self.store.delete_config(scope).await;
-        self.forget_lookups();
-        match (deleted?, scope) {
+        let change = SettingChange::Config(None);
+        let context = self
+            .write_setting(scope, |context| writable(context, scope_subject(scope)).map(|()| change.clone()))
+            .await?;
+        let previous = match scope {
+            Scope::Subject(_) => context.config,
+            Scope::Global => context.global_config,
+        };
+        match (previous, scope) {
             (Some(previous), _) => Ok(previous),
             (None, Scope::Subject(subject)) => Err(subject_not_found(subject)),
             (None, Scope::Global) => Ok(ConfigRecord {
@@ -72,30 +77,82 @@ impl Registry {
     /// without `force`) is refused with 42205 `Cannot import since found existing subjects`
     /// while the scope has live versions; when allowed, the scope's leftover soft-deleted rows
     /// are hard-deleted first, as Confluent's `ClearSubjectKey` (imports bring their own).
+    /// For a subject the mode write is conditioned on its revision as read before its rows, so a
+    /// registration racing it either commits first (and IMPORT is refused) or reads IMPORT.
     pub async fn set_mode(&self, scope: &Scope, mode: Mode, force: bool) -> Result<Mode, RegistryError> {
-        let current = match scope {
-            Scope::Global => self.store.get_mode(scope).await?.unwrap_or_default(),
-            Scope::Subject(subject) => self.effective_mode(Some(subject)).await?,
-        };
-        if mode == Mode::Import && !force && current != Mode::Import {
-            if self.has_live_versions(scope).await? {
-                return Err(RegistryError::OperationNotPermitted {
-                    message: "Cannot import since found existing subjects".to_string(),
-                });
+        for _ in 0..MAX_ATTEMPTS {
+            let context = self.store.write_context(scope).await?;
+            let current = context.effective_mode();
+            let mut preconditions = Preconditions { settings: context.seen.clone(), ..Preconditions::default() };
+            if mode == Mode::Import && !force && current != Mode::Import {
+                if self.has_live_versions(scope).await? {
+                    return Err(RegistryError::OperationNotPermitted {
+                        message: "Cannot import since found existing subjects".to_string(),
+                    });
+                }
+                if self.clear_deleted(scope).await? {
+                    continue;
+                }
+                preconditions.revision = Some(context.revision);
             }
-            self.clear_deleted(scope).await?;
+            if self.commit_setting(scope, &SettingChange::Mode(Some(mode)), &preconditions).await? {
+                return Ok(mode);
+            }
         }
-        self.store.put_mode(scope, mode).await?;
-        Ok(mode)
+        Err(too_many_writers(scope))
     }
 
     /// `DELETE /mode[/{s}]`: the removed mode (allowed while read-only). A subject without one
     /// is 40401; the global mode reverts to READWRITE.
     pub async fn delete_mode(&self, scope: &Scope) -> Result<Mode, RegistryError> {
-        match (self.store.delete_mode(scope).await?, scope) {
+        let context = self.write_setting(scope, |_| Ok(SettingChange::Mode(None))).await?;
+        let previous = match scope {
+            Scope::Subject(_) => context.mode,
+            Scope::Global => context.global_mode,
+        };
+        match (previous, scope) {
             (Some(previous), _) => Ok(previous),
             (None, Scope::Subject(subject)) => Err(subject_not_found(subject)),
             (None, Scope::Global) => Ok(Mode::ReadWrite),
+        }
+    }
+
+    /// Reads the settings at `scope`, lets `decide` choose the change, and writes it conditioned
+    /// on every settings item `decide` saw; reads and decides again when one changed meanwhile.
+    /// The context the write committed under.
+    async fn write_setting(
+        &self,
+        scope: &Scope,
+        decide: impl Fn(&WriteContext) -> Result<SettingChange, RegistryError>,
+    ) -> Result<WriteContext, RegistryError> {
+        for _ in 0..MAX_ATTEMPTS {
+            let context = self.store.write_context(scope).await?;
+            let change = decide(&context)?;
+            let preconditions = Preconditions { settings: context.seen.clone(), ..Preconditions::default() };
+            if self.commit_setting(scope, &change, &preconditions).await? {
+                return Ok(context);
+            }
+        }
+        Err(too_many_writers(scope))
+    }
+
+    /// One conditional settings write: `false` when a condition failed (read again).
+    async fn commit_setting(
+        &self,
+        scope: &Scope,
+        change: &SettingChange,
+        preconditions: &Preconditions,
+    ) -> Result<bool, RegistryError> {
+        let written = self.store.write_setting(scope, change, preconditions).await;
+        self.forget_lookups();
+        match written {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict(_)) => {
+                self.metrics.record_store_retry();
+                tokio::task::yield_now().await;
+                Ok(false)
+            }
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -104,9 +161,9 @@ impl Registry {
         Ok(vec![".".to_string()])
     }
 
-    /// Hard-deletes the soft-deleted rows of `scope` (every subject for the global scope).
-    /// Idempotent: a crash part-way leaves rows the retried call deletes.
-    async fn clear_deleted(&self, scope: &Scope) -> Result<(), RegistryError> {
+    /// Hard-deletes the soft-deleted rows of `scope` (every subject for the global scope); whether
+    /// there were any. Idempotent: a crash part-way leaves rows the retried call deletes.
+    async fn clear_deleted(&self, scope: &Scope) -> Result<bool, RegistryError> {
         let mut subjects = Vec::new();
         match scope {
             Scope::Subject(subject) => subjects.push(subject.clone()),
@@ -120,13 +177,15 @@ impl Registry {
                 }
             }
         }
+        let mut cleared = false;
         for subject in subjects {
             let deleted: Vec<_> = self.rows(&subject).await?.iter().filter(|r| r.deleted).map(|r| r.version).collect();
             if !deleted.is_empty() {
-                self.hard_delete(&subject, &deleted, false, &crate::store::Preconditions::default()).await?;
+                self.hard_delete(&subject, &deleted, false, &Preconditions::default()).await?;
+                cleared = true;
             }
         }
-        Ok(())
+        Ok(cleared)
     }
 
     async fn has_live_versions(&self, scope: &Scope) -> Result<bool, RegistryError> {
@@ -142,4 +201,8 @@ fn scope_subject(scope: &Scope) -> Option<&crate::model::Subject> {
         Scope::Global => None,
         Scope::Subject(subject) => Some(subject),
     }
+}
+
+fn too_many_writers(scope: &Scope) -> RegistryError {
+    StoreError::Unavailable(format!("settings write at {scope:?}: too many concurrent writers")).into()
 }

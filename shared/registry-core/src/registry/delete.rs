@@ -7,10 +7,10 @@
 //! a crash after it leaves the finished state, so a retried request answers as a clean run would.
 
 use super::Registry;
-use super::support::{MAX_ATTEMPTS, latest_live, read_only, reference_exists, subject_not_found, version_not_found};
+use super::support::{MAX_ATTEMPTS, latest_live, reference_exists, subject_not_found, version_not_found, writable};
 use crate::error::RegistryError;
-use crate::model::{Mode, Subject, Version, VersionRow, VersionSelector};
-use crate::store::{StoreError, WriteContext};
+use crate::model::{Scope, Subject, Version, VersionRow, VersionSelector};
+use crate::store::StoreError;
 
 impl Registry {
     /// `DELETE /subjects/{s}/versions/{v}`: the deleted version number. Checks in Confluent's
@@ -27,7 +27,7 @@ impl Registry {
     ) -> Result<Version, RegistryError> {
         let subject = Subject::new(subject)?;
         for _ in 0..MAX_ATTEMPTS {
-            let context = self.store.write_context(&subject).await?;
+            let context = self.store.write_context(&Scope::Subject(subject.clone())).await?;
             let rows = self.rows(&subject).await?;
             let row = match version {
                 VersionSelector::Latest => latest_live(&rows),
@@ -43,7 +43,7 @@ impl Registry {
             if row.deleted && !permanent {
                 return Err(soft_deleted(row));
             }
-            writable(&context, &subject)?;
+            writable(&context, Some(&subject))?;
             let referrers = self.store.referrers(&subject, row.version).await?;
             if referrers.iter().any(|r| permanent || !r.deleted) {
                 return Err(reference_exists(&subject, row.version));
@@ -86,7 +86,7 @@ impl Registry {
     pub async fn delete_subject(&self, subject: &str, permanent: bool) -> Result<Vec<Version>, RegistryError> {
         let subject = Subject::new(subject)?;
         for _ in 0..MAX_ATTEMPTS {
-            let context = self.store.write_context(&subject).await?;
+            let context = self.store.write_context(&Scope::Subject(subject.clone())).await?;
             let rows = self.rows(&subject).await?;
             if rows.is_empty() {
                 return Err(subject_not_found(&subject));
@@ -95,7 +95,7 @@ impl Registry {
             if !permanent && live.is_empty() {
                 return Err(RegistryError::SubjectSoftDeleted { subject: subject.to_string() });
             }
-            writable(&context, &subject)?;
+            writable(&context, Some(&subject))?;
             let targets: Vec<Version> = if permanent {
                 rows.iter().map(|r| r.version).collect()
             } else {
@@ -129,14 +129,6 @@ impl Registry {
             }
         }
         Err(StoreError::Unavailable(format!("delete of {subject}: too many concurrent writers")).into())
-    }
-}
-
-/// 42205 when the context's effective mode is read-only.
-fn writable(context: &WriteContext, subject: &Subject) -> Result<(), RegistryError> {
-    match context.effective_mode() {
-        Mode::ReadOnly | Mode::ReadOnlyOverride => Err(read_only(Some(subject))),
-        Mode::ReadWrite | Mode::Import => Ok(()),
     }
 }
 

@@ -20,7 +20,7 @@ use super::{NewSchema, RegisterOptions, Registry};
 use crate::churn::ChurnVerdict;
 use crate::error::RegistryError;
 use crate::metrics::Registration;
-use crate::model::{Guid, Mode, SchemaBody, SchemaId, SchemaRecord, Subject, Version, VersionRow};
+use crate::model::{Guid, Mode, SchemaBody, SchemaId, SchemaRecord, Scope, Subject, Version, VersionRow};
 use crate::store::{Preconditions, StoreError, WriteContext};
 use registry_schema::{Fingerprint, ParsedSchema, Validation};
 
@@ -105,7 +105,7 @@ impl Registry {
         }
         let mut parsed = Parsed::default();
         for _ in 0..MAX_ATTEMPTS {
-            let context = self.store.write_context(&subject).await?;
+            let context = self.store.write_context(&Scope::Subject(subject.clone())).await?;
             let rows = self.rows(&subject).await?;
             let attempt = Attempt { subject: &subject, schema: &schema, context: &context, rows: &rows };
             let decision = if context.effective_mode() == Mode::Import {

@@ -94,14 +94,6 @@ impl Registry {
         Ok(own.or(global).unwrap_or_default())
     }
 
-    /// 42205 when `subject` (or the registry, for `None`) is read-only.
-    pub(super) async fn ensure_writable(&self, subject: Option<&Subject>) -> Result<(), RegistryError> {
-        match self.effective_mode(subject).await? {
-            Mode::ReadOnly | Mode::ReadOnlyOverride => Err(read_only(subject)),
-            Mode::ReadWrite | Mode::Import => Ok(()),
-        }
-    }
-
     /// The flattened reference closure of `references`, dependency order, without duplicates.
     /// With `require_live` the direct references must exist and be live (42201 otherwise);
     /// nested ones were checked when their referrer was registered and may since be soft-deleted.
@@ -298,6 +290,15 @@ fn subject_label(subject: Option<&Subject>) -> &str {
 }
 
 /// 42205 `Subject X in context . is in read-only mode`.
+/// 42205 when the effective mode read in `context` (for `subject`, or the registry for `None`) is
+/// read-only. Writes check it on the context their commit is conditioned on.
+pub(super) fn writable(context: &crate::store::WriteContext, subject: Option<&Subject>) -> Result<(), RegistryError> {
+    match context.effective_mode() {
+        Mode::ReadOnly | Mode::ReadOnlyOverride => Err(read_only(subject)),
+        Mode::ReadWrite | Mode::Import => Ok(()),
+    }
+}
+
 pub(super) fn read_only(subject: Option<&Subject>) -> RegistryError {
     let message = format!("Subject {} in context . is in read-only mode", subject_label(subject));
     RegistryError::OperationNotPermitted { message }

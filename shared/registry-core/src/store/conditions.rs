@@ -25,6 +25,25 @@ pub enum SettingKind {
     Mode,
 }
 
+/// A conditional change of one settings item ([`crate::Store::write_setting`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SettingChange {
+    /// Replace (`Some`) or remove (`None`) the config.
+    Config(Option<Box<ConfigRecord>>),
+    /// Replace (`Some`) or remove (`None`) the mode.
+    Mode(Option<Mode>),
+}
+
+impl SettingChange {
+    /// Which item it writes.
+    pub fn kind(&self) -> SettingKind {
+        match self {
+            SettingChange::Config(_) => SettingKind::Config,
+            SettingChange::Mode(_) => SettingKind::Mode,
+        }
+    }
+}
+
 /// A config or mode item as a decision read it: the store's own stored form (opaque to the
 /// registry; a store compares it with what is stored at commit), or `None` when absent.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -4,7 +4,7 @@
 use crate::model::{
     ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
 };
-use crate::store::{Preconditions, Store, StoreResult, WriteContext};
+use crate::store::{Preconditions, SettingChange, SettingKind, Store, StoreResult, WriteContext};
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
 use std::fmt;
@@ -44,6 +44,7 @@ pub enum StoreCall {
     DeleteMode,
     LastUsed,
     MarkUsed,
+    WriteSetting { kind: SettingKind },
 }
 
 impl StoreCall {
@@ -65,6 +66,7 @@ impl StoreCall {
                 | Self::PutMode
                 | Self::DeleteMode
                 | Self::MarkUsed
+                | Self::WriteSetting { .. }
         )
     }
 }
@@ -74,6 +76,15 @@ pub trait StoreHook: Send + Sync {
     /// Called before `call` is forwarded; an `Err` is returned to the caller instead, and the
     /// inner store is not called.
     fn before(&self, call: StoreCall) -> StoreResult<()>;
+
+    /// How often the caller yields to other tasks before `call` is forwarded (0: never), so a
+    /// hook can make an in-memory store interleave like a networked one.
+    fn yields(&self, _call: StoreCall) -> usize {
+        0
+    }
+
+    /// Called when a forwarded `call` returned, with whether it succeeded (not for refused calls).
+    fn after(&self, _call: StoreCall, _ok: bool) {}
 }
 
 impl<F: Fn(StoreCall) -> StoreResult<()> + Send + Sync> StoreHook for F {
@@ -120,8 +131,13 @@ macro_rules! forward_after_hook {
         impl<H: StoreHook> Store for HookedStore<H> {
             $(
                 async fn $method(&self, $($arg: $ty),*) -> StoreResult<$answer> {
+                    for _ in 0..self.hook.yields($call) {
+                        tokio::task::yield_now().await;
+                    }
                     self.hook.before($call)?;
-                    self.inner.$method($($arg),*).await
+                    let answer = self.inner.$method($($arg),*).await;
+                    self.hook.after($call, answer.is_ok());
+                    answer
                 }
             )*
 
@@ -146,7 +162,7 @@ forward_after_hook! {
     versions_page(subject: &Subject, after: Option<Version>, limit: usize) -> Vec<VersionRow>
         => StoreCall::VersionsPage { limit };
     get_version(subject: &Subject, version: Version) -> Option<VersionRow> => StoreCall::GetVersion;
-    write_context(subject: &Subject) -> WriteContext => StoreCall::WriteContext;
+    write_context(scope: &Scope) -> WriteContext => StoreCall::WriteContext;
     create_version(row: &VersionRow, preconditions: &Preconditions) -> () => StoreCall::CreateVersion;
     set_version_deleted(subject: &Subject, version: Version, deleted: bool) -> () => StoreCall::SetVersionDeleted;
     delete_version(subject: &Subject, version: Version) -> () => StoreCall::DeleteVersion;
@@ -166,6 +182,8 @@ forward_after_hook! {
     delete_config(scope: &Scope) -> Option<ConfigRecord> => StoreCall::DeleteConfig;
     get_mode(scope: &Scope) -> Option<Mode> => StoreCall::GetMode;
     put_mode(scope: &Scope, mode: Mode) -> () => StoreCall::PutMode;
+    write_setting(scope: &Scope, change: &SettingChange, preconditions: &Preconditions) -> ()
+        => StoreCall::WriteSetting { kind: change.kind() };
     delete_mode(scope: &Scope) -> Option<Mode> => StoreCall::DeleteMode;
     last_used(subject: &Subject) -> Option<u32> => StoreCall::LastUsed;
     mark_used(subject: &Subject, day: u32) -> () => StoreCall::MarkUsed;
