@@ -6,8 +6,8 @@
 
 use registry_core::testkit::{HookedStore, StoreCall, StoreHook};
 use registry_core::{
-    DeletedFilter, Guid, MemoryStore, NewSchema, RegisterOptions, Registry, RegistrySettings, SchemaId, Store,
-    StoreError, StoreResult, Subject, Version, VersionSelector,
+    ConfigRecord, DeletedFilter, Guid, MemoryStore, Mode, NewSchema, RegisterOptions, Registry, RegistryError,
+    RegistrySettings, SchemaId, Scope, Store, StoreError, StoreResult, Subject, Version, VersionSelector,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -64,7 +64,12 @@ fn subject(name: &str) -> Subject {
 struct Snapshot {
     rows: Vec<(String, i32, i32, bool)>,
     max_id: Option<SchemaId>,
+    /// Config and mode of every subject a case touches, and the global ones (as debug text).
+    settings: Vec<String>,
 }
+
+/// Every subject the cases touch, deleted ones included.
+const SUBJECTS: [&str; 8] = ["orders", "payments", "shared", "multi", "common", "retired", "holder", "reborn"];
 
 /// Checks the invariants and returns the observable state.
 async fn snapshot(store: &MemoryStore) -> Snapshot {
@@ -86,14 +91,42 @@ async fn snapshot(store: &MemoryStore) -> Snapshot {
                 row.subject,
                 row.version
             );
+            let schema_bound = store.id_for_fingerprint(&row.fingerprint).await.ok().flatten();
+            assert_eq!(
+                schema_bound,
+                Some(row.id),
+                "{} v{}: its schema is not bound to its id",
+                row.subject,
+                row.version
+            );
+            for reference in &row.references {
+                let target = store.get_version(&crate::subject(&reference.subject), Version(reference.version)).await;
+                let target = target.ok().flatten();
+                assert!(
+                    target.is_some_and(|t| row.deleted || !t.deleted),
+                    "{} v{} references {} v{}, which is not there (or not live)",
+                    row.subject,
+                    row.version,
+                    reference.subject,
+                    reference.version
+                );
+            }
             rows.push((row.subject.to_string(), row.version.0, row.id.0, row.deleted));
         }
     }
-    Snapshot { rows, max_id: store.max_id().await.unwrap_or_default() }
+    let mut settings = Vec::new();
+    let scopes = SUBJECTS.iter().map(|name| Scope::Subject(subject(name))).chain([Scope::Global]);
+    for scope in scopes {
+        let config = store.get_config(&scope).await.ok().flatten();
+        let mode = store.get_mode(&scope).await.ok().flatten();
+        settings.push(format!("{scope:?}: {config:?} {mode:?}"));
+    }
+    Snapshot { rows, max_id: store.max_id().await.unwrap_or_default(), settings }
 }
 
 /// Builds the starting state on a fresh store: `orders` v1..v2 (v1 soft-deleted), `payments` v1,
-/// `shared` v1 holding the schema later registered elsewhere, `multi` v1..v3 all live.
+/// `shared` v1 holding the schema later registered elsewhere, `multi` v1..v3 all live, `common` v1
+/// (referenced later), `retired` v1 soft-deleted.
 async fn given(store: Arc<MemoryStore>) {
     let registry = registry(store);
     for (s, text) in [
@@ -104,6 +137,8 @@ async fn given(store: Arc<MemoryStore>) {
         ("multi", record("Multi", &["a"])),
         ("multi", record("Multi", &["a", "b"])),
         ("multi", record("Multi", &["a", "b", "c"])),
+        ("common", record("Common", &["c"])),
+        ("retired", record("Retired", &["r"])),
     ] {
         registry.register(s, avro(&text), RegisterOptions::default()).await.unwrap_or_else(|e| panic!("given: {e}"));
     }
@@ -111,6 +146,7 @@ async fn given(store: Arc<MemoryStore>) {
         .delete_version("orders", VersionSelector::Number(Version(1)), false)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
+    registry.delete_subject("retired", false).await.unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// Runs `operation` with a fault at every call number in turn, retries it once without faults,
@@ -223,6 +259,56 @@ async fn hard_delete_subject_with_several_versions_is_all_or_nothing() {
             Err(e) => return Err(e),
         }
         r.delete_subject("orders", true).await
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn register_with_references_survives_a_crash_at_every_call() {
+    for_every_fault("register with references", |r| async move {
+        let text = r#"{"type":"record","name":"Holder","fields":[{"name":"c","type":"Common"}]}"#;
+        let reference =
+            registry_core::SchemaReference { name: "Common".to_string(), subject: "common".to_string(), version: 1 };
+        let schema = NewSchema { references: vec![reference], ..avro(text) };
+        let record = r.register("holder", schema, RegisterOptions::default()).await?;
+        Ok((record.id, record.version))
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn hard_delete_that_unbinds_then_registering_again_survives_a_crash_at_every_call() {
+    for_every_fault("unbind and re-register", |r| async move {
+        // The delete is applied at most once: a retry after it committed finds the version gone.
+        match r.delete_version("orders", VersionSelector::Number(Version(1)), true).await {
+            Ok(_) | Err(RegistryError::VersionNotFound { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        let record = r.register("reborn", avro(&record("Order", &["a"])), RegisterOptions::default()).await?;
+        Ok((record.id, record.version))
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn config_write_survives_a_crash_at_every_call() {
+    for_every_fault("config write", |r| async move {
+        let full = ConfigRecord {
+            compatibility_level: Some(registry_core::CompatibilityLevel::Full),
+            ..ConfigRecord::default()
+        };
+        let written = r.set_config(&Scope::Subject(subject("orders")), full).await?;
+        let record = r.register("orders", avro(&record("Order", &["a", "b", "c"])), RegisterOptions::default()).await?;
+        Ok((written.compatibility_level, record.version))
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn entering_import_mode_survives_a_crash_at_every_call() {
+    for_every_fault("enter import", |r| async move {
+        // Clears the soft-deleted leftovers first, then writes the mode.
+        r.set_mode(&Scope::Subject(subject("retired")), Mode::Import, false).await
     })
     .await;
 }

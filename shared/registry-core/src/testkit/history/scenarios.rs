@@ -221,6 +221,40 @@ pub async fn readonly_barrier(cluster: &Cluster, round: usize, findings: &mut Fi
     }
 }
 
+/// Entering IMPORT (without `force`) races registrations into a subject whose only version is
+/// soft-deleted: when IMPORT is acknowledged, no live version may have been committed before it.
+pub async fn import_entry(cluster: &Cluster, round: usize, findings: &mut Findings) {
+    let subject = unique_name("h-import");
+    let registry = cluster.instance(0);
+    given_level(&registry, &subject, CompatibilityLevel::None).await;
+    given_registered(&registry, &subject, record("Imported", &[("i", "int")])).await;
+    registry.delete_subject(&subject, false).await.unwrap_or_else(|e| panic!("history setup: soft delete: {e}"));
+    let mut jobs: Vec<Job> =
+        TYPES[..3].iter().map(|t| job(0, register(&subject, record("Imported", &[("i", t)])))).collect();
+    let mode = Request::PutMode { subject: subject.clone(), mode: Mode::Import, force: false };
+    jobs.insert(round % 4, job(sweep(round, 30), mode));
+    race(cluster, jobs).await;
+    let history = &cluster.history;
+    let entered = find(history, |r| matches!(r, Request::PutMode { .. }))
+        .first()
+        .filter(|(_, op)| op.outcome == Outcome::Done)
+        .and_then(|(index, _)| committed(history, *index, StoreCall::WriteSetting { kind: SettingKind::Mode }));
+    let Some(entered) = entered else { return };
+    for row in rows(cluster, &subject).await.iter().filter(|r| !r.deleted) {
+        let committed_before = find(history, |r| matches!(r, Request::Register { .. }))
+            .into_iter()
+            .filter(|(_, op)| op.outcome == Outcome::Registered { version: row.version, id: row.id })
+            .filter_map(|(index, _)| committed(history, index, StoreCall::CreateVersion))
+            .any(|created| created.end < entered.start);
+        if committed_before {
+            findings.anomalies.push(format!(
+                "IMPORT entry: {subject} v{} was live before IMPORT was entered without force",
+                row.version
+            ));
+        }
+    }
+}
+
 /// Invariant 3: referrers of `b` v1 race its soft and then hard delete, after which `b` gets an
 /// unrelated schema; every live referrer must still resolve to the schema it was registered with.
 pub async fn referenced_delete(cluster: &Cluster, round: usize, findings: &mut Findings) {
@@ -370,11 +404,12 @@ pub async fn round(store: Arc<dyn crate::store::Store>, instances: usize, round:
         usize,
         &'a mut Findings,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>>;
-    let scenarios: [Scenario; 4] = [
+    let scenarios: [Scenario; 5] = [
         |c, r, f| Box::pin(stricter_config(c, r, f)),
         |c, r, f| Box::pin(readonly_barrier(c, r, f)),
         |c, r, f| Box::pin(referenced_delete(c, r, f)),
         |c, r, f| Box::pin(hard_deletes(c, r, f)),
+        |c, r, f| Box::pin(import_entry(c, r, f)),
     ];
     for scenario in scenarios {
         let cluster = Cluster::new(store.clone(), instances);
