@@ -80,7 +80,7 @@ impl Registry {
     /// For a subject the mode write is conditioned on its revision as read before its rows, so a
     /// registration racing it either commits first (and IMPORT is refused) or reads IMPORT.
     pub async fn set_mode(&self, scope: &Scope, mode: Mode, force: bool) -> Result<Mode, RegistryError> {
-        for _ in 0..MAX_ATTEMPTS {
+        for attempt in 0..MAX_ATTEMPTS {
             let context = self.store.write_context(scope).await?;
             let current = context.effective_mode();
             let mut preconditions = Preconditions { settings: context.seen.clone(), ..Preconditions::default() };
@@ -95,7 +95,7 @@ impl Registry {
                 }
                 preconditions.revision = Some(context.revision);
             }
-            if self.commit_setting(scope, &SettingChange::Mode(Some(mode)), &preconditions).await? {
+            if self.commit_setting(scope, &SettingChange::Mode(Some(mode)), &preconditions, attempt).await? {
                 return Ok(mode);
             }
         }
@@ -125,31 +125,31 @@ impl Registry {
         scope: &Scope,
         decide: impl Fn(&WriteContext) -> Result<SettingChange, RegistryError>,
     ) -> Result<WriteContext, RegistryError> {
-        for _ in 0..MAX_ATTEMPTS {
+        for attempt in 0..MAX_ATTEMPTS {
             let context = self.store.write_context(scope).await?;
             let change = decide(&context)?;
             let preconditions = Preconditions { settings: context.seen.clone(), ..Preconditions::default() };
-            if self.commit_setting(scope, &change, &preconditions).await? {
+            if self.commit_setting(scope, &change, &preconditions, attempt).await? {
                 return Ok(context);
             }
         }
         Err(too_many_writers(scope))
     }
 
-    /// One conditional settings write: `false` when a condition failed (read again).
+    /// One conditional settings write: `false` when a condition failed (read again after a pause).
     async fn commit_setting(
         &self,
         scope: &Scope,
         change: &SettingChange,
         preconditions: &Preconditions,
+        attempt: usize,
     ) -> Result<bool, RegistryError> {
         let written = self.store.write_setting(scope, change, preconditions).await;
         self.forget_lookups();
         match written {
             Ok(()) => Ok(true),
             Err(StoreError::Conflict(_)) => {
-                self.metrics.record_store_retry();
-                tokio::task::yield_now().await;
+                self.after_conflict(attempt).await;
                 Ok(false)
             }
             Err(e) => Err(e.into()),

@@ -26,7 +26,7 @@ impl Registry {
         permanent: bool,
     ) -> Result<Version, RegistryError> {
         let subject = Subject::new(subject)?;
-        for _ in 0..MAX_ATTEMPTS {
+        for attempt in 0..MAX_ATTEMPTS {
             let context = self.store.write_context(&Scope::Subject(subject.clone())).await?;
             let rows = self.rows(&subject).await?;
             let row = match version {
@@ -68,8 +68,7 @@ impl Registry {
                 Ok(()) => return Ok(row.version),
                 // A concurrent write changed the subject: read again and answer as if it came first.
                 Err(StoreError::Conflict(_)) => {
-                    self.metrics.record_store_retry();
-                    tokio::task::yield_now().await
+                    self.after_conflict(attempt).await;
                 }
                 Err(e) => return Err(e.into()),
             }
@@ -85,7 +84,7 @@ impl Registry {
     /// carries any more.
     pub async fn delete_subject(&self, subject: &str, permanent: bool) -> Result<Vec<Version>, RegistryError> {
         let subject = Subject::new(subject)?;
-        for _ in 0..MAX_ATTEMPTS {
+        for attempt in 0..MAX_ATTEMPTS {
             let context = self.store.write_context(&Scope::Subject(subject.clone())).await?;
             let rows = self.rows(&subject).await?;
             if rows.is_empty() {
@@ -122,8 +121,7 @@ impl Registry {
                 Ok(()) => return Ok(targets),
                 // A concurrent delete or registration changed the rows: re-read and decide again.
                 Err(StoreError::Conflict(_)) => {
-                    self.metrics.record_store_retry();
-                    tokio::task::yield_now().await
+                    self.after_conflict(attempt).await;
                 }
                 Err(e) => return Err(e.into()),
             }

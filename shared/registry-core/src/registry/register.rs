@@ -104,7 +104,7 @@ impl Registry {
             super::contracts::rule_set_of(rule_set)?.validate()?;
         }
         let mut parsed = Parsed::default();
-        for _ in 0..MAX_ATTEMPTS {
+        for round in 0..MAX_ATTEMPTS {
             let context = self.store.write_context(&Scope::Subject(subject.clone())).await?;
             let rows = self.rows(&subject).await?;
             let attempt = Attempt { subject: &subject, schema: &schema, context: &context, rows: &rows };
@@ -126,8 +126,7 @@ impl Registry {
                 return Ok(done);
             }
             parsed.forget_if_referencing(&schema);
-            self.metrics.record_store_retry();
-            tokio::task::yield_now().await;
+            self.after_conflict(round).await;
         }
         Err(StoreError::Unavailable(format!("register into {subject}: too many concurrent writers")).into())
     }
@@ -324,15 +323,14 @@ impl Registry {
     /// The ID of `fingerprint` and whether it was newly allocated. A lost allocation either means
     /// a concurrent writer bound this fingerprint (re-read finds it) or took the counter (retry).
     async fn assign_id(&self, fingerprint: &Fingerprint) -> Result<(SchemaId, bool), RegistryError> {
-        for _ in 0..MAX_ATTEMPTS {
+        for attempt in 0..MAX_ATTEMPTS {
             if let Some(id) = self.store.id_for_fingerprint(fingerprint).await? {
                 return Ok((id, false));
             }
             match self.store.allocate_id(fingerprint).await {
                 Ok(id) => return Ok((id, true)),
                 Err(StoreError::Conflict(_)) => {
-                    self.metrics.record_store_retry();
-                    tokio::task::yield_now().await
+                    self.after_conflict(attempt).await;
                 }
                 Err(e) => return Err(e.into()),
             }

@@ -16,6 +16,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// loss means another writer made progress, so this bounds work, not correctness.
 pub(super) const MAX_ATTEMPTS: usize = 512;
 
+/// The longest pause between two attempts after lost conditional writes.
+const MAX_BACKOFF: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Largest reference closure we resolve (guards against hostile or corrupt reference graphs).
 const MAX_DEPENDENCIES: usize = 10_000;
 
@@ -79,6 +82,21 @@ impl Registry {
             level: merged.compatibility_level.unwrap_or(self.settings.default_compatibility),
             normalize: merged.normalize.unwrap_or(false),
         }
+    }
+
+    /// Counts a lost conditional write and waits before attempt `attempt + 1`: the first retries
+    /// only yield; later ones sleep a random time up to an exponentially growing bound (at most
+    /// [`MAX_BACKOFF`]), so writers that keep cancelling each other (DynamoDB's TransactionConflict
+    /// between transactions touching one item, such as the global config) spread out instead of
+    /// colliding again in lockstep.
+    pub(super) async fn after_conflict(&self, attempt: usize) {
+        self.metrics.record_store_retry();
+        if attempt < 2 {
+            tokio::task::yield_now().await;
+            return;
+        }
+        let bound = MAX_BACKOFF.min(std::time::Duration::from_micros(500u64 << (attempt - 2).min(16)));
+        tokio::time::sleep(bound.mul_f64(jitter())).await;
     }
 
     /// Mode: a global READONLY_OVERRIDE wins; else subject mode, then global mode, then READWRITE.
@@ -324,4 +342,13 @@ pub(super) fn reference_exists(subject: &Subject, version: Version) -> RegistryE
 /// Milliseconds since the Unix epoch.
 pub(super) fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)).unwrap_or(0)
+}
+
+/// A number in [0, 1) that differs between concurrent callers (no shared random generator needed).
+fn jitter() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher
+        .write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos());
+    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
