@@ -26,6 +26,10 @@ pub enum StoreError {
     /// Throttled or unreachable: retry later or answer 5xx.
     #[error("storage unavailable: {0}")]
     Unavailable(String),
+    /// The write exceeds a bound of the backend (DynamoDB: 100 items in one transaction); retrying
+    /// cannot help, the request must be smaller. The message names the bound.
+    #[error("exceeds a storage limit: {0}")]
+    Limit(String),
     /// Stored data does not parse: an operator must look.
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),

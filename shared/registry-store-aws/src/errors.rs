@@ -13,6 +13,9 @@ pub(crate) enum AwsError {
     /// Throttled, timed out or unreachable after the SDK's own retries.
     #[error("{op}: unavailable: {detail}")]
     Unavailable { op: &'static str, detail: String },
+    /// A request above a DynamoDB bound (items per transaction) that no retry can fit.
+    #[error("{op}: {detail}")]
+    Limit { op: &'static str, detail: String },
     /// An item or object that does not parse.
     #[error("corrupt item: {0}")]
     Corrupt(String),
@@ -26,6 +29,7 @@ impl From<AwsError> for StoreError {
         match error {
             AwsError::ConditionFailed { .. } => StoreError::Conflict(error.to_string()),
             AwsError::Unavailable { .. } => StoreError::Unavailable(error.to_string()),
+            AwsError::Limit { detail, .. } => StoreError::Limit(detail),
             AwsError::Corrupt(detail) => StoreError::Corrupt(detail),
             AwsError::Service { .. } => StoreError::Other(Box::new(error)),
         }

@@ -227,8 +227,8 @@ impl AwsStore {
             self.subject_update(&row.subject, 1, live, preconditions.revision)?,
             self.put_edge(keys::id_pk(row.id), row)?,
         ];
-        for (subject, version) in referenced {
-            items.push(self.put_edge(keys::referenced_pk(subject, version), row)?);
+        for (subject, version) in &referenced {
+            items.push(self.put_edge(keys::referenced_pk(subject, *version), row)?);
         }
         items.extend(self.settings_checks(preconditions, |_| false)?);
         items.extend(self.referenced_items(&row.subject, preconditions)?);
@@ -236,9 +236,17 @@ impl AwsStore {
             items.push(self.binding_use(fingerprint, *id)?);
         }
         if items.len() > MAX_TRANSACTION_ITEMS {
-            return Err(AwsError::Service {
+            let subjects: BTreeSet<&str> = referenced.iter().map(|(subject, _)| *subject).collect();
+            return Err(AwsError::Limit {
                 op: "create_version",
-                detail: format!("{} references exceed one DynamoDB transaction", row.references.len()),
+                detail: format!(
+                    "Schema references {} versions of {} subjects; registering it needs {} items in one \
+                     DynamoDB transaction, above its limit of {MAX_TRANSACTION_ITEMS} (each referenced version \
+                     costs an edge and a liveness check, each referenced subject a revision update)",
+                    referenced.len(),
+                    subjects.len(),
+                    items.len()
+                ),
             });
         }
         self.dynamo

@@ -238,6 +238,8 @@ impl Registry {
         match created {
             Ok(()) => {}
             Err(StoreError::Conflict(_)) => return Ok(None),
+            // Too many references for one atomic write on this backend: the client must split.
+            Err(StoreError::Limit(reason)) => return Err(RegistryError::InvalidSchema { reason }),
             Err(e) => return Err(e.into()),
         }
         if !import {
