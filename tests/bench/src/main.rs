@@ -10,7 +10,10 @@
 //!
 //! Usage: `registry-bench [--binary target/release/registry] [--sizes 0,100000,1000000]
 //! [--seconds 10] [--hot 1000] [--work-dir DIR] [--aws-calls FILE]`.
+//!
+//! `registry-bench --hostile [--binary ...]` prints the hostile-input table instead ([`hostile`]).
 
+mod hostile;
 mod http;
 mod load;
 mod seed;
@@ -40,6 +43,7 @@ struct Options {
     hot: usize,
     work_dir: Option<PathBuf>,
     aws_calls: Option<PathBuf>,
+    hostile: bool,
 }
 
 fn options() -> Result<Options, String> {
@@ -50,9 +54,14 @@ fn options() -> Result<Options, String> {
         hot: 1000,
         work_dir: None,
         aws_calls: None,
+        hostile: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
+        if flag == "--hostile" {
+            options.hostile = true;
+            continue;
+        }
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
         let number = |v: &str| v.parse::<usize>().map_err(|_| format!("{flag}: not a number: {v}"));
         match flag.as_str() {
@@ -122,6 +131,9 @@ async fn run() -> Result<(), String> {
         None => tempfile::tempdir(),
     }
     .map_err(|error| format!("work dir: {error}"))?;
+    if options.hostile {
+        return hostile::run(&options.binary, root.path()).await;
+    }
     let load_before = loadavg();
     let mut seeded = Vec::new();
     for &subjects in &options.sizes {

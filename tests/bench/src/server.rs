@@ -84,6 +84,13 @@ impl Server {
         Ok(Memory { rss_kib: field("VmRSS:"), peak_kib: field("VmHWM:") })
     }
 
+    /// Resets the peak (`VmHWM`) to the current resident size (Linux `clear_refs` 5), so that the next
+    /// [`Server::memory`] shows the peak of what ran in between.
+    pub fn reset_peak(&self) -> Result<(), String> {
+        let path = format!("/proc/{}/clear_refs", self.child.id());
+        std::fs::write(&path, "5").map_err(|error| format!("{path}: {error}"))
+    }
+
     /// Stops the server (SIGKILL: nothing to flush, every acknowledged write is already durable).
     pub fn stop(mut self) {
         self.kill();

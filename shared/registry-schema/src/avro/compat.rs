@@ -116,7 +116,7 @@ pub fn incompatibility(finding: &Finding, reader_side: Side) -> Incompatibility 
     let kind = finding.kind.as_str();
     Incompatibility {
         previous_index: 0,
-        path: path.clone(),
+        path: path.to_string(),
         kind: kind.to_string(),
         message: format!("{{errorType:'{kind}', description:'{description}', additionalInfo:'{info}'}}"),
     }

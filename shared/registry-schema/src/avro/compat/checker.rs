@@ -10,6 +10,7 @@ use crate::limits::Meter;
 use apache_avro::Schema;
 use apache_avro::schema::{EnumSchema, FixedSchema, RecordField, RecordSchema};
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// Reader/writer pairs open at once before the walk gives up (reported as an aborted check) instead of
 /// growing the stack further. Parsed schemas nest at most 128 JSON levels, so real schemas stay far below;
@@ -47,15 +48,16 @@ impl IncompatibilityKind {
     }
 }
 
-/// One finding, as Avro's `SchemaCompatibility.Incompatibility`.
+/// One finding, as Avro's `SchemaCompatibility.Incompatibility`. Its texts are shared by its copies
+/// (a memoised pair's findings are copied wherever the pair recurs), so a copy costs a few words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     /// What is wrong.
     pub kind: IncompatibilityKind,
     /// JSON pointer into the reader schema (`/fields/1/type`), as `Incompatibility.getLocation()`.
-    pub location: String,
+    pub location: Arc<str>,
     /// Avro's detail message (`reader type: INT not compatible with writer type: STRING`, a field name, ...).
-    pub message: String,
+    pub message: Arc<str>,
 }
 
 /// A schema plus the named types in scope, used to resolve `Schema::Ref` (full name → definition).
@@ -176,7 +178,7 @@ fn pointer(location: &[Token]) -> String {
 }
 
 fn finding(kind: IncompatibilityKind, message: String, location: &[Token]) -> Vec<Finding> {
-    vec![Finding { kind, location: pointer(location), message }]
+    vec![Finding { kind, location: pointer(location).into(), message: message.into() }]
 }
 
 fn type_mismatch(reader: View<'_>, writer: View<'_>, location: &[Token]) -> Vec<Finding> {
@@ -528,8 +530,8 @@ mod tests {
         let found = check(&narrowed, LIST).unwrap_or_default();
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].kind, IncompatibilityKind::TypeMismatch);
-        assert_eq!(found[0].location, "/fields/0/type");
-        assert_eq!(found[0].message, "reader type: STRING not compatible with writer type: INT");
+        assert_eq!(&*found[0].location, "/fields/0/type");
+        assert_eq!(&*found[0].message, "reader type: STRING not compatible with writer type: INT");
     }
 
     #[test]
@@ -540,7 +542,7 @@ mod tests {
             {"name":"q","type":"P"}]}"#;
         let reader = writer.replace(r#""type":"long""#, r#""type":"int""#);
         let found = check(&reader, writer).unwrap_or_default();
-        let locations: Vec<&str> = found.iter().map(|f| f.location.as_str()).collect();
+        let locations: Vec<&str> = found.iter().map(|f| &*f.location).collect();
         assert_eq!(locations, ["/fields/0/type/fields/0/type", "/fields/0/type/fields/0/type"]);
     }
 

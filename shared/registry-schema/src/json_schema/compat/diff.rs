@@ -1,7 +1,7 @@
 //! Confluent's `SchemaDiff` walk (with its `Context`): class changes, singleton and sum/product special
 //! cases, common keywords, and the string, number, enum, const, combined and `not` rules.
 
-use super::difference::{ChangeType, ChangeType::*, Difference};
+use super::difference::{ChangeType, ChangeType::*, Difference, RelativePath};
 use super::model::{Criterion, Graph, Kind, NodeId, NumberRules, StringRules};
 use regex::Regex;
 use std::collections::{HashMap, HashSet};
@@ -35,7 +35,7 @@ impl Ctx {
 
     /// Records `change` at the current path.
     pub fn add(&mut self, change: ChangeType) {
-        self.diffs.push(Difference { change, relative: self.path.join("/") });
+        self.diffs.push(Difference { change, relative: RelativePath::new(self.path.join("/")) });
     }
 
     /// Records `change` at the current path plus `attribute`.
@@ -51,15 +51,9 @@ impl Ctx {
     }
 
     fn extend_rebased(&mut self, relative: &[Difference]) {
-        let prefix = self.path.join("/");
-        self.diffs.extend(relative.iter().map(|d| Difference {
-            change: d.change,
-            relative: match (prefix.is_empty(), d.relative.is_empty()) {
-                (true, _) => d.relative.clone(),
-                (false, true) => prefix.clone(),
-                (false, false) => format!("{prefix}/{}", d.relative),
-            },
-        }));
+        let prefix: Rc<str> = self.path.join("/").into();
+        self.diffs
+            .extend(relative.iter().map(|d| Difference { change: d.change, relative: d.relative.under(&prefix) }));
     }
 }
 

@@ -75,6 +75,7 @@ change_types! {
 }
 
 use ChangeType::*;
+use std::rc::Rc;
 
 impl ChangeType {
     /// Whether a reader of the updated schema still accepts every document the original accepted
@@ -255,13 +256,64 @@ pub struct Difference {
     /// What changed.
     pub change: ChangeType,
     /// Where, relative to the pair being compared (no `#/` prefix; empty for the root).
-    pub(super) relative: String,
+    pub(super) relative: RelativePath,
 }
+
+/// A path relative to a compared pair, as a list of `/`-joined prefixes that the copies of one finding
+/// share: re-basing a finding under its parent pair adds one small node instead of copying the whole
+/// path, so the memory of a check grows with its work units, not with their depth.
+#[derive(Debug, Clone, Default)]
+pub(super) struct RelativePath(Option<Rc<PathNode>>);
+
+#[derive(Debug)]
+struct PathNode {
+    head: Rc<str>,
+    rest: RelativePath,
+}
+
+impl RelativePath {
+    /// A path of its own (`properties/foo`); empty for the pair itself.
+    pub(super) fn new(text: String) -> RelativePath {
+        match text.is_empty() {
+            true => RelativePath(None),
+            false => RelativePath(Some(Rc::new(PathNode { head: text.into(), rest: RelativePath(None) }))),
+        }
+    }
+
+    /// This path under `prefix` (`prefix/this`; `prefix` alone when this is empty).
+    pub(super) fn under(&self, prefix: &Rc<str>) -> RelativePath {
+        match prefix.is_empty() {
+            true => self.clone(),
+            false => RelativePath(Some(Rc::new(PathNode { head: Rc::clone(prefix), rest: self.clone() }))),
+        }
+    }
+
+    fn render(&self) -> String {
+        let mut text = String::new();
+        let mut node = self.0.as_deref();
+        while let Some(current) = node {
+            if !text.is_empty() {
+                text.push('/');
+            }
+            text.push_str(&current.head);
+            node = current.rest.0.as_deref();
+        }
+        text
+    }
+}
+
+impl PartialEq for RelativePath {
+    fn eq(&self, other: &Self) -> bool {
+        self.render() == other.render()
+    }
+}
+
+impl Eq for RelativePath {}
 
 impl Difference {
     /// Confluent's `jsonPath` (`#/` for the root).
     pub fn json_path(&self) -> String {
-        format!("#/{}", self.relative)
+        format!("#/{}", self.relative.render())
     }
 
     /// Confluent's `Difference.toString()` with the reader/writer labels filled in.
