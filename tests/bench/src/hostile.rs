@@ -118,7 +118,7 @@ pub async fn run(binary: &Path, dir: &Path) -> Result<(), String> {
     );
     let peak = server.memory()?;
     println!(
-        "| peak RSS (VmHWM) over idle, after the latency run | {} | < 100 MB |",
+        "| peak RSS (VmHWM) during the latency run, over idle | {} | < 100 MB |",
         mib(peak.peak_kib.saturating_sub(idle.rss_kib))
     );
     println!("\nload average before {load_before}, after {}", loadavg());
