@@ -1,5 +1,6 @@
 //! API tests: every case runs over a real socket with a real HTTP client, once per backend.
 
+mod access;
 mod compatibility;
 mod concurrency;
 mod config_mode;

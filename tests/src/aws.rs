@@ -4,7 +4,7 @@
 //! Gating matches the `registry-store-aws` tests: without `AWS_ENDPOINT_URL` a case skips (and says
 //! why) unless `CI` is set, in which case it fails so a green CI run cannot hide the backend.
 
-use crate::{Backend, Harness, lambda};
+use crate::{Backend, Harness, Serving, lambda};
 use aws_config::SdkConfig;
 use futures::FutureExt;
 use registry_core::{CachedStore, RegistrySettings, Store};
@@ -77,8 +77,15 @@ impl AwsCase {
     /// the emulator is not configured and the case may skip (see [`emulator_sdk`]). Panics if the
     /// resources cannot be created.
     pub async fn start() -> Option<AwsCase> {
+        Self::start_as(Serving::Open).await
+    }
+
+    /// As [`AwsCase::start`], with authentication as `serving` says.
+    pub async fn start_as(serving: Serving) -> Option<AwsCase> {
         let target = AwsTarget::create().await?;
-        let harness = Harness::start(Backend::Aws(Box::new(target.clone()))).await;
+        let backend = Backend::Aws(Box::new(target.clone()));
+        let store = crate::open_store(&backend);
+        let harness = Harness::serve_as(backend, store, RegistrySettings::default(), serving).await;
         Some(AwsCase { harness, target, function_log: None })
     }
 
@@ -86,12 +93,18 @@ impl AwsCase {
     /// ([`lambda::function_binary`]) under the Runtime API emulator with at most `max_instances`
     /// instances, reached through Function URL requests. Panics if the function cannot start.
     pub async fn start_lambda(max_instances: usize) -> Option<AwsCase> {
+        Self::start_lambda_as(max_instances, Serving::Open).await
+    }
+
+    /// As [`AwsCase::start_lambda`], with authentication as `serving` says.
+    pub async fn start_lambda_as(max_instances: usize, serving: Serving) -> Option<AwsCase> {
         let target = AwsTarget::create().await?;
         let log_dir = match tempfile::tempdir() {
             Ok(dir) => dir,
             Err(error) => panic!("cannot create a temporary directory: {error}"),
         };
-        let mut config = lambda::FunctionConfig::new(lambda::function_binary(), target.function_env());
+        let env = target.function_env().into_iter().chain(serving.function_env()).collect();
+        let mut config = lambda::FunctionConfig::new(lambda::function_binary(), env);
         config.max_instances = max_instances;
         config.log = Some(log_dir.path().join("function.log"));
         let function = match lambda::LambdaEmulator::start(config, 0).await {

@@ -43,6 +43,18 @@ pub struct Response {
 }
 
 impl Response {
+    /// Status, content type and text of `response` (to `path`, named when reading fails).
+    async fn read(response: reqwest::Response, path: &str) -> Response {
+        let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_string);
+        let text = response.text().await.unwrap_or_else(|error| panic!("reading {path}: {error}"));
+        Response { status, content_type, text }
+    }
+
     /// The body parsed as JSON; panics with the body when it is not JSON.
     pub fn json(&self) -> Value {
         match serde_json::from_str(&self.text) {
@@ -101,14 +113,21 @@ impl Harness {
             Ok(response) => response,
             Err(error) => panic!("request {path} failed: {error}"),
         };
-        let status = response.status().as_u16();
-        let content_type = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_string);
-        let text = response.text().await.unwrap_or_else(|error| panic!("reading {path}: {error}"));
-        Response { status, content_type, text }
+        Response::read(response, path).await
+    }
+
+    /// `method path` as `user` (see [`crate::users`]), with `body` sent as JSON of the v1 media type.
+    pub async fn send_as(&self, user: &str, method: Method, path: &str, body: Option<&Value>) -> Response {
+        let mut request = self.http().request(method, format!("{}{}", self.base_url(), path));
+        request = request.header(reqwest::header::AUTHORIZATION, crate::users::basic(user));
+        if let Some(body) = body {
+            request = request.header(reqwest::header::CONTENT_TYPE, V1_JSON).body(body.to_string());
+        }
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(error) => panic!("request {path} as {user} failed: {error}"),
+        };
+        Response::read(response, path).await
     }
 
     /// `GET path`.

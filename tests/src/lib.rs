@@ -5,6 +5,7 @@ pub mod aws;
 pub mod client;
 pub mod lambda;
 pub mod schemas;
+pub mod users;
 
 pub use client::Response;
 
@@ -28,6 +29,36 @@ pub enum Backend {
     /// The real `registry-lambda` process under the Lambda Runtime API emulator ([`lambda`]),
     /// reached through Function URL requests, over an existing table and bucket on the emulator.
     Lambda(Box<aws::AwsTarget>),
+}
+
+/// Whether the server under test asks for credentials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Serving {
+    /// Authentication off (the default of `registry serve` without users).
+    #[default]
+    Open,
+    /// Authentication on, with the users of [`users`] (`REGISTRY_USERS` for the Lambda function).
+    Authenticated,
+}
+
+impl Serving {
+    /// How `registry_http::app` is assembled for this mode.
+    pub fn app_options(self) -> AppOptions {
+        match self {
+            Serving::Open => AppOptions::default(),
+            Serving::Authenticated => {
+                AppOptions { authenticator: Some(users::authenticator()), ..AppOptions::default() }
+            }
+        }
+    }
+
+    /// The environment a function needs for this mode, on top of its store's.
+    pub fn function_env(self) -> Vec<(String, String)> {
+        match self {
+            Serving::Open => Vec::new(),
+            Serving::Authenticated => vec![("REGISTRY_USERS".to_string(), users::users_file().to_string())],
+        }
+    }
 }
 
 /// Which backend a macro-generated test uses; `Local` gets a fresh temporary directory.
@@ -67,8 +98,18 @@ impl Harness {
     /// Serves `store` (already opened on `backend`, possibly wrapped, e.g. in `CachedStore`) with
     /// `settings`. Panics if the socket cannot be bound.
     pub async fn serve(backend: Backend, store: Arc<dyn Store>, settings: RegistrySettings) -> Harness {
+        Self::serve_as(backend, store, settings, Serving::Open).await
+    }
+
+    /// As [`Harness::serve`], with authentication as `serving` says.
+    pub async fn serve_as(
+        backend: Backend,
+        store: Arc<dyn Store>,
+        settings: RegistrySettings,
+        serving: Serving,
+    ) -> Harness {
         let registry = Registry::new(store.clone(), settings);
-        let app = registry_http::app(registry, AppOptions::default());
+        let app = registry_http::app(registry, serving.app_options());
         let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
             Ok(listener) => listener,
             Err(error) => panic!("cannot bind 127.0.0.1:0: {error}"),
@@ -122,14 +163,23 @@ impl Harness {
 
     /// A harness on `kind`, with a fresh temporary directory for `Kind::Local` (removed on drop).
     pub async fn start_kind(kind: Kind) -> Harness {
+        Self::start_kind_as(kind, Serving::Open).await
+    }
+
+    /// As [`Harness::start_kind`], with authentication as `serving` says.
+    pub async fn start_kind_as(kind: Kind, serving: Serving) -> Harness {
+        let start = |backend: Backend| {
+            let store = open_store(&backend);
+            Self::serve_as(backend, store, RegistrySettings::default(), serving)
+        };
         match kind {
-            Kind::Memory => Harness::start(Backend::Memory).await,
+            Kind::Memory => start(Backend::Memory).await,
             Kind::Local => {
                 let dir = match tempfile::tempdir() {
                     Ok(dir) => dir,
                     Err(error) => panic!("cannot create a temporary directory: {error}"),
                 };
-                let mut harness = Harness::start(Backend::Local(dir.path().to_path_buf())).await;
+                let mut harness = start(Backend::Local(dir.path().to_path_buf())).await;
                 harness._tempdir = Some(dir);
                 harness
             }
@@ -215,15 +265,19 @@ fn open_local(dir: &Path) -> Arc<dyn Store> {
 /// cases. An `aws::` case runs on a table and bucket of its own, deleted afterwards even when the
 /// case fails; it skips only when neither `AWS_ENDPOINT_URL` nor `CI` is set (see
 /// [`aws::emulator_sdk`]). A `lambda::` case does the same through the real `registry-lambda`
-/// binary under the Runtime API emulator (see [`aws::AwsCase::start_lambda`]).
+/// binary under the Runtime API emulator (see [`aws::AwsCase::start_lambda`]). With
+/// `api_cases!(authenticated: ...)` every server asks for credentials ([`Serving::Authenticated`]).
 #[macro_export]
 macro_rules! api_cases {
-    ($($case:ident),* $(,)?) => {
+    (authenticated: $($case:ident),* $(,)?) => {
+        $crate::api_cases!(@serving $crate::Serving::Authenticated; $($case),*);
+    };
+    (@serving $serving:expr; $($case:ident),*) => {
         mod memory {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $case() {
-                    let harness = $crate::Harness::start_kind($crate::Kind::Memory).await;
+                    let harness = $crate::Harness::start_kind_as($crate::Kind::Memory, $serving).await;
                     super::$case(&harness).await;
                     harness.stop().await;
                 }
@@ -233,7 +287,7 @@ macro_rules! api_cases {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $case() {
-                    let harness = $crate::Harness::start_kind($crate::Kind::Local).await;
+                    let harness = $crate::Harness::start_kind_as($crate::Kind::Local, $serving).await;
                     super::$case(&harness).await;
                     harness.stop().await;
                 }
@@ -243,7 +297,7 @@ macro_rules! api_cases {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $case() {
-                    let Some(case) = $crate::aws::AwsCase::start().await else { return };
+                    let Some(case) = $crate::aws::AwsCase::start_as($serving).await else { return };
                     let outcome = $crate::aws::catch(super::$case(case.harness())).await;
                     case.finish(outcome).await;
                 }
@@ -253,11 +307,14 @@ macro_rules! api_cases {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $case() {
-                    let Some(case) = $crate::aws::AwsCase::start_lambda(1).await else { return };
+                    let Some(case) = $crate::aws::AwsCase::start_lambda_as(1, $serving).await else { return };
                     let outcome = $crate::aws::catch(super::$case(case.harness())).await;
                     case.finish(outcome).await;
                 }
             )*
         }
+    };
+    ($($case:ident),* $(,)?) => {
+        $crate::api_cases!(@serving $crate::Serving::Open; $($case),*);
     };
 }

@@ -273,10 +273,11 @@ impl<S: Store> Store for CachedStore<S> {
     async fn rows_with_id_page(
         &self,
         id: SchemaId,
+        prefix: &str,
         after: Option<(&Subject, Version)>,
         limit: usize,
     ) -> StoreResult<Vec<VersionRow>> {
-        self.inner.rows_with_id_page(id, after, limit).await
+        self.inner.rows_with_id_page(id, prefix, after, limit).await
     }
 
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {

@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod model;
 pub mod registry;
 pub mod store;
+pub mod subject_scope;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
@@ -35,3 +36,4 @@ pub use registry_schema::{CompatibilityLevel, Fingerprint, Limits, SchemaReferen
 pub use store::{
     Preconditions, Revision, SettingChange, SettingKind, SettingSeen, Store, StoreError, StoreResult, WriteContext,
 };
+pub use subject_scope::SubjectScope;

@@ -304,13 +304,15 @@ impl Store for MemoryStore {
     async fn rows_with_id_page(
         &self,
         id: SchemaId,
+        prefix: &str,
         after: Option<(&Subject, Version)>,
         limit: usize,
     ) -> StoreResult<Vec<VersionRow>> {
         // Rows are keyed by (subject, version), so the map's order is the page order.
         let state = self.state();
         let later = state.rows.iter().filter(|(key, _)| after.is_none_or(|(s, v)| (&key.0, key.1) > (s, v)));
-        Ok(later.map(|(_, row)| row).filter(|row| row.id == id).take(limit).cloned().collect())
+        let carriers = later.map(|(_, row)| row).filter(|row| row.id == id && row.subject.as_str().starts_with(prefix));
+        Ok(carriers.take(limit).cloned().collect())
     }
 
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {

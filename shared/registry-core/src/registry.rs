@@ -32,6 +32,7 @@ pub use usage::{MAX_REMEMBERED, epoch_day, period_start};
 use crate::model::SchemaBody;
 use crate::model::SchemaId;
 use crate::store::Store;
+use crate::subject_scope::SubjectScope;
 use registry_schema::{CompatibilityLevel, SchemaReference, SchemaType};
 use std::sync::Arc;
 
@@ -127,6 +128,8 @@ pub struct SchemaById {
 #[derive(Debug, Clone, Default)]
 pub struct SchemasQuery {
     pub subject_prefix: String,
+    /// Only subjects inside this scope (the caller's).
+    pub scope: SubjectScope,
     pub include_deleted: bool,
     pub latest_only: bool,
     pub offset: usize,

@@ -68,7 +68,7 @@ pub trait Store: Send + Sync + Debug {
     /// `id` is unbound or no row carries it any more. What `GET /schemas/ids/{id}` needs before it
     /// reads the body: one read where the backend can (DynamoDB: one Query of the ID's partition).
     async fn fingerprint_for_carried_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-        if self.rows_with_id_page(id, None, 1).await?.is_empty() {
+        if self.rows_with_id_page(id, "", None, 1).await?.is_empty() {
             return Ok(None);
         }
         self.fingerprint_for_id(id).await
@@ -168,13 +168,15 @@ pub trait Store: Send + Sync + Debug {
     /// Every row, in any subject, that carries `id`, sorted by (subject, version).
     async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>>;
 
-    /// One page of the rows carrying `id`, sorted by (subject, version), strictly after `after`,
-    /// at most `limit`: for the listings by ID, and for the checks that only need to know whether
+    /// One page of the rows carrying `id` whose subject starts with `prefix` (`""`: every subject),
+    /// sorted by (subject, version), strictly after `after`, at most `limit`: for the listings by
+    /// ID (scoped ones read one prefix at a time), and for the checks that only need to know whether
     /// some (or some other) row carries it, none of which may read every carrier of a schema that
     /// many subjects share. No default, as [`Store::versions_page`].
     async fn rows_with_id_page(
         &self,
         id: SchemaId,
+        prefix: &str,
         after: Option<(&Subject, Version)>,
         limit: usize,
     ) -> StoreResult<Vec<VersionRow>>;

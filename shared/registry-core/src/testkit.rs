@@ -5,8 +5,9 @@
 //! per case ([`unique_name`]), IDs are compared relative to [`Store::max_id`], and global config
 //! and mode are restored after use. Failures panic with a message naming the case.
 //!
-//! Sections: `store_cases` checks each [`Store`] method's contract directly; `race` drives the
-//! [`crate::Registry`] from many tokio tasks at once and checks the registry invariants;
+//! Sections: `store_cases` checks each [`Store`] method's contract directly; `scoped` pages scoped
+//! listings through a [`crate::Registry`]; `race` drives the [`crate::Registry`] from many tokio
+//! tasks at once and checks the registry invariants;
 //! `hooked` wraps any store to inject faults or count calls in other tests.
 
 // A test kit: a failed expectation is an assertion failure, so `expect` is the right tool here.
@@ -15,6 +16,7 @@
 pub mod history;
 mod hooked;
 mod race;
+mod scoped;
 mod store_cases;
 
 pub use history::history_cases;
@@ -24,6 +26,7 @@ pub use race::{
     race_allocate_id, race_create_version, race_different_schemas_one_subject, race_mixed,
     race_same_schema_many_subjects, race_same_schema_one_subject,
 };
+pub use scoped::scoped_listings_page_inside_the_scope;
 pub use store_cases::{
     allocate_id_is_unique_and_binds_both_ways, bind_guid_first_binding_wins, bind_id_rules_and_counter, config_crud,
     create_version_is_create_if_absent, delete_version_is_idempotent, hard_delete_unbinds_the_schema_not_the_id,
@@ -39,10 +42,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Runs every case: the per-method store contract, then the concurrency races through a
-/// [`crate::Registry`] built over `store`.
+/// Runs every case: the per-method store contract, scoped listings, then the concurrency races
+/// through a [`crate::Registry`] built over `store`.
 pub async fn run_conformance(store: Arc<dyn Store>) {
     store_cases(store.as_ref()).await;
+    scoped_listings_page_inside_the_scope(store.clone()).await;
     race_cases(store).await;
 }
 

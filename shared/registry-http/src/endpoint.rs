@@ -22,6 +22,7 @@ use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use registry_auth::{Decision, Operation, Principal, Scope, authorize};
+use registry_core::SubjectScope;
 use tracing::Instrument;
 
 /// What access an endpoint needs.
@@ -89,10 +90,12 @@ impl Permit {
         }
     }
 
-    /// The subjects the caller may see (`All` when authentication is off).
-    pub fn scope(&self) -> &Scope {
-        const ALL: &Scope = &Scope::All;
-        self.0.as_ref().map_or(ALL, |principal| &principal.scope)
+    /// The subjects the caller's listings name (`All` when authentication is off).
+    pub fn subjects(&self) -> SubjectScope {
+        match self.0.as_ref().map(|principal| &principal.scope) {
+            None | Some(Scope::All) => SubjectScope::All,
+            Some(Scope::Prefixes(prefixes)) => SubjectScope::prefixes(prefixes.iter().cloned()),
+        }
     }
 }
 

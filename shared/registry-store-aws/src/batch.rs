@@ -110,7 +110,7 @@ impl AwsStore {
             }
             let uses: Option<u64> = binding.optional_number(USES)?;
             let doomed_with_id = doomed.iter().filter(|d| d.id == row.id).count();
-            let carriers = self.rows_for_id_page(row.id, None, doomed_with_id + 1).await?;
+            let carriers = self.rows_for_id_page(row.id, "", None, doomed_with_id + 1).await?;
             let kept = carriers.len() > doomed_with_id
                 || carriers.iter().any(|c| &c.subject != subject || !doomed.iter().any(|d| d.version == c.version));
             if !kept {

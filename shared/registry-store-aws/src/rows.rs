@@ -132,18 +132,21 @@ impl AwsStore {
         self.rows_at_edges(&edges).await
     }
 
-    /// Up to `limit` rows carrying `id` after `after`, sorted by (subject, version): edges sort that
-    /// way (see `keys::edge_sk`), so each `Query` reads the next edges in order and their rows are
-    /// fetched by `BatchGetItem` and sorted within the page.
+    /// Up to `limit` rows carrying `id` whose subject starts with `prefix`, after `after`, sorted
+    /// by (subject, version): edges sort that way (see `keys::edge_sk`), so each `Query` reads the
+    /// next edges in order, from max(`prefix`, `after`) on, and their rows are fetched by
+    /// `BatchGetItem` and sorted within the page. The first edge past the prefix's run ends the read.
     pub(crate) async fn rows_for_id_page(
         &self,
         id: SchemaId,
+        prefix: &str,
         after: Option<(&Subject, Version)>,
         limit: usize,
     ) -> Result<Vec<VersionRow>, AwsError> {
         let pk = keys::id_pk(id);
         let after_key = after.map(|(subject, version)| keys::edge_sk(subject, version));
-        let from = after_key.clone().unwrap_or_else(|| keys::EDGE_SK_PREFIX.to_string());
+        let run_start = format!("{}{prefix}", keys::EDGE_SK_PREFIX);
+        let from = after_key.clone().filter(|after| *after > run_start).unwrap_or(run_start);
         let mut rows = Vec::new();
         let mut start: Option<Item> = None;
         while rows.len() < limit {
@@ -151,17 +154,25 @@ impl AwsStore {
             let wanted = i32::try_from(limit - rows.len() + 1).unwrap_or(i32::MAX).min(MAX_BATCH_KEYS as i32);
             let range = SortKeys::Between(&from, keys::EDGES_END);
             let (items, next) = self.query_page(&pk, range, Some(wanted), start.take()).await?;
-            let edges: Vec<Item> = items
-                .into_iter()
-                .filter(|edge| after_key.is_none() || edge.get(SK).and_then(|sk| sk.as_s().ok()) != after_key.as_ref())
-                .collect();
+            let mut edges: Vec<Item> = Vec::with_capacity(items.len());
+            let mut past_the_run = false;
+            for edge in items {
+                if after_key.is_some() && edge.get(SK).and_then(|sk| sk.as_s().ok()) == after_key.as_ref() {
+                    continue;
+                }
+                if !edge_target(&edge)?.0.as_str().starts_with(prefix) {
+                    past_the_run = true;
+                    break;
+                }
+                edges.push(edge);
+            }
             let mut page = self.rows_at_edges(&edges).await?;
             page.retain(|row| row.id == id);
             page.sort_by(|a, b| (&a.subject, a.version).cmp(&(&b.subject, b.version)));
             rows.extend(page);
             match next {
-                Some(next) => start = Some(next),
-                None => break,
+                Some(next) if !past_the_run => start = Some(next),
+                _ => break,
             }
         }
         rows.truncate(limit);

@@ -110,10 +110,11 @@ impl Store for AwsStore {
     async fn rows_with_id_page(
         &self,
         id: SchemaId,
+        prefix: &str,
         after: Option<(&Subject, Version)>,
         limit: usize,
     ) -> StoreResult<Vec<VersionRow>> {
-        Ok(self.rows_for_id_page(id, after, limit).await?)
+        Ok(self.rows_for_id_page(id, prefix, after, limit).await?)
     }
 
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {

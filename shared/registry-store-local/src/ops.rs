@@ -174,16 +174,25 @@ pub(crate) fn rows_with_id(conn: &Connection, id: SchemaId) -> LocalResult<Vec<V
 pub(crate) fn rows_with_id_page(
     conn: &Connection,
     id: SchemaId,
+    prefix: &str,
     after: Option<&(Subject, Version)>,
     limit: usize,
 ) -> LocalResult<Vec<VersionRow>> {
-    // TEXT compares bytewise (BINARY collation), as `Subject`'s `Ord` does.
+    // TEXT compares bytewise (BINARY collation), as `Subject`'s `Ord` does, so the subjects
+    // starting with `prefix` are one run of `versions_by_id` from `prefix` on: the scan starts at
+    // max(prefix, after) and stops at the first subject past the run.
     let sql = format!(
-        "SELECT {VERSION_COLUMNS} FROM versions WHERE id = ?1 AND (subject > ?2 OR (subject = ?2 AND version > ?3)) \
-         ORDER BY subject, version LIMIT ?4"
+        "SELECT {VERSION_COLUMNS} FROM versions WHERE id = ?1 AND subject >= ?2 \
+         AND (subject > ?3 OR (subject = ?3 AND version > ?4)) ORDER BY subject, version LIMIT ?5"
     );
     let (subject, version) = after.map_or(("", i64::MIN), |(s, v)| (s.as_str(), i64::from(v.0)));
-    collect_rows(conn, &sql, params![id.0, subject, version, i64::try_from(limit).unwrap_or(i64::MAX)])
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let raw = stmt
+        .query_map(params![id.0, prefix, subject, version, limit], codec::raw_version_row)?
+        .take_while(|raw| !matches!(raw, Ok(raw) if !raw.0.starts_with(prefix)))
+        .collect::<Result<Vec<_>, _>>()?;
+    raw.into_iter().map(codec::version_row).collect()
 }
 
 pub(crate) fn referrers(conn: &Connection, subject: &Subject, version: Version) -> LocalResult<Vec<VersionRow>> {

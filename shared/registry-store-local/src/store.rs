@@ -153,11 +153,12 @@ impl Store for LocalStore {
     async fn rows_with_id_page(
         &self,
         id: SchemaId,
+        prefix: &str,
         after: Option<(&Subject, Version)>,
         limit: usize,
     ) -> StoreResult<Vec<VersionRow>> {
-        let after = after.map(|(subject, version)| (subject.clone(), version));
-        self.read_sized(limit, move |conn| ops::rows_with_id_page(conn, id, after.as_ref(), limit)).await
+        let (prefix, after) = (prefix.to_string(), after.map(|(subject, version)| (subject.clone(), version)));
+        self.read_sized(limit, move |conn| ops::rows_with_id_page(conn, id, &prefix, after.as_ref(), limit)).await
     }
 
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {

@@ -5,6 +5,7 @@ use super::support::{latest_live, subject_not_found, version_not_found, visible}
 use super::{LookupOptions, NewSchema, Registry, SchemaById, SchemasQuery};
 use crate::error::RegistryError;
 use crate::model::{DeletedFilter, SchemaId, SchemaRecord, Subject, Version, VersionRow, VersionSelector};
+use crate::subject_scope::{SubjectScope, read_runs};
 use registry_schema::Validation;
 
 /// Default and maximum page of `GET /schemas` (Confluent's `schema.search.*.limit`).
@@ -116,7 +117,7 @@ impl Registry {
         let mut after: Option<(Subject, Version)> = None;
         loop {
             let cursor = after.as_ref().map(|(subject, version)| (subject, *version));
-            let rows = self.rows_with_id_page(id, cursor, PAGE).await?;
+            let rows = self.rows_with_id_page(id, &SubjectScope::All, cursor, PAGE).await?;
             any_row |= !rows.is_empty();
             pairs.extend(visible(&rows, include_deleted).map(|r| (r.subject.clone(), r.version)));
             match rows.last() {
@@ -130,19 +131,24 @@ impl Registry {
         Ok(pairs)
     }
 
-    /// One page of the rows carrying schema `id`, live and soft-deleted (the caller filters),
-    /// sorted by (subject, version), after `after`; fewer than `limit` means the last page.
-    /// An ID below 1 has no rows.
+    /// One page of the rows carrying schema `id` in subjects inside `scope`, live and soft-deleted
+    /// (the caller filters), sorted by (subject, version), after `after`; fewer than `limit` means
+    /// the last page. An ID below 1 has no rows.
     pub async fn rows_with_id_page(
         &self,
         id: i32,
+        scope: &SubjectScope,
         after: Option<(&Subject, Version)>,
         limit: usize,
     ) -> Result<Vec<VersionRow>, RegistryError> {
         if id < 1 {
             return Ok(Vec::new());
         }
-        Ok(self.store.rows_with_id_page(SchemaId(id), after, limit).await?)
+        let store = &self.store;
+        let cursor = after.map(|(subject, _)| subject.as_str());
+        let read =
+            |range: String, wanted| async move { store.rows_with_id_page(SchemaId(id), &range, after, wanted).await };
+        Ok(read_runs(scope.ranges(""), cursor, limit, read).await?)
     }
 
     /// `GET /schemas` as one list: versions of subjects starting with `subject_prefix`, sorted by
@@ -183,7 +189,7 @@ impl Registry {
         subjects: usize,
     ) -> Result<(Vec<VersionRow>, Option<Subject>), RegistryError> {
         let filter = if query.include_deleted { DeletedFilter::IncludeDeleted } else { DeletedFilter::LiveOnly };
-        let page = self.store.list_subjects(&query.subject_prefix, filter, after, subjects).await?;
+        let page = self.subjects_page(&query.scope, &query.subject_prefix, filter, after, subjects).await?;
         let mut listed = Vec::new();
         for subject in &page {
             let rows = self.rows(subject).await?;
@@ -202,16 +208,20 @@ impl Registry {
         self.record(row).await
     }
 
-    /// `GET /subjects`: one page of subject names (ascending, after `after`, at most `limit`).
-    /// A subject exists while it has a row; `filter` chooses live, all, or all-deleted ones.
+    /// `GET /subjects`: one page of the names starting with `prefix` inside `scope` (ascending,
+    /// after `after`, at most `limit`; fewer means the last page). A subject exists while it has a
+    /// row; `filter` chooses live, all, or all-deleted ones.
     pub async fn subjects_page(
         &self,
+        scope: &SubjectScope,
         prefix: &str,
         filter: DeletedFilter,
         after: Option<&Subject>,
         limit: usize,
     ) -> Result<Vec<Subject>, RegistryError> {
-        Ok(self.store.list_subjects(prefix, filter, after, limit).await?)
+        let store = &self.store;
+        let read = |range: String, wanted| async move { store.list_subjects(&range, filter, after, wanted).await };
+        Ok(read_runs(scope.ranges(prefix), after.map(Subject::as_str), limit, read).await?)
     }
 
     /// `GET /subjects/{s}/versions`: ascending version numbers visible under `filter`

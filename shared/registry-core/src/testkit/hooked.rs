@@ -172,7 +172,7 @@ forward_after_hook! {
         subject: &Subject, versions: &[Version], remove_subject_settings: bool, preconditions: &Preconditions
     ) -> () => StoreCall::HardDeleteVersions;
     rows_with_id(id: SchemaId) -> Vec<VersionRow> => StoreCall::RowsWithId;
-    rows_with_id_page(id: SchemaId, after: Option<(&Subject, Version)>, limit: usize) -> Vec<VersionRow>
+    rows_with_id_page(id: SchemaId, prefix: &str, after: Option<(&Subject, Version)>, limit: usize) -> Vec<VersionRow>
         => StoreCall::RowsWithIdPage { limit };
     referrers(subject: &Subject, version: Version) -> Vec<VersionRow> => StoreCall::Referrers;
     list_subjects(prefix: &str, filter: DeletedFilter, after: Option<&Subject>, limit: usize) -> Vec<Subject>

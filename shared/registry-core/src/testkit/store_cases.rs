@@ -1,11 +1,13 @@
 //! Conformance cases for each [`Store`] method, one pub fn per contract.
 
 use super::{record_body, row, row_referencing, stored_body, unique_name, unique_subject};
-use crate::model::{ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version};
+use crate::model::{
+    ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
+};
 use crate::store::{Preconditions, Store, StoreError};
 use registry_schema::{CompatibilityLevel, Fingerprint, SchemaReference};
 
-async fn fresh_id(store: &dyn Store, tag: &str) -> (SchemaId, Fingerprint) {
+pub(super) async fn fresh_id(store: &dyn Store, tag: &str) -> (SchemaId, Fingerprint) {
     let (fingerprint, _) = stored_body(store, tag).await;
     let id = store.allocate_id(&fingerprint).await.expect("allocate_id on a fresh fingerprint");
     (id, fingerprint)
@@ -283,7 +285,7 @@ pub async fn rows_with_id_index(store: &dyn Store) {
         let mut paged = Vec::new();
         loop {
             let after = paged.last().map(|r: &crate::model::VersionRow| (&r.subject, r.version));
-            let page = store.rows_with_id_page(id, after, size).await.expect("rows_with_id_page");
+            let page = store.rows_with_id_page(id, "", after, size).await.expect("rows_with_id_page");
             assert!(page.len() <= size, "page of {} rows, asked {size}", page.len());
             let done = page.len() < size;
             paged.extend(page);
@@ -293,7 +295,32 @@ pub async fn rows_with_id_index(store: &dyn Store) {
         }
         assert_eq!(paged, expected, "pages of {size}");
     }
-    assert!(store.rows_with_id_page(unused, None, 5).await.expect("rows_with_id_page").is_empty());
+    assert!(store.rows_with_id_page(unused, "", None, 5).await.expect("rows_with_id_page").is_empty());
+
+    // With a subject prefix: only that run of subjects, paged the same way ("-a" starts three of
+    // the five rows' subjects, "-a#" one; "-b" sorts after all of them).
+    let run = |prefix: String| expected.iter().filter(move |r| r.subject.as_str().starts_with(&prefix)).cloned();
+    for (suffix, count) in [("-a", 4), ("-a#", 1), ("-b", 1), ("-c", 0)] {
+        let wanted: Vec<VersionRow> = run(format!("{prefix}{suffix}")).collect();
+        assert_eq!(wanted.len(), count, "{suffix}");
+        let run_prefix = format!("{prefix}{suffix}");
+        for size in [1, 2, 5] {
+            let mut paged: Vec<VersionRow> = Vec::new();
+            loop {
+                let after = paged.last().map(|r| (&r.subject, r.version));
+                let page = store.rows_with_id_page(id, &run_prefix, after, size).await.expect("rows_with_id_page");
+                let done = page.len() < size;
+                paged.extend(page);
+                if done {
+                    break;
+                }
+            }
+            assert_eq!(paged, wanted, "prefix {suffix}, pages of {size}");
+        }
+    }
+    let behind = (&s1, Version(2));
+    let page = store.rows_with_id_page(id, &format!("{prefix}-a"), Some(behind), 5).await.expect("rows_with_id_page");
+    assert!(page.is_empty(), "a cursor past the run");
 }
 
 /// `referrers`: rows whose references include (subject, version), sorted by ID.

@@ -1,6 +1,7 @@
 //! Config resolution, modes and IMPORT.
 
 use crate::common::*;
+use registry_core::SubjectScope;
 use registry_core::{
     CompatibilityLevel, ConfigRecord, DeletedFilter, Mode, NewSchema, RegisterOptions, RegistryError, Scope,
 };
@@ -36,7 +37,10 @@ async fn subject_config_can_be_set_before_the_subject_exists_and_wins_over_globa
     assert_eq!(stored.compatibility_level, Some(CompatibilityLevel::None));
     assert_eq!(ok(r.config(&scope("s"), false).await).compatibility_level, Some(CompatibilityLevel::None));
     assert_eq!(ok(r.config(&scope("s"), true).await).compatibility_level, Some(CompatibilityLevel::None));
-    assert!(ok(r.subjects_page("", DeletedFilter::IncludeDeleted, None, 10).await).is_empty(), "no subject created");
+    assert!(
+        ok(r.subjects_page(&SubjectScope::All, "", DeletedFilter::IncludeDeleted, None, 10).await).is_empty(),
+        "no subject created"
+    );
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! Soft and hard deletes: answers, error codes in Confluent's order, and what they leave behind.
 
 use crate::common::*;
+use registry_core::SubjectScope;
 use registry_core::{CompatibilityLevel, ConfigRecord, DeletedFilter, Mode, RegistryError, Scope, VersionSelector};
 
 #[tokio::test]
@@ -78,8 +79,8 @@ async fn soft_delete_subject_returns_the_live_versions() {
     }
     ok(r.delete_version("s", v(2), false).await);
     assert_eq!(nums(&ok(r.delete_subject("s", false).await)), [1, 3]);
-    assert!(ok(r.subjects_page("", DeletedFilter::LiveOnly, None, 10).await).is_empty());
-    assert_eq!(ok(r.subjects_page("", DeletedFilter::DeletedOnly, None, 10).await).len(), 1);
+    assert!(ok(r.subjects_page(&SubjectScope::All, "", DeletedFilter::LiveOnly, None, 10).await).is_empty());
+    assert_eq!(ok(r.subjects_page(&SubjectScope::All, "", DeletedFilter::DeletedOnly, None, 10).await).len(), 1);
 }
 
 #[tokio::test]
@@ -116,7 +117,7 @@ async fn hard_delete_subject_returns_every_version_and_drops_config() {
     reg(&r, "s", &rec("B", &[("a", "int")])).await;
     ok(r.delete_subject("s", false).await);
     assert_eq!(nums(&ok(r.delete_subject("s", true).await)), [1, 2]);
-    assert!(ok(r.subjects_page("", DeletedFilter::IncludeDeleted, None, 10).await).is_empty());
+    assert!(ok(r.subjects_page(&SubjectScope::All, "", DeletedFilter::IncludeDeleted, None, 10).await).is_empty());
     assert!(matches!(err(r.config(&scope("s"), false).await), RegistryError::SubjectConfigNotFound { .. }));
 }
 

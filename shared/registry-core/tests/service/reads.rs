@@ -1,6 +1,7 @@
 //! Reads: lookup, by-ID, listings, single versions.
 
 use crate::common::*;
+use registry_core::SubjectScope;
 use registry_core::{
     CompatibilityLevel, DeletedFilter, LookupOptions, RegistryError, SchemasQuery, Subject, VersionSelector,
 };
@@ -147,12 +148,21 @@ async fn subjects_page_lists_by_filter_prefix_and_page() {
     }
     ok(r.delete_subject("c", false).await);
     let names = |list: Vec<Subject>| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    assert_eq!(names(ok(r.subjects_page("", DeletedFilter::LiveOnly, None, 100).await)), ["a", "b", "x-1"]);
-    assert_eq!(names(ok(r.subjects_page("", DeletedFilter::IncludeDeleted, None, 100).await)), ["a", "b", "c", "x-1"]);
-    assert_eq!(names(ok(r.subjects_page("", DeletedFilter::DeletedOnly, None, 100).await)), ["c"]);
-    assert_eq!(names(ok(r.subjects_page("x-", DeletedFilter::LiveOnly, None, 100).await)), ["x-1"]);
+    assert_eq!(
+        names(ok(r.subjects_page(&SubjectScope::All, "", DeletedFilter::LiveOnly, None, 100).await)),
+        ["a", "b", "x-1"]
+    );
+    assert_eq!(
+        names(ok(r.subjects_page(&SubjectScope::All, "", DeletedFilter::IncludeDeleted, None, 100).await)),
+        ["a", "b", "c", "x-1"]
+    );
+    assert_eq!(names(ok(r.subjects_page(&SubjectScope::All, "", DeletedFilter::DeletedOnly, None, 100).await)), ["c"]);
+    assert_eq!(names(ok(r.subjects_page(&SubjectScope::All, "x-", DeletedFilter::LiveOnly, None, 100).await)), ["x-1"]);
     let after = Subject::new("a").ok();
-    assert_eq!(names(ok(r.subjects_page("", DeletedFilter::LiveOnly, after.as_ref(), 1).await)), ["b"]);
+    assert_eq!(
+        names(ok(r.subjects_page(&SubjectScope::All, "", DeletedFilter::LiveOnly, after.as_ref(), 1).await)),
+        ["b"]
+    );
 }
 
 #[tokio::test]

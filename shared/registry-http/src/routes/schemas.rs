@@ -14,8 +14,9 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
 use futures::future::BoxFuture;
-use registry_auth::Scope;
-use registry_core::{Registry, RegistryError, SchemaById, SchemaType, SchemasQuery, Subject, Version, VersionRow};
+use registry_core::{
+    Registry, RegistryError, SchemaById, SchemaType, SchemasQuery, Subject, SubjectScope, Version, VersionRow,
+};
 use std::sync::Arc;
 
 /// Default and maximum page size of `GET /schemas` (`schema.search.default.limit` / `.max.limit`).
@@ -39,7 +40,6 @@ const SCHEMAS_SUBJECTS_PER_PAGE: usize = 100;
 struct SchemaPages {
     registry: Registry,
     query: SchemasQuery,
-    scope: Scope,
     after: Option<Subject>,
     exhausted: bool,
 }
@@ -57,7 +57,7 @@ impl Pages for SchemaPages {
             let (rows, next) = self.registry.schema_rows_page(&self.query, self.after.as_ref(), subjects).await?;
             self.exhausted = next.is_none();
             self.after = next;
-            Ok(Some(rows.into_iter().filter(|row| self.scope.contains(row.subject.as_str())).collect()))
+            Ok(Some(rows))
         })
     }
 
@@ -75,13 +75,13 @@ pub async fn get_schemas(State(state): State<AppState>, permit: Permit, params: 
     let window = params.page(SCHEMA_SEARCH_LIMIT, SCHEMA_SEARCH_LIMIT)?;
     let query = SchemasQuery {
         subject_prefix: params.get("subjectPrefix").unwrap_or_default().to_string(),
+        scope: permit.subjects(),
         include_deleted: params.flag("deleted"),
         latest_only: params.flag("latestOnly"),
         offset: window.offset,
         limit: window.limit,
     };
-    let scope = permit.scope().clone();
-    let pages = SchemaPages { registry: state.registry.clone(), query, scope, after: None, exhausted: false };
+    let pages = SchemaPages { registry: state.registry.clone(), query, after: None, exhausted: false };
     json_stream::respond(pages, window, "schema listing").await
 }
 
@@ -141,21 +141,21 @@ fn cacheable(
 /// Rows carrying one schema ID read per store page while listing them.
 const ROWS_BY_ID_PAGE_SIZE: usize = 1000;
 
-/// The rows carrying a schema ID, read one store page at a time, soft-deleted ones only when
-/// asked; shared by the two listings by ID below.
+/// The rows carrying a schema ID in the caller's subjects, read one store page at a time,
+/// soft-deleted ones only when asked; shared by the two listings by ID below.
 #[derive(Debug)]
 struct RowsById {
     registry: Registry,
     id: i32,
     include_deleted: bool,
-    scope: Scope,
+    scope: SubjectScope,
     after: Option<(Subject, Version)>,
     any_row: bool,
     exhausted: bool,
 }
 
 impl RowsById {
-    fn new(registry: Registry, id: i32, include_deleted: bool, scope: Scope) -> Self {
+    fn new(registry: Registry, id: i32, include_deleted: bool, scope: SubjectScope) -> Self {
         RowsById { registry, id, include_deleted, scope, after: None, any_row: false, exhausted: false }
     }
 
@@ -164,17 +164,19 @@ impl RowsById {
             return Ok(None);
         }
         let after = self.after.as_ref().map(|(subject, version)| (subject, *version));
-        let rows = self.registry.rows_with_id_page(self.id, after, ROWS_BY_ID_PAGE_SIZE).await?;
+        let rows = self.registry.rows_with_id_page(self.id, &self.scope, after, ROWS_BY_ID_PAGE_SIZE).await?;
         self.exhausted = rows.len() < ROWS_BY_ID_PAGE_SIZE;
         self.any_row |= !rows.is_empty();
+        if self.exhausted && !self.any_row && self.scope != SubjectScope::All {
+            // Whether the ID exists outside the scope decides between `[]` and 40403.
+            self.any_row = !self.registry.rows_with_id_page(self.id, &SubjectScope::All, None, 1).await?.is_empty();
+        }
         self.after = rows.last().map(|row| (row.subject.clone(), row.version));
-        let visible =
-            |row: &VersionRow| (self.include_deleted || !row.deleted) && self.scope.contains(row.subject.as_str());
-        Ok(Some(rows.into_iter().filter(visible).collect()))
+        Ok(Some(rows.into_iter().filter(|row| self.include_deleted || !row.deleted).collect()))
     }
 
-    /// An ID no row carries (not even a soft-deleted one) is 40403; one whose rows are all
-    /// soft-deleted lists `[]` without `deleted`.
+    /// An ID no row carries (not even a soft-deleted one, in any subject) is 40403; one whose
+    /// rows are all soft-deleted or out of the caller's scope lists `[]`.
     fn when_empty(&self) -> Result<(), ApiError> {
         if self.any_row { Ok(()) } else { Err(RegistryError::SchemaNotFound.into()) }
     }
@@ -245,7 +247,7 @@ pub async fn get_all_subjects_by_id(
 ) -> ApiResult {
     let id = parse_schema_id(&id)?;
     let window = params.page(LIST_LIMIT, LIST_LIMIT)?;
-    let rows = RowsById::new(state.registry.clone(), id.0, params.flag("deleted"), permit.scope().clone());
+    let rows = RowsById::new(state.registry.clone(), id.0, params.flag("deleted"), permit.subjects());
     json_stream::respond(SubjectsById { rows, last_subject: None }, window, "subject listing by ID").await
 }
 
@@ -259,7 +261,7 @@ pub async fn get_all_versions_by_id(
 ) -> ApiResult {
     let id = parse_schema_id(&id)?;
     let window = params.page(LIST_LIMIT, LIST_LIMIT)?;
-    let rows = RowsById::new(state.registry.clone(), id.0, params.flag("deleted"), permit.scope().clone());
+    let rows = RowsById::new(state.registry.clone(), id.0, params.flag("deleted"), permit.subjects());
     json_stream::respond(VersionsById { rows }, window, "version listing by ID").await
 }
 

@@ -9,8 +9,7 @@ use crate::error::ApiError;
 use crate::extract::{ConfluentJson, Page, Params, Segment};
 use axum::extract::State;
 use futures::future::BoxFuture;
-use registry_auth::Scope;
-use registry_core::{DeletedFilter, LookupOptions, Registry, Subject};
+use registry_core::{DeletedFilter, LookupOptions, Registry, Subject, SubjectScope};
 
 /// How many subjects one store page holds while building the `/subjects` answer.
 pub const SUBJECTS_PAGE_SIZE: usize = 1000;
@@ -53,14 +52,14 @@ pub struct SubjectPages {
     registry: Registry,
     prefix: String,
     filter: DeletedFilter,
-    scope: Scope,
+    scope: SubjectScope,
     after: Option<Subject>,
     exhausted: bool,
 }
 
 impl SubjectPages {
     /// The names `query` lists inside `scope` (its `offset`/`limit` are applied by the array).
-    pub fn new(registry: Registry, query: &SubjectsQuery, scope: Scope) -> Self {
+    pub fn new(registry: Registry, query: &SubjectsQuery, scope: SubjectScope) -> Self {
         SubjectPages {
             registry,
             prefix: query.prefix.clone(),
@@ -82,10 +81,11 @@ impl Pages for SubjectPages {
             }
             // No more names than the answer still needs (`?limit=1` reads one, not a page).
             let size = wanted.clamp(1, SUBJECTS_PAGE_SIZE);
-            let page = self.registry.subjects_page(&self.prefix, self.filter, self.after.as_ref(), size).await?;
+            let after = self.after.as_ref();
+            let page = self.registry.subjects_page(&self.scope, &self.prefix, self.filter, after, size).await?;
             self.exhausted = page.len() < size;
             self.after = page.last().cloned();
-            Ok(Some(page.into_iter().filter(|subject| self.scope.contains(subject.as_str())).collect()))
+            Ok(Some(page))
         })
     }
 
@@ -99,7 +99,7 @@ impl Pages for SubjectPages {
 pub async fn get_all_subjects(State(state): State<AppState>, permit: Permit, params: Params) -> ApiResult {
     let query = SubjectsQuery::from_params(&params)?;
     let window = Page { offset: query.offset, limit: query.limit };
-    let pages = SubjectPages::new(state.registry.clone(), &query, permit.scope().clone());
+    let pages = SubjectPages::new(state.registry.clone(), &query, permit.subjects());
     json_stream::respond(pages, window, "subject listing").await
 }
 

@@ -1,0 +1,61 @@
+//! The users of the cases served with authentication on ([`crate::Serving::Authenticated`]): the
+//! same users file for the in-process server and the Lambda function (`REGISTRY_USERS`).
+//!
+//! | user | role | subjects |
+//! |---|---|---|
+//! | `admin` | admin | all |
+//! | `writer` | write | all |
+//! | `reader` | read | all |
+//! | `team-a` | write | starting with `team-a.` |
+//!
+//! Each password is `<user>-secret`.
+
+use base64::Engine;
+use registry_auth::{Authenticator, HashCost, Role, UserEntry, UsersFile, hash_password};
+use std::sync::{Arc, OnceLock};
+
+/// The users file text (hashed once per test process, at the test cost).
+pub fn users_file() -> &'static str {
+    static TEXT: OnceLock<String> = OnceLock::new();
+    TEXT.get_or_init(|| {
+        let mut file = UsersFile::default();
+        let users: [(&str, Role, &[&str]); 4] = [
+            ("admin", Role::Admin, &[]),
+            ("writer", Role::Write, &[]),
+            ("reader", Role::Read, &[]),
+            ("team-a", Role::Write, &["team-a."]),
+        ];
+        for (user, role, prefixes) in users {
+            let hash = match hash_password(&password(user), HashCost::TEST) {
+                Ok(hash) => hash,
+                Err(error) => panic!("hashing a test password: {error}"),
+            };
+            let subject_prefixes = prefixes.iter().map(|prefix| prefix.to_string()).collect();
+            file.upsert(UserEntry { user: user.to_string(), role, subject_prefixes, hash });
+        }
+        file.render()
+    })
+}
+
+/// The authenticator over [`users_file`].
+pub fn authenticator() -> Arc<Authenticator> {
+    let file = match UsersFile::parse(users_file()) {
+        Ok(file) => file,
+        Err(error) => panic!("the test users file: {error}"),
+    };
+    match Authenticator::new(&file, None) {
+        Ok(authenticator) => Arc::new(authenticator),
+        Err(error) => panic!("the test authenticator: {error}"),
+    }
+}
+
+/// `user`'s password.
+pub fn password(user: &str) -> String {
+    format!("{user}-secret")
+}
+
+/// The `Authorization` header value of `user`.
+pub fn basic(user: &str) -> String {
+    let credentials = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{}", password(user)));
+    format!("Basic {credentials}")
+}
