@@ -275,6 +275,26 @@ pub enum DeletedFilter {
     DeletedOnly,
 }
 
+impl DeletedFilter {
+    /// From Confluent's two query flags: `deletedOnly` wins over `deleted`.
+    pub fn of(deleted: bool, deleted_only: bool) -> Self {
+        match (deleted, deleted_only) {
+            (_, true) => DeletedFilter::DeletedOnly,
+            (true, false) => DeletedFilter::IncludeDeleted,
+            (false, false) => DeletedFilter::LiveOnly,
+        }
+    }
+
+    /// Whether a version with this `deleted` flag is listed.
+    pub fn includes(self, deleted: bool) -> bool {
+        match self {
+            DeletedFilter::LiveOnly => !deleted,
+            DeletedFilter::IncludeDeleted => true,
+            DeletedFilter::DeletedOnly => deleted,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

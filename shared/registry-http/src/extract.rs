@@ -8,7 +8,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use registry_core::{SchemaId, VersionSelector};
 use serde::Deserialize;
-use serde::de::value::MapAccessDeserializer;
+use serde::de::value::{MapAccessDeserializer, MapDeserializer};
 use serde::de::{DeserializeOwned, Deserializer, MapAccess, Visitor};
 use std::fmt;
 use std::marker::PhantomData;
@@ -256,52 +256,91 @@ pub fn parse_schema_id(raw: &str) -> Result<SchemaId, ApiError> {
     raw.parse::<i32>().map(SchemaId).map_err(|_| ApiError::NotFound)
 }
 
-/// Query parameters, read the way JAX-RS converts them: the first value of a name wins; booleans
-/// are `true` in any case and false otherwise; an integer that does not parse is a 404.
+/// A query string read into `T`, one struct per endpoint, the way JAX-RS reads `@QueryParam`s:
+/// the first value of each name wins, unknown names are ignored, booleans are read by [`flag`] and
+/// ints by [`int`] (an int that does not parse is a 404, as in JAX-RS). A malformed query string
+/// (bad percent-encoding) is 400.
 #[derive(Debug, Clone, Default)]
-pub struct Params(Vec<(String, String)>);
+pub struct ConfluentQuery<T>(pub T);
 
-impl<S: Send + Sync> FromRequestParts<S> for Params {
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ConfluentQuery<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let Query(pairs) = Query::<Vec<(String, String)>>::from_request_parts(parts, state)
             .await
             .map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
-        Ok(Params(pairs))
+        let mut named = std::collections::HashSet::new();
+        let first_values = pairs.into_iter().filter(|(name, _)| named.insert(name.clone()));
+        let query = MapDeserializer::<_, serde::de::value::Error>::new(first_values);
+        T::deserialize(query).map(ConfluentQuery).map_err(|_| ApiError::NotFound)
     }
 }
 
-impl Params {
-    /// The first value of `name`.
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
-    }
+/// A `@QueryParam boolean` as Jersey reads it (`Boolean.valueOf` of the value): `true` in any
+/// letter case is true, anything else (` true`, `1`, `yes`, blank) false; absent is false
+/// (`#[serde(default)]`).
+pub fn flag<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    Ok(String::deserialize(deserializer)?.eq_ignore_ascii_case("true"))
+}
 
-    /// Every value of `name`, in request order (JAX-RS `List<String>` parameters).
-    pub fn all(&self, name: &str) -> Vec<&str> {
-        self.0.iter().filter(|(key, _)| key == name).map(|(_, value)| value.as_str()).collect()
+/// A `@QueryParam int` as Jersey reads it: blank or absent is absent (`#[serde(default)]`);
+/// otherwise `Integer.valueOf` of the value, and anything else fails the query (404).
+pub fn int<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<i32>, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    if text.trim().is_empty() {
+        return Ok(None);
     }
+    text.parse::<i32>().map(Some).map_err(serde::de::Error::custom)
+}
 
-    /// `Boolean.valueOf`: true only for `true` in any case; absent is false.
-    pub fn flag(&self, name: &str) -> bool {
-        self.get(name).is_some_and(|value| value.trim().eq_ignore_ascii_case("true"))
-    }
+/// A `@QueryParam String`: the value as given; absent is `None` (`#[serde(default)]`).
+pub fn text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    String::deserialize(deserializer).map(Some)
+}
 
-    /// An `int` parameter: `None` when absent, 404 when present but not an int.
-    pub fn int(&self, name: &str) -> Result<Option<i32>, ApiError> {
-        self.get(name).map(|value| value.trim().parse::<i32>().map_err(|_| ApiError::NotFound)).transpose()
-    }
+/// `offset` and `limit`, flattened into the queries of paged listings.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+pub struct Paging {
+    #[serde(default, deserialize_with = "int")]
+    pub offset: Option<i32>,
+    #[serde(default, deserialize_with = "int")]
+    pub limit: Option<i32>,
+}
 
-    /// `offset`/`limit` paging: a negative offset counts as 0; a limit of 0 or less, or above `max`,
-    /// means `default_limit`.
-    pub fn page(&self, default_limit: usize, max: usize) -> Result<Page, ApiError> {
-        let offset = self.int("offset")?.map_or(0, |offset| usize::try_from(offset).unwrap_or(0));
-        let limit = match self.int("limit")? {
+impl Paging {
+    /// The window: a negative offset counts as 0; a limit of 0 or less, or above `max`, means
+    /// `default_limit`.
+    pub fn window(self, default_limit: usize, max: usize) -> Page {
+        let offset = self.offset.map_or(0, |offset| usize::try_from(offset).unwrap_or(0));
+        let limit = match self.limit {
             Some(limit) if limit > 0 => usize::try_from(limit).unwrap_or(default_limit),
             _ => default_limit,
         };
-        Ok(Page { offset, limit: if limit > max { default_limit } else { limit } })
+        Page { offset, limit: if limit > max { default_limit } else { limit } }
+    }
+}
+
+/// Every value of a repeated query parameter, in request order (JAX-RS `List<String>`
+/// parameters, such as the metadata filter's `key` and `value`).
+#[derive(Debug, Clone, Default)]
+pub struct QueryLists(Vec<(String, String)>);
+
+impl<S: Send + Sync> FromRequestParts<S> for QueryLists {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let Query(pairs) = Query::<Vec<(String, String)>>::from_request_parts(parts, state)
+            .await
+            .map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
+        Ok(QueryLists(pairs))
+    }
+}
+
+impl QueryLists {
+    /// Every value of `name`, in request order.
+    pub fn all(&self, name: &str) -> Vec<&str> {
+        self.0.iter().filter(|(key, _)| key == name).map(|(_, value)| value.as_str()).collect()
     }
 }
 
@@ -397,23 +436,45 @@ mod tests {
         }
     }
 
-    #[test]
-    fn params_convert_like_jax_rs() {
-        let params = Params(vec![
-            ("deleted".into(), "TRUE".into()),
-            ("verbose".into(), "yes".into()),
-            ("offset".into(), "x".into()),
-            ("limit".into(), "5".into()),
-            ("limit".into(), "9".into()),
-        ]);
-        assert!(params.flag("deleted"));
-        assert!(!params.flag("verbose"));
-        assert!(!params.flag("absent"));
-        assert!(matches!(params.int("offset"), Err(ApiError::NotFound)));
-        assert_eq!(params.int("limit").ok().flatten(), Some(5));
-        let paging = Params(vec![("offset".into(), "-3".into()), ("limit".into(), "0".into())]);
-        assert_eq!(paging.page(1000, 1000).ok(), Some(Page { offset: 0, limit: 1000 }));
-        let over = Params(vec![("limit".into(), "5000".into())]);
-        assert_eq!(over.page(1000, 1000).ok(), Some(Page { offset: 0, limit: 1000 }));
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Example {
+        #[serde(default, deserialize_with = "flag")]
+        deleted: bool,
+        #[serde(default, deserialize_with = "flag")]
+        deleted_only: bool,
+        #[serde(default, deserialize_with = "text")]
+        format: Option<String>,
+        #[serde(flatten)]
+        paging: Paging,
+    }
+
+    async fn query<T: DeserializeOwned>(uri: &str) -> Result<T, ApiError> {
+        let request =
+            axum::http::Request::builder().uri(uri).body(()).map_err(|e| ApiError::Internal(e.to_string()))?;
+        let (mut parts, ()) = request.into_parts();
+        ConfluentQuery::<T>::from_request_parts(&mut parts, &()).await.map(|query| query.0)
+    }
+
+    #[tokio::test]
+    async fn queries_read_like_jax_rs() {
+        let read = query::<Example>("/x?deleted=TRUE&deletedOnly=yes&format=serialized&limit=5&limit=9&other=1").await;
+        let read = read.unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(read.deleted && !read.deleted_only, "`true` in any case, nothing else");
+        assert_eq!(
+            (read.format.as_deref(), read.paging.limit, read.paging.offset),
+            (Some("serialized"), Some(5), None)
+        );
+        for not_true in ["%20true", "1", "", "t"] {
+            let read = query::<Example>(&format!("/x?deleted={not_true}")).await.unwrap_or_else(|e| panic!("{e:?}"));
+            assert!(!read.deleted, "{not_true:?}");
+        }
+        assert!(matches!(query::<Example>("/x?offset=x").await, Err(ApiError::NotFound)));
+        assert!(matches!(query::<Example>("/x?offset=%205").await, Err(ApiError::NotFound)), "no trimming");
+        let blank = query::<Example>("/x?limit=%20&offset=").await.unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!((blank.paging.limit, blank.paging.offset), (None, None), "blank is absent");
+        let paging = Paging { offset: Some(-3), limit: Some(0) };
+        assert_eq!(paging.window(1000, 1000), Page { offset: 0, limit: 1000 });
+        assert_eq!(Paging { offset: None, limit: Some(5000) }.window(1000, 1000), Page { offset: 0, limit: 1000 });
     }
 }

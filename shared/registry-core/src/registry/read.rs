@@ -229,15 +229,7 @@ impl Registry {
     pub async fn version_numbers(&self, subject: &str, filter: DeletedFilter) -> Result<Vec<Version>, RegistryError> {
         let subject = Subject::new(subject)?;
         let rows = self.rows(&subject).await?;
-        let numbers: Vec<Version> = rows
-            .iter()
-            .filter(|r| match filter {
-                DeletedFilter::LiveOnly => !r.deleted,
-                DeletedFilter::IncludeDeleted => true,
-                DeletedFilter::DeletedOnly => r.deleted,
-            })
-            .map(|r| r.version)
-            .collect();
+        let numbers: Vec<Version> = rows.iter().filter(|r| filter.includes(r.deleted)).map(|r| r.version).collect();
         if numbers.is_empty() {
             return Err(subject_not_found(&subject));
         }

@@ -3,24 +3,34 @@
 use super::{ApiResult, json};
 use crate::AppState;
 use crate::dto::{CompatibilityDto, RegisterSchemaRequest};
-use crate::extract::{ConfluentJson, Params, Segment, SubjectVersion, parse_version};
+use crate::extract::{ConfluentJson, ConfluentQuery, Segment, SubjectVersion, flag, parse_version};
 use axum::extract::State;
+use serde::Deserialize;
+
+/// Query of both compatibility tests.
+#[derive(Debug, Default, Deserialize)]
+pub struct CompatibilityQuery {
+    /// The incompatibilities in `messages`.
+    #[serde(default, deserialize_with = "flag")]
+    pub verbose: bool,
+    /// Compare Confluent's normal forms.
+    #[serde(default, deserialize_with = "flag")]
+    pub normalize: bool,
+}
 
 /// `POST /compatibility/subjects/{s}/versions/{v}`: against that version only (`latest` = highest
 /// live); `{"is_compatible"}`, plus `messages` with `verbose=true`; `normalize`.
 pub async fn test_compatibility_by_subject_name(
     State(state): State<AppState>,
     SubjectVersion(subject, version): SubjectVersion,
-    params: Params,
+    ConfluentQuery(query): ConfluentQuery<CompatibilityQuery>,
     ConfluentJson(request): ConfluentJson<RegisterSchemaRequest>,
 ) -> ApiResult {
     let selector = parse_version(&version)?;
-    let verbose = params.flag("verbose");
-    let report = state
-        .registry
-        .test_compatibility(&subject, Some(selector), request.into_new_schema()?, params.flag("normalize"), verbose)
-        .await?;
-    json(&CompatibilityDto::new(report, verbose))
+    let schema = request.into_new_schema()?;
+    let report =
+        state.registry.test_compatibility(&subject, Some(selector), schema, query.normalize, query.verbose).await?;
+    json(&CompatibilityDto::new(report, query.verbose))
 }
 
 /// `POST /compatibility/subjects/{s}/versions`: against every live version the subject's level
@@ -28,13 +38,10 @@ pub async fn test_compatibility_by_subject_name(
 pub async fn test_compatibility_for_subject(
     State(state): State<AppState>,
     Segment(subject): Segment,
-    params: Params,
+    ConfluentQuery(query): ConfluentQuery<CompatibilityQuery>,
     ConfluentJson(request): ConfluentJson<RegisterSchemaRequest>,
 ) -> ApiResult {
-    let verbose = params.flag("verbose");
-    let report = state
-        .registry
-        .test_compatibility(&subject, None, request.into_new_schema()?, params.flag("normalize"), verbose)
-        .await?;
-    json(&CompatibilityDto::new(report, verbose))
+    let schema = request.into_new_schema()?;
+    let report = state.registry.test_compatibility(&subject, None, schema, query.normalize, query.verbose).await?;
+    json(&CompatibilityDto::new(report, query.verbose))
 }

@@ -3,9 +3,27 @@
 use super::{ApiResult, json};
 use crate::AppState;
 use crate::dto::{ConfigDto, ConfigUpdateRequest, ConfigUpdateResponse, ModeDto, ModeUpdateRequest};
-use crate::extract::{ConfluentJson, Params, Segment};
+use crate::extract::{ConfluentJson, ConfluentQuery, Segment, flag};
 use axum::extract::State;
 use registry_core::{Scope, Subject};
+use serde::Deserialize;
+
+/// Query of the subject-level config and mode reads.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubjectSettingQuery {
+    /// The effective setting (subject, else global, else default) instead of the subject's own.
+    #[serde(default, deserialize_with = "flag")]
+    pub default_to_global: bool,
+}
+
+/// Query of the mode updates.
+#[derive(Debug, Default, Deserialize)]
+pub struct ModeUpdateQuery {
+    /// IMPORT even while the scope has schemas.
+    #[serde(default, deserialize_with = "flag")]
+    pub force: bool,
+}
 
 fn subject_scope(subject: String) -> Result<Scope, crate::error::ApiError> {
     Ok(Scope::Subject(Subject::new(subject)?))
@@ -37,9 +55,9 @@ pub async fn delete_top_level_config(State(state): State<AppState>) -> ApiResult
 pub async fn get_subject_level_config(
     State(state): State<AppState>,
     Segment(subject): Segment,
-    params: Params,
+    ConfluentQuery(query): ConfluentQuery<SubjectSettingQuery>,
 ) -> ApiResult {
-    let config = state.registry.config(&subject_scope(subject)?, params.flag("defaultToGlobal")).await?;
+    let config = state.registry.config(&subject_scope(subject)?, query.default_to_global).await?;
     json(&ConfigDto::from(&config))
 }
 
@@ -69,10 +87,10 @@ pub async fn get_top_level_mode(State(state): State<AppState>) -> ApiResult {
 /// `PUT /mode`: `{"mode"}` (any case; 42204 otherwise); `force` allows IMPORT with live schemas.
 pub async fn update_top_level_mode(
     State(state): State<AppState>,
-    params: Params,
+    ConfluentQuery(query): ConfluentQuery<ModeUpdateQuery>,
     ConfluentJson(request): ConfluentJson<ModeUpdateRequest>,
 ) -> ApiResult {
-    let mode = state.registry.set_mode(&Scope::Global, request.into_mode()?, params.flag("force")).await?;
+    let mode = state.registry.set_mode(&Scope::Global, request.into_mode()?, query.force).await?;
     json(&ModeDto { mode })
 }
 
@@ -84,8 +102,12 @@ pub async fn delete_top_level_mode(State(state): State<AppState>) -> ApiResult {
 
 /// `GET /mode/{s}`: the subject's own mode (40409 when unset), or the effective one with
 /// `defaultToGlobal=true`.
-pub async fn get_mode(State(state): State<AppState>, Segment(subject): Segment, params: Params) -> ApiResult {
-    let mode = state.registry.mode(&subject_scope(subject)?, params.flag("defaultToGlobal")).await?;
+pub async fn get_mode(
+    State(state): State<AppState>,
+    Segment(subject): Segment,
+    ConfluentQuery(query): ConfluentQuery<SubjectSettingQuery>,
+) -> ApiResult {
+    let mode = state.registry.mode(&subject_scope(subject)?, query.default_to_global).await?;
     json(&ModeDto { mode })
 }
 
@@ -93,11 +115,11 @@ pub async fn get_mode(State(state): State<AppState>, Segment(subject): Segment, 
 pub async fn update_subject_mode(
     State(state): State<AppState>,
     Segment(subject): Segment,
-    params: Params,
+    ConfluentQuery(query): ConfluentQuery<ModeUpdateQuery>,
     ConfluentJson(request): ConfluentJson<ModeUpdateRequest>,
 ) -> ApiResult {
     let mode = request.into_mode()?;
-    let mode = state.registry.set_mode(&subject_scope(subject)?, mode, params.flag("force")).await?;
+    let mode = state.registry.set_mode(&subject_scope(subject)?, mode, query.force).await?;
     json(&ModeDto { mode })
 }
 

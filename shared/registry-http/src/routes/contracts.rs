@@ -1,11 +1,11 @@
 //! Data-contract reads: `GET /subjects/{s}/metadata` (latest version by metadata properties) and
 //! CP 8's `GET /schemas/guids/{guid}`.
 
-use super::{ApiResult, json};
+use super::{ApiResult, DeletedQuery, json};
 use crate::AppState;
 use crate::dto::{SchemaDto, SchemaStringDto};
 use crate::error::ApiError;
-use crate::extract::{Params, Segment};
+use crate::extract::{ConfluentQuery, QueryLists, Segment};
 use axum::extract::State;
 use registry_core::registry::contracts::is_guid;
 
@@ -15,15 +15,16 @@ use registry_core::registry::contracts::is_guid;
 pub async fn get_latest_with_metadata(
     State(state): State<AppState>,
     Segment(subject): Segment,
-    params: Params,
+    ConfluentQuery(query): ConfluentQuery<DeletedQuery>,
+    lists: QueryLists,
 ) -> ApiResult {
-    let filter: Vec<(String, String)> = params
+    let filter: Vec<(String, String)> = lists
         .all("key")
         .into_iter()
-        .zip(params.all("value"))
+        .zip(lists.all("value"))
         .map(|(key, value)| (key.to_string(), value.to_string()))
         .collect();
-    let record = state.registry.latest_with_metadata(&subject, &filter, params.flag("deleted")).await?;
+    let record = state.registry.latest_with_metadata(&subject, &filter, query.deleted).await?;
     json(&SchemaDto::from_record(&record))
 }
 

@@ -9,11 +9,11 @@ pub mod subjects;
 pub mod versions;
 
 use crate::error::ApiError;
-use crate::extract::MEDIA_V1;
+use crate::extract::{MEDIA_V1, Paging, flag};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use registry_auth::Operation;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Handler result: a finished response or an [`ApiError`].
 pub type ApiResult = Result<Response, ApiError>;
@@ -36,9 +36,39 @@ fn with_media(body: Vec<u8>) -> Response {
     response
 }
 
-/// What a delete does, as access control sees it: `permanent=true` is a hard delete (admin only).
-pub fn deletion(permanent: bool) -> Operation {
-    if permanent { Operation::HardDelete } else { Operation::SoftDelete }
+/// Query of the reads that may include soft-deleted versions (`GET .../versions/{v}/schema`,
+/// `GET /subjects/{s}/metadata`).
+#[derive(Debug, Default, Deserialize)]
+pub struct DeletedQuery {
+    /// Soft-deleted versions count too.
+    #[serde(default, deserialize_with = "flag")]
+    pub deleted: bool,
+}
+
+/// Query of the paged listings that may include soft-deleted versions (`.../referencedby`,
+/// `/schemas/ids/{id}/subjects` and `/versions`).
+#[derive(Debug, Default, Deserialize)]
+pub struct DeletedPagedQuery {
+    /// Soft-deleted versions count too.
+    #[serde(default, deserialize_with = "flag")]
+    pub deleted: bool,
+    #[serde(flatten)]
+    pub paging: Paging,
+}
+
+/// Query of both deletes (`DELETE /subjects/{s}` and `/subjects/{s}/versions/{v}`).
+#[derive(Debug, Default, Deserialize)]
+pub struct DeleteQuery {
+    /// A hard delete (admin only), of soft-deleted versions.
+    #[serde(default, deserialize_with = "flag")]
+    pub permanent: bool,
+}
+
+impl DeleteQuery {
+    /// What the delete does, as access control sees it.
+    pub fn operation(&self) -> Operation {
+        if self.permanent { Operation::HardDelete } else { Operation::SoftDelete }
+    }
 }
 
 /// `GET /` and `POST /` (`RootResource`): `{}`.

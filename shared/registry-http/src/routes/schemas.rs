@@ -2,12 +2,12 @@
 
 use super::json_stream::{self, Pages, write_json};
 use super::versions::apply_format;
-use super::{ApiResult, json, raw_schema};
+use super::{ApiResult, DeletedPagedQuery, json, raw_schema};
 use crate::AppState;
 use crate::dto::{SchemaDto, SchemaStringDto, SubjectVersionDto};
 use crate::endpoint::Permit;
 use crate::error::ApiError;
-use crate::extract::{Params, Segment, negotiate, parse_schema_id};
+use crate::extract::{ConfluentQuery, Paging, Segment, flag, negotiate, parse_schema_id, text};
 use crate::http_cache::{self, HttpConfig, Representation};
 use axum::Extension;
 use axum::extract::State;
@@ -17,6 +17,7 @@ use futures::future::BoxFuture;
 use registry_core::{
     Registry, RegistryError, SchemaById, SchemaType, SchemasQuery, Subject, SubjectScope, Version, VersionRow,
 };
+use serde::Deserialize;
 use std::sync::Arc;
 
 /// Default and maximum page size of `GET /schemas` (`schema.search.default.limit` / `.max.limit`).
@@ -69,20 +70,51 @@ impl Pages for SchemaPages {
     }
 }
 
+/// Query of `GET /schemas`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListSchemasQuery {
+    #[serde(default, deserialize_with = "text")]
+    pub subject_prefix: Option<String>,
+    #[serde(default, deserialize_with = "flag")]
+    pub deleted: bool,
+    /// Only the highest listed version of each subject.
+    #[serde(default, deserialize_with = "flag")]
+    pub latest_only: bool,
+    #[serde(flatten)]
+    pub paging: Paging,
+}
+
 /// `GET /schemas`: `subjectPrefix`, `deleted`, `latestOnly`, `offset`, `limit` (default and max
 /// 1000). Streamed from store pages (see [`json_stream`]); only the caller's subjects.
-pub async fn get_schemas(State(state): State<AppState>, permit: Permit, params: Params) -> ApiResult {
-    let window = params.page(SCHEMA_SEARCH_LIMIT, SCHEMA_SEARCH_LIMIT)?;
+pub async fn get_schemas(
+    State(state): State<AppState>,
+    permit: Permit,
+    ConfluentQuery(listing): ConfluentQuery<ListSchemasQuery>,
+) -> ApiResult {
+    let window = listing.paging.window(SCHEMA_SEARCH_LIMIT, SCHEMA_SEARCH_LIMIT);
     let query = SchemasQuery {
-        subject_prefix: params.get("subjectPrefix").unwrap_or_default().to_string(),
+        subject_prefix: listing.subject_prefix.unwrap_or_default(),
         scope: permit.subjects(),
-        include_deleted: params.flag("deleted"),
-        latest_only: params.flag("latestOnly"),
+        include_deleted: listing.deleted,
+        latest_only: listing.latest_only,
         offset: window.offset,
         limit: window.limit,
     };
     let pages = SchemaPages { registry: state.registry.clone(), query, after: None, exhausted: false };
     json_stream::respond(pages, window, "schema listing").await
+}
+
+/// Query of `GET /schemas/ids/{id}` (its `subject` changes nothing and is not read).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SchemaByIdQuery {
+    /// See [`apply_format`].
+    #[serde(default, deserialize_with = "text")]
+    pub format: Option<String>,
+    /// The highest ID too, as `maxId`.
+    #[serde(default, deserialize_with = "flag")]
+    pub fetch_max_id: bool,
 }
 
 /// `GET /schemas/ids/{id}`: `{"schemaType","schema","references"?}`, plus `maxId` with `fetchMaxId=true`.
@@ -94,12 +126,12 @@ pub async fn get_schemas_by_id(
     Extension(config): Extension<Arc<HttpConfig>>,
     headers: HeaderMap,
     Segment(id): Segment,
-    params: Params,
+    ConfluentQuery(query): ConfluentQuery<SchemaByIdQuery>,
 ) -> ApiResult {
     let id = parse_schema_id(&id)?;
     let mut found = state.registry.schema_by_id(id.0).await?;
-    let rendered = apply_format(&state, &mut found.body, &params).await?;
-    if params.flag("fetchMaxId") {
+    let rendered = apply_format(&state, &mut found.body, query.format.as_deref()).await?;
+    if query.fetch_max_id {
         let max_id = state.registry.max_id().await?.map(|max| max.0.max(id.0));
         return json(&SchemaStringDto::new(&found, max_id));
     }
@@ -243,11 +275,11 @@ pub async fn get_all_subjects_by_id(
     State(state): State<AppState>,
     permit: Permit,
     Segment(id): Segment,
-    params: Params,
+    ConfluentQuery(query): ConfluentQuery<DeletedPagedQuery>,
 ) -> ApiResult {
     let id = parse_schema_id(&id)?;
-    let window = params.page(LIST_LIMIT, LIST_LIMIT)?;
-    let rows = RowsById::new(state.registry.clone(), id.0, params.flag("deleted"), permit.subjects());
+    let window = query.paging.window(LIST_LIMIT, LIST_LIMIT);
+    let rows = RowsById::new(state.registry.clone(), id.0, query.deleted, permit.subjects());
     json_stream::respond(SubjectsById { rows, last_subject: None }, window, "subject listing by ID").await
 }
 
@@ -257,17 +289,17 @@ pub async fn get_all_versions_by_id(
     State(state): State<AppState>,
     permit: Permit,
     Segment(id): Segment,
-    params: Params,
+    ConfluentQuery(query): ConfluentQuery<DeletedPagedQuery>,
 ) -> ApiResult {
     let id = parse_schema_id(&id)?;
-    let window = params.page(LIST_LIMIT, LIST_LIMIT)?;
-    let rows = RowsById::new(state.registry.clone(), id.0, params.flag("deleted"), permit.subjects());
+    let window = query.paging.window(LIST_LIMIT, LIST_LIMIT);
+    let rows = RowsById::new(state.registry.clone(), id.0, query.deleted, permit.subjects());
     json_stream::respond(VersionsById { rows }, window, "version listing by ID").await
 }
 
 /// `GET /contexts`: `["."]` plus named contexts; `offset`, `limit`.
-pub async fn list_contexts(State(state): State<AppState>, params: Params) -> ApiResult {
-    let page = params.page(LIST_LIMIT, LIST_LIMIT)?;
+pub async fn list_contexts(State(state): State<AppState>, ConfluentQuery(paging): ConfluentQuery<Paging>) -> ApiResult {
+    let page = paging.window(LIST_LIMIT, LIST_LIMIT);
     let contexts = state.registry.contexts().await?;
     json(&page.apply(contexts))
 }

@@ -1,15 +1,16 @@
 //! `/subjects` and `/subjects/{s}` resource: the subject listing, lookup and subject delete.
 
 use super::json_stream::{self, Pages, write_json};
-use super::{ApiResult, deletion, json};
+use super::{ApiResult, DeleteQuery, json};
 use crate::AppState;
 use crate::dto::{RegisterSchemaRequest, SchemaDto};
 use crate::endpoint::Permit;
 use crate::error::ApiError;
-use crate::extract::{ConfluentJson, Page, Params, Segment};
+use crate::extract::{ConfluentJson, ConfluentQuery, Paging, Segment, flag, text};
 use axum::extract::State;
 use futures::future::BoxFuture;
 use registry_core::{DeletedFilter, LookupOptions, Registry, Subject, SubjectScope};
+use serde::Deserialize;
 
 /// How many subjects one store page holds while building the `/subjects` answer.
 pub const SUBJECTS_PAGE_SIZE: usize = 1000;
@@ -17,33 +18,45 @@ pub const SUBJECTS_PAGE_SIZE: usize = 1000;
 /// The wildcard prefix Confluent uses by default ("every context"); the same as no prefix here.
 const ALL_CONTEXTS_PREFIX: &str = ":*:";
 
-/// What `GET /subjects` lists.
-#[derive(Debug, Clone)]
+/// Query of `GET /subjects`; `offset`/`limit` absent or not positive: everything.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SubjectsQuery {
-    pub prefix: String,
-    pub filter: DeletedFilter,
-    pub offset: usize,
-    pub limit: usize,
+    #[serde(default, deserialize_with = "text")]
+    pub subject_prefix: Option<String>,
+    #[serde(default, deserialize_with = "flag")]
+    pub deleted: bool,
+    /// Only subjects whose versions are all soft-deleted; wins over `deleted`.
+    #[serde(default, deserialize_with = "flag")]
+    pub deleted_only: bool,
+    #[serde(flatten)]
+    pub paging: Paging,
 }
 
 impl SubjectsQuery {
-    /// From `subjectPrefix`, `deleted`, `deletedOnly` (wins over `deleted`), `offset`, `limit`
-    /// (absent or not positive: everything).
-    pub fn from_params(params: &Params) -> Result<Self, ApiError> {
-        let page = params.page(usize::MAX, usize::MAX)?;
-        let prefix = match params.get("subjectPrefix") {
-            None | Some(ALL_CONTEXTS_PREFIX) => String::new(),
-            Some(prefix) => prefix.to_string(),
-        };
-        let filter = if params.flag("deletedOnly") {
-            DeletedFilter::DeletedOnly
-        } else if params.flag("deleted") {
-            DeletedFilter::IncludeDeleted
-        } else {
-            DeletedFilter::LiveOnly
-        };
-        Ok(SubjectsQuery { prefix, filter, offset: page.offset, limit: page.limit })
+    /// The names listed start with this (Confluent's every-context wildcard is no prefix).
+    pub fn prefix(&self) -> &str {
+        match self.subject_prefix.as_deref() {
+            None | Some(ALL_CONTEXTS_PREFIX) => "",
+            Some(prefix) => prefix,
+        }
     }
+
+    /// Which subjects count, by their versions' deleted flags.
+    pub fn filter(&self) -> DeletedFilter {
+        DeletedFilter::of(self.deleted, self.deleted_only)
+    }
+}
+
+/// Query of `POST /subjects/{s}` (lookup).
+#[derive(Debug, Default, Deserialize)]
+pub struct LookupQuery {
+    /// Match Confluent's normal form.
+    #[serde(default, deserialize_with = "flag")]
+    pub normalize: bool,
+    /// Soft-deleted versions match too.
+    #[serde(default, deserialize_with = "flag")]
+    pub deleted: bool,
 }
 
 /// The subject names of a `GET /subjects`, read one store page at a time.
@@ -62,8 +75,8 @@ impl SubjectPages {
     pub fn new(registry: Registry, query: &SubjectsQuery, scope: SubjectScope) -> Self {
         SubjectPages {
             registry,
-            prefix: query.prefix.clone(),
-            filter: query.filter,
+            prefix: query.prefix().to_string(),
+            filter: query.filter(),
             scope,
             after: None,
             exhausted: false,
@@ -96,9 +109,12 @@ impl Pages for SubjectPages {
 
 /// `GET /subjects`: sorted subject names; `subjectPrefix`, `deleted`, `deletedOnly`, `offset`, `limit`.
 /// Streamed from store pages (see [`json_stream`]); only the caller's subjects.
-pub async fn get_all_subjects(State(state): State<AppState>, permit: Permit, params: Params) -> ApiResult {
-    let query = SubjectsQuery::from_params(&params)?;
-    let window = Page { offset: query.offset, limit: query.limit };
+pub async fn get_all_subjects(
+    State(state): State<AppState>,
+    permit: Permit,
+    ConfluentQuery(query): ConfluentQuery<SubjectsQuery>,
+) -> ApiResult {
+    let window = query.paging.window(usize::MAX, usize::MAX);
     let pages = SubjectPages::new(state.registry.clone(), &query, permit.subjects());
     json_stream::respond(pages, window, "subject listing").await
 }
@@ -107,10 +123,10 @@ pub async fn get_all_subjects(State(state): State<AppState>, permit: Permit, par
 pub async fn look_up_schema_under_subject(
     State(state): State<AppState>,
     Segment(subject): Segment,
-    params: Params,
+    ConfluentQuery(query): ConfluentQuery<LookupQuery>,
     ConfluentJson(request): ConfluentJson<RegisterSchemaRequest>,
 ) -> ApiResult {
-    let options = LookupOptions { normalize: params.flag("normalize"), include_deleted: params.flag("deleted") };
+    let options = LookupOptions { normalize: query.normalize, include_deleted: query.deleted };
     let record = state.registry.lookup(&subject, request.into_new_schema()?, options).await?;
     json(&SchemaDto::from_record(&record))
 }
@@ -120,11 +136,10 @@ pub async fn delete_subject(
     State(state): State<AppState>,
     permit: Permit,
     Segment(subject): Segment,
-    params: Params,
+    ConfluentQuery(query): ConfluentQuery<DeleteQuery>,
 ) -> ApiResult {
-    let permanent = params.flag("permanent");
-    permit.require(deletion(permanent), Some(&subject))?;
-    let versions = state.registry.delete_subject(&subject, permanent).await?;
+    permit.require(query.operation(), Some(&subject))?;
+    let versions = state.registry.delete_subject(&subject, query.permanent).await?;
     let numbers: Vec<i32> = versions.iter().map(|v| v.0).collect();
     json(&numbers)
 }

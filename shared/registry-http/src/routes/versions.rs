@@ -3,15 +3,24 @@
 
 use super::json_stream::{self, Pages, write_json};
 use super::schemas::LIST_LIMIT;
-use super::{ApiResult, deletion, json, raw_schema};
+use super::{ApiResult, DeleteQuery, DeletedPagedQuery, DeletedQuery, json, raw_schema};
 use crate::AppState;
 use crate::dto::{RegisterSchemaRequest, SchemaDto};
 use crate::endpoint::Permit;
 use crate::error::ApiError;
-use crate::extract::{ConfluentJson, Params, Segment, SubjectVersion, parse_version};
+use crate::extract::{ConfluentJson, ConfluentQuery, Paging, Segment, SubjectVersion, flag, parse_version, text};
 use axum::extract::State;
 use futures::future::BoxFuture;
 use registry_core::{DeletedFilter, RegisterOptions, Registry, RegistryError, SchemaBody, Subject, Version};
+use serde::Deserialize;
+
+/// Query of `POST /subjects/{s}/versions`.
+#[derive(Debug, Default, Deserialize)]
+pub struct RegisterQuery {
+    /// Register Confluent's normal form.
+    #[serde(default, deserialize_with = "flag")]
+    pub normalize: bool,
+}
 
 /// `POST /subjects/{s}/versions`: registers (or finds) the schema; answers the stored schema
 /// object of CP 8.x without `subject`. `normalize` applies Confluent's normal form. An IMPORT
@@ -20,11 +29,11 @@ pub async fn register_schema(
     State(state): State<AppState>,
     permit: Permit,
     Segment(subject): Segment,
-    params: Params,
+    ConfluentQuery(query): ConfluentQuery<RegisterQuery>,
     ConfluentJson(request): ConfluentJson<RegisterSchemaRequest>,
 ) -> ApiResult {
     permit.require(request.operation(), Some(&subject))?;
-    let options = RegisterOptions { normalize: params.flag("normalize") };
+    let options = RegisterOptions { normalize: query.normalize };
     let record = state.registry.register(&subject, request.into_new_schema()?, options).await?;
     json(&SchemaDto::registered(&record))
 }
@@ -58,11 +67,7 @@ impl Pages for VersionPages {
             self.after = rows.last().map(|row| row.version);
             let numbers = rows
                 .iter()
-                .filter(|row| match self.filter {
-                    DeletedFilter::LiveOnly => !row.deleted,
-                    DeletedFilter::IncludeDeleted => true,
-                    DeletedFilter::DeletedOnly => row.deleted,
-                })
+                .filter(|row| self.filter.includes(row.deleted))
                 .map(|row| if self.as_negative && row.deleted { -row.version.0 } else { row.version.0 })
                 .collect();
             Ok(Some(numbers))
@@ -79,24 +84,48 @@ impl Pages for VersionPages {
     }
 }
 
+/// Query of `GET /subjects/{s}/versions`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionsQuery {
+    #[serde(default, deserialize_with = "flag")]
+    pub deleted: bool,
+    /// Only soft-deleted versions; wins over the others.
+    #[serde(default, deserialize_with = "flag")]
+    pub deleted_only: bool,
+    /// Soft-deleted versions too, as negative numbers.
+    #[serde(default, deserialize_with = "flag")]
+    pub deleted_as_negative: bool,
+    #[serde(flatten)]
+    pub paging: Paging,
+}
+
 /// `GET /subjects/{s}/versions`: ascending numbers; `deleted`, `deletedOnly`, `deletedAsNegative`
 /// (soft-deleted versions as negative numbers; implies `deleted`), `offset`, `limit`. Streamed from
 /// store pages (see [`json_stream`]); 40401 when no version is visible.
-pub async fn get_all_versions(State(state): State<AppState>, Segment(subject): Segment, params: Params) -> ApiResult {
-    let window = params.page(usize::MAX, usize::MAX)?;
-    let as_negative = params.flag("deletedAsNegative");
-    let filter = if params.flag("deletedOnly") {
-        DeletedFilter::DeletedOnly
-    } else if params.flag("deleted") || as_negative {
-        DeletedFilter::IncludeDeleted
-    } else {
-        DeletedFilter::LiveOnly
-    };
-    let as_negative = as_negative && filter == DeletedFilter::IncludeDeleted;
+pub async fn get_all_versions(
+    State(state): State<AppState>,
+    Segment(subject): Segment,
+    ConfluentQuery(query): ConfluentQuery<VersionsQuery>,
+) -> ApiResult {
+    let window = query.paging.window(usize::MAX, usize::MAX);
+    let filter = DeletedFilter::of(query.deleted || query.deleted_as_negative, query.deleted_only);
+    let as_negative = query.deleted_as_negative && filter == DeletedFilter::IncludeDeleted;
     let subject = Subject::new(subject)?;
     let pages =
         VersionPages { registry: state.registry.clone(), subject, filter, as_negative, after: None, exhausted: false };
     json_stream::respond(pages, window, "version listing").await
+}
+
+/// Query of `GET /subjects/{s}/versions/{v}`.
+#[derive(Debug, Default, Deserialize)]
+pub struct VersionQuery {
+    /// A soft-deleted version is answered too.
+    #[serde(default, deserialize_with = "flag")]
+    pub deleted: bool,
+    /// See [`apply_format`].
+    #[serde(default, deserialize_with = "text")]
+    pub format: Option<String>,
 }
 
 /// `GET /subjects/{s}/versions/{v}`: `{"subject","version","id","schemaType","references"?,"schema",..}`;
@@ -104,11 +133,11 @@ pub async fn get_all_versions(State(state): State<AppState>, Segment(subject): S
 pub async fn get_schema_by_version(
     State(state): State<AppState>,
     SubjectVersion(subject, version): SubjectVersion,
-    params: Params,
+    ConfluentQuery(query): ConfluentQuery<VersionQuery>,
 ) -> ApiResult {
     let selector = parse_version(&version)?;
-    let mut record = state.registry.version(&subject, selector, params.flag("deleted")).await?;
-    apply_format(&state, &mut record.body, &params).await?;
+    let mut record = state.registry.version(&subject, selector, query.deleted).await?;
+    apply_format(&state, &mut record.body, query.format.as_deref()).await?;
     json(&SchemaDto::from_record(&record))
 }
 
@@ -116,8 +145,12 @@ pub async fn get_schema_by_version(
 /// type has one (Protobuf `serialized`: base64 `FileDescriptorProto`, which confluent-kafka's
 /// Protobuf deserializer requires); any other format leaves the stored text, as in Confluent.
 /// True when the text was replaced.
-pub(super) async fn apply_format(state: &AppState, body: &mut SchemaBody, params: &Params) -> Result<bool, ApiError> {
-    if let Some(format) = params.get("format").filter(|format| !format.is_empty())
+pub(super) async fn apply_format(
+    state: &AppState,
+    body: &mut SchemaBody,
+    format: Option<&str>,
+) -> Result<bool, ApiError> {
+    if let Some(format) = format.filter(|format| !format.is_empty())
         && let Some(text) = state.registry.formatted(body, format).await?
     {
         body.schema = text;
@@ -130,10 +163,10 @@ pub(super) async fn apply_format(state: &AppState, body: &mut SchemaBody, params
 pub async fn get_schema_only(
     State(state): State<AppState>,
     SubjectVersion(subject, version): SubjectVersion,
-    params: Params,
+    ConfluentQuery(query): ConfluentQuery<DeletedQuery>,
 ) -> ApiResult {
     let selector = parse_version(&version)?;
-    let record = state.registry.version(&subject, selector, params.flag("deleted")).await?;
+    let record = state.registry.version(&subject, selector, query.deleted).await?;
     raw_schema(record.body.schema)
 }
 
@@ -142,11 +175,11 @@ pub async fn get_schema_only(
 pub async fn get_referenced_by(
     State(state): State<AppState>,
     SubjectVersion(subject, version): SubjectVersion,
-    params: Params,
+    ConfluentQuery(query): ConfluentQuery<DeletedPagedQuery>,
 ) -> ApiResult {
     let selector = parse_version(&version)?;
-    let page = params.page(LIST_LIMIT, LIST_LIMIT)?;
-    let ids = state.registry.referenced_by(&subject, selector, params.flag("deleted")).await?;
+    let page = query.paging.window(LIST_LIMIT, LIST_LIMIT);
+    let ids = state.registry.referenced_by(&subject, selector, query.deleted).await?;
     let ids: Vec<i32> = ids.iter().map(|id| id.0).collect();
     json(&page.apply(ids))
 }
@@ -157,11 +190,10 @@ pub async fn delete_schema_version(
     State(state): State<AppState>,
     permit: Permit,
     SubjectVersion(subject, version): SubjectVersion,
-    params: Params,
+    ConfluentQuery(query): ConfluentQuery<DeleteQuery>,
 ) -> ApiResult {
-    let permanent = params.flag("permanent");
-    permit.require(deletion(permanent), Some(&subject))?;
+    permit.require(query.operation(), Some(&subject))?;
     let selector = parse_version(&version)?;
-    let deleted = state.registry.delete_version(&subject, selector, permanent).await?;
+    let deleted = state.registry.delete_version(&subject, selector, query.permanent).await?;
     json(&deleted.0)
 }
