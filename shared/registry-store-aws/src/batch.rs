@@ -12,7 +12,7 @@
 
 use crate::AwsStore;
 use crate::conditions::{USES, kind_pk, setting_condition};
-use crate::errors::{AwsError, classify_transaction};
+use crate::errors::AwsError;
 use crate::ids::build_error;
 use crate::items::{ItemExt, attr, key, n};
 use crate::keys::{self, PK};
@@ -56,12 +56,7 @@ impl AwsStore {
             let live = -i64::try_from(chunk.len()).unwrap_or(i64::MAX);
             items.push(self.subject_update(subject, 0, live, revision)?);
             items.extend(checks.take().unwrap_or_default());
-            self.dynamo
-                .transact_write_items()
-                .set_transact_items(Some(items))
-                .send()
-                .await
-                .map_err(|e| classify_transaction("TransactWriteItems(soft_delete_versions)", e).0)?;
+            self.transact("TransactWriteItems(soft_delete_versions)", items).await?;
             revision = revision.map(|Revision(r)| Revision(r + 1));
         }
         Ok(())
@@ -143,7 +138,7 @@ impl AwsStore {
         let mut current: Vec<TransactWriteItem> = checks;
         let (mut total, mut live) = (0i64, 0i64);
         for row in rows {
-            let items = self.row_removal(subject, row)?;
+            let items = self.row_removal(subject, row, "hard_delete_versions")?;
             if current.len() + items.len() + 1 > MAX_ITEMS && total != 0 {
                 chunks.push((std::mem::take(&mut current), total, live));
                 (total, live) = (0, 0);
@@ -168,12 +163,7 @@ impl AwsStore {
                 continue;
             }
             items.push(self.subject_update(subject, total, live, revision)?);
-            self.dynamo
-                .transact_write_items()
-                .set_transact_items(Some(items))
-                .send()
-                .await
-                .map_err(|e| classify_transaction("TransactWriteItems(hard_delete_versions)", e).0)?;
+            self.transact("TransactWriteItems(hard_delete_versions)", items).await?;
             revision = revision.map(|Revision(r)| Revision(r + 1));
         }
         Ok(())
@@ -224,26 +214,5 @@ impl AwsStore {
         };
         let delete = delete.build().map_err(|e| build_error("hard_delete_versions", e))?;
         Ok(TransactWriteItem::builder().delete(delete).build())
-    }
-
-    /// The row delete (conditioned on the row being as read) and its edge deletes.
-    fn row_removal(&self, subject: &Subject, row: &VersionRow) -> Result<Vec<TransactWriteItem>, AwsError> {
-        let row_delete = Delete::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(keys::subject_pk(subject), keys::version_sk(row.version))))
-            .condition_expression("attribute_exists(#pk) AND #deleted = :seen")
-            .expression_attribute_names("#pk", PK)
-            .expression_attribute_names("#deleted", attr::DELETED)
-            .expression_attribute_values(":seen", AttributeValue::Bool(row.deleted))
-            .build()
-            .map_err(|e| build_error("hard_delete_versions", e))?;
-        let mut items =
-            vec![TransactWriteItem::builder().delete(row_delete).build(), self.delete_edge(keys::id_pk(row.id), row)?];
-        let referenced: BTreeSet<(&str, i32)> =
-            row.references.iter().map(|r| (r.subject.as_str(), r.version)).collect();
-        for (ref_subject, ref_version) in referenced {
-            items.push(self.delete_edge(keys::referenced_pk(ref_subject, ref_version), row)?);
-        }
-        Ok(items)
     }
 }

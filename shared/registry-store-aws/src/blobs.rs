@@ -19,29 +19,41 @@ pub(crate) async fn put(
 ) -> Result<(), AwsError> {
     let bytes = serde_json::to_vec(body).map_err(|e| AwsError::Corrupt(format!("body {fingerprint}: {e}")))?;
     let key = keys::body_key(fingerprint);
+    put_if_absent(s3, bucket, &key, bytes, "PutObject").await.map(drop)
+}
+
+/// Writes `bytes` at `key` with `If-None-Match: *`, trying again on a concurrent conditional write
+/// (S3 409); `op` names the call in errors. `true`: this call created the object; `false`: it was
+/// there already (412).
+pub(crate) async fn put_if_absent(
+    s3: &aws_sdk_s3::Client,
+    bucket: &str,
+    key: &str,
+    bytes: Vec<u8>,
+    op: &'static str,
+) -> Result<bool, AwsError> {
     let mut attempt = 0;
     loop {
         attempt += 1;
         let result = s3
             .put_object()
             .bucket(bucket)
-            .key(&key)
+            .key(key)
             .if_none_match("*")
             .content_type("application/json")
             .body(ByteStream::from(bytes.clone()))
             .send()
             .await;
         let error = match result {
-            Ok(_) => return Ok(()),
+            Ok(_) => return Ok(true),
             Err(error) => error,
         };
-        let status = error.raw_response().map(|r| r.status().as_u16());
-        match status {
-            Some(412) => return Ok(()),
+        match error.raw_response().map(|r| r.status().as_u16()) {
+            Some(412) => return Ok(false),
             Some(409) if attempt < CONCURRENT_PUT_ATTEMPTS => {
                 tokio::time::sleep(std::time::Duration::from_millis(20 * attempt as u64)).await;
             }
-            _ => return Err(classify("PutObject", error)),
+            _ => return Err(classify(op, error)),
         }
     }
 }
@@ -53,21 +65,30 @@ pub(crate) async fn get(
     fingerprint: &Fingerprint,
 ) -> Result<Option<SchemaBody>, AwsError> {
     let key = keys::body_key(fingerprint);
-    let output = match s3.get_object().bucket(bucket).key(&key).send().await {
-        Ok(output) => output,
-        Err(error) if matches!(error.as_service_error(), Some(GetObjectError::NoSuchKey(_))) => return Ok(None),
-        Err(error) => return Err(classify("GetObject", error)),
+    let Some(bytes) = get_bytes(s3, bucket, &key, "GetObject").await? else {
+        return Ok(None);
     };
-    let bytes = output
-        .body
-        .collect()
-        .await
-        .map_err(|e| AwsError::Unavailable { op: "GetObject", detail: format!("reading {key}: {e}") })?
-        .into_bytes();
     let body: SchemaBody =
         serde_json::from_slice(&bytes).map_err(|e| AwsError::Corrupt(format!("object {key}: {e}")))?;
     if body.fingerprint() != *fingerprint {
         return Err(AwsError::Corrupt(format!("object {key} does not hash to its key")));
     }
     Ok(Some(body))
+}
+
+/// The bytes of the object at `key`, `None` when there is none; `op` names the call in errors.
+pub(crate) async fn get_bytes(
+    s3: &aws_sdk_s3::Client,
+    bucket: &str,
+    key: &str,
+    op: &'static str,
+) -> Result<Option<Vec<u8>>, AwsError> {
+    let output = match s3.get_object().bucket(bucket).key(key).send().await {
+        Ok(output) => output,
+        Err(error) if matches!(error.as_service_error(), Some(GetObjectError::NoSuchKey(_))) => return Ok(None),
+        Err(error) => return Err(classify(op, error)),
+    };
+    let body = output.body.collect().await;
+    let bytes = body.map_err(|e| AwsError::Unavailable { op, detail: format!("reading {key}: {e}") })?;
+    Ok(Some(bytes.to_vec()))
 }

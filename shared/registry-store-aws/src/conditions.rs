@@ -13,11 +13,11 @@
 //! `write_context` reads the four settings items and the index item in one BatchGetItem.
 
 use crate::AwsStore;
-use crate::errors::{AwsError, classify};
+use crate::errors::AwsError;
 use crate::ids::build_error;
 use crate::items::{Item, ItemExt, attr, key, n, s};
 use crate::keys::{self, PK};
-use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, KeysAndAttributes, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, TransactWriteItem, Update};
 use registry_core::{
     ConfigRecord, Fingerprint, Mode, Preconditions, Revision, SchemaId, Scope, SettingKind, SettingSeen, Subject,
     WriteContext,
@@ -93,7 +93,7 @@ impl AwsStore {
         if let Scope::Subject(subject) = scope {
             wanted.push(key(keys::SUBJECTS_PK, subject.as_str()));
         }
-        let found = self.batch_get(wanted).await?;
+        let found = self.batch_get("BatchGetItem(write context)", wanted).await?;
         let item_at = |pk: &str, sk: &str| {
             found.iter().find(|item| {
                 item.get(PK).and_then(|v| v.as_s().ok()).is_some_and(|v| v == pk)
@@ -127,33 +127,6 @@ impl AwsStore {
         let global_mode: Option<Mode> =
             stored(SettingKind::Mode, &Scope::Global).map(crate::settings::parse_mode).transpose()?;
         Ok(WriteContext { revision, config, global_config, mode, global_mode, seen })
-    }
-
-    /// Strongly consistent BatchGetItem of `wanted` (at most 100 keys), retrying unprocessed keys.
-    async fn batch_get(&self, wanted: Vec<Item>) -> Result<Vec<Item>, AwsError> {
-        let mut left = wanted;
-        let mut found = Vec::new();
-        while !left.is_empty() {
-            let request = KeysAndAttributes::builder()
-                .set_keys(Some(std::mem::take(&mut left)))
-                .consistent_read(true)
-                .build()
-                .map_err(|e| build_error("BatchGetItem", e))?;
-            let output = self
-                .dynamo
-                .batch_get_item()
-                .request_items(&self.table, request)
-                .send()
-                .await
-                .map_err(|e| classify("BatchGetItem(write context)", e))?;
-            found.extend(output.responses.unwrap_or_default().remove(&self.table).unwrap_or_default());
-            if let Some(mut unprocessed) = output.unprocessed_keys
-                && let Some(rest) = unprocessed.remove(&self.table)
-            {
-                left = rest.keys;
-            }
-        }
-        Ok(found)
     }
 
     /// ConditionCheck items for the settings of `preconditions`, except those `skip` says another

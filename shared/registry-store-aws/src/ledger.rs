@@ -20,15 +20,11 @@
 
 use crate::AwsStore;
 use crate::errors::{AwsError, classify};
-use aws_sdk_s3::operation::get_object::GetObjectError;
-use aws_sdk_s3::primitives::ByteStream;
 use registry_core::{Fingerprint, SchemaId};
 use serde::{Deserialize, Serialize};
 
 /// Key prefix of the ledger objects.
 pub const LEDGER_PREFIX: &str = "ids/";
-/// How often a claim that met a concurrent conditional write (S3 409) is tried again.
-const CONCURRENT_PUT_ATTEMPTS: usize = 5;
 
 /// The ledger key of `id`: zero-padded, so keys list in ID order.
 pub fn ledger_key(id: SchemaId) -> String {
@@ -69,30 +65,8 @@ impl AwsStore {
         let key = ledger_key(id);
         let entry = Entry { id: id.0, fingerprint: fingerprint.to_hex() };
         let bytes = serde_json::to_vec(&entry).map_err(|e| AwsError::Corrupt(format!("{key}: {e}")))?;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let put = self
-                .s3
-                .put_object()
-                .bucket(&self.bucket)
-                .key(&key)
-                .if_none_match("*")
-                .content_type("application/json")
-                .body(ByteStream::from(bytes.clone()))
-                .send()
-                .await;
-            let error = match put {
-                Ok(_) => return Ok(Claim::Ours),
-                Err(error) => error,
-            };
-            match error.raw_response().map(|r| r.status().as_u16()) {
-                Some(412) => break,
-                Some(409) if attempt < CONCURRENT_PUT_ATTEMPTS => {
-                    tokio::time::sleep(std::time::Duration::from_millis(20 * attempt as u64)).await;
-                }
-                _ => return Err(classify("PutObject(ledger)", error)),
-            }
+        if crate::blobs::put_if_absent(&self.s3, &self.bucket, &key, bytes, "PutObject(ledger)").await? {
+            return Ok(Claim::Ours);
         }
         match self.ledger_entry(id).await? {
             Some(holder) if holder == fingerprint.to_hex() => Ok(Claim::Ours),
@@ -103,17 +77,9 @@ impl AwsStore {
     /// The fingerprint (hex) the ledger records for `id`.
     async fn ledger_entry(&self, id: SchemaId) -> Result<Option<String>, AwsError> {
         let key = ledger_key(id);
-        let output = match self.s3.get_object().bucket(&self.bucket).key(&key).send().await {
-            Ok(output) => output,
-            Err(error) if matches!(error.as_service_error(), Some(GetObjectError::NoSuchKey(_))) => return Ok(None),
-            Err(error) => return Err(classify("GetObject(ledger)", error)),
+        let Some(bytes) = crate::blobs::get_bytes(&self.s3, &self.bucket, &key, "GetObject(ledger)").await? else {
+            return Ok(None);
         };
-        let bytes = output
-            .body
-            .collect()
-            .await
-            .map_err(|e| AwsError::Unavailable { op: "GetObject(ledger)", detail: format!("reading {key}: {e}") })?
-            .into_bytes();
         let entry: Entry = serde_json::from_slice(&bytes).map_err(|e| AwsError::Corrupt(format!("{key}: {e}")))?;
         Ok(Some(entry.fingerprint))
     }

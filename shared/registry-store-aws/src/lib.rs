@@ -59,6 +59,7 @@ pub mod keys;
 pub mod ledger;
 mod listing;
 pub mod provision;
+mod requests;
 mod rows;
 mod settings;
 mod store;

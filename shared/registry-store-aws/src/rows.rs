@@ -7,18 +7,17 @@
 //! Readers of edges resolve them with a strongly consistent BatchGetItem of the rows.
 
 use crate::AwsStore;
-use crate::errors::{AwsError, classify, classify_transaction};
+use crate::errors::{AwsError, classify};
 use crate::ids::build_error;
 use crate::items::{Item, attr, edge_item, edge_target, fingerprint_of, key, row_from_item, row_item};
 use crate::keys::{self, PK, SK};
-use aws_sdk_dynamodb::types::{AttributeValue, Delete, KeysAndAttributes, TransactWriteItem, Update};
+use crate::requests::MAX_BATCH_KEYS;
+use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem, Update};
 use registry_core::{Fingerprint, Preconditions, SchemaId, Subject, Version, VersionRow};
 use std::collections::BTreeSet;
 
 /// DynamoDB's limit on items in one transaction.
 const MAX_TRANSACTION_ITEMS: usize = 100;
-/// DynamoDB's limit on keys in one BatchGetItem.
-const MAX_BATCH_KEYS: usize = 100;
 /// How often a hard delete re-reads a row that changed under it.
 const DELETE_ATTEMPTS: usize = 5;
 
@@ -195,33 +194,15 @@ impl AwsStore {
 
     /// The rows `edges` point at, by `BatchGetItem` (edges whose row is gone are skipped).
     async fn rows_at_edges(&self, edges: &[Item]) -> Result<Vec<VersionRow>, AwsError> {
-        let mut keys_left: Vec<Item> = Vec::with_capacity(edges.len());
+        let mut row_keys: Vec<Item> = Vec::with_capacity(edges.len());
         for edge in edges {
             let (subject, version) = edge_target(edge)?;
-            keys_left.push(key(keys::subject_pk(&subject), keys::version_sk(version)));
+            row_keys.push(key(keys::subject_pk(&subject), keys::version_sk(version)));
         }
-        let mut rows = Vec::with_capacity(keys_left.len());
-        while !keys_left.is_empty() {
-            let chunk: Vec<Item> = keys_left.drain(..keys_left.len().min(MAX_BATCH_KEYS)).collect();
-            let request = KeysAndAttributes::builder()
-                .set_keys(Some(chunk))
-                .consistent_read(true)
-                .build()
-                .map_err(|e| build_error("BatchGetItem", e))?;
-            let output = self
-                .dynamo
-                .batch_get_item()
-                .request_items(&self.table, request)
-                .send()
-                .await
-                .map_err(|e| classify("BatchGetItem", e))?;
-            for item in output.responses.unwrap_or_default().remove(&self.table).unwrap_or_default() {
+        let mut rows = Vec::with_capacity(row_keys.len());
+        for chunk in row_keys.chunks(MAX_BATCH_KEYS) {
+            for item in self.batch_get("BatchGetItem", chunk.to_vec()).await? {
                 rows.push(row_from_item(&item)?);
-            }
-            if let Some(mut unprocessed) = output.unprocessed_keys
-                && let Some(left) = unprocessed.remove(&self.table)
-            {
-                keys_left.extend(left.keys);
             }
         }
         Ok(rows)
@@ -260,13 +241,7 @@ impl AwsStore {
                 ),
             });
         }
-        self.dynamo
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .send()
-            .await
-            .map_err(|e| classify_transaction("TransactWriteItems(create_version)", e).0)?;
-        Ok(())
+        self.transact("TransactWriteItems(create_version)", items).await
     }
 
     pub(crate) async fn set_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> Result<(), AwsError> {
@@ -285,13 +260,7 @@ impl AwsStore {
             TransactWriteItem::builder().update(flag).build(),
             self.subject_update(subject, 0, if deleted { -1 } else { 1 }, None)?,
         ];
-        self.dynamo
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .send()
-            .await
-            .map_err(|e| classify_transaction("TransactWriteItems(set_version_deleted)", e).0)?;
-        Ok(())
+        self.transact("TransactWriteItems(set_version_deleted)", items).await
     }
 
     /// Removes the row with its index items, conditioned on the row being as read, so the
@@ -303,33 +272,42 @@ impl AwsStore {
             let Some(row) = self.read_version(subject, version).await? else {
                 return Ok(());
             };
-            let row_delete = Delete::builder()
-                .table_name(&self.table)
-                .set_key(Some(key(keys::subject_pk(subject), keys::version_sk(version))))
-                .condition_expression("attribute_exists(#pk) AND #deleted = :seen")
-                .expression_attribute_names("#pk", PK)
-                .expression_attribute_names("#deleted", attr::DELETED)
-                .expression_attribute_values(":seen", AttributeValue::Bool(row.deleted))
-                .build()
-                .map_err(|e| build_error("delete_version", e))?;
             let live = if row.deleted { 0 } else { -1 };
-            let mut items = vec![
-                TransactWriteItem::builder().delete(row_delete).build(),
-                self.subject_update(subject, -1, live, None)?,
-                self.delete_edge(keys::id_pk(row.id), &row)?,
-            ];
-            let referenced: BTreeSet<(&str, i32)> =
-                row.references.iter().map(|r| (r.subject.as_str(), r.version)).collect();
-            for (ref_subject, ref_version) in referenced {
-                items.push(self.delete_edge(keys::referenced_pk(ref_subject, ref_version), &row)?);
-            }
-            let result = self.dynamo.transact_write_items().set_transact_items(Some(items)).send().await;
-            match result.map_err(|e| classify_transaction("TransactWriteItems(delete_version)", e).0) {
+            let mut items = self.row_removal(subject, &row, "delete_version")?;
+            items.push(self.subject_update(subject, -1, live, None)?);
+            match self.transact("TransactWriteItems(delete_version)", items).await {
                 Ok(_) => return Ok(()),
                 Err(AwsError::ConditionFailed { .. }) if attempt < DELETE_ATTEMPTS => continue,
                 Err(other) => return Err(other),
             }
         }
+    }
+
+    /// The row delete (conditioned on the row being as read) and its edge deletes; `op` names the
+    /// store operation in errors.
+    pub(crate) fn row_removal(
+        &self,
+        subject: &Subject,
+        row: &VersionRow,
+        op: &'static str,
+    ) -> Result<Vec<TransactWriteItem>, AwsError> {
+        let row_delete = Delete::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(keys::subject_pk(subject), keys::version_sk(row.version))))
+            .condition_expression("attribute_exists(#pk) AND #deleted = :seen")
+            .expression_attribute_names("#pk", PK)
+            .expression_attribute_names("#deleted", attr::DELETED)
+            .expression_attribute_values(":seen", AttributeValue::Bool(row.deleted))
+            .build()
+            .map_err(|e| build_error(op, e))?;
+        let mut items =
+            vec![TransactWriteItem::builder().delete(row_delete).build(), self.delete_edge(keys::id_pk(row.id), row)?];
+        let referenced: BTreeSet<(&str, i32)> =
+            row.references.iter().map(|r| (r.subject.as_str(), r.version)).collect();
+        for (ref_subject, ref_version) in referenced {
+            items.push(self.delete_edge(keys::referenced_pk(ref_subject, ref_version), row)?);
+        }
+        Ok(items)
     }
 
     pub(crate) async fn rows_for_id(&self, id: SchemaId) -> Result<Vec<VersionRow>, AwsError> {

@@ -3,7 +3,7 @@
 
 use crate::AwsStore;
 use crate::conditions::{kind_pk, setting_condition};
-use crate::errors::{AwsError, classify, classify_transaction};
+use crate::errors::{AwsError, classify};
 use crate::ids::build_error;
 use crate::items::{Item, ItemExt, attr, key, s};
 use crate::keys;
@@ -112,13 +112,7 @@ impl AwsStore {
         if let Some((subject, revision)) = revision {
             items.push(self.revision_check(subject, revision)?);
         }
-        self.dynamo
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .send()
-            .await
-            .map_err(|e| classify_transaction("TransactWriteItems(write_setting)", e).0)?;
-        Ok(())
+        self.transact("TransactWriteItems(write_setting)", items).await
     }
 
     pub(crate) async fn read_config(&self, scope: &Scope) -> Result<Option<ConfigRecord>, AwsError> {
