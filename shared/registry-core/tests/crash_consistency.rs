@@ -186,29 +186,40 @@ where
 
 #[tokio::test]
 async fn register_new_schema_survives_a_crash_at_every_call() {
-    for_every_fault("register new", |r| async move {
-        let record = r.register("orders", avro(&record("Order", &["a", "b", "c"])), RegisterOptions::default()).await?;
-        Ok((record.id, record.version))
-    })
-    .await;
+    registering_survives_every_fault("register new", "orders", record("Order", &["a", "b", "c"])).await;
 }
 
 #[tokio::test]
 async fn register_schema_known_elsewhere_survives_a_crash_at_every_call() {
-    for_every_fault("register existing id", |r| async move {
-        let record = r.register("brand-new", avro(&record("Shared", &["s"])), RegisterOptions::default()).await?;
-        Ok((record.id, record.version))
-    })
-    .await;
+    registering_survives_every_fault("register existing id", "brand-new", record("Shared", &["s"])).await;
 }
 
 #[tokio::test]
 async fn re_register_soft_deleted_schema_survives_a_crash_at_every_call() {
-    for_every_fault("re-register soft-deleted", |r| async move {
-        let record = r.register("orders", avro(&record("Order", &["a"])), RegisterOptions::default()).await?;
-        Ok((record.id, record.version))
+    registering_survives_every_fault("re-register soft-deleted", "orders", record("Order", &["a"])).await;
+}
+
+/// Registering the Avro `text` under `subject` survives a crash at every storage call (see
+/// [`for_every_fault`]); the answer compared is the ID and version.
+async fn registering_survives_every_fault(name: &str, subject: &'static str, text: String) {
+    for_every_fault(name, |r| {
+        let text = text.clone();
+        async move {
+            let record = r.register(subject, avro(&text), RegisterOptions::default()).await?;
+            Ok((record.id, record.version))
+        }
     })
     .await;
+}
+
+/// Soft-deletes then hard-deletes `subject`. The soft delete is applied at most once: a retry of
+/// the pair after it committed finds the subject soft-deleted already and must answer the same.
+async fn soft_then_hard_delete(r: &Registry, subject: &str) -> Result<Vec<Version>, RegistryError> {
+    match r.delete_subject(subject, false).await {
+        Ok(_) | Err(RegistryError::SubjectSoftDeleted { .. }) => {}
+        Err(e) => return Err(e),
+    }
+    r.delete_subject(subject, true).await
 }
 
 #[tokio::test]
@@ -234,16 +245,7 @@ async fn soft_delete_subject_survives_a_crash_at_every_call() {
 
 #[tokio::test]
 async fn hard_delete_subject_survives_a_crash_at_every_call() {
-    for_every_fault("hard delete subject", |r| async move {
-        // The soft delete is part of the given state for this case, applied without faults
-        // only once: a retry of the whole pair must still answer the same.
-        match r.delete_subject("payments", false).await {
-            Ok(_) | Err(registry_core::RegistryError::SubjectSoftDeleted { .. }) => {}
-            Err(e) => return Err(e),
-        }
-        r.delete_subject("payments", true).await
-    })
-    .await;
+    for_every_fault("hard delete subject", |r| async move { soft_then_hard_delete(&r, "payments").await }).await;
 }
 
 #[tokio::test]
@@ -253,14 +255,7 @@ async fn soft_delete_subject_with_several_versions_is_all_or_nothing() {
 
 #[tokio::test]
 async fn hard_delete_subject_with_several_versions_is_all_or_nothing() {
-    for_every_fault("hard delete orders", |r| async move {
-        match r.delete_subject("orders", false).await {
-            Ok(_) | Err(registry_core::RegistryError::SubjectSoftDeleted { .. }) => {}
-            Err(e) => return Err(e),
-        }
-        r.delete_subject("orders", true).await
-    })
-    .await;
+    for_every_fault("hard delete orders", |r| async move { soft_then_hard_delete(&r, "orders").await }).await;
 }
 
 #[tokio::test]

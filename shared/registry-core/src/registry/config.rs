@@ -46,18 +46,10 @@ impl Registry {
         let context = self
             .write_setting(scope, |context| writable(context, scope_subject(scope)).map(|()| change.clone()))
             .await?;
-        let previous = match scope {
-            Scope::Subject(_) => context.config,
-            Scope::Global => context.global_config,
-        };
-        match (previous, scope) {
-            (Some(previous), _) => Ok(previous),
-            (None, Scope::Subject(subject)) => Err(subject_not_found(subject)),
-            (None, Scope::Global) => Ok(ConfigRecord {
-                compatibility_level: Some(self.settings.default_compatibility),
-                ..ConfigRecord::default()
-            }),
-        }
+        removed(scope, context.config, context.global_config, || ConfigRecord {
+            compatibility_level: Some(self.settings.default_compatibility),
+            ..ConfigRecord::default()
+        })
     }
 
     /// `GET /mode[/{s}]`. Global: the stored mode or READWRITE. A subject's own mode; without
@@ -106,15 +98,7 @@ impl Registry {
     /// is 40401; the global mode reverts to READWRITE.
     pub async fn delete_mode(&self, scope: &Scope) -> Result<Mode, RegistryError> {
         let context = self.write_setting(scope, |_| Ok(SettingChange::Mode(None))).await?;
-        let previous = match scope {
-            Scope::Subject(_) => context.mode,
-            Scope::Global => context.global_mode,
-        };
-        match (previous, scope) {
-            (Some(previous), _) => Ok(previous),
-            (None, Scope::Subject(subject)) => Err(subject_not_found(subject)),
-            (None, Scope::Global) => Ok(Mode::ReadWrite),
-        }
+        removed(scope, context.mode, context.global_mode, || Mode::ReadWrite)
     }
 
     /// Reads the settings at `scope`, lets `decide` choose the change, and writes it conditioned
@@ -205,4 +189,19 @@ fn scope_subject(scope: &Scope) -> Option<&crate::model::Subject> {
 
 fn too_many_writers(scope: &Scope) -> RegistryError {
     StoreError::Unavailable(format!("settings write at {scope:?}: too many concurrent writers")).into()
+}
+
+/// What a delete at `scope` removed, given the setting it read there (`own`) and the global one:
+/// for a subject its own setting (40401 without one); for the global scope the stored setting,
+/// else `global_default` (what the global scope reverts to).
+fn removed<T>(
+    scope: &Scope,
+    own: Option<T>,
+    global: Option<T>,
+    global_default: impl FnOnce() -> T,
+) -> Result<T, RegistryError> {
+    match scope {
+        Scope::Subject(subject) => own.ok_or_else(|| subject_not_found(subject)),
+        Scope::Global => Ok(global.unwrap_or_else(global_default)),
+    }
 }

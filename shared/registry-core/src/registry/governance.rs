@@ -2,7 +2,7 @@
 //! facts `registry report` lists (owner, last registration, last use, version count).
 
 use super::contracts::property;
-use super::support::{subject_not_found, visible};
+use super::support::visible;
 use super::{Registry, SchemaById};
 use crate::error::RegistryError;
 use crate::model::{DeletedFilter, Guid, SchemaBody, SchemaRecord, Subject};
@@ -36,11 +36,7 @@ impl Registry {
         filter: &[(String, String)],
         include_deleted: bool,
     ) -> Result<SchemaRecord, RegistryError> {
-        let subject = Subject::new(subject)?;
-        let rows = self.rows(&subject).await?;
-        if visible(&rows, include_deleted).next().is_none() {
-            return Err(subject_not_found(&subject));
-        }
+        let (_, rows) = self.visible_subject(subject, include_deleted).await?;
         let candidates: Vec<_> = visible(&rows, include_deleted).collect();
         for row in candidates.into_iter().rev() {
             let record = self.record(row).await?;

@@ -44,12 +44,8 @@ impl Registry {
         schema: NewSchema,
         options: LookupOptions,
     ) -> Result<SchemaRecord, RegistryError> {
-        let subject = Subject::new(subject)?;
-        let rows = self.rows(&subject).await?;
+        let (subject, rows) = self.visible_subject(subject, options.include_deleted).await?;
         let candidates: Vec<&VersionRow> = visible(&rows, options.include_deleted).collect();
-        if candidates.is_empty() {
-            return Err(subject_not_found(&subject));
-        }
         let text = schema.schema.as_deref().filter(|s| !s.trim().is_empty());
         let Some(text) = text else {
             return Err(RegistryError::InvalidSchema { reason: "Empty schema".to_string() });
@@ -257,11 +253,7 @@ impl Registry {
         version: VersionSelector,
         include_deleted: bool,
     ) -> Result<SchemaRecord, RegistryError> {
-        let subject = Subject::new(subject)?;
-        let rows = self.rows(&subject).await?;
-        if visible(&rows, include_deleted).next().is_none() {
-            return Err(subject_not_found(&subject));
-        }
+        let (subject, rows) = self.visible_subject(subject, include_deleted).await?;
         let row = match version {
             VersionSelector::Latest => latest_live(&rows),
             VersionSelector::Number(number) => visible(&rows, include_deleted).find(|r| r.version == number),
@@ -281,11 +273,7 @@ impl Registry {
         version: VersionSelector,
         include_deleted: bool,
     ) -> Result<Vec<SchemaId>, RegistryError> {
-        let subject = Subject::new(subject)?;
-        let rows = self.rows(&subject).await?;
-        if rows.is_empty() {
-            return Err(subject_not_found(&subject));
-        }
+        let (subject, rows) = self.visible_subject(subject, true).await?;
         let target = match version {
             VersionSelector::Latest => latest_live(&rows),
             VersionSelector::Number(number) => rows.iter().find(|r| r.version == number),

@@ -35,6 +35,21 @@ impl Registry {
         Ok(self.store.versions(subject).await?)
     }
 
+    /// The subject named `subject` with every row of it, or 40401 when no row is visible under
+    /// `include_deleted`.
+    pub(super) async fn visible_subject(
+        &self,
+        subject: &str,
+        include_deleted: bool,
+    ) -> Result<(Subject, Vec<VersionRow>), RegistryError> {
+        let subject = Subject::new(subject)?;
+        let rows = self.rows(&subject).await?;
+        if visible(&rows, include_deleted).next().is_none() {
+            return Err(subject_not_found(&subject));
+        }
+        Ok((subject, rows))
+    }
+
     /// The body a row points at. A row without its body is corrupt storage (bodies are written first).
     pub(super) async fn body(&self, fingerprint: &Fingerprint) -> Result<SchemaBody, RegistryError> {
         match self.store.get_body(fingerprint).await? {

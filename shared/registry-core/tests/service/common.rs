@@ -29,6 +29,17 @@ pub fn rec_defaults(name: &str, plain: &[&str], defaulted: &[&str]) -> String {
     format!(r#"{{"type":"record","name":"{name}","fields":[{}]}}"#, fields.join(","))
 }
 
+/// A registry whose subject `s` (compatibility NONE) has one version per name in `names`, in order:
+/// records of one `int` field `a`.
+pub async fn registry_with_versions(names: &[&str]) -> Registry {
+    let r = registry();
+    set_level(&r, "s", CompatibilityLevel::None).await;
+    for name in names {
+        reg(&r, "s", &rec(name, &[("a", "int")])).await;
+    }
+    r
+}
+
 /// Registers `text` under `subject`, panicking on failure.
 pub async fn reg(r: &Registry, subject: &str, text: &str) -> SchemaRecord {
     r.register(subject, avro(text), RegisterOptions::default())

@@ -6,10 +6,7 @@ use registry_core::{CompatibilityLevel, ConfigRecord, DeletedFilter, Mode, Regis
 
 #[tokio::test]
 async fn soft_delete_version_returns_its_number_and_hides_it() {
-    let r = registry();
-    set_level(&r, "s", CompatibilityLevel::None).await;
-    reg(&r, "s", &rec("A", &[("a", "int")])).await;
-    reg(&r, "s", &rec("B", &[("a", "int")])).await;
+    let r = registry_with_versions(&["A", "B"]).await;
     assert_eq!(ok(r.delete_version("s", VersionSelector::Latest, false).await).0, 2);
     assert_eq!(nums(&ok(r.version_numbers("s", DeletedFilter::LiveOnly).await)), [1]);
 }
@@ -47,10 +44,7 @@ async fn deleting_a_missing_version_is_40401_or_40402() {
 
 #[tokio::test]
 async fn hard_delete_after_soft_delete_removes_the_row() {
-    let r = registry();
-    set_level(&r, "s", CompatibilityLevel::None).await;
-    reg(&r, "s", &rec("A", &[("a", "int")])).await;
-    reg(&r, "s", &rec("B", &[("a", "int")])).await;
+    let r = registry_with_versions(&["A", "B"]).await;
     ok(r.delete_version("s", v(1), false).await);
     assert_eq!(ok(r.delete_version("s", v(1), true).await).0, 1);
     assert_eq!(nums(&ok(r.version_numbers("s", DeletedFilter::IncludeDeleted).await)), [2]);
@@ -72,11 +66,7 @@ async fn hard_deleting_the_last_row_removes_the_subjects_config_and_mode() {
 
 #[tokio::test]
 async fn soft_delete_subject_returns_the_live_versions() {
-    let r = registry();
-    set_level(&r, "s", CompatibilityLevel::None).await;
-    for name in ["A", "B", "C"] {
-        reg(&r, "s", &rec(name, &[("a", "int")])).await;
-    }
+    let r = registry_with_versions(&["A", "B", "C"]).await;
     ok(r.delete_version("s", v(2), false).await);
     assert_eq!(nums(&ok(r.delete_subject("s", false).await)), [1, 3]);
     assert!(ok(r.subjects_page(&SubjectScope::All, "", DeletedFilter::LiveOnly, None, 10).await).is_empty());
@@ -111,10 +101,7 @@ async fn deleting_an_unknown_subject_is_40401_even_when_permanent() {
 
 #[tokio::test]
 async fn hard_delete_subject_returns_every_version_and_drops_config() {
-    let r = registry();
-    set_level(&r, "s", CompatibilityLevel::None).await;
-    reg(&r, "s", &rec("A", &[("a", "int")])).await;
-    reg(&r, "s", &rec("B", &[("a", "int")])).await;
+    let r = registry_with_versions(&["A", "B"]).await;
     ok(r.delete_subject("s", false).await);
     assert_eq!(nums(&ok(r.delete_subject("s", true).await)), [1, 2]);
     assert!(ok(r.subjects_page(&SubjectScope::All, "", DeletedFilter::IncludeDeleted, None, 10).await).is_empty());
@@ -123,10 +110,7 @@ async fn hard_delete_subject_returns_every_version_and_drops_config() {
 
 #[tokio::test]
 async fn registering_after_a_soft_subject_delete_continues_numbering() {
-    let r = registry();
-    set_level(&r, "s", CompatibilityLevel::None).await;
-    reg(&r, "s", &rec("A", &[("a", "int")])).await;
-    reg(&r, "s", &rec("B", &[("a", "int")])).await;
+    let r = registry_with_versions(&["A", "B"]).await;
     ok(r.delete_subject("s", false).await);
     assert_eq!(reg(&r, "s", &rec("C", &[("a", "int")])).await.version.0, 3);
     assert_eq!(reg(&r, "s", &rec("D", &[("a", "int")])).await.version.0, 4);

@@ -90,10 +90,7 @@ async fn id_listings_are_empty_when_all_rows_are_soft_deleted_and_40403_when_unk
 
 #[tokio::test]
 async fn version_latest_is_the_highest_live_version() {
-    let r = registry();
-    set_level(&r, "s", CompatibilityLevel::None).await;
-    reg(&r, "s", &rec("A", &[("a", "int")])).await;
-    reg(&r, "s", &rec("B", &[("a", "int")])).await;
+    let r = registry_with_versions(&["A", "B"]).await;
     assert_eq!(ok(r.version("s", VersionSelector::Latest, false).await).version.0, 2);
     ok(r.delete_version("s", v(2), false).await);
     assert_eq!(ok(r.version("s", VersionSelector::Latest, false).await).version.0, 1);
@@ -102,10 +99,7 @@ async fn version_latest_is_the_highest_live_version() {
 
 #[tokio::test]
 async fn a_soft_deleted_version_is_40402_unless_deleted_is_requested() {
-    let r = registry();
-    set_level(&r, "s", CompatibilityLevel::None).await;
-    reg(&r, "s", &rec("A", &[("a", "int")])).await;
-    reg(&r, "s", &rec("B", &[("a", "int")])).await;
+    let r = registry_with_versions(&["A", "B"]).await;
     ok(r.delete_version("s", v(1), false).await);
     let e = err(r.version("s", v(1), false).await);
     assert_eq!(e.to_string(), "Version 1 not found.");
@@ -127,11 +121,7 @@ async fn versions_of_missing_or_all_deleted_subjects() {
 
 #[tokio::test]
 async fn version_numbers_under_each_filter() {
-    let r = registry();
-    set_level(&r, "s", CompatibilityLevel::None).await;
-    for name in ["A", "B", "C"] {
-        reg(&r, "s", &rec(name, &[("a", "int")])).await;
-    }
+    let r = registry_with_versions(&["A", "B", "C"]).await;
     ok(r.delete_version("s", v(2), false).await);
     assert_eq!(nums(&ok(r.version_numbers("s", DeletedFilter::LiveOnly).await)), [1, 3]);
     assert_eq!(nums(&ok(r.version_numbers("s", DeletedFilter::IncludeDeleted).await)), [1, 2, 3]);

@@ -43,10 +43,7 @@ async fn soft_deletes_by_the_same_registry_are_seen_at_once() {
 #[tokio::test]
 async fn a_registration_by_the_same_registry_is_seen_at_once() {
     // Given a soft-deleted version, remembered by a lookup that includes deleted versions
-    let r = registry();
-    let a = rec("R", &[("a", "int")]);
-    reg(&r, "s", &a).await;
-    ok(r.delete_subject("s", false).await);
+    let (r, a) = soft_deleted_subject().await;
     let before = ok(lookup(&r, "s", &a, INCLUDE_DELETED).await);
     assert_eq!((before.version.0, before.deleted), (1, true));
     // When the same schema is registered again (a new live version)
@@ -58,10 +55,7 @@ async fn a_registration_by_the_same_registry_is_seen_at_once() {
 
 #[tokio::test]
 async fn a_hard_delete_by_the_same_registry_is_seen_at_once() {
-    let r = registry();
-    let a = rec("R", &[("a", "int")]);
-    reg(&r, "s", &a).await;
-    ok(r.delete_subject("s", false).await);
+    let (r, a) = soft_deleted_subject().await;
     assert!(ok(lookup(&r, "s", &a, INCLUDE_DELETED).await).deleted);
     ok(r.clone().delete_subject("s", true).await);
     assert!(matches!(err(lookup(&r, "s", &a, INCLUDE_DELETED).await), RegistryError::SubjectNotFound { .. }));
@@ -124,4 +118,13 @@ async fn a_schema_registered_elsewhere_is_found_on_the_next_lookup() {
     assert!(matches!(err(lookup(&reader, "s", &b, LookupOptions::default()).await), RegistryError::SchemaNotFound));
     reg(&writer, "s", &b).await;
     assert_eq!(ok(lookup(&reader, "s", &b, LookupOptions::default()).await).version.0, 2);
+}
+
+/// A registry whose subject `s` has one soft-deleted version, with that version's schema text.
+async fn soft_deleted_subject() -> (Registry, String) {
+    let r = registry();
+    let a = rec("R", &[("a", "int")]);
+    reg(&r, "s", &a).await;
+    ok(r.delete_subject("s", false).await);
+    (r, a)
 }

@@ -184,10 +184,7 @@ async fn ids_are_never_reused_after_a_hard_delete() {
 
 #[tokio::test]
 async fn hard_deleted_top_versions_are_reused_but_soft_deleted_ones_are_not() {
-    let r = registry();
-    set_level(&r, "s", CompatibilityLevel::None).await;
-    reg(&r, "s", &rec("A", &[("a", "int")])).await;
-    reg(&r, "s", &rec("B", &[("a", "int")])).await;
+    let r = registry_with_versions(&["A", "B"]).await;
     ok(r.delete_version("s", v(2), false).await);
     assert_eq!(reg(&r, "s", &rec("C", &[("a", "int")])).await.version.0, 3, "soft-deleted 2 still counts");
     ok(r.delete_version("s", v(3), false).await);

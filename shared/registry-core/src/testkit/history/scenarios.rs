@@ -107,6 +107,16 @@ async fn given_level(registry: &Registry, subject: &str, level: CompatibilityLev
     registry.set_config(&scope(subject), config).await.unwrap_or_else(|e| panic!("history setup: config: {e}"));
 }
 
+/// A fresh subject named from `prefix`, at compatibility NONE, with `first` registered through
+/// instance 0 (returned with it).
+async fn given_subject_at_none(cluster: &Cluster, prefix: &str, first: String) -> (String, Registry) {
+    let subject = unique_name(prefix);
+    let registry = cluster.instance(0);
+    given_level(&registry, &subject, CompatibilityLevel::None).await;
+    given_registered(&registry, &subject, first).await;
+    (subject, registry)
+}
+
 fn scope(subject: &str) -> Scope {
     Scope::Subject(Subject::new(subject).expect("history subjects are valid"))
 }
@@ -119,6 +129,15 @@ async fn rows(cluster: &Cluster, subject: &str) -> Vec<VersionRow> {
 /// The successful store call `call` of operation `index`, if it made one.
 fn committed(history: &History, index: usize, call: StoreCall) -> Option<Call> {
     history.calls_of(index).into_iter().find(|c| c.ok && c.call == call)
+}
+
+/// Whether a registration that answered `row` had committed it before the clock read `instant`.
+fn registered_before(history: &History, row: &VersionRow, instant: u64) -> bool {
+    find(history, |r| matches!(r, Request::Register { .. }))
+        .into_iter()
+        .filter(|(_, op)| op.outcome == Outcome::Registered { version: row.version, id: row.id })
+        .filter_map(|(index, _)| committed(history, index, StoreCall::CreateVersion))
+        .any(|created| created.end < instant)
 }
 
 /// Whether `call` changes what clients of a subject see (staging a body, a guid or an ID does not).
@@ -147,10 +166,7 @@ const TYPES: [&str; 5] = ["long", "float", "double", "string", "boolean"];
 /// Invariant 1: with a subject at NONE, `PUT /config FULL` races registrations that change a
 /// field's type; no version may be committed after the config write committed.
 pub async fn stricter_config(cluster: &Cluster, round: usize, findings: &mut Findings) {
-    let subject = unique_name("h-config");
-    let registry = cluster.instance(0);
-    given_level(&registry, &subject, CompatibilityLevel::None).await;
-    given_registered(&registry, &subject, record("Tight", &[("f", "int")])).await;
+    let (subject, _) = given_subject_at_none(cluster, "h-config", record("Tight", &[("f", "int")])).await;
     let mut jobs: Vec<Job> = TYPES.iter().map(|t| job(0, register(&subject, record("Tight", &[("f", t)])))).collect();
     let config = Request::PutConfig { subject: subject.clone(), level: CompatibilityLevel::Full };
     jobs.insert(round % (TYPES.len() + 1), job(sweep(round, 30), config));
@@ -178,10 +194,7 @@ pub async fn stricter_config(cluster: &Cluster, round: usize, findings: &mut Fin
 /// Invariant 2: `PUT /mode READONLY` races registrations, a soft delete and `PUT /config`; no
 /// write of theirs may commit after the mode write committed.
 pub async fn readonly_barrier(cluster: &Cluster, round: usize, findings: &mut Findings) {
-    let subject = unique_name("h-readonly");
-    let registry = cluster.instance(0);
-    given_level(&registry, &subject, CompatibilityLevel::None).await;
-    given_registered(&registry, &subject, record("Frozen", &[("f", "int")])).await;
+    let (subject, _) = given_subject_at_none(cluster, "h-readonly", record("Frozen", &[("f", "int")])).await;
     let mut jobs: Vec<Job> = TYPES.iter().map(|t| job(0, register(&subject, record("Frozen", &[("f", t)])))).collect();
     jobs.push(job(
         sweep(round + 1, 30),
@@ -224,10 +237,7 @@ pub async fn readonly_barrier(cluster: &Cluster, round: usize, findings: &mut Fi
 /// Entering IMPORT (without `force`) races registrations into a subject whose only version is
 /// soft-deleted: when IMPORT is acknowledged, no live version may have been committed before it.
 pub async fn import_entry(cluster: &Cluster, round: usize, findings: &mut Findings) {
-    let subject = unique_name("h-import");
-    let registry = cluster.instance(0);
-    given_level(&registry, &subject, CompatibilityLevel::None).await;
-    given_registered(&registry, &subject, record("Imported", &[("i", "int")])).await;
+    let (subject, registry) = given_subject_at_none(cluster, "h-import", record("Imported", &[("i", "int")])).await;
     registry.delete_subject(&subject, false).await.unwrap_or_else(|e| panic!("history setup: soft delete: {e}"));
     let mut jobs: Vec<Job> =
         TYPES[..3].iter().map(|t| job(0, register(&subject, record("Imported", &[("i", t)])))).collect();
@@ -241,12 +251,7 @@ pub async fn import_entry(cluster: &Cluster, round: usize, findings: &mut Findin
         .and_then(|(index, _)| committed(history, *index, StoreCall::WriteSetting { kind: SettingKind::Mode }));
     let Some(entered) = entered else { return };
     for row in rows(cluster, &subject).await.iter().filter(|r| !r.deleted) {
-        let committed_before = find(history, |r| matches!(r, Request::Register { .. }))
-            .into_iter()
-            .filter(|(_, op)| op.outcome == Outcome::Registered { version: row.version, id: row.id })
-            .filter_map(|(index, _)| committed(history, index, StoreCall::CreateVersion))
-            .any(|created| created.end < entered.start);
-        if committed_before {
+        if registered_before(history, row, entered.start) {
             findings.anomalies.push(format!(
                 "IMPORT entry: {subject} v{} was live before IMPORT was entered without force",
                 row.version
@@ -311,10 +316,7 @@ pub async fn hard_deletes(cluster: &Cluster, round: usize, findings: &mut Findin
 }
 
 async fn subject_hard_delete(cluster: &Cluster, round: usize, findings: &mut Findings) {
-    let subject = unique_name("h-purge");
-    let registry = cluster.instance(0);
-    given_level(&registry, &subject, CompatibilityLevel::None).await;
-    given_registered(&registry, &subject, record("Purged", &[("a", "int")])).await;
+    let (subject, registry) = given_subject_at_none(cluster, "h-purge", record("Purged", &[("a", "int")])).await;
     given_registered(&registry, &subject, record("Purged", &[("a", "long")])).await;
     registry.delete_subject(&subject, false).await.unwrap_or_else(|e| panic!("history setup: soft delete: {e}"));
     let mut jobs: Vec<Job> =
@@ -334,12 +336,7 @@ async fn subject_hard_delete(cluster: &Cluster, round: usize, findings: &mut Fin
     match (&delete_op.outcome, purged) {
         (Outcome::Deleted(_), Some(purge)) => {
             for row in &left {
-                let created_before = find(history, |r| matches!(r, Request::Register { .. }))
-                    .into_iter()
-                    .filter(|(_, op)| op.outcome == Outcome::Registered { version: row.version, id: row.id })
-                    .filter_map(|(index, _)| committed(history, index, StoreCall::CreateVersion))
-                    .any(|created| created.end < purge.start);
-                if created_before {
+                if registered_before(history, row, purge.start) {
                     findings.anomalies.push(format!(
                         "hard delete vs registration: {subject} v{} was committed before the permanent delete that answered {:?}",
                         row.version, delete_op.outcome
