@@ -262,12 +262,16 @@ class Parser:
     def list_or_for(self):
         if self.peek()[1] == "for":
             raise Unknown("list for expressions")
+        return self.expressions_until("]")
+
+    def expressions_until(self, closer):
+        """Comma-separated expressions up to `closer` (a trailing comma allowed), taking the closer."""
         items = []
-        while self.peek()[1] != "]":
+        while self.peek()[1] != closer:
             items.append(self.expression())
             if self.peek()[1] == ",":
                 self.take()
-        self.take("]")
+        self.take(closer)
         return items
 
     def object_or_for(self):
@@ -286,6 +290,17 @@ class Parser:
         self.take("}")
         return result
 
+    def balanced_until(self, closer):
+        """The tokens up to the `closer` that ends the current bracket (nested brackets skipped whole), taking the closer."""
+        start = self.pos
+        depth = 0
+        while not (depth == 0 and self.peek()[1] == closer):
+            depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(self.peek()[1], 0)
+            self.pos += 1
+        inner = self.tokens[start:self.pos]
+        self.take(closer)
+        return inner
+
     def for_object(self):
         self.take("for")
         key_name = self.take()[1]
@@ -294,13 +309,7 @@ class Parser:
         self.take("in")
         collection = self.expression()
         self.take(":")
-        start = self.pos
-        depth = 0
-        while not (depth == 0 and self.peek()[1] == "}"):
-            depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(self.peek()[1], 0)
-            self.pos += 1
-        body = self.tokens[start:self.pos]
-        self.take("}")
+        body = self.balanced_until("}")
         arrow = next(i for i, token in enumerate(body) if token[1] == "=>")
         if_at = next((i for i, token in enumerate(body) if token == ("name", "if")), len(body))
         result = {}
@@ -318,25 +327,13 @@ class Parser:
     def call(self, name):
         self.take("(")
         if name == "can":
-            start = self.pos
-            depth = 0
-            while not (depth == 0 and self.peek()[1] == ")"):
-                depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(self.peek()[1], 0)
-                self.pos += 1
-            inner = self.tokens[start:self.pos]
-            self.take(")")
+            inner = self.balanced_until(")")
             try:
                 Parser(inner, self.scope).whole()
                 return True
             except CannotEvaluate:
                 return False
-        arguments = []
-        while self.peek()[1] != ")":
-            arguments.append(self.expression())
-            if self.peek()[1] == ",":
-                self.take()
-        self.take(")")
-        return call_function(name, arguments)
+        return call_function(name, self.expressions_until(")"))
 
 
 class CannotEvaluate(Exception):
