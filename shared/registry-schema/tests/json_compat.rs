@@ -3,20 +3,14 @@
 //! at BACKWARD, FORWARD and FULL through `registry_schema::compat::check`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use registry_schema::compat::CompatibilityLevel;
 use registry_schema::json_schema::compat::differences;
 use registry_schema::{ParsedSchema, SchemaType, Validation};
 use serde_json::Value;
 use std::path::PathBuf;
-
-/// The check the registry runs, within the default budgets (no case here comes near them).
-fn check(
-    level: CompatibilityLevel,
-    new: &ParsedSchema,
-    previous: &[&ParsedSchema],
-) -> Vec<registry_schema::Incompatibility> {
-    registry_schema::compat::check(level, new, previous).expect("within the default budgets")
-}
+use support::check;
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/json-compat")

@@ -3,20 +3,14 @@
 //! every valid schema is compatible with itself at every level.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use proptest::prelude::*;
 use registry_schema::compat::CompatibilityLevel;
 use registry_schema::{Dependency, ParsedSchema, SchemaType, Validation};
 use serde_json::{Value, json};
 use std::path::PathBuf;
-
-/// The check the registry runs, within the default budgets (no case here comes near them).
-fn check(
-    level: CompatibilityLevel,
-    new: &ParsedSchema,
-    previous: &[&ParsedSchema],
-) -> Vec<registry_schema::Incompatibility> {
-    registry_schema::compat::check(level, new, previous).expect("within the default budgets")
-}
+use support::check;
 
 fn parse(text: &str, dependencies: &[Dependency]) -> ParsedSchema {
     ParsedSchema::parse(SchemaType::Json, text, dependencies, Validation::Strict, false)

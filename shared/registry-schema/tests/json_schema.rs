@@ -9,6 +9,11 @@ fn parse(text: &str) -> Result<JsonSchema, SchemaError> {
     JsonSchema::parse(text, &[], Validation::Strict, false)
 }
 
+/// `text` parsed with normalization on, which must succeed.
+fn parse_normalized(text: &str) -> JsonSchema {
+    JsonSchema::parse(text, &[], Validation::Strict, true).unwrap()
+}
+
 fn parse_with(text: &str, dependencies: &[Dependency]) -> Result<JsonSchema, SchemaError> {
     JsonSchema::parse(text, dependencies, Validation::Strict, false)
 }
@@ -158,28 +163,15 @@ fn whitespace_variants_store_the_same_text() {
 
 #[test]
 fn normalize_sorts_keys_recursively_so_key_order_variants_match() {
-    let a = JsonSchema::parse(
-        r#"{"type":"object","properties":{"b":{"type":"string","maxLength":2},"a":{}}}"#,
-        &[],
-        Validation::Strict,
-        true,
-    )
-    .unwrap();
-    let b = JsonSchema::parse(
-        r#"{"properties":{"a":{},"b":{"maxLength":2,"type":"string"}},"type":"object"}"#,
-        &[],
-        Validation::Strict,
-        true,
-    )
-    .unwrap();
+    let a = parse_normalized(r#"{"type":"object","properties":{"b":{"type":"string","maxLength":2},"a":{}}}"#);
+    let b = parse_normalized(r#"{"properties":{"a":{},"b":{"maxLength":2,"type":"string"}},"type":"object"}"#);
     assert_eq!(a.canonical_text(), r#"{"properties":{"a":{},"b":{"maxLength":2,"type":"string"}},"type":"object"}"#);
     assert_eq!(a.canonical_text(), b.canonical_text());
 }
 
 #[test]
 fn normalize_keeps_array_order() {
-    let schema =
-        JsonSchema::parse(r#"{"enum":["b","a"],"required":["z","y"]}"#, &[], Validation::Strict, true).unwrap();
+    let schema = parse_normalized(r#"{"enum":["b","a"],"required":["z","y"]}"#);
     assert_eq!(schema.canonical_text(), r#"{"enum":["b","a"],"required":["z","y"]}"#);
 }
 

@@ -3,21 +3,15 @@
 //! (verdict per level, both directions and FULL), run through `ParsedSchema` and `compat::check`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use registry_schema::compat::CompatibilityLevel;
 use registry_schema::protobuf::ProtobufSchema;
 use registry_schema::protobuf::compat::diff;
 use registry_schema::{Dependency, ParsedSchema, SchemaType, Validation};
 use serde_json::Value;
 use std::path::PathBuf;
-
-/// The check the registry runs, within the default budgets (no case here comes near them).
-fn check(
-    level: CompatibilityLevel,
-    new: &ParsedSchema,
-    previous: &[&ParsedSchema],
-) -> Vec<registry_schema::Incompatibility> {
-    registry_schema::compat::check(level, new, previous).expect("within the default budgets")
-}
+use support::check;
 
 fn fixture(name: &str) -> Vec<Value> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/protobuf-compat").join(name);
