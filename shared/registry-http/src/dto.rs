@@ -84,8 +84,26 @@ impl From<&SchemaReference> for SchemaReferenceDto {
     }
 }
 
-fn references(body: &SchemaBody) -> Vec<SchemaReferenceDto> {
-    body.references.iter().map(SchemaReferenceDto::from).collect()
+/// What both schema answers carry of a stored body besides its text, each left out when empty.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BodyExtrasDto {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub references: Vec<SchemaReferenceDto>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule_set: Option<serde_json::Value>,
+}
+
+impl From<&SchemaBody> for BodyExtrasDto {
+    fn from(body: &SchemaBody) -> Self {
+        BodyExtrasDto {
+            references: body.references.iter().map(SchemaReferenceDto::from).collect(),
+            metadata: body.metadata.clone(),
+            rule_set: body.rule_set.clone(),
+        }
+    }
 }
 
 fn is_false(value: &bool) -> bool {
@@ -110,12 +128,8 @@ pub struct SchemaDto {
     /// CP 8 `guid`: Confluent's MD5 identity of text, references, metadata and rule set.
     pub guid: String,
     pub schema_type: SchemaType,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub references: Vec<SchemaReferenceDto>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<serde_json::Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rule_set: Option<serde_json::Value>,
+    #[serde(flatten)]
+    pub extras: BodyExtrasDto,
     pub schema: String,
     #[serde(skip_serializing_if = "is_zero")]
     pub ts: i64,
@@ -132,9 +146,7 @@ impl SchemaDto {
             id: record.id.0,
             guid: body_guid(&record.body),
             schema_type: record.body.schema_type,
-            references: references(&record.body),
-            metadata: record.body.metadata.clone(),
-            rule_set: record.body.rule_set.clone(),
+            extras: BodyExtrasDto::from(&record.body),
             schema: record.body.schema.clone(),
             ts: record.registered_at_ms,
             deleted: record.deleted,
@@ -155,12 +167,8 @@ pub struct SchemaStringDto {
     pub guid: String,
     pub schema_type: SchemaType,
     pub schema: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub references: Vec<SchemaReferenceDto>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<serde_json::Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rule_set: Option<serde_json::Value>,
+    #[serde(flatten)]
+    pub extras: BodyExtrasDto,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_id: Option<i32>,
 }
@@ -172,9 +180,7 @@ impl SchemaStringDto {
             guid: body_guid(&found.body),
             schema_type: found.body.schema_type,
             schema: found.body.schema.clone(),
-            references: references(&found.body),
-            metadata: found.body.metadata.clone(),
-            rule_set: found.body.rule_set.clone(),
+            extras: BodyExtrasDto::from(&found.body),
             max_id,
         }
     }
@@ -275,24 +281,22 @@ impl ConfigUpdateRequest {
     }
 }
 
-/// `PUT /config[/{s}]` answer: the stored config re-rendered (CP 8.x), key `compatibility`.
+/// `PUT /config[/{s}]` answer: the stored config re-rendered (CP 8.x) as [`ConfigDto`], but with
+/// the level under the key `compatibility`.
 #[derive(Debug, Clone, Serialize)]
 pub struct ConfigUpdateResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compatibility: Option<CompatibilityLevel>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub normalize: Option<bool>,
+    /// Everything else (its `compatibility_level` stays `None`).
     #[serde(flatten)]
-    pub contracts: ContractConfigDto,
+    pub config: ConfigDto,
 }
 
-impl From<&ConfigRecord> for ConfigUpdateResponse {
-    fn from(record: &ConfigRecord) -> Self {
-        ConfigUpdateResponse {
-            compatibility: record.compatibility_level,
-            normalize: record.normalize,
-            contracts: ContractConfigDto::from(record),
-        }
+impl ConfigUpdateResponse {
+    /// The answer for the stored `record`.
+    pub fn new(record: &ConfigRecord) -> Self {
+        let config = ConfigDto { compatibility_level: None, ..ConfigDto::from(record) };
+        ConfigUpdateResponse { compatibility: record.compatibility_level, config }
     }
 }
 

@@ -41,7 +41,7 @@ pub async fn update_top_level_config(
     ConfluentJson(request): ConfluentJson<ConfigUpdateRequest>,
 ) -> ApiResult {
     let stored = state.registry.set_config(&Scope::Global, request.into_record()?).await?;
-    json(&ConfigUpdateResponse::from(&stored))
+    json(&ConfigUpdateResponse::new(&stored))
 }
 
 /// `DELETE /config`: the previous global config; the server default applies again.
@@ -69,7 +69,7 @@ pub async fn update_subject_level_config(
 ) -> ApiResult {
     let record = request.into_record()?;
     let stored = state.registry.set_config(&subject_scope(subject)?, record).await?;
-    json(&ConfigUpdateResponse::from(&stored))
+    json(&ConfigUpdateResponse::new(&stored))
 }
 
 /// `DELETE /config/{s}`: the removed config (40401 when none was set).

@@ -7,11 +7,12 @@ use crate::AppState;
 use crate::dto::{SchemaDto, SchemaStringDto, SubjectVersionDto};
 use crate::endpoint::Permit;
 use crate::error::ApiError;
-use crate::extract::{ConfluentQuery, Paging, Segment, flag, negotiate, parse_schema_id, text};
+use crate::extract::{ConfluentQuery, Page, Paging, Segment, flag, negotiate, parse_schema_id, text};
 use crate::http_cache::{self, HttpConfig, Representation};
 use axum::Extension;
-use axum::extract::State;
+use axum::extract::{FromRequestParts, State};
 use axum::http::HeaderMap;
+use axum::http::request::Parts;
 use axum::response::Response;
 use futures::future::BoxFuture;
 use registry_core::{
@@ -269,31 +270,36 @@ impl Pages for VersionsById {
     }
 }
 
+/// What both listings by ID read from a request: the caller's rows carrying the path's ID
+/// (`deleted`: soft-deleted ones too) and the window of `offset` and `limit`.
+pub struct ListingById {
+    rows: RowsById,
+    window: Page,
+}
+
+impl FromRequestParts<AppState> for ListingById {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let permit = Permit::from_request_parts(parts, state).await?;
+        let Segment(id) = Segment::from_request_parts(parts, state).await?;
+        let ConfluentQuery(query) = ConfluentQuery::<DeletedPagedQuery>::from_request_parts(parts, state).await?;
+        let id = parse_schema_id(&id)?;
+        let window = query.paging.window(LIST_LIMIT, LIST_LIMIT);
+        let rows = RowsById::new(state.registry.clone(), id.0, query.deleted, permit.subjects());
+        Ok(ListingById { rows, window })
+    }
+}
+
 /// `GET /schemas/ids/{id}/subjects`: sorted subjects carrying the ID; `deleted`, `offset`, `limit`.
 /// Streamed from store pages (see [`json_stream`]); only the caller's subjects.
-pub async fn get_all_subjects_by_id(
-    State(state): State<AppState>,
-    permit: Permit,
-    Segment(id): Segment,
-    ConfluentQuery(query): ConfluentQuery<DeletedPagedQuery>,
-) -> ApiResult {
-    let id = parse_schema_id(&id)?;
-    let window = query.paging.window(LIST_LIMIT, LIST_LIMIT);
-    let rows = RowsById::new(state.registry.clone(), id.0, query.deleted, permit.subjects());
+pub async fn get_all_subjects_by_id(ListingById { rows, window }: ListingById) -> ApiResult {
     json_stream::respond(SubjectsById { rows, last_subject: None }, window, "subject listing by ID").await
 }
 
 /// `GET /schemas/ids/{id}/versions`: `[{"subject","version"}]`; `deleted`, `offset`, `limit`.
 /// Streamed from store pages (see [`json_stream`]); only the caller's subjects.
-pub async fn get_all_versions_by_id(
-    State(state): State<AppState>,
-    permit: Permit,
-    Segment(id): Segment,
-    ConfluentQuery(query): ConfluentQuery<DeletedPagedQuery>,
-) -> ApiResult {
-    let id = parse_schema_id(&id)?;
-    let window = query.paging.window(LIST_LIMIT, LIST_LIMIT);
-    let rows = RowsById::new(state.registry.clone(), id.0, query.deleted, permit.subjects());
+pub async fn get_all_versions_by_id(ListingById { rows, window }: ListingById) -> ApiResult {
     json_stream::respond(VersionsById { rows }, window, "version listing by ID").await
 }
 
