@@ -43,13 +43,20 @@ async fn a_wide_one_of_is_refused_at_the_work_budget(h: &Harness) {
     small.stop().await;
 }
 
-async fn many_protobuf_messages_are_refused_at_the_node_budget(h: &Harness) {
-    let small = tight(h, Limits { max_nodes: 5_000, ..Limits::default() }).await;
-    let (text, _) = bombs::protobuf_mutual_messages(10_000);
-    let message = small.register_raw("proto", &typed("PROTOBUF", &text)).await.assert_error(422, 42201);
-    assert!(message.contains("REGISTRY_SCHEMA_MAX_NODES"), "{message}");
-    small.stop().await;
-    h.get("/subjects/proto/versions").await.assert_error(404, 40401);
+async fn protobuf_files_over_the_node_budget_are_refused_and_large_real_ones_accepted(h: &Harness) {
+    // Default budgets: 40,002 statements of four nodes each are over 100,000, refused before the compiler.
+    let bombs = [("mutual", bombs::protobuf_mutual_messages(10_000)), ("wide", bombs::protobuf_wide_message(40_000))];
+    for (subject, (text, _)) in bombs {
+        let message = h.register_raw(subject, &typed("PROTOBUF", &text)).await.assert_error(422, 42201);
+        assert!(message.contains("REGISTRY_SCHEMA_MAX_NODES") && message.contains("Protobuf statement"), "{message}");
+        h.get(&format!("/subjects/{subject}/versions")).await.assert_error(404, 40401);
+    }
+    let (old, new) = bombs::protobuf_large_api(500);
+    h.register_body("api", &typed("PROTOBUF", &old)).await;
+    let checked = h.post("/compatibility/subjects/api/versions/latest", &typed("PROTOBUF", &new)).await.ok_json(200);
+    assert_eq!(checked["is_compatible"], json!(true), "every message gained a field");
+    h.register_body("api", &typed("PROTOBUF", &new)).await;
+    assert_eq!(h.versions("api", "").await, [1, 2]);
 }
 
 async fn wide_unions_and_enums_get_their_correct_answers(h: &Harness) {
@@ -123,7 +130,7 @@ api_tests::api_cases!(
     an_avro_dag_is_refused_at_the_work_budget,
     a_json_schema_ref_dag_is_refused_at_the_work_budget,
     a_wide_one_of_is_refused_at_the_work_budget,
-    many_protobuf_messages_are_refused_at_the_node_budget,
+    protobuf_files_over_the_node_budget_are_refused_and_large_real_ones_accepted,
     wide_unions_and_enums_get_their_correct_answers,
     nesting_and_size_beyond_the_budgets_are_refused,
     a_cheap_read_is_answered_while_heavy_checks_queue,

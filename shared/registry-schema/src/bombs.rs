@@ -110,3 +110,37 @@ pub fn protobuf_wide_message(fields: usize) -> (String, String) {
     };
     (build("int32"), build("string"))
 }
+
+/// Not a bomb: a large Protobuf API file of the shape real ones take (resource messages with comments,
+/// options, maps, oneofs and references, enums, one service), which must stay accepted under the default
+/// budgets. `messages` messages of eight fields, an enum of eight values per ten messages, an rpc per two
+/// messages; the new text adds a field to every message (a compatible change).
+pub fn protobuf_large_api(messages: usize) -> (String, String) {
+    let build = |added: &str| {
+        let mut text =
+            String::from("syntax = \"proto3\";\npackage acme.api.v1;\n\noption java_multiple_files = true;\n\n");
+        for i in 0..messages {
+            let parent = if i == 0 { "string".to_string() } else { format!("Resource{}", i - 1) };
+            text.push_str(&format!(
+                "// A resource of kind {i}.\nmessage Resource{i} {{\n  // Its name.\n  string name = 1 [json_name = \"name\"];\n  \
+                 int64 create_time = 2;\n  repeated string tags = 3;\n  map<string, string> labels = 4;\n  {parent} parent = 5;\n  \
+                 State{} state = 6;\n  oneof source {{\n    string uri = 7;\n    bytes content = 8 [deprecated = true];\n  }}\n{added}}}\n\n",
+                i / 10
+            ));
+        }
+        for e in 0..messages.div_ceil(10) {
+            text.push_str(&format!("enum State{e} {{\n  STATE{e}_UNSPECIFIED = 0;\n"));
+            for v in 1..8 {
+                text.push_str(&format!("  STATE{e}_V{v} = {v};\n"));
+            }
+            text.push_str("}\n\n");
+        }
+        text.push_str("service Resources {\n");
+        for i in (0..messages).step_by(2) {
+            text.push_str(&format!("  rpc Get{i}(Resource{i}) returns (Resource{i});\n"));
+        }
+        text.push_str("}\n");
+        text
+    };
+    (build(""), build("  optional int32 revision = 9;\n"))
+}

@@ -19,7 +19,7 @@ pub enum SchemaError {
     #[error("Invalid schema: nested deeper than {limit} levels (the nesting depth budget, REGISTRY_SCHEMA_MAX_DEPTH)")]
     TooDeep { limit: usize },
     /// Parsing or checking the schema needs more than one of its budgets allows (see [`crate::limits`]).
-    #[error("Invalid schema: exceeds the {budget} budget of {limit} ({})", budget.variable())]
+    #[error("Invalid schema: exceeds the {budget} budget of {limit} ({}{})", budget.variable(), budget.unit())]
     BudgetExceeded { budget: Budget, limit: u64 },
 }
 

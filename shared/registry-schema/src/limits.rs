@@ -19,8 +19,9 @@ pub struct Limits {
     /// at most [`Limits::DEPTH_CEILING`] (the parsers' stacks are sized for that).
     pub max_depth: usize,
     /// Most nodes in one schema together with its references: JSON values (Avro, JSON Schema) or
-    /// declarations and statements (Protobuf: messages, fields, enum values, options...).
-    /// `REGISTRY_SCHEMA_MAX_NODES`, default 100,000.
+    /// declarations and statements (Protobuf: messages, fields, enum values, options...), each
+    /// statement weighing [`PROTOBUF_STATEMENT_NODES`]. `REGISTRY_SCHEMA_MAX_NODES`, default 100,000
+    /// (100,000 JSON values or 25,000 Protobuf statements).
     pub max_nodes: u64,
     /// Most work units one compatibility check may spend: each (reader, writer) pair compared, each
     /// field matched and each finding copied from the memo counts one (hashed lookups inside one node,
@@ -29,6 +30,12 @@ pub struct Limits {
     /// 40,000; the bound also caps the findings a check can collect, and so its memory).
     pub max_work: u64,
 }
+
+/// Nodes one Protobuf statement or block is charged against [`Limits::max_nodes`]: what parsing and
+/// linking it costs next to one JSON value. A statement carries its source positions through the
+/// parse (a field has five) and becomes a descriptor and its names in the linker: about 2.5 KB at
+/// the peak of a parse, against about 0.5 KB per JSON value of an Avro or JSON Schema parse.
+pub const PROTOBUF_STATEMENT_NODES: u64 = 4;
 
 impl Limits {
     /// The highest `max_depth` accepted (serde_json's own recursion limit is 128).
@@ -80,6 +87,16 @@ impl Budget {
             Budget::Depth => "nesting depth",
             Budget::Nodes => "schema node",
             Budget::Work => "compatibility work",
+        }
+    }
+
+    /// What one unit of this budget is, when that needs saying.
+    pub fn unit(self) -> String {
+        match self {
+            Budget::Nodes => {
+                format!("; a JSON value counts 1 node, a Protobuf statement or block {PROTOBUF_STATEMENT_NODES}")
+            }
+            Budget::Depth | Budget::Work => String::new(),
         }
     }
 

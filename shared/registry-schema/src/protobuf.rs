@@ -15,11 +15,13 @@ mod resolver;
 pub mod serialized;
 mod source;
 
-use crate::limits::{Budget, Limits};
+use crate::limits::{Budget, Limits, PROTOBUF_STATEMENT_NODES};
 use crate::{Dependency, SchemaError, SchemaType, Validation};
-use protox::prost_reflect::FileDescriptor;
+use protox::prost_reflect::DescriptorPool;
 use protox::prost_reflect::prost_types::FileDescriptorProto;
+use resolver::{Served, SourceInfo, SourceResolver};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Deepest nesting of braces, brackets, parentheses and angle brackets ever accepted (whatever
 /// [`Limits::max_depth`] says); deeper input fails before it is parsed.
@@ -32,11 +34,14 @@ const INPUT_FILE: &str = "schema.proto";
 #[derive(Debug, Clone)]
 pub struct ProtobufSchema {
     canonical: String,
-    file: FileDescriptor,
-    /// The text as written (unresolved names, labels as written), what the diff compares.
-    written: Box<FileDescriptorProto>,
+    /// The file after linking (type names resolved to full names), what `?format=serialized` encodes.
+    /// The linker's pool is not kept: its indexes cost more than the file itself.
+    linked: Arc<FileDescriptorProto>,
+    /// The text as written (unresolved names, labels as written, no source positions), what the
+    /// diff compares. Shared: a check hands its parsed schema to a worker by clone.
+    written: Arc<FileDescriptorProto>,
     /// Every other file in scope (dependencies as written, well-known files as linked).
-    dependency_files: Vec<FileDescriptorProto>,
+    dependency_files: Arc<[FileDescriptorProto]>,
 }
 
 impl ProtobufSchema {
@@ -61,8 +66,11 @@ impl ProtobufSchema {
     }
 
     /// [`ProtobufSchema::parse`] within `limits`: nesting depth of each file (at most [`MAX_DEPTH`]),
-    /// and the statements of the text and its dependencies together against the node budget, both
-    /// counted in one linear scan before the compiler runs (linking is super-linear in declarations).
+    /// and the statements of the text and its dependencies together against the node budget (each
+    /// weighing [`PROTOBUF_STATEMENT_NODES`]), both counted in one linear scan before the compiler runs.
+    ///
+    /// Each text is parsed once; the linker gets it without source positions (only a failure is
+    /// linked again with them, to say where), and the schema keeps the linked file, not the pool.
     pub fn parse_within(
         text: &str,
         dependencies: &[Dependency],
@@ -83,7 +91,7 @@ impl ProtobufSchema {
             if resolver::nesting_depth(file) > depth_limit {
                 return Err(SchemaError::TooDeep { limit: depth_limit });
             }
-            nodes.charge(resolver::statement_count(file))?;
+            nodes.charge(resolver::statement_count(file).saturating_mul(PROTOBUF_STATEMENT_NODES))?;
         }
         let mut sources: HashMap<String, String> =
             dependencies.iter().map(|d| (d.name.clone(), d.schema.clone())).collect();
@@ -92,34 +100,33 @@ impl ProtobufSchema {
             input_name.insert(0, '_');
         }
         sources.insert(input_name.clone(), trimmed.to_string());
-        let texts = sources.clone();
+        let texts = Arc::new(sources);
 
-        let (resolver, missing) = resolver::SourceResolver::new(sources);
-        let mut compiler = protox::Compiler::with_file_resolver(resolver);
-        compiler.include_imports(true);
-        if let Err(error) = compiler.open_file(&input_name) {
-            if let Some(name) = missing.lock().ok().and_then(|names| names.first().cloned()) {
-                return Err(SchemaError::UnresolvedReference { name });
-            }
-            return Err(SchemaError::parse(SchemaType::Protobuf, describe(&error, &input_name, &texts)));
-        }
-        let file = compiler.descriptor_pool().get_file_by_name(&input_name).ok_or_else(|| {
-            SchemaError::parse(SchemaType::Protobuf, "the schema produced no file descriptor".to_string())
-        })?;
-        let as_written = |name: &str, text: &str| {
-            source::parse(name, text).map_err(|reason| SchemaError::parse(SchemaType::Protobuf, reason))
-        };
-        let written = as_written(&input_name, trimmed)?;
-        let canonical = render::render(&written, file.file_descriptor_proto(), normalize);
+        let (compiled, mut served) = compile(&texts, &input_name, SourceInfo::Strip);
+        let pool = compiled.map_err(|error| compile_error(error, &served, &texts, &input_name))?;
+        let no_descriptor =
+            || SchemaError::parse(SchemaType::Protobuf, "the schema produced no file descriptor".to_string());
+        let linked = pool.get_file_by_name(&input_name).ok_or_else(no_descriptor)?.file_descriptor_proto().clone();
+        let mut written = served.written.remove(&input_name).ok_or_else(no_descriptor)?;
+        let canonical = render::render(&written, &linked, normalize);
+        // Rendering was the last reader of the positions; the diff reads declarations only.
+        written.source_code_info = None;
         let mut dependency_files = Vec::new();
-        for other in compiler.descriptor_pool().files().filter(|f| f.name() != input_name) {
-            let text = texts.get(other.name()).map(String::as_str).or_else(|| known::source(other.name()));
-            match text {
-                Some(text) => dependency_files.push(as_written(other.name(), text)?),
+        for other in pool.files().filter(|f| f.name() != input_name) {
+            match served.written.remove(other.name()) {
+                Some(mut written) => {
+                    written.source_code_info = None;
+                    dependency_files.push(written);
+                }
                 None => dependency_files.push(other.file_descriptor_proto().clone()),
             }
         }
-        Ok(ProtobufSchema { canonical, file, written: Box::new(written), dependency_files })
+        Ok(ProtobufSchema {
+            canonical,
+            linked: Arc::new(linked),
+            written: Arc::new(written),
+            dependency_files: dependency_files.into(),
+        })
     }
 
     /// The stored text (see the module notes).
@@ -129,26 +136,60 @@ impl ProtobufSchema {
 
     /// `?format=serialized`: base64 of this file's `FileDescriptorProto` (see [`serialized`]).
     pub fn serialized(&self) -> String {
-        serialized::to_base64(self.file.file_descriptor_proto())
+        serialized::to_base64(&self.linked)
     }
 
-    /// The linked file: messages, enums, services, with imports resolved.
-    pub fn file(&self) -> &FileDescriptor {
-        &self.file
+    /// The linked file: messages, enums, services, with type names resolved to full names.
+    pub fn linked(&self) -> &FileDescriptorProto {
+        &self.linked
     }
 
     /// `proto2` or `proto3` (a file without a `syntax` line is proto2).
     pub fn syntax(&self) -> &'static str {
-        match self.file.syntax() {
-            protox::prost_reflect::Syntax::Proto3 => "proto3",
-            _ => "proto2",
-        }
+        if source::is_proto3(&self.linked) { "proto3" } else { "proto2" }
     }
 
     /// The `package` declared, empty when none.
     pub fn package(&self) -> &str {
-        self.file.package_name()
+        self.linked.package()
     }
+}
+
+/// Compiles `input_name` with `texts` in scope (import path → text): the linked pool, and what the
+/// resolver served (with [`SourceInfo::Strip`], each file as written, parsed once).
+fn compile(
+    texts: &Arc<HashMap<String, String>>,
+    input_name: &str,
+    source_info: SourceInfo,
+) -> (Result<DescriptorPool, protox::Error>, Served) {
+    let (resolver, served) = SourceResolver::new(Arc::clone(texts), source_info);
+    let mut compiler = protox::Compiler::with_file_resolver(resolver);
+    compiler.include_imports(true);
+    let compiled = compiler.open_file(input_name).map(|compiler| compiler.descriptor_pool());
+    drop(compiler);
+    let served = Arc::try_unwrap(served).ok().and_then(|served| served.into_inner().ok()).unwrap_or_default();
+    (compiled, served)
+}
+
+/// The error a failed compile answers: the first import nothing could serve, else the compiler's
+/// message with its position. Linking without source positions (the fast path) reports no line, so
+/// a link error is described by compiling again with them: only failures pay for the positions.
+fn compile_error(
+    error: protox::Error,
+    served: &Served,
+    texts: &Arc<HashMap<String, String>>,
+    input_name: &str,
+) -> SchemaError {
+    use miette::Diagnostic;
+    if let Some(name) = served.missing.first() {
+        return SchemaError::UnresolvedReference { name: name.clone() };
+    }
+    let located = error.labels().is_some_and(|mut labels| labels.next().is_some());
+    let error = match located {
+        true => error,
+        false => compile(texts, input_name, SourceInfo::Keep).0.err().unwrap_or(error),
+    };
+    SchemaError::parse(SchemaType::Protobuf, describe(&error, input_name, texts))
 }
 
 /// The parser's message plus where it points: `line L column C`, prefixed with the file's

@@ -5,6 +5,7 @@
 
 use proptest::prelude::*;
 use registry_schema::compat::{self, Checked, CompatibilityLevel};
+use registry_schema::limits::PROTOBUF_STATEMENT_NODES;
 use registry_schema::{Budget, Limits, ParsedSchema, SchemaError, SchemaType, Validation, bombs};
 
 /// Budgets wide enough that only the budget under test can stop a case.
@@ -106,14 +107,30 @@ fn a_wide_one_of_stops_at_the_work_budget() {
 }
 
 #[test]
-fn protobuf_statements_are_counted_before_the_compiler_runs() {
-    // 10,000 mutually referencing messages took two minutes to link; the statement count refuses them
-    // in one scan of the text.
-    let (text, _) = bombs::protobuf_mutual_messages(10_000);
-    let limits = Limits { max_nodes: 20_000, ..Limits::default() };
-    assert_eq!(parse(SchemaType::Protobuf, &text, &limits).err(), Some(over(Budget::Nodes, 20_000)));
+fn protobuf_files_of_40000_statements_are_refused_before_the_compiler_runs() {
+    // Each statement weighs four nodes (its parse and link cost next to a JSON value): 10,000 mutually
+    // referencing messages (three fields each) and one message of 40,000 fields are both refused in one
+    // scan of the text under the default budget, instead of peaking at 200-280 MB in the compiler.
+    let limits = Limits::default();
+    let (mutual, _) = bombs::protobuf_mutual_messages(10_000);
+    assert_eq!(parse(SchemaType::Protobuf, &mutual, &limits).err(), Some(over(Budget::Nodes, 100_000)));
     let (wide, _) = bombs::protobuf_wide_message(40_000);
-    assert_eq!(parse(SchemaType::Protobuf, &wide, &limits).err(), Some(over(Budget::Nodes, 20_000)));
+    assert_eq!(parse(SchemaType::Protobuf, &wide, &limits).err(), Some(over(Budget::Nodes, 100_000)));
+    // Half of it fits: 20,000 fields are 80,012 nodes.
+    let (half, _) = bombs::protobuf_wide_message(20_000);
+    assert!(parse(SchemaType::Protobuf, &half, &limits).is_ok());
+}
+
+#[test]
+fn a_large_real_world_shaped_protobuf_file_is_accepted_and_checked() {
+    // 1,500 messages of eight fields (12,000 fields), 150 enums and 750 rpcs: 17,105 statements.
+    let pair = bombs::protobuf_large_api(1_500);
+    let limits = Limits::default();
+    let old = parse(SchemaType::Protobuf, &pair.0, &limits).unwrap_or_else(|e| panic!("{e}"));
+    let new = parse(SchemaType::Protobuf, &pair.1, &limits).unwrap_or_else(|e| panic!("{e}"));
+    let checked = compat::check_within(CompatibilityLevel::Full, &new, &[&old], &limits).unwrap();
+    assert!(checked.incompatibilities.is_empty(), "{:?}", checked.incompatibilities.first());
+    assert!(old.canonical_text().contains("message Resource1499 {"));
 }
 
 #[test]
@@ -130,6 +147,7 @@ fn protobuf_messages_and_fields_are_checked_in_linear_work() {
 fn the_budget_message_names_the_budget_and_its_variable() {
     let message = over(Budget::Nodes, 10).to_string();
     assert!(message.contains("schema node budget of 10") && message.contains("REGISTRY_SCHEMA_MAX_NODES"));
+    assert!(message.contains("a Protobuf statement or block 4"), "what a Protobuf statement weighs: {message}");
     let message = SchemaError::TooDeep { limit: 5 }.to_string();
     assert!(message.contains("REGISTRY_SCHEMA_MAX_DEPTH"), "{message}");
 }
@@ -189,7 +207,7 @@ proptest! {
     fn protobuf_statements_are_counted_exactly(messages in 1usize..200, max_nodes in 1u64..1_000) {
         let (text, _) = bombs::protobuf_mutual_messages(messages);
         // `syntax` and `package`, then per message its block and three fields.
-        let statements = 2 + 4 * messages as u64;
+        let statements = (2 + 4 * messages as u64) * PROTOBUF_STATEMENT_NODES;
         let outcome = parse(SchemaType::Protobuf, &text, &Limits { max_nodes, ..WIDE });
         if statements > max_nodes {
             prop_assert_eq!(outcome.err(), Some(over(Budget::Nodes, max_nodes)));

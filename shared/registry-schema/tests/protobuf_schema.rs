@@ -59,9 +59,9 @@ fn proto3_messages_enums_maps_oneofs_and_services_parse() {
     let schema = parse(PROTO3).unwrap();
     assert_eq!(schema.syntax(), "proto3");
     assert_eq!(schema.package(), "com.acme");
-    let order = schema.file().messages().find(|m| m.name() == "Order").unwrap();
-    assert_eq!(order.fields().count(), 6);
-    assert_eq!(order.oneofs().next().unwrap().name(), "payment");
+    let order = schema.linked().message_type.iter().find(|m| m.name() == "Order").unwrap();
+    assert_eq!(order.field.len(), 6);
+    assert_eq!(order.oneof_decl[0].name(), "payment");
 }
 
 #[test]
@@ -187,11 +187,12 @@ fn every_google_type_import_links() {
 
 #[test]
 fn a_dependency_takes_precedence_over_a_known_import() {
-    let own = "syntax = \"proto3\";\npackage google.type;\nmessage Date { string iso = 1; }";
-    let text = "syntax = \"proto3\";\nimport \"google/type/date.proto\";\nmessage A { google.type.Date d = 1; }";
+    // Only the dependency declares `Iso`: the text links only if the dependency is the file imported.
+    let own = "syntax = \"proto3\";\npackage google.type;\nmessage Date { string iso = 1; }\nmessage Iso { string text = 1; }";
+    let text = "syntax = \"proto3\";\nimport \"google/type/date.proto\";\nmessage A { google.type.Date d = 1; google.type.Iso i = 2; }";
     let schema = parse_with(text, &[dependency("google/type/date.proto", own)]).unwrap();
-    let date = schema.file().dependencies().next().unwrap();
-    assert_eq!(date.messages().next().unwrap().fields().next().unwrap().name(), "iso");
+    let types: Vec<&str> = schema.linked().message_type[0].field.iter().map(|f| f.type_name()).collect();
+    assert_eq!(types, [".google.type.Date", ".google.type.Iso"]);
 }
 
 #[test]
@@ -282,9 +283,18 @@ fn proto3_enum_must_start_at_zero() {
 }
 
 #[test]
-fn undefined_field_type_is_rejected_by_name() {
-    let message = reason(parse("syntax = \"proto3\";\nmessage A { Missing m = 1; }"));
-    assert!(message.contains("Missing"), "{message}");
+fn undefined_field_type_is_rejected_by_name_and_position() {
+    // Linking runs without source positions; a failure is described with them.
+    let message = reason(parse("syntax = \"proto3\";\nmessage A {\n  string a = 1;\n  Missing m = 2;\n}"));
+    assert!(message.contains("Missing") && message.contains("line 4 column 3"), "{message}");
+}
+
+#[test]
+fn an_error_inside_a_dependency_is_located_in_that_file() {
+    let bad = "syntax = \"proto3\";\nmessage B {\n  Nowhere n = 1;\n}";
+    let text = "syntax = \"proto3\";\nimport \"bad.proto\";\nmessage A { B b = 1; }";
+    let message = reason(parse_with(text, &[dependency("bad.proto", bad)]));
+    assert!(message.starts_with("bad.proto: ") && message.contains("line 3 column 3"), "{message}");
 }
 
 #[test]

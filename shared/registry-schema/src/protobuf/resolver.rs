@@ -4,38 +4,77 @@
 
 use protox::Error;
 use protox::file::{File, FileResolver, GoogleFileResolver};
+use protox::prost_reflect::prost_types::FileDescriptorProto;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// Serves in-memory `.proto` sources by import path and remembers every path it could not serve.
+///
+/// Each text is parsed once. With [`SourceInfo::Keep`] the compiler gets the parse whole, as
+/// `protox` would read it; with [`SourceInfo::Strip`] it gets the parse without its source code info
+/// (the positions of every declaration, most of a parse's memory and of the linker's work), and
+/// the whole parse is kept in [`Served::written`] for the caller, so no text is parsed twice.
 pub(super) struct SourceResolver {
-    sources: HashMap<String, String>,
+    sources: Arc<HashMap<String, String>>,
     google: GoogleFileResolver,
-    missing: Arc<Mutex<Vec<String>>>,
+    source_info: SourceInfo,
+    served: Arc<Mutex<Served>>,
+}
+
+/// Whether the compiler's descriptors carry source code info (link errors then point at a line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SourceInfo {
+    Keep,
+    Strip,
+}
+
+/// What a [`SourceResolver`] served and missed.
+#[derive(Debug, Default)]
+pub(super) struct Served {
+    /// Import paths it could not serve, in the order asked.
+    pub(super) missing: Vec<String>,
+    /// With [`SourceInfo::Strip`]: each text it served, parsed as written with its source code info.
+    pub(super) written: HashMap<String, FileDescriptorProto>,
 }
 
 impl SourceResolver {
-    /// A resolver over `sources` (import path → text). The returned list collects unresolved paths.
-    pub(super) fn new(sources: HashMap<String, String>) -> (Self, Arc<Mutex<Vec<String>>>) {
-        let missing = Arc::new(Mutex::new(Vec::new()));
-        let resolver = SourceResolver { sources, google: GoogleFileResolver::new(), missing: Arc::clone(&missing) };
-        (resolver, missing)
+    /// A resolver over `sources` (import path → text). The returned handle collects what it served.
+    pub(super) fn new(sources: Arc<HashMap<String, String>>, source_info: SourceInfo) -> (Self, Arc<Mutex<Served>>) {
+        let served = Arc::new(Mutex::new(Served::default()));
+        let resolver =
+            SourceResolver { sources, google: GoogleFileResolver::new(), source_info, served: Arc::clone(&served) };
+        (resolver, served)
+    }
+
+    fn from_source(&self, name: &str, source: &str) -> Result<File, Error> {
+        if self.source_info == SourceInfo::Keep {
+            return File::from_source(name, source);
+        }
+        let mut written = super::source::parse(name, source)?;
+        let source_info = written.source_code_info.take();
+        let stripped = written.clone();
+        written.source_code_info = source_info;
+        super::source::keep_rendered_locations(&mut written);
+        if let Ok(mut served) = self.served.lock() {
+            served.written.insert(name.to_string(), written);
+        }
+        Ok(File::from_file_descriptor_proto(stripped))
     }
 }
 
 impl FileResolver for SourceResolver {
     fn open_file(&self, name: &str) -> Result<File, Error> {
         if let Some(source) = self.sources.get(name) {
-            return File::from_source(name, source);
+            return self.from_source(name, source);
         }
         if let Some(source) = super::known::source(name) {
-            return File::from_source(name, source);
+            return self.from_source(name, source);
         }
         self.google.open_file(name).inspect_err(|error| {
             if error.is_file_not_found()
-                && let Ok(mut missing) = self.missing.lock()
+                && let Ok(mut served) = self.served.lock()
             {
-                missing.push(name.to_string());
+                served.missing.push(name.to_string());
             }
         })
     }

@@ -400,7 +400,7 @@ mod tests {
     fn rendered_text_declares_the_same_messages_as_the_descriptor() {
         let posted = decode(PYTHON_ORDER).unwrap_or_else(|| panic!("fixture decodes"));
         let schema = parse(PYTHON_ORDER);
-        let linked = schema.file().file_descriptor_proto();
+        let linked = schema.linked();
         let fields = |file: &FileDescriptorProto| -> Vec<(String, i32, Option<i32>, String)> {
             file.message_type[0]
                 .field

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::fmt;
 
 /// Parses `text` without resolving names or imports: type names stay as written.
-pub(super) fn parse(name: &str, text: &str) -> Result<FileDescriptorProto, String> {
-    protox_parse::parse(name, text).map_err(|error| error.to_string())
+pub(super) fn parse(name: &str, text: &str) -> Result<FileDescriptorProto, protox_parse::ParseError> {
+    protox_parse::parse(name, text)
 }
 
 /// Whether the file is proto3 (declared `syntax = "proto3"`).
@@ -119,6 +119,40 @@ pub(super) fn label_name(label: Label) -> &'static str {
         Label::Optional => "optional",
         Label::Required => "required",
         Label::Repeated => "repeated",
+    }
+}
+
+/// Drops every source location the renderer does not read, keeping `syntax` and the `reserved` and
+/// `extensions` statements of messages and enums with their values (how values were grouped per
+/// statement). Positions are most of a parse's memory (several per field); these are few.
+pub(super) fn keep_rendered_locations(file: &mut FileDescriptorProto) {
+    if let Some(info) = file.source_code_info.as_mut() {
+        info.location.retain(|location| is_rendered(&location.path));
+        info.location.shrink_to_fit();
+    }
+}
+
+/// Whether the renderer reads the location at `path` (see [`keep_rendered_locations`]).
+fn is_rendered(path: &[i32]) -> bool {
+    /// A declaration's tags: [`DescriptorProto`] (nested messages 3, enums 4, extension ranges 5,
+    /// reserved ranges 9, names 10) or `EnumDescriptorProto` (reserved ranges 4, names 5).
+    enum Scope {
+        Message,
+        Enum,
+    }
+    let (mut scope, mut rest) = match path {
+        [12] => return true,
+        [4, _, rest @ ..] => (Scope::Message, rest),
+        [5, _, rest @ ..] => (Scope::Enum, rest),
+        _ => return false,
+    };
+    loop {
+        (scope, rest) = match (scope, rest) {
+            (Scope::Message, [3, _, inner @ ..]) => (Scope::Message, inner),
+            (Scope::Message, [4, _, inner @ ..]) => (Scope::Enum, inner),
+            (Scope::Message, [5 | 9 | 10, ..]) | (Scope::Enum, [4 | 5, ..]) => return true,
+            _ => return false,
+        };
     }
 }
 

@@ -76,7 +76,7 @@ struct Side<'a> {
 impl<'a> Side<'a> {
     fn of(schema: &'a ProtobufSchema) -> Side<'a> {
         let mut side = Side { types: HashMap::new() };
-        for file in &schema.dependency_files {
+        for file in schema.dependency_files.iter() {
             side.collect(file.package(), file.package(), &Types::of_file(file), false);
         }
         let file = &schema.written;
