@@ -44,7 +44,7 @@ async fn a_wide_one_of_is_refused_at_the_work_budget(h: &Harness) {
 }
 
 async fn protobuf_files_over_the_node_budget_are_refused_and_large_real_ones_accepted(h: &Harness) {
-    // Default budgets: 40,002 statements of four nodes each are over 100,000, refused before the compiler.
+    // Default budgets: 40,002 statements of eight nodes each are over 100,000, refused before the compiler.
     let bombs = [("mutual", bombs::protobuf_mutual_messages(10_000)), ("wide", bombs::protobuf_wide_message(40_000))];
     for (subject, (text, _)) in bombs {
         let message = h.register_raw(subject, &typed("PROTOBUF", &text)).await.assert_error(422, 42201);

@@ -108,7 +108,7 @@ fn a_wide_one_of_stops_at_the_work_budget() {
 
 #[test]
 fn protobuf_files_of_40000_statements_are_refused_before_the_compiler_runs() {
-    // Each statement weighs four nodes (its parse and link cost next to a JSON value): 10,000 mutually
+    // Each statement weighs eight nodes (its parse and link cost next to a JSON value): 10,000 mutually
     // referencing messages (three fields each) and one message of 40,000 fields are both refused in one
     // scan of the text under the default budget, instead of peaking at 200-280 MB in the compiler.
     let limits = Limits::default();
@@ -116,21 +116,24 @@ fn protobuf_files_of_40000_statements_are_refused_before_the_compiler_runs() {
     assert_eq!(parse(SchemaType::Protobuf, &mutual, &limits).err(), Some(over(Budget::Nodes, 100_000)));
     let (wide, _) = bombs::protobuf_wide_message(40_000);
     assert_eq!(parse(SchemaType::Protobuf, &wide, &limits).err(), Some(over(Budget::Nodes, 100_000)));
-    // Half of it fits: 20,000 fields are 80,012 nodes.
-    let (half, _) = bombs::protobuf_wide_message(20_000);
-    assert!(parse(SchemaType::Protobuf, &half, &limits).is_ok());
+    // The largest message that fits: `syntax`, `package`, the block and 12,497 fields are 12,500 statements.
+    let (largest, _) = bombs::protobuf_wide_message(12_497);
+    assert!(parse(SchemaType::Protobuf, &largest, &limits).is_ok());
+    let (one_more, _) = bombs::protobuf_wide_message(12_498);
+    assert_eq!(parse(SchemaType::Protobuf, &one_more, &limits).err(), Some(over(Budget::Nodes, 100_000)));
 }
 
 #[test]
 fn a_large_real_world_shaped_protobuf_file_is_accepted_and_checked() {
-    // 1,500 messages of eight fields (12,000 fields), 150 enums and 750 rpcs: 17,105 statements.
-    let pair = bombs::protobuf_large_api(1_500);
+    // 1,000 messages of eight fields (8,000 fields; nine in the new text), 100 enums and 500 rpcs:
+    // 11,404 statements (12,404 in the new text, 99,232 nodes).
+    let pair = bombs::protobuf_large_api(1_000);
     let limits = Limits::default();
     let old = parse(SchemaType::Protobuf, &pair.0, &limits).unwrap_or_else(|e| panic!("{e}"));
     let new = parse(SchemaType::Protobuf, &pair.1, &limits).unwrap_or_else(|e| panic!("{e}"));
     let checked = compat::check_within(CompatibilityLevel::Full, &new, &[&old], &limits).unwrap();
     assert!(checked.incompatibilities.is_empty(), "{:?}", checked.incompatibilities.first());
-    assert!(old.canonical_text().contains("message Resource1499 {"));
+    assert!(old.canonical_text().contains("message Resource999 {"));
 }
 
 #[test]
@@ -147,7 +150,7 @@ fn protobuf_messages_and_fields_are_checked_in_linear_work() {
 fn the_budget_message_names_the_budget_and_its_variable() {
     let message = over(Budget::Nodes, 10).to_string();
     assert!(message.contains("schema node budget of 10") && message.contains("REGISTRY_SCHEMA_MAX_NODES"));
-    assert!(message.contains("a Protobuf statement or block 4"), "what a Protobuf statement weighs: {message}");
+    assert!(message.contains("a Protobuf statement or block 8"), "what a Protobuf statement weighs: {message}");
     let message = SchemaError::TooDeep { limit: 5 }.to_string();
     assert!(message.contains("REGISTRY_SCHEMA_MAX_DEPTH"), "{message}");
 }

@@ -40,6 +40,8 @@ fn classes() -> Vec<Class> {
         class("protobuf-10000-mutual-messages", "PROTOBUF", bombs::protobuf_mutual_messages(10_000)),
         class("protobuf-40000-fields", "PROTOBUF", bombs::protobuf_wide_message(40_000)),
         class("protobuf-20000-fields", "PROTOBUF", bombs::protobuf_wide_message(20_000)),
+        class("protobuf-12497-fields", "PROTOBUF", bombs::protobuf_wide_message(12_497)),
+        class("protobuf-large-api-1000-messages", "PROTOBUF", bombs::protobuf_large_api(1_000)),
         class("json-long-integer-const", "JSON", bombs::json_long_integer_const()),
     ]
 }
@@ -63,7 +65,8 @@ async fn timed(conn: &mut Conn, request: &[u8]) -> Result<(String, Duration), St
     Ok((outcome, elapsed))
 }
 
-pub async fn run(binary: &Path, dir: &Path) -> Result<(), String> {
+/// Runs the classes whose name starts with one of `only` (every class when `only` is empty).
+pub async fn run(binary: &Path, dir: &Path, only: &[String]) -> Result<(), String> {
     let load_before = loadavg();
     let server = Server::start(binary, dir, &[]).await?;
     let mut conn = Conn::connect(server.port).await.map_err(|error| error.to_string())?;
@@ -76,7 +79,8 @@ pub async fn run(binary: &Path, dir: &Path) -> Result<(), String> {
     println!("| class | register v1 | check new against v1 | register new | peak RSS over the RSS before |");
     println!("|---|---|---|---|---|");
     let (mut slowest, mut largest) = (Duration::ZERO, 0);
-    for class in classes() {
+    let wanted = |class: &Class| only.is_empty() || only.iter().any(|prefix| class.name.starts_with(prefix.as_str()));
+    for class in classes().into_iter().filter(wanted) {
         let before = server.memory()?;
         server.reset_peak()?;
         let (old, new) = (body(class.schema_type, &class.pair.0), body(class.schema_type, &class.pair.1));

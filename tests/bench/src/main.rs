@@ -11,7 +11,8 @@
 //! Usage: `registry-bench [--binary target/release/registry] [--sizes 0,100000,1000000]
 //! [--seconds 10] [--hot 1000] [--work-dir DIR] [--aws-calls FILE]`.
 //!
-//! `registry-bench --hostile [--binary ...]` prints the hostile-input table instead ([`hostile`]).
+//! `registry-bench --hostile [--binary ...] [--classes protobuf,avro-dag]` prints the hostile-input table
+//! instead ([`hostile`]), of every class or of those whose name starts with one of the given prefixes.
 
 mod hostile;
 mod http;
@@ -44,6 +45,8 @@ struct Options {
     work_dir: Option<PathBuf>,
     aws_calls: Option<PathBuf>,
     hostile: bool,
+    /// Name prefixes of the hostile classes to run (all when empty).
+    classes: Vec<String>,
 }
 
 fn options() -> Result<Options, String> {
@@ -55,6 +58,7 @@ fn options() -> Result<Options, String> {
         work_dir: None,
         aws_calls: None,
         hostile: false,
+        classes: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -71,6 +75,7 @@ fn options() -> Result<Options, String> {
             "--hot" => options.hot = number(&value)?.max(1),
             "--work-dir" => options.work_dir = Some(PathBuf::from(value)),
             "--aws-calls" => options.aws_calls = Some(PathBuf::from(value)),
+            "--classes" => options.classes = value.split(',').map(str::to_string).collect(),
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -132,7 +137,7 @@ async fn run() -> Result<(), String> {
     }
     .map_err(|error| format!("work dir: {error}"))?;
     if options.hostile {
-        return hostile::run(&options.binary, root.path()).await;
+        return hostile::run(&options.binary, root.path(), &options.classes).await;
     }
     let load_before = loadavg();
     let mut seeded = Vec::new();

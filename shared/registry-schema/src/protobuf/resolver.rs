@@ -51,10 +51,10 @@ impl SourceResolver {
             return File::from_source(name, source);
         }
         let mut written = super::source::parse(name, source)?;
+        super::source::keep_rendered_locations(&mut written);
         let source_info = written.source_code_info.take();
         let stripped = written.clone();
         written.source_code_info = source_info;
-        super::source::keep_rendered_locations(&mut written);
         if let Ok(mut served) = self.served.lock() {
             served.written.insert(name.to_string(), written);
         }

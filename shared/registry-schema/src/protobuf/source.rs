@@ -231,4 +231,22 @@ mod tests {
         let bare = parse("b.proto", "message M { optional int32 a = 1; }").unwrap_or_else(|e| panic!("{e}"));
         assert!(!declares_syntax(&bare));
     }
+
+    #[test]
+    fn only_the_positions_the_renderer_reads_are_kept() {
+        let text = "syntax = \"proto2\";\nmessage M {\n  reserved 1, 2 to 3;\n  reserved \"x\";\n  extensions 100 to 200;\n  \
+                    optional int32 a = 4;\n  message N { reserved 5; }\n  enum E { A = 0; reserved 9; }\n}\nenum F { B = 0; reserved \"y\"; }";
+        let mut file = parse("a.proto", text).unwrap_or_else(|e| panic!("{e}"));
+        let every: Vec<Vec<i32>> = locations(&file).map(|(path, _)| path.to_vec()).collect();
+        keep_rendered_locations(&mut file);
+        let kept: Vec<Vec<i32>> = locations(&file).map(|(path, _)| path.to_vec()).collect();
+        assert!(kept.len() < every.len(), "{} of {} kept", kept.len(), every.len());
+        let has = |path: &[i32]| kept.iter().any(|p| p == path);
+        assert!(has(&[12]), "syntax");
+        assert!(has(&[4, 0, 9]) && has(&[4, 0, 9, 1]) && has(&[4, 0, 9, 1, 1]) && has(&[4, 0, 10, 0]), "reserved");
+        assert!(has(&[4, 0, 5, 0]), "extension range");
+        assert!(has(&[4, 0, 3, 0, 9, 0]) && has(&[4, 0, 4, 0, 4, 0]) && has(&[5, 0, 5, 0]), "nested and enums");
+        assert!(!kept.iter().any(|p| p.starts_with(&[4, 0, 2])), "field positions are dropped");
+        assert!(!kept.iter().any(|p| p.starts_with(&[5, 0, 2])), "enum value positions are dropped");
+    }
 }
