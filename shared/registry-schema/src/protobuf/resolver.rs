@@ -46,7 +46,7 @@ impl SourceResolver {
         (resolver, served)
     }
 
-    fn from_source(&self, name: &str, source: &str) -> Result<File, Error> {
+    fn serve_text(&self, name: &str, source: &str) -> Result<File, Error> {
         if self.source_info == SourceInfo::Keep {
             return File::from_source(name, source);
         }
@@ -65,10 +65,10 @@ impl SourceResolver {
 impl FileResolver for SourceResolver {
     fn open_file(&self, name: &str) -> Result<File, Error> {
         if let Some(source) = self.sources.get(name) {
-            return self.from_source(name, source);
+            return self.serve_text(name, source);
         }
         if let Some(source) = super::known::source(name) {
-            return self.from_source(name, source);
+            return self.serve_text(name, source);
         }
         self.google.open_file(name).inspect_err(|error| {
             if error.is_file_not_found()
