@@ -8,8 +8,7 @@ use support::*;
 
 #[tokio::test]
 async fn import_from_a_running_registry_answers_every_get_identically() {
-    let source = serve(&["--backend", "memory"], &[]).await;
-    seed(&source.url).await;
+    let source = seeded_server().await;
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let data = dir.path().to_string_lossy().to_string();
     let target = serve(&["--backend", "embedded", "--data-dir", &data], &[]).await;
@@ -31,8 +30,7 @@ async fn import_from_a_running_registry_answers_every_get_identically() {
 
 #[tokio::test]
 async fn an_import_cut_short_is_finished_by_the_rerun() {
-    let source = serve(&["--backend", "memory"], &[]).await;
-    seed(&source.url).await;
+    let source = seeded_server().await;
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let export = dir.path().join("full.jsonl");
     run_ok(&["export", "--url", &source.url, "--to", &export.to_string_lossy()], &[]);
@@ -69,8 +67,7 @@ async fn round_trip(source: &Server, store_args: &[&str], envs: &[(&str, &str)])
 
 #[tokio::test]
 async fn export_and_restore_round_trip_on_the_embedded_store() {
-    let source = serve(&["--backend", "memory"], &[]).await;
-    seed(&source.url).await;
+    let source = seeded_server().await;
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let data = dir.path().join("data").to_string_lossy().to_string();
     round_trip(&source, &["--backend", "embedded", "--data-dir", &data], &[]).await;
@@ -81,8 +78,7 @@ async fn export_and_restore_round_trip_on_the_aws_store() {
     let Some((table, bucket)) = aws_names("admin-rt") else { return };
     let envs = [("REGISTRY_TABLE", table.as_str()), ("REGISTRY_BUCKET", bucket.as_str())];
     run_ok(&["aws-init"], &envs);
-    let source = serve(&["--backend", "memory"], &[]).await;
-    seed(&source.url).await;
+    let source = seeded_server().await;
     round_trip(&source, &["--backend", "aws"], &envs).await;
 }
 
@@ -140,8 +136,7 @@ async fn restore_check_raises_a_restored_counter_past_every_issued_id() {
 
 #[tokio::test]
 async fn prune_soft_then_hard_deletes_inactive_subjects_and_keeps_recent_ids_for_retention() {
-    let source = serve(&["--backend", "memory"], &[]).await;
-    seed(&source.url).await;
+    let source = seeded_server().await;
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let data = dir.path().join("data").to_string_lossy().to_string();
     let store = ["--backend", "embedded", "--data-dir", data.as_str()];

@@ -143,15 +143,7 @@ impl Api {
 
     /// The config stored at a scope (`None` subject: global), `None` when the subject has none.
     pub async fn config(&self, subject: Option<&str>) -> Result<Option<Value>, AdminError> {
-        let path = match subject {
-            Some(subject) => format!("/config/{}", segment(subject)),
-            None => "/config".to_string(),
-        };
-        let answer = self.call("GET", &path, None).await?;
-        if answer.status == 404 {
-            return Ok(None);
-        }
-        answer.ok(&format!("GET {path}")).map(Some)
+        self.setting("config", subject).await
     }
 
     /// The effective compatibility level of `subject` (subject → global → default).
@@ -162,16 +154,21 @@ impl Api {
 
     /// The mode stored at a scope, `None` when the subject has none.
     pub async fn mode(&self, subject: Option<&str>) -> Result<Option<String>, AdminError> {
+        let body = self.setting("mode", subject).await?;
+        Ok(body.as_ref().and_then(|body| body.get("mode")).and_then(Value::as_str).map(str::to_string))
+    }
+
+    /// `GET /<kind>[/{subject}]` (`config` or `mode`), `None` when the subject has none (404).
+    async fn setting(&self, kind: &str, subject: Option<&str>) -> Result<Option<Value>, AdminError> {
         let path = match subject {
-            Some(subject) => format!("/mode/{}", segment(subject)),
-            None => "/mode".to_string(),
+            Some(subject) => format!("/{kind}/{}", segment(subject)),
+            None => format!("/{kind}"),
         };
         let answer = self.call("GET", &path, None).await?;
         if answer.status == 404 {
             return Ok(None);
         }
-        let body = answer.ok(&format!("GET {path}"))?;
-        Ok(body.get("mode").and_then(Value::as_str).map(str::to_string))
+        answer.ok(&format!("GET {path}")).map(Some)
     }
 
     /// Sets the mode at a scope (with `force`, so IMPORT is allowed over existing schemas).

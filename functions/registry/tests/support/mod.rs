@@ -108,6 +108,13 @@ pub async fn register(base: &str, subject: &str, schema: Value) -> i64 {
     answer["id"].as_i64().unwrap_or_else(|| panic!("no id in {answer}"))
 }
 
+/// A memory-backed registry holding what [`seed`] writes.
+pub async fn seeded_server() -> Server {
+    let server = serve(&["--backend", "memory"], &[]).await;
+    seed(&server.url).await;
+    server
+}
+
 /// Seeds `base` with what an import must carry: gaps in IDs (a hard-deleted subject and IDs
 /// imported far apart), one schema shared by two subjects, a reference, soft-deleted versions,
 /// per-subject configs and modes, and a global config.
