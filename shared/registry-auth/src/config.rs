@@ -66,24 +66,10 @@ pub struct AuthConfig {
 impl AuthConfig {
     /// Reads the settings through `lookup` by variable name (`None` = unset).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, AuthError> {
-        let users = at_most_one(
-            "REGISTRY_USERS_FILE, REGISTRY_USERS and REGISTRY_USERS_SECRET",
-            [
-                lookup("REGISTRY_USERS_FILE").map(|path| UsersSource::File(PathBuf::from(path))),
-                lookup("REGISTRY_USERS").map(UsersSource::Inline),
-                lookup("REGISTRY_USERS_SECRET").map(UsersSource::Secret),
-            ],
-        )?;
+        let users = one_source(&lookup, "REGISTRY_USERS", UsersSource::File, UsersSource::Inline, UsersSource::Secret)?;
         let issuer = lookup("REGISTRY_JWT_ISSUER");
         let audience = lookup("REGISTRY_JWT_AUDIENCE");
-        let jwks = at_most_one(
-            "REGISTRY_JWKS_FILE, REGISTRY_JWKS and REGISTRY_JWKS_SECRET",
-            [
-                lookup("REGISTRY_JWKS_FILE").map(|path| JwksSource::File(PathBuf::from(path))),
-                lookup("REGISTRY_JWKS").map(JwksSource::Inline),
-                lookup("REGISTRY_JWKS_SECRET").map(JwksSource::Secret),
-            ],
-        )?;
+        let jwks = one_source(&lookup, "REGISTRY_JWKS", JwksSource::File, JwksSource::Inline, JwksSource::Secret)?;
         let jwt = match (issuer, audience, jwks) {
             (None, None, None) => None,
             (Some(issuer), Some(audience), Some(jwks)) => Some(JwtConfig {
@@ -108,12 +94,25 @@ impl AuthConfig {
     }
 }
 
-/// The one configured source of alternatives that exclude each other (`names` lists their variables).
-fn at_most_one<T>(names: &str, sources: [Option<T>; 3]) -> Result<Option<T>, AuthError> {
+/// The one source of `<name>_FILE` (a path), `<name>` (the content itself) and `<name>_SECRET` (a
+/// Secrets Manager secret) that is set, if any; more than one is a configuration error.
+fn one_source<T>(
+    lookup: &impl Fn(&str) -> Option<String>,
+    name: &str,
+    file: impl FnOnce(PathBuf) -> T,
+    inline: impl FnOnce(String) -> T,
+    secret: impl FnOnce(String) -> T,
+) -> Result<Option<T>, AuthError> {
+    let (file_name, secret_name) = (format!("{name}_FILE"), format!("{name}_SECRET"));
+    let sources = [
+        lookup(&file_name).map(|path| file(PathBuf::from(path))),
+        lookup(name).map(inline),
+        lookup(&secret_name).map(secret),
+    ];
     let mut configured = sources.into_iter().flatten();
     let first = configured.next();
     if configured.next().is_some() {
-        return Err(AuthError::Config(format!("set only one of {names}")));
+        return Err(AuthError::Config(format!("set only one of {file_name}, {name} and {secret_name}")));
     }
     Ok(first)
 }
