@@ -323,11 +323,13 @@ pub(crate) fn list_subjects(
 
 // --- config and mode ------------------------------------------------------------------------
 
+/// The one text column `sql` reads (or deletes, with `RETURNING`) at `scope`, if there is a row.
+fn scope_text(conn: &Connection, sql: &str, scope: &str) -> LocalResult<Option<String>> {
+    Ok(conn.prepare_cached(sql)?.query_row([scope], |row| row.get(0)).optional()?)
+}
+
 pub(crate) fn get_config(conn: &Connection, scope: &str) -> LocalResult<Option<ConfigRecord>> {
-    let text: Option<String> = conn
-        .prepare_cached("SELECT config FROM configs WHERE scope = ?1")?
-        .query_row([scope], |row| row.get(0))
-        .optional()?;
+    let text = scope_text(conn, "SELECT config FROM configs WHERE scope = ?1", scope)?;
     text.as_deref().map(codec::config).transpose()
 }
 
@@ -340,18 +342,12 @@ pub(crate) fn put_config(conn: &Connection, scope: &str, config: &ConfigRecord) 
 }
 
 pub(crate) fn delete_config(conn: &Connection, scope: &str) -> LocalResult<Option<ConfigRecord>> {
-    let text: Option<String> = conn
-        .prepare_cached("DELETE FROM configs WHERE scope = ?1 RETURNING config")?
-        .query_row([scope], |row| row.get(0))
-        .optional()?;
+    let text = scope_text(conn, "DELETE FROM configs WHERE scope = ?1 RETURNING config", scope)?;
     text.as_deref().map(codec::config).transpose()
 }
 
 pub(crate) fn get_mode(conn: &Connection, scope: &str) -> LocalResult<Option<Mode>> {
-    let text: Option<String> = conn
-        .prepare_cached("SELECT mode FROM modes WHERE scope = ?1")?
-        .query_row([scope], |row| row.get(0))
-        .optional()?;
+    let text = scope_text(conn, "SELECT mode FROM modes WHERE scope = ?1", scope)?;
     text.as_deref().map(codec::mode).transpose()
 }
 
@@ -364,10 +360,7 @@ pub(crate) fn put_mode(conn: &Connection, scope: &str, mode: Mode) -> LocalResul
 }
 
 pub(crate) fn delete_mode(conn: &Connection, scope: &str) -> LocalResult<Option<Mode>> {
-    let text: Option<String> = conn
-        .prepare_cached("DELETE FROM modes WHERE scope = ?1 RETURNING mode")?
-        .query_row([scope], |row| row.get(0))
-        .optional()?;
+    let text = scope_text(conn, "DELETE FROM modes WHERE scope = ?1 RETURNING mode", scope)?;
     text.as_deref().map(codec::mode).transpose()
 }
 
