@@ -432,52 +432,49 @@ impl Reader<'_> {
     }
 
     fn array(&mut self) -> Result<Value, String> {
-        self.at += 1;
         let mut items = Vec::new();
-        self.skip_whitespace();
-        if self.peek() == Some(b']') {
-            self.at += 1;
-            return Ok(Value::Array(items));
-        }
-        loop {
-            items.push(self.value()?);
-            self.skip_whitespace();
-            match self.peek() {
-                Some(b',') => self.at += 1,
-                Some(b']') => {
-                    self.at += 1;
-                    return Ok(Value::Array(items));
-                }
-                _ => return Err(self.error("expected `,` or `]`")),
-            }
-        }
+        self.members(b']', |parser| {
+            items.push(parser.value()?);
+            Ok(())
+        })?;
+        Ok(Value::Array(items))
     }
 
     fn object(&mut self) -> Result<Value, String> {
-        self.at += 1;
         let mut object = Map::new();
+        self.members(b'}', |parser| {
+            parser.skip_whitespace();
+            if parser.peek() != Some(b'"') {
+                return Err(parser.error("expected a key"));
+            }
+            let key = parser.string()?;
+            parser.expect(b':')?;
+            let value = parser.value()?;
+            object.insert(key, value);
+            Ok(())
+        })?;
+        Ok(Value::Object(object))
+    }
+
+    /// Past the opening bracket at `at`: the members of an array or object, each read by `member`,
+    /// separated by `,` up to `close` (consumed). No member at all is fine; a trailing `,` is not.
+    fn members(&mut self, close: u8, mut member: impl FnMut(&mut Self) -> Result<(), String>) -> Result<(), String> {
+        self.at += 1;
         self.skip_whitespace();
-        if self.peek() == Some(b'}') {
+        if self.peek() == Some(close) {
             self.at += 1;
-            return Ok(Value::Object(object));
+            return Ok(());
         }
         loop {
-            self.skip_whitespace();
-            if self.peek() != Some(b'"') {
-                return Err(self.error("expected a key"));
-            }
-            let key = self.string()?;
-            self.expect(b':')?;
-            let value = self.value()?;
-            object.insert(key, value);
+            member(self)?;
             self.skip_whitespace();
             match self.peek() {
                 Some(b',') => self.at += 1,
-                Some(b'}') => {
+                Some(byte) if byte == close => {
                     self.at += 1;
-                    return Ok(Value::Object(object));
+                    return Ok(());
                 }
-                _ => return Err(self.error("expected `,` or `}`")),
+                _ => return Err(self.error(&format!("expected `,` or `{}`", char::from(close)))),
             }
         }
     }
