@@ -16,7 +16,7 @@
 
 use crate::bounded::BoundedMap;
 use crate::model::{
-    ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
+    ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
 };
 use crate::store::{Preconditions, SettingChange, Store, StoreResult, WriteContext};
 use async_trait::async_trait;
@@ -81,7 +81,8 @@ impl<S: Store> CachedStore<S> {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Key {
     Body(Fingerprint),
-    FingerprintOf(SchemaId),
+    /// An ID's fingerprint in a context (IDs are per context).
+    FingerprintOf(Context, SchemaId),
     FingerprintOfGuid(Guid),
 }
 
@@ -114,7 +115,11 @@ impl Cache {
     }
 
     fn put(&mut self, key: Key, value: Value) {
-        let bytes = ENTRY_OVERHEAD + value_bytes(&value);
+        let key_bytes = match &key {
+            Key::FingerprintOf(context, _) => context.name().len(),
+            Key::Body(_) | Key::FingerprintOfGuid(_) => 0,
+        };
+        let bytes = ENTRY_OVERHEAD + key_bytes + value_bytes(&value);
         self.map.insert(key, value, bytes);
     }
 }
@@ -148,17 +153,21 @@ impl<S: Store> Store for CachedStore<S> {
         Ok(body)
     }
 
-    async fn id_for_fingerprint(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaId>> {
+    async fn id_for_fingerprint_in(
+        &self,
+        context: &Context,
+        fingerprint: &Fingerprint,
+    ) -> StoreResult<Option<SchemaId>> {
         // Not cached: a hard delete of the last row carrying an ID unbinds its fingerprint.
-        self.inner.id_for_fingerprint(fingerprint).await
+        self.inner.id_for_fingerprint_in(context, fingerprint).await
     }
 
-    async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-        let key = Key::FingerprintOf(id);
+    async fn fingerprint_for_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        let key = Key::FingerprintOf(context.clone(), id);
         if let Some(Value::Fingerprint(fingerprint)) = self.cache().get(&key) {
             return Ok(Some(fingerprint));
         }
-        let fingerprint = self.inner.fingerprint_for_id(id).await?;
+        let fingerprint = self.inner.fingerprint_for_id_in(context, id).await?;
         if let Some(fingerprint) = fingerprint {
             self.cache().put(key, Value::Fingerprint(fingerprint));
         }
@@ -166,30 +175,38 @@ impl<S: Store> Store for CachedStore<S> {
     }
 
     /// Whether a row carries `id` may change (a hard delete), so it is always asked; the binding
-    /// in a positive answer is immutable and cached as [`Store::fingerprint_for_id`]'s.
-    async fn fingerprint_for_carried_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-        let fingerprint = self.inner.fingerprint_for_carried_id(id).await?;
+    /// in a positive answer is immutable and cached as [`Store::fingerprint_for_id_in`]'s.
+    async fn fingerprint_for_carried_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        let fingerprint = self.inner.fingerprint_for_carried_id_in(context, id).await?;
         if let Some(fingerprint) = fingerprint {
-            self.cache().put(Key::FingerprintOf(id), Value::Fingerprint(fingerprint));
+            self.cache().put(Key::FingerprintOf(context.clone(), id), Value::Fingerprint(fingerprint));
         }
         Ok(fingerprint)
     }
 
-    async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
-        let id = self.inner.allocate_id(fingerprint).await?;
-        self.cache().put(Key::FingerprintOf(id), Value::Fingerprint(*fingerprint));
+    async fn allocate_id_in(&self, context: &Context, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
+        let id = self.inner.allocate_id_in(context, fingerprint).await?;
+        self.cache().put(Key::FingerprintOf(context.clone(), id), Value::Fingerprint(*fingerprint));
         Ok(id)
     }
 
-    async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
+    async fn bind_id_in(&self, context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
         // The fingerprint → id side is bound only if it was unbound, so only id → fingerprint is known.
-        self.inner.bind_id(id, fingerprint).await?;
-        self.cache().put(Key::FingerprintOf(id), Value::Fingerprint(*fingerprint));
+        self.inner.bind_id_in(context, id, fingerprint).await?;
+        self.cache().put(Key::FingerprintOf(context.clone(), id), Value::Fingerprint(*fingerprint));
         Ok(())
     }
 
-    async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
-        self.inner.max_id().await
+    async fn max_id_in(&self, context: &Context) -> StoreResult<Option<SchemaId>> {
+        self.inner.max_id_in(context).await
+    }
+
+    async fn list_contexts(&self) -> StoreResult<Vec<Context>> {
+        self.inner.list_contexts().await
+    }
+
+    async fn unlist_context(&self, context: &Context) -> StoreResult<()> {
+        self.inner.unlist_context(context).await
     }
 
     async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
@@ -266,18 +283,19 @@ impl<S: Store> Store for CachedStore<S> {
         self.inner.hard_delete_versions(subject, versions, remove_subject_settings, preconditions).await
     }
 
-    async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
-        self.inner.rows_with_id(id).await
+    async fn rows_with_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
+        self.inner.rows_with_id_in(context, id).await
     }
 
-    async fn rows_with_id_page(
+    async fn rows_with_id_page_in(
         &self,
+        context: &Context,
         id: SchemaId,
         prefix: &str,
         after: Option<(&Subject, Version)>,
         limit: usize,
     ) -> StoreResult<Vec<VersionRow>> {
-        self.inner.rows_with_id_page(id, prefix, after, limit).await
+        self.inner.rows_with_id_page_in(context, id, prefix, after, limit).await
     }
 
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
@@ -513,7 +531,8 @@ mod tests {
     async fn cached_memory_store_passes_the_conformance_suite() {
         let store: Arc<dyn Store> = Arc::new(CachedStore::new(MemoryStore::new()));
         testkit::run_conformance(store.clone()).await;
-        testkit::run_conformance(store).await;
+        testkit::run_conformance(store.clone()).await;
+        testkit::context_cases(store).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

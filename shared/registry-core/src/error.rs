@@ -67,6 +67,12 @@ pub enum RegistryError {
     /// 42208
     #[error("The specified subject '{subject}' is not a valid.")]
     InvalidSubject { subject: String },
+    /// 400 (Confluent's `ContextFilter` answers a bad `/contexts/{context}` with error_code 400).
+    #[error("Context name '{context}' cannot contain a colon")]
+    InvalidContext { context: String },
+    /// 42211
+    #[error("The specified context '{context}' is not empty.")]
+    ContextNotEmpty { context: String },
     /// 42209
     #[error("Register operation failed because schema is too large")]
     SchemaTooLarge,

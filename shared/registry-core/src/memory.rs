@@ -1,7 +1,7 @@
 //! `MemoryStore`: the reference [`Store`], for tests. One mutex over ordered maps; every call is atomic.
 
 use crate::model::{
-    ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
+    ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
 };
 use crate::store::{
     Preconditions, Revision, SettingChange, SettingKind, SettingSeen, Store, StoreError, StoreResult, WriteContext,
@@ -20,15 +20,23 @@ pub struct MemoryStore {
 #[derive(Debug, Default)]
 struct State {
     bodies: HashMap<Fingerprint, SchemaBody>,
-    id_by_fingerprint: HashMap<Fingerprint, SchemaId>,
-    fingerprint_by_id: BTreeMap<SchemaId, Fingerprint>,
-    max_id: Option<SchemaId>,
+    ids: BTreeMap<Context, IdSpace>,
     fingerprint_by_guid: HashMap<Guid, Fingerprint>,
     rows: BTreeMap<(Subject, Version), VersionRow>,
     configs: HashMap<Scope, ConfigRecord>,
     modes: HashMap<Scope, Mode>,
     used: HashMap<Subject, u32>,
     revisions: HashMap<Subject, u64>,
+}
+
+/// One context's IDs: its counter and bindings.
+#[derive(Debug, Default)]
+struct IdSpace {
+    id_by_fingerprint: HashMap<Fingerprint, SchemaId>,
+    fingerprint_by_id: BTreeMap<SchemaId, Fingerprint>,
+    max_id: Option<SchemaId>,
+    /// Listed by `list_contexts` (named contexts only): set by every allocation or binding.
+    listed: bool,
 }
 
 impl MemoryStore {
@@ -45,6 +53,17 @@ impl MemoryStore {
 }
 
 impl State {
+    fn space(&self, context: &Context) -> Option<&IdSpace> {
+        self.ids.get(context)
+    }
+
+    /// The context's ID space, created (and listed) on first use.
+    fn space_mut(&mut self, context: &Context) -> &mut IdSpace {
+        let space = self.ids.entry(context.clone()).or_default();
+        space.listed = true;
+        space
+    }
+
     /// The stored form of a settings item (what [`SettingSeen::stored`] holds for this store).
     fn setting(&self, kind: SettingKind, scope: &Scope) -> Option<String> {
         match kind {
@@ -76,7 +95,7 @@ impl State {
             }
         }
         if let Some((fingerprint, id)) = &preconditions.binding
-            && self.id_by_fingerprint.get(fingerprint) != Some(id)
+            && self.space(&subject.context()).and_then(|space| space.id_by_fingerprint.get(fingerprint)) != Some(id)
         {
             return conflict(format!("fingerprint {fingerprint} no longer names id {id}"));
         }
@@ -116,45 +135,64 @@ impl Store for MemoryStore {
         Ok(self.state().bodies.get(fingerprint).cloned())
     }
 
-    async fn id_for_fingerprint(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaId>> {
-        Ok(self.state().id_by_fingerprint.get(fingerprint).copied())
+    async fn id_for_fingerprint_in(
+        &self,
+        context: &Context,
+        fingerprint: &Fingerprint,
+    ) -> StoreResult<Option<SchemaId>> {
+        Ok(self.state().space(context).and_then(|space| space.id_by_fingerprint.get(fingerprint).copied()))
     }
 
-    async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-        Ok(self.state().fingerprint_by_id.get(&id).copied())
+    async fn fingerprint_for_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        Ok(self.state().space(context).and_then(|space| space.fingerprint_by_id.get(&id).copied()))
     }
 
-    async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
+    async fn allocate_id_in(&self, context: &Context, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
         let mut state = self.state();
-        if state.id_by_fingerprint.contains_key(fingerprint) {
-            return Err(StoreError::Conflict(format!("fingerprint {fingerprint} already has an id")));
+        let space = state.space_mut(context);
+        if space.id_by_fingerprint.contains_key(fingerprint) {
+            return Err(StoreError::Conflict(format!("fingerprint {fingerprint} already has an id in {context}")));
         }
-        let next = SchemaId(state.max_id.map_or(1, |SchemaId(max)| max.saturating_add(1)));
-        if state.fingerprint_by_id.contains_key(&next) {
-            return Err(StoreError::Corrupt(format!("id {next} is bound but above the counter")));
+        let next = SchemaId(space.max_id.map_or(1, |SchemaId(max)| max.saturating_add(1)));
+        if space.fingerprint_by_id.contains_key(&next) {
+            return Err(StoreError::Corrupt(format!("id {next} is bound in {context} but above the counter")));
         }
-        state.max_id = Some(next);
-        state.id_by_fingerprint.insert(*fingerprint, next);
-        state.fingerprint_by_id.insert(next, *fingerprint);
+        space.max_id = Some(next);
+        space.id_by_fingerprint.insert(*fingerprint, next);
+        space.fingerprint_by_id.insert(next, *fingerprint);
         Ok(next)
     }
 
-    async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
+    async fn bind_id_in(&self, context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
         let mut state = self.state();
-        match state.fingerprint_by_id.get(&id) {
+        let space = state.space_mut(context);
+        match space.fingerprint_by_id.get(&id) {
             Some(bound) if bound == fingerprint => {}
-            Some(bound) => return Err(StoreError::Conflict(format!("id {id} is bound to {bound}"))),
+            Some(bound) => return Err(StoreError::Conflict(format!("id {id} is bound to {bound} in {context}"))),
             None => {
-                state.fingerprint_by_id.insert(id, *fingerprint);
+                space.fingerprint_by_id.insert(id, *fingerprint);
             }
         }
-        state.id_by_fingerprint.entry(*fingerprint).or_insert(id);
-        state.max_id = state.max_id.max(Some(id));
+        space.id_by_fingerprint.entry(*fingerprint).or_insert(id);
+        space.max_id = space.max_id.max(Some(id));
         Ok(())
     }
 
-    async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
-        Ok(self.state().max_id)
+    async fn max_id_in(&self, context: &Context) -> StoreResult<Option<SchemaId>> {
+        Ok(self.state().space(context).and_then(|space| space.max_id))
+    }
+
+    async fn list_contexts(&self) -> StoreResult<Vec<Context>> {
+        let state = self.state();
+        let listed = state.ids.iter().filter(|(context, space)| space.listed && !context.is_default());
+        Ok(listed.map(|(context, _)| context.clone()).collect())
+    }
+
+    async fn unlist_context(&self, context: &Context) -> StoreResult<()> {
+        if let Some(space) = self.state().ids.get_mut(context) {
+            space.listed = false;
+        }
+        Ok(())
     }
 
     async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
@@ -281,11 +319,14 @@ impl Store for MemoryStore {
         for version in versions {
             removed.extend(state.rows.remove(&(subject.clone(), *version)));
         }
+        let context = subject.context();
         for row in &removed {
-            if !state.rows.values().any(|other| other.id == row.id)
-                && state.id_by_fingerprint.get(&row.fingerprint) == Some(&row.id)
+            let carried = state.rows.values().any(|other| other.id == row.id && other.subject.context() == context);
+            if let Some(space) = state.ids.get_mut(&context)
+                && !carried
+                && space.id_by_fingerprint.get(&row.fingerprint) == Some(&row.id)
             {
-                state.id_by_fingerprint.remove(&row.fingerprint);
+                space.id_by_fingerprint.remove(&row.fingerprint);
             }
         }
         if remove_subject_settings {
@@ -297,12 +338,15 @@ impl Store for MemoryStore {
         Ok(())
     }
 
-    async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
-        Ok(self.state().rows.values().filter(|row| row.id == id).cloned().collect())
+    async fn rows_with_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
+        let state = self.state();
+        let carriers = state.rows.values().filter(|row| row.id == id && row.subject.context() == *context);
+        Ok(carriers.cloned().collect())
     }
 
-    async fn rows_with_id_page(
+    async fn rows_with_id_page_in(
         &self,
+        context: &Context,
         id: SchemaId,
         prefix: &str,
         after: Option<(&Subject, Version)>,
@@ -311,7 +355,9 @@ impl Store for MemoryStore {
         // Rows are keyed by (subject, version), so the map's order is the page order.
         let state = self.state();
         let later = state.rows.iter().filter(|(key, _)| after.is_none_or(|(s, v)| (&key.0, key.1) > (s, v)));
-        let carriers = later.map(|(_, row)| row).filter(|row| row.id == id && row.subject.as_str().starts_with(prefix));
+        let carriers = later.map(|(_, row)| row).filter(|row| {
+            row.id == id && row.subject.as_str().starts_with(prefix) && row.subject.context() == *context
+        });
         Ok(carriers.take(limit).cloned().collect())
     }
 

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
+mod context;
 mod guid;
+pub use context::{CONTEXT_WILDCARD, Context, QualifiedName};
 pub use guid::Guid;
 
 /// A subject name. Valid when it has no ISO control characters, is not one of Confluent's
@@ -23,20 +25,43 @@ impl Subject {
     /// at 249 characters, so 1000 bytes is far above any real subject.
     pub const MAX_BYTES: usize = 1000;
 
-    /// Validates `name` (42208 on failure).
+    /// Validates `name` (42208 on failure) and normalises its context as Confluent's
+    /// `QualifiedSubject` does: `:.:orders` is `orders`, `:.ctx:orders` stays qualified. The name
+    /// inside the context must be non-empty and not reserved; the wildcard `:*:` and the
+    /// config-only context `.__GLOBAL` hold no subjects.
     pub fn new(name: impl Into<String>) -> Result<Subject, RegistryError> {
         let name = name.into();
-        let reserved = name == "__GLOBAL" || name == "__EMPTY";
         let too_long = name.len() > Subject::MAX_BYTES;
-        if name.is_empty() || reserved || too_long || name.chars().any(char::is_control) {
-            return Err(RegistryError::InvalidSubject { subject: name });
+        let valid_inside = match QualifiedName::split(&name) {
+            QualifiedName::In { context, name: inner } => {
+                let reserved = inner == "__GLOBAL" || inner == "__EMPTY";
+                (!inner.is_empty() && !reserved && context != Context::GLOBAL_NAME).then_some((context, inner))
+            }
+            QualifiedName::Wildcard { .. } => None,
+        };
+        match valid_inside {
+            Some((context, inner)) if !too_long && !name.chars().any(char::is_control) => {
+                let normalised = if context == "." { inner.to_string() } else { name.clone() };
+                Ok(Subject(normalised))
+            }
+            _ => Err(RegistryError::InvalidSubject { subject: name }),
         }
-        Ok(Subject(name))
     }
 
     /// The name as given.
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// The context this subject lives in (its ID space): `.ctx` for `:.ctx:name`, else the default.
+    pub fn context(&self) -> Context {
+        match QualifiedName::split(&self.0) {
+            QualifiedName::In { context, .. } if context != "." => {
+                // Validated in `new`: no `:` or control characters, within the length bound.
+                Context::parse(context).unwrap_or(Context::DEFAULT)
+            }
+            _ => Context::DEFAULT,
+        }
     }
 }
 
@@ -323,6 +348,20 @@ mod tests {
         assert!(Subject::new("é".repeat(Subject::MAX_BYTES / 2)).is_ok(), "the bound counts UTF-8 bytes");
         let too_long = Subject::new("s".repeat(Subject::MAX_BYTES + 1));
         assert!(matches!(too_long, Err(RegistryError::InvalidSubject { .. })));
+    }
+
+    #[test]
+    fn qualified_subjects_name_their_context_and_the_default_context_is_unqualified() {
+        let subject = |name: &str| Subject::new(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let qualified = subject(":.team-a:orders");
+        assert_eq!(qualified.as_str(), ":.team-a:orders");
+        assert_eq!(qualified.context().name(), ".team-a");
+        assert_eq!(subject(":.:orders"), subject("orders"), ":.:name is name");
+        assert!(subject("orders").context().is_default());
+        assert_eq!(subject(":.a:b:c").context().name(), ".a", "the name may hold colons");
+        for bad in [":.ctx:", ":.ctx", ":.:", ":.ctx:__GLOBAL", ":.ctx:__EMPTY", ":.__GLOBAL:orders", ":*:orders"] {
+            assert!(matches!(Subject::new(bad), Err(RegistryError::InvalidSubject { .. })), "{bad:?}");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! a crash between them leaves a state the registry already handles (see each method).
 
 use crate::model::{
-    ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
+    ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
 };
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
@@ -56,38 +56,91 @@ pub trait Store: Send + Sync + Debug {
     /// The body stored under `fingerprint`.
     async fn get_body(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaBody>>;
 
-    // --- schema IDs --------------------------------------------------------------------------
+    // --- schema IDs, one space per context ------------------------------------------------------
+    //
+    // Every context (`.` the default, `.name` the named ones) has its own ID counter and its own
+    // fingerprint ↔ ID bindings: the same schema may have different IDs in two contexts, and one
+    // ID may name different schemas in two contexts. The default context keeps the keys it had
+    // before contexts existed, so stored data needs no migration. A row's context is its
+    // subject's ([`Subject::context`]). The methods without `_in` act on the default context.
 
-    /// The ID bound to `fingerprint`: the first one bound, if IMPORT bound several.
-    async fn id_for_fingerprint(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaId>>;
+    /// The ID bound to `fingerprint` in `context`: the first one bound, if IMPORT bound several.
+    async fn id_for_fingerprint_in(
+        &self,
+        context: &Context,
+        fingerprint: &Fingerprint,
+    ) -> StoreResult<Option<SchemaId>>;
 
-    /// The fingerprint bound to `id`.
-    async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>>;
+    /// The fingerprint bound to `id` in `context`.
+    async fn fingerprint_for_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>>;
 
-    /// The fingerprint bound to `id` if some row (live or soft-deleted) carries `id`; `None` when
-    /// `id` is unbound or no row carries it any more. What `GET /schemas/ids/{id}` needs before it
-    /// reads the body: one read where the backend can (DynamoDB: one Query of the ID's partition).
-    async fn fingerprint_for_carried_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-        if self.rows_with_id_page(id, "", None, 1).await?.is_empty() {
+    /// The fingerprint bound to `id` in `context` if some row of that context (live or
+    /// soft-deleted) carries `id`; `None` when `id` is unbound or no row carries it any more. What
+    /// `GET /schemas/ids/{id}` needs before it reads the body: one read where the backend can
+    /// (DynamoDB: one Query of the ID's partition).
+    async fn fingerprint_for_carried_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        if self.rows_with_id_page_in(context, id, "", None, 1).await?.is_empty() {
             return Ok(None);
         }
-        self.fingerprint_for_id(id).await
+        self.fingerprint_for_id_in(context, id).await
     }
 
-    /// Atomically takes the next ID (greater than every ID ever bound or allocated) and binds
-    /// it to `fingerprint` in both directions. `Conflict` when `fingerprint` is already bound
-    /// (the caller re-reads and uses that ID) or when a concurrent allocation won the counter
-    /// (the caller retries). An ID is never handed out twice; gaps are allowed.
-    async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId>;
+    /// Atomically takes the next ID of `context` (greater than every ID ever bound or allocated
+    /// there) and binds it to `fingerprint` in both directions; a named context starts at 1 and is
+    /// listed ([`Store::list_contexts`]) from then on. `Conflict` when `fingerprint` is already
+    /// bound in `context` (the caller re-reads and uses that ID) or when a concurrent allocation
+    /// won the counter (the caller retries). An ID is never handed out twice in one context; gaps
+    /// are allowed.
+    async fn allocate_id_in(&self, context: &Context, fingerprint: &Fingerprint) -> StoreResult<SchemaId>;
 
-    /// Binds an explicit `id` to `fingerprint` (IMPORT). Succeeds if `id` is already bound to
-    /// the same fingerprint; `Conflict` if it is bound to another. Raises the ID counter so
-    /// later allocations are greater than `id`. Binds fingerprint → id only if that side is
-    /// unbound (one schema may be imported under several IDs).
-    async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()>;
+    /// Binds an explicit `id` to `fingerprint` in `context` (IMPORT). Succeeds if `id` is already
+    /// bound to the same fingerprint there; `Conflict` if it is bound to another. Raises the
+    /// context's counter so later allocations are greater than `id`, and lists a named context.
+    /// Binds fingerprint → id only if that side is unbound (one schema may be imported under
+    /// several IDs).
+    async fn bind_id_in(&self, context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()>;
 
-    /// The greatest ID ever bound or allocated, if any.
-    async fn max_id(&self) -> StoreResult<Option<SchemaId>>;
+    /// The greatest ID ever bound or allocated in `context`, if any.
+    async fn max_id_in(&self, context: &Context) -> StoreResult<Option<SchemaId>>;
+
+    /// The named contexts that are listed (one took an ID and was not deleted since), in
+    /// ascending order; never the default context, which always exists.
+    async fn list_contexts(&self) -> StoreResult<Vec<Context>>;
+
+    /// Stops listing the named `context` (`DELETE /contexts/{context}`; the registry checks that
+    /// no subject is left first). Its counter stays, so an ID is never handed out twice there even
+    /// if the context is used again. Succeeds if it was not listed.
+    async fn unlist_context(&self, context: &Context) -> StoreResult<()>;
+
+    /// [`Store::id_for_fingerprint_in`] the default context.
+    async fn id_for_fingerprint(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaId>> {
+        self.id_for_fingerprint_in(&Context::DEFAULT, fingerprint).await
+    }
+
+    /// [`Store::fingerprint_for_id_in`] the default context.
+    async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        self.fingerprint_for_id_in(&Context::DEFAULT, id).await
+    }
+
+    /// [`Store::fingerprint_for_carried_id_in`] the default context.
+    async fn fingerprint_for_carried_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        self.fingerprint_for_carried_id_in(&Context::DEFAULT, id).await
+    }
+
+    /// [`Store::allocate_id_in`] the default context.
+    async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
+        self.allocate_id_in(&Context::DEFAULT, fingerprint).await
+    }
+
+    /// [`Store::bind_id_in`] the default context.
+    async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
+        self.bind_id_in(&Context::DEFAULT, id, fingerprint).await
+    }
+
+    /// [`Store::max_id_in`] the default context.
+    async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
+        self.max_id_in(&Context::DEFAULT).await
+    }
 
     // --- guid index (CP 8 `GET /schemas/guids/{guid}`) ------------------------------------------
 
@@ -152,7 +205,8 @@ pub trait Store: Send + Sync + Debug {
 
     /// Removes every version in `versions` of `subject` as one atomic write (hard delete) under
     /// `preconditions`, together with the subject's config and mode when `remove_subject_settings`
-    /// is set, and the fingerprint → ID binding of every ID no row carries any more (so the same
+    /// is set, and the fingerprint → ID binding (in the subject's context) of every ID no row of that
+    /// context carries any more (so the same
     /// schema registered again gets a new ID, as in Confluent; the ID → fingerprint side stays and
     /// the ID is never handed out again). A registration that commits a row carrying such an ID
     /// concurrently makes exactly one of the two fail (see [`Preconditions::binding`]). Rows
@@ -165,21 +219,39 @@ pub trait Store: Send + Sync + Debug {
         preconditions: &Preconditions,
     ) -> StoreResult<()>;
 
-    /// Every row, in any subject, that carries `id`, sorted by (subject, version).
-    async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>>;
+    /// Every row of `context` that carries `id`, sorted by (subject, version).
+    async fn rows_with_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Vec<VersionRow>>;
 
-    /// One page of the rows carrying `id` whose subject starts with `prefix` (`""`: every subject),
-    /// sorted by (subject, version), strictly after `after`, at most `limit`: for the listings by
-    /// ID (scoped ones read one prefix at a time), and for the checks that only need to know whether
-    /// some (or some other) row carries it, none of which may read every carrier of a schema that
-    /// many subjects share. No default, as [`Store::versions_page`].
+    /// One page of the rows of `context` carrying `id` whose subject starts with `prefix` (`""`:
+    /// every subject of the context), sorted by (subject, version), strictly after `after`, at
+    /// most `limit`: for the listings by ID (scoped ones read one prefix at a time), and for the
+    /// checks that only need to know whether some (or some other) row carries it, none of which
+    /// may read every carrier of a schema that many subjects share. No default, as
+    /// [`Store::versions_page`].
+    async fn rows_with_id_page_in(
+        &self,
+        context: &Context,
+        id: SchemaId,
+        prefix: &str,
+        after: Option<(&Subject, Version)>,
+        limit: usize,
+    ) -> StoreResult<Vec<VersionRow>>;
+
+    /// [`Store::rows_with_id_in`] the default context.
+    async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
+        self.rows_with_id_in(&Context::DEFAULT, id).await
+    }
+
+    /// [`Store::rows_with_id_page_in`] the default context.
     async fn rows_with_id_page(
         &self,
         id: SchemaId,
         prefix: &str,
         after: Option<(&Subject, Version)>,
         limit: usize,
-    ) -> StoreResult<Vec<VersionRow>>;
+    ) -> StoreResult<Vec<VersionRow>> {
+        self.rows_with_id_page_in(&Context::DEFAULT, id, prefix, after, limit).await
+    }
 
     /// Every row whose references include (`subject`, `version`), sorted by ID.
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>>;

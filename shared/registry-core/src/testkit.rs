@@ -7,18 +7,24 @@
 //!
 //! Sections: `store_cases` checks each [`Store`] method's contract directly; `scoped` pages scoped
 //! listings through a [`crate::Registry`]; `race` drives the [`crate::Registry`] from many tokio
-//! tasks at once and checks the registry invariants;
+//! tasks at once and checks the registry invariants; `contexts` checks that every context has its
+//! own ID space ([`context_cases`], run by the backends that key IDs by context);
 //! `hooked` wraps any store to inject faults or count calls in other tests.
 
 // A test kit: a failed expectation is an assertion failure, so `expect` is the right tool here.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod contexts;
 pub mod history;
 mod hooked;
 mod race;
 mod scoped;
 mod store_cases;
 
+pub use contexts::{
+    context_cases, contexts_have_independent_id_spaces, race_registrations_in_two_contexts,
+    rows_bindings_and_listing_are_per_context, unique_context,
+};
 pub use history::history_cases;
 pub use hooked::{HookedStore, StoreCall, StoreHook};
 

@@ -17,6 +17,13 @@ async fn the_suite_runs_twice_on_one_store() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn memory_store_keeps_one_id_space_per_context() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    testkit::context_cases(store.clone()).await;
+    testkit::context_cases(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn memory_store_keeps_every_invariant_over_racing_histories() {
     let findings = testkit::history_cases(Arc::new(MemoryStore::new()), 30).await;
     eprintln!("history on memory: {findings:?}");

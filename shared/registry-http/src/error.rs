@@ -98,6 +98,8 @@ impl ApiError {
                     R::ReferenceExists { .. } => (unprocessable, 42206, message, None),
                     R::IdDoesNotMatch => (unprocessable, 42207, message, None),
                     R::InvalidSubject { .. } => (unprocessable, 42208, message, None),
+                    R::InvalidContext { .. } => (StatusCode::BAD_REQUEST, 400, message, None),
+                    R::ContextNotEmpty { .. } => (unprocessable, 42211, message, None),
                     R::SchemaTooLarge => (unprocessable, 42209, message, None),
                     R::InvalidRuleSet { .. } => (unprocessable, 42210, message, None),
                     R::OwnerRequired { .. } => (unprocessable, 42201, message, None),

@@ -119,6 +119,7 @@ fn routes(state: AppState, config: HttpConfig) -> axum::Router {
             get(declare("get_latest_with_metadata", READ, contracts::get_latest_with_metadata)),
         )
         .route("/contexts", get(declare("list_contexts", READ, schemas::list_contexts)))
+        .route("/contexts/{context}", routing::delete(declare("delete_context", DELETE, schemas::delete_context)))
         .route("/metrics", get(declare("get_metrics", READ, metrics::get_metrics)))
         .route("/subjects", get(declare("get_all_subjects", READ, subjects::get_all_subjects)))
         .route(

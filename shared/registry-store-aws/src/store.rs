@@ -5,8 +5,8 @@ use crate::AwsStore;
 use crate::blobs;
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, DeletedFilter, Fingerprint, Guid, Mode, Preconditions, SchemaBody, SchemaId, Scope, SettingChange,
-    Store, StoreResult, Subject, Version, VersionRow, WriteContext,
+    ConfigRecord, Context, DeletedFilter, Fingerprint, Guid, Mode, Preconditions, SchemaBody, SchemaId, Scope,
+    SettingChange, Store, StoreResult, Subject, Version, VersionRow, WriteContext,
 };
 
 #[async_trait]
@@ -19,28 +19,48 @@ impl Store for AwsStore {
         Ok(blobs::get(&self.s3, &self.bucket, fingerprint).await?)
     }
 
-    async fn id_for_fingerprint(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaId>> {
+    // This backend keeps one ID space for every context (the default context's keys): a named
+    // context's subjects share it, as they did before contexts. `context` is therefore not part
+    // of the keys yet, and no named context is listed.
+
+    async fn id_for_fingerprint_in(
+        &self,
+        _context: &Context,
+        fingerprint: &Fingerprint,
+    ) -> StoreResult<Option<SchemaId>> {
         Ok(self.read_id_for_fingerprint(fingerprint).await?)
     }
 
-    async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+    async fn fingerprint_for_id_in(&self, _context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
         Ok(self.read_fingerprint_for_id(id).await?)
     }
 
-    async fn fingerprint_for_carried_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+    async fn fingerprint_for_carried_id_in(
+        &self,
+        _context: &Context,
+        id: SchemaId,
+    ) -> StoreResult<Option<Fingerprint>> {
         Ok(self.read_carried_fingerprint(id).await?)
     }
 
-    async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
+    async fn allocate_id_in(&self, _context: &Context, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
         Ok(self.allocate(fingerprint).await?)
     }
 
-    async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
+    async fn bind_id_in(&self, _context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
         Ok(self.bind(id, fingerprint).await?)
     }
 
-    async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
+    async fn max_id_in(&self, _context: &Context) -> StoreResult<Option<SchemaId>> {
         Ok(self.read_max_id().await?.map(SchemaId))
+    }
+
+    async fn list_contexts(&self) -> StoreResult<Vec<Context>> {
+        Ok(Vec::new())
+    }
+
+    async fn unlist_context(&self, _context: &Context) -> StoreResult<()> {
+        Ok(())
     }
 
     async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
@@ -103,12 +123,13 @@ impl Store for AwsStore {
         Ok(self.hard_delete_all(subject, versions, remove_subject_settings, preconditions).await?)
     }
 
-    async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
+    async fn rows_with_id_in(&self, _context: &Context, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
         Ok(self.rows_for_id(id).await?)
     }
 
-    async fn rows_with_id_page(
+    async fn rows_with_id_page_in(
         &self,
+        _context: &Context,
         id: SchemaId,
         prefix: &str,
         after: Option<(&Subject, Version)>,

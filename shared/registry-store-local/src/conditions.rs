@@ -82,7 +82,7 @@ pub(crate) fn check(conn: &Connection, subject: &Subject, preconditions: &Precon
         }
     }
     if let Some((fingerprint, id)) = &preconditions.binding
-        && ops::id_for_fingerprint(conn, fingerprint)? != Some(*id)
+        && ops::id_for_fingerprint(conn, &subject.context(), fingerprint)? != Some(*id)
     {
         return conflict(format!("fingerprint {fingerprint} no longer names id {id}"));
     }
@@ -111,18 +111,16 @@ pub(crate) fn bump_referenced(conn: &Connection, subject: &Subject, precondition
     Ok(())
 }
 
-/// Removes the fingerprint → ID binding of `id` when no row carries `id` any more.
+/// Removes the fingerprint → ID binding of `id` in `context` when no row of the context carries
+/// `id` any more.
 pub(crate) fn unbind_if_orphaned(
     conn: &Connection,
+    context: &registry_core::Context,
     id: registry_core::SchemaId,
     fingerprint: &registry_core::Fingerprint,
 ) -> LocalResult<()> {
-    let carried: Option<i64> = conn
-        .prepare_cached("SELECT 1 FROM versions WHERE id = ?1 LIMIT 1")?
-        .query_row([id.0], |row| row.get(0))
-        .optional()?;
-    if carried.is_none() {
-        ops::unbind_fingerprint(conn, fingerprint, id)?;
+    if ops::rows_with_id_page(conn, context, id, "", None, 1)?.is_empty() {
+        ops::unbind_fingerprint(conn, context, fingerprint, id)?;
     }
     Ok(())
 }

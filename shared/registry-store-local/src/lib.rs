@@ -100,8 +100,9 @@ impl LocalStore {
                 ops::insert_guid(conn, &Guid::of(body), fingerprint)?;
             }
             for row in &rows {
-                if ops::fingerprint_for_id(conn, row.id)?.is_none() {
-                    ops::bind_id(conn, row.id, &row.fingerprint)?;
+                let context = row.subject.context();
+                if ops::fingerprint_for_id(conn, &context, row.id)?.is_none() {
+                    ops::bind_id(conn, &context, row.id, &row.fingerprint)?;
                 }
                 ops::remove_row(conn, &row.subject, row.version)?;
                 ops::insert_row(conn, row)?;

@@ -5,7 +5,7 @@
 use crate::codec::{self, VERSION_COLUMNS, VERSION_COLUMNS_V};
 use crate::error::{LocalError, LocalResult};
 use registry_core::{
-    ConfigRecord, DeletedFilter, Fingerprint, Guid, Mode, SchemaBody, SchemaId, Subject, Version, VersionRow,
+    ConfigRecord, Context, DeletedFilter, Fingerprint, Guid, Mode, SchemaBody, SchemaId, Subject, Version, VersionRow,
 };
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -31,78 +31,150 @@ pub(crate) fn get_body(conn: &Connection, fingerprint: &Fingerprint) -> LocalRes
     columns.map(codec::body).transpose()
 }
 
-// --- ids ------------------------------------------------------------------------------------
+// --- ids, one space per context ------------------------------------------------------------
+//
+// The default context keeps the tables it had before contexts (`ids`, `fingerprint_ids`, the
+// `max_id` counter), so existing databases need no data migration; a named context's bindings
+// are keyed by its name in `context_ids` / `context_fingerprint_ids`, its counter (and whether it
+// is listed) is its row in `contexts`.
 
-pub(crate) fn id_for_fingerprint(conn: &Connection, fingerprint: &Fingerprint) -> LocalResult<Option<SchemaId>> {
-    let id: Option<i64> = conn
-        .prepare_cached("SELECT id FROM fingerprint_ids WHERE fingerprint = ?1")?
-        .query_row([&fingerprint.0[..]], |row| row.get(0))
-        .optional()?;
+pub(crate) fn id_for_fingerprint(
+    conn: &Connection,
+    context: &Context,
+    fingerprint: &Fingerprint,
+) -> LocalResult<Option<SchemaId>> {
+    let id: Option<i64> = if context.is_default() {
+        conn.prepare_cached("SELECT id FROM fingerprint_ids WHERE fingerprint = ?1")?
+            .query_row([&fingerprint.0[..]], |row| row.get(0))
+            .optional()?
+    } else {
+        conn.prepare_cached("SELECT id FROM context_fingerprint_ids WHERE context = ?1 AND fingerprint = ?2")?
+            .query_row(params![context.name(), &fingerprint.0[..]], |row| row.get(0))
+            .optional()?
+    };
     id.map(|id| codec::narrow(id, "id").map(SchemaId)).transpose()
 }
 
-pub(crate) fn fingerprint_for_id(conn: &Connection, id: SchemaId) -> LocalResult<Option<Fingerprint>> {
-    let bytes: Option<Vec<u8>> = conn
-        .prepare_cached("SELECT fingerprint FROM ids WHERE id = ?1")?
-        .query_row([id.0], |row| row.get(0))
-        .optional()?;
+pub(crate) fn fingerprint_for_id(
+    conn: &Connection,
+    context: &Context,
+    id: SchemaId,
+) -> LocalResult<Option<Fingerprint>> {
+    let bytes: Option<Vec<u8>> = if context.is_default() {
+        conn.prepare_cached("SELECT fingerprint FROM ids WHERE id = ?1")?
+            .query_row([id.0], |row| row.get(0))
+            .optional()?
+    } else {
+        conn.prepare_cached("SELECT fingerprint FROM context_ids WHERE context = ?1 AND id = ?2")?
+            .query_row(params![context.name(), id.0], |row| row.get(0))
+            .optional()?
+    };
     bytes.map(codec::fingerprint).transpose()
 }
 
-pub(crate) fn max_id(conn: &Connection) -> LocalResult<Option<SchemaId>> {
-    let value: Option<i64> = conn
-        .prepare_cached("SELECT value FROM counters WHERE name = ?1")?
-        .query_row([MAX_ID], |row| row.get(0))
-        .optional()?;
+pub(crate) fn max_id(conn: &Connection, context: &Context) -> LocalResult<Option<SchemaId>> {
+    let value: Option<i64> = if context.is_default() {
+        conn.prepare_cached("SELECT value FROM counters WHERE name = ?1")?
+            .query_row([MAX_ID], |row| row.get(0))
+            .optional()?
+    } else {
+        conn.prepare_cached("SELECT max_id FROM contexts WHERE context = ?1")?
+            .query_row([context.name()], |row| row.get(0))
+            .optional()?
+    };
     value.map(|v| codec::narrow(v, "id counter").map(SchemaId)).transpose()
 }
 
-fn raise_max_id(conn: &Connection, id: SchemaId) -> LocalResult<()> {
-    conn.prepare_cached(
-        "INSERT INTO counters (name, value) VALUES (?1, ?2)
-         ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)",
-    )?
-    .execute(params![MAX_ID, id.0])?;
+/// Raises the context's counter to `id` (never lowers it) and lists a named context.
+fn raise_max_id(conn: &Connection, context: &Context, id: SchemaId) -> LocalResult<()> {
+    if context.is_default() {
+        conn.prepare_cached(
+            "INSERT INTO counters (name, value) VALUES (?1, ?2)
+             ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)",
+        )?
+        .execute(params![MAX_ID, id.0])?;
+    } else {
+        conn.prepare_cached(
+            "INSERT INTO contexts (context, max_id, listed) VALUES (?1, ?2, 1)
+             ON CONFLICT (context) DO UPDATE SET max_id = max(max_id, excluded.max_id), listed = 1",
+        )?
+        .execute(params![context.name(), id.0])?;
+    }
     Ok(())
 }
 
-fn insert_id(conn: &Connection, id: SchemaId, fingerprint: &Fingerprint) -> LocalResult<()> {
-    conn.prepare_cached("INSERT INTO ids (id, fingerprint) VALUES (?1, ?2)")?
-        .execute(params![id.0, &fingerprint.0[..]])?;
-    conn.prepare_cached("INSERT INTO fingerprint_ids (fingerprint, id) VALUES (?1, ?2) ON CONFLICT DO NOTHING")?
-        .execute(params![&fingerprint.0[..], id.0])?;
-    raise_max_id(conn, id)
+fn insert_id(conn: &Connection, context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> LocalResult<()> {
+    if context.is_default() {
+        conn.prepare_cached("INSERT INTO ids (id, fingerprint) VALUES (?1, ?2)")?
+            .execute(params![id.0, &fingerprint.0[..]])?;
+        conn.prepare_cached("INSERT INTO fingerprint_ids (fingerprint, id) VALUES (?1, ?2) ON CONFLICT DO NOTHING")?
+            .execute(params![&fingerprint.0[..], id.0])?;
+    } else {
+        conn.prepare_cached("INSERT INTO context_ids (context, id, fingerprint) VALUES (?1, ?2, ?3)")?
+            .execute(params![context.name(), id.0, &fingerprint.0[..]])?;
+        conn.prepare_cached(
+            "INSERT INTO context_fingerprint_ids (context, fingerprint, id) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+        )?
+        .execute(params![context.name(), &fingerprint.0[..], id.0])?;
+    }
+    raise_max_id(conn, context, id)
 }
 
-pub(crate) fn allocate_id(conn: &Connection, fingerprint: &Fingerprint) -> LocalResult<SchemaId> {
-    if let Some(id) = id_for_fingerprint(conn, fingerprint)? {
-        return Err(LocalError::Conflict(format!("fingerprint {fingerprint} already has id {id}")));
+pub(crate) fn allocate_id(conn: &Connection, context: &Context, fingerprint: &Fingerprint) -> LocalResult<SchemaId> {
+    if let Some(id) = id_for_fingerprint(conn, context, fingerprint)? {
+        return Err(LocalError::Conflict(format!("fingerprint {fingerprint} already has id {id} in {context}")));
     }
-    let next = match max_id(conn)? {
+    let next = match max_id(conn, context)? {
         None => SchemaId(1),
         Some(SchemaId(max)) => SchemaId(
             max.checked_add(1).ok_or_else(|| LocalError::Unsupported("schema id space exhausted".to_string()))?,
         ),
     };
-    if fingerprint_for_id(conn, next)?.is_some() {
-        return Err(LocalError::Corrupt(format!("id {next} is bound but above the counter")));
+    if fingerprint_for_id(conn, context, next)?.is_some() {
+        return Err(LocalError::Corrupt(format!("id {next} is bound in {context} but above the counter")));
     }
-    insert_id(conn, next, fingerprint)?;
+    insert_id(conn, context, next, fingerprint)?;
     Ok(next)
 }
 
-pub(crate) fn unbind_fingerprint(conn: &Connection, fingerprint: &Fingerprint, id: SchemaId) -> LocalResult<()> {
-    conn.prepare_cached("DELETE FROM fingerprint_ids WHERE fingerprint = ?1 AND id = ?2")?
-        .execute(params![&fingerprint.0[..], id.0])?;
+pub(crate) fn unbind_fingerprint(
+    conn: &Connection,
+    context: &Context,
+    fingerprint: &Fingerprint,
+    id: SchemaId,
+) -> LocalResult<()> {
+    if context.is_default() {
+        conn.prepare_cached("DELETE FROM fingerprint_ids WHERE fingerprint = ?1 AND id = ?2")?
+            .execute(params![&fingerprint.0[..], id.0])?;
+    } else {
+        conn.prepare_cached("DELETE FROM context_fingerprint_ids WHERE context = ?1 AND fingerprint = ?2 AND id = ?3")?
+            .execute(params![context.name(), &fingerprint.0[..], id.0])?;
+    }
     Ok(())
 }
 
-pub(crate) fn bind_id(conn: &Connection, id: SchemaId, fingerprint: &Fingerprint) -> LocalResult<()> {
-    match fingerprint_for_id(conn, id)? {
-        Some(bound) if bound == *fingerprint => raise_max_id(conn, id),
-        Some(bound) => Err(LocalError::Conflict(format!("id {id} is bound to {bound}"))),
-        None => insert_id(conn, id, fingerprint),
+pub(crate) fn bind_id(
+    conn: &Connection,
+    context: &Context,
+    id: SchemaId,
+    fingerprint: &Fingerprint,
+) -> LocalResult<()> {
+    match fingerprint_for_id(conn, context, id)? {
+        Some(bound) if bound == *fingerprint => raise_max_id(conn, context, id),
+        Some(bound) => Err(LocalError::Conflict(format!("id {id} is bound to {bound} in {context}"))),
+        None => insert_id(conn, context, id, fingerprint),
     }
+}
+
+pub(crate) fn list_contexts(conn: &Connection) -> LocalResult<Vec<Context>> {
+    let mut stmt = conn.prepare_cached("SELECT context FROM contexts WHERE listed = 1 ORDER BY context")?;
+    let names = stmt.query_map([], |row| row.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+    names.iter().map(|name| Context::parse(name).map_err(|e| LocalError::Corrupt(e.to_string()))).collect()
+}
+
+pub(crate) fn unlist_context(conn: &Connection, context: &Context) -> LocalResult<()> {
+    conn.prepare_cached("UPDATE contexts SET listed = 0 WHERE context = ?1")?.execute([context.name()])?;
+    Ok(())
 }
 
 // --- guid index -----------------------------------------------------------------------------
@@ -173,27 +245,42 @@ pub(crate) fn rows_with_id(conn: &Connection, id: SchemaId) -> LocalResult<Vec<V
 
 pub(crate) fn rows_with_id_page(
     conn: &Connection,
+    context: &Context,
     id: SchemaId,
     prefix: &str,
     after: Option<&(Subject, Version)>,
     limit: usize,
 ) -> LocalResult<Vec<VersionRow>> {
+    // A named context's subjects are the run of its prefix `:.name:`; the default context's are
+    // every subject outside the run of `:.` (qualified subjects), which the scan skips.
+    let context_prefix = context.subject_prefix();
+    let prefix = match () {
+        _ if prefix.starts_with(&context_prefix) => prefix,
+        _ if context_prefix.starts_with(prefix) => context_prefix.as_str(),
+        _ => return Ok(Vec::new()),
+    };
     // TEXT compares bytewise (BINARY collation), as `Subject`'s `Ord` does, so the subjects
     // starting with `prefix` are one run of `versions_by_id` from `prefix` on: the scan starts at
     // max(prefix, after) and stops at the first subject past the run.
     let sql = format!(
         "SELECT {VERSION_COLUMNS} FROM versions WHERE id = ?1 AND subject >= ?2 \
-         AND (subject > ?3 OR (subject = ?3 AND version > ?4)) ORDER BY subject, version LIMIT ?5"
+         AND (subject > ?3 OR (subject = ?3 AND version > ?4)) \
+         AND (?6 = 0 OR subject < '{QUALIFIED_FIRST}' OR subject >= '{QUALIFIED_END}') \
+         ORDER BY subject, version LIMIT ?5"
     );
     let (subject, version) = after.map_or(("", i64::MIN), |(s, v)| (s.as_str(), i64::from(v.0)));
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let mut stmt = conn.prepare_cached(&sql)?;
     let raw = stmt
-        .query_map(params![id.0, prefix, subject, version, limit], codec::raw_version_row)?
+        .query_map(params![id.0, prefix, subject, version, limit, context.is_default()], codec::raw_version_row)?
         .take_while(|raw| !matches!(raw, Ok(raw) if !raw.0.starts_with(prefix)))
         .collect::<Result<Vec<_>, _>>()?;
     raw.into_iter().map(codec::version_row).collect()
 }
+
+/// The run of qualified subjects (`:.` then anything) in bytewise order: from `:.` up to `:/`.
+const QUALIFIED_FIRST: &str = ":.";
+const QUALIFIED_END: &str = ":/";
 
 pub(crate) fn referrers(conn: &Connection, subject: &Subject, version: Version) -> LocalResult<Vec<VersionRow>> {
     let sql = format!(

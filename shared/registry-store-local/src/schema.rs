@@ -96,6 +96,27 @@ CREATE TABLE subject_revisions (
     revision INTEGER NOT NULL
 ) WITHOUT ROWID;
 "#,
+    r#"
+CREATE TABLE context_ids (
+    context     TEXT NOT NULL,
+    id          INTEGER NOT NULL,
+    fingerprint BLOB NOT NULL,
+    PRIMARY KEY (context, id)
+) WITHOUT ROWID;
+
+CREATE TABLE context_fingerprint_ids (
+    context     TEXT NOT NULL,
+    fingerprint BLOB NOT NULL,
+    id          INTEGER NOT NULL,
+    PRIMARY KEY (context, fingerprint)
+) WITHOUT ROWID;
+
+CREATE TABLE contexts (
+    context TEXT PRIMARY KEY,
+    max_id  INTEGER NOT NULL,
+    listed  INTEGER NOT NULL
+) WITHOUT ROWID;
+"#,
 ];
 
 /// The `user_version` this build writes and understands.

@@ -4,8 +4,8 @@ use crate::codec::scope_key;
 use crate::{LocalStore, conditions, ops};
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, DeletedFilter, Fingerprint, Guid, Mode, Preconditions, SchemaBody, SchemaId, Scope, SettingChange,
-    Store, StoreResult, Subject, Version, VersionRow, WriteContext,
+    ConfigRecord, Context, DeletedFilter, Fingerprint, Guid, Mode, Preconditions, SchemaBody, SchemaId, Scope,
+    SettingChange, Store, StoreResult, Subject, Version, VersionRow, WriteContext,
 };
 
 #[async_trait]
@@ -20,27 +20,42 @@ impl Store for LocalStore {
         self.read(move |conn| ops::get_body(conn, &fingerprint)).await
     }
 
-    async fn id_for_fingerprint(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaId>> {
-        let fingerprint = *fingerprint;
-        self.read(move |conn| ops::id_for_fingerprint(conn, &fingerprint)).await
+    async fn id_for_fingerprint_in(
+        &self,
+        context: &Context,
+        fingerprint: &Fingerprint,
+    ) -> StoreResult<Option<SchemaId>> {
+        let (context, fingerprint) = (context.clone(), *fingerprint);
+        self.read(move |conn| ops::id_for_fingerprint(conn, &context, &fingerprint)).await
     }
 
-    async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-        self.read(move |conn| ops::fingerprint_for_id(conn, id)).await
+    async fn fingerprint_for_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        let context = context.clone();
+        self.read(move |conn| ops::fingerprint_for_id(conn, &context, id)).await
     }
 
-    async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
-        let fingerprint = *fingerprint;
-        self.write(move |conn| ops::allocate_id(conn, &fingerprint)).await
+    async fn allocate_id_in(&self, context: &Context, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
+        let (context, fingerprint) = (context.clone(), *fingerprint);
+        self.write(move |conn| ops::allocate_id(conn, &context, &fingerprint)).await
     }
 
-    async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
-        let fingerprint = *fingerprint;
-        self.write(move |conn| ops::bind_id(conn, id, &fingerprint)).await
+    async fn bind_id_in(&self, context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
+        let (context, fingerprint) = (context.clone(), *fingerprint);
+        self.write(move |conn| ops::bind_id(conn, &context, id, &fingerprint)).await
     }
 
-    async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
-        self.read(ops::max_id).await
+    async fn max_id_in(&self, context: &Context) -> StoreResult<Option<SchemaId>> {
+        let context = context.clone();
+        self.read(move |conn| ops::max_id(conn, &context)).await
+    }
+
+    async fn list_contexts(&self) -> StoreResult<Vec<Context>> {
+        self.read_blocking(ops::list_contexts).await
+    }
+
+    async fn unlist_context(&self, context: &Context) -> StoreResult<()> {
+        let context = context.clone();
+        self.write(move |conn| ops::unlist_context(conn, &context)).await
     }
 
     async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
@@ -134,8 +149,9 @@ impl Store for LocalStore {
             for version in versions {
                 removed.extend(ops::remove_row(conn, &subject, version)?);
             }
+            let context = subject.context();
             for (id, fingerprint) in &removed {
-                conditions::unbind_if_orphaned(conn, *id, fingerprint)?;
+                conditions::unbind_if_orphaned(conn, &context, *id, fingerprint)?;
             }
             if remove_subject_settings {
                 ops::delete_config(conn, subject.as_str())?;
@@ -146,19 +162,24 @@ impl Store for LocalStore {
         .await
     }
 
-    async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
-        self.rows_with_id_bounded(id).await
+    async fn rows_with_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
+        let mut rows = self.rows_with_id_bounded(id).await?;
+        rows.retain(|row| row.subject.context() == *context);
+        Ok(rows)
     }
 
-    async fn rows_with_id_page(
+    async fn rows_with_id_page_in(
         &self,
+        context: &Context,
         id: SchemaId,
         prefix: &str,
         after: Option<(&Subject, Version)>,
         limit: usize,
     ) -> StoreResult<Vec<VersionRow>> {
         let (prefix, after) = (prefix.to_string(), after.map(|(subject, version)| (subject.clone(), version)));
-        self.read_sized(limit, move |conn| ops::rows_with_id_page(conn, id, &prefix, after.as_ref(), limit)).await
+        let context = context.clone();
+        self.read_sized(limit, move |conn| ops::rows_with_id_page(conn, &context, id, &prefix, after.as_ref(), limit))
+            .await
     }
 
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {

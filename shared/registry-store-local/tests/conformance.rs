@@ -20,6 +20,13 @@ async fn local_store_passes_the_store_cases_on_a_reopened_database_with_data() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn local_store_keeps_one_id_space_per_context_across_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    testkit::context_cases(Arc::new(LocalStore::open(dir.path()).unwrap())).await;
+    testkit::context_cases(Arc::new(LocalStore::open(dir.path()).unwrap())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn local_store_keeps_every_invariant_over_racing_histories() {
     let dir = tempfile::tempdir().unwrap();
     let findings = testkit::history_cases(Arc::new(LocalStore::open(dir.path()).unwrap()), 15).await;

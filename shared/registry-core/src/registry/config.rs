@@ -3,7 +3,7 @@
 use super::Registry;
 use super::support::{MAX_ATTEMPTS, subject_not_found, writable};
 use crate::error::RegistryError;
-use crate::model::{ConfigRecord, DeletedFilter, Mode, Scope};
+use crate::model::{ConfigRecord, Context, DeletedFilter, Mode, Scope};
 use crate::store::{Preconditions, SettingChange, StoreError, WriteContext};
 
 impl Registry {
@@ -140,9 +140,19 @@ impl Registry {
         }
     }
 
-    /// `GET /contexts`: only the default context `.` (named contexts are not supported).
-    pub async fn contexts(&self) -> Result<Vec<String>, RegistryError> {
-        Ok(vec![".".to_string()])
+    /// `DELETE /contexts/{context}`: stops listing an empty context; 42211 while any subject
+    /// (even one whose versions are all soft-deleted) is left in it. The default context always
+    /// exists: deleting it only checks that it is empty.
+    pub async fn delete_context(&self, context: &str) -> Result<(), RegistryError> {
+        let context = Context::parse(context)?;
+        let left = self.store.list_subjects(&context.subject_prefix(), DeletedFilter::IncludeDeleted, None, 1).await?;
+        if !left.is_empty() {
+            return Err(RegistryError::ContextNotEmpty { context: context.name().to_string() });
+        }
+        if !context.is_default() {
+            self.store.unlist_context(&context).await?;
+        }
+        Ok(())
     }
 
     /// Hard-deletes the soft-deleted rows of `scope` (every subject for the global scope); whether

@@ -5,7 +5,7 @@ use super::contracts::property;
 use super::support::visible;
 use super::{Registry, SchemaById};
 use crate::error::RegistryError;
-use crate::model::{DeletedFilter, Guid, SchemaBody, SchemaRecord, Subject};
+use crate::model::{Context, DeletedFilter, Guid, SchemaBody, SchemaRecord, Subject};
 
 /// One subject's governance facts (see [`Registry::subject_report`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,13 +66,16 @@ impl Registry {
         let Some(fingerprint) = self.store.fingerprint_for_guid(&guid).await? else {
             return Err(RegistryError::SchemaNotFound);
         };
-        let Some(id) = self.store.id_for_fingerprint(&fingerprint).await? else {
-            return Err(RegistryError::SchemaNotFound);
-        };
-        if self.carried_fingerprint(id).await?.is_none() {
-            return Err(RegistryError::SchemaNotFound);
+        // The guid is one across contexts; its ID is the default context's, else the first listed
+        // context's that carries it (Confluent's `getIdUsingContexts`).
+        let named = self.store.list_contexts().await?;
+        for context in std::iter::once(Context::DEFAULT).chain(named) {
+            let Some(id) = self.store.id_for_fingerprint_in(&context, &fingerprint).await? else { continue };
+            if self.carried_fingerprint(&context, id).await?.is_some() {
+                return Ok(SchemaById { id, body: self.body(&fingerprint).await? });
+            }
         }
-        Ok(SchemaById { id, body: self.body(&fingerprint).await? })
+        Err(RegistryError::SchemaNotFound)
     }
 
     /// Governance facts for every subject with a row (soft-deleted ones too), ascending by name;

@@ -13,7 +13,7 @@
 use super::Registry;
 use super::recent::Recent;
 use crate::error::RegistryError;
-use crate::model::{SchemaId, Subject, Version};
+use crate::model::{Context, SchemaId, Subject, Version};
 use registry_schema::Fingerprint;
 use std::time::Duration;
 
@@ -23,25 +23,30 @@ pub const DEFAULT_LIVE_ID_TTL: Duration = Duration::from_secs(5);
 /// Most IDs remembered; past it the least recently used go first (each entry is a few dozen bytes).
 const MAX_ENTRIES: usize = 65_536;
 
-/// IDs seen carried by a row (each costs one entry).
-pub(super) type LiveIds = Recent<SchemaId, ()>;
+/// IDs seen carried by a row, per context (each costs one entry).
+pub(super) type LiveIds = Recent<(Context, SchemaId), ()>;
 
 pub(super) fn live_ids() -> LiveIds {
     Recent::new(MAX_ENTRIES)
 }
 
 impl Registry {
-    /// The fingerprint of `id` while some row (live or soft-deleted) carries it: from memory when
-    /// seen carried recently (the binding itself is immutable, so the store's cache answers it),
-    /// else one store read that answers both.
-    pub(super) async fn carried_fingerprint(&self, id: SchemaId) -> Result<Option<Fingerprint>, RegistryError> {
-        if self.live_ids.get(&id).is_some() {
-            return Ok(self.store.fingerprint_for_id(id).await?);
+    /// The fingerprint of `id` in `context` while some row of it (live or soft-deleted) carries
+    /// it: from memory when seen carried recently (the binding itself is immutable, so the store's
+    /// cache answers it), else one store read that answers both.
+    pub(super) async fn carried_fingerprint(
+        &self,
+        context: &Context,
+        id: SchemaId,
+    ) -> Result<Option<Fingerprint>, RegistryError> {
+        let key = (context.clone(), id);
+        if self.live_ids.get(&key).is_some() {
+            return Ok(self.store.fingerprint_for_id_in(context, id).await?);
         }
         let generation = self.live_ids.generation();
-        let fingerprint = self.store.fingerprint_for_carried_id(id).await?;
+        let fingerprint = self.store.fingerprint_for_carried_id_in(context, id).await?;
         if fingerprint.is_some() {
-            self.live_ids.remember(id, (), 1, generation, self.settings.live_id_ttl);
+            self.live_ids.remember(key, (), 1, generation, self.settings.live_id_ttl);
         }
         Ok(fingerprint)
     }

@@ -4,7 +4,9 @@ use super::recent_lookups::{answer_cost, lookup_key};
 use super::support::{latest_live, subject_not_found, version_not_found, visible};
 use super::{LookupOptions, NewSchema, Registry, SchemaById, SchemasQuery};
 use crate::error::RegistryError;
-use crate::model::{DeletedFilter, SchemaId, SchemaRecord, Subject, Version, VersionRow, VersionSelector};
+use crate::model::{
+    Context, DeletedFilter, QualifiedName, SchemaId, SchemaRecord, Subject, Version, VersionRow, VersionSelector,
+};
 use crate::subject_scope::{SubjectScope, read_runs};
 use registry_schema::Validation;
 
@@ -73,22 +75,67 @@ impl Registry {
         Err(RegistryError::SchemaNotFound)
     }
 
-    /// `GET /schemas/ids/{id}`: resolvable while any row (live or soft-deleted) carries it;
-    /// 40403 `Schema N not found` otherwise (also after every such row was hard-deleted).
+    /// `GET /schemas/ids/{id}` in the default context; see [`Registry::schema_by_id_in`].
     pub async fn schema_by_id(&self, id: i32) -> Result<SchemaById, RegistryError> {
+        self.schema_by_id_in(&Context::DEFAULT, id).await
+    }
+
+    /// `GET /schemas/ids/{id}` in `context`: resolvable while any row of the context (live or
+    /// soft-deleted) carries it; 40403 `Schema N not found` otherwise (also after every such row
+    /// was hard-deleted).
+    pub async fn schema_by_id_in(&self, context: &Context, id: i32) -> Result<SchemaById, RegistryError> {
         let schema_id = SchemaId(id);
         if id < 1 {
             return Err(RegistryError::SchemaIdNotFound { id });
         }
-        let Some(fingerprint) = self.carried_fingerprint(schema_id).await? else {
+        let Some(fingerprint) = self.carried_fingerprint(context, schema_id).await? else {
             return Err(RegistryError::SchemaIdNotFound { id });
         };
         Ok(SchemaById { id: schema_id, body: self.body(&fingerprint).await? })
     }
 
-    /// The greatest ID ever allocated or imported (`fetchMaxId`).
-    pub async fn max_id(&self) -> Result<Option<SchemaId>, RegistryError> {
-        Ok(self.store.max_id().await?)
+    /// The context a by-ID request resolves `id` in, as Confluent's `getSchemaKeyUsingContexts`:
+    /// a qualified `subject` (`:.ctx:name`, or `:.ctx:` alone as the base-URL form sends) names its
+    /// context; an unqualified one is the default context when a row of it carries `id` there,
+    /// else the first listed context where `:.ctx:subject` carries `id`, else the default context
+    /// again. No `subject` (or an invalid one): the default context.
+    pub async fn context_for_id(&self, id: i32, subject: Option<&str>) -> Result<Context, RegistryError> {
+        let name = match subject.map(QualifiedName::split) {
+            Some(QualifiedName::In { context, .. }) if context != "." => {
+                return Ok(Context::parse(context).unwrap_or(Context::DEFAULT));
+            }
+            Some(QualifiedName::In { name, .. }) => name,
+            Some(QualifiedName::Wildcard { .. }) | None => return Ok(Context::DEFAULT),
+        };
+        let Ok(subject) = Subject::new(name) else {
+            return Ok(Context::DEFAULT);
+        };
+        if self.carries(&subject, id).await? {
+            return Ok(Context::DEFAULT);
+        }
+        for named in self.store.list_contexts().await? {
+            let Ok(qualified) = Subject::new(named.qualify(subject.as_str())) else { continue };
+            if self.carries(&qualified, id).await? {
+                return Ok(named);
+            }
+        }
+        Ok(Context::DEFAULT)
+    }
+
+    /// Whether some row of `subject` (live or soft-deleted) carries `id`.
+    async fn carries(&self, subject: &Subject, id: i32) -> Result<bool, RegistryError> {
+        Ok(self.rows(subject).await?.iter().any(|row| row.id == SchemaId(id)))
+    }
+
+    /// `GET /contexts`: the default context `.` then every listed named context, ascending.
+    pub async fn contexts(&self) -> Result<Vec<String>, RegistryError> {
+        let named = self.store.list_contexts().await?;
+        Ok(std::iter::once(Context::DEFAULT).chain(named).map(|context| context.name().to_string()).collect())
+    }
+
+    /// The greatest ID ever allocated or imported in `context` (`fetchMaxId`).
+    pub async fn max_id_in(&self, context: &Context) -> Result<Option<SchemaId>, RegistryError> {
+        Ok(self.store.max_id_in(context).await?)
     }
 
     /// `GET /schemas/ids/{id}/subjects`: sorted, distinct. 40403 `Schema not found` for an
@@ -113,7 +160,7 @@ impl Registry {
         let mut after: Option<(Subject, Version)> = None;
         loop {
             let cursor = after.as_ref().map(|(subject, version)| (subject, *version));
-            let rows = self.rows_with_id_page(id, &SubjectScope::All, cursor, PAGE).await?;
+            let rows = self.rows_with_id_page(&Context::DEFAULT, id, &SubjectScope::All, cursor, PAGE).await?;
             any_row |= !rows.is_empty();
             pairs.extend(visible(&rows, include_deleted).map(|r| (r.subject.clone(), r.version)));
             match rows.last() {
@@ -127,11 +174,12 @@ impl Registry {
         Ok(pairs)
     }
 
-    /// One page of the rows carrying schema `id` in subjects inside `scope`, live and soft-deleted
-    /// (the caller filters), sorted by (subject, version), after `after`; fewer than `limit` means
-    /// the last page. An ID below 1 has no rows.
+    /// One page of the rows of `context` carrying schema `id` in subjects inside `scope`, live and
+    /// soft-deleted (the caller filters), sorted by (subject, version), after `after`; fewer than
+    /// `limit` means the last page. An ID below 1 has no rows.
     pub async fn rows_with_id_page(
         &self,
+        context: &Context,
         id: i32,
         scope: &SubjectScope,
         after: Option<(&Subject, Version)>,
@@ -142,8 +190,9 @@ impl Registry {
         }
         let store = &self.store;
         let cursor = after.map(|(subject, _)| subject.as_str());
-        let read =
-            |range: String, wanted| async move { store.rows_with_id_page(SchemaId(id), &range, after, wanted).await };
+        let read = |range: String, wanted| async move {
+            store.rows_with_id_page_in(context, SchemaId(id), &range, after, wanted).await
+        };
         Ok(read_runs(scope.ranges(""), cursor, limit, read).await?)
     }
 

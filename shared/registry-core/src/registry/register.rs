@@ -20,7 +20,7 @@ use super::{NewSchema, RegisterOptions, Registry};
 use crate::churn::ChurnVerdict;
 use crate::error::RegistryError;
 use crate::metrics::Registration;
-use crate::model::{Guid, Mode, SchemaBody, SchemaId, SchemaRecord, Scope, Subject, Version, VersionRow};
+use crate::model::{Context, Guid, Mode, SchemaBody, SchemaId, SchemaRecord, Scope, Subject, Version, VersionRow};
 use crate::store::{Preconditions, StoreError, WriteContext};
 use registry_schema::{Fingerprint, ParsedSchema, Validation};
 
@@ -174,7 +174,7 @@ impl Registry {
         };
         let fingerprint = body.fingerprint();
         if let Some(id) = explicit_id
-            && self.store.id_for_fingerprint(&fingerprint).await? != Some(id)
+            && self.store.id_for_fingerprint_in(&subject.context(), &fingerprint).await? != Some(id)
         {
             return Err(not_import(subject));
         }
@@ -191,7 +191,7 @@ impl Registry {
         }
         self.check_churn(subject)?;
         self.stage(&body, &fingerprint).await?;
-        let (id, new_id) = self.assign_id(&fingerprint).await?;
+        let (id, new_id) = self.assign_id(&subject.context(), &fingerprint).await?;
         let mut preconditions = context.unchanged();
         if references_checked {
             preconditions.live_rows = referenced_rows(&body)?;
@@ -322,14 +322,15 @@ impl Registry {
         }
     }
 
-    /// The ID of `fingerprint` and whether it was newly allocated. A lost allocation either means
-    /// a concurrent writer bound this fingerprint (re-read finds it) or took the counter (retry).
-    async fn assign_id(&self, fingerprint: &Fingerprint) -> Result<(SchemaId, bool), RegistryError> {
+    /// The ID of `fingerprint` in `context` and whether it was newly allocated. A lost allocation
+    /// either means a concurrent writer bound this fingerprint (re-read finds it) or took the
+    /// counter (retry).
+    async fn assign_id(&self, context: &Context, fingerprint: &Fingerprint) -> Result<(SchemaId, bool), RegistryError> {
         for attempt in 0..MAX_ATTEMPTS {
-            if let Some(id) = self.store.id_for_fingerprint(fingerprint).await? {
+            if let Some(id) = self.store.id_for_fingerprint_in(context, fingerprint).await? {
                 return Ok((id, false));
             }
-            match self.store.allocate_id(fingerprint).await {
+            match self.store.allocate_id_in(context, fingerprint).await {
                 Ok(id) => return Ok((id, true)),
                 Err(StoreError::Conflict(_)) => {
                     self.after_conflict(attempt).await;

@@ -7,7 +7,7 @@ use super::Registry;
 use super::register::{Attempt, Candidate, Decision, Parsed, live_match, new_row, next_version, referenced_rows};
 use super::support::not_read_write;
 use crate::error::RegistryError;
-use crate::model::{SchemaId, Version};
+use crate::model::{Context, SchemaId, Version};
 use crate::store::StoreError;
 use registry_schema::Fingerprint;
 
@@ -43,7 +43,7 @@ impl Registry {
         let fingerprint = body.fingerprint();
         let version = schema.version.filter(|v| *v > 0).map_or_else(|| next_version(rows), Version);
         self.stage(&body, &fingerprint).await?;
-        self.bind_import_id(id, &fingerprint).await?;
+        self.bind_import_id(&subject.context(), id, &fingerprint).await?;
         let mut preconditions = context.unchanged();
         if rows.iter().any(|r| r.version == version) {
             // IMPORT replaces a taken version number, as Confluent's log keyed by (subject, version).
@@ -59,12 +59,17 @@ impl Registry {
         Ok(Decision::New(Box::new(Candidate { row, body, new_id: false, import: true, preconditions })))
     }
 
-    /// IMPORT: binds the explicit ID; 42205 when it already names another schema.
-    async fn bind_import_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> Result<(), RegistryError> {
-        match self.store.bind_id(id, fingerprint).await {
+    /// IMPORT: binds the explicit ID in `context`; 42205 when it already names another schema there.
+    async fn bind_import_id(
+        &self,
+        context: &Context,
+        id: SchemaId,
+        fingerprint: &Fingerprint,
+    ) -> Result<(), RegistryError> {
+        match self.store.bind_id_in(context, id, fingerprint).await {
             Ok(()) => Ok(()),
             Err(StoreError::Conflict(_)) => Err(RegistryError::OperationNotPermitted {
-                message: format!("Overwrite new schema with id {id} in context . is not permitted."),
+                message: format!("Overwrite new schema with id {id} in context {context} is not permitted."),
             }),
             Err(e) => Err(e.into()),
         }

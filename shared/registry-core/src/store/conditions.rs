@@ -97,7 +97,7 @@ pub struct Preconditions {
     /// Rows that must exist and be live: the versions a new row references. The write raises their
     /// subjects' revisions, so a delete of one of them that read the referrers before conflicts.
     pub live_rows: Vec<(Subject, Version)>,
-    /// The fingerprint → ID binding a new row's ID was read from: it must still name that ID. The
-    /// write records the use, so a hard delete that read the ID's carriers before conflicts.
+    /// The fingerprint → ID binding a new row's ID was read from, in the context of the written
+    /// subject ([`Subject::context`]): it must still name that ID. The write records the use, so a hard delete that read the ID's carriers before conflicts.
     pub binding: Option<(Fingerprint, SchemaId)>,
 }

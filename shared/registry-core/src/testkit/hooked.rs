@@ -2,7 +2,7 @@
 //! The one place tests inject faults or count calls, so a new [`Store`] method is forwarded once.
 
 use crate::model::{
-    ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
+    ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
 };
 use crate::store::{Preconditions, SettingChange, SettingKind, Store, StoreResult, WriteContext};
 use async_trait::async_trait;
@@ -22,6 +22,8 @@ pub enum StoreCall {
     BindId,
     WriteContext,
     MaxId,
+    ListContexts,
+    UnlistContext,
     BindGuid,
     FingerprintForGuid,
     Versions,
@@ -55,6 +57,7 @@ impl StoreCall {
             Self::PutBody
                 | Self::AllocateId
                 | Self::BindId
+                | Self::UnlistContext
                 | Self::BindGuid
                 | Self::CreateVersion
                 | Self::SetVersionDeleted
@@ -151,11 +154,14 @@ macro_rules! forward_after_hook {
 forward_after_hook! {
     put_body(fingerprint: &Fingerprint, body: &SchemaBody) -> () => StoreCall::PutBody;
     get_body(fingerprint: &Fingerprint) -> Option<SchemaBody> => StoreCall::GetBody;
-    id_for_fingerprint(fingerprint: &Fingerprint) -> Option<SchemaId> => StoreCall::IdForFingerprint;
-    fingerprint_for_id(id: SchemaId) -> Option<Fingerprint> => StoreCall::FingerprintForId;
-    allocate_id(fingerprint: &Fingerprint) -> SchemaId => StoreCall::AllocateId;
-    bind_id(id: SchemaId, fingerprint: &Fingerprint) -> () => StoreCall::BindId;
-    max_id() -> Option<SchemaId> => StoreCall::MaxId;
+    id_for_fingerprint_in(context: &Context, fingerprint: &Fingerprint) -> Option<SchemaId>
+        => StoreCall::IdForFingerprint;
+    fingerprint_for_id_in(context: &Context, id: SchemaId) -> Option<Fingerprint> => StoreCall::FingerprintForId;
+    allocate_id_in(context: &Context, fingerprint: &Fingerprint) -> SchemaId => StoreCall::AllocateId;
+    bind_id_in(context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> () => StoreCall::BindId;
+    max_id_in(context: &Context) -> Option<SchemaId> => StoreCall::MaxId;
+    list_contexts() -> Vec<Context> => StoreCall::ListContexts;
+    unlist_context(context: &Context) -> () => StoreCall::UnlistContext;
     bind_guid(guid: &Guid, fingerprint: &Fingerprint) -> () => StoreCall::BindGuid;
     fingerprint_for_guid(guid: &Guid) -> Option<Fingerprint> => StoreCall::FingerprintForGuid;
     versions(subject: &Subject) -> Vec<VersionRow> => StoreCall::Versions;
@@ -171,8 +177,8 @@ forward_after_hook! {
     hard_delete_versions(
         subject: &Subject, versions: &[Version], remove_subject_settings: bool, preconditions: &Preconditions
     ) -> () => StoreCall::HardDeleteVersions;
-    rows_with_id(id: SchemaId) -> Vec<VersionRow> => StoreCall::RowsWithId;
-    rows_with_id_page(id: SchemaId, prefix: &str, after: Option<(&Subject, Version)>, limit: usize) -> Vec<VersionRow>
+    rows_with_id_in(context: &Context, id: SchemaId) -> Vec<VersionRow> => StoreCall::RowsWithId;
+    rows_with_id_page_in(context: &Context, id: SchemaId, prefix: &str, after: Option<(&Subject, Version)>, limit: usize) -> Vec<VersionRow>
         => StoreCall::RowsWithIdPage { limit };
     referrers(subject: &Subject, version: Version) -> Vec<VersionRow> => StoreCall::Referrers;
     list_subjects(prefix: &str, filter: DeletedFilter, after: Option<&Subject>, limit: usize) -> Vec<Subject>

@@ -4,7 +4,7 @@
 
 use super::store_cases::fresh_id;
 use super::{row, unique_name};
-use crate::model::{DeletedFilter, Subject, Version, VersionRow};
+use crate::model::{Context, DeletedFilter, Subject, Version, VersionRow};
 use crate::registry::{Registry, RegistrySettings, SchemasQuery};
 use crate::store::{Preconditions, Store};
 use crate::subject_scope::SubjectScope;
@@ -46,7 +46,8 @@ pub async fn scoped_listings_page_inside_the_scope(store: Arc<dyn Store>) {
     let mut rows: Vec<VersionRow> = Vec::new();
     loop {
         let after = rows.last().map(|row| (&row.subject, row.version));
-        let page = registry.rows_with_id_page(id.0, &scope, after, 2).await.expect("rows_with_id_page");
+        let page =
+            registry.rows_with_id_page(&Context::DEFAULT, id.0, &scope, after, 2).await.expect("rows_with_id_page");
         assert!(!page.is_empty() || rows.len() == 6, "no empty page before the end");
         let done = page.len() < 2;
         rows.extend(page);

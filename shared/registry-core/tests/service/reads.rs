@@ -180,9 +180,9 @@ async fn schemas_listing_honours_prefix_deleted_latest_only_and_paging() {
 #[tokio::test]
 async fn max_id_and_contexts() {
     let r = registry();
-    assert_eq!(ok(r.max_id().await), None);
+    assert_eq!(ok(r.max_id_in(&registry_core::Context::DEFAULT).await), None);
     let record = reg(&r, "s", &rec("R", &[("a", "int")])).await;
-    assert_eq!(ok(r.max_id().await), Some(record.id));
+    assert_eq!(ok(r.max_id_in(&registry_core::Context::DEFAULT).await), Some(record.id));
     assert_eq!(ok(r.contexts().await), ["."]);
 }
 

@@ -86,7 +86,7 @@ async fn an_unparseable_schema_is_42201_and_stores_nothing() {
     let r = registry();
     let e = reg_err(&r, "s", avro("{not json")).await;
     assert!(matches!(e, RegistryError::InvalidSchema { .. }), "{e:?}");
-    assert_eq!(ok(r.max_id().await), None);
+    assert_eq!(ok(r.max_id_in(&registry_core::Context::DEFAULT).await), None);
 }
 
 #[tokio::test]

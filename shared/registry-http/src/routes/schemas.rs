@@ -11,12 +11,12 @@ use crate::extract::{ConfluentQuery, Page, Paging, Segment, flag, negotiate, par
 use crate::http_cache::{self, HttpConfig, Representation};
 use axum::Extension;
 use axum::extract::{FromRequestParts, State};
-use axum::http::HeaderMap;
 use axum::http::request::Parts;
-use axum::response::Response;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use futures::future::BoxFuture;
 use registry_core::{
-    Registry, RegistryError, SchemaById, SchemaType, SchemasQuery, Subject, SubjectScope, Version, VersionRow,
+    Context, Registry, RegistryError, SchemaById, SchemaType, SchemasQuery, Subject, SubjectScope, Version, VersionRow,
 };
 use serde::Deserialize;
 use std::sync::Arc;
@@ -106,10 +106,13 @@ pub async fn get_schemas(
     json_stream::respond(pages, window, "schema listing").await
 }
 
-/// Query of `GET /schemas/ids/{id}` (its `subject` changes nothing and is not read).
+/// Query of `GET /schemas/ids/{id}`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SchemaByIdQuery {
+    /// Picks the context the ID is read in ([`Registry::context_for_id`]).
+    #[serde(default, deserialize_with = "text")]
+    pub subject: Option<String>,
     /// See [`apply_format`].
     #[serde(default, deserialize_with = "text")]
     pub format: Option<String>,
@@ -118,8 +121,9 @@ pub struct SchemaByIdQuery {
     pub fetch_max_id: bool,
 }
 
-/// `GET /schemas/ids/{id}`: `{"schemaType","schema","references"?}`, plus `maxId` with `fetchMaxId=true`.
-/// `subject` is accepted and does not change the answer; `format` as in [`apply_format`]. Cacheable
+/// `GET /schemas/ids/{id}`: `{"schemaType","schema","references"?}`, plus `maxId` (of the ID's
+/// context) with `fetchMaxId=true`. `subject` picks the context ([`Registry::context_for_id`]);
+/// `format` as in [`apply_format`]. Cacheable
 /// (see [`http_cache`]) except with `fetchMaxId=true` or a format that re-renders the schema; a
 /// matching `If-None-Match` gets 304.
 pub async fn get_schemas_by_id(
@@ -130,10 +134,11 @@ pub async fn get_schemas_by_id(
     ConfluentQuery(query): ConfluentQuery<SchemaByIdQuery>,
 ) -> ApiResult {
     let id = parse_schema_id(&id)?;
-    let mut found = state.registry.schema_by_id(id.0).await?;
+    let context = state.registry.context_for_id(id.0, query.subject.as_deref()).await?;
+    let mut found = state.registry.schema_by_id_in(&context, id.0).await?;
     let rendered = apply_format(&state, &mut found.body, query.format.as_deref()).await?;
     if query.fetch_max_id {
-        let max_id = state.registry.max_id().await?.map(|max| max.0.max(id.0));
+        let max_id = state.registry.max_id_in(&context).await?.map(|max| max.0.max(id.0));
         return json(&SchemaStringDto::new(&found, max_id));
     }
     if rendered {
@@ -142,15 +147,26 @@ pub async fn get_schemas_by_id(
     cacheable(&found, Representation::SchemaObject, &headers, &config, || json(&SchemaStringDto::new(&found, None)))
 }
 
-/// `GET /schemas/ids/{id}/schema`: the schema text itself (40403 for an unknown ID). Cacheable.
+/// Query of the by-ID reads that only pick the ID's context.
+#[derive(Debug, Default, Deserialize)]
+pub struct IdContextQuery {
+    /// Picks the context the ID is read in ([`Registry::context_for_id`]).
+    #[serde(default, deserialize_with = "text")]
+    pub subject: Option<String>,
+}
+
+/// `GET /schemas/ids/{id}/schema`: the schema text itself (40403 for an unknown ID); `subject`
+/// picks the context. Cacheable.
 pub async fn get_only_schema_by_id(
     State(state): State<AppState>,
     Extension(config): Extension<Arc<HttpConfig>>,
     headers: HeaderMap,
     Segment(id): Segment,
+    ConfluentQuery(query): ConfluentQuery<IdContextQuery>,
 ) -> ApiResult {
     let id = parse_schema_id(&id)?;
-    let found = state.registry.schema_by_id(id.0).await?;
+    let context = state.registry.context_for_id(id.0, query.subject.as_deref()).await?;
+    let found = state.registry.schema_by_id_in(&context, id.0).await?;
     cacheable(&found, Representation::SchemaText, &headers, &config, || raw_schema(found.body.schema.clone()))
 }
 
@@ -179,6 +195,7 @@ const ROWS_BY_ID_PAGE_SIZE: usize = 1000;
 #[derive(Debug)]
 struct RowsById {
     registry: Registry,
+    context: Context,
     id: i32,
     include_deleted: bool,
     scope: SubjectScope,
@@ -188,8 +205,8 @@ struct RowsById {
 }
 
 impl RowsById {
-    fn new(registry: Registry, id: i32, include_deleted: bool, scope: SubjectScope) -> Self {
-        RowsById { registry, id, include_deleted, scope, after: None, any_row: false, exhausted: false }
+    fn new(registry: Registry, context: Context, id: i32, include_deleted: bool, scope: SubjectScope) -> Self {
+        RowsById { registry, context, id, include_deleted, scope, after: None, any_row: false, exhausted: false }
     }
 
     async fn next_visible(&mut self) -> Result<Option<Vec<VersionRow>>, ApiError> {
@@ -197,12 +214,14 @@ impl RowsById {
             return Ok(None);
         }
         let after = self.after.as_ref().map(|(subject, version)| (subject, *version));
-        let rows = self.registry.rows_with_id_page(self.id, &self.scope, after, ROWS_BY_ID_PAGE_SIZE).await?;
+        let rows =
+            self.registry.rows_with_id_page(&self.context, self.id, &self.scope, after, ROWS_BY_ID_PAGE_SIZE).await?;
         self.exhausted = rows.len() < ROWS_BY_ID_PAGE_SIZE;
         self.any_row |= !rows.is_empty();
         if self.exhausted && !self.any_row && self.scope != SubjectScope::All {
             // Whether the ID exists outside the scope decides between `[]` and 40403.
-            self.any_row = !self.registry.rows_with_id_page(self.id, &SubjectScope::All, None, 1).await?.is_empty();
+            let all = SubjectScope::All;
+            self.any_row = !self.registry.rows_with_id_page(&self.context, self.id, &all, None, 1).await?.is_empty();
         }
         self.after = rows.last().map(|row| (row.subject.clone(), row.version));
         Ok(Some(rows.into_iter().filter(|row| self.include_deleted || !row.deleted).collect()))
@@ -270,6 +289,16 @@ impl Pages for VersionsById {
     }
 }
 
+/// Query of `GET /schemas/ids/{id}/subjects` and `/versions`.
+#[derive(Debug, Default, Deserialize)]
+pub struct RowsByIdQuery {
+    /// Picks the context the ID is read in ([`Registry::context_for_id`]).
+    #[serde(default, deserialize_with = "text")]
+    pub subject: Option<String>,
+    #[serde(flatten)]
+    pub listing: DeletedPagedQuery,
+}
+
 /// What both listings by ID read from a request: the caller's rows carrying the path's ID
 /// (`deleted`: soft-deleted ones too) and the window of `offset` and `limit`.
 pub struct ListingById {
@@ -283,10 +312,11 @@ impl FromRequestParts<AppState> for ListingById {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         let permit = Permit::from_request_parts(parts, state).await?;
         let Segment(id) = Segment::from_request_parts(parts, state).await?;
-        let ConfluentQuery(query) = ConfluentQuery::<DeletedPagedQuery>::from_request_parts(parts, state).await?;
+        let ConfluentQuery(query) = ConfluentQuery::<RowsByIdQuery>::from_request_parts(parts, state).await?;
         let id = parse_schema_id(&id)?;
-        let window = query.paging.window(LIST_LIMIT, LIST_LIMIT);
-        let rows = RowsById::new(state.registry.clone(), id.0, query.deleted, permit.subjects());
+        let window = query.listing.paging.window(LIST_LIMIT, LIST_LIMIT);
+        let context = state.registry.context_for_id(id.0, query.subject.as_deref()).await?;
+        let rows = RowsById::new(state.registry.clone(), context, id.0, query.listing.deleted, permit.subjects());
         Ok(ListingById { rows, window })
     }
 }
@@ -303,9 +333,16 @@ pub async fn get_all_versions_by_id(ListingById { rows, window }: ListingById) -
     json_stream::respond(VersionsById { rows }, window, "version listing by ID").await
 }
 
-/// `GET /contexts`: `["."]` plus named contexts; `offset`, `limit`.
+/// `GET /contexts`: `["."]` plus the listed named contexts, ascending; `offset`, `limit`.
 pub async fn list_contexts(State(state): State<AppState>, ConfluentQuery(paging): ConfluentQuery<Paging>) -> ApiResult {
     let page = paging.window(LIST_LIMIT, LIST_LIMIT);
     let contexts = state.registry.contexts().await?;
     json(&page.apply(contexts))
+}
+
+/// `DELETE /contexts/{context}`: 204 once the context is no longer listed; 42211 while a subject
+/// is left in it; 400 for a context name with a colon.
+pub async fn delete_context(State(state): State<AppState>, Segment(context): Segment) -> ApiResult {
+    state.registry.delete_context(&context).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
 }

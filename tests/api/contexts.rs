@@ -1,0 +1,102 @@
+//! Contexts: qualified subjects `:.ctx:name`, `/contexts`, and the ID resolution of by-ID reads.
+//! The cases in `api_cases!` hold on every backend; the per-context ID spaces run on the backends
+//! that key IDs by context (memory and embedded), below.
+
+use api_tests::client::{enc, strings};
+use api_tests::schemas::{distinct, user_v1};
+use api_tests::{Harness, Kind};
+use serde_json::json;
+
+async fn the_default_context_qualifier_names_the_plain_subject(h: &Harness) {
+    let id = h.register(":.:orders", &user_v1()).await;
+    assert_eq!(h.versions("orders", "").await, vec![1], ":.:orders is orders");
+    assert_eq!(h.register("orders", &user_v1()).await, id, "the same subject: the same id, no new version");
+    assert_eq!(h.subjects("").await, vec!["orders".to_string()], "listed unqualified");
+}
+
+async fn context_only_and_wildcard_subjects_are_42208(h: &Harness) {
+    for subject in [":.ctx:", ":.ctx", ":*:orders", ":.__GLOBAL:orders", ":.ctx:__GLOBAL"] {
+        h.register_raw(subject, &json!({"schema": user_v1()})).await.assert_error(422, 42208);
+    }
+}
+
+async fn deleting_a_context_with_a_colon_is_400(h: &Harness) {
+    let message = h.delete(&format!("/contexts/{}", enc(".a:b"))).await.assert_error(400, 400);
+    assert_eq!(message, "Context name '.a:b' cannot contain a colon");
+}
+
+async fn deleting_an_empty_context_is_204_and_a_used_one_42211(h: &Harness) {
+    assert_eq!(h.delete("/contexts/.unused").await.status, 204);
+    h.register(":.team:orders", &user_v1()).await;
+    let message = h.delete("/contexts/.team").await.assert_error(422, 42211);
+    assert_eq!(message, "The specified context '.team' is not empty.");
+    h.delete_subject(":.team:orders", false).await.ok_json(200);
+    h.delete("/contexts/.team").await.assert_error(422, 42211);
+    h.delete_subject(":.team:orders", true).await.ok_json(200);
+    assert_eq!(h.delete("/contexts/.team").await.status, 204);
+    assert_eq!(h.get("/contexts").await.ok_json(200), json!(["."]), "a deleted context is not listed");
+}
+
+async fn subjects_list_every_context_qualified_and_a_prefix_narrows(h: &Harness) {
+    h.register("orders", &distinct(1)).await;
+    h.register(":.team:orders", &distinct(2)).await;
+    h.register(":.team:payments", &distinct(3)).await;
+    let everything = vec![":.team:orders", ":.team:payments", "orders"];
+    assert_eq!(h.subjects("").await, everything);
+    assert_eq!(strings(&h.get("/subjects?subjectPrefix=:*:").await.ok_json(200)), everything);
+    assert_eq!(h.subjects("?subjectPrefix=:.team:").await, vec![":.team:orders", ":.team:payments"]);
+}
+
+api_tests::api_cases!(
+    the_default_context_qualifier_names_the_plain_subject,
+    context_only_and_wildcard_subjects_are_42208,
+    deleting_a_context_with_a_colon_is_400,
+    deleting_an_empty_context_is_204_and_a_used_one_42211,
+    subjects_list_every_context_qualified_and_a_prefix_narrows,
+);
+
+/// The same schema gets each context's own first ID; one ID names different schemas in two
+/// contexts; `?subject=` picks the context (an unqualified subject found only in a named context
+/// resolves there, as Confluent's `getSchemaKeyUsingContexts`); `GET /contexts` lists both.
+async fn each_context_has_its_own_ids(h: &Harness) {
+    assert_eq!(h.register("orders", &user_v1()).await, 1);
+    assert_eq!(h.register(":.team:orders", &user_v1()).await, 1, "the same schema: the context's first id");
+    assert_eq!(h.register(":.team:payments", &distinct(1)).await, 2);
+    assert_eq!(h.register("invoices", &distinct(2)).await, 2, "id 2 names another schema in each context");
+
+    let schema = |path: String| async move { h.get(&path).await.ok_json(200)["schema"].clone() };
+    assert_eq!(schema("/schemas/ids/2".to_string()).await, json!(distinct(2)), "no subject: the default context");
+    assert_eq!(schema(format!("/schemas/ids/2?subject={}", enc(":.team:payments"))).await, json!(distinct(1)));
+    assert_eq!(schema("/schemas/ids/2?subject=payments".to_string()).await, json!(distinct(1)), "found in .team");
+    assert_eq!(schema("/schemas/ids/2?subject=invoices".to_string()).await, json!(distinct(2)));
+    let raw = h.get(&format!("/schemas/ids/2/schema?subject={}", enc(":.team:payments"))).await;
+    assert_eq!(raw.text, distinct(1));
+
+    let max = h.get(&format!("/schemas/ids/1?fetchMaxId=true&subject={}", enc(":.team:orders"))).await.ok_json(200);
+    assert_eq!(max["maxId"], 2, "the context's own max id");
+    let subjects = h.get(&format!("/schemas/ids/1/subjects?subject={}", enc(":.team:orders"))).await.ok_json(200);
+    assert_eq!(strings(&subjects), vec![":.team:orders"], "rows of the context only");
+    assert_eq!(strings(&h.get("/schemas/ids/1/subjects").await.ok_json(200)), vec!["orders"]);
+    h.get(&format!("/schemas/ids/3?subject={}", enc(":.team:orders"))).await.assert_error(404, 40403);
+
+    assert_eq!(h.get("/contexts").await.ok_json(200), json!([".", ".team"]));
+    assert_eq!(h.get("/contexts?offset=1&limit=1").await.ok_json(200), json!([".team"]));
+}
+
+mod id_spaces {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn memory() {
+        let harness = Harness::start_kind(Kind::Memory).await;
+        each_context_has_its_own_ids(&harness).await;
+        harness.stop().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn local() {
+        let harness = Harness::start_kind(Kind::Local).await;
+        each_context_has_its_own_ids(&harness).await;
+        harness.stop().await;
+    }
+}
