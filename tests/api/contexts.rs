@@ -1,4 +1,5 @@
-//! Contexts: qualified subjects `:.ctx:name`, `/contexts`, and the ID resolution of by-ID reads.
+//! Contexts: qualified subjects `:.ctx:name`, `/contexts`, the base-URL form, and where reads
+//! resolve a subject or an ID.
 //! The cases in `api_cases!` hold on every backend; the per-context ID spaces run on the backends
 //! that key IDs by context (memory and embedded), below.
 
@@ -47,7 +48,26 @@ async fn subjects_list_every_context_qualified_and_a_prefix_narrows(h: &Harness)
     assert_eq!(h.subjects("?subjectPrefix=:.team:").await, vec![":.team:orders", ":.team:payments"]);
 }
 
+/// A client whose base URL is `/contexts/.team` works unchanged and lands in `.team`, as
+/// Confluent's `ContextFilter` routes it.
+async fn a_context_base_url_qualifies_every_subject(h: &Harness) {
+    let base = "/contexts/.team";
+    let registered = h.post(&format!("{base}/subjects/orders/versions"), &json!({"schema": user_v1()})).await;
+    let id = registered.ok_json(200)["id"].clone();
+    assert_eq!(h.subjects("").await, vec![":.team:orders"], "registered in .team");
+    assert_eq!(strings(&h.get(&format!("{base}/subjects")).await.ok_json(200)), vec![":.team:orders"]);
+    let version = h.get(&format!("{base}/subjects/orders/versions/1")).await.ok_json(200);
+    assert_eq!((version["subject"].clone(), version["id"].clone()), (json!(":.team:orders"), id.clone()));
+    let by_id = h.get(&format!("{base}/schemas/ids/{id}")).await.ok_json(200);
+    assert_eq!(by_id["schema"], json!(user_v1()));
+    let found = h.post(&format!("{base}/subjects/orders"), &json!({"schema": user_v1()})).await.ok_json(200);
+    assert_eq!(found["id"], id, "lookup in the context");
+    h.get(&format!("{base}/subjects/payments/versions")).await.assert_error(404, 40401);
+    h.get(&format!("/contexts/{}/subjects", enc(".a:b"))).await.assert_error(400, 400);
+}
+
 api_tests::api_cases!(
+    a_context_base_url_qualifies_every_subject,
     the_default_context_qualifier_names_the_plain_subject,
     context_only_and_wildcard_subjects_are_42208,
     deleting_a_context_with_a_colon_is_400,
@@ -69,6 +89,7 @@ async fn each_context_has_its_own_ids(h: &Harness) {
     assert_eq!(schema(format!("/schemas/ids/2?subject={}", enc(":.team:payments"))).await, json!(distinct(1)));
     assert_eq!(schema("/schemas/ids/2?subject=payments".to_string()).await, json!(distinct(1)), "found in .team");
     assert_eq!(schema("/schemas/ids/2?subject=invoices".to_string()).await, json!(distinct(2)));
+    assert_eq!(schema("/contexts/.team/schemas/ids/2".to_string()).await, json!(distinct(1)), "base URL: .team");
     let raw = h.get(&format!("/schemas/ids/2/schema?subject={}", enc(":.team:payments"))).await;
     assert_eq!(raw.text, distinct(1));
 
@@ -78,6 +99,13 @@ async fn each_context_has_its_own_ids(h: &Harness) {
     assert_eq!(strings(&subjects), vec![":.team:orders"], "rows of the context only");
     assert_eq!(strings(&h.get("/schemas/ids/1/subjects").await.ok_json(200)), vec!["orders"]);
     h.get(&format!("/schemas/ids/3?subject={}", enc(":.team:orders"))).await.assert_error(404, 40403);
+
+    // An unqualified subject missing from the default context is looked for in each context.
+    let version = h.get_version("payments", "1").await.ok_json(200);
+    assert_eq!((version["subject"].clone(), version["id"].clone()), (json!(":.team:payments"), json!(2)));
+    let found = h.lookup("payments", &distinct(1)).await.ok_json(200);
+    assert_eq!((found["subject"].clone(), found["id"].clone()), (json!(":.team:payments"), json!(2)));
+    h.get_version("nowhere", "1").await.assert_error(404, 40401);
 
     assert_eq!(h.get("/contexts").await.ok_json(200), json!([".", ".team"]));
     assert_eq!(h.get("/contexts?offset=1&limit=1").await.ok_json(200), json!([".team"]));

@@ -24,6 +24,7 @@
 //!   `GET /metrics` serves the counts in the Prometheus text format ([`metrics`]).
 
 pub mod auth;
+mod context_path;
 pub mod dto;
 pub mod endpoint;
 pub mod error;
@@ -93,9 +94,20 @@ pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
     routes.layer(axum::middleware::from_fn_with_state(registry, observability::observe))
 }
 
+/// [`api_routes`], also under the base-URL form `/contexts/{context}/...` ([`context_path`]), which
+/// serves the same routes with the context applied to the request.
+fn routes(state: AppState, config: HttpConfig) -> axum::Router {
+    let api = api_routes(state, config);
+    let qualified = api.clone();
+    api.route(
+        "/contexts/{context}/{*rest}",
+        routing::any(move |request: axum::extract::Request| context_path::forward(qualified.clone(), request)),
+    )
+}
+
 /// Every endpoint of the Confluent API, each declared once with its operation name and access
 /// ([`endpoint`]), with the framework error bodies, the body limit and the default `Cache-Control`.
-fn routes(state: AppState, config: HttpConfig) -> axum::Router {
+fn api_routes(state: AppState, config: HttpConfig) -> axum::Router {
     use endpoint::{Access, CONFIGURE, DELETE, READ, REGISTER, UNKNOWN_OPERATION, endpoint as declare};
     use routing::{get, post};
     let root = declare("get_root", Access::Open, routes::root);

@@ -194,6 +194,29 @@ mod tests {
     }
 
     #[test]
+    fn a_database_from_before_contexts_keeps_its_ids_in_the_default_context() {
+        use registry_core::{Context, Fingerprint, SchemaId};
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..4] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 4).unwrap();
+        let fingerprint = Fingerprint([7; 32]);
+        conn.execute("INSERT INTO ids (id, fingerprint) VALUES (7, ?1)", [&fingerprint.0[..]]).unwrap();
+        conn.execute("INSERT INTO fingerprint_ids (fingerprint, id) VALUES (?1, 7)", [&fingerprint.0[..]]).unwrap();
+        conn.execute("INSERT INTO counters (name, value) VALUES ('max_id', 7)", []).unwrap();
+        migrate(&mut conn).unwrap();
+        let default = Context::DEFAULT;
+        assert_eq!(crate::ops::fingerprint_for_id(&conn, &default, SchemaId(7)).unwrap(), Some(fingerprint));
+        assert_eq!(crate::ops::id_for_fingerprint(&conn, &default, &fingerprint).unwrap(), Some(SchemaId(7)));
+        assert_eq!(crate::ops::max_id(&conn, &default).unwrap(), Some(SchemaId(7)), "no data migration needed");
+        let named = Context::parse(".team").unwrap();
+        assert_eq!(crate::ops::max_id(&conn, &named).unwrap(), None, "a named context starts empty");
+        assert_eq!(crate::ops::allocate_id(&conn, &named, &fingerprint).unwrap(), SchemaId(1));
+        assert_eq!(crate::ops::allocate_id(&conn, &default, &Fingerprint([8; 32])).unwrap(), SchemaId(8));
+    }
+
+    #[test]
     fn listing_queries_use_indexes_not_scans() {
         let mut conn = Connection::open_in_memory().unwrap();
         migrate(&mut conn).unwrap();

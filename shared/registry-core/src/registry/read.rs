@@ -40,10 +40,43 @@ impl Registry {
         Ok(record)
     }
 
+    /// The lookup in `subject`, else (an unqualified subject with no match) in the same name in
+    /// each listed context, as Confluent's `lookUpSchemaUnderSubjectUsingContexts`.
     async fn lookup_once(
         &self,
         subject: &str,
         schema: NewSchema,
+        options: LookupOptions,
+    ) -> Result<SchemaRecord, RegistryError> {
+        let found = self.lookup_in_subject(subject, &schema, options).await;
+        if !matches!(found, Err(RegistryError::SubjectNotFound { .. } | RegistryError::SchemaNotFound)) {
+            return found;
+        }
+        for qualified in self.in_named_contexts(subject).await? {
+            if let Ok(record) = self.lookup_in_subject(qualified.as_str(), &schema, options).await {
+                return Ok(record);
+            }
+        }
+        found
+    }
+
+    /// `subject` (unqualified, in the default context) qualified with each listed named context,
+    /// in order: where Confluent's `...UsingContexts` reads look next. Empty for a qualified or
+    /// invalid subject.
+    async fn in_named_contexts(&self, subject: &str) -> Result<Vec<Subject>, RegistryError> {
+        match Subject::new(subject) {
+            Ok(subject) if subject.context().is_default() => {
+                let named = self.store.list_contexts().await?;
+                Ok(named.iter().filter_map(|context| Subject::new(context.qualify(subject.as_str())).ok()).collect())
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    async fn lookup_in_subject(
+        &self,
+        subject: &str,
+        schema: &NewSchema,
         options: LookupOptions,
     ) -> Result<SchemaRecord, RegistryError> {
         let (subject, rows) = self.visible_subject(subject, options.include_deleted).await?;
@@ -53,7 +86,7 @@ impl Registry {
             return Err(RegistryError::InvalidSchema { reason: "Empty schema".to_string() });
         };
         let normalize = options.normalize || self.effective_config(Some(&subject)).await?.normalize;
-        let body = self.canonical_body(&schema, text, Validation::Lenient, normalize).await?;
+        let body = self.canonical_body(schema, text, Validation::Lenient, normalize).await?;
         let fingerprint = body.fingerprint();
         if let Some(row) = candidates.iter().rev().find(|r| r.fingerprint == fingerprint) {
             return self.record(row).await;
@@ -297,6 +330,25 @@ impl Registry {
     /// `include_deleted`). `latest` is the highest live version even with `include_deleted`,
     /// so an all-deleted subject answers 40402 `Version -1 not found.` there.
     pub async fn version(
+        &self,
+        subject: &str,
+        version: VersionSelector,
+        include_deleted: bool,
+    ) -> Result<SchemaRecord, RegistryError> {
+        let found = self.version_in_subject(subject, version, include_deleted).await;
+        if !matches!(found, Err(RegistryError::SubjectNotFound { .. } | RegistryError::VersionNotFound { .. })) {
+            return found;
+        }
+        // Confluent's `getUsingContexts`: the same name in each listed context, in order.
+        for qualified in self.in_named_contexts(subject).await? {
+            if let Ok(record) = self.version_in_subject(qualified.as_str(), version, include_deleted).await {
+                return Ok(record);
+            }
+        }
+        found
+    }
+
+    async fn version_in_subject(
         &self,
         subject: &str,
         version: VersionSelector,
