@@ -17,10 +17,16 @@ fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().unwrap_or_else(|error| panic!("tempdir: {error}"))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn data_survives_restart() {
+/// An embedded-store backend in a fresh directory (kept while the returned guard lives).
+fn local_backend() -> (tempfile::TempDir, Backend) {
     let dir = tempdir();
     let backend = Backend::Local(dir.path().to_path_buf());
+    (dir, backend)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn data_survives_restart() {
+    let (_dir, backend) = local_backend();
     let first = Harness::start(backend.clone()).await;
     let id = first.register("orders-value", &user_v1()).await;
     first.register("orders-value", &user_v2_with_default()).await;
@@ -47,8 +53,7 @@ async fn data_survives_restart() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hard_delete_survives_restart_and_id_not_reused() {
-    let dir = tempdir();
-    let backend = Backend::Local(dir.path().to_path_buf());
+    let (_dir, backend) = local_backend();
     let first = Harness::start(backend.clone()).await;
     let id = first.register("s", &user_v1()).await;
     first.delete_subject("s", false).await.ok_json(200);

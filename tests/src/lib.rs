@@ -273,41 +273,29 @@ macro_rules! api_cases {
         $crate::api_cases!(@serving $crate::Serving::Authenticated; $($case),*);
     };
     (@serving $serving:expr; $($case:ident),*) => {
-        mod memory {
+        $crate::api_cases!(@in_process memory, Memory, $serving; $($case),*);
+        $crate::api_cases!(@in_process local, Local, $serving; $($case),*);
+        $crate::api_cases!(@emulated aws, $crate::aws::AwsCase::start_as($serving); $($case),*);
+        $crate::api_cases!(@emulated lambda, $crate::aws::AwsCase::start_lambda_as(1, $serving); $($case),*);
+    };
+    (@in_process $module:ident, $kind:ident, $serving:expr; $($case:ident),*) => {
+        mod $module {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $case() {
-                    let harness = $crate::Harness::start_kind_as($crate::Kind::Memory, $serving).await;
+                    let harness = $crate::Harness::start_kind_as($crate::Kind::$kind, $serving).await;
                     super::$case(&harness).await;
                     harness.stop().await;
                 }
             )*
         }
-        mod local {
+    };
+    (@emulated $module:ident, $start:expr; $($case:ident),*) => {
+        mod $module {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $case() {
-                    let harness = $crate::Harness::start_kind_as($crate::Kind::Local, $serving).await;
-                    super::$case(&harness).await;
-                    harness.stop().await;
-                }
-            )*
-        }
-        mod aws {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let Some(case) = $crate::aws::AwsCase::start_as($serving).await else { return };
-                    let outcome = $crate::aws::catch(super::$case(case.harness())).await;
-                    case.finish(outcome).await;
-                }
-            )*
-        }
-        mod lambda {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let Some(case) = $crate::aws::AwsCase::start_lambda_as(1, $serving).await else { return };
+                    let Some(case) = $start.await else { return };
                     let outcome = $crate::aws::catch(super::$case(case.harness())).await;
                     case.finish(outcome).await;
                 }
