@@ -176,13 +176,19 @@ mod tests {
         assert!(matches!(migrate(&mut conn), Err(LocalError::Unsupported(_))));
     }
 
-    #[test]
-    fn a_database_from_before_the_guid_index_migrates_with_its_data_and_an_empty_index() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        for sql in &MIGRATIONS[..2] {
+    /// An in-memory database as the first `version` migrations left it.
+    fn database_at_version(version: usize) -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..version] {
             conn.execute_batch(sql).unwrap();
         }
-        conn.pragma_update(None, "user_version", 2).unwrap();
+        conn.pragma_update(None, "user_version", version).unwrap();
+        conn
+    }
+
+    #[test]
+    fn a_database_from_before_the_guid_index_migrates_with_its_data_and_an_empty_index() {
+        let mut conn = database_at_version(2);
         conn.execute("INSERT INTO subject_usage (subject, day) VALUES ('s', 7)", []).unwrap();
         migrate(&mut conn).unwrap();
         let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0)).unwrap();
@@ -196,11 +202,7 @@ mod tests {
     #[test]
     fn a_database_from_before_contexts_keeps_its_ids_in_the_default_context() {
         use registry_core::{Context, Fingerprint, SchemaId};
-        let mut conn = Connection::open_in_memory().unwrap();
-        for sql in &MIGRATIONS[..4] {
-            conn.execute_batch(sql).unwrap();
-        }
-        conn.pragma_update(None, "user_version", 4).unwrap();
+        let mut conn = database_at_version(4);
         let fingerprint = Fingerprint([7; 32]);
         conn.execute("INSERT INTO ids (id, fingerprint) VALUES (7, ?1)", [&fingerprint.0[..]]).unwrap();
         conn.execute("INSERT INTO fingerprint_ids (fingerprint, id) VALUES (?1, 7)", [&fingerprint.0[..]]).unwrap();
