@@ -16,7 +16,8 @@
 
 use crate::bounded::BoundedMap;
 use crate::model::{
-    ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
+    ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, UnassignedRow, Version,
+    VersionRow,
 };
 use crate::store::{Preconditions, SettingChange, Store, StoreResult, WriteContext};
 use async_trait::async_trait;
@@ -254,6 +255,17 @@ impl<S: Store> Store for CachedStore<S> {
 
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
         self.inner.create_version(row, preconditions).await
+    }
+
+    async fn create_version_assigning_id(
+        &self,
+        row: &UnassignedRow,
+        guid: &Guid,
+        preconditions: &Preconditions,
+    ) -> StoreResult<(SchemaId, bool)> {
+        let (id, allocated) = self.inner.create_version_assigning_id(row, guid, preconditions).await?;
+        self.cache().put(Key::FingerprintOf(row.subject.context(), id), Value::Fingerprint(row.fingerprint));
+        Ok((id, allocated))
     }
 
     async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {

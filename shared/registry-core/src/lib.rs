@@ -25,8 +25,8 @@ pub use churn::ChurnSettings;
 pub use error::RegistryError;
 pub use memory::MemoryStore;
 pub use model::{
-    ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, SchemaRecord, Scope, Subject, Version,
-    VersionRow, VersionSelector,
+    ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, SchemaRecord, Scope, Subject,
+    UnassignedRow, Version, VersionRow, VersionSelector,
 };
 pub use registry::{
     CompatibilityReport, LookupOptions, NewSchema, RegisterOptions, Registry, RegistrySettings, SchemaById,

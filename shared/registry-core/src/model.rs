@@ -179,6 +179,32 @@ pub struct VersionRow {
     pub registered_at_ms: i64,
 }
 
+/// A new live version row before its ID is known: [`crate::Store::create_version_assigning_id`]
+/// gives it the ID its fingerprint is bound to, or a new one, in the write that creates it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnassignedRow {
+    pub subject: Subject,
+    pub version: Version,
+    pub fingerprint: Fingerprint,
+    pub references: Vec<SchemaReference>,
+    pub registered_at_ms: i64,
+}
+
+impl UnassignedRow {
+    /// The row under `id`.
+    pub fn with_id(&self, id: SchemaId) -> VersionRow {
+        VersionRow {
+            subject: self.subject.clone(),
+            version: self.version,
+            id,
+            fingerprint: self.fingerprint,
+            deleted: false,
+            references: self.references.clone(),
+            registered_at_ms: self.registered_at_ms,
+        }
+    }
+}
+
 /// A version with its body: what `GET /subjects/{s}/versions/{v}` and lookups answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchemaRecord {

@@ -7,7 +7,8 @@
 //! a crash between them leaves a state the registry already handles (see each method).
 
 use crate::model::{
-    ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
+    ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, UnassignedRow, Version,
+    VersionRow,
 };
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
@@ -184,6 +185,37 @@ pub trait Store: Send + Sync + Debug {
     /// in one atomic step that also raises the subject's revision; `Conflict` otherwise. The row is
     /// visible to every index (subject listings, rows by ID, referrers) once this returns.
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()>;
+
+    /// Creates `row` as [`Store::create_version`] does, under the ID its fingerprint is bound to
+    /// (which must still be bound when it commits, as [`Preconditions::binding`]) or, when the
+    /// fingerprint is unbound, under a newly allocated ID bound to it as [`Store::allocate_id`]
+    /// does; and binds `guid` to the fingerprint when `guid` is unbound (a guid bound to another
+    /// fingerprint keeps its binding, as [`Store::bind_guid`] says). Returns the row's ID and whether
+    /// it was allocated. `Conflict` as `create_version`'s, and when the fingerprint got bound or the
+    /// ID counter moved concurrently (the caller reads again and retries).
+    ///
+    /// The default makes those steps as separate calls, each idempotent and ordered so a crash
+    /// between two leaves only a guid or ID binding no row carries yet (which a retry reuses); a
+    /// backend may make them one atomic write (DynamoDB: one transaction).
+    async fn create_version_assigning_id(
+        &self,
+        row: &UnassignedRow,
+        guid: &Guid,
+        preconditions: &Preconditions,
+    ) -> StoreResult<(SchemaId, bool)> {
+        match self.bind_guid(guid, &row.fingerprint).await {
+            Ok(()) | Err(StoreError::Conflict(_)) => {}
+            Err(e) => return Err(e),
+        }
+        let context = row.subject.context();
+        let (id, allocated) = match self.id_for_fingerprint_in(&context, &row.fingerprint).await? {
+            Some(id) => (id, false),
+            None => (self.allocate_id_in(&context, &row.fingerprint).await?, true),
+        };
+        let preconditions = Preconditions { binding: Some((row.fingerprint, id)), ..preconditions.clone() };
+        self.create_version(&row.with_id(id), &preconditions).await?;
+        Ok((id, allocated))
+    }
 
     /// Sets the row's `deleted` flag to `deleted` if it is currently `!deleted`; `Conflict` if
     /// the row is missing or already in that state.

@@ -8,12 +8,19 @@
 //! fingerprint is never bound twice by allocation.
 
 use crate::AwsStore;
+use crate::conditions::USES;
 use crate::errors::{AwsError, classify, classify_transaction};
 use crate::items::{Item, ItemExt, attr, fingerprint_of, key, n, s};
 use crate::keys::{self, PK};
 use crate::ledger::Claim;
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
 use registry_core::{Fingerprint, SchemaId};
+
+/// What a failed TransactWriteItems call returns.
+pub(crate) type TransactionError = aws_sdk_dynamodb::error::SdkError<
+    aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError,
+    aws_sdk_dynamodb::config::http::HttpResponse,
+>;
 
 impl AwsStore {
     pub(crate) async fn get_item(&self, op: &'static str, item_key: Item) -> Result<Option<Item>, AwsError> {
@@ -58,6 +65,25 @@ impl AwsStore {
     pub(crate) async fn allocate(&self, fingerprint: &Fingerprint) -> Result<SchemaId, AwsError> {
         let read = self.read_max_id().await?;
         let next = self.claim_next(read, fingerprint).await?;
+        let items = self.allocation_items(read, next, fingerprint, None)?;
+        let result = self.dynamo.transact_write_items().set_transact_items(Some(items)).send().await;
+        match result {
+            Ok(_) => Ok(SchemaId(next)),
+            Err(error) => Err(allocation_error("TransactWriteItems(allocate_id)", next, error)),
+        }
+    }
+
+    /// The three items that commit `next` (claimed in the ledger after counter value `read`) for
+    /// `fingerprint`, in this order: the counter update conditioned on `read`, `FP#…` and `ID#…`
+    /// created if absent (the fingerprint binding with `uses` when the same write commits its first
+    /// carrier). [`allocation_error`] reads a cancellation by this order.
+    pub(crate) fn allocation_items(
+        &self,
+        read: Option<i32>,
+        next: i32,
+        fingerprint: &Fingerprint,
+        uses: Option<u64>,
+    ) -> Result<Vec<TransactWriteItem>, AwsError> {
         let counter = match read {
             Some(max) => {
                 Update::builder().condition_expression("#max = :read").expression_attribute_values(":read", n(max))
@@ -73,31 +99,22 @@ impl AwsStore {
         .map_err(|e| build_error("allocate_id", e))?;
         let mut by_fingerprint = key(keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK);
         by_fingerprint.insert(attr::ID.into(), n(next));
+        if let Some(uses) = uses {
+            by_fingerprint.insert(USES.into(), n(uses));
+        }
         let mut by_id = key(keys::id_pk(SchemaId(next)), keys::ID_BINDING_SK);
         by_id.insert(attr::FINGERPRINT.into(), s(fingerprint.to_hex()));
-        let items = vec![
+        Ok(vec![
             TransactWriteItem::builder().update(counter).build(),
             TransactWriteItem::builder().put(self.put_if_absent(by_fingerprint)?).build(),
             TransactWriteItem::builder().put(self.put_if_absent(by_id)?).build(),
-        ];
-        let result = self.dynamo.transact_write_items().set_transact_items(Some(items)).send().await;
-        match result {
-            Ok(_) => Ok(SchemaId(next)),
-            Err(error) => {
-                let (error, reasons) = classify_transaction("TransactWriteItems(allocate_id)", error);
-                let failed = |i: usize| reasons.get(i).is_some_and(|r| r.as_deref() == Some("ConditionalCheckFailed"));
-                if failed(2) && !failed(0) && !failed(1) {
-                    return Err(AwsError::Corrupt(format!("id {next} is bound but above the counter")));
-                }
-                Err(error)
-            }
-        }
+        ])
     }
 
     /// The ID an allocation after counter value `read` takes: the next one, claimed for
     /// `fingerprint` in the ledger; when another fingerprint holds it (a concurrent allocation, or
     /// a table restored to an earlier state), the one after the highest ID in the ledger.
-    async fn claim_next(&self, read: Option<i32>, fingerprint: &Fingerprint) -> Result<i32, AwsError> {
+    pub(crate) async fn claim_next(&self, read: Option<i32>, fingerprint: &Fingerprint) -> Result<i32, AwsError> {
         const MAX_CLAIMS: usize = 8;
         let mut next = successor(read)?;
         for _ in 0..MAX_CLAIMS {
@@ -185,6 +202,17 @@ impl AwsStore {
             .build()
             .map_err(|e| build_error("Put", e))
     }
+}
+
+/// A transaction that began with [`AwsStore::allocation_items`] for `next` failed: `Corrupt` when
+/// only the ID binding's condition failed (the ID is bound but above the counter), else as classified.
+pub(crate) fn allocation_error(op: &'static str, next: i32, error: TransactionError) -> AwsError {
+    let (error, reasons) = classify_transaction(op, error);
+    let failed = |i: usize| reasons.get(i).is_some_and(|r| r.as_deref() == Some("ConditionalCheckFailed"));
+    if failed(2) && !failed(0) && !failed(1) {
+        return AwsError::Corrupt(format!("id {next} is bound but above the counter"));
+    }
+    error
 }
 
 /// The ID after `current` (1 when there is none yet).

@@ -33,6 +33,11 @@
 //! - `bind_guid` is one PutItem conditioned on `attribute_not_exists(pk) OR fingerprint = :fp`
 //!   (create-if-absent, idempotent on retry); the item is never changed or deleted. A schema
 //!   registered before the index existed has no item until it is registered again or imported.
+//! - `create_version_assigning_id` (a registration without an explicit ID) reads the fingerprint's
+//!   binding, the guid item and the counter in one BatchGetItem, claims the next ID in the ledger
+//!   only when the fingerprint is unbound, and commits the row together with the allocation (as
+//!   `allocate_id`'s transaction) or the use of the bound ID, and the guid binding, in one
+//!   transaction (see `assign`).
 //! - `create_version` is one transaction: the row put conditioned on `attribute_not_exists`, the
 //!   subject counts (`ADD`), the rows-by-id edge and one referrer edge per referenced version.
 //!   Soft and hard deletes change the row, its counts and its edges in one transaction too;
@@ -46,6 +51,7 @@
 //! Errors: a condition that failed is `Conflict`, throttling or an unreachable service after the
 //! SDK's retries is `Unavailable`, an item or object that does not parse is `Corrupt`.
 
+mod assign;
 mod batch;
 mod blobs;
 mod calls;

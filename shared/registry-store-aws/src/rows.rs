@@ -211,14 +211,26 @@ impl AwsStore {
     /// One transaction: the row (create-if-absent), the subject's counts and revision (conditioned
     /// on the revision read), the rows-by-ID and referrer edges, and the precondition items.
     pub(crate) async fn create_row(&self, row: &VersionRow, preconditions: &Preconditions) -> Result<(), AwsError> {
+        let items = self.row_items(row, preconditions, Vec::new())?;
+        self.transact("TransactWriteItems(create_version)", items).await
+    }
+
+    /// `items` followed by the items of [`AwsStore::create_row`]'s transaction; `Limit` when they
+    /// are more than one transaction holds.
+    pub(crate) fn row_items(
+        &self,
+        row: &VersionRow,
+        preconditions: &Preconditions,
+        mut items: Vec<TransactWriteItem>,
+    ) -> Result<Vec<TransactWriteItem>, AwsError> {
         let referenced: BTreeSet<(&str, i32)> =
             row.references.iter().map(|r| (r.subject.as_str(), r.version)).collect();
         let live = if row.deleted { 0 } else { 1 };
-        let mut items = vec![
+        items.extend([
             TransactWriteItem::builder().put(self.put_if_absent(row_item(row)?)?).build(),
             self.subject_update(&row.subject, 1, live, preconditions.revision)?,
             self.put_edge(keys::id_pk(row.id), row)?,
-        ];
+        ]);
         for (subject, version) in &referenced {
             items.push(self.put_edge(keys::referenced_pk(subject, *version), row)?);
         }
@@ -241,7 +253,7 @@ impl AwsStore {
                 ),
             });
         }
-        self.transact("TransactWriteItems(create_version)", items).await
+        Ok(items)
     }
 
     pub(crate) async fn set_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> Result<(), AwsError> {

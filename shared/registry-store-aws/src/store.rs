@@ -6,7 +6,7 @@ use crate::blobs;
 use async_trait::async_trait;
 use registry_core::{
     ConfigRecord, Context, DeletedFilter, Fingerprint, Guid, Mode, Preconditions, SchemaBody, SchemaId, Scope,
-    SettingChange, Store, StoreResult, Subject, Version, VersionRow, WriteContext,
+    SettingChange, Store, StoreResult, Subject, UnassignedRow, Version, VersionRow, WriteContext,
 };
 
 #[async_trait]
@@ -94,6 +94,15 @@ impl Store for AwsStore {
 
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
         Ok(self.create_row(row, preconditions).await?)
+    }
+
+    async fn create_version_assigning_id(
+        &self,
+        row: &UnassignedRow,
+        guid: &Guid,
+        preconditions: &Preconditions,
+    ) -> StoreResult<(SchemaId, bool)> {
+        Ok(self.create_row_assigning_id(row, guid, preconditions).await?)
     }
 
     async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {

@@ -10,9 +10,10 @@
 //! over with fresh reads (re-checking compatibility against the new latest version).
 //!
 //! Crash safety: the body is put before any ID points at it, the guid index entry (guid →
-//! fingerprint) and the ID are bound before a version row carries them, and the version row is the
-//! commit point. A crash after any step leaves a body, a guid entry or an ID binding that nothing
-//! references yet; the retried registration finds and reuses them (each write is idempotent).
+//! fingerprint) and the ID are bound no later than the version row that carries them (in the same
+//! atomic write where the store can: [`crate::Store::create_version_assigning_id`]), and the version
+//! row is the commit point. A crash after any step leaves a body, a guid entry or an ID binding that
+//! nothing references yet; the retried registration finds and reuses them (each write is idempotent).
 
 use super::contract_merge::Contracted;
 use super::support::{MAX_ATTEMPTS, latest_live, not_import, now_ms, read_only};
@@ -20,7 +21,9 @@ use super::{NewSchema, RegisterOptions, Registry};
 use crate::churn::ChurnVerdict;
 use crate::error::RegistryError;
 use crate::metrics::Registration;
-use crate::model::{Context, Guid, Mode, SchemaBody, SchemaId, SchemaRecord, Scope, Subject, Version, VersionRow};
+use crate::model::{
+    Guid, Mode, SchemaBody, SchemaId, SchemaRecord, Scope, Subject, UnassignedRow, Version, VersionRow,
+};
 use crate::store::{Preconditions, StoreError, WriteContext};
 use registry_schema::{Fingerprint, ParsedSchema, Validation};
 
@@ -42,11 +45,13 @@ pub(super) enum Decision<'a> {
     Again,
 }
 
-/// A staged new row (body, guid and ID already stored) and the conditions it commits under.
+/// A staged new row (its body stored) and the conditions it commits under.
 pub(super) struct Candidate {
-    pub row: VersionRow,
+    pub row: UnassignedRow,
+    /// The row's ID when the request named one (its guid and ID binding already staged); `None`:
+    /// the ID its fingerprint is bound to, or a new one, bound with the guid as the row commits.
+    pub id: Option<SchemaId>,
     pub body: SchemaBody,
-    pub new_id: bool,
     pub import: bool,
     pub preconditions: Preconditions,
 }
@@ -190,15 +195,19 @@ impl Registry {
             return Err(RegistryError::InvalidSchema { reason });
         }
         self.check_churn(subject)?;
-        self.stage(&body, &fingerprint).await?;
-        let (id, new_id) = self.assign_id(&subject.context(), &fingerprint).await?;
         let mut preconditions = context.unchanged();
         if references_checked {
             preconditions.live_rows = referenced_rows(&body)?;
         }
-        preconditions.binding = Some((fingerprint, id));
-        let row = new_row(subject, next, id, fingerprint, &body);
-        Ok(Decision::New(Box::new(Candidate { row, body, new_id, import: false, preconditions })))
+        if let Some(id) = explicit_id {
+            // Checked above to be the fingerprint's ID: it must still be when the row commits.
+            self.stage(&body, &fingerprint).await?;
+            preconditions.binding = Some((fingerprint, id));
+        } else {
+            self.store.put_body(&fingerprint, &body).await?;
+        }
+        let row = new_row(subject, next, fingerprint, &body);
+        Ok(Decision::New(Box::new(Candidate { row, id: explicit_id, body, import: false, preconditions })))
     }
 
     /// The posted schema parsed (IMPORT: leniently and as given; otherwise strictly, normalized
@@ -232,16 +241,20 @@ impl Registry {
         rows: &[VersionRow],
         candidate: Candidate,
     ) -> Result<Option<(SchemaRecord, Registration)>, RegistryError> {
-        let Candidate { row, body, new_id, import, preconditions } = candidate;
-        let created = self.store.create_version(&row, &preconditions).await;
+        let Candidate { row, id, body, import, preconditions } = candidate;
+        let created = match id {
+            Some(id) => self.store.create_version(&row.with_id(id), &preconditions).await.map(|()| (id, false)),
+            None => self.store.create_version_assigning_id(&row, &Guid::of(&body), &preconditions).await,
+        };
         self.forget_lookups();
-        match created {
-            Ok(()) => {}
+        let (id, new_id) = match created {
+            Ok(assigned) => assigned,
             Err(StoreError::Conflict(_)) => return Ok(None),
             // Too many references for one atomic write on this backend: the client must split.
             Err(StoreError::Limit(reason)) => return Err(RegistryError::InvalidSchema { reason }),
             Err(e) => return Err(e.into()),
-        }
+        };
+        let row = row.with_id(id);
         if !import {
             self.churn.record(row.subject.as_str());
         }
@@ -322,25 +335,6 @@ impl Registry {
         }
     }
 
-    /// The ID of `fingerprint` in `context` and whether it was newly allocated. A lost allocation
-    /// either means a concurrent writer bound this fingerprint (re-read finds it) or took the
-    /// counter (retry).
-    async fn assign_id(&self, context: &Context, fingerprint: &Fingerprint) -> Result<(SchemaId, bool), RegistryError> {
-        for attempt in 0..MAX_ATTEMPTS {
-            if let Some(id) = self.store.id_for_fingerprint_in(context, fingerprint).await? {
-                return Ok((id, false));
-            }
-            match self.store.allocate_id_in(context, fingerprint).await {
-                Ok(id) => return Ok((id, true)),
-                Err(StoreError::Conflict(_)) => {
-                    self.after_conflict(attempt).await;
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Err(StoreError::Unavailable("id allocation: too many concurrent writers".to_string()).into())
-    }
-
     /// Hard-deletes soft-deleted rows of the subject that carry `new`'s ID at a lower version
     /// (Confluent's tombstone on re-registration), unless something references them. Runs after
     /// the commit and again on every lookup-first hit, so a crash between the two is completed
@@ -370,20 +364,17 @@ pub(super) fn next_version(rows: &[VersionRow]) -> Version {
     Version(rows.last().map_or(1, |r| r.version.0.saturating_add(1)))
 }
 
-/// A live row of `subject` at `version` for the staged `body`.
+/// A live row of `subject` at `version` for the staged `body`, before its ID is known.
 pub(super) fn new_row(
     subject: &Subject,
     version: Version,
-    id: SchemaId,
     fingerprint: Fingerprint,
     body: &SchemaBody,
-) -> VersionRow {
-    VersionRow {
+) -> UnassignedRow {
+    UnassignedRow {
         subject: subject.clone(),
         version,
-        id,
         fingerprint,
-        deleted: false,
         references: body.references.clone(),
         registered_at_ms: now_ms(),
     }

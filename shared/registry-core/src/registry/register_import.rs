@@ -55,8 +55,8 @@ impl Registry {
         if references_checked {
             preconditions.live_rows = referenced_rows(&body)?;
         }
-        let row = new_row(subject, version, id, fingerprint, &body);
-        Ok(Decision::New(Box::new(Candidate { row, body, new_id: false, import: true, preconditions })))
+        let row = new_row(subject, version, fingerprint, &body);
+        Ok(Decision::New(Box::new(Candidate { row, id: Some(id), body, import: true, preconditions })))
     }
 
     /// IMPORT: binds the explicit ID in `context`; 42205 when it already names another schema there.

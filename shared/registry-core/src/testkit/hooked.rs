@@ -2,7 +2,8 @@
 //! The one place tests inject faults or count calls, so a new [`Store`] method is forwarded once.
 
 use crate::model::{
-    ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
+    ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, UnassignedRow, Version,
+    VersionRow,
 };
 use crate::store::{Preconditions, SettingChange, SettingKind, Store, StoreResult, WriteContext};
 use async_trait::async_trait;
@@ -27,17 +28,25 @@ pub enum StoreCall {
     BindGuid,
     FingerprintForGuid,
     Versions,
-    VersionsPage { limit: usize },
+    VersionsPage {
+        limit: usize,
+    },
     GetVersion,
     CreateVersion,
+    /// [`Store::create_version_assigning_id`]: a version commit, with the ID and guid it binds.
+    CreateVersionAssigningId,
     SetVersionDeleted,
     DeleteVersion,
     SoftDeleteVersions,
     HardDeleteVersions,
     RowsWithId,
-    RowsWithIdPage { limit: usize },
+    RowsWithIdPage {
+        limit: usize,
+    },
     Referrers,
-    ListSubjects { limit: usize },
+    ListSubjects {
+        limit: usize,
+    },
     GetConfig,
     PutConfig,
     DeleteConfig,
@@ -46,7 +55,9 @@ pub enum StoreCall {
     DeleteMode,
     LastUsed,
     MarkUsed,
-    WriteSetting { kind: SettingKind },
+    WriteSetting {
+        kind: SettingKind,
+    },
 }
 
 impl StoreCall {
@@ -60,6 +71,7 @@ impl StoreCall {
                 | Self::UnlistContext
                 | Self::BindGuid
                 | Self::CreateVersion
+                | Self::CreateVersionAssigningId
                 | Self::SetVersionDeleted
                 | Self::DeleteVersion
                 | Self::SoftDeleteVersions
@@ -170,6 +182,8 @@ forward_after_hook! {
     get_version(subject: &Subject, version: Version) -> Option<VersionRow> => StoreCall::GetVersion;
     write_context(scope: &Scope) -> WriteContext => StoreCall::WriteContext;
     create_version(row: &VersionRow, preconditions: &Preconditions) -> () => StoreCall::CreateVersion;
+    create_version_assigning_id(row: &UnassignedRow, guid: &Guid, preconditions: &Preconditions) -> (SchemaId, bool)
+        => StoreCall::CreateVersionAssigningId;
     set_version_deleted(subject: &Subject, version: Version, deleted: bool) -> () => StoreCall::SetVersionDeleted;
     delete_version(subject: &Subject, version: Version) -> () => StoreCall::DeleteVersion;
     soft_delete_versions(subject: &Subject, versions: &[Version], preconditions: &Preconditions) -> ()

@@ -136,8 +136,14 @@ fn registered_before(history: &History, row: &VersionRow, instant: u64) -> bool 
     find(history, |r| matches!(r, Request::Register { .. }))
         .into_iter()
         .filter(|(_, op)| op.outcome == Outcome::Registered { version: row.version, id: row.id })
-        .filter_map(|(index, _)| committed(history, index, StoreCall::CreateVersion))
+        .filter_map(|(index, _)| created(history, index))
         .any(|created| created.end < instant)
+}
+
+/// The successful version commit of operation `index`, if it made one (either store call commits a row).
+fn created(history: &History, index: usize) -> Option<Call> {
+    committed(history, index, StoreCall::CreateVersion)
+        .or_else(|| committed(history, index, StoreCall::CreateVersionAssigningId))
 }
 
 /// Whether `call` changes what clients of a subject see (staging a body, a guid or an ID does not).
@@ -145,6 +151,7 @@ fn changes_subject(call: StoreCall) -> bool {
     matches!(
         call,
         StoreCall::CreateVersion
+            | StoreCall::CreateVersionAssigningId
             | StoreCall::SetVersionDeleted
             | StoreCall::DeleteVersion
             | StoreCall::SoftDeleteVersions
@@ -180,7 +187,7 @@ pub async fn stricter_config(cluster: &Cluster, round: usize, findings: &mut Fin
         return;
     };
     for (index, op) in find(history, |r| matches!(r, Request::Register { .. })) {
-        if let Some(created) = committed(history, index, StoreCall::CreateVersion)
+        if let Some(created) = created(history, index)
             && created.start > config_written.end
         {
             findings.anomalies.push(format!(
