@@ -6,11 +6,11 @@ scripts/infra_check.py fails while the README and this output differ.
 """
 
 # AWS calls per operation on a cold instance (nothing in memory yet), measured on the emulator through
-# the registry itself by registry-store-aws's `calls` test (BENCHMARKS.md: [7, 5, 5, 2, 4]). The split
+# the registry itself by registry-store-aws's `calls` test (BENCHMARKS.md: [7, 5, 5, 2, 2]). The split
 # into S3 and DynamoDB calls, and into reads and writes, is read off the store code; DynamoDB writes
 # are priced as transactional (2 write units each), an upper bound. The usage marker (one conditional
 # write per subject per day per instance) is counted as a cold instance makes it.
-COUNTS_SOURCE = "BENCHMARKS.md, cold instance: register new 7, re-register 5, lookup 5, get by ID 2, get by guid 4"
+COUNTS_SOURCE = "BENCHMARKS.md, cold instance: register new 7, re-register 5, lookup 5, get by ID 2, get by guid 2"
 OPERATIONS = [
     # name, DynamoDB reads, DynamoDB writes, S3 GETs, S3 PUTs, answered from memory when warm
     # Write context, the subject's rows, the bindings; one transaction and the usage marker; S3: the body and the ID ledger claim.
@@ -20,7 +20,7 @@ OPERATIONS = [
     # The subject's rows, the subject and global configs; the usage marker; S3: the body.
     ("lookup (`POST /subjects/{s}`)", 3, 1, 1, 0, True),
     ("get by ID", 1, 0, 1, 0, True),
-    ("get by guid", 3, 0, 1, 0, False),
+    ("get by guid", 1, 0, 1, 0, False),  # the guid item carries the ID while a row does
 ]
 
 # Lambda time per operation: the calls run one after another; assumed latencies (not measured here).

@@ -228,6 +228,18 @@ impl<S: Store> Store for CachedStore<S> {
         Ok(fingerprint)
     }
 
+    /// Whether a row carries the ID may change (a hard delete), so it is always asked; the guid's
+    /// fingerprint and the ID's fingerprint in a positive answer are immutable and cached.
+    async fn carried_id_for_guid(&self, guid: &Guid) -> StoreResult<Option<(Fingerprint, SchemaId)>> {
+        let carried = self.inner.carried_id_for_guid(guid).await?;
+        if let Some((fingerprint, id)) = carried {
+            let mut cache = self.cache();
+            cache.put(Key::FingerprintOfGuid(*guid), Value::Fingerprint(fingerprint));
+            cache.put(Key::FingerprintOf(Context::DEFAULT, id), Value::Fingerprint(fingerprint));
+        }
+        Ok(carried)
+    }
+
     fn cache_stats(&self) -> Option<CacheStats> {
         Some(self.stats())
     }

@@ -157,6 +157,17 @@ pub trait Store: Send + Sync + Debug {
     /// once present, so callers may cache a `Some` forever.
     async fn fingerprint_for_guid(&self, guid: &Guid) -> StoreResult<Option<Fingerprint>>;
 
+    /// The fingerprint bound to `guid` and the ID that fingerprint is bound to now in the default
+    /// context, while some row (live or soft-deleted) carries that ID; `None` otherwise. What `GET /schemas/guids/{guid}`
+    /// needs before it reads the body: one read where the backend can (DynamoDB: the guid item,
+    /// which carries the ID while a row registered through [`Store::create_version_assigning_id`]
+    /// carries it).
+    async fn carried_id_for_guid(&self, guid: &Guid) -> StoreResult<Option<(Fingerprint, SchemaId)>> {
+        let Some(fingerprint) = self.fingerprint_for_guid(guid).await? else { return Ok(None) };
+        let Some(id) = self.id_for_fingerprint(&fingerprint).await? else { return Ok(None) };
+        Ok(self.fingerprint_for_carried_id(id).await?.map(|_| (fingerprint, id)))
+    }
+
     // --- subject versions ------------------------------------------------------------------
 
     /// Every row of `subject`, live and soft-deleted, ascending by version.

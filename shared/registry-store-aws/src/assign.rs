@@ -9,16 +9,23 @@
 //!   allocation ([`AwsStore::allocation_items`]: the counter update conditioned on the value read,
 //!   both bindings created if absent). A counter moved or a fingerprint bound meanwhile cancels the
 //!   whole transaction (`Conflict`: the registry reads again); the claimed ID is then an unused gap.
-//! - A guid found unbound is bound in the same transaction by `SET fingerprint =
-//!   if_not_exists(fingerprint, :fp)`: a concurrent first binding wins and nothing conflicts.
+//!
+//! The guid item: unless it is bound to another fingerprint (then it is left as it is), the same
+//! transaction binds it to the fingerprint and sets its `id` to the row's ID (conditioned on being
+//! absent or bound to this fingerprint), and records the guid on the fingerprint binding. So a guid
+//! item's `id` names the ID its fingerprint is bound to while a row carries it: it is set only with
+//! a carrier, and every write that removes the binding or may remove the last carrier removes it in
+//! the same transaction (`batch.rs`, `rows.rs`, found through the binding's `guid`). `GET
+//! /schemas/guids/{guid}` then reads the guid item alone ([`AwsStore::read_carried_id_for_guid`]);
+//! items without `id` (written before, or by `bind_guid`) take the three reads they always took.
 //!
 //! A crash before the transaction leaves at most a ledger claim; the transaction commits the row
 //! and every binding it needs together, or nothing.
 
 use crate::AwsStore;
-use crate::errors::{AwsError, classify_transaction};
-use crate::ids::{allocation_error, build_error};
-use crate::items::{Item, ItemExt, attr, key, s};
+use crate::errors::AwsError;
+use crate::ids::{FirstCarrier, allocation_error, build_error};
+use crate::items::{Item, ItemExt, attr, fingerprint_of, key, n, s};
 use crate::keys::{self, PK};
 use aws_sdk_dynamodb::types::{TransactWriteItem, Update};
 use registry_core::{Fingerprint, Guid, Preconditions, SchemaId, UnassignedRow};
@@ -27,8 +34,8 @@ use registry_core::{Fingerprint, Guid, Preconditions, SchemaId, UnassignedRow};
 struct Bindings {
     /// The ID the fingerprint is bound to.
     id: Option<SchemaId>,
-    /// Whether the guid is bound (to any fingerprint).
-    guid_bound: bool,
+    /// Whether the guid item is bound to another fingerprint.
+    guid_taken: bool,
     /// The ID counter.
     max_id: Option<i32>,
 }
@@ -42,26 +49,18 @@ impl AwsStore {
     ) -> Result<(SchemaId, bool), AwsError> {
         let fingerprint = &row.fingerprint;
         let found = self.read_bindings(fingerprint, guid).await?;
-        let guid_binding = match found.guid_bound {
-            true => Vec::new(),
-            false => vec![self.guid_binding(guid, fingerprint)?],
-        };
+        let ours = (!found.guid_taken).then_some(guid);
         if let Some(id) = found.id {
-            let preconditions = Preconditions { binding: Some((*fingerprint, id)), ..preconditions.clone() };
-            let items = self.row_items(&row.with_id(id), &preconditions, guid_binding)?;
-            self.dynamo
-                .transact_write_items()
-                .set_transact_items(Some(items))
-                .send()
-                .await
-                .map_err(|e| classify_transaction("TransactWriteItems(create_version, bound id)", e).0)?;
+            let mut items = vec![self.binding_use(fingerprint, id, ours)?];
+            items.extend(ours.map(|guid| self.guid_item(guid, fingerprint, id)).transpose()?);
+            let items = self.row_items(&row.with_id(id), preconditions, items)?;
+            self.transact("TransactWriteItems(create_version, bound id)", items).await?;
             return Ok((id, false));
         }
         let next = self.claim_next(found.max_id, fingerprint).await?;
-        // The allocation first (allocation_error reads its cancellation reasons by position), and
-        // the binding created with the one use this row makes of it.
-        let mut items = self.allocation_items(found.max_id, next, fingerprint, Some(1))?;
-        items.extend(guid_binding);
+        // The allocation first: allocation_error reads its cancellation reasons by position.
+        let mut items = self.allocation_items(found.max_id, next, fingerprint, Some(FirstCarrier { guid: ours }))?;
+        items.extend(ours.map(|guid| self.guid_item(guid, fingerprint, SchemaId(next))).transpose()?);
         let items = self.row_items(&row.with_id(SchemaId(next)), preconditions, items)?;
         let result = self.dynamo.transact_write_items().set_transact_items(Some(items)).send().await;
         match result {
@@ -70,22 +69,23 @@ impl AwsStore {
         }
     }
 
-    /// The fingerprint's binding, whether the guid is bound, and the counter: one BatchGetItem.
+    /// The fingerprint's binding, the guid item's fingerprint and the counter: one BatchGetItem.
     async fn read_bindings(&self, fingerprint: &Fingerprint, guid: &Guid) -> Result<Bindings, AwsError> {
+        let guid_pk = keys::guid_pk(guid);
         let wanted = vec![
             key(keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK),
-            key(keys::guid_pk(guid), keys::GUID_BINDING_SK),
+            key(guid_pk.clone(), keys::GUID_BINDING_SK),
             key(keys::COUNTER.0, keys::COUNTER.1),
         ];
         let items = self.batch_get("BatchGetItem(fingerprint, guid, counter)", wanted).await?;
         let partition = |item: &Item| item.get(PK).and_then(|v| v.as_s().ok()).cloned().unwrap_or_default();
-        let mut found = Bindings { id: None, guid_bound: false, max_id: None };
+        let mut found = Bindings { id: None, guid_taken: false, max_id: None };
         for item in &items {
             let pk = partition(item);
             if pk == keys::COUNTER.0 {
                 found.max_id = item.optional_number(attr::MAX_ID)?;
-            } else if pk == keys::guid_pk(guid) {
-                found.guid_bound = true;
+            } else if pk == guid_pk {
+                found.guid_taken = fingerprint_of(item)? != *fingerprint;
             } else {
                 found.id = Some(SchemaId(item.number(attr::ID)?));
             }
@@ -93,16 +93,35 @@ impl AwsStore {
         Ok(found)
     }
 
-    /// Binds `guid` to `fingerprint` unless it is bound already (then leaves it): never fails.
-    fn guid_binding(&self, guid: &Guid, fingerprint: &Fingerprint) -> Result<TransactWriteItem, AwsError> {
+    /// Binds `guid` to `fingerprint` and gives it `id`, conditioned on the guid being unbound or
+    /// bound to `fingerprint` already (a concurrent binding to another one conflicts).
+    fn guid_item(&self, guid: &Guid, fingerprint: &Fingerprint, id: SchemaId) -> Result<TransactWriteItem, AwsError> {
         let update = Update::builder()
             .table_name(&self.table)
             .set_key(Some(key(keys::guid_pk(guid), keys::GUID_BINDING_SK)))
-            .update_expression("SET #fp = if_not_exists(#fp, :fp)")
+            .update_expression("SET #fp = :fp, #id = :id")
+            .condition_expression("attribute_not_exists(#pk) OR #fp = :fp")
+            .expression_attribute_names("#pk", PK)
             .expression_attribute_names("#fp", attr::FINGERPRINT)
+            .expression_attribute_names("#id", attr::ID)
             .expression_attribute_values(":fp", s(fingerprint.to_hex()))
+            .expression_attribute_values(":id", n(id.0))
             .build()
             .map_err(|e| build_error("Update(guid)", e))?;
         Ok(TransactWriteItem::builder().update(update).build())
+    }
+
+    /// Removes the `id` of the guid item whose hex the fingerprint binding `binding` names, if it
+    /// names one: never fails (removing it only sends `GET /schemas/guids` the longer way).
+    pub(crate) fn guid_id_removal(&self, binding: &Item) -> Result<Option<TransactWriteItem>, AwsError> {
+        let Some(hex) = binding.get(attr::GUID).and_then(|v| v.as_s().ok()) else { return Ok(None) };
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(keys::guid_pk_of_hex(hex), keys::GUID_BINDING_SK)))
+            .update_expression("REMOVE #id")
+            .expression_attribute_names("#id", attr::ID)
+            .build()
+            .map_err(|e| build_error("Update(guid id)", e))?;
+        Ok(Some(TransactWriteItem::builder().update(update).build()))
     }
 }

@@ -25,6 +25,16 @@ const MAX_ITEMS: usize = 100;
 /// How often a hard delete without a revision condition re-reads rows that changed under it.
 const ATTEMPTS: usize = 5;
 
+/// A fingerprint binding a hard delete removes: no row keeps its ID once the doomed rows are gone.
+struct Orphan {
+    fingerprint: Fingerprint,
+    id: SchemaId,
+    /// Its `uses` as read before the carriers.
+    uses: Option<u64>,
+    /// The removal of the `id` of the guid item the binding names, if it names one.
+    guid_id_removal: Option<TransactWriteItem>,
+}
+
 impl AwsStore {
     pub(crate) async fn soft_delete_all(
         &self,
@@ -76,7 +86,7 @@ impl AwsStore {
             let rows: Vec<VersionRow> =
                 self.read_versions(subject).await?.into_iter().filter(|r| wanted.contains(&r.version)).collect();
             let orphans = self.orphaned_bindings(subject, &rows).await?;
-            match self.hard_delete_rows(subject, &rows, remove_settings, preconditions, &orphans).await {
+            match self.hard_delete_rows(subject, &rows, remove_settings, preconditions, orphans).await {
                 // Without a revision condition nobody decided on these rows: read them again.
                 Err(AwsError::ConditionFailed { .. }) if preconditions.revision.is_none() && attempt < ATTEMPTS => {
                     continue;
@@ -90,11 +100,7 @@ impl AwsStore {
     /// its `uses` as read. The binding is read before the ID's carriers, so a registration that
     /// commits a new carrier after the carriers were read has raised `uses` and fails the delete.
     /// One more carrier than the doomed rows of an ID is enough to know whether another row keeps it.
-    async fn orphaned_bindings(
-        &self,
-        subject: &Subject,
-        doomed: &[VersionRow],
-    ) -> Result<Vec<(Fingerprint, SchemaId, Option<u64>)>, AwsError> {
+    async fn orphaned_bindings(&self, subject: &Subject, doomed: &[VersionRow]) -> Result<Vec<Orphan>, AwsError> {
         let mut orphans = Vec::new();
         let mut seen: BTreeSet<SchemaId> = BTreeSet::new();
         for row in doomed.iter().filter(|row| seen.insert(row.id)) {
@@ -109,7 +115,8 @@ impl AwsStore {
             let kept = carriers.len() > doomed_with_id
                 || carriers.iter().any(|c| &c.subject != subject || !doomed.iter().any(|d| d.version == c.version));
             if !kept {
-                orphans.push((row.fingerprint, row.id, uses));
+                let guid_id_removal = self.guid_id_removal(&binding)?;
+                orphans.push(Orphan { fingerprint: row.fingerprint, id: row.id, uses, guid_id_removal });
             }
         }
         Ok(orphans)
@@ -121,17 +128,21 @@ impl AwsStore {
         rows: &[VersionRow],
         remove_settings: bool,
         preconditions: &Preconditions,
-        orphans: &[(Fingerprint, SchemaId, Option<u64>)],
+        orphans: Vec<Orphan>,
     ) -> Result<(), AwsError> {
         let removes_subject_scope =
             |seen: &SettingSeen| remove_settings && matches!(&seen.scope, Scope::Subject(s) if s == subject);
         let checks = self.settings_checks(preconditions, removes_subject_scope)?;
-        let mut tail = Vec::new();
+        // Groups of items that must share a transaction: each binding delete with the removal of
+        // its guid item's `id` (which must never outlive the binding).
+        let mut tail: Vec<Vec<TransactWriteItem>> = Vec::new();
         if remove_settings {
-            tail.extend(self.settings_deletes(subject, preconditions)?);
+            tail.extend(self.settings_deletes(subject, preconditions)?.into_iter().map(|item| vec![item]));
         }
-        for (fingerprint, id, uses) in orphans {
-            tail.push(self.binding_delete(fingerprint, *id, *uses)?);
+        for orphan in orphans {
+            let mut group = vec![self.binding_delete(&orphan.fingerprint, orphan.id, orphan.uses)?];
+            group.extend(orphan.guid_id_removal);
+            tail.push(group);
         }
         // Chunks of row removals; the first also carries the checks, the last the tail.
         let mut chunks: Vec<(Vec<TransactWriteItem>, i64, i64)> = Vec::new();
@@ -149,12 +160,12 @@ impl AwsStore {
         }
         // The tail (one binding delete per orphaned ID) can itself exceed a transaction: it is
         // split like the rows, after them, each chunk under the revision of the one before.
-        for item in tail {
-            if current.len() + 2 > MAX_ITEMS {
+        for group in tail {
+            if current.len() + group.len() + 1 > MAX_ITEMS {
                 chunks.push((std::mem::take(&mut current), total, live));
                 (total, live) = (0, 0);
             }
-            current.push(item);
+            current.extend(group);
         }
         chunks.push((current, total, live));
         let mut revision = preconditions.revision;

@@ -19,7 +19,7 @@ use crate::items::{Item, ItemExt, attr, key, n, s};
 use crate::keys::{self, PK};
 use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, TransactWriteItem, Update};
 use registry_core::{
-    ConfigRecord, Fingerprint, Mode, Preconditions, Revision, SchemaId, Scope, SettingKind, SettingSeen, Subject,
+    ConfigRecord, Fingerprint, Guid, Mode, Preconditions, Revision, SchemaId, Scope, SettingKind, SettingSeen, Subject,
     WriteContext,
 };
 use std::collections::HashMap;
@@ -205,12 +205,25 @@ impl AwsStore {
         Ok(items)
     }
 
-    /// `ADD uses 1` on the binding `FP#<hex>/ID`, conditioned on it still naming `id`.
-    pub(crate) fn binding_use(&self, fingerprint: &Fingerprint, id: SchemaId) -> Result<TransactWriteItem, AwsError> {
+    /// `ADD uses 1` on the binding `FP#<hex>/ID`, conditioned on it still naming `id`; with
+    /// `guid`, also `SET guid`: the guid item the same write gives the ID (see `assign`).
+    pub(crate) fn binding_use(
+        &self,
+        fingerprint: &Fingerprint,
+        id: SchemaId,
+        guid: Option<&Guid>,
+    ) -> Result<TransactWriteItem, AwsError> {
         let update = Update::builder()
             .table_name(&self.table)
-            .set_key(Some(key(keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK)))
-            .update_expression("ADD #uses :one")
+            .set_key(Some(key(keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK)));
+        let update = match guid {
+            Some(guid) => update
+                .update_expression("ADD #uses :one SET #guid = :guid")
+                .expression_attribute_names("#guid", attr::GUID)
+                .expression_attribute_values(":guid", s(guid.to_hex())),
+            None => update.update_expression("ADD #uses :one"),
+        };
+        let update = update
             .condition_expression("#id = :id")
             .expression_attribute_names("#uses", USES)
             .expression_attribute_names("#id", attr::ID)

@@ -1,11 +1,12 @@
-//! The guid index: `GUID#<md5 hex>/FP {fingerprint}`, one item per guid, created once with a
-//! conditional put and never changed or deleted (see [`registry_core::Store::bind_guid`]).
+//! The guid index: `GUID#<md5 hex>/FP {fingerprint, id?}`, one item per guid, created once and
+//! never rebound or deleted (see [`registry_core::Store::bind_guid`]); its `id` is the carried ID of
+//! its fingerprint, kept by the row writes (see `assign`).
 
 use crate::AwsStore;
 use crate::errors::{AwsError, classify};
-use crate::items::{attr, fingerprint_of, key, s};
+use crate::items::{ItemExt, attr, fingerprint_of, key, s};
 use crate::keys::{self, PK};
-use registry_core::{Fingerprint, Guid};
+use registry_core::{Fingerprint, Guid, SchemaId};
 
 impl AwsStore {
     /// One PutItem conditioned on `attribute_not_exists(pk) OR fingerprint = :fp`: creates the
@@ -26,6 +27,23 @@ impl AwsStore {
             .await
             .map_err(|e| classify("PutItem(guid)", e))?;
         Ok(())
+    }
+
+    /// One strongly consistent GetItem of `GUID#<hex>/FP` when it carries the ID (see `assign`);
+    /// else, for items written without it, the fingerprint's binding and the ID's partition too.
+    pub(crate) async fn read_carried_id_for_guid(
+        &self,
+        guid: &Guid,
+    ) -> Result<Option<(Fingerprint, SchemaId)>, AwsError> {
+        let Some(item) = self.get_item("GetItem(guid)", key(keys::guid_pk(guid), keys::GUID_BINDING_SK)).await? else {
+            return Ok(None);
+        };
+        let fingerprint = fingerprint_of(&item)?;
+        if let Some(id) = item.optional_number(attr::ID)? {
+            return Ok(Some((fingerprint, SchemaId(id))));
+        }
+        let Some(id) = self.read_id_for_fingerprint(&fingerprint).await? else { return Ok(None) };
+        Ok(self.read_carried_fingerprint(id).await?.map(|_| (fingerprint, id)))
     }
 
     /// One strongly consistent GetItem of `GUID#<hex>/FP`.

@@ -14,7 +14,13 @@ use crate::items::{Item, ItemExt, attr, fingerprint_of, key, n, s};
 use crate::keys::{self, PK};
 use crate::ledger::Claim;
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
-use registry_core::{Fingerprint, SchemaId};
+use registry_core::{Fingerprint, Guid, SchemaId};
+
+/// An allocation committed with the ID's first carrier: the binding starts with that one use,
+/// and names the guid whose item the same write gives the ID, if any (see `assign`).
+pub(crate) struct FirstCarrier<'a> {
+    pub guid: Option<&'a Guid>,
+}
 
 /// What a failed TransactWriteItems call returns.
 pub(crate) type TransactionError = aws_sdk_dynamodb::error::SdkError<
@@ -75,14 +81,14 @@ impl AwsStore {
 
     /// The three items that commit `next` (claimed in the ledger after counter value `read`) for
     /// `fingerprint`, in this order: the counter update conditioned on `read`, `FP#…` and `ID#…`
-    /// created if absent (the fingerprint binding with `uses` when the same write commits its first
-    /// carrier). [`allocation_error`] reads a cancellation by this order.
+    /// created if absent (the fingerprint binding as `first_carrier` says when the same write commits
+    /// the ID's first carrier). [`allocation_error`] reads a cancellation by this order.
     pub(crate) fn allocation_items(
         &self,
         read: Option<i32>,
         next: i32,
         fingerprint: &Fingerprint,
-        uses: Option<u64>,
+        first_carrier: Option<FirstCarrier<'_>>,
     ) -> Result<Vec<TransactWriteItem>, AwsError> {
         let counter = match read {
             Some(max) => {
@@ -99,8 +105,11 @@ impl AwsStore {
         .map_err(|e| build_error("allocate_id", e))?;
         let mut by_fingerprint = key(keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK);
         by_fingerprint.insert(attr::ID.into(), n(next));
-        if let Some(uses) = uses {
-            by_fingerprint.insert(USES.into(), n(uses));
+        if let Some(carrier) = first_carrier {
+            by_fingerprint.insert(USES.into(), n(1));
+            if let Some(guid) = carrier.guid {
+                by_fingerprint.insert(attr::GUID.into(), s(guid.to_hex()));
+            }
         }
         let mut by_id = key(keys::id_pk(SchemaId(next)), keys::ID_BINDING_SK);
         by_id.insert(attr::FINGERPRINT.into(), s(fingerprint.to_hex()));

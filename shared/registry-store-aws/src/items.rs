@@ -24,6 +24,8 @@ pub(crate) mod attr {
     pub const LIVE: &str = "live";
     pub const TOTAL: &str = "total";
     pub const VALUE: &str = "value";
+    /// On a fingerprint binding: the hex of the guid whose item carries the binding's ID (see `assign`).
+    pub const GUID: &str = "guid";
 }
 
 /// Typed reads from an item; a missing or mistyped attribute is [`AwsError::Corrupt`].

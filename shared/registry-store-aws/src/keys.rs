@@ -53,7 +53,12 @@ pub fn fingerprint_pk(fingerprint: &Fingerprint) -> String {
 
 /// Partition of the guid → fingerprint item: `GUID#` and the guid's 32 hex digits.
 pub fn guid_pk(guid: &Guid) -> String {
-    format!("GUID#{}", guid.to_hex())
+    guid_pk_of_hex(&guid.to_hex())
+}
+
+/// [`guid_pk`] of a guid given as its hex digits.
+pub fn guid_pk_of_hex(hex: &str) -> String {
+    format!("GUID#{hex}")
 }
 
 /// Partition of the referrer edges of (subject, version): the rows that reference it.

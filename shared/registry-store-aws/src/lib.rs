@@ -8,9 +8,10 @@
 //!  ───────────────────────────                 ───────────────────────────────────────────────────────────────
 //!  schemas/<sha256 hex>  ◄──────────┐          pk                        sk                       attributes
 //!    SchemaBody JSON,               │          COUNTER                   ID                       max_id
-//!    If-None-Match: * ,             ├───────── FP#<sha256 hex>           ID                       id
+//!    If-None-Match: * ,             ├───────── FP#<sha256 hex>           ID                       id, uses, guid
 //!    written FIRST                  └───────── ID#<id:010>               FP                       fingerprint
-//!                                              GUID#<md5 hex>            FP                       fingerprint (first wins)
+//!                                              GUID#<md5 hex>            FP                       fingerprint (first wins),
+//!                                                                                                 id (while carried)
 //!  ids/<id:010> (the ID ledger)                ID#<id:010>               R#<subject>␁<ver:010>    → row (rows by id)
 //!    {id, fingerprint}, If-None-Match: *,      S#<subject>               V#<ver:010>              id, fingerprint, deleted,
 //!    claimed before the counter commits                                                           refs, ts, subject, version
@@ -37,7 +38,8 @@
 //!   binding, the guid item and the counter in one BatchGetItem, claims the next ID in the ledger
 //!   only when the fingerprint is unbound, and commits the row together with the allocation (as
 //!   `allocate_id`'s transaction) or the use of the bound ID, and the guid binding, in one
-//!   transaction (see `assign`).
+//!   transaction (see `assign`). The guid item then also holds the ID while a row carries it, so
+//!   `GET /schemas/guids/{guid}` reads that one item and the body.
 //! - `create_version` is one transaction: the row put conditioned on `attribute_not_exists`, the
 //!   subject counts (`ADD`), the rows-by-id edge and one referrer edge per referenced version.
 //!   Soft and hard deletes change the row, its counts and its edges in one transaction too;

@@ -237,7 +237,7 @@ impl AwsStore {
         items.extend(self.settings_checks(preconditions, |_| false)?);
         items.extend(self.referenced_items(&row.subject, preconditions)?);
         if let Some((fingerprint, id)) = &preconditions.binding {
-            items.push(self.binding_use(fingerprint, *id)?);
+            items.push(self.binding_use(fingerprint, *id, None)?);
         }
         if items.len() > MAX_TRANSACTION_ITEMS {
             let subjects: BTreeSet<&str> = referenced.iter().map(|(subject, _)| *subject).collect();
@@ -276,7 +276,10 @@ impl AwsStore {
     }
 
     /// Removes the row with its index items, conditioned on the row being as read, so the
-    /// subject counts stay exact under concurrent soft deletes.
+    /// subject counts stay exact under concurrent soft deletes. The row may be its ID's last
+    /// carrier, so the guid item its fingerprint binding names loses its `id` in the same
+    /// transaction (see `assign`; when other rows still carry the ID, `GET /schemas/guids` only
+    /// takes the longer way).
     pub(crate) async fn remove_row(&self, subject: &Subject, version: Version) -> Result<(), AwsError> {
         let mut attempt = 0;
         loop {
@@ -287,6 +290,10 @@ impl AwsStore {
             let live = if row.deleted { 0 } else { -1 };
             let mut items = self.row_removal(subject, &row, "delete_version")?;
             items.push(self.subject_update(subject, -1, live, None)?);
+            let binding_key = key(keys::fingerprint_pk(&row.fingerprint), keys::FP_BINDING_SK);
+            if let Some(binding) = self.get_item("GetItem(fingerprint)", binding_key).await? {
+                items.extend(self.guid_id_removal(&binding)?);
+            }
             match self.transact("TransactWriteItems(delete_version)", items).await {
                 Ok(_) => return Ok(()),
                 Err(AwsError::ConditionFailed { .. }) if attempt < DELETE_ATTEMPTS => continue,

@@ -71,6 +71,10 @@ impl Store for AwsStore {
         Ok(self.read_fingerprint_for_guid(guid).await?)
     }
 
+    async fn carried_id_for_guid(&self, guid: &Guid) -> StoreResult<Option<(Fingerprint, SchemaId)>> {
+        Ok(self.read_carried_id_for_guid(guid).await?)
+    }
+
     async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {
         Ok(self.read_versions(subject).await?)
     }

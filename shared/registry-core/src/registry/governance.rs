@@ -5,7 +5,7 @@ use super::contracts::property;
 use super::support::visible;
 use super::{Registry, SchemaById};
 use crate::error::RegistryError;
-use crate::model::{Context, DeletedFilter, Guid, SchemaBody, SchemaRecord, Subject};
+use crate::model::{DeletedFilter, Guid, SchemaBody, SchemaRecord, Subject};
 
 /// One subject's governance facts (see [`Registry::subject_report`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,9 +49,10 @@ impl Registry {
     }
 
     /// `GET /schemas/guids/{guid}`: the schema whose body has `guid`, under the ID its
-    /// fingerprint is bound to now, through the guid index (guid → fingerprint → ID: point reads,
-    /// never a scan). 40403 `Schema not found` when the text is not a guid, the guid is not
-    /// indexed, the fingerprint has no ID any more (every row carrying it was hard-deleted), or no
+    /// fingerprint is bound to now, through the guid index (guid → fingerprint → ID while a row
+    /// carries it: [`crate::Store::carried_id_for_guid`], point reads, never a scan). 40403
+    /// `Schema not found` when the text is not a guid, the guid is not indexed, the fingerprint
+    /// has no ID any more (every row carrying it was hard-deleted), or no
     /// row carries that ID (a registration that crashed before its commit). A schema hard-deleted
     /// and registered again resolves to its new ID.
     ///
@@ -63,13 +64,15 @@ impl Registry {
         let Some(guid) = Guid::parse(wanted) else {
             return Err(RegistryError::SchemaNotFound);
         };
+        if let Some((fingerprint, id)) = self.store.carried_id_for_guid(&guid).await? {
+            return Ok(SchemaById { id, body: self.body(&fingerprint).await? });
+        }
+        // The guid is one across contexts; its ID is the default context's (above), else the first
+        // listed context's that carries it (Confluent's `getIdUsingContexts`).
         let Some(fingerprint) = self.store.fingerprint_for_guid(&guid).await? else {
             return Err(RegistryError::SchemaNotFound);
         };
-        // The guid is one across contexts; its ID is the default context's, else the first listed
-        // context's that carries it (Confluent's `getIdUsingContexts`).
-        let named = self.store.list_contexts().await?;
-        for context in std::iter::once(Context::DEFAULT).chain(named) {
+        for context in self.store.list_contexts().await? {
             let Some(id) = self.store.id_for_fingerprint_in(&context, &fingerprint).await? else { continue };
             if self.carried_fingerprint(&context, id).await?.is_some() {
                 return Ok(SchemaById { id, body: self.body(&fingerprint).await? });

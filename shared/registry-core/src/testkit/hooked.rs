@@ -27,6 +27,7 @@ pub enum StoreCall {
     UnlistContext,
     BindGuid,
     FingerprintForGuid,
+    CarriedIdForGuid,
     Versions,
     VersionsPage {
         limit: usize,
@@ -176,6 +177,7 @@ forward_after_hook! {
     unlist_context(context: &Context) -> () => StoreCall::UnlistContext;
     bind_guid(guid: &Guid, fingerprint: &Fingerprint) -> () => StoreCall::BindGuid;
     fingerprint_for_guid(guid: &Guid) -> Option<Fingerprint> => StoreCall::FingerprintForGuid;
+    carried_id_for_guid(guid: &Guid) -> Option<(Fingerprint, SchemaId)> => StoreCall::CarriedIdForGuid;
     versions(subject: &Subject) -> Vec<VersionRow> => StoreCall::Versions;
     versions_page(subject: &Subject, after: Option<Version>, limit: usize) -> Vec<VersionRow>
         => StoreCall::VersionsPage { limit };

@@ -2,7 +2,7 @@
 
 use super::{record_body, row, row_referencing, stored_body, unique_name, unique_subject};
 use crate::model::{
-    ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
+    ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, UnassignedRow, Version, VersionRow,
 };
 use crate::store::{Preconditions, Store, StoreError};
 use registry_schema::{CompatibilityLevel, Fingerprint, SchemaReference};
@@ -155,6 +155,60 @@ pub async fn bind_guid_first_binding_wins(store: &dyn Store) {
         Some(fp_a),
         "a guid stays bound after its fingerprint loses its id"
     );
+}
+
+/// `create_version_assigning_id` allocates an ID for an unbound fingerprint and binds the guid with
+/// it, reuses the bound ID after; `carried_id_for_guid` answers (fingerprint, ID) while a row
+/// carries the ID, `None` once the last carrier is hard-deleted (`hard_delete_versions` or
+/// `delete_version`), and the new ID after the schema is registered again. A guid bound to another
+/// fingerprint keeps its binding.
+pub async fn guid_resolves_to_the_carried_id(store: &dyn Store) {
+    let none = Preconditions::default();
+    let (fingerprint, body) = stored_body(store, &unique_name("guid-id")).await;
+    let guid = Guid::of(&body);
+    let new_row = |subject: &Subject, version: i32, fingerprint: Fingerprint| UnassignedRow {
+        subject: subject.clone(),
+        version: Version(version),
+        fingerprint,
+        references: vec![],
+        registered_at_ms: 1_700_000_000_000,
+    };
+    let (first, second) = (unique_subject("guid-id-a"), unique_subject("guid-id-b"));
+    assert_eq!(carried(store, &guid).await, None, "an unbound guid");
+    let assigned = store.create_version_assigning_id(&new_row(&first, 1, fingerprint), &guid, &none).await;
+    let (id, allocated) = assigned.expect("create_version_assigning_id of a new schema");
+    assert!(allocated, "an unbound fingerprint gets a new id");
+    assert_eq!(store.fingerprint_for_guid(&guid).await.expect("fingerprint_for_guid"), Some(fingerprint));
+    assert_eq!(store.id_for_fingerprint(&fingerprint).await.expect("id_for_fingerprint"), Some(id));
+    assert_eq!(store.fingerprint_for_id(id).await.expect("fingerprint_for_id"), Some(fingerprint));
+    assert_eq!(carried(store, &guid).await, Some((fingerprint, id)));
+    let assigned = store.create_version_assigning_id(&new_row(&second, 1, fingerprint), &guid, &none).await;
+    assert_eq!(assigned.expect("create_version_assigning_id of a bound schema"), (id, false), "the bound id is reused");
+    let clash = store.create_version_assigning_id(&new_row(&second, 1, fingerprint), &guid, &none).await;
+    assert!(is_conflict(&clash), "a taken version is Conflict, got {clash:?}");
+
+    store.hard_delete_versions(&first, &[Version(1)], false, &none).await.expect("hard delete, id kept elsewhere");
+    assert_eq!(carried(store, &guid).await, Some((fingerprint, id)), "still carried by the other subject");
+    store.hard_delete_versions(&second, &[Version(1)], false, &none).await.expect("hard delete of the last carrier");
+    assert_eq!(carried(store, &guid).await, None, "no row carries the id");
+    let assigned = store.create_version_assigning_id(&new_row(&first, 2, fingerprint), &guid, &none).await;
+    let (again, allocated) = assigned.expect("create_version_assigning_id after the hard delete");
+    assert!(allocated && again > id, "registered again: a new id ({again}), never {id}");
+    assert_eq!(carried(store, &guid).await, Some((fingerprint, again)));
+    store.delete_version(&first, Version(2)).await.expect("delete_version of the last carrier");
+    assert_eq!(carried(store, &guid).await, None, "no row carries the id after delete_version");
+
+    let (other, _) = stored_body(store, &unique_name("guid-id-other")).await;
+    let third = unique_subject("guid-id-c");
+    let assigned = store.create_version_assigning_id(&new_row(&third, 1, other), &guid, &none).await;
+    let (other_id, _) = assigned.expect("create_version_assigning_id of another schema with a bound guid");
+    assert_ne!(other_id, again);
+    assert_eq!(store.fingerprint_for_guid(&guid).await.expect("fingerprint_for_guid"), Some(fingerprint));
+    assert_eq!(carried(store, &guid).await, None, "the guid keeps its first fingerprint, which no row carries");
+}
+
+async fn carried(store: &dyn Store, guid: &Guid) -> Option<(Fingerprint, SchemaId)> {
+    store.carried_id_for_guid(guid).await.expect("carried_id_for_guid")
 }
 
 /// `create_version` creates if absent, `Conflict` otherwise; `versions` lists ascending.
