@@ -48,6 +48,8 @@ impl AwsStore {
         preconditions: &Preconditions,
     ) -> Result<(SchemaId, bool), AwsError> {
         let fingerprint = &row.fingerprint;
+        // The binding's condition is this write's own (one item of a transaction takes one action).
+        let preconditions = &Preconditions { binding: None, ..preconditions.clone() };
         let found = self.read_bindings(fingerprint, guid).await?;
         let ours = (!found.guid_taken).then_some(guid);
         if let Some(id) = found.id {
