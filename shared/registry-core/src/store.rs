@@ -214,18 +214,7 @@ pub trait Store: Send + Sync + Debug {
         guid: &Guid,
         preconditions: &Preconditions,
     ) -> StoreResult<(SchemaId, bool)> {
-        match self.bind_guid(guid, &row.fingerprint).await {
-            Ok(()) | Err(StoreError::Conflict(_)) => {}
-            Err(e) => return Err(e),
-        }
-        let context = row.subject.context();
-        let (id, allocated) = match self.id_for_fingerprint_in(&context, &row.fingerprint).await? {
-            Some(id) => (id, false),
-            None => (self.allocate_id_in(&context, &row.fingerprint).await?, true),
-        };
-        let preconditions = Preconditions { binding: Some((row.fingerprint, id)), ..preconditions.clone() };
-        self.create_version(&row.with_id(id), &preconditions).await?;
-        Ok((id, allocated))
+        assign_id_in_steps(self, row, guid, preconditions).await
     }
 
     /// Sets the row's `deleted` flag to `deleted` if it is currently `!deleted`; `Conflict` if
@@ -360,4 +349,29 @@ pub trait Store: Send + Sync + Debug {
     fn cache_stats(&self) -> Option<crate::CacheStats> {
         None
     }
+}
+
+/// [`Store::create_version_assigning_id`] as separate calls on `store`: bind the guid, find or
+/// allocate the fingerprint's ID in the row's context, then commit the row under that binding. Each
+/// step is idempotent and a crash between two leaves only a binding no row carries yet, which the
+/// retry reuses. The trait's default; `testkit::HookedStore` can run it through its hook so fault
+/// injection reaches every step.
+pub async fn assign_id_in_steps<S: Store + ?Sized>(
+    store: &S,
+    row: &UnassignedRow,
+    guid: &Guid,
+    preconditions: &Preconditions,
+) -> StoreResult<(SchemaId, bool)> {
+    match store.bind_guid(guid, &row.fingerprint).await {
+        Ok(()) | Err(StoreError::Conflict(_)) => {}
+        Err(e) => return Err(e),
+    }
+    let context = row.subject.context();
+    let (id, allocated) = match store.id_for_fingerprint_in(&context, &row.fingerprint).await? {
+        Some(id) => (id, false),
+        None => (store.allocate_id_in(&context, &row.fingerprint).await?, true),
+    };
+    let preconditions = Preconditions { binding: Some((row.fingerprint, id)), ..preconditions.clone() };
+    store.create_version(&row.with_id(id), &preconditions).await?;
+    Ok((id, allocated))
 }

@@ -38,7 +38,8 @@ impl StoreHook for FaultAt {
 
 /// `inner` behind a hook that fails call number `fail_at` (0: never).
 fn faulty(inner: Arc<MemoryStore>, fail_at: usize) -> Arc<HookedStore<FaultAt>> {
-    Arc::new(HookedStore::new(inner, FaultAt { fail_at, ..FaultAt::default() }))
+    // The memory store makes a version with a new ID as separate calls: fail each of them.
+    Arc::new(HookedStore::new(inner, FaultAt { fail_at, ..FaultAt::default() }).assigning_ids_in_steps())
 }
 
 fn avro(text: &str) -> NewSchema {

@@ -5,7 +5,7 @@ use crate::model::{
     ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, UnassignedRow, Version,
     VersionRow,
 };
-use crate::store::{Preconditions, SettingChange, SettingKind, Store, StoreResult, WriteContext};
+use crate::store::{Preconditions, SettingChange, SettingKind, Store, StoreResult, WriteContext, assign_id_in_steps};
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
 use std::fmt;
@@ -114,12 +114,24 @@ impl<F: Fn(StoreCall) -> StoreResult<()> + Send + Sync> StoreHook for F {
 pub struct HookedStore<H> {
     inner: Arc<dyn Store>,
     hook: H,
+    /// Whether [`Store::create_version_assigning_id`] runs as its separate steps through the hook
+    /// (see [`HookedStore::assigning_ids_in_steps`]) instead of as one forwarded call.
+    assign_in_steps: bool,
 }
 
 impl<H: StoreHook> HookedStore<H> {
     /// Wraps `inner`; keep a clone of `inner` to inspect the state behind the hook.
     pub fn new(inner: Arc<dyn Store>, hook: H) -> Self {
-        Self { inner, hook }
+        Self { inner, hook, assign_in_steps: false }
+    }
+
+    /// Runs [`Store::create_version_assigning_id`] as the separate calls of
+    /// [`assign_id_in_steps`] through the hook, so a fault can be injected between them. This is
+    /// what a store without its own atomic version (memory, SQLite) does anyway; a store with one
+    /// (DynamoDB) would be exercised on its other methods instead.
+    pub fn assigning_ids_in_steps(mut self) -> Self {
+        self.assign_in_steps = true;
+        self
     }
 
     /// The wrapped store (calls on it bypass the hook).
@@ -140,9 +152,10 @@ impl<H> fmt::Debug for HookedStore<H> {
 }
 
 /// Implements [`Store`] for [`HookedStore`]: each listed method asks the hook with its
-/// [`StoreCall`], then forwards its arguments to the inner store unchanged.
+/// [`StoreCall`], then forwards its arguments to the inner store unchanged; the methods after
+/// `@hand_written` are written out.
 macro_rules! forward_after_hook {
-    ($($method:ident($($arg:ident: $ty:ty),*) -> $answer:ty => $call:expr;)*) => {
+    ($($method:ident($($arg:ident: $ty:ty),*) -> $answer:ty => $call:expr;)* @hand_written { $($extra:item)* }) => {
         #[async_trait]
         impl<H: StoreHook> Store for HookedStore<H> {
             $(
@@ -160,6 +173,8 @@ macro_rules! forward_after_hook {
             fn cache_stats(&self) -> Option<crate::CacheStats> {
                 self.inner.cache_stats()
             }
+
+            $($extra)*
         }
     };
 }
@@ -184,8 +199,6 @@ forward_after_hook! {
     get_version(subject: &Subject, version: Version) -> Option<VersionRow> => StoreCall::GetVersion;
     write_context(scope: &Scope) -> WriteContext => StoreCall::WriteContext;
     create_version(row: &VersionRow, preconditions: &Preconditions) -> () => StoreCall::CreateVersion;
-    create_version_assigning_id(row: &UnassignedRow, guid: &Guid, preconditions: &Preconditions) -> (SchemaId, bool)
-        => StoreCall::CreateVersionAssigningId;
     set_version_deleted(subject: &Subject, version: Version, deleted: bool) -> () => StoreCall::SetVersionDeleted;
     delete_version(subject: &Subject, version: Version) -> () => StoreCall::DeleteVersion;
     soft_delete_versions(subject: &Subject, versions: &[Version], preconditions: &Preconditions) -> ()
@@ -209,6 +222,26 @@ forward_after_hook! {
     delete_mode(scope: &Scope) -> Option<Mode> => StoreCall::DeleteMode;
     last_used(subject: &Subject) -> Option<u32> => StoreCall::LastUsed;
     mark_used(subject: &Subject, day: u32) -> () => StoreCall::MarkUsed;
+    @hand_written {
+        async fn create_version_assigning_id(
+            &self,
+            row: &UnassignedRow,
+            guid: &Guid,
+            preconditions: &Preconditions,
+        ) -> StoreResult<(SchemaId, bool)> {
+            if self.assign_in_steps {
+                return assign_id_in_steps(self, row, guid, preconditions).await;
+            }
+            let call = StoreCall::CreateVersionAssigningId;
+            for _ in 0..self.hook.yields(call) {
+                tokio::task::yield_now().await;
+            }
+            self.hook.before(call)?;
+            let answer = self.inner.create_version_assigning_id(row, guid, preconditions).await;
+            self.hook.after(call, answer.is_ok());
+            answer
+        }
+    }
 }
 
 #[cfg(test)]
@@ -249,5 +282,33 @@ mod tests {
         let seen = store.hook().0.lock().unwrap().clone();
         assert_eq!(seen, [StoreCall::ListSubjects { limit: 7 }, StoreCall::MarkUsed, StoreCall::SoftDeleteVersions]);
         assert!(seen.iter().skip(1).all(|call| call.is_write()) && !seen[0].is_write());
+    }
+
+    #[tokio::test]
+    async fn assigning_in_steps_shows_the_hook_each_step() {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = {
+            let seen = seen.clone();
+            move |call: StoreCall| {
+                seen.lock().unwrap().push(call);
+                Ok(())
+            }
+        };
+        let store = HookedStore::new(Arc::new(MemoryStore::new()), record).assigning_ids_in_steps();
+        let body = record_body("steps");
+        let row = UnassignedRow {
+            subject: unique_subject("steps"),
+            version: Version(1),
+            fingerprint: body.fingerprint(),
+            references: vec![],
+            registered_at_ms: 1_700_000_000_000,
+        };
+        let guid = Guid::of(&body);
+        let (id, allocated) = store.create_version_assigning_id(&row, &guid, &Preconditions::default()).await.unwrap();
+        assert!(allocated);
+        assert_eq!(store.inner().fingerprint_for_id(id).await.unwrap(), Some(body.fingerprint()));
+        let seen = seen.lock().unwrap().clone();
+        let steps = [StoreCall::BindGuid, StoreCall::IdForFingerprint, StoreCall::AllocateId, StoreCall::CreateVersion];
+        assert_eq!(seen, steps);
     }
 }
