@@ -186,6 +186,29 @@ async fn every_answer_the_http_layer_writes_itself_is_a_confluent_error() {
 }
 
 #[tokio::test]
+async fn a_client_sending_a_whole_body_over_the_limit_reads_the_413() {
+    let (_server, address) = start(&[]).await;
+    let body = vec![b'y'; registry_http::MAX_BODY_BYTES + (1 << 20)];
+    let head = format!(
+        "POST /subjects/s/versions HTTP/1.1\r\nhost: registry\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\n\r\n",
+        body.len()
+    );
+    // The server answers from the head, before the body arrives; the client only reads once it has
+    // sent everything, as most clients do. The server's close must not reset the connection under it.
+    for attempt in 0..3 {
+        let mut stream = connect(&address).await;
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let sent = stream.write_all(&body).await;
+        assert!(sent.is_ok(), "attempt {attempt}: the body could not be sent: {sent:?}");
+        let answer = tokio::time::timeout(PATIENCE, read_answer(&mut stream)).await.unwrap();
+        let answer = answer.unwrap_or_else(|| panic!("attempt {attempt}: no answer after the body was sent"));
+        assert_eq!(answer.status, 413, "{answer:?}");
+        assert_eq!(answer.json()["error_code"], 413);
+    }
+}
+
+#[tokio::test]
 async fn a_declared_body_over_the_limit_with_expect_continue_is_refused_before_100_continue() {
     let (_server, address) = start(&[]).await;
     let request = format!(

@@ -6,17 +6,31 @@
 //! Such an answer is the only thing hyper writes while no request is being served, and it is a bare
 //! head with `content-length: 0`. The stream writes Confluent's JSON error in its place
 //! (`{"error_code":431,"message":"HTTP 431 Request Header Fields Too Large"}`), with the same status.
+//!
+//! Closing lingers: when hyper shuts the connection down (after an answer it sent before reading the
+//! whole request, such as a 413 for a `Content-Length` over the limit), the stream sends its FIN, then
+//! reads and discards what the client still sends, for at most [`LINGER`] and [`LINGER_BYTES`],
+//! before the socket closes. Closing with unread bytes would make the kernel reset the connection,
+//! and a client still sending its body would then lose the answer to the reset.
 
 use super::connection::Clock;
 use axum::http::StatusCode;
 use registry_http::error::ApiError;
 use registry_http::extract::MEDIA_V1;
+use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
+use tokio::time::Sleep;
+
+/// How long a closing connection keeps reading what the client still sends.
+const LINGER: Duration = Duration::from_secs(2);
+/// How much a closing connection reads and discards at most (the 4 MiB body limit and some).
+const LINGER_BYTES: usize = 8 << 20;
 
 /// A TCP stream that reports received bytes to its [`Clock`] and rewrites hyper's automatic answers.
 #[derive(Debug)]
@@ -26,12 +40,14 @@ pub struct WatchedStream {
     /// The JSON answer written instead of hyper's, and how much of it is written; once set, hyper's
     /// own bytes are discarded (the connection closes after the answer).
     replacement: Option<(Vec<u8>, usize)>,
+    /// Once the write half is shut: when lingering ends, and how many bytes were discarded.
+    lingering: Option<(Pin<Box<Sleep>>, usize)>,
 }
 
 impl WatchedStream {
     /// `inner`, reporting to `clock`.
     pub fn new(inner: TcpStream, clock: Arc<Clock>) -> WatchedStream {
-        WatchedStream { inner, clock, replacement: None }
+        WatchedStream { inner, clock, replacement: None, lingering: None }
     }
 
     /// Writes what is left of the replacement answer.
@@ -99,7 +115,23 @@ impl AsyncWrite for WatchedStream {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         ready!(self.poll_replacement(cx))?;
-        Pin::new(&mut self.inner).poll_shutdown(cx)
+        if self.lingering.is_none() {
+            ready!(Pin::new(&mut self.inner).poll_shutdown(cx))?;
+            self.lingering = Some((Box::pin(tokio::time::sleep(LINGER)), 0));
+        }
+        let this = &mut *self;
+        let Some((until, discarded)) = this.lingering.as_mut() else { return Poll::Ready(Ok(())) };
+        let mut scratch = [0u8; 16 * 1024];
+        while *discarded < LINGER_BYTES && until.as_mut().poll(cx).is_pending() {
+            let mut buf = ReadBuf::new(&mut scratch);
+            match Pin::new(&mut this.inner).poll_read(cx, &mut buf) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Ok(())) if !buf.filled().is_empty() => *discarded += buf.filled().len(),
+                // The client closed (or reset): nothing is left to read.
+                Poll::Ready(_) => break,
+            }
+        }
+        Poll::Ready(Ok(()))
     }
 }
 
