@@ -9,6 +9,10 @@ use registry_core::{Fingerprint, SchemaBody};
 /// How often a put that met a concurrent conditional write (S3 409) is tried again.
 const CONCURRENT_PUT_ATTEMPTS: usize = 5;
 
+/// How often a get whose body broke off while streaming is tried again. The SDK retries a failed
+/// request, but not a response whose body fails after the headers arrived (a dropped connection).
+const BODY_READ_ATTEMPTS: usize = 3;
+
 /// Writes `body` at its content address with `If-None-Match: *`. An object already there (412)
 /// is the same body by construction, so that is success. Returns only once the object exists.
 pub(crate) async fn put(
@@ -77,18 +81,27 @@ pub(crate) async fn get(
 }
 
 /// The bytes of the object at `key`, `None` when there is none; `op` names the call in errors.
+/// A body that breaks off while streaming is read again, at most `BODY_READ_ATTEMPTS` times.
 pub(crate) async fn get_bytes(
     s3: &aws_sdk_s3::Client,
     bucket: &str,
     key: &str,
     op: &'static str,
 ) -> Result<Option<Vec<u8>>, AwsError> {
-    let output = match s3.get_object().bucket(bucket).key(key).send().await {
-        Ok(output) => output,
-        Err(error) if matches!(error.as_service_error(), Some(GetObjectError::NoSuchKey(_))) => return Ok(None),
-        Err(error) => return Err(classify(op, error)),
-    };
-    let body = output.body.collect().await;
-    let bytes = body.map_err(|e| AwsError::Unavailable { op, detail: format!("reading {key}: {e}") })?;
-    Ok(Some(bytes.to_vec()))
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let output = match s3.get_object().bucket(bucket).key(key).send().await {
+            Ok(output) => output,
+            Err(error) if matches!(error.as_service_error(), Some(GetObjectError::NoSuchKey(_))) => return Ok(None),
+            Err(error) => return Err(classify(op, error)),
+        };
+        match output.body.collect().await {
+            Ok(bytes) => return Ok(Some(bytes.to_vec())),
+            Err(_) if attempt < BODY_READ_ATTEMPTS => {
+                tokio::time::sleep(std::time::Duration::from_millis(20 * attempt as u64)).await;
+            }
+            Err(e) => return Err(AwsError::Unavailable { op, detail: format!("reading {key}: {e}") }),
+        }
+    }
 }
