@@ -9,6 +9,14 @@ async fn root_answers_empty_object(h: &Harness) {
     assert_eq!(h.get("/").await.ok_json(200), json!({}));
 }
 
+async fn server_metadata_names_the_registry_and_its_version(h: &Harness) {
+    let id = h.get("/v1/metadata/id").await.ok_json(200);
+    let clusters = json!({"kafka-cluster": null, "schema-registry-cluster": "schema-registry"});
+    assert_eq!(id, json!({"scope": {"path": [], "clusters": clusters}}));
+    let version = h.get("/v1/metadata/version").await.ok_json(200);
+    assert_eq!(version, json!({"version": env!("CARGO_PKG_VERSION")}));
+}
+
 async fn subjects_empty_registry(h: &Harness) {
     assert_eq!(h.subjects("").await, Vec::<String>::new());
 }
@@ -218,6 +226,7 @@ async fn subject_with_space_and_colon(h: &Harness) {
 
 api_tests::api_cases!(
     root_answers_empty_object,
+    server_metadata_names_the_registry_and_its_version,
     subjects_empty_registry,
     subjects_sorted,
     subjects_prefix_filter,

@@ -209,6 +209,16 @@ variable "churn_max_per_hour" {
   }
 }
 
+variable "incompatible_error_code" {
+  description = "error_code of an incompatible-schema answer (HTTP 409 either way): 40901 as Confluent 8.0.4+/8.1.2+/8.2+, or 409 as earlier releases (REGISTRY_INCOMPATIBLE_ERROR_CODE)."
+  type        = number
+  default     = 40901
+  validation {
+    condition     = contains([40901, 409], var.incompatible_error_code)
+    error_message = "incompatible_error_code must be 40901 or 409."
+  }
+}
+
 variable "churn_enforce" {
   description = "Churn guard: refuse new versions over churn_max_per_hour with 429 / error_code 42901 instead of only warning (REGISTRY_CHURN_ENFORCE)."
   type        = bool

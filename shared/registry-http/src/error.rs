@@ -57,11 +57,60 @@ pub struct ErrorDetail(pub String);
 pub struct ErrorCode(pub u32);
 
 /// Confluent's error envelope (`ErrorMessage`).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 struct ErrorBody<'a> {
     error_code: u32,
-    message: &'a str,
+    #[serde(borrow)]
+    message: std::borrow::Cow<'a, str>,
 }
+
+/// The `error_code` of an incompatible-schema answer (HTTP 409 either way).
+///
+/// Confluent 8.0.4+, 8.1.2+ and 8.2+ answer 40901 (the default); earlier releases, and tests
+/// written against them (Confluent's own Python client tests among them), expect the bare 409.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum IncompatibleErrorCode {
+    /// 40901, as current Confluent releases answer.
+    #[default]
+    Current,
+    /// 409, as Confluent answered before 8.0.4/8.1.2.
+    Legacy,
+}
+
+impl IncompatibleErrorCode {
+    /// From the configured number: `40901` or `409`.
+    pub fn from_code(code: u32) -> Result<IncompatibleErrorCode, String> {
+        match code {
+            40901 => Ok(IncompatibleErrorCode::Current),
+            409 => Ok(IncompatibleErrorCode::Legacy),
+            other => Err(format!("incompatible-schema error code must be 40901 or 409, not {other}")),
+        }
+    }
+}
+
+/// Middleware of a registry configured with [`IncompatibleErrorCode::Legacy`]: the one error whose
+/// `error_code` depends on a setting is answered with 409 instead of 40901. Only incompatible-schema
+/// answers are touched (their [`ErrorCode`] extension says so); their body is the small envelope.
+pub async fn legacy_incompatible_code(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let response = next.run(request).await;
+    if response.extensions().get::<ErrorCode>() != Some(&ErrorCode(INCOMPATIBLE_CODE)) {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return ApiError::Internal("incompatible-schema answer unreadable".into()).into_response();
+    };
+    let Ok(envelope) = serde_json::from_slice::<ErrorBody>(&bytes) else {
+        return ApiError::Internal("incompatible-schema answer is not an error envelope".into()).into_response();
+    };
+    parts.extensions.insert(ErrorCode(LEGACY_INCOMPATIBLE_CODE));
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::from(error_body(LEGACY_INCOMPATIBLE_CODE, &envelope.message)))
+}
+
+/// The incompatible-schema `error_code` of current Confluent releases, and the older one.
+const INCOMPATIBLE_CODE: u32 = 40901;
+const LEGACY_INCOMPATIBLE_CODE: u32 = 409;
 
 /// Generic texts for 5xx answers (the detail goes to the log).
 const STORE_ERROR_MESSAGE: &str = "Error while accessing the backend store";
@@ -89,7 +138,8 @@ impl ApiError {
                     // CP 8.x: releases 8.0.4+, 8.1.2+ and 8.2+ answer error_code 40901 (commit ef43652bfe);
                     // only the early 8.0.x/8.1.x patches kept the bare 409. We follow the current 8.x line.
                     // Clients key on the HTTP status (409), which is the same either way.
-                    R::IncompatibleSchema { .. } => (StatusCode::CONFLICT, 40901, message, None),
+                    // `REGISTRY_INCOMPATIBLE_ERROR_CODE=409` answers the bare 409 ([`legacy_incompatible_code`]).
+                    R::IncompatibleSchema { .. } => (StatusCode::CONFLICT, INCOMPATIBLE_CODE, message, None),
                     R::InvalidSchema { .. } => (unprocessable, 42201, message, None),
                     R::InvalidVersion { .. } => (unprocessable, 42202, message, None),
                     R::InvalidCompatibilityLevel { .. } => (unprocessable, 42203, message, None),
@@ -160,7 +210,7 @@ impl ApiError {
 }
 
 fn error_body(error_code: u32, message: &str) -> Vec<u8> {
-    serde_json::to_vec(&ErrorBody { error_code, message })
+    serde_json::to_vec(&ErrorBody { error_code, message: message.into() })
         .unwrap_or_else(|_| br#"{"error_code":500,"message":"Internal Server Error"}"#.to_vec())
 }
 

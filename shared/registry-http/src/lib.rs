@@ -41,7 +41,7 @@ use error::ApiError;
 use http_cache::HttpConfig;
 use registry_auth::Authenticator;
 use registry_core::Registry;
-use routes::{compatibility, config, contracts, schemas, subjects, versions};
+use routes::{compatibility, config, contracts, metadata, schemas, subjects, versions};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -66,6 +66,8 @@ pub struct AppOptions {
     /// Time budget of one request, up to its response head (504 after it; [`request_limits::within`]).
     /// The Lambda function sets it; `registry serve` bounds the client's time on the connection instead.
     pub request_budget: Option<Duration>,
+    /// The `error_code` of incompatible-schema answers ([`error::IncompatibleErrorCode`]).
+    pub incompatible_error_code: error::IncompatibleErrorCode,
 }
 
 /// The whole application over `registry`, the one composition every host uses (`registry serve`,
@@ -83,6 +85,12 @@ pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
     let routes = match options.authenticator {
         Some(authenticator) => auth::protect(routes, authenticator),
         None => routes,
+    };
+    let routes = match options.incompatible_error_code {
+        error::IncompatibleErrorCode::Current => routes,
+        error::IncompatibleErrorCode::Legacy => {
+            routes.layer(axum::middleware::from_fn(error::legacy_incompatible_code))
+        }
     };
     let routes = routes.layer(axum::middleware::from_fn(request_limits::check));
     let routes = match options.request_budget {
@@ -133,6 +141,11 @@ fn api_routes(state: AppState, config: HttpConfig) -> axum::Router {
         .route("/contexts", get(declare("list_contexts", READ, schemas::list_contexts)))
         .route("/contexts/{context}", routing::delete(declare("delete_context", DELETE, schemas::delete_context)))
         .route("/metrics", get(declare("get_metrics", READ, metrics::get_metrics)))
+        .route("/v1/metadata/id", get(declare("get_cluster_id", READ, metadata::get_cluster_id)))
+        .route(
+            "/v1/metadata/version",
+            get(declare("get_schema_registry_server_version", READ, metadata::get_server_version)),
+        )
         .route("/subjects", get(declare("get_all_subjects", READ, subjects::get_all_subjects)))
         .route(
             "/subjects/{subject}",

@@ -15,6 +15,7 @@ use registry_auth::{AuthConfig, AuthError, Authenticator};
 use registry_core::cache::DEFAULT_CACHE_BYTES;
 use registry_core::{ChurnSettings, CompatibilityLevel, Limits, RegistrySettings, default_schema_workers};
 use registry_http::AppOptions;
+use registry_http::error::IncompatibleErrorCode;
 use registry_http::http_cache::{DEFAULT_ID_CACHE_CONTROL, HttpConfig};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -85,6 +86,11 @@ pub struct Settings {
     /// `registry_http::http_cache` for why the default is safe and when to choose `no-cache`.
     #[arg(long, env = "REGISTRY_ID_CACHE_CONTROL", default_value = DEFAULT_ID_CACHE_CONTROL)]
     pub id_cache_control: String,
+
+    /// The `error_code` of an incompatible-schema answer (HTTP 409 either way): 40901, as Confluent
+    /// 8.0.4+/8.1.2+/8.2+ answer, or 409, as earlier releases did.
+    #[arg(long, env = "REGISTRY_INCOMPATIBLE_ERROR_CODE", default_value = "40901", value_parser = parse_incompatible_code)]
+    pub incompatible_error_code: IncompatibleErrorCode,
 
     #[command(flatten)]
     pub auth: AuthArgs,
@@ -236,7 +242,8 @@ impl Settings {
     /// [`AuthArgs::config`], which may need a secret fetched first).
     pub fn app_options(&self, authenticator: Option<Arc<Authenticator>>) -> Result<AppOptions, SettingsError> {
         let http = HttpConfig::with_id_cache_control(&self.id_cache_control).map_err(SettingsError::CacheControl)?;
-        Ok(AppOptions { http, authenticator, request_budget: None })
+        let incompatible_error_code = self.incompatible_error_code;
+        Ok(AppOptions { http, authenticator, request_budget: None, incompatible_error_code })
     }
 }
 
@@ -279,6 +286,11 @@ fn parse_level(value: &str) -> Result<CompatibilityLevel, String> {
         let names: Vec<&str> = CompatibilityLevel::ALL.iter().map(|level| level.as_str()).collect();
         format!("unknown compatibility level {value:?}; expected one of {}", names.join(", "))
     })
+}
+
+fn parse_incompatible_code(value: &str) -> Result<IncompatibleErrorCode, String> {
+    let code = value.trim().parse::<u32>().map_err(|_| format!("{value:?} is not 40901 or 409"))?;
+    IncompatibleErrorCode::from_code(code)
 }
 
 fn parse_bool(value: &str) -> Result<bool, String> {
@@ -343,6 +355,14 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn the_incompatible_error_code_is_40901_unless_set_to_409() {
+        let code = |args: &[&str]| parse(args).and_then(|s| s.app_options(None)).map(|o| o.incompatible_error_code);
+        assert!(matches!(code(&[]), Ok(IncompatibleErrorCode::Current)));
+        assert!(matches!(code(&["--incompatible-error-code", "409"]), Ok(IncompatibleErrorCode::Legacy)));
+        assert!(code(&["--incompatible-error-code", "40900"]).is_err());
     }
 
     #[test]

@@ -64,6 +64,26 @@ async fn incompatible_schema_is_409_40901() {
 }
 
 #[tokio::test]
+async fn incompatible_schema_is_the_bare_409_when_configured_so() {
+    let registry = registry_core::Registry::new(
+        std::sync::Arc::new(registry_core::MemoryStore::new()),
+        registry_core::RegistrySettings::default(),
+    );
+    let options = registry_http::AppOptions {
+        incompatible_error_code: registry_http::error::IncompatibleErrorCode::Legacy,
+        ..registry_http::AppOptions::default()
+    };
+    let api = Api::with_router(registry_http::app(registry, options));
+    api.register("users", USER_V1).await;
+    let reply = api.post("/subjects/users/versions", json!({ "schema": USER_BAD })).await;
+    let message = reply.error(409, 409);
+    assert!(message.starts_with("Schema being registered is incompatible"), "{message}");
+    // Other errors keep their codes.
+    api.post("/subjects/users/versions", json!({"schema": "not json"})).await.error(422, 42201);
+    api.post("/compatibility/subjects/users/versions/1", json!({ "schema": USER_BAD })).await.ok();
+}
+
+#[tokio::test]
 async fn invalid_or_empty_schemas_are_42201() {
     let api = Api::new();
     api.post("/subjects/users/versions", json!({"schema": "{\"type\":\"recrod\"}"})).await.error(422, 42201);
