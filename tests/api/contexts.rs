@@ -66,8 +66,15 @@ async fn a_context_base_url_qualifies_every_subject(h: &Harness) {
     h.get(&format!("/contexts/{}/subjects", enc(".a:b"))).await.assert_error(400, 400);
 }
 
+async fn a_context_prefix_filters_the_context_listing(h: &Harness) {
+    assert_eq!(h.get("/contexts?contextPrefix=.").await.ok_json(200), json!(["."]));
+    assert_eq!(h.get("/contexts?contextPrefix=.team").await.ok_json(200), json!([]));
+    assert_eq!(h.get("/contexts?contextPrefix=").await.ok_json(200), json!(["."]), "empty: no filter");
+}
+
 api_tests::api_cases!(
     a_context_base_url_qualifies_every_subject,
+    a_context_prefix_filters_the_context_listing,
     the_default_context_qualifier_names_the_plain_subject,
     context_only_and_wildcard_subjects_are_42208,
     deleting_a_context_with_a_colon_is_400,
@@ -109,6 +116,8 @@ async fn each_context_has_its_own_ids(h: &Harness) {
 
     assert_eq!(h.get("/contexts").await.ok_json(200), json!([".", ".team"]));
     assert_eq!(h.get("/contexts?offset=1&limit=1").await.ok_json(200), json!([".team"]));
+    assert_eq!(h.get("/contexts?contextPrefix=.te").await.ok_json(200), json!([".team"]));
+    assert_eq!(h.get("/contexts?contextPrefix=.&offset=1").await.ok_json(200), json!([".team"]), "filter, then page");
 }
 
 mod id_spaces {

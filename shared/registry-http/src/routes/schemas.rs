@@ -333,11 +333,27 @@ pub async fn get_all_versions_by_id(ListingById { rows, window }: ListingById) -
     json_stream::respond(VersionsById { rows }, window, "version listing by ID").await
 }
 
-/// `GET /contexts`: `["."]` plus the listed named contexts, ascending; `offset`, `limit`.
-pub async fn list_contexts(State(state): State<AppState>, ConfluentQuery(paging): ConfluentQuery<Paging>) -> ApiResult {
-    let page = paging.window(LIST_LIMIT, LIST_LIMIT);
-    let contexts = state.registry.contexts().await?;
-    json(&page.apply(contexts))
+/// Query of `GET /contexts`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextsQuery {
+    /// Only contexts whose name (`.`, `.team`) starts with it; empty: every context.
+    #[serde(default, deserialize_with = "text")]
+    pub context_prefix: Option<String>,
+    #[serde(flatten)]
+    pub paging: Paging,
+}
+
+/// `GET /contexts`: `["."]` plus the listed named contexts, ascending; `contextPrefix` filters
+/// before `offset` and `limit` apply, as Confluent's `ContextsResource`.
+pub async fn list_contexts(
+    State(state): State<AppState>,
+    ConfluentQuery(query): ConfluentQuery<ContextsQuery>,
+) -> ApiResult {
+    let page = query.paging.window(LIST_LIMIT, LIST_LIMIT);
+    let prefix = query.context_prefix.unwrap_or_default();
+    let contexts = state.registry.contexts().await?.into_iter().filter(|context| context.starts_with(&prefix));
+    json(&page.apply(contexts.collect()))
 }
 
 /// `DELETE /contexts/{context}`: 204 once the context is no longer listed; 42211 while a subject
