@@ -36,10 +36,17 @@ async fn other_metadata_is_a_new_version_and_id(h: &Harness) {
 }
 
 async fn invalid_rule_set_is_42210(h: &Harness) {
-    let body = json!({"schema": user_v1(), "ruleSet": {"domainRules": [{"name": "bad-name", "type": "CEL"}]}});
+    let body = json!({"schema": user_v1(), "ruleSet": {"domainRules": [{"name": "bad.name", "type": "CEL"}]}});
     let message = h.register_raw("users", &body).await.assert_error(422, 42210);
-    assert_eq!(message, "Illegal character in rule name: bad-name");
+    assert_eq!(message, "Illegal character in rule name: bad.name");
+    let several = json!({"name": "check", "type": "CEL", "mode": "WRITE", "onFailure": "ERROR,NONE"});
+    let body = json!({"schema": user_v1(), "ruleSet": {"domainRules": [several]}});
+    let message = h.register_raw("users", &body).await.assert_error(422, 42210);
+    assert_eq!(message, "Multiple actions only valid with WRITEREAD and UPDOWN");
     h.get("/subjects/users/versions").await.assert_error(404, 40401);
+    // Dashes are legal after the first character (Confluent since its DEK registry).
+    let body = json!({"schema": user_v1(), "ruleSet": {"domainRules": [{"name": "good-name", "type": "CEL"}]}});
+    h.register_raw("users", &body).await.ok_json(200);
 }
 
 async fn config_defaults_and_overrides_apply_and_persist(h: &Harness) {

@@ -101,6 +101,17 @@ async fn lookup_schema_of_other_subject_is_40403(h: &Harness) {
     h.lookup("a", &distinct(2)).await.assert_error(404, 40403);
 }
 
+async fn lookup_of_an_empty_schema_matches_nothing(h: &Harness) {
+    for body in [json!({}), json!({"schema": ""}), json!({"schema": "  "})] {
+        h.post("/subjects/nobody", &body).await.assert_error(404, 40401);
+    }
+    h.register("s", &distinct(1)).await;
+    for body in [json!({}), json!({"schema": ""}), json!({"schema": "  "})] {
+        let message = h.post("/subjects/s", &body).await.assert_error(404, 40403);
+        assert_eq!(message, "Schema not found");
+    }
+}
+
 async fn lookup_invalid_schema_is_42201(h: &Harness) {
     h.register("s", &distinct(1)).await;
     h.lookup("s", r#"{"type":"record","name":"Broken"}"#).await.assert_error(422, 42201);
@@ -239,6 +250,7 @@ api_tests::api_cases!(
     lookup_unknown_subject_is_40401,
     lookup_unknown_schema_is_40403,
     lookup_schema_of_other_subject_is_40403,
+    lookup_of_an_empty_schema_matches_nothing,
     lookup_invalid_schema_is_42201,
     lookup_soft_deleted_needs_deleted_flag,
     lookup_fully_deleted_subject_is_40401,

@@ -109,8 +109,9 @@ pub struct RuleSet {
 
 impl RuleSet {
     /// Confluent's `RuleSet.validate`: names unique across all lists, each rule named (a letter
-    /// or `_`, then letters, digits or `_`) and typed, migration rules in migration modes, domain
-    /// and encoding rules in domain modes. The error text is Confluent's (42210).
+    /// or `_`, then letters, digits, `_` or `-`, at most 256 characters) and typed, several
+    /// comma-separated actions only in `WRITEREAD` and `UPDOWN`, migration rules in migration
+    /// modes, domain and encoding rules in domain modes. The error text is Confluent's (42210).
     pub fn validate(&self) -> Result<(), RegistryError> {
         let invalid = |reason: String| RegistryError::InvalidRuleSet { reason };
         let mut names: HashSet<Option<&str>> = HashSet::new();
@@ -129,6 +130,11 @@ impl RuleSet {
                 if rule.rule_type.is_none() {
                     return Err(invalid("Missing rule type".to_string()));
                 }
+                let several = |action: &Option<String>| action.as_deref().is_some_and(|a| a.contains(','));
+                let single_action_mode = !matches!(rule.mode, RuleMode::Writeread | RuleMode::Updown);
+                if single_action_mode && (several(&rule.on_success) || several(&rule.on_failure)) {
+                    return Err(invalid("Multiple actions only valid with WRITEREAD and UPDOWN".to_string()));
+                }
                 if rule.mode.is_migration() != migration {
                     return Err(invalid(mode_message.to_string()));
                 }
@@ -138,6 +144,9 @@ impl RuleSet {
     }
 }
 
+/// Longest rule name, in UTF-16 units as Java counts them (Confluent's `Rule.NAME_MAX_LENGTH`).
+const RULE_NAME_MAX_LENGTH: usize = 256;
+
 fn validate_name(name: Option<&str>) -> Result<(), String> {
     let Some(name) = name else {
         return Err("Missing rule name".to_string());
@@ -146,10 +155,13 @@ fn validate_name(name: Option<&str>) -> Result<(), String> {
     let Some(first) = chars.next() else {
         return Err("Empty rule name".to_string());
     };
+    if name.encode_utf16().count() > RULE_NAME_MAX_LENGTH {
+        return Err("Rule name too long".to_string());
+    }
     if !(first.is_alphabetic() || first == '_') {
         return Err(format!("Illegal initial character in rule name: {name}"));
     }
-    if !chars.all(|c| c.is_alphanumeric() || c == '_') {
+    if !chars.all(|c| c.is_alphanumeric() || c == '_' || c == '-') {
         return Err(format!("Illegal character in rule name: {name}"));
     }
     Ok(())
@@ -362,9 +374,17 @@ mod tests {
             "Illegal initial character in rule name: 1a"
         );
         assert_eq!(
-            reason(json!({"domainRules": [{"name": "a-b", "type": "CEL"}]})),
-            "Illegal character in rule name: a-b"
+            reason(json!({"domainRules": [{"name": "a.b", "type": "CEL"}]})),
+            "Illegal character in rule name: a.b"
         );
+        assert!(rule_set(json!({"domainRules": [{"name": "a-b", "type": "CEL"}]})).validate().is_ok());
+        let longest = "r".repeat(256);
+        assert!(rule_set(json!({"domainRules": [{"name": longest, "type": "CEL"}]})).validate().is_ok());
+        let too_long = "r".repeat(257);
+        assert_eq!(reason(json!({"domainRules": [{"name": too_long, "type": "CEL"}]})), "Rule name too long");
+        let actions = |mode: &str| json!({"domainRules": [{"name": "a", "type": "CEL", "mode": mode, "onFailure": "ERROR,NONE"}]});
+        assert_eq!(reason(actions("WRITE")), "Multiple actions only valid with WRITEREAD and UPDOWN");
+        assert!(rule_set(actions("WRITEREAD")).validate().is_ok());
         assert_eq!(reason(json!({"domainRules": [{"name": "a"}]})), "Missing rule type");
         assert_eq!(
             reason(

@@ -81,9 +81,11 @@ impl Registry {
     ) -> Result<SchemaRecord, RegistryError> {
         let (subject, rows) = self.visible_subject(subject, options.include_deleted).await?;
         let candidates: Vec<&VersionRow> = visible(&rows, options.include_deleted).collect();
+        // An empty schema matches nothing (Confluent's canonicalizeSchema gives it no parse): 40403
+        // in a subject that exists, as the subject check above answered 40401 otherwise.
         let text = schema.schema.as_deref().filter(|s| !s.trim().is_empty());
         let Some(text) = text else {
-            return Err(RegistryError::InvalidSchema { reason: "Empty schema".to_string() });
+            return Err(RegistryError::SchemaNotFound);
         };
         let normalize = options.normalize || self.effective_config(Some(&subject)).await?.normalize;
         let body = self.canonical_body(schema, text, Validation::Lenient, normalize).await?;
