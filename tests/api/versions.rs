@@ -287,7 +287,50 @@ async fn missing_reference_is_42201(h: &Harness) {
     h.get(&format!("/subjects/{}/versions", enc("order"))).await.assert_error(404, 40401);
 }
 
+/// `?format=resolved` writes an Avro schema's referenced types in full (Java's `Schema.toString()`)
+/// on every read Confluent gives the parameter; `default` and unknown formats answer the stored text.
+async fn format_resolved_inlines_avro_references_everywhere(h: &Harness) {
+    let address =
+        r#"{"type":"record","name":"Address","namespace":"acme","fields":[{"name":"street","type":"string"}]}"#;
+    let user = r#"{"type":"record","name":"User","namespace":"acme","fields":[{"name":"home","type":"Address"}]}"#;
+    let resolved = concat!(
+        r#"{"type":"record","name":"User","namespace":"acme","fields":[{"name":"home","type":"#,
+        r#"{"type":"record","name":"Address","fields":[{"name":"street","type":"string"}]}}]}"#
+    );
+    h.register("address", address).await;
+    let body = json!({"schema": user, "references": [{"name": "acme.Address", "subject": "address", "version": 1}]});
+    let registered = h.register_raw("user", &body).await.ok_json(200);
+    assert_eq!(registered["schema"], user);
+    let (id, guid) = (registered["id"].clone(), registered["guid"].as_str().unwrap_or_default().to_string());
+    let reads = [
+        "/subjects/user/versions/1?format=resolved".to_string(),
+        "/subjects/user/versions/latest?format=resolved".to_string(),
+        format!("/schemas/ids/{id}?format=resolved"),
+        format!("/schemas/guids/{guid}?format=resolved"),
+        "/subjects/user/metadata?format=resolved".to_string(),
+    ];
+    for path in &reads {
+        assert_eq!(h.get(path).await.ok_json(200)["schema"], resolved, "{path}");
+    }
+    for path in
+        ["/subjects/user/versions/1/schema?format=resolved", &format!("/schemas/ids/{id}/schema?format=resolved")]
+    {
+        assert_eq!(h.get(path).await.text, resolved, "{path}");
+    }
+    let lookup = h.post("/subjects/user?format=resolved", &body).await.ok_json(200);
+    assert_eq!(lookup["schema"], resolved);
+    let again = h.post("/subjects/user/versions?format=resolved", &body).await.ok_json(200);
+    assert_eq!((again["id"].clone(), again["schema"].clone()), (id.clone(), json!(resolved)));
+    for format in ["default", "no-such-format", ""] {
+        let path = format!("/subjects/user/versions/1?format={format}");
+        assert_eq!(h.get(&path).await.ok_json(200)["schema"], user, "{path}");
+    }
+    // Without references the resolved text is the stored one.
+    assert_eq!(h.get("/subjects/address/versions/1?format=resolved").await.ok_json(200)["schema"], address);
+}
+
 api_tests::api_cases!(
+    format_resolved_inlines_avro_references_everywhere,
     register_answers_full_schema,
     reregister_returns_same_id_and_version,
     same_schema_other_subject_shares_id,

@@ -19,6 +19,9 @@ use std::collections::HashMap;
 #[derive(Debug, Clone)]
 pub struct AvroSchema {
     canonical: String,
+    /// The text with every referenced type written in full (`?format=resolved`), when the schema
+    /// has references; without them it is the stored text.
+    resolved: Option<String>,
     schema: Schema,
     named: HashMap<String, Schema>,
 }
@@ -98,18 +101,26 @@ impl AvroSchema {
         } else {
             writer::write(&parser.arena, &known, &root, true)
         };
+        let resolved = (!dependencies.is_empty())
+            .then(|| writer::write(&parser.arena, &vec![false; parser.arena.len()], &root, true));
         let schema = to_apache(&parser, &root)?;
         let mut named = HashMap::new();
         for dep_root in &dep_roots {
             collect_named(&to_apache(&parser, dep_root)?, &mut named);
         }
         collect_named(&schema, &mut named);
-        Ok(AvroSchema { canonical, schema, named })
+        Ok(AvroSchema { canonical, resolved, schema, named })
     }
 
     /// The stored text.
     pub fn canonical_text(&self) -> &str {
         &self.canonical
+    }
+
+    /// The text Java Avro's `Schema.toString()` writes, Confluent's `?format=resolved`: the types
+    /// of the references written in full where first used, instead of by name.
+    pub fn resolved_text(&self) -> &str {
+        self.resolved.as_deref().unwrap_or(&self.canonical)
     }
 
     /// The parsed schema. Named types used a second time (or defined in a dependency) appear as

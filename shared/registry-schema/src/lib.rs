@@ -171,11 +171,14 @@ impl ParsedSchema {
         }
     }
 
-    /// The rendering `?format=` names, when this format has it: `serialized` for Protobuf (base64
-    /// of the `FileDescriptorProto`, what confluent-kafka's deserializers ask for). `None` for
-    /// every other pair: Confluent then answers the stored text.
+    /// The rendering `?format=` names, when this format has it: `resolved` for Avro (the
+    /// referenced types inlined, Java's `Schema.toString()`), `serialized` for Protobuf (base64 of
+    /// the `FileDescriptorProto`, what confluent-kafka's deserializers ask for). `None` for every
+    /// other pair (`default` included): Confluent then answers the stored text, and does so for
+    /// formats it does not know too, "for forward compatibility of formats".
     pub fn formatted(&self, format: &str) -> Option<String> {
         match (self, format) {
+            (ParsedSchema::Avro(s), "resolved") => Some(s.resolved_text().to_string()),
             (ParsedSchema::Protobuf(s), "serialized") => Some(s.serialized()),
             _ => None,
         }

@@ -369,3 +369,29 @@ fn normal_form_differs_from_stored_text_only_in_layout() {
     assert_ne!(normalized(text), stored(text));
     assert_eq!(normalized(&normalized(text)), normalized(text));
 }
+
+#[test]
+fn resolved_text_writes_referenced_types_in_full_where_first_used() {
+    let country = r#"{"type":"enum","name":"geo.Country","symbols":["FR","DE"]}"#;
+    let city = r#"{"type":"record","name":"geo.City","fields":[{"name":"country","type":"geo.Country"}]}"#;
+    let text = r#"{"type":"record","name":"Trip","fields":[{"name":"to","type":"geo.City"},{"name":"via","type":"geo.Country"}]}"#;
+    let deps = [dep("geo.Country", country), dep("geo.City", city)];
+    let schema = match AvroSchema::parse(text, &deps, Validation::Strict, false) {
+        Ok(s) => s,
+        Err(e) => panic!("{e}"),
+    };
+    // Java's `Schema.toString()`: City in full at its first use, Country in full inside it (its
+    // namespace is City's, so not repeated), then by full name outside `geo`.
+    assert_eq!(
+        schema.resolved_text(),
+        concat!(
+            r#"{"type":"record","name":"Trip","fields":[{"name":"to","type":{"type":"record","name":"City","namespace":"geo","#,
+            r#""fields":[{"name":"country","type":{"type":"enum","name":"Country","symbols":["FR","DE"]}}]}},"#,
+            r#"{"name":"via","type":"geo.Country"}]}"#
+        )
+    );
+    let plain = r#"{"type":"record","name":"Trip","fields":[{"name":"at","type":"long"}]}"#;
+    assert_eq!(stored(plain), plain);
+    let parsed = AvroSchema::parse(plain, &[], Validation::Strict, false).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(parsed.resolved_text(), parsed.canonical_text());
+}

@@ -1,7 +1,7 @@
 //! Data-contract reads: `GET /subjects/{s}/metadata` (latest version by metadata properties) and
 //! CP 8's `GET /schemas/guids/{guid}`.
 
-use super::{ApiResult, DeletedQuery, json};
+use super::{ApiResult, DeletedQuery, FormatQuery, apply_format, json};
 use crate::AppState;
 use crate::dto::{SchemaDto, SchemaStringDto};
 use crate::error::ApiError;
@@ -24,16 +24,23 @@ pub async fn get_latest_with_metadata(
         .zip(lists.all("value"))
         .map(|(key, value)| (key.to_string(), value.to_string()))
         .collect();
-    let record = state.registry.latest_with_metadata(&subject, &filter, query.deleted).await?;
+    let mut record = state.registry.latest_with_metadata(&subject, &filter, query.deleted).await?;
+    apply_format(&state, &mut record.body, query.format.as_deref()).await?;
     json(&SchemaDto::from_record(&record))
 }
 
 /// `GET /schemas/guids/{guid}`: the schema with that guid (`SchemaString` shape with `guid`);
 /// 40403 `Schema not found` when none has it; a path that is not a UUID is the framework's 404.
-pub async fn get_schema_by_guid(State(state): State<AppState>, Segment(guid): Segment) -> ApiResult {
+/// `format` as in [`apply_format`].
+pub async fn get_schema_by_guid(
+    State(state): State<AppState>,
+    Segment(guid): Segment,
+    ConfluentQuery(query): ConfluentQuery<FormatQuery>,
+) -> ApiResult {
     if !is_guid(&guid) {
         return Err(ApiError::NotFound);
     }
-    let found = state.registry.schema_by_guid(&guid).await?;
+    let mut found = state.registry.schema_by_guid(&guid).await?;
+    apply_format(&state, &mut found.body, query.format.as_deref()).await?;
     json(&SchemaStringDto::new(&found, None))
 }

@@ -9,11 +9,13 @@ pub mod schemas;
 pub mod subjects;
 pub mod versions;
 
+use crate::AppState;
 use crate::error::ApiError;
-use crate::extract::{MEDIA_V1, Paging, flag};
+use crate::extract::{MEDIA_V1, Paging, flag, text};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use registry_auth::Operation;
+use registry_core::SchemaBody;
 use serde::{Deserialize, Serialize};
 
 /// Handler result: a finished response or an [`ApiError`].
@@ -44,6 +46,37 @@ pub struct DeletedQuery {
     /// Soft-deleted versions count too.
     #[serde(default, deserialize_with = "flag")]
     pub deleted: bool,
+    /// See [`apply_format`].
+    #[serde(default, deserialize_with = "text")]
+    pub format: Option<String>,
+}
+
+/// Query of the reads whose only parameter is `format` (`GET /schemas/guids/{guid}`).
+#[derive(Debug, Default, Deserialize)]
+pub struct FormatQuery {
+    /// See [`apply_format`].
+    #[serde(default, deserialize_with = "text")]
+    pub format: Option<String>,
+}
+
+/// `?format=`, on every read of a schema that Confluent gives it (and on register and lookup
+/// answers): replaces `body.schema` with the rendering the format names when the schema's type
+/// has one (Avro `resolved`: the referenced types inlined; Protobuf `serialized`: base64
+/// `FileDescriptorProto`, which confluent-kafka's Protobuf deserializer requires). Any other
+/// format leaves the stored text, as Confluent does "for forward compatibility of formats".
+/// True when the text was replaced.
+pub(crate) async fn apply_format(
+    state: &AppState,
+    body: &mut SchemaBody,
+    format: Option<&str>,
+) -> Result<bool, ApiError> {
+    if let Some(format) = format.filter(|format| !format.is_empty())
+        && let Some(text) = state.registry.formatted(body, format).await?
+    {
+        body.schema = text;
+        return Ok(true);
+    }
+    Ok(false)
 }
 
 /// Query of the paged listings that may include soft-deleted versions (`.../referencedby`,

@@ -1,7 +1,7 @@
 //! `/schemas` resource (schema types, the schema listing, everything keyed by schema ID) and `/contexts`.
 
+use super::apply_format;
 use super::json_stream::{self, Pages, write_json};
-use super::versions::apply_format;
 use super::{ApiResult, DeletedPagedQuery, json, raw_schema};
 use crate::AppState;
 use crate::dto::{SchemaDto, SchemaStringDto, SubjectVersionDto};
@@ -147,16 +147,19 @@ pub async fn get_schemas_by_id(
     cacheable(&found, Representation::SchemaObject, &headers, &config, || json(&SchemaStringDto::new(&found, None)))
 }
 
-/// Query of the by-ID reads that only pick the ID's context.
+/// Query of `GET /schemas/ids/{id}/schema`.
 #[derive(Debug, Default, Deserialize)]
 pub struct IdContextQuery {
     /// Picks the context the ID is read in ([`Registry::context_for_id`]).
     #[serde(default, deserialize_with = "text")]
     pub subject: Option<String>,
+    /// See [`apply_format`].
+    #[serde(default, deserialize_with = "text")]
+    pub format: Option<String>,
 }
 
 /// `GET /schemas/ids/{id}/schema`: the schema text itself (40403 for an unknown ID); `subject`
-/// picks the context. Cacheable.
+/// picks the context; `format` as in [`apply_format`]. Cacheable unless a format re-renders it.
 pub async fn get_only_schema_by_id(
     State(state): State<AppState>,
     Extension(config): Extension<Arc<HttpConfig>>,
@@ -166,7 +169,10 @@ pub async fn get_only_schema_by_id(
 ) -> ApiResult {
     let id = parse_schema_id(&id)?;
     let context = state.registry.context_for_id(id.0, query.subject.as_deref()).await?;
-    let found = state.registry.schema_by_id_in(&context, id.0).await?;
+    let mut found = state.registry.schema_by_id_in(&context, id.0).await?;
+    if apply_format(&state, &mut found.body, query.format.as_deref()).await? {
+        return raw_schema(found.body.schema);
+    }
     cacheable(&found, Representation::SchemaText, &headers, &config, || raw_schema(found.body.schema.clone()))
 }
 

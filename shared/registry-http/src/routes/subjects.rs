@@ -57,6 +57,9 @@ pub struct LookupQuery {
     /// Soft-deleted versions match too.
     #[serde(default, deserialize_with = "flag")]
     pub deleted: bool,
+    /// How the answer's `schema` is rendered ([`super::apply_format`]).
+    #[serde(default, deserialize_with = "text")]
+    pub format: Option<String>,
 }
 
 /// The subject names of a `GET /subjects`, read one store page at a time.
@@ -119,7 +122,8 @@ pub async fn get_all_subjects(
     json_stream::respond(pages, window, "subject listing").await
 }
 
-/// `POST /subjects/{s}`: the version of the subject matching the posted schema; `normalize`, `deleted`.
+/// `POST /subjects/{s}`: the version of the subject matching the posted schema; `normalize`, `deleted`,
+/// `format`.
 pub async fn look_up_schema_under_subject(
     State(state): State<AppState>,
     Segment(subject): Segment,
@@ -127,7 +131,8 @@ pub async fn look_up_schema_under_subject(
     ConfluentJson(request): ConfluentJson<RegisterSchemaRequest>,
 ) -> ApiResult {
     let options = LookupOptions { normalize: query.normalize, include_deleted: query.deleted };
-    let record = state.registry.lookup(&subject, request.into_new_schema()?, options).await?;
+    let mut record = state.registry.lookup(&subject, request.into_new_schema()?, options).await?;
+    super::apply_format(&state, &mut record.body, query.format.as_deref()).await?;
     json(&SchemaDto::from_record(&record))
 }
 

@@ -3,7 +3,7 @@
 
 use super::json_stream::{self, Pages, write_json};
 use super::schemas::LIST_LIMIT;
-use super::{ApiResult, DeleteQuery, DeletedPagedQuery, DeletedQuery, json, raw_schema};
+use super::{ApiResult, DeleteQuery, DeletedPagedQuery, DeletedQuery, apply_format, json, raw_schema};
 use crate::AppState;
 use crate::dto::{RegisterSchemaRequest, SchemaDto};
 use crate::endpoint::Permit;
@@ -11,7 +11,7 @@ use crate::error::ApiError;
 use crate::extract::{ConfluentJson, ConfluentQuery, Paging, Segment, SubjectVersion, flag, parse_version, text};
 use axum::extract::State;
 use futures::future::BoxFuture;
-use registry_core::{DeletedFilter, RegisterOptions, Registry, RegistryError, SchemaBody, Subject, Version};
+use registry_core::{DeletedFilter, RegisterOptions, Registry, RegistryError, Subject, Version};
 use serde::Deserialize;
 
 /// Query of `POST /subjects/{s}/versions`.
@@ -20,6 +20,9 @@ pub struct RegisterQuery {
     /// Register Confluent's normal form.
     #[serde(default, deserialize_with = "flag")]
     pub normalize: bool,
+    /// How the answer's `schema` is rendered ([`apply_format`]).
+    #[serde(default, deserialize_with = "text")]
+    pub format: Option<String>,
 }
 
 /// `POST /subjects/{s}/versions`: registers (or finds) the schema; answers the stored schema
@@ -34,7 +37,8 @@ pub async fn register_schema(
 ) -> ApiResult {
     permit.require(request.operation(), Some(&subject))?;
     let options = RegisterOptions { normalize: query.normalize };
-    let record = state.registry.register(&subject, request.into_new_schema()?, options).await?;
+    let mut record = state.registry.register(&subject, request.into_new_schema()?, options).await?;
+    apply_format(&state, &mut record.body, query.format.as_deref()).await?;
     json(&SchemaDto::registered(&record))
 }
 
@@ -141,32 +145,15 @@ pub async fn get_schema_by_version(
     json(&SchemaDto::from_record(&record))
 }
 
-/// `?format=`: replaces `body.schema` with the rendering the format names when the schema's
-/// type has one (Protobuf `serialized`: base64 `FileDescriptorProto`, which confluent-kafka's
-/// Protobuf deserializer requires); any other format leaves the stored text, as in Confluent.
-/// True when the text was replaced.
-pub(super) async fn apply_format(
-    state: &AppState,
-    body: &mut SchemaBody,
-    format: Option<&str>,
-) -> Result<bool, ApiError> {
-    if let Some(format) = format.filter(|format| !format.is_empty())
-        && let Some(text) = state.registry.formatted(body, format).await?
-    {
-        body.schema = text;
-        return Ok(true);
-    }
-    Ok(false)
-}
-
-/// `GET /subjects/{s}/versions/{v}/schema`: the schema text itself; `deleted` as above.
+/// `GET /subjects/{s}/versions/{v}/schema`: the schema text itself; `deleted` and `format` as above.
 pub async fn get_schema_only(
     State(state): State<AppState>,
     SubjectVersion(subject, version): SubjectVersion,
     ConfluentQuery(query): ConfluentQuery<DeletedQuery>,
 ) -> ApiResult {
     let selector = parse_version(&version)?;
-    let record = state.registry.version(&subject, selector, query.deleted).await?;
+    let mut record = state.registry.version(&subject, selector, query.deleted).await?;
+    apply_format(&state, &mut record.body, query.format.as_deref()).await?;
     raw_schema(record.body.schema)
 }
 
