@@ -24,6 +24,11 @@ const USER_V2: &str = r#"{"type":"record","name":"User","fields":[{"name":"id","
 const USER_BAD: &str =
     r#"{"type":"record","name":"User","fields":[{"name":"id","type":"int"},{"name":"age","type":"int"}]}"#;
 
+/// The tests of this file run one at a time: they read process-wide state (the metrics registry)
+/// and capture logs through a thread-local subscriber, whose callsite interest another test
+/// registering the same callsites at that moment could leave cached as "never" (a lost line).
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 struct Reply {
     status: StatusCode,
     headers: axum::http::HeaderMap,
@@ -61,6 +66,7 @@ fn sample(text: &str, name: &str) -> Option<f64> {
 
 #[tokio::test]
 async fn a_scripted_sequence_is_counted_by_operation_status_and_outcome() {
+    let _one_at_a_time = ONE_AT_A_TIME.lock().await;
     let app = app(registry(RegistrySettings::default()), AppOptions::default());
     let register = "/subjects/orders-value/versions";
     assert_eq!(send(&app, Method::POST, register, schema(USER_V1), None).await.status, StatusCode::OK);
@@ -107,6 +113,7 @@ fn requests_in(text: &str, operation: &str, status: u16) -> Option<f64> {
 
 #[tokio::test]
 async fn the_churn_guard_answers_429_only_for_new_versions_over_the_limit() {
+    let _one_at_a_time = ONE_AT_A_TIME.lock().await;
     let settings = RegistrySettings { churn: ChurnSettings { max_per_hour: 1, enforce: true }, ..Default::default() };
     let app = app(registry(settings), AppOptions::default());
     let register = "/subjects/orders-value/versions";
@@ -184,6 +191,7 @@ fn protected(registry: Registry, password: &str) -> Router {
 
 #[tokio::test]
 async fn one_log_line_per_request_with_its_fields_and_no_bodies_or_credentials() {
+    let _one_at_a_time = ONE_AT_A_TIME.lock().await;
     let (logs, _guard) = json_logs();
     let password = "pa55-w0rd-never-logged";
     let app = protected(registry(RegistrySettings::default()), password);
@@ -225,6 +233,7 @@ async fn one_log_line_per_request_with_its_fields_and_no_bodies_or_credentials()
 
 #[tokio::test]
 async fn the_caller_s_request_id_wins_and_a_plain_client_id_is_kept() {
+    let _one_at_a_time = ONE_AT_A_TIME.lock().await;
     let (logs, _guard) = json_logs();
     let app = app(registry(RegistrySettings::default()), AppOptions::default());
     let mut request =
@@ -243,6 +252,7 @@ async fn the_caller_s_request_id_wins_and_a_plain_client_id_is_kept() {
 /// The audit trail: every kind of write logs who made it (`anonymous` with authentication off).
 #[tokio::test]
 async fn every_write_names_its_principal() {
+    let _one_at_a_time = ONE_AT_A_TIME.lock().await;
     let (logs, _guard) = json_logs();
     let password = "audit-pass";
     let registry = registry(RegistrySettings::default());
