@@ -63,7 +63,28 @@ async fn normalize_stores_the_normal_form(h: &Harness) {
     assert_eq!(raw.text, "syntax = \"proto3\";\npackage n;\n\nmessage M {\n  int32 a = 1;\n  string b = 2;\n}\n");
 }
 
+async fn format_ignore_extensions_drops_custom_options(h: &Harness) {
+    let text = concat!(
+        "syntax = \"proto2\";\npackage acme;\n\nimport \"google/protobuf/descriptor.proto\";\n\n",
+        "extend google.protobuf.FieldOptions {\n  optional string pii = 50001;\n}\n\n",
+        "message Person {\n  optional string name = 1 [(pii) = \"yes\"];\n}\n"
+    );
+    let id = h.register_body("people", &typed("PROTOBUF", text)).await;
+    let stored = h.get("/subjects/people/versions/1").await.ok_json(200)["schema"].clone();
+    assert!(stored.as_str().is_some_and(|s| s.contains("(pii)") && s.contains("extend")), "{stored}");
+    let expected = concat!(
+        "syntax = \"proto2\";\npackage acme;\n\nimport \"google/protobuf/descriptor.proto\";\n\n",
+        "message Person {\n  optional string name = 1;\n}\n"
+    );
+    for path in
+        ["/subjects/people/versions/1?format=ignore_extensions", &format!("/schemas/ids/{id}?format=ignore_extensions")]
+    {
+        assert_eq!(h.get(path).await.ok_json(200)["schema"], expected, "{path}");
+    }
+}
+
 api_tests::api_cases!(
+    format_ignore_extensions_drops_custom_options,
     stored_text_is_confluents_rendering,
     incompatible_change_is_409_and_compatible_one_is_a_new_version,
     references_resolve_imports_across_slash_subjects,

@@ -172,13 +172,15 @@ impl ParsedSchema {
     }
 
     /// The rendering `?format=` names, when this format has it: `resolved` for Avro (the
-    /// referenced types inlined, Java's `Schema.toString()`), `serialized` for Protobuf (base64 of
-    /// the `FileDescriptorProto`, what confluent-kafka's deserializers ask for). `None` for every
+    /// referenced types inlined, Java's `Schema.toString()`); for Protobuf `serialized` (base64 of
+    /// the `FileDescriptorProto`, what confluent-kafka's deserializers ask for) and
+    /// `ignore_extensions` (no extensions, no custom options but Confluent's own). `None` for every
     /// other pair (`default` included): Confluent then answers the stored text, and does so for
     /// formats it does not know too, "for forward compatibility of formats".
     pub fn formatted(&self, format: &str) -> Option<String> {
         match (self, format) {
             (ParsedSchema::Avro(s), "resolved") => Some(s.resolved_text().to_string()),
+            (ParsedSchema::Protobuf(s), "ignore_extensions") => Some(s.without_extensions().to_string()),
             (ParsedSchema::Protobuf(s), "serialized") => Some(s.serialized()),
             _ => None,
         }

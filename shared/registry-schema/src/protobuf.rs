@@ -42,6 +42,8 @@ pub struct ProtobufSchema {
     written: Arc<FileDescriptorProto>,
     /// Every other file in scope (dependencies as written, well-known files as linked).
     dependency_files: Arc<[FileDescriptorProto]>,
+    /// `?format=ignore_extensions` when it differs from the stored text.
+    without_extensions: Option<String>,
 }
 
 impl ProtobufSchema {
@@ -108,7 +110,11 @@ impl ProtobufSchema {
             || SchemaError::parse(SchemaType::Protobuf, "the schema produced no file descriptor".to_string());
         let linked = pool.get_file_by_name(&input_name).ok_or_else(no_descriptor)?.file_descriptor_proto().clone();
         let mut written = served.written.remove(&input_name).ok_or_else(no_descriptor)?;
-        let canonical = render::render(&written, &linked, normalize);
+        let canonical = render::render(&written, &linked, normalize, false);
+        // Rendered a second time only when the text may hold an extension (an `extend`, an
+        // `extensions` range or a parenthesized option); otherwise it is the stored text.
+        let without_extensions = (canonical.contains("extend") || canonical.contains('('))
+            .then(|| render::render(&written, &linked, false, true));
         // Rendering was the last reader of the positions; the diff reads declarations only.
         written.source_code_info = None;
         let mut dependency_files = Vec::new();
@@ -126,12 +132,19 @@ impl ProtobufSchema {
             linked: Arc::new(linked),
             written: Arc::new(written),
             dependency_files: dependency_files.into(),
+            without_extensions,
         })
     }
 
     /// The stored text (see the module notes).
     pub fn canonical_text(&self) -> &str {
         &self.canonical
+    }
+
+    /// `?format=ignore_extensions`: the text without `extend` blocks, extension ranges and custom
+    /// options other than Confluent's `(confluent.*)` ones.
+    pub fn without_extensions(&self) -> &str {
+        self.without_extensions.as_deref().unwrap_or(&self.canonical)
     }
 
     /// `?format=serialized`: base64 of this file's `FileDescriptorProto` (see [`serialized`]).

@@ -168,3 +168,48 @@ proptest! {
         prop_assert_eq!(again, once);
     }
 }
+
+/// `?format=ignore_extensions` (Confluent's `FormatContext(ignoreExtensions)`): no `extend`
+/// blocks, no extension ranges, no custom options except Confluent's `(confluent.*)`.
+#[test]
+fn ignore_extensions_drops_extensions_and_custom_options_but_confluent_s() {
+    let text = r#"syntax = "proto2";
+package acme;
+
+import "google/protobuf/descriptor.proto";
+import "confluent/meta.proto";
+
+extend google.protobuf.FieldOptions {
+  optional string pii = 50001;
+}
+
+message Person {
+  optional string name = 1 [(pii) = "yes", (confluent.field_meta).doc = "the name"];
+  extensions 100 to 199;
+}
+
+extend Person {
+  optional int32 age = 100;
+}
+"#;
+    let schema = ProtobufSchema::parse(text, &[], Validation::Strict, false).unwrap_or_else(|e| panic!("{e}"));
+    let stored = schema.canonical_text();
+    for kept in ["extend Person", "extensions 100 to 199", "(pii) = \"yes\"", "(confluent.field_meta).doc"] {
+        assert!(stored.contains(kept), "{kept} in {stored}");
+    }
+    let without = schema.without_extensions();
+    assert_eq!(
+        without,
+        concat!(
+            "syntax = \"proto2\";\npackage acme;\n\n",
+            "import \"google/protobuf/descriptor.proto\";\nimport \"confluent/meta.proto\";\n\n",
+            "message Person {\n  optional string name = 1 [(confluent.field_meta).doc = \"the name\"];\n}\n"
+        )
+    );
+    let parsed = ParsedSchema::parse(SchemaType::Protobuf, text, &[], Validation::Strict, false).unwrap();
+    assert_eq!(parsed.formatted("ignore_extensions").as_deref(), Some(without));
+    // A file without extensions renders as stored.
+    let plain = "syntax = \"proto3\";\npackage acme;\n\nmessage Beat {\n  int64 at = 1;\n}\n";
+    let plain = ProtobufSchema::parse(plain, &[], Validation::Strict, false).unwrap();
+    assert_eq!(plain.without_extensions(), plain.canonical_text());
+}

@@ -22,11 +22,22 @@ use protox::prost_reflect::prost_types::{
 
 /// Renders `written` (the unresolved parse of the text) as Confluent stores it. `linked` is the
 /// same file after linking (same order of declarations); normalizing reads resolved names from it.
-pub(super) fn render(written: &FileDescriptorProto, linked: &FileDescriptorProto, normalize: bool) -> String {
+/// `ignore_extensions` is Confluent's `?format=ignore_extensions`: no `extend` blocks, no
+/// extension ranges, and no custom (parenthesized) options but Confluent's own `(confluent.*)`.
+pub(super) fn render(
+    written: &FileDescriptorProto,
+    linked: &FileDescriptorProto,
+    normalize: bool,
+    ignore_extensions: bool,
+) -> String {
     let locations = source::SourceIndex::new(written);
-    let r = Renderer { file: written, locations: &locations, normalize, proto3: source::is_proto3(written) };
+    let proto3 = source::is_proto3(written);
+    let r = Renderer { file: written, locations: &locations, normalize, ignore_extensions, proto3 };
     r.file(linked)
 }
+
+/// The package of the custom options `ignore_extensions` keeps (Confluent's `CONFLUENT_PREFIX`).
+const CONFLUENT_OPTIONS: &str = "confluent.";
 
 /// Appends `text` with every line indented by two spaces (Java `appendIndented`).
 pub(super) fn indent(out: &mut String, text: &str) {
@@ -45,6 +56,7 @@ struct Renderer<'a> {
     file: &'a FileDescriptorProto,
     locations: &'a source::SourceIndex<'a>,
     normalize: bool,
+    ignore_extensions: bool,
     proto3: bool,
 }
 
@@ -93,7 +105,7 @@ impl Renderer<'_> {
                 out.push_str(&self.enumeration(enumeration, &[5, index(i)]));
             }
         }
-        if !f.extension.is_empty() {
+        if !f.extension.is_empty() && !self.ignore_extensions {
             out.push('\n');
             out.push_str(&self.extends(&f.extension, &linked.extension, None));
         }
@@ -107,8 +119,17 @@ impl Renderer<'_> {
     }
 
     fn options(&self, options: Option<&[UninterpretedOption]>) -> Vec<Opt> {
-        let mut list: Vec<Opt> =
-            options.unwrap_or_default().iter().map(|o| from_uninterpreted(o, self.normalize)).collect();
+        let custom = |o: &&UninterpretedOption| {
+            o.name.first().is_some_and(|part| {
+                part.is_extension && !part.name_part.trim_start_matches('.').starts_with(CONFLUENT_OPTIONS)
+            })
+        };
+        let mut list: Vec<Opt> = options
+            .unwrap_or_default()
+            .iter()
+            .filter(|o| !(self.ignore_extensions && custom(o)))
+            .map(|o| from_uninterpreted(o, self.normalize))
+            .collect();
         if self.normalize {
             list.sort_by(|a, b| a.sort_name.cmp(&b.sort_name));
         }
@@ -190,11 +211,11 @@ impl Renderer<'_> {
         }
         let extensions =
             ranges::statements(self.locations, self.normalize, path, (5, -1), &ranges_of_ext(m), &[], true);
-        if !extensions.is_empty() {
+        if !extensions.is_empty() && !self.ignore_extensions {
             out.push('\n');
             extensions.iter().for_each(|r| indent(&mut out, &format!("extensions {r};")));
         }
-        if !m.extension.is_empty() {
+        if !m.extension.is_empty() && !self.ignore_extensions {
             out.push('\n');
             let linked_ext = linked.map(|l| l.extension.as_slice()).unwrap_or_default();
             indent(&mut out, &self.extends(&m.extension, linked_ext, Some(m)));
