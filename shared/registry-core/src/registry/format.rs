@@ -1,4 +1,4 @@
-//! `?format=` renderings of stored schemas (Protobuf `serialized`, which confluent-kafka's
+//! `?format=` renderings of stored schemas (Avro `resolved`; Protobuf `ignore_extensions` and `serialized`, which confluent-kafka's
 //! Protobuf deserializer and `use.latest.version` serializer ask for). Never writes.
 
 use super::Registry;

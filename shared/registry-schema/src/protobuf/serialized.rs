@@ -438,9 +438,11 @@ mod tests {
             schema.canonical_text(),
             "posting the serialized form stores the same text"
         );
+        let stored = schema.canonical_text().to_string();
         let parsed = ParsedSchema::Protobuf(schema);
         assert_eq!(parsed.formatted("serialized"), Some(serialized));
-        assert_eq!(parsed.formatted("ignore_extensions"), None);
+        assert_eq!(parsed.formatted("ignore_extensions"), Some(stored), "no extensions: the stored text");
+        assert_eq!(parsed.formatted("no-such-format"), None);
     }
 
     #[test]
