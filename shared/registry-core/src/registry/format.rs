@@ -1,5 +1,6 @@
-//! `?format=` renderings of stored schemas (Avro `resolved`; Protobuf `ignore_extensions` and `serialized`, which confluent-kafka's
-//! Protobuf deserializer and `use.latest.version` serializer ask for). Never writes.
+//! `?format=` renderings of stored schemas (Avro `resolved`; Protobuf `ignore_extensions` and
+//! `serialized`, which confluent-kafka's Protobuf deserializer and `use.latest.version` serializer
+//! ask for). Never writes.
 
 use super::Registry;
 use crate::error::RegistryError;
