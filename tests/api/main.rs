@@ -5,6 +5,7 @@ mod compatibility;
 mod concurrency;
 mod config_mode;
 mod content_types;
+mod context_settings;
 mod contexts;
 mod data_contracts;
 mod errors;

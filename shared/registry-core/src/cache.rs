@@ -19,7 +19,7 @@ use crate::model::{
     ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, UnassignedRow, Version,
     VersionRow,
 };
-use crate::store::{Preconditions, SettingChange, Store, StoreResult, WriteContext};
+use crate::store::{LayeredContext, Preconditions, SettingChange, Store, StoreResult, WriteContext};
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
 use std::sync::{Mutex, MutexGuard};
@@ -263,6 +263,10 @@ impl<S: Store> Store for CachedStore<S> {
 
     async fn write_context(&self, scope: &Scope) -> StoreResult<WriteContext> {
         self.inner.write_context(scope).await
+    }
+
+    async fn layered_write_context(&self, scope: &Scope) -> StoreResult<Option<LayeredContext>> {
+        self.inner.layered_write_context(scope).await
     }
 
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {

@@ -34,6 +34,7 @@ pub use registry::{
 };
 pub use registry_schema::{CompatibilityLevel, Fingerprint, Limits, SchemaReference, SchemaType};
 pub use store::{
-    Preconditions, Revision, SettingChange, SettingKind, SettingSeen, Store, StoreError, StoreResult, WriteContext,
+    LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingSeen, SettingsAt, Store, StoreError,
+    StoreResult, WriteContext,
 };
 pub use subject_scope::SubjectScope;

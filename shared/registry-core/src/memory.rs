@@ -4,7 +4,8 @@ use crate::model::{
     ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
 };
 use crate::store::{
-    Preconditions, Revision, SettingChange, SettingKind, SettingSeen, Store, StoreError, StoreResult, WriteContext,
+    LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingSeen, SettingsAt, Store, StoreError,
+    StoreResult, WriteContext,
 };
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
@@ -70,6 +71,15 @@ impl State {
             SettingKind::Config => self.configs.get(scope).map(|c| serde_json::to_string(c).unwrap_or_default()),
             SettingKind::Mode => self.modes.get(scope).map(|m| m.as_str().to_string()),
         }
+    }
+
+    /// The config and mode items at `scopes` as stored, for [`Preconditions::settings`].
+    fn seen(&self, scopes: &[Scope]) -> Vec<SettingSeen> {
+        [SettingKind::Config, SettingKind::Mode]
+            .into_iter()
+            .flat_map(|kind| scopes.iter().map(move |scope| (kind, scope)))
+            .map(|(kind, scope)| SettingSeen { kind, scope: scope.clone(), stored: self.setting(kind, scope) })
+            .collect()
     }
 
     fn revision(&self, subject: &Subject) -> Revision {
@@ -231,11 +241,7 @@ impl Store for MemoryStore {
         if let Scope::Subject(_) = scope {
             scopes.insert(0, scope.clone());
         }
-        let seen = [SettingKind::Config, SettingKind::Mode]
-            .into_iter()
-            .flat_map(|kind| scopes.iter().map(move |scope| (kind, scope)))
-            .map(|(kind, scope)| SettingSeen { kind, scope: scope.clone(), stored: state.setting(kind, scope) })
-            .collect();
+        let seen = state.seen(&scopes);
         let own = |scope: &Scope| matches!(scope, Scope::Subject(_)).then(|| scope.clone());
         Ok(WriteContext {
             revision: match scope {
@@ -248,6 +254,25 @@ impl Store for MemoryStore {
             global_mode: state.modes.get(&Scope::Global).copied(),
             seen,
         })
+    }
+
+    async fn layered_write_context(&self, scope: &Scope) -> StoreResult<Option<LayeredContext>> {
+        let state = self.state();
+        let scopes = scope.settings_read();
+        let seen = state.seen(&scopes);
+        let levels = scopes
+            .iter()
+            .map(|at| SettingsAt {
+                scope: at.clone(),
+                config: state.configs.get(at).cloned(),
+                mode: state.modes.get(at).copied(),
+            })
+            .collect();
+        let revision = match scope {
+            Scope::Subject(subject) => state.revision(subject),
+            Scope::Global => Revision::default(),
+        };
+        Ok(Some(LayeredContext { scope: scope.clone(), revision, levels, seen, all_levels: true }))
     }
 
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {

@@ -216,11 +216,90 @@ pub struct SchemaRecord {
     pub registered_at_ms: i64,
 }
 
-/// Where a config or mode applies.
+/// Where a config or mode applies. Besides the global scope (the default context's, Confluent's
+/// top level) and real subjects, a subject scope may be a context's own settings: the context-only
+/// form `:.ctx:`, which no subject can be, as Confluent keys them ([`Scope::of_context`]), or the
+/// registry-wide `:.__GLOBAL:` ([`Scope::registry_wide`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Scope {
     Global,
     Subject(Subject),
+}
+
+impl Scope {
+    /// The settings scope of `context`: the global scope for the default context (Confluent keeps
+    /// its settings at the top level), else the context-only pseudo-subject `:.ctx:`.
+    pub fn of_context(context: &Context) -> Scope {
+        if context.is_default() { Scope::Global } else { Scope::Subject(Subject(context.subject_prefix())) }
+    }
+
+    /// `:.__GLOBAL:`: registry-wide config and mode, consulted after a subject's context (or the
+    /// global scope) has none (Confluent 7.9.3+, 8.0+).
+    pub fn registry_wide() -> Scope {
+        Scope::Subject(Subject(format!(":{}:", Context::GLOBAL_NAME)))
+    }
+
+    /// The `{subject}` of `/config/{subject}` and `/mode/{subject}`, as Confluent's `ConfigResource`
+    /// and `ModeResource` read it: the default context (`:.:`, `:.`) is the global scope; a
+    /// context-only form (`:.ctx:`, `:.ctx`) is that context's settings, `:.__GLOBAL:` the
+    /// registry-wide ones; anything else must be a valid subject (42208).
+    pub fn parse(text: &str) -> Result<Scope, RegistryError> {
+        match QualifiedName::split(text) {
+            QualifiedName::In { context, name: "" } if !text.chars().any(char::is_control) => {
+                let invalid = || RegistryError::InvalidSubject { subject: text.to_string() };
+                let context = Context::parse(context).map_err(|_| invalid())?;
+                if context.name() == Context::GLOBAL_NAME {
+                    return Ok(Scope::registry_wide());
+                }
+                Ok(Scope::of_context(&context))
+            }
+            _ => Ok(Scope::Subject(Subject::new(text)?)),
+        }
+    }
+
+    /// The context whose own settings this scope holds (a named context, or `.__GLOBAL` for the
+    /// registry-wide scope); `None` for a subject and for the global scope.
+    pub fn settings_context(&self) -> Option<Context> {
+        match self {
+            Scope::Subject(subject) if QualifiedName::split(subject.as_str()).is_context_only() => {
+                Some(subject.context())
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether this is the registry-wide scope `:.__GLOBAL:`.
+    pub fn is_registry_wide(&self) -> bool {
+        self.settings_context().is_some_and(|context| context.name() == Context::GLOBAL_NAME)
+    }
+
+    /// Where a setting is looked up from this scope, nearest first, as Confluent's
+    /// `InMemoryCache.config`/`mode` with `returnTopLevelIfNotFound`: the scope itself, then its
+    /// context's settings (the global scope for the default context; a named context's subjects
+    /// skip the global scope), then the registry-wide scope.
+    pub fn resolution(&self) -> Vec<Scope> {
+        let parent = match self {
+            Scope::Global => Scope::Global,
+            Scope::Subject(subject) => Scope::of_context(&subject.context()),
+        };
+        let mut levels = vec![self.clone()];
+        for level in [parent, Scope::registry_wide()] {
+            if !levels.contains(&level) {
+                levels.push(level);
+            }
+        }
+        levels
+    }
+
+    /// Every scope a write at this scope decides on: its [`Scope::resolution`] and the global
+    /// scope (whose READONLY_OVERRIDE wins everywhere).
+    pub fn settings_read(&self) -> Vec<Scope> {
+        let mut scopes = self.resolution();
+        if !scopes.contains(&Scope::Global) {
+            scopes.push(Scope::Global);
+        }
+        scopes
+    }
 }
 
 /// A stored compatibility configuration (global or per subject). Unset fields fall back to the
@@ -349,6 +428,34 @@ impl DeletedFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parsed(text: &str) -> Scope {
+        Scope::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    #[test]
+    fn setting_scopes_parse_as_confluent_names_them() {
+        assert_eq!(parsed(":.:"), Scope::Global);
+        assert_eq!(parsed(":."), Scope::Global);
+        assert_eq!(parsed(":.team:"), parsed(":.team"));
+        assert_eq!(parsed(":.team:").settings_context().map(|c| c.name().to_string()), Some(".team".into()));
+        assert!(parsed(":.__GLOBAL:").is_registry_wide());
+        assert_eq!(parsed(":.team:orders").settings_context(), None);
+        for bad in [":*:orders", ":.__GLOBAL:orders", ":.team:__GLOBAL", "a\u{7}"] {
+            assert!(Scope::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn resolution_goes_through_the_context_then_the_registry_wide_scope() {
+        let wide = Scope::registry_wide();
+        assert_eq!(parsed("orders").resolution(), [parsed("orders"), Scope::Global, wide.clone()]);
+        assert_eq!(parsed(":.team:orders").resolution(), [parsed(":.team:orders"), parsed(":.team:"), wide.clone()]);
+        assert_eq!(parsed(":.team:").resolution(), [parsed(":.team:"), wide.clone()]);
+        assert_eq!(Scope::Global.resolution(), [Scope::Global, wide.clone()]);
+        assert_eq!(wide.resolution(), vec![wide.clone()]);
+        assert_eq!(parsed(":.team:orders").settings_read().last(), Some(&Scope::Global), "for READONLY_OVERRIDE");
+    }
 
     #[test]
     fn version_selector_follows_confluent_version_id() {

@@ -15,7 +15,9 @@ use registry_schema::Fingerprint;
 use std::fmt::Debug;
 
 mod conditions;
-pub use conditions::{Preconditions, Revision, SettingChange, SettingKind, SettingSeen, WriteContext};
+pub use conditions::{
+    LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingSeen, SettingsAt, WriteContext,
+};
 
 /// What a storage call can fail with, classified by what the caller must do.
 #[derive(Debug, thiserror::Error)]
@@ -191,6 +193,18 @@ pub trait Store: Send + Sync + Debug {
     /// scope and the global one; for the global scope the global config and mode only (revision
     /// 0, no subject settings).
     async fn write_context(&self, scope: &Scope) -> StoreResult<WriteContext>;
+
+    /// What [`Store::write_context`] reads, with the config and mode at every scope of
+    /// [`Scope::settings_read`] (a subject's context's own settings and the registry-wide ones
+    /// too), in one call; its `seen` lists every item read, so a write conditioned on them misses
+    /// no racing change at any level. `None`, the default, from a backend that does not read those
+    /// levels yet (the registry then reads [`Store::write_context`] and serves no settings at a
+    /// context or registry-wide scope). A backend answering `Some` must check `seen` items of
+    /// every scope in [`Store::write_setting`] and the other conditioned writes.
+    async fn layered_write_context(&self, scope: &Scope) -> StoreResult<Option<LayeredContext>> {
+        let _ = scope;
+        Ok(None)
+    }
 
     /// Creates `row` if no row has its (subject, version) and every one of `preconditions` holds,
     /// in one atomic step that also raises the subject's revision; `Conflict` otherwise. The row is

@@ -4,7 +4,9 @@
 use crate::codec::{self, scope_key};
 use crate::error::{LocalError, LocalResult};
 use crate::ops;
-use registry_core::{Preconditions, Revision, Scope, SettingKind, SettingSeen, Subject, WriteContext};
+use registry_core::{
+    LayeredContext, Preconditions, Revision, Scope, SettingKind, SettingSeen, SettingsAt, Subject, WriteContext,
+};
 use rusqlite::{Connection, OptionalExtension};
 
 /// The stored text of a settings item, as [`SettingSeen::stored`] holds it for this store.
@@ -34,37 +36,64 @@ pub(crate) fn bump(conn: &Connection, subject: &str) -> LocalResult<()> {
     Ok(())
 }
 
+/// The config and mode items at `scopes` as stored, configs first.
+fn seen_at(conn: &Connection, scopes: &[Scope]) -> LocalResult<Vec<SettingSeen>> {
+    let mut seen = Vec::with_capacity(scopes.len() * 2);
+    for kind in [SettingKind::Config, SettingKind::Mode] {
+        for scope in scopes {
+            seen.push(SettingSeen { kind, scope: scope.clone(), stored: stored_setting(conn, kind, scope)? });
+        }
+    }
+    Ok(seen)
+}
+
+/// The stored text of the `kind` item at `scope` among `seen`.
+fn stored_in<'a>(seen: &'a [SettingSeen], kind: SettingKind, scope: &Scope) -> Option<&'a str> {
+    seen.iter().find(|s| s.kind == kind && s.scope == *scope).and_then(|s| s.stored.as_deref())
+}
+
+fn scope_revision(conn: &Connection, scope: &Scope) -> LocalResult<Revision> {
+    match scope {
+        Scope::Subject(subject) => revision(conn, subject),
+        Scope::Global => Ok(Revision::default()),
+    }
+}
+
 /// What a write at `scope` decides on (see [`registry_core::Store::write_context`]), read on one
 /// connection.
 pub(crate) fn write_context(conn: &Connection, scope: &Scope) -> LocalResult<WriteContext> {
-    let scopes: Vec<&Scope> = match scope {
-        Scope::Subject(_) => vec![scope, &Scope::Global],
-        Scope::Global => vec![&Scope::Global],
+    let scopes: Vec<Scope> = match scope {
+        Scope::Subject(_) => vec![scope.clone(), Scope::Global],
+        Scope::Global => vec![Scope::Global],
     };
-    let mut seen = Vec::with_capacity(4);
-    for kind in [SettingKind::Config, SettingKind::Mode] {
-        for scope in &scopes {
-            seen.push(SettingSeen { kind, scope: (*scope).clone(), stored: stored_setting(conn, kind, scope)? });
-        }
-    }
-    let find = |kind: SettingKind, scope: &Scope| {
-        seen.iter().find(|s| s.kind == kind && s.scope == *scope).and_then(|s| s.stored.as_deref())
-    };
+    let seen = seen_at(conn, &scopes)?;
     let own = |kind: SettingKind| match scope {
-        Scope::Subject(_) => find(kind, scope),
+        Scope::Subject(_) => stored_in(&seen, kind, scope),
         Scope::Global => None,
     };
     Ok(WriteContext {
-        revision: match scope {
-            Scope::Subject(subject) => revision(conn, subject)?,
-            Scope::Global => Revision::default(),
-        },
+        revision: scope_revision(conn, scope)?,
         config: own(SettingKind::Config).map(codec::config).transpose()?,
-        global_config: find(SettingKind::Config, &Scope::Global).map(codec::config).transpose()?,
+        global_config: stored_in(&seen, SettingKind::Config, &Scope::Global).map(codec::config).transpose()?,
         mode: own(SettingKind::Mode).map(codec::mode).transpose()?,
-        global_mode: find(SettingKind::Mode, &Scope::Global).map(codec::mode).transpose()?,
+        global_mode: stored_in(&seen, SettingKind::Mode, &Scope::Global).map(codec::mode).transpose()?,
         seen,
     })
+}
+
+/// What a write at `scope` decides on with every settings layer (see
+/// [`registry_core::Store::layered_write_context`]), read on one connection.
+pub(crate) fn layered_write_context(conn: &Connection, scope: &Scope) -> LocalResult<LayeredContext> {
+    let scopes = scope.settings_read();
+    let seen = seen_at(conn, &scopes)?;
+    let mut levels = Vec::with_capacity(scopes.len());
+    for at in scopes {
+        let config = stored_in(&seen, SettingKind::Config, &at).map(codec::config).transpose()?;
+        let mode = stored_in(&seen, SettingKind::Mode, &at).map(codec::mode).transpose()?;
+        levels.push(SettingsAt { scope: at, config, mode });
+    }
+    let revision = scope_revision(conn, scope)?;
+    Ok(LayeredContext { scope: scope.clone(), revision, levels, seen, all_levels: true })
 }
 
 /// `Conflict` unless every precondition of a write to `subject` holds (inside its transaction).

@@ -4,8 +4,8 @@ use crate::codec::scope_key;
 use crate::{LocalStore, conditions, ops};
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, Context, DeletedFilter, Fingerprint, Guid, Mode, Preconditions, SchemaBody, SchemaId, Scope,
-    SettingChange, Store, StoreResult, Subject, Version, VersionRow, WriteContext,
+    ConfigRecord, Context, DeletedFilter, Fingerprint, Guid, LayeredContext, Mode, Preconditions, SchemaBody, SchemaId,
+    Scope, SettingChange, Store, StoreResult, Subject, Version, VersionRow, WriteContext,
 };
 
 #[async_trait]
@@ -91,6 +91,11 @@ impl Store for LocalStore {
     async fn write_context(&self, scope: &Scope) -> StoreResult<WriteContext> {
         let scope = scope.clone();
         self.read(move |conn| conditions::write_context(conn, &scope)).await
+    }
+
+    async fn layered_write_context(&self, scope: &Scope) -> StoreResult<Option<LayeredContext>> {
+        let scope = scope.clone();
+        self.read(move |conn| conditions::layered_write_context(conn, &scope).map(Some)).await
     }
 
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {

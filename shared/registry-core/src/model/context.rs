@@ -92,6 +92,11 @@ pub enum QualifiedName<'a> {
 }
 
 impl<'a> QualifiedName<'a> {
+    /// Whether this names a context without a subject in it (`:.ctx:`, `:.ctx`).
+    pub fn is_context_only(&self) -> bool {
+        matches!(self, QualifiedName::In { context, name: "" } if *context != ".")
+    }
+
     /// Splits `text`; never fails (validation is the caller's: see [`crate::Subject::new`]).
     pub fn split(text: &'a str) -> QualifiedName<'a> {
         if let Some(rest) = text.strip_prefix(CONTEXT_WILDCARD) {

@@ -4,26 +4,30 @@ use super::Registry;
 use super::support::{MAX_ATTEMPTS, subject_not_found, writable};
 use crate::error::RegistryError;
 use crate::model::{ConfigRecord, Context, DeletedFilter, Mode, Scope};
-use crate::store::{Preconditions, SettingChange, StoreError, WriteContext};
+use crate::store::{LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingsAt, StoreError};
 
 impl Registry {
-    /// `GET /config[/{s}]`. Global: the stored config with the server default filled in. A
-    /// subject's own config as stored; without one 40408, or with `default_to_global` the
-    /// effective config (subject fields over global over the server default).
+    /// `GET /config[/{s}]`, as Confluent's `getConfig`/`getConfigInScope`. Global: the stored
+    /// config (with `default_to_global`, else the registry-wide one) with the server default
+    /// level filled in; the registry-wide `:.__GLOBAL:` likewise. A subject's or context's own
+    /// config as stored; without one 40408, or with `default_to_global` the effective config (own
+    /// fields over global, else the first config of its context, or of the registry, else the
+    /// server default).
     pub async fn config(&self, scope: &Scope, default_to_global: bool) -> Result<ConfigRecord, RegistryError> {
-        let global = self.store.get_config(&Scope::Global).await?.unwrap_or_default();
-        let global = ConfigRecord {
-            compatibility_level: global.compatibility_level.or(Some(self.settings.default_compatibility)),
-            ..global
+        let layers = self.settings_layers(scope, SettingKind::Config).await?;
+        let filled = |config: ConfigRecord| ConfigRecord {
+            compatibility_level: config.compatibility_level.or(Some(self.settings.default_compatibility)),
+            ..config
         };
-        let Scope::Subject(subject) = scope else {
-            return Ok(global);
-        };
-        match self.store.get_config(scope).await? {
-            Some(own) if default_to_global => Ok(own.over(global)),
-            Some(own) => Ok(own),
-            None if default_to_global => Ok(global),
-            None => Err(RegistryError::SubjectConfigNotFound { subject: subject.to_string() }),
+        match scope {
+            Scope::Global if default_to_global => Ok(filled(layers.merged_config())),
+            Scope::Global => Ok(filled(layers.own_config().unwrap_or_default())),
+            _ if scope.is_registry_wide() => Ok(filled(layers.own_config().unwrap_or_default())),
+            Scope::Subject(subject) => match layers.own_config() {
+                _ if default_to_global => Ok(filled(layers.merged_config())),
+                Some(own) => Ok(own),
+                None => Err(RegistryError::SubjectConfigNotFound { subject: subject.to_string() }),
+            },
         }
     }
 
@@ -38,42 +42,47 @@ impl Registry {
         Ok(config)
     }
 
-    /// `DELETE /config[/{s}]`: the removed config. A subject without one is 40401; the global
-    /// config reverts to the server default (the previous one, or the default, is returned).
-    /// 42205 while the scope is read-only.
+    /// `DELETE /config[/{s}]`: the removed config. A subject or context without one is 40401; the
+    /// global and registry-wide configs revert to the server default (the previous one, or the
+    /// default, is returned). 42205 while the scope is read-only.
     pub async fn delete_config(&self, scope: &Scope) -> Result<ConfigRecord, RegistryError> {
         let change = SettingChange::Config(None);
         let context = self
             .write_setting(scope, |context| writable(context, scope_subject(scope)).map(|()| change.clone()))
             .await?;
-        removed(scope, context.config, context.global_config, || ConfigRecord {
+        removed(scope, context.own_config(), || ConfigRecord {
             compatibility_level: Some(self.settings.default_compatibility),
             ..ConfigRecord::default()
         })
     }
 
-    /// `GET /mode[/{s}]`. Global: the stored mode or READWRITE. A subject's own mode; without
-    /// one 40409, or with `default_to_global` the effective mode.
+    /// `GET /mode[/{s}]`, as Confluent's `getMode`/`getModeInScope`. Global and registry-wide:
+    /// the stored mode or READWRITE (the global one with `default_to_global`: the effective mode).
+    /// A subject's or context's own mode; without one 40409, or with `default_to_global` the
+    /// effective mode.
     pub async fn mode(&self, scope: &Scope, default_to_global: bool) -> Result<Mode, RegistryError> {
+        let layers = self.settings_layers(scope, SettingKind::Mode).await?;
         match scope {
-            Scope::Global => Ok(self.store.get_mode(scope).await?.unwrap_or_default()),
-            Scope::Subject(subject) => match self.store.get_mode(scope).await? {
-                Some(mode) => Ok(mode),
-                None if default_to_global => self.effective_mode(Some(subject)).await,
-                None => Err(RegistryError::SubjectModeNotFound { subject: subject.to_string() }),
-            },
+            _ if default_to_global => Ok(layers.effective_mode()),
+            Scope::Global => Ok(layers.own_mode().unwrap_or_default()),
+            _ if scope.is_registry_wide() => Ok(layers.own_mode().unwrap_or_default()),
+            Scope::Subject(subject) => {
+                layers.own_mode().ok_or_else(|| RegistryError::SubjectModeNotFound { subject: subject.to_string() })
+            }
         }
     }
 
     /// `PUT /mode[/{s}]`: stores and returns `mode`. Entering IMPORT (from another mode,
     /// without `force`) is refused with 42205 `Cannot import since found existing subjects`
-    /// while the scope has live versions; when allowed, the scope's leftover soft-deleted rows
+    /// while the scope has live versions (a context: its subjects; the global and registry-wide
+    /// scopes: every subject); when allowed, the scope's leftover soft-deleted rows
     /// are hard-deleted first, as Confluent's `ClearSubjectKey` (imports bring their own).
     /// For a subject the mode write is conditioned on its revision as read before its rows, so a
     /// registration racing it either commits first (and IMPORT is refused) or reads IMPORT.
     pub async fn set_mode(&self, scope: &Scope, mode: Mode, force: bool) -> Result<Mode, RegistryError> {
         for attempt in 0..MAX_ATTEMPTS {
-            let context = self.store.write_context(scope).await?;
+            let context = self.decision_context(scope).await?;
+            settable(&context)?;
             let current = context.effective_mode();
             let mut preconditions = Preconditions { settings: context.seen.clone(), ..Preconditions::default() };
             if mode == Mode::Import && !force && current != Mode::Import {
@@ -94,11 +103,47 @@ impl Registry {
         Err(too_many_writers(scope))
     }
 
-    /// `DELETE /mode[/{s}]`: the removed mode (allowed while read-only). A subject without one
-    /// is 40401; the global mode reverts to READWRITE.
+    /// `DELETE /mode[/{s}]`: the removed mode (allowed while read-only). A subject or context
+    /// without one is 40401; the global and registry-wide modes revert to READWRITE.
     pub async fn delete_mode(&self, scope: &Scope) -> Result<Mode, RegistryError> {
         let context = self.write_setting(scope, |_| Ok(SettingChange::Mode(None))).await?;
-        removed(scope, context.mode, context.global_mode, || Mode::ReadWrite)
+        removed(scope, context.own_mode(), || Mode::ReadWrite)
+    }
+
+    /// What a write at `scope` decides on: every settings layer in one read where the store has
+    /// it, else the store's write context (the scope's own and the global settings).
+    pub(super) async fn decision_context(&self, scope: &Scope) -> Result<LayeredContext, RegistryError> {
+        if let Some(context) = self.store.layered_write_context(scope).await? {
+            return Ok(context);
+        }
+        Ok(LayeredContext::from((scope.clone(), self.store.write_context(scope).await?)))
+    }
+
+    /// The settings a read at `scope` resolves through: every layer in one read where the store
+    /// has it, else point reads of the `kind` items at the scope and the global scope, the only
+    /// ones such a store can hold.
+    pub(super) async fn settings_layers(
+        &self,
+        scope: &Scope,
+        kind: SettingKind,
+    ) -> Result<LayeredContext, RegistryError> {
+        if let Some(context) = self.store.layered_write_context(scope).await? {
+            return Ok(context);
+        }
+        let mut at = vec![Scope::Global];
+        if *scope != Scope::Global {
+            at.insert(0, scope.clone());
+        }
+        let mut levels = Vec::with_capacity(at.len());
+        for scope in at {
+            let (config, mode) = match kind {
+                SettingKind::Config => (self.store.get_config(&scope).await?, None),
+                SettingKind::Mode => (None, self.store.get_mode(&scope).await?),
+            };
+            levels.push(SettingsAt { scope, config, mode });
+        }
+        let revision = Revision::default();
+        Ok(LayeredContext { scope: scope.clone(), revision, levels, seen: Vec::new(), all_levels: false })
     }
 
     /// Reads the settings at `scope`, lets `decide` choose the change, and writes it conditioned
@@ -107,10 +152,11 @@ impl Registry {
     async fn write_setting(
         &self,
         scope: &Scope,
-        decide: impl Fn(&WriteContext) -> Result<SettingChange, RegistryError>,
-    ) -> Result<WriteContext, RegistryError> {
+        decide: impl Fn(&LayeredContext) -> Result<SettingChange, RegistryError>,
+    ) -> Result<LayeredContext, RegistryError> {
         for attempt in 0..MAX_ATTEMPTS {
-            let context = self.store.write_context(scope).await?;
+            let context = self.decision_context(scope).await?;
+            settable(&context)?;
             let change = decide(&context)?;
             let preconditions = Preconditions { settings: context.seen.clone(), ..Preconditions::default() };
             if self.commit_setting(scope, &change, &preconditions, attempt).await? {
@@ -155,16 +201,18 @@ impl Registry {
         Ok(())
     }
 
-    /// Hard-deletes the soft-deleted rows of `scope` (every subject for the global scope); whether
-    /// there were any. Idempotent: a crash part-way leaves rows the retried call deletes.
+    /// Hard-deletes the soft-deleted rows of `scope` (a context's subjects for a context, every
+    /// subject for the global and registry-wide scopes); whether there were any. Idempotent: a
+    /// crash part-way leaves rows the retried call deletes.
     async fn clear_deleted(&self, scope: &Scope) -> Result<bool, RegistryError> {
         let mut subjects = Vec::new();
-        match scope {
-            Scope::Subject(subject) => subjects.push(subject.clone()),
-            Scope::Global => {
+        match subjects_prefix(scope) {
+            None => subjects.extend(scope_subject(scope).cloned()),
+            Some(prefix) => {
                 let mut after = None;
                 loop {
-                    let page = self.store.list_subjects("", DeletedFilter::DeletedOnly, after.as_ref(), 1000).await?;
+                    let page =
+                        self.store.list_subjects(&prefix, DeletedFilter::DeletedOnly, after.as_ref(), 1000).await?;
                     let Some(last) = page.last().cloned() else { break };
                     subjects.extend(page);
                     after = Some(last);
@@ -183,10 +231,36 @@ impl Registry {
     }
 
     async fn has_live_versions(&self, scope: &Scope) -> Result<bool, RegistryError> {
-        Ok(match scope {
-            Scope::Global => !self.store.list_subjects("", DeletedFilter::LiveOnly, None, 1).await?.is_empty(),
-            Scope::Subject(subject) => self.rows(subject).await?.iter().any(|r| !r.deleted),
-        })
+        match (subjects_prefix(scope), scope_subject(scope)) {
+            (Some(prefix), _) => {
+                Ok(!self.store.list_subjects(&prefix, DeletedFilter::LiveOnly, None, 1).await?.is_empty())
+            }
+            (None, Some(subject)) => Ok(self.rows(subject).await?.iter().any(|r| !r.deleted)),
+            (None, None) => Ok(false),
+        }
+    }
+}
+
+/// The prefix of the subjects a mode change at `scope` covers, as Confluent's
+/// `matchingSubjectPredicate`: every subject (`""`) for the global and registry-wide scopes, a
+/// context's subjects for its settings; `None` for one subject.
+fn subjects_prefix(scope: &Scope) -> Option<String> {
+    match (scope, scope.settings_context()) {
+        (Scope::Global, _) => Some(String::new()),
+        (_, Some(_)) if scope.is_registry_wide() => Some(String::new()),
+        (_, Some(context)) => Some(context.subject_prefix()),
+        (Scope::Subject(_), None) => None,
+    }
+}
+
+/// 42208 for settings at a context or registry-wide scope on a store that does not read those
+/// layers with a write's decision ([`crate::Store::layered_write_context`]): it could not honour them.
+fn settable(context: &LayeredContext) -> Result<(), RegistryError> {
+    match (&context.scope, context.scope.settings_context()) {
+        (Scope::Subject(subject), Some(_)) if !context.all_levels => {
+            Err(RegistryError::InvalidSubject { subject: subject.to_string() })
+        }
+        _ => Ok(()),
     }
 }
 
@@ -201,17 +275,13 @@ fn too_many_writers(scope: &Scope) -> RegistryError {
     StoreError::Unavailable(format!("settings write at {scope:?}: too many concurrent writers")).into()
 }
 
-/// What a delete at `scope` removed, given the setting it read there (`own`) and the global one:
-/// for a subject its own setting (40401 without one); for the global scope the stored setting,
-/// else `global_default` (what the global scope reverts to).
-fn removed<T>(
-    scope: &Scope,
-    own: Option<T>,
-    global: Option<T>,
-    global_default: impl FnOnce() -> T,
-) -> Result<T, RegistryError> {
+/// What a delete at `scope` removed, given the setting it read there (`own`): for a subject or
+/// context its own setting (40401 without one); for the global and registry-wide scopes the stored
+/// setting, else `default` (what they revert to).
+fn removed<T>(scope: &Scope, own: Option<T>, default: impl FnOnce() -> T) -> Result<T, RegistryError> {
     match scope {
+        Scope::Subject(_) if scope.is_registry_wide() => Ok(own.unwrap_or_else(default)),
         Scope::Subject(subject) => own.ok_or_else(|| subject_not_found(subject)),
-        Scope::Global => Ok(global.unwrap_or_else(global_default)),
+        Scope::Global => Ok(own.unwrap_or_else(default)),
     }
 }

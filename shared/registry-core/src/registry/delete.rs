@@ -27,7 +27,7 @@ impl Registry {
     ) -> Result<Version, RegistryError> {
         let subject = Subject::new(subject)?;
         for attempt in 0..MAX_ATTEMPTS {
-            let context = self.store.write_context(&Scope::Subject(subject.clone())).await?;
+            let context = self.decision_context(&Scope::Subject(subject.clone())).await?;
             let rows = self.rows(&subject).await?;
             let row = match version {
                 VersionSelector::Latest => latest_live(&rows),
@@ -85,7 +85,7 @@ impl Registry {
     pub async fn delete_subject(&self, subject: &str, permanent: bool) -> Result<Vec<Version>, RegistryError> {
         let subject = Subject::new(subject)?;
         for attempt in 0..MAX_ATTEMPTS {
-            let context = self.store.write_context(&Scope::Subject(subject.clone())).await?;
+            let context = self.decision_context(&Scope::Subject(subject.clone())).await?;
             let rows = self.rows(&subject).await?;
             if rows.is_empty() {
                 return Err(subject_not_found(&subject));

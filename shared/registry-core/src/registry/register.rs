@@ -24,14 +24,14 @@ use crate::metrics::Registration;
 use crate::model::{
     Guid, Mode, SchemaBody, SchemaId, SchemaRecord, Scope, Subject, UnassignedRow, Version, VersionRow,
 };
-use crate::store::{Preconditions, StoreError, WriteContext};
+use crate::store::{LayeredContext, Preconditions, StoreError};
 use registry_schema::{Fingerprint, ParsedSchema, Validation};
 
 /// What one attempt read: the request, the subject's write context and then its rows.
 pub(super) struct Attempt<'a> {
     pub subject: &'a Subject,
     pub schema: &'a NewSchema,
-    pub context: &'a WriteContext,
+    pub context: &'a LayeredContext,
     pub rows: &'a [VersionRow],
 }
 
@@ -110,7 +110,7 @@ impl Registry {
         }
         let mut parsed = Parsed::default();
         for round in 0..MAX_ATTEMPTS {
-            let context = self.store.write_context(&Scope::Subject(subject.clone())).await?;
+            let context = self.decision_context(&Scope::Subject(subject.clone())).await?;
             let rows = self.rows(&subject).await?;
             let attempt = Attempt { subject: &subject, schema: &schema, context: &context, rows: &rows };
             let decision = if context.effective_mode() == Mode::Import {

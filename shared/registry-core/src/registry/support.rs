@@ -4,7 +4,7 @@
 use super::{NewSchema, Registry};
 use crate::error::RegistryError;
 use crate::model::{Mode, SchemaBody, SchemaRecord, Scope, Subject, Version, VersionRow, VersionSelector};
-use crate::store::{StoreError, WriteContext};
+use crate::store::{LayeredContext, SettingKind, StoreError};
 use registry_schema::{
     CompatibilityLevel, Dependency, Fingerprint, Limits, ParsedSchema, SchemaError, SchemaReference, SchemaType,
     Validation,
@@ -70,28 +70,14 @@ impl Registry {
         })
     }
 
-    /// Level and normalize flag: subject config, then global config, then the server default.
+    /// Level and normalize flag in effect for `subject` (the global scope for `None`), resolved
+    /// as [`LayeredContext::merged_config`], then the server default.
     pub(super) async fn effective_config(&self, subject: Option<&Subject>) -> Result<Effective, RegistryError> {
-        let own = match subject {
-            Some(subject) => self.store.get_config(&Scope::Subject(subject.clone())).await?,
-            None => None,
-        };
-        let global = self.store.get_config(&Scope::Global).await?;
-        let level = own
-            .as_ref()
-            .and_then(|c| c.compatibility_level)
-            .or_else(|| global.as_ref().and_then(|c| c.compatibility_level))
-            .unwrap_or(self.settings.default_compatibility);
-        let normalize = own
-            .as_ref()
-            .and_then(|c| c.normalize)
-            .or_else(|| global.as_ref().and_then(|c| c.normalize))
-            .unwrap_or(false);
-        Ok(Effective { level, normalize })
+        Ok(self.effective_of(&self.settings_layers(&scope_of(subject), SettingKind::Config).await?))
     }
 
     /// Level and normalize flag of a write's context: subject config, then global, then the server default.
-    pub(super) fn effective_of(&self, context: &WriteContext) -> Effective {
+    pub(super) fn effective_of(&self, context: &LayeredContext) -> Effective {
         let merged = context.merged_config();
         Effective {
             level: merged.compatibility_level.unwrap_or(self.settings.default_compatibility),
@@ -112,19 +98,6 @@ impl Registry {
         }
         let bound = MAX_BACKOFF.min(std::time::Duration::from_micros(500u64 << (attempt - 2).min(16)));
         tokio::time::sleep(bound.mul_f64(jitter())).await;
-    }
-
-    /// Mode: a global READONLY_OVERRIDE wins; else subject mode, then global mode, then READWRITE.
-    pub(super) async fn effective_mode(&self, subject: Option<&Subject>) -> Result<Mode, RegistryError> {
-        let global = self.store.get_mode(&Scope::Global).await?;
-        if global == Some(Mode::ReadOnlyOverride) {
-            return Ok(Mode::ReadOnlyOverride);
-        }
-        let own = match subject {
-            Some(subject) => self.store.get_mode(&Scope::Subject(subject.clone())).await?,
-            None => None,
-        };
-        Ok(own.or(global).unwrap_or_default())
     }
 
     /// The flattened reference closure of `references`, dependency order, without duplicates.
@@ -308,6 +281,11 @@ pub(super) fn selector_text(selector: VersionSelector) -> String {
     }
 }
 
+/// The settings scope of `subject`, the global one for `None`.
+fn scope_of(subject: Option<&Subject>) -> Scope {
+    subject.map_or(Scope::Global, |subject| Scope::Subject(subject.clone()))
+}
+
 /// 40401.
 pub(super) fn subject_not_found(subject: &Subject) -> RegistryError {
     RegistryError::SubjectNotFound { subject: subject.to_string() }
@@ -325,7 +303,7 @@ fn subject_label(subject: Option<&Subject>) -> &str {
 /// 42205 `Subject X in context . is in read-only mode`.
 /// 42205 when the effective mode read in `context` (for `subject`, or the registry for `None`) is
 /// read-only. Writes check it on the context their commit is conditioned on.
-pub(super) fn writable(context: &crate::store::WriteContext, subject: Option<&Subject>) -> Result<(), RegistryError> {
+pub(super) fn writable(context: &LayeredContext, subject: Option<&Subject>) -> Result<(), RegistryError> {
     match context.effective_mode() {
         Mode::ReadOnly | Mode::ReadOnlyOverride => Err(read_only(subject)),
         Mode::ReadWrite | Mode::Import => Ok(()),

@@ -86,6 +86,90 @@ impl WriteContext {
     }
 }
 
+/// The config and mode stored at one scope, as a decision read them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettingsAt {
+    pub scope: Scope,
+    pub config: Option<ConfigRecord>,
+    pub mode: Option<Mode>,
+}
+
+/// What a write at `scope` decides on, with the settings at every scope it resolves through
+/// ([`Scope::settings_read`]: the scope, its context's, the registry-wide and the global ones),
+/// read by [`crate::Store::layered_write_context`] in one call; or, from a backend that reads only
+/// what [`crate::Store::write_context`] reads, the scope's own and the global settings
+/// (`all_levels` false: no settings can be stored at a context or registry-wide scope there).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayeredContext {
+    pub scope: Scope,
+    pub revision: Revision,
+    /// The settings read, one entry per scope.
+    pub levels: Vec<SettingsAt>,
+    /// Every settings item as read, for [`Preconditions::settings`].
+    pub seen: Vec<SettingSeen>,
+    /// Whether every scope of [`Scope::settings_read`] was read.
+    pub all_levels: bool,
+}
+
+impl LayeredContext {
+    /// The settings stored at `scope`, if it was read and holds any.
+    pub fn at(&self, scope: &Scope) -> Option<&SettingsAt> {
+        self.levels.iter().find(|level| level.scope == *scope)
+    }
+
+    /// The config stored at the written scope itself.
+    pub fn own_config(&self) -> Option<ConfigRecord> {
+        self.at(&self.scope).and_then(|level| level.config.clone())
+    }
+
+    /// The mode stored at the written scope itself.
+    pub fn own_mode(&self) -> Option<Mode> {
+        self.at(&self.scope).and_then(|level| level.mode)
+    }
+
+    /// Mode: a global READONLY_OVERRIDE wins; else the first mode along [`Scope::resolution`],
+    /// else READWRITE.
+    pub fn effective_mode(&self) -> Mode {
+        if self.at(&Scope::Global).and_then(|level| level.mode) == Some(Mode::ReadOnlyOverride) {
+            return Mode::ReadOnlyOverride;
+        }
+        self.scope.resolution().iter().find_map(|scope| self.at(scope).and_then(|level| level.mode)).unwrap_or_default()
+    }
+
+    /// The config in effect (unset fields stay unset), as Confluent's `getConfigInScope`: a
+    /// subject's or context's own config over the global one, field by field; without one, the
+    /// first config along [`Scope::resolution`] as stored.
+    pub fn merged_config(&self) -> ConfigRecord {
+        let global = || self.at(&Scope::Global).and_then(|level| level.config.clone()).unwrap_or_default();
+        match self.own_config() {
+            Some(own) if self.scope != Scope::Global => own.over(global()),
+            _ => self
+                .scope
+                .resolution()
+                .iter()
+                .find_map(|scope| self.at(scope).and_then(|level| level.config.clone()))
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Conditions that hold while nothing this context was read from has changed.
+    pub fn unchanged(&self) -> Preconditions {
+        Preconditions { revision: Some(self.revision), settings: self.seen.clone(), ..Preconditions::default() }
+    }
+}
+
+impl From<(Scope, WriteContext)> for LayeredContext {
+    /// The layers of a [`crate::Store::write_context`] read at `scope`: its own and the global ones.
+    fn from((scope, context): (Scope, WriteContext)) -> Self {
+        let mut levels = Vec::with_capacity(2);
+        if scope != Scope::Global {
+            levels.push(SettingsAt { scope: scope.clone(), config: context.config, mode: context.mode });
+        }
+        levels.push(SettingsAt { scope: Scope::Global, config: context.global_config, mode: context.global_mode });
+        LayeredContext { scope, revision: context.revision, levels, seen: context.seen, all_levels: false }
+    }
+}
+
 /// Conditions a subject write commits under, checked atomically with it; `Conflict` when any fails.
 /// `Preconditions::default()` checks nothing (repairs and tools that decided nothing).
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -5,7 +5,9 @@ use crate::model::{
     ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, UnassignedRow, Version,
     VersionRow,
 };
-use crate::store::{Preconditions, SettingChange, SettingKind, Store, StoreResult, WriteContext, assign_id_in_steps};
+use crate::store::{
+    LayeredContext, Preconditions, SettingChange, SettingKind, Store, StoreResult, WriteContext, assign_id_in_steps,
+};
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
 use std::fmt;
@@ -22,6 +24,8 @@ pub enum StoreCall {
     AllocateId,
     BindId,
     WriteContext,
+    /// [`Store::layered_write_context`].
+    LayeredWriteContext,
     MaxId,
     ListContexts,
     UnlistContext,
@@ -198,6 +202,7 @@ forward_after_hook! {
         => StoreCall::VersionsPage { limit };
     get_version(subject: &Subject, version: Version) -> Option<VersionRow> => StoreCall::GetVersion;
     write_context(scope: &Scope) -> WriteContext => StoreCall::WriteContext;
+    layered_write_context(scope: &Scope) -> Option<LayeredContext> => StoreCall::LayeredWriteContext;
     create_version(row: &VersionRow, preconditions: &Preconditions) -> () => StoreCall::CreateVersion;
     set_version_deleted(subject: &Subject, version: Version, deleted: bool) -> () => StoreCall::SetVersionDeleted;
     delete_version(subject: &Subject, version: Version) -> () => StoreCall::DeleteVersion;

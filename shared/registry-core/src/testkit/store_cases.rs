@@ -2,9 +2,10 @@
 
 use super::{record_body, row, row_referencing, stored_body, unique_name, unique_subject};
 use crate::model::{
-    ConfigRecord, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, UnassignedRow, Version, VersionRow,
+    ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, UnassignedRow, Version,
+    VersionRow,
 };
-use crate::store::{Preconditions, Store, StoreError};
+use crate::store::{Preconditions, SettingChange, Store, StoreError};
 use registry_schema::{CompatibilityLevel, Fingerprint, SchemaReference};
 
 pub(super) async fn fresh_id(store: &dyn Store, tag: &str) -> (SchemaId, Fingerprint) {
@@ -599,4 +600,37 @@ pub async fn hard_delete_versions_removes_rows_and_settings(store: &dyn Store) {
     assert_eq!(store.get_mode(&kept).await.expect("get_mode"), Some(Mode::ReadOnly), "other subjects keep mode");
     let with_id = store.rows_with_id(id).await.expect("rows_with_id");
     assert!(with_id.is_empty(), "hard-deleted rows leave rows_with_id");
+}
+
+/// `layered_write_context`, where the backend answers it, reads the config and mode of every
+/// scope of [`Scope::settings_read`] (a subject's context's own settings among them) with the
+/// subject's revision; a write conditioned on what it saw conflicts once a context-level setting
+/// changed. A backend answering `None` reads only [`Store::write_context`]'s layers.
+pub async fn layered_write_context_reads_every_level(store: &dyn Store) {
+    let context = Context::parse(&unique_name("layers")).expect("generated context names are valid");
+    let subject = Subject::new(context.qualify("orders")).expect("a qualified subject");
+    let scope = Scope::Subject(subject);
+    let Some(before) = store.layered_write_context(&scope).await.expect("layered_write_context") else { return };
+    let read: Vec<Scope> = before.levels.iter().map(|level| level.scope.clone()).collect();
+    assert_eq!(read, scope.settings_read(), "layered_write_context: every level, in order");
+    assert!(before.all_levels);
+    let own = Scope::of_context(&context);
+    assert_eq!(before.at(&own).and_then(|level| level.mode), None);
+
+    let readonly = SettingChange::Mode(Some(Mode::ReadOnly));
+    store.write_setting(&own, &readonly, &Preconditions::default()).await.expect("write_setting at a context");
+    let after = store.layered_write_context(&scope).await.expect("layered_write_context").expect("still layered");
+    assert_eq!(after.at(&own).and_then(|level| level.mode), Some(Mode::ReadOnly), "the context's mode is read");
+
+    let config = SettingChange::Config(Some(Box::new(ConfigRecord {
+        compatibility_level: Some(CompatibilityLevel::None),
+        ..ConfigRecord::default()
+    })));
+    let stale = Preconditions { settings: before.seen.clone(), ..Preconditions::default() };
+    assert!(is_conflict(&store.write_setting(&scope, &config, &stale).await), "a context-level change is seen");
+    let fresh = Preconditions { settings: after.seen.clone(), ..Preconditions::default() };
+    store.write_setting(&scope, &config, &fresh).await.expect("write_setting under what was read");
+    for (at, change) in [(&scope, SettingChange::Config(None)), (&own, SettingChange::Mode(None))] {
+        store.write_setting(at, &change, &Preconditions::default()).await.expect("write_setting: clean up");
+    }
 }

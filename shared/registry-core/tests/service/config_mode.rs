@@ -169,3 +169,40 @@ async fn entering_import_clears_soft_deleted_rows_of_the_scope() {
     let imported = NewSchema { id: Some(9), version: Some(1), ..avro(&rec("C", &[("a", "int")])) };
     assert_eq!(ok(r.register("s", imported, RegisterOptions::default()).await).version.0, 1);
 }
+
+/// Polls a future of the memory store (which never waits) to its answer, from a synchronous hook.
+fn now<T>(future: impl std::future::Future<Output = T>) -> T {
+    let mut future = std::pin::pin!(future);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut context) {
+        std::task::Poll::Ready(answer) => answer,
+        std::task::Poll::Pending => panic!("the memory store never waits"),
+    }
+}
+
+/// A context's READONLY stored between a registration's decision and its commit is not missed:
+/// the commit is conditioned on the context's settings as read, so it conflicts, reads again and
+/// answers 42205.
+#[tokio::test]
+async fn a_context_mode_set_while_a_registration_decides_is_not_missed() {
+    use registry_core::testkit::{HookedStore, StoreCall};
+    use registry_core::{MemoryStore, Registry, RegistrySettings, Store};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let inner = Arc::new(MemoryStore::new());
+    let racing = inner.clone();
+    let raced = AtomicBool::new(false);
+    let hook = move |call: StoreCall| {
+        if call == StoreCall::CreateVersionAssigningId && !raced.swap(true, Ordering::SeqCst) {
+            let context = Scope::parse(":.team:").unwrap_or_else(|e| panic!("{e}"));
+            now(racing.put_mode(&context, Mode::ReadOnly)).unwrap_or_else(|e| panic!("{e}"));
+        }
+        Ok(())
+    };
+    let r = Registry::new(Arc::new(HookedStore::new(inner.clone(), hook)), RegistrySettings::default());
+    let e = err(r.register(":.team:orders", avro(&rec("A", &[("a", "int")])), RegisterOptions::default()).await);
+    assert!(matches!(e, RegistryError::OperationNotPermitted { .. }), "{e}");
+    let team_orders = registry_core::Subject::new(":.team:orders").unwrap_or_else(|e| panic!("{e}"));
+    assert!(ok(inner.versions(&team_orders).await.map_err(RegistryError::from)).is_empty(), "nothing committed");
+}

@@ -5,7 +5,7 @@ use crate::AppState;
 use crate::dto::{ConfigDto, ConfigUpdateRequest, ConfigUpdateResponse, ModeDto, ModeUpdateRequest};
 use crate::extract::{ConfluentJson, ConfluentQuery, Segment, flag};
 use axum::extract::State;
-use registry_core::{Scope, Subject};
+use registry_core::Scope;
 use serde::Deserialize;
 
 /// Query of the subject-level config and mode reads.
@@ -25,13 +25,19 @@ pub struct ModeUpdateQuery {
     pub force: bool,
 }
 
+/// The scope a `{subject}` segment names: a subject, a context's own settings (`:.ctx:`), the
+/// registry-wide `:.__GLOBAL:`, or the global scope for the default context (`:.:`).
 fn subject_scope(subject: String) -> Result<Scope, crate::error::ApiError> {
-    Ok(Scope::Subject(Subject::new(subject)?))
+    Ok(Scope::parse(&subject)?)
 }
 
-/// `GET /config`: the global config `{"compatibilityLevel",..}` (server default when unset).
-pub async fn get_top_level_config(State(state): State<AppState>) -> ApiResult {
-    let config = state.registry.config(&Scope::Global, true).await?;
+/// `GET /config`: the global config `{"compatibilityLevel",..}` (server default when unset; with
+/// `defaultToGlobal=true` the registry-wide `:.__GLOBAL:` config before the server default).
+pub async fn get_top_level_config(
+    State(state): State<AppState>,
+    ConfluentQuery(query): ConfluentQuery<SubjectSettingQuery>,
+) -> ApiResult {
+    let config = state.registry.config(&Scope::Global, query.default_to_global).await?;
     json(&ConfigDto::from(&config))
 }
 
@@ -78,9 +84,13 @@ pub async fn delete_subject_config(State(state): State<AppState>, Segment(subjec
     json(&ConfigDto::from(&removed))
 }
 
-/// `GET /mode`: `{"mode"}` (READWRITE when unset).
-pub async fn get_top_level_mode(State(state): State<AppState>) -> ApiResult {
-    let mode = state.registry.mode(&Scope::Global, true).await?;
+/// `GET /mode`: `{"mode"}` (READWRITE when unset; with `defaultToGlobal=true` the effective
+/// mode, the registry-wide `:.__GLOBAL:` one before READWRITE).
+pub async fn get_top_level_mode(
+    State(state): State<AppState>,
+    ConfluentQuery(query): ConfluentQuery<SubjectSettingQuery>,
+) -> ApiResult {
+    let mode = state.registry.mode(&Scope::Global, query.default_to_global).await?;
     json(&ModeDto { mode })
 }
 
