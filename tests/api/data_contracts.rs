@@ -88,7 +88,24 @@ async fn guid_lookup_follows_deletes_and_re_registration(h: &Harness) {
     assert_eq!((&found["schema"], &found["guid"]), (&again["schema"], &again["guid"]));
 }
 
+async fn config_fields_not_implemented_are_refused_not_dropped(h: &Harness) {
+    for (path, body, field) in [
+        ("/config", json!({"compatibilityGroup": "major"}), "compatibilityGroup"),
+        ("/config/orders-value", json!({"alias": "orders"}), "alias"),
+        ("/config", json!({"compatibility": "FULL", "validateFields": true}), "validateFields"),
+        ("/config", json!({"validateRules": true}), "validateRules"),
+    ] {
+        let message = h.put(path, &body).await.assert_error(422, 42205);
+        assert_eq!(message, format!("Config field '{field}' is not supported by this registry"), "{path} {body}");
+    }
+    assert_eq!(h.get("/config").await.ok_json(200)["compatibilityLevel"], "BACKWARD", "nothing applied");
+    // What the registry does anyway is accepted.
+    let accepted = json!({"compatibility": "FULL", "validateFields": false, "alias": ""});
+    assert_eq!(h.put("/config", &accepted).await.ok_json(200)["compatibility"], "FULL");
+}
+
 api_tests::api_cases!(
+    config_fields_not_implemented_are_refused_not_dropped,
     guid_lookup_follows_deletes_and_re_registration,
     contracts_round_trip_on_every_read,
     other_metadata_is_a_new_version_and_id,

@@ -256,11 +256,65 @@ pub struct ConfigUpdateRequest {
     /// Validated and normalised by the registry (42210 for an invalid rule set).
     #[serde(flatten)]
     pub contracts: ContractConfigDto,
+    /// Confluent 8 fields this registry does not implement: refused rather than dropped.
+    #[serde(flatten)]
+    pub unsupported: UnsupportedConfigFields,
+}
+
+/// The fields of Confluent's `ConfigUpdateRequest` this registry does not implement. A request
+/// that sets one is 422 (42205), never a 200 that silently applies nothing; a value that asks for
+/// what the registry does anyway (`validateFields: false`, an empty alias) is accepted.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnsupportedConfigFields {
+    #[serde(default)]
+    alias: Option<serde_json::Value>,
+    #[serde(default)]
+    alias_for_deks: Option<serde_json::Value>,
+    #[serde(default)]
+    compatibility_group: Option<serde_json::Value>,
+    #[serde(default)]
+    compatibility_policy: Option<serde_json::Value>,
+    #[serde(default)]
+    validate_fields: Option<serde_json::Value>,
+    #[serde(default)]
+    validate_new_schemas: Option<serde_json::Value>,
+    #[serde(default)]
+    validate_rules: Option<serde_json::Value>,
+}
+
+impl UnsupportedConfigFields {
+    /// The name of the first field set to something this registry cannot apply.
+    fn first_set(&self) -> Option<&'static str> {
+        use serde_json::Value;
+        let asks = |value: &Option<Value>| match value {
+            None | Some(Value::Null) => false,
+            Some(Value::String(text)) => !text.is_empty(),
+            Some(_) => true,
+        };
+        let enabled = |value: &Option<Value>| matches!(value, Some(Value::Bool(true)));
+        [
+            ("alias", asks(&self.alias)),
+            ("aliasForDeks", asks(&self.alias_for_deks)),
+            ("compatibilityGroup", asks(&self.compatibility_group)),
+            ("compatibilityPolicy", asks(&self.compatibility_policy)),
+            ("validateFields", enabled(&self.validate_fields)),
+            ("validateNewSchemas", asks(&self.validate_new_schemas)),
+            ("validateRules", asks(&self.validate_rules)),
+        ]
+        .into_iter()
+        .find_map(|(name, set)| set.then_some(name))
+    }
 }
 
 impl ConfigUpdateRequest {
-    /// The config to store; an unknown level is 42203.
+    /// The config to store; an unknown level is 42203, a field this registry does not implement
+    /// 42205.
     pub fn into_record(self) -> Result<ConfigRecord, ApiError> {
+        if let Some(field) = self.unsupported.first_set() {
+            let message = format!("Config field '{field}' is not supported by this registry");
+            return Err(registry_core::RegistryError::OperationNotPermitted { message }.into());
+        }
         let compatibility_level = self
             .compatibility
             .map(|level| {
