@@ -72,7 +72,39 @@ async fn a_context_prefix_filters_the_context_listing(h: &Harness) {
     assert_eq!(h.get("/contexts?contextPrefix=").await.ok_json(200), json!(["."]), "empty: no filter");
 }
 
+/// A schema in one context may reference a subject of another by its qualified name: the
+/// reference resolves, lists its referrer, blocks the referenced version's delete (42206) and is
+/// inlined by `format=resolved`.
+async fn a_reference_may_name_a_subject_of_another_context(h: &Harness) {
+    let address =
+        r#"{"type":"record","name":"Address","namespace":"acme","fields":[{"name":"street","type":"string"}]}"#;
+    let user = r#"{"type":"record","name":"User","namespace":"acme","fields":[{"name":"home","type":"Address"}]}"#;
+    h.register(":.b:address", address).await;
+    let reference = json!([{"name": "acme.Address", "subject": ":.b:address", "version": 1}]);
+    let id = h.register_body(":.a:user", &json!({"schema": user, "references": reference})).await;
+    assert_eq!(h.get_version(":.a:user", "1").await.ok_json(200)["references"], reference);
+
+    let referrers = h.get(&format!("/subjects/{}/versions/1/referencedby", enc(":.b:address"))).await;
+    assert_eq!(referrers.ok_json(200), json!([id]));
+    h.delete_version(":.b:address", "1", false).await.assert_error(422, 42206);
+    h.delete_subject(":.b:address", false).await.assert_error(422, 42206);
+
+    let resolved = concat!(
+        r#"{"type":"record","name":"User","namespace":"acme","fields":[{"name":"home","type":"#,
+        r#"{"type":"record","name":"Address","fields":[{"name":"street","type":"string"}]}}]}"#
+    );
+    let read = h.get(&format!("/subjects/{}/versions/1?format=resolved", enc(":.a:user"))).await.ok_json(200);
+    assert_eq!(read["schema"], resolved);
+    let by_id = h.get(&format!("/schemas/ids/{id}?format=resolved&subject={}", enc(":.a:user"))).await.ok_json(200);
+    assert_eq!(by_id["schema"], resolved);
+
+    h.delete_subject(":.a:user", false).await.ok_json(200);
+    h.delete_subject(":.a:user", true).await.ok_json(200);
+    h.delete_version(":.b:address", "1", false).await.ok_json(200);
+}
+
 api_tests::api_cases!(
+    a_reference_may_name_a_subject_of_another_context,
     a_context_base_url_qualifies_every_subject,
     a_context_prefix_filters_the_context_listing,
     the_default_context_qualifier_names_the_plain_subject,
