@@ -1,8 +1,10 @@
 //! Protobuf through the API: Confluent's stored text, `%2F` subjects, references by import,
-//! normalize, and 409 on an incompatible change (Confluent's Protobuf diff).
+//! normalize, 409 on an incompatible change (Confluent's Protobuf diff), a package change refused
+//! unless the CP 7.x rule is chosen, and Confluent's current oneof rules.
 
 use api_tests::Harness;
 use api_tests::client::{enc, typed};
+use registry_core::{RegistrySettings, Rules};
 use serde_json::json;
 
 const V1: &str = "syntax = \"proto3\";\npackage pkg1;\n\nmessage Msg1 {\n  string name = 1;\n}\n";
@@ -83,10 +85,44 @@ async fn format_ignore_extensions_drops_custom_options(h: &Harness) {
     }
 }
 
+async fn a_package_change_is_incompatible_unless_the_older_rule_is_set(h: &Harness) {
+    let subject = "pkg/renamed.proto";
+    h.register_body(subject, &typed("PROTOBUF", V1)).await;
+    let moved = V1.replace("package pkg1;", "package pkg2;");
+    let message = h.register_raw(subject, &typed("PROTOBUF", &moved)).await.assert_error(409, 40901);
+    assert!(message.contains("PACKAGE_CHANGED"), "{message}");
+    let settings =
+        RegistrySettings { compat_rules: Rules { protobuf_package_change: true }, ..RegistrySettings::default() };
+    let older = Harness::serve(h.backend().clone(), h.store().clone(), settings).await;
+    let answer = older.register_raw(subject, &typed("PROTOBUF", &moved)).await.ok_json(200);
+    assert!(answer["id"].as_i64().is_some(), "{answer}");
+    assert_eq!(h.versions(subject, "").await, [1, 2]);
+}
+
+async fn oneof_changes_follow_confluents_current_rules(h: &Harness) {
+    let subject = "pkg/oneof.proto";
+    let v1 =
+        "syntax = \"proto3\";\npackage p;\n\nmessage M {\n  oneof g {\n    int32 a = 1;\n    string b = 2;\n  }\n}\n";
+    h.register_body(subject, &typed("PROTOBUF", v1)).await;
+    let path = format!("/compatibility/subjects/{}/versions/latest?verbose=true", enc(subject));
+    // A renamed oneof must not hide a member's type change.
+    let renamed = v1.replace("oneof g {", "oneof h {").replace("string b = 2;", "int64 b = 2;");
+    let verdict = h.post(&path, &typed("PROTOBUF", &renamed)).await.ok_json(200);
+    assert_eq!(verdict["is_compatible"], false, "{verdict}");
+    assert!(verdict["messages"].to_string().contains("FIELD_SCALAR_KIND_CHANGED"), "{verdict}");
+    // Moving a member out to a top-level field relaxes exclusivity: compatible.
+    let top =
+        "syntax = \"proto3\";\npackage p;\n\nmessage M {\n  string b = 2;\n  oneof g {\n    int32 a = 1;\n  }\n}\n";
+    let verdict = h.post(&path, &typed("PROTOBUF", top)).await.ok_json(200);
+    assert_eq!(verdict["is_compatible"], true, "{verdict}");
+}
+
 api_tests::api_cases!(
     format_ignore_extensions_drops_custom_options,
     stored_text_is_confluents_rendering,
     incompatible_change_is_409_and_compatible_one_is_a_new_version,
     references_resolve_imports_across_slash_subjects,
     normalize_stores_the_normal_form,
+    a_package_change_is_incompatible_unless_the_older_rule_is_set,
+    oneof_changes_follow_confluents_current_rules,
 );

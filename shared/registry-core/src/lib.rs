@@ -32,6 +32,7 @@ pub use registry::{
     CompatibilityReport, LookupOptions, NewSchema, RegisterOptions, Registry, RegistrySettings, SchemaById,
     SchemasQuery, default_schema_workers,
 };
+pub use registry_schema::compat::Rules;
 pub use registry_schema::{CompatibilityLevel, Fingerprint, Limits, SchemaReference, SchemaType};
 pub use store::{
     LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingSeen, SettingsAt, Store, StoreError,

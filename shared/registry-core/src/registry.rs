@@ -60,6 +60,9 @@ pub struct RegistrySettings {
     /// Budgets of every parse and compatibility check (depth, nodes, work; 42201 naming the budget
     /// when one is exceeded). See `registry_schema::limits`.
     pub limits: registry_schema::Limits,
+    /// Compatibility rules where Confluent releases differ (default: the newest release's). See
+    /// `registry_schema::compat::Rules`.
+    pub compat_rules: registry_schema::compat::Rules,
     /// Parses and checks running at once (the bounded pool; others queue). See `registry::cpu`.
     pub schema_workers: usize,
 }
@@ -75,6 +78,7 @@ impl Default for RegistrySettings {
             live_id_ttl: live_ids::DEFAULT_LIVE_ID_TTL,
             lookup_ttl: recent_lookups::DEFAULT_LOOKUP_TTL,
             limits: registry_schema::Limits::default(),
+            compat_rules: registry_schema::compat::Rules::default(),
             schema_workers: cpu::default_schema_workers(),
         }
     }

@@ -119,6 +119,15 @@ pub struct Incompatibility {
     pub message: String,
 }
 
+/// Rule choices where Confluent releases disagree. The default follows the newest release; each field
+/// restores an older release's rule (set by the hosts from their settings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Rules {
+    /// Protobuf: a package change is compatible, as in Confluent Platform before 7.6 (and 7.x patch
+    /// releases before February 2024). Newer releases report `PACKAGE_CHANGED` as incompatible.
+    pub protobuf_package_change: bool,
+}
+
 /// A finished check: what was found and the work it took (units of [`Budget::Work`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Checked {
@@ -138,17 +147,28 @@ pub fn check(
     Ok(check_within(level, new, previous, &Limits::default())?.incompatibilities)
 }
 
-/// Checks `new` against `previous` (newest first) at `level`, all comparisons together within
-/// `limits.max_work` ([`SchemaError::BudgetExceeded`] once spent).
-///
-/// Non-transitive levels look at `previous[0]` only; transitive ones walk newest to oldest
-/// and stop at the first schema that fails. Different schema types are incompatible unless
-/// the level is NONE.
+/// [`check_with`] under the default [`Rules`].
 pub fn check_within(
     level: CompatibilityLevel,
     new: &ParsedSchema,
     previous: &[&ParsedSchema],
     limits: &Limits,
+) -> Result<Checked, SchemaError> {
+    check_with(level, new, previous, limits, &Rules::default())
+}
+
+/// Checks `new` against `previous` (newest first) at `level` under `rules`, all comparisons together
+/// within `limits.max_work` ([`SchemaError::BudgetExceeded`] once spent).
+///
+/// Non-transitive levels look at `previous[0]` only; transitive ones walk newest to oldest
+/// and stop at the first schema that fails. Different schema types are incompatible unless
+/// the level is NONE.
+pub fn check_with(
+    level: CompatibilityLevel,
+    new: &ParsedSchema,
+    previous: &[&ParsedSchema],
+    limits: &Limits,
+    rules: &Rules,
 ) -> Result<Checked, SchemaError> {
     let mut work = limits.meter(Budget::Work);
     let Some(direction) = level.direction() else {
@@ -156,7 +176,7 @@ pub fn check_within(
     };
     let candidates = if level.is_transitive() { previous.len() } else { previous.len().min(1) };
     for (index, old) in previous.iter().take(candidates).enumerate() {
-        let found = check_pair(direction, new, old, index, &mut work)?;
+        let found = check_pair(direction, new, old, index, rules, &mut work)?;
         if !found.is_empty() {
             return Ok(Checked { incompatibilities: found, work: work.used() });
         }
@@ -164,12 +184,13 @@ pub fn check_within(
     Ok(Checked { incompatibilities: Vec::new(), work: work.used() })
 }
 
-/// Checks one pair in one direction, charging `work`; each finding carries `previous_index`.
+/// Checks one pair in one direction under `rules`, charging `work`; each finding carries `previous_index`.
 pub fn check_pair(
     direction: Direction,
     new: &ParsedSchema,
     old: &ParsedSchema,
     previous_index: usize,
+    rules: &Rules,
     work: &mut Meter,
 ) -> Result<Vec<Incompatibility>, SchemaError> {
     let mut found = match (new, old) {
@@ -178,7 +199,7 @@ pub fn check_pair(
             crate::json_schema::compat::check(direction, new, old, work)?
         }
         (ParsedSchema::Protobuf(new), ParsedSchema::Protobuf(old)) => {
-            crate::protobuf::compat::check(direction, new, old, work)?
+            crate::protobuf::compat::check(direction, new, old, rules, work)?
         }
         _ => vec![Incompatibility {
             previous_index,

@@ -5,10 +5,10 @@
 
 mod support;
 
-use registry_schema::compat::CompatibilityLevel;
+use registry_schema::compat::{self, CompatibilityLevel, Rules};
 use registry_schema::protobuf::ProtobufSchema;
 use registry_schema::protobuf::compat::diff;
-use registry_schema::{Dependency, ParsedSchema, SchemaType, Validation};
+use registry_schema::{Dependency, Limits, ParsedSchema, SchemaType, Validation};
 use serde_json::Value;
 use std::path::PathBuf;
 use support::check;
@@ -41,7 +41,7 @@ fn parse(text: &str, deps: &[Dependency], what: &str) -> ProtobufSchema {
 #[test]
 fn confluent_diff_examples_give_the_same_changes_and_verdicts() {
     let cases = fixture("diff-schema-examples.json");
-    assert!(cases.len() >= 40, "{} cases", cases.len());
+    assert!(cases.len() >= 54, "{} cases", cases.len());
     let mut failures = Vec::new();
     for case in &cases {
         let description = case["description"].as_str().unwrap();
@@ -137,4 +137,22 @@ fn recursive_messages_terminate() {
     let (old, new) = (parse(old, &[], "old"), parse(new, &[], "new"));
     let changes: Vec<String> = diff(&old, &new).iter().map(ToString::to_string).collect();
     assert_eq!(changes, ["FIELD_ADDED #/Node/3"]);
+}
+
+#[test]
+fn a_package_change_is_incompatible_unless_the_older_rule_is_chosen() {
+    let parse = |t: &str| ParsedSchema::parse(SchemaType::Protobuf, t, &[], Validation::Strict, false).unwrap();
+    let old = parse("syntax = \"proto3\";\npackage a;\nmessage M {\n  int32 n = 1;\n}\n");
+    let new = parse("syntax = \"proto3\";\npackage b;\nmessage M {\n  int32 n = 1;\n}\n");
+    let limits = Limits::default();
+    let current = compat::check_within(CompatibilityLevel::Full, &new, &[&old], &limits).unwrap();
+    let kinds: Vec<&str> = current.incompatibilities.iter().map(|i| i.kind.as_str()).collect();
+    assert_eq!(kinds, ["PACKAGE_CHANGED", "PACKAGE_CHANGED"], "backward then forward");
+    let older = Rules { protobuf_package_change: true };
+    let checked = compat::check_with(CompatibilityLevel::Full, &new, &[&old], &limits, &older).unwrap();
+    assert!(checked.incompatibilities.is_empty(), "{:?}", checked.incompatibilities);
+    let other = parse("syntax = \"proto3\";\npackage b;\nmessage M {\n  string n = 1;\n}\n");
+    let checked = compat::check_with(CompatibilityLevel::Backward, &other, &[&old], &limits, &older).unwrap();
+    let kinds: Vec<&str> = checked.incompatibilities.iter().map(|i| i.kind.as_str()).collect();
+    assert_eq!(kinds, ["FIELD_SCALAR_KIND_CHANGED"], "the older rule relaxes the package only");
 }

@@ -13,7 +13,7 @@
 use clap::Parser;
 use registry_auth::{AuthConfig, AuthError, Authenticator};
 use registry_core::cache::DEFAULT_CACHE_BYTES;
-use registry_core::{ChurnSettings, CompatibilityLevel, Limits, RegistrySettings, default_schema_workers};
+use registry_core::{ChurnSettings, CompatibilityLevel, Limits, RegistrySettings, Rules, default_schema_workers};
 use registry_http::AppOptions;
 use registry_http::error::IncompatibleErrorCode;
 use registry_http::http_cache::{DEFAULT_ID_CACHE_CONTROL, HttpConfig};
@@ -76,6 +76,12 @@ pub struct Settings {
     /// symbols looked at). 42201 beyond it.
     #[arg(long, env = "REGISTRY_SCHEMA_MAX_WORK", default_value_t = Limits::default().max_work)]
     pub schema_max_work: u64,
+
+    /// Protobuf compatibility: treat a package change as compatible, as Confluent Platform 7.x did
+    /// before 2024 (`true`/`false`, any case). Default `false`: a package change is incompatible
+    /// (`PACKAGE_CHANGED`), as in Confluent 7.6+ and 8.x.
+    #[arg(long, env = "REGISTRY_PROTOBUF_PACKAGE_CHANGE_COMPATIBLE", default_value = "false", value_parser = parse_bool, action = clap::ArgAction::Set)]
+    pub protobuf_package_change_compatible: bool,
 
     /// Parses and compatibility checks running at once, off the request threads (others queue).
     /// Default: one per core.
@@ -234,6 +240,7 @@ impl Settings {
                 max_nodes: self.schema_max_nodes,
                 max_work: self.schema_max_work,
             },
+            compat_rules: Rules { protobuf_package_change: self.protobuf_package_change_compatible },
             schema_workers: self.schema_workers.unwrap_or_else(default_schema_workers),
         }
     }
@@ -400,6 +407,16 @@ mod tests {
         assert_eq!(set.limits, Limits { max_depth: 20, max_nodes: 500, max_work: 1000 });
         assert_eq!(set.schema_workers, 3);
         assert!(parse(&["--schema-max-work", "lots"]).is_err());
+    }
+
+    #[test]
+    fn the_protobuf_package_rule_is_the_newest_unless_chosen() {
+        let defaults = parse(&[]).unwrap_or_else(|e| panic!("{e}")).registry();
+        assert_eq!(defaults.compat_rules, Rules::default());
+        assert!(!defaults.compat_rules.protobuf_package_change);
+        let older = parse(&["--protobuf-package-change-compatible=TRUE"]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(older.registry().compat_rules.protobuf_package_change);
+        assert!(parse(&["--protobuf-package-change-compatible=yes-please"]).is_err());
     }
 
     #[test]

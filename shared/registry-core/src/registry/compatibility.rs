@@ -32,14 +32,14 @@ impl Registry {
             texts.push(body.schema.clone());
             stored.push((body, dependencies));
         }
-        let (new, limits) = (new.clone(), self.settings.limits);
+        let (new, limits, rules) = (new.clone(), self.settings.limits, self.settings.compat_rules);
         let check = move || -> Result<Vec<Incompatibility>, RegistryError> {
             let mut parsed = Vec::with_capacity(stored.len());
             for (body, dependencies) in &stored {
                 parsed.push(parse_stored_now(body.schema_type, &body.schema, dependencies, &limits)?);
             }
             let refs: Vec<&ParsedSchema> = parsed.iter().collect();
-            Ok(compat::check_within(level, &new, &refs, &limits)?.incompatibilities)
+            Ok(compat::check_with(level, &new, &refs, &limits, &rules)?.incompatibilities)
         };
         let found = self.cpu.run(check).await??;
         let Some(first) = found.first() else {

@@ -6,13 +6,14 @@
 //! change is in [`COMPATIBLE_CHANGES`]. BACKWARD diffs old → new, FORWARD new → old, FULL both
 //! (backward findings first), as `ProtobufSchema.isBackwardCompatible` is called both ways.
 //!
-//! The compatible set is the one of Confluent Platform 7.x (`diff-schema-examples.json` of that
-//! line): a package change and a string/bytes label change are compatible there.
+//! The compatible set is Confluent's current one (8.x, and 7.x releases since early 2024): a package
+//! change is incompatible, a string/bytes label change is compatible. [`Rules::protobuf_package_change`]
+//! restores the older rule that accepts a package change.
 
 mod diff;
 
 use super::ProtobufSchema;
-use crate::compat::Direction;
+use crate::compat::{Direction, Rules};
 use crate::limits::Meter;
 use crate::{Incompatibility, SchemaError};
 
@@ -45,13 +46,13 @@ pub enum ChangeType {
     OneofRemoved,
     OneofFieldAdded,
     OneofFieldRemoved,
+    OneofFieldMovedToTopLevel,
     MultipleFieldsMovedToOneof,
     FieldMovedToExistingOneof,
 }
 
 /// The changes a compatibility check accepts (Confluent's `SchemaDiff.COMPATIBLE_CHANGES`).
 pub const COMPATIBLE_CHANGES: [ChangeType; 15] = [
-    ChangeType::PackageChanged,
     ChangeType::MessageAdded,
     ChangeType::MessageMoved,
     ChangeType::EnumAdded,
@@ -66,6 +67,7 @@ pub const COMPATIBLE_CHANGES: [ChangeType; 15] = [
     ChangeType::OneofAdded,
     ChangeType::OneofRemoved,
     ChangeType::OneofFieldAdded,
+    ChangeType::OneofFieldMovedToTopLevel,
 ];
 
 impl ChangeType {
@@ -96,14 +98,20 @@ impl ChangeType {
             OneofRemoved => "ONEOF_REMOVED",
             OneofFieldAdded => "ONEOF_FIELD_ADDED",
             OneofFieldRemoved => "ONEOF_FIELD_REMOVED",
+            OneofFieldMovedToTopLevel => "ONEOF_FIELD_MOVED_TO_TOP_LEVEL",
             MultipleFieldsMovedToOneof => "MULTIPLE_FIELDS_MOVED_TO_ONEOF",
             FieldMovedToExistingOneof => "FIELD_MOVED_TO_EXISTING_ONEOF",
         }
     }
 
-    /// Whether a check accepts this change.
+    /// Whether a check accepts this change under Confluent's current rules.
     pub fn is_compatible(self) -> bool {
         COMPATIBLE_CHANGES.contains(&self)
+    }
+
+    /// Whether a check under `rules` accepts this change.
+    pub fn is_compatible_under(self, rules: &Rules) -> bool {
+        self.is_compatible() || (self == ChangeType::PackageChanged && rules.protobuf_package_change)
     }
 
     /// Confluent's description (`Difference.error()`); `update` and `original` name the roles
@@ -140,6 +148,9 @@ impl ChangeType {
             OneofFieldRemoved => {
                 format!("The {update} schema is missing a oneof field at path '{path}' in the {original} schema")
             }
+            OneofFieldMovedToTopLevel => format!(
+                "The oneof field at path '{path}' in the {update} schema was moved out of its oneof to a top-level field in the {original} schema"
+            ),
             MultipleFieldsMovedToOneof => format!(
                 "Multiple fields in the oneof at path '{path}' in the {update} schema are outside a oneof in the {original} schema"
             ),
@@ -169,19 +180,20 @@ impl std::fmt::Display for Change {
 
 /// Incompatibilities of `new` against `old` in `direction`; empty when compatible. Messages are
 /// Confluent's `{errorType:"TYPE", description:"..."}`.
-/// The diffs' work is charged to `work`.
+/// The diffs' work is charged to `work`; `rules` chooses between Confluent releases.
 pub fn check(
     direction: Direction,
     new: &ProtobufSchema,
     old: &ProtobufSchema,
+    rules: &Rules,
     work: &mut Meter,
 ) -> Result<Vec<Incompatibility>, SchemaError> {
     let mut found = Vec::new();
     if matches!(direction, Direction::Backward | Direction::Full) {
-        found.extend(incompatible(old, new, "new", "old", work)?);
+        found.extend(incompatible(old, new, ("new", "old"), rules, work)?);
     }
     if matches!(direction, Direction::Forward | Direction::Full) {
-        found.extend(incompatible(new, old, "old", "new", work)?);
+        found.extend(incompatible(new, old, ("old", "new"), rules, work)?);
     }
     Ok(found)
 }
@@ -189,13 +201,13 @@ pub fn check(
 fn incompatible(
     original: &ProtobufSchema,
     update: &ProtobufSchema,
-    u: &str,
-    o: &str,
+    (u, o): (&str, &str),
+    rules: &Rules,
     work: &mut Meter,
 ) -> Result<Vec<Incompatibility>, SchemaError> {
     Ok(diff_within(original, update, work)?
         .into_iter()
-        .filter(|change| !change.kind.is_compatible())
+        .filter(|change| !change.kind.is_compatible_under(rules))
         .map(|change| Incompatibility {
             previous_index: 0,
             message: format!(

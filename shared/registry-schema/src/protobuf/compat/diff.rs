@@ -12,6 +12,8 @@ use protox::prost_reflect::prost_types::{DescriptorProto, EnumDescriptorProto, F
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+mod fields;
+
 /// Every change from `original` to `update`, in a stable order (unbounded work; see [`diff_within`]).
 pub fn diff(original: &ProtobufSchema, update: &ProtobufSchema) -> Vec<Change> {
     diff_within(original, update, &mut Meter::unlimited(Budget::Work)).unwrap_or_default()
@@ -259,85 +261,6 @@ impl<'s, 'a> Ctx<'s, 'a> {
             self.visiting.retain(|k| *k != key);
         }
         self.compare_types(&[Types::of_message(original, proto3[0]), Types::of_message(update, proto3[1])]);
-    }
-
-    fn compare_message_fields(&mut self, m: [&'a DescriptorProto; 2], proto3: [bool; 2]) {
-        self.spend.charge(m[0].field.len() + m[1].field.len());
-        if self.spend.spent() {
-            return;
-        }
-        let plain = |m: &'a DescriptorProto| -> BTreeMap<i32, &'a FieldDescriptorProto> {
-            m.field
-                .iter()
-                .filter(|f| source::real_oneof(f).is_none() && f.r#type.is_none_or(|t| t != 10))
-                .map(|f| (f.number(), f))
-                .collect()
-        };
-        let mut by_tag = [plain(m[0]), plain(m[1])];
-        let oneofs = |m: &'a DescriptorProto| -> BTreeMap<String, Vec<&'a FieldDescriptorProto>> {
-            m.oneof_decl
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| m.field.iter().all(|f| f.oneof_index != Some(*i as i32) || !f.proto3_optional()))
-                .map(|(i, d)| {
-                    (d.name().to_string(), m.field.iter().filter(|f| source::real_oneof(f) == Some(i)).collect())
-                })
-                .collect()
-        };
-        let oneofs = [oneofs(m[0]), oneofs(m[1])];
-        let original_oneof_tags: BTreeSet<i32> = oneofs[0].values().flatten().map(|f| f.number()).collect();
-        for (name, fields) in &oneofs[1] {
-            let (mut moved, mut existing) = (0, 0);
-            for field in fields {
-                if by_tag[0].remove(&field.number()).is_some() {
-                    moved += 1;
-                } else if original_oneof_tags.contains(&field.number()) {
-                    existing += 1;
-                }
-            }
-            self.in_path(name.clone(), false, |ctx| {
-                if moved > 1 {
-                    ctx.add(ChangeType::MultipleFieldsMovedToOneof);
-                } else if moved == 1 && existing > 0 {
-                    ctx.add(ChangeType::FieldMovedToExistingOneof);
-                }
-            });
-        }
-        let names: BTreeSet<&String> = oneofs[0].keys().chain(oneofs[1].keys()).collect();
-        for name in names {
-            self.in_path(name.clone(), false, |ctx| match (oneofs[0].get(name), oneofs[1].get(name)) {
-                (Some(_), None) => ctx.add(ChangeType::OneofRemoved),
-                (None, Some(_)) => ctx.add(ChangeType::OneofAdded),
-                (Some(o), Some(u)) => {
-                    let index = |fs: &Vec<&'a FieldDescriptorProto>| -> BTreeMap<i32, &'a FieldDescriptorProto> {
-                        fs.iter().map(|f| (f.number(), *f)).collect()
-                    };
-                    let (o, u) = (index(o), index(u));
-                    for tag in o.keys().chain(u.keys()).collect::<BTreeSet<_>>() {
-                        ctx.in_path(tag.to_string(), false, |ctx| match (o.get(tag), u.get(tag)) {
-                            (Some(_), None) => ctx.add(ChangeType::OneofFieldRemoved),
-                            (None, Some(_)) => ctx.add(ChangeType::OneofFieldAdded),
-                            (Some(a), Some(b)) => ctx.compare_fields(m, [a, b], proto3),
-                            (None, None) => {}
-                        });
-                    }
-                }
-                (None, None) => {}
-            });
-        }
-        let tags: BTreeSet<i32> = by_tag[0].keys().chain(by_tag[1].keys()).copied().collect();
-        let by_tag = &mut by_tag;
-        for tag in tags {
-            let pair = (by_tag[0].get(&tag).copied(), by_tag[1].get(&tag).copied());
-            self.in_path(tag.to_string(), false, |ctx| match pair {
-                (Some(o), None) if o.label() == Label::Required => ctx.add(ChangeType::RequiredFieldRemoved),
-                (Some(_), None) => ctx.add(ChangeType::FieldRemoved),
-                (None, Some(u)) if u.label() == Label::Required => ctx.add(ChangeType::RequiredFieldAdded),
-                (None, Some(_)) => ctx.add(ChangeType::FieldAdded),
-                (Some(o), Some(u)) => ctx.compare_fields(m, [o, u], proto3),
-                (None, None) => {}
-            });
-        }
     }
 
     fn compare_fields(&mut self, m: [&'a DescriptorProto; 2], f: [&'a FieldDescriptorProto; 2], proto3: [bool; 2]) {
