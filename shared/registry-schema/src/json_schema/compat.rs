@@ -8,6 +8,7 @@
 //! as Everit (Confluent's JSON Schema library) models them ([`model`]); `$ref`s resolve inside the document and
 //! into the schema's references.
 
+mod decimal;
 mod diff;
 pub mod difference;
 mod load;

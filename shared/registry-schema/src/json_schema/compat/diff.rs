@@ -1,8 +1,10 @@
 //! Confluent's `SchemaDiff` walk (with its `Context`): class changes, singleton and sum/product special
 //! cases, common keywords, and the string, number, enum, const, combined and `not` rules.
 
+use super::decimal::Decimal;
 use super::difference::{ChangeType, ChangeType::*, Difference, RelativePath};
 use super::model::{Criterion, Graph, Kind, NodeId, NumberRules, StringRules};
+use crate::json_value::{Number, Value};
 use regex::Regex;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -57,14 +59,22 @@ impl Ctx {
     }
 }
 
+/// A compared pair: whether the graphs' roles are exchanged (under `not`), the original node, the update node.
+type Pair = (bool, NodeId, NodeId);
+
 /// One comparison of an original graph against an update graph, with the pair memo and cycle guard.
 pub struct Differ<'g> {
     pub(super) original: &'g Graph,
     pub(super) update: &'g Graph,
     swapped: bool,
     depth: usize,
-    memo: HashMap<(bool, NodeId, NodeId), Rc<Vec<Difference>>>,
-    in_progress: HashSet<(bool, NodeId, NodeId)>,
+    memo: HashMap<Pair, Rc<Vec<Difference>>>,
+    in_progress: HashSet<Pair>,
+    /// Pairs an earlier pass found incompatible, with their differences: a cycle back into one of them
+    /// reports them instead of assuming the cycle compatible (Confluent's `incompatibleSeed`).
+    seed: HashMap<Pair, Rc<Vec<Difference>>>,
+    /// Whether this pass assumed a cycle compatible; a pass that did not is exact.
+    optimistic: bool,
     patterns: HashMap<String, Option<Regex>>,
     /// Work units spent: pairs compared plus differences copied out of the memo.
     work: u64,
@@ -87,6 +97,8 @@ impl<'g> Differ<'g> {
             depth: 0,
             memo: HashMap::new(),
             in_progress: HashSet::new(),
+            seed: HashMap::new(),
+            optimistic: false,
             patterns: HashMap::new(),
             work: 0,
             limit,
@@ -99,11 +111,28 @@ impl<'g> Differ<'g> {
     }
 
     /// [`Differ::differences`] and the work units spent; the list is incomplete when the work passed the limit.
+    ///
+    /// As Confluent's `SchemaDiff.compare`: a pass that assumed some cycle compatible is repeated with the
+    /// pairs it found incompatible as the seed, until the seed stops growing (it grows monotonically and is
+    /// bounded by the pairs, and every pass is charged to the same work limit).
     pub fn differences_and_work(mut self) -> (Vec<Difference>, u64) {
-        let mut ctx = Ctx::default();
-        let (original, update) = (self.original.root(), self.update.root());
-        self.compare(&mut ctx, Some(original), Some(update));
-        (ctx.diffs, self.work)
+        loop {
+            let mut ctx = Ctx::default();
+            let (original, update) = (self.original.root(), self.update.root());
+            self.compare(&mut ctx, Some(original), Some(update));
+            if !self.optimistic || self.work > self.limit {
+                return (ctx.diffs, self.work);
+            }
+            let incompatible: HashMap<Pair, Rc<Vec<Difference>>> = std::mem::take(&mut self.memo)
+                .into_iter()
+                .filter(|(_, found)| found.iter().any(|d| !d.change.is_compatible()))
+                .collect();
+            if incompatible.len() == self.seed.len() && incompatible.keys().all(|key| self.seed.contains_key(key)) {
+                return (ctx.diffs, self.work);
+            }
+            self.seed = incompatible;
+            self.optimistic = false;
+        }
     }
 
     fn spend(&mut self, units: usize) -> bool {
@@ -136,7 +165,15 @@ impl<'g> Differ<'g> {
             }
             return ctx.extend_rebased(&found);
         }
-        if self.depth >= MAX_DEPTH || !self.in_progress.insert(key) {
+        if self.depth >= MAX_DEPTH {
+            return;
+        }
+        if !self.in_progress.insert(key) {
+            match self.seed.get(&key).map(Rc::clone) {
+                Some(found) if self.spend(found.len()) => ctx.extend_rebased(&found),
+                Some(_) => {}
+                None => self.optimistic = true,
+            }
             return;
         }
         self.depth += 1;
@@ -200,7 +237,11 @@ impl<'g> Differ<'g> {
             _ => {}
         }
         if !o.kind.same_class(&u.kind) {
-            if !matches!(o.kind, Kind::False) && !u.kind.is_empty_schema() {
+            // Two Kafka Connect `bytes` schemas are one type whatever their JSON type (Confluent's tolerance
+            // for the JSON converter's change of decimal representation).
+            let bytes = Some(Value::String("bytes".to_string()));
+            let connect_bytes = o.common.connect_type == bytes && u.common.connect_type == bytes;
+            if !matches!(o.kind, Kind::False) && !u.kind.is_empty_schema() && !connect_bytes {
                 ctx.add(TYPE_CHANGED);
             }
             return;
@@ -247,10 +288,13 @@ impl<'g> Differ<'g> {
         }
         let originals = distinct(self.original, original.1);
         let updates = distinct(self.update, update.1);
-        let (product, sizes) = (update.0 == Criterion::AllOf, (originals.len(), updates.len()));
+        let sizes = (originals.len(), updates.len());
+        // Growth is named by the update's criterion, shrinking by the original's (`CombinedSchemaDiff`).
         match sizes.0.cmp(&sizes.1) {
-            std::cmp::Ordering::Less => ctx.add(if product { PRODUCT_TYPE_EXTENDED } else { SUM_TYPE_EXTENDED }),
-            std::cmp::Ordering::Greater => ctx.add(if product { PRODUCT_TYPE_NARROWED } else { SUM_TYPE_NARROWED }),
+            std::cmp::Ordering::Less if update.0 == Criterion::AllOf => ctx.add(PRODUCT_TYPE_EXTENDED),
+            std::cmp::Ordering::Less => ctx.add(SUM_TYPE_EXTENDED),
+            std::cmp::Ordering::Greater if original.0 == Criterion::AllOf => ctx.add(PRODUCT_TYPE_NARROWED),
+            std::cmp::Ordering::Greater => ctx.add(SUM_TYPE_NARROWED),
             std::cmp::Ordering::Equal => {}
         }
         let mut edges: Vec<Vec<(usize, Vec<Difference>)>> = Vec::with_capacity(originals.len());
@@ -279,22 +323,26 @@ impl<'g> Differ<'g> {
     }
 }
 
-/// `CombinedSchemaDiff.compareCriteria`.
+/// `CombinedSchemaDiff.compareCriteria`: a change of criterion accepts at least what it accepted when the
+/// update is `anyOf`, when both are singletons, when a singleton becomes `oneOf`, or when an `allOf` becomes
+/// a singleton (`anyOf`/`oneOf` of one subschema asks no more than the `allOf`'s matched part).
 fn combined_criteria_change(original: (Criterion, &[NodeId]), update: (Criterion, &[NodeId])) -> Option<ChangeType> {
-    let singleton = |subschemas: &[NodeId]| subschemas.len() == 1;
+    let (original_single, update_single) = (original.1.len() == 1, update.1.len() == 1);
     Some(match update.0 {
         u if u == original.0 => return None,
         Criterion::AnyOf => COMBINED_TYPE_EXTENDED,
-        Criterion::OneOf if singleton(original.1) => COMBINED_TYPE_EXTENDED,
-        Criterion::AllOf if singleton(original.1) && singleton(update.1) => COMBINED_TYPE_EXTENDED,
+        _ if original_single && update_single => COMBINED_TYPE_EXTENDED,
+        Criterion::OneOf if original_single => COMBINED_TYPE_EXTENDED,
+        _ if update_single && original.0 == Criterion::AllOf => COMBINED_TYPE_EXTENDED,
         _ => COMBINED_TYPE_CHANGED,
     })
 }
 
-/// Subschemas with content duplicates removed, first occurrence kept (Confluent's `LinkedHashSet<JsonSchema>`).
+/// Subschemas with content duplicates removed, first occurrence kept (Confluent's `LinkedHashSet<JsonSchema>`,
+/// keyed by each subschema's own text: two `$ref`s to different definitions stay two, even when those read alike).
 fn distinct(graph: &Graph, subschemas: &[NodeId]) -> Vec<NodeId> {
     let mut seen = HashSet::new();
-    subschemas.iter().copied().filter(|&id| seen.insert(graph.content_key(graph.resolve(id)))).collect()
+    subschemas.iter().copied().filter(|&id| seen.insert(graph.content_key(id))).collect()
 }
 
 /// Maximum bipartite matching (augmenting paths, originals in order): for each original, its update index.
@@ -361,6 +409,27 @@ fn compare_strings(ctx: &mut Ctx, a: &StringRules, b: &StringRules) {
     }
 }
 
+/// `NumberSchemaDiff`'s `multipleOf` rule on exact decimals: a new multiple of the old value narrows what
+/// validates (expanded), a divisor of it widens it (reduced). Literals too long to compare exactly count as
+/// changed unless their doubles are equal.
+fn multiple_of_change(before: Option<&Number>, after: Option<&Number>) -> Option<ChangeType> {
+    let (before, after) = match (before, after) {
+        (None, None) => return None,
+        (None, Some(_)) => return Some(MULTIPLE_OF_ADDED),
+        (Some(_), None) => return Some(MULTIPLE_OF_REMOVED),
+        (Some(before), Some(after)) => (before, after),
+    };
+    let (Some(x), Some(y)) = (Decimal::of(before), Decimal::of(after)) else {
+        return (before.as_f64() != after.as_f64()).then_some(MULTIPLE_OF_CHANGED);
+    };
+    Some(match (x.equals(y), y.is_multiple_of(x), x.is_multiple_of(y)) {
+        (Some(true), _, _) => return None,
+        (_, Some(true), _) => MULTIPLE_OF_EXPANDED,
+        (_, _, Some(true)) => MULTIPLE_OF_REDUCED,
+        _ => MULTIPLE_OF_CHANGED,
+    })
+}
+
 fn compare_numbers(ctx: &mut Ctx, a: &NumberRules, b: &NumberRules) {
     compare_bound(
         ctx,
@@ -382,23 +451,8 @@ fn compare_numbers(ctx: &mut Ctx, a: &NumberRules, b: &NumberRules) {
     let exclusive_min =
         [EXCLUSIVE_MINIMUM_ADDED, EXCLUSIVE_MINIMUM_REMOVED, EXCLUSIVE_MINIMUM_INCREASED, EXCLUSIVE_MINIMUM_DECREASED];
     compare_bound(ctx, "exclusiveMinimum", a.exclusive_minimum, b.exclusive_minimum, exclusive_min);
-    match (a.multiple_of, b.multiple_of) {
-        (None, Some(_)) => ctx.add_at("multipleOf", MULTIPLE_OF_ADDED),
-        (Some(_), None) => ctx.add_at("multipleOf", MULTIPLE_OF_REMOVED),
-        (Some(x), Some(y)) if x != y => {
-            // Java compares `intValue()`s; a zero divisor (fractional multipleOf) is a change.
-            let (x, y) = (x.trunc() as i64, y.trunc() as i64);
-            let divides = |n: i64, d: i64| d != 0 && n % d == 0;
-            let change = if divides(y, x) {
-                MULTIPLE_OF_EXPANDED
-            } else if divides(x, y) {
-                MULTIPLE_OF_REDUCED
-            } else {
-                MULTIPLE_OF_CHANGED
-            };
-            ctx.add_at("multipleOf", change);
-        }
-        _ => {}
+    if let Some(change) = multiple_of_change(a.multiple_of.as_ref(), b.multiple_of.as_ref()) {
+        ctx.add_at("multipleOf", change);
     }
     if a.requires_integer != b.requires_integer {
         ctx.add(if a.requires_integer { TYPE_EXTENDED } else { TYPE_NARROWED });

@@ -79,8 +79,7 @@ use std::rc::Rc;
 
 impl ChangeType {
     /// Whether a reader of the updated schema still accepts every document the original accepted
-    /// (Confluent's `SchemaDiff.COMPATIBLE_CHANGES`; the `UNEVALUATED_*_ADDED`/`_EXTENDED` entries follow their
-    /// `ADDITIONAL_*` twins, as the published set predates them).
+    /// (Confluent's `SchemaDiff.COMPATIBLE_CHANGES_STRICT`).
     pub fn is_compatible(self) -> bool {
         matches!(
             self,
@@ -127,6 +126,10 @@ impl ChangeType {
                 | MAX_ITEMS_REMOVED
                 | MIN_ITEMS_DECREASED
                 | MIN_ITEMS_REMOVED
+                | MAX_CONTAINS_INCREASED
+                | MAX_CONTAINS_REMOVED
+                | MIN_CONTAINS_DECREASED
+                | MIN_CONTAINS_REMOVED
                 | UNIQUE_ITEMS_REMOVED
                 | ADDITIONAL_ITEMS_ADDED
                 | ADDITIONAL_ITEMS_EXTENDED

@@ -132,6 +132,7 @@ impl Loader<'_> {
             title: object.get("title").cloned(),
             description: object.get("description").cloned(),
             default: object.get("default").cloned(),
+            connect_type: object.get("connect.type").cloned(),
         };
     }
 
@@ -198,7 +199,14 @@ impl Loader<'_> {
                 parts.push((Kind::Combined { criterion: Criterion::AnyOf, subschemas }, 5));
             }
             _ => {
-                let has = |keywords: &[&str]| keywords.iter().any(|k| object.contains_key(*k));
+                // json-sKema (2019-09, 2020-12) builds no schema from an empty `properties`, so alone it
+                // leaves the object untyped (an empty schema), where Everit makes it an object schema.
+                let modern = self.modern();
+                let builds = |k: &&str| match object.get(*k) {
+                    Some(Value::Object(map)) if modern && *k == "properties" => !map.is_empty(),
+                    found => found.is_some(),
+                };
+                let has = |keywords: &[&str]| keywords.iter().any(builds);
                 for (keywords, name) in [
                     (&OBJECT_KEYWORDS[..], "object"),
                     (&ARRAY_KEYWORDS[..], "array"),
@@ -239,7 +247,7 @@ impl Loader<'_> {
                 maximum: number("maximum"),
                 exclusive_minimum: number("exclusiveMinimum"),
                 exclusive_maximum: number("exclusiveMaximum"),
-                multiple_of: number("multipleOf"),
+                multiple_of: object.get("multipleOf").and_then(Value::as_number).cloned(),
             }),
             "object" => Kind::Object(Box::new(self.object(doc, pointer, object))),
             "array" => Kind::Array(Box::new(self.array(doc, pointer, object))),
@@ -296,7 +304,9 @@ impl Loader<'_> {
             min_items: number("minItems"),
             max_items: number("maxItems"),
             unique_items: object.get("uniqueItems") == Some(&Value::Bool(true)),
-            min_contains: number("minContains"),
+            // json-sKema (2019-09, 2020-12) gives every `contains` a `minContains`, 1 unless written.
+            min_contains: number("minContains")
+                .or_else(|| (self.modern() && object.contains_key("contains")).then_some(1.0)),
             max_contains: number("maxContains"),
             ..ArrayRules::default()
         };

@@ -37,6 +37,8 @@ pub struct Common {
     pub title: Option<Value>,
     pub description: Option<Value>,
     pub default: Option<Value>,
+    /// Kafka Connect's `connect.type` annotation (`bytes` on the JSON converter's decimals).
+    pub connect_type: Option<Value>,
 }
 
 /// String keywords the diff compares.
@@ -55,7 +57,8 @@ pub struct NumberRules {
     pub maximum: Option<f64>,
     pub exclusive_minimum: Option<f64>,
     pub exclusive_maximum: Option<f64>,
-    pub multiple_of: Option<f64>,
+    /// As written, compared as an exact decimal.
+    pub multiple_of: Option<crate::json_value::Number>,
 }
 
 /// Object keywords. `properties` keep document order; the diff applies Java's iteration order itself.

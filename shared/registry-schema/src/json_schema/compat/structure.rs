@@ -95,11 +95,13 @@ impl Differ<'_> {
 
     fn property_added(&mut self, ctx: &mut Ctx, update: NodeId, a: &ObjectRules, b: &ObjectRules, name: &str) {
         if is_open_object(self.original, a) {
-            let empty = self.update.node(update).kind.is_empty_schema();
-            return ctx.add(if empty {
-                PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL
-            } else {
-                PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL
+            let node = self.update.node(update);
+            let required = b.required.iter().any(|r| r == name);
+            return ctx.add(match (node.kind.is_empty_schema(), required, node.common.default.is_some()) {
+                (true, _, _) => PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL,
+                (false, true, true) => REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_OPEN_CONTENT_MODEL,
+                (false, true, false) => REQUIRED_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL,
+                (false, false, _) => OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL,
             });
         }
         if let Some(partial) = self.partial_object_schema(a, name, true) {
