@@ -2,19 +2,20 @@ locals {
   # Every variable the function reads is set here, or named with its reason in README.md "Function
   # settings"; scripts/infra_check.py compares both with the variables the Rust sources read.
   function_environment = {
-    REGISTRY_BACKEND                 = "aws" # fixed: the function serves only the AWS store
-    REGISTRY_TABLE                   = aws_dynamodb_table.registry.name
-    REGISTRY_BUCKET                  = aws_s3_bucket.bodies.id
-    REGISTRY_DEFAULT_COMPATIBILITY   = var.default_compatibility
-    REGISTRY_CACHE_BYTES             = tostring(var.cache_bytes)
-    RUST_LOG                         = var.log_level
-    REGISTRY_LOG_FORMAT              = "json" # fixed: CloudWatch gets JSON lines (logging_config below)
-    REGISTRY_CHURN_MAX_PER_HOUR      = tostring(var.churn_max_per_hour)
-    REGISTRY_CHURN_ENFORCE           = tostring(var.churn_enforce)
-    REGISTRY_INCOMPATIBLE_ERROR_CODE = tostring(var.incompatible_error_code)
-    REGISTRY_METRICS_NAMESPACE       = var.metrics_namespace
-    REGISTRY_USAGE_GRANULARITY_DAYS  = tostring(var.usage_granularity_days)
-    REGISTRY_ANSWER_MEMORY_MS        = tostring(var.answer_memory_ms)
+    REGISTRY_BACKEND                            = "aws" # fixed: the function serves only the AWS store
+    REGISTRY_TABLE                              = aws_dynamodb_table.registry.name
+    REGISTRY_BUCKET                             = aws_s3_bucket.bodies.id
+    REGISTRY_DEFAULT_COMPATIBILITY              = var.default_compatibility
+    REGISTRY_CACHE_BYTES                        = tostring(var.cache_bytes)
+    RUST_LOG                                    = var.log_level
+    REGISTRY_LOG_FORMAT                         = "json" # fixed: CloudWatch gets JSON lines (logging_config below)
+    REGISTRY_CHURN_MAX_PER_HOUR                 = tostring(var.churn_max_per_hour)
+    REGISTRY_CHURN_ENFORCE                      = tostring(var.churn_enforce)
+    REGISTRY_INCOMPATIBLE_ERROR_CODE            = tostring(var.incompatible_error_code)
+    REGISTRY_PROTOBUF_PACKAGE_CHANGE_COMPATIBLE = tostring(var.protobuf_package_change_compatible)
+    REGISTRY_METRICS_NAMESPACE                  = var.metrics_namespace
+    REGISTRY_USAGE_GRANULARITY_DAYS             = tostring(var.usage_granularity_days)
+    REGISTRY_ANSWER_MEMORY_MS                   = tostring(var.answer_memory_ms)
   }
 
   # Set only when configured: null leaves the variable unset, so the function's default applies.

@@ -219,6 +219,12 @@ variable "incompatible_error_code" {
   }
 }
 
+variable "protobuf_package_change_compatible" {
+  description = "Protobuf compatibility: a package change passes, as in Confluent Platform 7.x before 2024; false (default) reports it incompatible (PACKAGE_CHANGED) as Confluent 7.6+ and 8.x (REGISTRY_PROTOBUF_PACKAGE_CHANGE_COMPATIBLE)."
+  type        = bool
+  default     = false
+}
+
 variable "churn_enforce" {
   description = "Churn guard: refuse new versions over churn_max_per_hour with 429 / error_code 42901 instead of only warning (REGISTRY_CHURN_ENFORCE)."
   type        = bool
