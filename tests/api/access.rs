@@ -72,4 +72,28 @@ async fn imports_are_judged_on_the_request_registered(h: &Harness) {
     assert_eq!((imported["id"].as_i64(), imported["version"].as_i64()), (Some(1000), Some(2)), "{imported}");
 }
 
-api_tests::api_cases!(authenticated: scoped_users_page_through_their_own_subjects, imports_are_judged_on_the_request_registered);
+/// `ctx-a`, scoped to the context `.ctx-a` (prefix `:.ctx-a:`), writes and reads there through
+/// qualified subjects and through the base-URL form alike (judged on the qualified request the
+/// registry executes), and nowhere else.
+async fn a_scope_may_name_a_context(h: &Harness) {
+    register_as_admin(h, "orders", &distinct(1)).await;
+    let body = json!({ "schema": user_v1() });
+    let send = |method: Method, path: &'static str, body: Option<Value>| async move {
+        h.send_as("ctx-a", method, path, body.as_ref()).await
+    };
+    send(Method::POST, "/contexts/.ctx-a/subjects/orders/versions", Some(body.clone())).await.ok_json(200);
+    send(Method::POST, "/subjects/:.ctx-a:payments/versions", Some(body.clone())).await.ok_json(200);
+    send(Method::POST, "/subjects/orders/versions", Some(body.clone())).await.assert_error(403, 40301);
+    send(Method::POST, "/contexts/.ctx-b/subjects/orders/versions", Some(body.clone())).await.assert_error(403, 40301);
+    send(Method::GET, "/contexts/.ctx-b/subjects/orders/versions", None).await.assert_error(403, 40301);
+    let listed = strings(&send(Method::GET, "/subjects", None).await.ok_json(200));
+    assert_eq!(listed, [":.ctx-a:orders", ":.ctx-a:payments"]);
+    let in_context = strings(&send(Method::GET, "/contexts/.ctx-a/subjects", None).await.ok_json(200));
+    assert_eq!(in_context, listed, "the base-URL listing");
+}
+
+api_tests::api_cases!(
+    authenticated: scoped_users_page_through_their_own_subjects,
+    imports_are_judged_on_the_request_registered,
+    a_scope_may_name_a_context,
+);

@@ -7,6 +7,7 @@
 //! | `writer` | write | all |
 //! | `reader` | read | all |
 //! | `team-a` | write | starting with `team-a.` |
+//! | `ctx-a` | write | in context `.ctx-a` (starting with `:.ctx-a:`) |
 //!
 //! Each password is `<user>-secret`.
 
@@ -19,11 +20,12 @@ pub fn users_file() -> &'static str {
     static TEXT: OnceLock<String> = OnceLock::new();
     TEXT.get_or_init(|| {
         let mut file = UsersFile::default();
-        let users: [(&str, Role, &[&str]); 4] = [
+        let users: [(&str, Role, &[&str]); 5] = [
             ("admin", Role::Admin, &[]),
             ("writer", Role::Write, &[]),
             ("reader", Role::Read, &[]),
             ("team-a", Role::Write, &["team-a."]),
+            ("ctx-a", Role::Write, &[":.ctx-a:"]),
         ];
         for (user, role, prefixes) in users {
             let hash = match hash_password(&password(user), HashCost::TEST) {
