@@ -186,6 +186,20 @@ fn any_type() -> impl Strategy<Value = SchemaType> {
     prop_oneof![Just(SchemaType::Avro), Just(SchemaType::Json), Just(SchemaType::Protobuf)]
 }
 
+/// The boundary the property below reaches only by chance: nesting exactly at the limit parses,
+/// one level more is too deep.
+#[test]
+fn nesting_at_the_depth_limit_parses_and_one_more_level_does_not() {
+    for (schema_type, levels_per_depth) in [(SchemaType::Avro, 0), (SchemaType::Json, 1), (SchemaType::Protobuf, 0)] {
+        let limit = 20;
+        let at_limit = nested(schema_type, limit - levels_per_depth);
+        let limits = Limits { max_depth: limit, ..WIDE };
+        assert!(parse(schema_type, &at_limit, &limits).is_ok(), "{schema_type} at the limit");
+        let deeper = nested(schema_type, limit + 1 - levels_per_depth);
+        assert_eq!(parse(schema_type, &deeper, &limits).err(), Some(SchemaError::TooDeep { limit }), "{schema_type}");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
@@ -193,8 +207,9 @@ proptest! {
     fn deep_schemas_parse_or_stop_at_the_depth_budget(schema_type in any_type(), depth in 1usize..200, limit in 1usize..100) {
         let limits = Limits { max_depth: limit, ..WIDE };
         let outcome = parse(schema_type, &nested(schema_type, depth), &limits);
-        // Nesting levels of the text: Avro and JSON wrap one object per level, Protobuf one block.
-        let levels = if schema_type == SchemaType::Protobuf { depth } else { depth + 1 };
+        // Nesting levels of the text: one object (Protobuf: one block) per level, and JSON Schema's
+        // innermost `{"type":"integer"}` is one more (Avro's innermost `"int"` is a string).
+        let levels = if schema_type == SchemaType::Json { depth + 1 } else { depth };
         let effective = if schema_type == SchemaType::Protobuf { limit.min(64) } else { limit };
         match outcome {
             Err(SchemaError::TooDeep { limit }) => prop_assert!(levels > effective && limit == effective),
