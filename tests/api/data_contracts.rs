@@ -104,7 +104,25 @@ async fn config_fields_not_implemented_are_refused_not_dropped(h: &Harness) {
     assert_eq!(h.put("/config", &accepted).await.ok_json(200)["compatibility"], "FULL");
 }
 
+/// `PUT /config` merges as Confluent's `ConfigValue.update`: named fields replace, `null` clears,
+/// fields left out keep their value, and `{}` answers the config as it is.
+async fn config_updates_merge_into_the_stored_config(h: &Harness) {
+    let metadata = json!({"properties": {"owner": "platform"}});
+    h.put("/config/orders-value", &json!({"compatibility": "FULL", "defaultMetadata": metadata})).await.ok_json(200);
+    let normalized = h.put("/config/orders-value", &json!({"normalize": true})).await.ok_json(200);
+    assert_eq!(normalized, json!({"compatibility": "FULL", "normalize": true, "defaultMetadata": metadata}));
+    assert_eq!(h.put("/config/orders-value", &json!({})).await.ok_json(200), normalized);
+    let stored = h.get("/config/orders-value").await.ok_json(200);
+    assert_eq!(stored, json!({"compatibilityLevel": "FULL", "normalize": true, "defaultMetadata": metadata}));
+    let cleared = h.put("/config/orders-value", &json!({"defaultMetadata": null, "compatibility": "NONE"})).await;
+    assert_eq!(cleared.ok_json(200), json!({"compatibility": "NONE", "normalize": true}));
+    // The global config: `{}` on an unset one stores nothing the answer shows, and the default applies.
+    assert_eq!(h.put("/config", &json!({})).await.ok_json(200), json!({}));
+    assert_eq!(h.get("/config").await.ok_json(200)["compatibilityLevel"], "BACKWARD");
+}
+
 api_tests::api_cases!(
+    config_updates_merge_into_the_stored_config,
     config_fields_not_implemented_are_refused_not_dropped,
     guid_lookup_follows_deletes_and_re_registration,
     contracts_round_trip_on_every_read,

@@ -25,7 +25,7 @@ pub use churn::ChurnSettings;
 pub use error::RegistryError;
 pub use memory::MemoryStore;
 pub use model::{
-    ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, SchemaRecord, Scope, Subject,
+    ConfigRecord, ConfigUpdate, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, SchemaRecord, Scope, Subject,
     UnassignedRow, Version, VersionRow, VersionSelector,
 };
 pub use registry::{

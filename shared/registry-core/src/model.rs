@@ -324,6 +324,34 @@ pub struct ConfigRecord {
     pub override_rule_set: Option<serde_json::Value>,
 }
 
+/// A `PUT /config` as Confluent applies it (`ConfigValue.update`): each field the request names
+/// replaces the stored one (`Some(None)`: named as `null`, which clears it); a field it leaves out
+/// (`None`) keeps the stored value.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConfigUpdate {
+    pub compatibility_level: Option<Option<CompatibilityLevel>>,
+    pub normalize: Option<Option<bool>>,
+    pub default_metadata: Option<Option<serde_json::Value>>,
+    pub override_metadata: Option<Option<serde_json::Value>>,
+    pub default_rule_set: Option<Option<serde_json::Value>>,
+    pub override_rule_set: Option<Option<serde_json::Value>>,
+}
+
+impl ConfigUpdate {
+    /// The config after this update of `stored` (none stored: the named fields alone).
+    pub fn apply(self, stored: Option<ConfigRecord>) -> ConfigRecord {
+        let old = stored.unwrap_or_default();
+        ConfigRecord {
+            compatibility_level: self.compatibility_level.unwrap_or(old.compatibility_level),
+            normalize: self.normalize.unwrap_or(old.normalize),
+            default_metadata: self.default_metadata.unwrap_or(old.default_metadata),
+            override_metadata: self.override_metadata.unwrap_or(old.override_metadata),
+            default_rule_set: self.default_rule_set.unwrap_or(old.default_rule_set),
+            override_rule_set: self.override_rule_set.unwrap_or(old.override_rule_set),
+        }
+    }
+}
+
 impl ConfigRecord {
     /// Field by field: this record's value where set, else `fallback`'s (subject over global).
     pub fn over(self, fallback: ConfigRecord) -> ConfigRecord {

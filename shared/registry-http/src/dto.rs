@@ -7,8 +7,8 @@ use registry_auth::Operation;
 use registry_core::registry::body_guid;
 use registry_core::registry::contracts::{Metadata, RuleSet, to_json};
 use registry_core::{
-    CompatibilityLevel, CompatibilityReport, ConfigRecord, Mode, NewSchema, SchemaBody, SchemaById, SchemaRecord,
-    SchemaReference, SchemaType, Subject, Version,
+    CompatibilityLevel, CompatibilityReport, ConfigRecord, ConfigUpdate, Mode, NewSchema, SchemaBody, SchemaById,
+    SchemaRecord, SchemaReference, SchemaType, Subject, Version,
 };
 use serde::{Deserialize, Serialize};
 
@@ -221,7 +221,7 @@ impl From<&ConfigRecord> for ConfigDto {
     }
 }
 
-/// The data-contract part of `Config` and `ConfigUpdateRequest` (same keys in both).
+/// The data-contract part of `Config` answers.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContractConfigDto {
@@ -247,18 +247,36 @@ impl From<&ConfigRecord> for ContractConfigDto {
 }
 
 /// `PUT /config[/{s}]` body (`ConfigUpdateRequest`): note `compatibility`, matched case-insensitively.
+/// Each field is absent (keep the stored value), `null` (clear it) or a value, as Confluent reads it.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ConfigUpdateRequest {
-    #[serde(default)]
-    pub compatibility: Option<String>,
-    #[serde(default)]
-    pub normalize: Option<bool>,
+    #[serde(default, deserialize_with = "named")]
+    pub compatibility: Option<Option<String>>,
+    #[serde(default, deserialize_with = "named")]
+    pub normalize: Option<Option<bool>>,
     /// Validated and normalised by the registry (42210 for an invalid rule set).
-    #[serde(flatten)]
-    pub contracts: ContractConfigDto,
+    #[serde(default, deserialize_with = "named")]
+    pub default_metadata: Option<Option<serde_json::Value>>,
+    #[serde(default, deserialize_with = "named")]
+    pub override_metadata: Option<Option<serde_json::Value>>,
+    #[serde(default, deserialize_with = "named")]
+    pub default_rule_set: Option<Option<serde_json::Value>>,
+    #[serde(default, deserialize_with = "named")]
+    pub override_rule_set: Option<Option<serde_json::Value>>,
     /// Confluent 8 fields this registry does not implement: refused rather than dropped.
     #[serde(flatten)]
     pub unsupported: UnsupportedConfigFields,
+}
+
+/// A field that is present: `Some(None)` when it is `null` (serde calls this only when the key is
+/// there; an absent key takes the `default`, `None`).
+fn named<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
 }
 
 /// The fields of Confluent's `ConfigUpdateRequest` this registry does not implement. A request
@@ -308,29 +326,29 @@ impl UnsupportedConfigFields {
 }
 
 impl ConfigUpdateRequest {
-    /// The config to store; an unknown level is 42203, a field this registry does not implement
+    /// The update to apply; an unknown level is 42203, a field this registry does not implement
     /// 42205.
-    pub fn into_record(self) -> Result<ConfigRecord, ApiError> {
+    pub fn into_update(self) -> Result<ConfigUpdate, ApiError> {
         if let Some(field) = self.unsupported.first_set() {
             let message = format!("Config field '{field}' is not supported by this registry");
             return Err(registry_core::RegistryError::OperationNotPermitted { message }.into());
         }
-        let compatibility_level = self
-            .compatibility
-            .map(|level| {
-                level
-                    .parse::<CompatibilityLevel>()
-                    .map_err(|_| registry_core::RegistryError::InvalidCompatibilityLevel { level })
-            })
-            .transpose()?;
-        let null_is_none = |value: Option<serde_json::Value>| value.filter(|v| !v.is_null());
-        Ok(ConfigRecord {
+        let level = |level: String| {
+            level
+                .parse::<CompatibilityLevel>()
+                .map_err(|_| registry_core::RegistryError::InvalidCompatibilityLevel { level })
+        };
+        let compatibility_level = match self.compatibility {
+            Some(Some(name)) => Some(Some(level(name)?)),
+            other => other.map(|_| None),
+        };
+        Ok(ConfigUpdate {
             compatibility_level,
             normalize: self.normalize,
-            default_metadata: null_is_none(self.contracts.default_metadata),
-            override_metadata: null_is_none(self.contracts.override_metadata),
-            default_rule_set: null_is_none(self.contracts.default_rule_set),
-            override_rule_set: null_is_none(self.contracts.override_rule_set),
+            default_metadata: self.default_metadata,
+            override_metadata: self.override_metadata,
+            default_rule_set: self.default_rule_set,
+            override_rule_set: self.override_rule_set,
         })
     }
 }

@@ -3,7 +3,7 @@
 use super::Registry;
 use super::support::{MAX_ATTEMPTS, subject_not_found, writable};
 use crate::error::RegistryError;
-use crate::model::{ConfigRecord, Context, DeletedFilter, Mode, Scope};
+use crate::model::{ConfigRecord, ConfigUpdate, Context, DeletedFilter, Mode, Scope};
 use crate::store::{LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingsAt, StoreError};
 
 impl Registry {
@@ -40,6 +40,23 @@ impl Registry {
         let change = SettingChange::Config(Some(Box::new(config.clone())));
         self.write_setting(scope, |context| writable(context, scope_subject(scope)).map(|()| change.clone())).await?;
         Ok(config)
+    }
+
+    /// `PUT /config[/{s}]` as Confluent applies it (`ConfigValue.update`): the fields `update`
+    /// names replace the stored ones (`null` clears one), the others keep their stored value, so
+    /// `{}` answers the config as it is. The stored config it merges with is the one read in the
+    /// same step as the conditional write, so two concurrent updates of different fields both
+    /// hold. Otherwise as [`Registry::set_config`].
+    pub async fn update_config(&self, scope: &Scope, update: ConfigUpdate) -> Result<ConfigRecord, RegistryError> {
+        let merged =
+            |context: &LayeredContext| super::contracts::normalize_config(update.clone().apply(context.own_config()));
+        let context = self
+            .write_setting(scope, |context| {
+                writable(context, scope_subject(scope))?;
+                Ok(SettingChange::Config(Some(Box::new(merged(context)?))))
+            })
+            .await?;
+        merged(&context)
     }
 
     /// `DELETE /config[/{s}]`: the removed config. A subject or context without one is 40401; the

@@ -41,12 +41,13 @@ pub async fn get_top_level_config(
     json(&ConfigDto::from(&config))
 }
 
-/// `PUT /config`: `{"compatibility": LEVEL}` (any case; 42203 otherwise); echoes the stored config.
+/// `PUT /config`: `{"compatibility": LEVEL, ..}` (any case; 42203 otherwise) merged into the stored config
+/// as Confluent merges it (named fields replace, `null` clears, `{}` changes nothing); echoes the result.
 pub async fn update_top_level_config(
     State(state): State<AppState>,
     ConfluentJson(request): ConfluentJson<ConfigUpdateRequest>,
 ) -> ApiResult {
-    let stored = state.registry.set_config(&Scope::Global, request.into_record()?).await?;
+    let stored = state.registry.update_config(&Scope::Global, request.into_update()?).await?;
     json(&ConfigUpdateResponse::new(&stored))
 }
 
@@ -73,8 +74,8 @@ pub async fn update_subject_level_config(
     Segment(subject): Segment,
     ConfluentJson(request): ConfluentJson<ConfigUpdateRequest>,
 ) -> ApiResult {
-    let record = request.into_record()?;
-    let stored = state.registry.set_config(&subject_scope(subject)?, record).await?;
+    let update = request.into_update()?;
+    let stored = state.registry.update_config(&subject_scope(subject)?, update).await?;
     json(&ConfigUpdateResponse::new(&stored))
 }
 
