@@ -262,7 +262,7 @@ variable "usage_granularity_days" {
 }
 
 variable "answer_memory_ms" {
-  description = "How long (ms) an instance may answer lookups (POST /subjects/{s}) and an ID's existence from memory: deletes and config changes made through other instances show after at most this. 0 turns it off (every request reads DynamoDB)."
+  description = "How long (ms) an instance may answer lookups (POST /subjects/{s}) and an ID's or guid's existence from memory: deletes and config changes made through other instances show after at most this. 0 turns it off (every request reads DynamoDB)."
   type        = number
   default     = 5000
 

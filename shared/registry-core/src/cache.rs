@@ -269,6 +269,10 @@ impl<S: Store> Store for CachedStore<S> {
         self.inner.layered_write_context(scope).await
     }
 
+    async fn write_context_for(&self, scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> StoreResult<WriteContext> {
+        self.inner.write_context_for(scope, schemas).await
+    }
+
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
         self.inner.create_version(row, preconditions).await
     }

@@ -253,6 +253,11 @@ impl Store for MemoryStore {
             mode: own(scope).and_then(|scope| state.modes.get(&scope).copied()),
             global_mode: state.modes.get(&Scope::Global).copied(),
             seen,
+            bindings: Vec::new(),
+            last_used: match scope {
+                Scope::Subject(subject) => state.used.get(subject).copied(),
+                Scope::Global => None,
+            },
         })
     }
 
@@ -272,7 +277,19 @@ impl Store for MemoryStore {
             Scope::Subject(subject) => state.revision(subject),
             Scope::Global => Revision::default(),
         };
-        Ok(Some(LayeredContext { scope: scope.clone(), revision, levels, seen, all_levels: true }))
+        let last_used = match scope {
+            Scope::Subject(subject) => state.used.get(subject).copied(),
+            Scope::Global => None,
+        };
+        Ok(Some(LayeredContext {
+            scope: scope.clone(),
+            revision,
+            levels,
+            seen,
+            all_levels: true,
+            bindings: Vec::new(),
+            last_used,
+        }))
     }
 
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {

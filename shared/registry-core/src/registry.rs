@@ -43,16 +43,18 @@ pub struct RegistrySettings {
     pub default_compatibility: CompatibilityLevel,
     /// Largest accepted schema text in bytes (42209 above it).
     pub max_schema_bytes: usize,
-    /// Period of the per-subject last-used marker in days (0: no marking). Register and lookup
-    /// write the marker at most once per subject per period per process; see `registry::usage`.
+    /// Period of the per-subject last-used marker in days (0: no marking). Lookups and
+    /// re-registrations write the marker at most once per subject per period per process, and not
+    /// when the subject's newest version was registered in the period; see `registry::usage`.
     pub usage_granularity_days: u32,
     /// Ownership policy: when set, registering into a subject without live versions requires this
     /// metadata property (after config defaults/overrides apply); 42201 otherwise. `None`: no policy.
     pub require_owner: Option<String>,
     /// The per-subject churn guard (new versions per hour; see [`crate::churn`]).
     pub churn: crate::churn::ChurnSettings,
-    /// How long `GET /schemas/ids/{id}` may trust that an ID seen carried by a row still is
-    /// (this process's own hard deletes are seen at once; see `registry::live_ids`). Zero: always read.
+    /// How long `GET /schemas/ids/{id}` and `GET /schemas/guids/{guid}` may trust that an ID seen
+    /// carried by a row still is (this process's own hard deletes are seen at once; see
+    /// `registry::live_ids`). Zero: always read.
     pub live_id_ttl: std::time::Duration,
     /// How long a lookup answer (`POST /subjects/{s}`) may be served from memory (this process's
     /// own writes are seen at once; see `registry::recent_lookups`). Zero: always read.
@@ -162,6 +164,8 @@ pub struct Shared {
     churn: crate::churn::ChurnGuard,
     /// IDs recently seen carried by a row.
     live_ids: live_ids::LiveIds,
+    /// Guids recently seen resolving to a carried ID.
+    live_guids: live_ids::LiveGuids,
     /// Lookup answers recently read.
     recent_lookups: recent_lookups::RecentLookups,
     /// Where parsing and compatibility checks run.
@@ -186,6 +190,7 @@ impl Registry {
             metrics: Arc::default(),
             churn: crate::churn::ChurnGuard::new(settings.churn),
             live_ids: live_ids::live_ids(),
+            live_guids: live_ids::live_guids(),
             recent_lookups: recent_lookups::recent_lookups(),
             cpu: cpu::CpuPool::new(settings.schema_workers),
             settings,

@@ -16,7 +16,8 @@ use std::fmt::Debug;
 
 mod conditions;
 pub use conditions::{
-    LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingSeen, SettingsAt, WriteContext,
+    BindingsSeen, LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingSeen, SettingsAt,
+    WriteContext,
 };
 
 /// What a storage call can fail with, classified by what the caller must do.
@@ -204,6 +205,15 @@ pub trait Store: Send + Sync + Debug {
     async fn layered_write_context(&self, scope: &Scope) -> StoreResult<Option<LayeredContext>> {
         let _ = scope;
         Ok(None)
+    }
+
+    /// [`Store::write_context`] of a subject together with the bindings of each schema in
+    /// `schemas` (fingerprint and guid) in the subject's context ([`WriteContext::bindings`]), in
+    /// the same call where the backend can (DynamoDB: one BatchGetItem). The default reads the
+    /// write context alone and returns no bindings.
+    async fn write_context_for(&self, scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> StoreResult<WriteContext> {
+        let _ = schemas;
+        self.write_context(scope).await
     }
 
     /// Creates `row` if no row has its (subject, version) and every one of `preconditions` holds,

@@ -318,16 +318,29 @@ fn subject_helper_validates() {
 async fn usage_is_marked_once_per_day_per_process_without_a_read_per_request() {
     let inner = Arc::new(MemoryStore::new());
     given(inner.clone()).await;
+    let text = record("Order", &["a", "b"]);
+    // `dormant`'s only version was registered long ago (its row rewritten with a 2023 time).
+    let dormant = subject("dormant");
+    let fresh = registry(inner.clone()).register("dormant", avro(&text), RegisterOptions::default()).await;
+    let version = fresh.unwrap_or_else(|e| panic!("{e}")).version;
+    let mut row = inner.get_version(&dormant, version).await.ok().flatten().unwrap_or_else(|| panic!("no row"));
+    inner.delete_version(&dormant, version).await.unwrap_or_else(|e| panic!("{e}"));
+    row.registered_at_ms = 1_700_000_000_000;
+    inner.create_version(&row, &registry_core::Preconditions::default()).await.unwrap_or_else(|e| panic!("{e}"));
+
     let hooked = faulty(inner.clone(), 0);
     let registry = registry(hooked.clone());
-    let text = record("Order", &["a", "b"]);
-    let lookup = || registry.lookup("orders", avro(&text), registry_core::LookupOptions::default());
-    lookup().await.unwrap_or_else(|e| panic!("first lookup: {e}"));
-    assert_eq!(hooked.hook().marks.load(Ordering::SeqCst), 1, "the first use today writes the marker");
-    lookup().await.unwrap_or_else(|e| panic!("second lookup: {e}"));
+    let lookup = |name| registry.lookup(name, avro(&text), registry_core::LookupOptions::default());
+    lookup("orders").await.unwrap_or_else(|e| panic!("lookup of orders: {e}"));
     registry.register("orders", avro(&text), RegisterOptions::default()).await.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(hooked.hook().marks.load(Ordering::SeqCst), 1, "later uses the same day write nothing");
+    let marks = || hooked.hook().marks.load(Ordering::SeqCst);
+    assert_eq!(marks(), 0, "a subject whose newest version was registered today needs no marker");
+    lookup("dormant").await.unwrap_or_else(|e| panic!("first lookup: {e}"));
+    assert_eq!(marks(), 1, "the first use today of a dormant subject writes the marker");
+    lookup("dormant").await.unwrap_or_else(|e| panic!("second lookup: {e}"));
+    registry.register("dormant", avro(&text), RegisterOptions::default()).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(marks(), 1, "later uses the same day write nothing");
     let today = registry_core::registry::epoch_day(std::time::SystemTime::now());
-    assert_eq!(inner.last_used(&subject("orders")).await.ok().flatten(), Some(today));
-    assert_eq!(inner.last_used(&subject("never-used")).await.ok().flatten(), None);
+    assert_eq!(inner.last_used(&dormant).await.ok().flatten(), Some(today));
+    assert_eq!(inner.last_used(&subject("orders")).await.ok().flatten(), None);
 }

@@ -49,7 +49,7 @@ pub struct Settings {
     pub require_owner: Option<String>,
 
     /// How long, in milliseconds, a process may answer lookups (`POST /subjects/{s}`) and the
-    /// existence of an ID from memory: deletes and config changes made through *another* process
+    /// existence of an ID or guid from memory: deletes and config changes made through *another* process
     /// show after at most this long (this process sees its own at once). 0 turns the memory off.
     #[arg(long, env = "REGISTRY_ANSWER_MEMORY_MS", default_value_t = 5000)]
     pub answer_memory_ms: u64,

@@ -2,6 +2,9 @@
 //! bindings in one strongly consistent BatchGetItem, at most one ledger claim and one transaction.
 //!
 //! The BatchGetItem reads the fingerprint's binding `FP#<hex>/ID`, the guid item and the ID counter.
+//! The registry usually has them already: `write_context_for` reads the same items in the write
+//! context's BatchGetItem, and [`registry_core::Preconditions::bindings_seen`] hands them over; the
+//! transaction below is conditioned on what they say either way, so an older read only conflicts.
 //! - Bound: the row takes that ID, and the transaction conditions the binding on still naming it
 //!   (`ADD uses 1`, as every reuse; see `conditions.rs`).
 //! - Unbound: the next ID after the counter value read is claimed in the ledger (before anything
@@ -28,7 +31,7 @@ use crate::ids::{FirstCarrier, allocation_error, build_error};
 use crate::items::{Item, ItemExt, attr, fingerprint_of, key, n, s};
 use crate::keys::{self, PK};
 use aws_sdk_dynamodb::types::{TransactWriteItem, Update};
-use registry_core::{Fingerprint, Guid, Preconditions, SchemaId, UnassignedRow};
+use registry_core::{BindingsSeen, Context, Fingerprint, Guid, Preconditions, SchemaId, UnassignedRow};
 
 /// What the BatchGetItem before the transaction found.
 struct Bindings {
@@ -49,8 +52,12 @@ impl AwsStore {
     ) -> Result<(SchemaId, bool), AwsError> {
         let fingerprint = &row.fingerprint;
         // The binding's condition is this write's own (one item of a transaction takes one action).
-        let preconditions = &Preconditions { binding: None, ..preconditions.clone() };
-        let found = self.read_bindings(fingerprint, guid).await?;
+        let seen = preconditions_seen(preconditions, fingerprint, guid);
+        let preconditions = &Preconditions { binding: None, bindings_seen: None, ..preconditions.clone() };
+        let found = match seen {
+            Some(found) => found,
+            None => self.read_bindings(&row.subject.context(), fingerprint, guid).await?,
+        };
         let ours = (!found.guid_taken).then_some(guid);
         if let Some(id) = found.id {
             let mut items = vec![self.binding_use(fingerprint, id, ours)?];
@@ -72,27 +79,15 @@ impl AwsStore {
     }
 
     /// The fingerprint's binding, the guid item's fingerprint and the counter: one BatchGetItem.
-    async fn read_bindings(&self, fingerprint: &Fingerprint, guid: &Guid) -> Result<Bindings, AwsError> {
-        let guid_pk = keys::guid_pk(guid);
-        let wanted = vec![
-            key(keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK),
-            key(guid_pk.clone(), keys::GUID_BINDING_SK),
-            key(keys::COUNTER.0, keys::COUNTER.1),
-        ];
+    async fn read_bindings(
+        &self,
+        context: &Context,
+        fingerprint: &Fingerprint,
+        guid: &Guid,
+    ) -> Result<Bindings, AwsError> {
+        let wanted = binding_keys(context, fingerprint, guid);
         let items = self.batch_get("BatchGetItem(fingerprint, guid, counter)", wanted).await?;
-        let partition = |item: &Item| item.get(PK).and_then(|v| v.as_s().ok()).cloned().unwrap_or_default();
-        let mut found = Bindings { id: None, guid_taken: false, max_id: None };
-        for item in &items {
-            let pk = partition(item);
-            if pk == keys::COUNTER.0 {
-                found.max_id = item.optional_number(attr::MAX_ID)?;
-            } else if pk == guid_pk {
-                found.guid_taken = fingerprint_of(item)? != *fingerprint;
-            } else {
-                found.id = Some(SchemaId(item.number(attr::ID)?));
-            }
-        }
-        Ok(found)
+        Ok(bindings_seen(&items, context, fingerprint, guid)?.into())
     }
 
     /// Binds `guid` to `fingerprint` and gives it `id`, conditioned on the guid being unbound or
@@ -125,5 +120,63 @@ impl AwsStore {
             .build()
             .map_err(|e| build_error("Update(guid id)", e))?;
         Ok(Some(TransactWriteItem::builder().update(update).build()))
+    }
+}
+
+/// The keys of a schema's bindings in `context` (the subject's): its fingerprint binding, its guid
+/// item and the ID counter. The table holds one ID space for every context so far, so the
+/// fingerprint binding and counter keys do not depend on `context` yet; with one space per context
+/// they must be `context`'s, here and in [`bindings_seen`], as the write context reads them.
+pub(crate) fn binding_keys(_context: &Context, fingerprint: &Fingerprint, guid: &Guid) -> Vec<Item> {
+    vec![
+        key(keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK),
+        key(keys::guid_pk(guid), keys::GUID_BINDING_SK),
+        key(keys::COUNTER.0, keys::COUNTER.1),
+    ]
+}
+
+/// The bindings of (`fingerprint`, `guid`) among `items` (read by [`binding_keys`], possibly with
+/// other items): absent items are unbound.
+pub(crate) fn bindings_seen(
+    items: &[Item],
+    _context: &Context,
+    fingerprint: &Fingerprint,
+    guid: &Guid,
+) -> Result<BindingsSeen, AwsError> {
+    let at = |pk: &str, sk: &str| {
+        items.iter().find(|item| {
+            item.get(PK).and_then(|v| v.as_s().ok()).is_some_and(|v| v == pk)
+                && item.get(keys::SK).and_then(|v| v.as_s().ok()).is_some_and(|v| v == sk)
+        })
+    };
+    let id =
+        at(&keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK).map(|item| item.number(attr::ID)).transpose()?;
+    let guid_bound_to = at(&keys::guid_pk(guid), keys::GUID_BINDING_SK).map(fingerprint_of).transpose()?;
+    let max_id = match at(keys::COUNTER.0, keys::COUNTER.1) {
+        Some(item) => item.optional_number(attr::MAX_ID)?,
+        None => None,
+    };
+    Ok(BindingsSeen {
+        fingerprint: *fingerprint,
+        guid: *guid,
+        id: id.map(SchemaId),
+        guid_bound_to,
+        max_id: max_id.map(SchemaId),
+    })
+}
+
+/// The bindings the registry read with the write context, when they are this row's.
+fn preconditions_seen(preconditions: &Preconditions, fingerprint: &Fingerprint, guid: &Guid) -> Option<Bindings> {
+    let seen = preconditions.bindings_seen.as_ref()?;
+    (seen.fingerprint == *fingerprint && seen.guid == *guid).then(|| seen.clone().into())
+}
+
+impl From<BindingsSeen> for Bindings {
+    fn from(seen: BindingsSeen) -> Self {
+        Bindings {
+            id: seen.id,
+            guid_taken: seen.guid_bound_to.is_some_and(|bound| bound != seen.fingerprint),
+            max_id: seen.max_id.map(|id| id.0),
+        }
     }
 }

@@ -10,17 +10,19 @@
 //! - A reused ID's binding `FP#<hex>/ID` must still name it: `ADD uses 1` conditioned on `id`, so a
 //!   hard delete that read the ID's carriers (after reading `uses`) conflicts.
 //!
-//! `write_context` reads the four settings items and the index item in one BatchGetItem.
+//! `write_context` reads the four settings items and the index item in one BatchGetItem, and with
+//! them the bindings of the schema a registration expects to write (`write_context_for`).
 
 use crate::AwsStore;
+use crate::assign::{binding_keys, bindings_seen};
 use crate::errors::AwsError;
 use crate::ids::build_error;
 use crate::items::{Item, ItemExt, attr, key, n, s};
 use crate::keys::{self, PK};
 use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, TransactWriteItem, Update};
 use registry_core::{
-    ConfigRecord, Fingerprint, Guid, Mode, Preconditions, Revision, SchemaId, Scope, SettingKind, SettingSeen, Subject,
-    WriteContext,
+    ConfigRecord, Context, Fingerprint, Guid, Mode, Preconditions, Revision, SchemaId, Scope, SettingKind, SettingSeen,
+    Subject, WriteContext,
 };
 use std::collections::HashMap;
 
@@ -76,8 +78,13 @@ pub(crate) fn revision_condition(revision: Option<Revision>) -> Option<Condition
 
 impl AwsStore {
     /// What a write at `scope` decides on: the settings items (four for a subject, two for the
-    /// global scope) and the subject's index item, in one strongly consistent BatchGetItem.
-    pub(crate) async fn read_write_context(&self, scope: &Scope) -> Result<WriteContext, AwsError> {
+    /// global scope) and the subject's index item and usage marker, with the bindings of `schemas` for a subject
+    /// (`assign::binding_keys`), in one strongly consistent BatchGetItem.
+    pub(crate) async fn read_write_context(
+        &self,
+        scope: &Scope,
+        schemas: &[(Fingerprint, Guid)],
+    ) -> Result<WriteContext, AwsError> {
         let mut settings = vec![(SettingKind::Config, Scope::Global), (SettingKind::Mode, Scope::Global)];
         if let Scope::Subject(_) = scope {
             settings.insert(0, (SettingKind::Config, scope.clone()));
@@ -90,8 +97,19 @@ impl AwsStore {
                 key(pk, sk)
             })
             .collect();
-        if let Scope::Subject(subject) = scope {
+        let (schemas, context) = if let Scope::Subject(subject) = scope {
             wanted.push(key(keys::SUBJECTS_PK, subject.as_str()));
+            wanted.push(crate::usage::marker_key(subject));
+            (schemas, subject.context())
+        } else {
+            (&[][..], Context::DEFAULT)
+        };
+        for (fingerprint, guid) in schemas {
+            for binding in binding_keys(&context, fingerprint, guid) {
+                if !wanted.contains(&binding) {
+                    wanted.push(binding);
+                }
+            }
         }
         let found = self.batch_get("BatchGetItem(write context)", wanted).await?;
         let item_at = |pk: &str, sk: &str| {
@@ -126,7 +144,18 @@ impl AwsStore {
         let mode: Option<Mode> = own(SettingKind::Mode).map(crate::settings::parse_mode).transpose()?;
         let global_mode: Option<Mode> =
             stored(SettingKind::Mode, &Scope::Global).map(crate::settings::parse_mode).transpose()?;
-        Ok(WriteContext { revision, config, global_config, mode, global_mode, seen })
+        let bindings = schemas
+            .iter()
+            .map(|(fingerprint, guid)| bindings_seen(&found, &context, fingerprint, guid))
+            .collect::<Result<Vec<_>, _>>()?;
+        let last_used = match scope {
+            Scope::Subject(subject) => {
+                let (pk, sk) = (keys::subject_pk(subject), crate::usage::USED_SK);
+                item_at(&pk, sk).map(crate::usage::marker_day).transpose()?.flatten()
+            }
+            Scope::Global => None,
+        };
+        Ok(WriteContext { revision, config, global_config, mode, global_mode, seen, bindings, last_used })
     }
 
     /// ConditionCheck items for the settings of `preconditions`, except those `skip` says another

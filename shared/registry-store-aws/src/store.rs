@@ -93,7 +93,11 @@ impl Store for AwsStore {
     }
 
     async fn write_context(&self, scope: &Scope) -> StoreResult<WriteContext> {
-        Ok(self.read_write_context(scope).await?)
+        Ok(self.read_write_context(scope, &[]).await?)
+    }
+
+    async fn write_context_for(&self, scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> StoreResult<WriteContext> {
+        Ok(self.read_write_context(scope, schemas).await?)
     }
 
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {

@@ -2,7 +2,8 @@
 //! the subject's own partition so marking spreads over partitions (no hot key at midnight).
 //!
 //! Cost: one `GetItem` per `last_used`, one conditional `UpdateItem` (1 WCU) per `mark_used`;
-//! the registry calls `mark_used` at most once per subject per day per process.
+//! the registry calls `mark_used` at most once per subject per day per process, and not when the
+//! write context's BatchGetItem (which reads the marker too) found it already at that day.
 
 use crate::AwsStore;
 use crate::errors::{AwsError, classify};
@@ -15,11 +16,21 @@ pub(crate) const USED_SK: &str = "USED";
 /// The marker's day attribute.
 const DAY: &str = "day";
 
+/// The key of `subject`'s marker item.
+pub(crate) fn marker_key(subject: &Subject) -> crate::items::Item {
+    key(keys::subject_pk(subject), USED_SK)
+}
+
+/// The day a marker item holds.
+pub(crate) fn marker_day(item: &crate::items::Item) -> Result<Option<u32>, AwsError> {
+    item.optional_number(DAY)
+}
+
 impl AwsStore {
     pub(crate) async fn read_last_used(&self, subject: &Subject) -> Result<Option<u32>, AwsError> {
-        let item = self.get_item("GetItem(usage)", key(keys::subject_pk(subject), USED_SK)).await?;
+        let item = self.get_item("GetItem(usage)", marker_key(subject)).await?;
         match item {
-            Some(item) => item.optional_number(DAY),
+            Some(item) => marker_day(&item),
             None => Ok(None),
         }
     }
@@ -30,7 +41,7 @@ impl AwsStore {
             .dynamo
             .update_item()
             .table_name(&self.table)
-            .set_key(Some(key(keys::subject_pk(subject), USED_SK)))
+            .set_key(Some(marker_key(subject)))
             .update_expression("SET #day = :day")
             .condition_expression("attribute_not_exists(#day) OR #day < :day")
             .expression_attribute_names("#day", DAY)

@@ -78,6 +78,11 @@ pub(crate) fn write_context(conn: &Connection, scope: &Scope) -> LocalResult<Wri
         mode: own(SettingKind::Mode).map(codec::mode).transpose()?,
         global_mode: stored_in(&seen, SettingKind::Mode, &Scope::Global).map(codec::mode).transpose()?,
         seen,
+        bindings: Vec::new(),
+        last_used: match scope {
+            Scope::Subject(subject) => crate::ops::last_used(conn, subject)?,
+            Scope::Global => None,
+        },
     })
 }
 
@@ -93,7 +98,19 @@ pub(crate) fn layered_write_context(conn: &Connection, scope: &Scope) -> LocalRe
         levels.push(SettingsAt { scope: at, config, mode });
     }
     let revision = scope_revision(conn, scope)?;
-    Ok(LayeredContext { scope: scope.clone(), revision, levels, seen, all_levels: true })
+    let last_used = match scope {
+        Scope::Subject(subject) => crate::ops::last_used(conn, subject)?,
+        Scope::Global => None,
+    };
+    Ok(LayeredContext {
+        scope: scope.clone(),
+        revision,
+        levels,
+        seen,
+        all_levels: true,
+        bindings: Vec::new(),
+        last_used,
+    })
 }
 
 /// `Conflict` unless every precondition of a write to `subject` holds (inside its transaction).

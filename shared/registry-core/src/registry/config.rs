@@ -130,10 +130,20 @@ impl Registry {
     /// What a write at `scope` decides on: every settings layer in one read where the store has
     /// it, else the store's write context (the scope's own and the global settings).
     pub(super) async fn decision_context(&self, scope: &Scope) -> Result<LayeredContext, RegistryError> {
+        self.decision_context_for(scope, &[]).await
+    }
+
+    /// [`Registry::decision_context`] with the bindings of `schemas` where the store reads them
+    /// together ([`crate::Store::write_context_for`]).
+    pub(super) async fn decision_context_for(
+        &self,
+        scope: &Scope,
+        schemas: &[(registry_schema::Fingerprint, crate::model::Guid)],
+    ) -> Result<LayeredContext, RegistryError> {
         if let Some(context) = self.store.layered_write_context(scope).await? {
             return Ok(context);
         }
-        Ok(LayeredContext::from((scope.clone(), self.store.write_context(scope).await?)))
+        Ok(LayeredContext::from((scope.clone(), self.store.write_context_for(scope, schemas).await?)))
     }
 
     /// The settings a read at `scope` resolves through: every layer in one read where the store
@@ -160,7 +170,15 @@ impl Registry {
             levels.push(SettingsAt { scope, config, mode });
         }
         let revision = Revision::default();
-        Ok(LayeredContext { scope: scope.clone(), revision, levels, seen: Vec::new(), all_levels: false })
+        Ok(LayeredContext {
+            scope: scope.clone(),
+            revision,
+            levels,
+            seen: Vec::new(),
+            all_levels: false,
+            bindings: Vec::new(),
+            last_used: None,
+        })
     }
 
     /// Reads the settings at `scope`, lets `decide` choose the change, and writes it conditioned

@@ -40,8 +40,8 @@ pub fn merged_parts(
 
 /// What [`super::Registry::apply_contracts`] decided for one registration attempt.
 pub(super) enum Contracted<'a> {
-    /// The registration resolves to this live version (already registered).
-    Existing(&'a crate::model::VersionRow),
+    /// The registration resolves to this live version (already registered), with its body.
+    Existing(&'a crate::model::VersionRow, crate::model::SchemaBody),
     /// Store this body (metadata and rule set merged).
     New(crate::model::SchemaBody),
 }
@@ -79,7 +79,7 @@ impl super::Registry {
             && previous.schema == body.schema
             && previous.references == body.references
         {
-            return Ok(Contracted::Existing(row));
+            return Ok(Contracted::Existing(row, previous.clone()));
         }
         let specific_metadata = schema.metadata.as_ref().or(latest_body.as_ref().and_then(|b| b.metadata.as_ref()));
         let specific_rule_set = schema.rule_set.as_ref().or(latest_body.as_ref().and_then(|b| b.rule_set.as_ref()));
@@ -93,7 +93,7 @@ impl super::Registry {
             .rev()
             .find(|r| !r.deleted && r.fingerprint == fingerprint && explicit_id.is_none_or(|id| r.id == id));
         if let Some(row) = existing {
-            return Ok(Contracted::Existing(row));
+            return Ok(Contracted::Existing(row, body));
         }
         if latest.is_none()
             && let Some(owner) = &self.settings.require_owner

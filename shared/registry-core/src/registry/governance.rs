@@ -64,7 +64,12 @@ impl Registry {
         let Some(guid) = Guid::parse(wanted) else {
             return Err(RegistryError::SchemaNotFound);
         };
+        if let Some((fingerprint, id)) = self.live_guids.get(&guid) {
+            return Ok(SchemaById { id, body: self.body(&fingerprint).await? });
+        }
+        let generation = self.live_guids.generation();
         if let Some((fingerprint, id)) = self.store.carried_id_for_guid(&guid).await? {
+            self.live_guids.remember(guid, (fingerprint, id), 1, generation, self.settings.live_id_ttl);
             return Ok(SchemaById { id, body: self.body(&fingerprint).await? });
         }
         // The guid is one across contexts; its ID is the default context's (above), else the first

@@ -13,7 +13,7 @@
 use super::Registry;
 use super::recent::Recent;
 use crate::error::RegistryError;
-use crate::model::{Context, SchemaId, Subject, Version};
+use crate::model::{Context, Guid, SchemaId, Subject, Version};
 use registry_schema::Fingerprint;
 use std::time::Duration;
 
@@ -27,6 +27,14 @@ const MAX_ENTRIES: usize = 65_536;
 pub(super) type LiveIds = Recent<(Context, SchemaId), ()>;
 
 pub(super) fn live_ids() -> LiveIds {
+    Recent::new(MAX_ENTRIES)
+}
+
+/// Guids seen resolving to a fingerprint and the ID a row carries (default context), under the
+/// same rules and TTL as [`LiveIds`]: `GET /schemas/guids/{guid}` repeated from memory.
+pub(super) type LiveGuids = Recent<Guid, (Fingerprint, SchemaId)>;
+
+pub(super) fn live_guids() -> LiveGuids {
     Recent::new(MAX_ENTRIES)
 }
 
@@ -52,7 +60,7 @@ impl Registry {
     }
 
     /// The one way the registry hard-deletes rows: the store's atomic batch under `preconditions`, then the
-    /// live-ID memory is forgotten (see the module doc).
+    /// live-ID and live-guid memories are forgotten (see the module doc).
     pub(super) async fn hard_delete(
         &self,
         subject: &Subject,
@@ -62,6 +70,7 @@ impl Registry {
     ) -> Result<(), crate::store::StoreError> {
         let deleted = self.store.hard_delete_versions(subject, versions, remove_subject_settings, preconditions).await;
         self.live_ids.forget_all();
+        self.live_guids.forget_all();
         self.forget_lookups();
         deleted
     }

@@ -2,10 +2,11 @@
 
 use super::recent_lookups::{answer_cost, lookup_key};
 use super::support::{latest_live, subject_not_found, version_not_found, visible};
+use super::usage::Activity;
 use super::{LookupOptions, NewSchema, Registry, SchemaById, SchemasQuery};
 use crate::error::RegistryError;
 use crate::model::{
-    Context, DeletedFilter, QualifiedName, SchemaId, SchemaRecord, Subject, Version, VersionRow, VersionSelector,
+    Context, DeletedFilter, QualifiedName, SchemaId, SchemaRecord, Scope, Subject, Version, VersionRow, VersionSelector,
 };
 use crate::subject_scope::{SubjectScope, read_runs};
 use registry_schema::Validation;
@@ -26,28 +27,29 @@ impl Registry {
         options: LookupOptions,
     ) -> Result<SchemaRecord, RegistryError> {
         let key = lookup_key(subject, &schema, options);
-        let record = match self.recent_lookups.get(&key) {
-            Some(remembered) => SchemaRecord::clone(&remembered),
+        let (record, newest) = match self.recent_lookups.get(&key) {
+            Some(remembered) => (SchemaRecord::clone(&remembered), Activity::default()),
             None => {
                 let generation = self.recent_lookups.generation();
-                let record = self.lookup_once(subject, schema, options).await?;
+                let (record, newest) = self.lookup_once(subject, schema, options).await?;
                 let (cost, ttl) = (answer_cost(&record), self.settings.lookup_ttl);
                 self.recent_lookups.remember(key, std::sync::Arc::new(record.clone()), cost, generation, ttl);
-                record
+                (record, newest)
             }
         };
-        self.note_use(&record.subject).await;
+        self.note_use(&record.subject, newest).await;
         Ok(record)
     }
 
     /// The lookup in `subject`, else (an unqualified subject with no match) in the same name in
-    /// each listed context, as Confluent's `lookUpSchemaUnderSubjectUsingContexts`.
+    /// each listed context, as Confluent's `lookUpSchemaUnderSubjectUsingContexts`; with the
+    /// registration time of the found subject's newest row.
     async fn lookup_once(
         &self,
         subject: &str,
         schema: NewSchema,
         options: LookupOptions,
-    ) -> Result<SchemaRecord, RegistryError> {
+    ) -> Result<(SchemaRecord, Activity), RegistryError> {
         let found = self.lookup_in_subject(subject, &schema, options).await;
         if !matches!(found, Err(RegistryError::SubjectNotFound { .. } | RegistryError::SchemaNotFound)) {
             return found;
@@ -73,25 +75,46 @@ impl Registry {
         }
     }
 
+    /// [`Registry::lookup_once`] in one subject.
     async fn lookup_in_subject(
         &self,
         subject: &str,
         schema: &NewSchema,
         options: LookupOptions,
-    ) -> Result<SchemaRecord, RegistryError> {
+    ) -> Result<(SchemaRecord, Activity), RegistryError> {
         let (subject, rows) = self.visible_subject(subject, options.include_deleted).await?;
-        let candidates: Vec<&VersionRow> = visible(&rows, options.include_deleted).collect();
+        let (record, marked) = self.match_in_rows(&subject, &rows, schema, options).await?;
+        Ok((record, Activity { newest_ms: rows.last().map(|row| row.registered_at_ms), marked }))
+    }
+
+    /// The version of `subject` (its `rows`) the posted schema matches, with the subject's usage
+    /// marker day when the config read (for the normalize flag) brought it.
+    async fn match_in_rows(
+        &self,
+        subject: &Subject,
+        rows: &[VersionRow],
+        schema: &NewSchema,
+        options: LookupOptions,
+    ) -> Result<(SchemaRecord, Option<u32>), RegistryError> {
+        let candidates: Vec<&VersionRow> = visible(rows, options.include_deleted).collect();
         // An empty schema matches nothing (Confluent's canonicalizeSchema gives it no parse): 40403
-        // in a subject that exists, as the subject check above answered 40401 otherwise.
+        // in a subject that exists, as the caller's subject check answered 40401 otherwise.
         let text = schema.schema.as_deref().filter(|s| !s.trim().is_empty());
         let Some(text) = text else {
             return Err(RegistryError::SchemaNotFound);
         };
-        let normalize = options.normalize || self.effective_config(Some(&subject)).await?.normalize;
+        let (normalize, marked) = match options.normalize {
+            true => (true, None),
+            false => {
+                let context = self.decision_context(&Scope::Subject(subject.clone())).await?;
+                (self.effective_of(&context).normalize, context.last_used)
+            }
+        };
         let body = self.canonical_body(schema, text, Validation::Lenient, normalize).await?;
         let fingerprint = body.fingerprint();
         if let Some(row) = candidates.iter().rev().find(|r| r.fingerprint == fingerprint) {
-            return self.record(row).await;
+            // Same fingerprint, same body: the answer needs no body read.
+            return Ok((self.record_with(row, body).await?, marked));
         }
         // A schema posted without data-contract parts also matches a version that carries some
         // (e.g. `confluent:version` stamped by an explicit version), as serializers post bare text.
@@ -103,7 +126,7 @@ impl Registry {
                     && stored.schema == body.schema
                     && stored.references == body.references
                 {
-                    return Ok(record);
+                    return Ok((record, marked));
                 }
             }
         }

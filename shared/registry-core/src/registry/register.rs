@@ -17,6 +17,7 @@
 
 use super::contract_merge::Contracted;
 use super::support::{MAX_ATTEMPTS, latest_live, not_import, now_ms, read_only};
+use super::usage::Activity;
 use super::{NewSchema, RegisterOptions, Registry};
 use crate::churn::ChurnVerdict;
 use crate::error::RegistryError;
@@ -37,8 +38,9 @@ pub(super) struct Attempt<'a> {
 
 /// What an attempt decided.
 pub(super) enum Decision<'a> {
-    /// The schema is already this live version: answered without a write.
-    Existing(&'a VersionRow),
+    /// The schema is already this live version: answered without a write. The body is the one
+    /// the match was made with (its fingerprint is the row's), so the answer needs no body read.
+    Existing(&'a VersionRow, SchemaBody),
     /// A new row to commit.
     New(Box<Candidate>),
     /// The attempt changed the subject (IMPORT replaced a version): read again.
@@ -82,7 +84,8 @@ impl Registry {
     /// 409 incompatible, 429 (42901) when the churn guard enforces and the subject is over its
     /// hourly new-version threshold (an existing version is always answered; see `crate::churn`).
     /// Linearizable per subject and safe under crashes (see the module doc).
-    /// Marks the subject used on success (see `usage`) and counts the outcome in [`Registry::metrics`].
+    /// Marks the subject used when the version existed (see `usage`: a new version's registration
+    /// time is its activity) and counts the outcome in [`Registry::metrics`].
     pub async fn register(
         &self,
         subject: &str,
@@ -91,7 +94,6 @@ impl Registry {
     ) -> Result<SchemaRecord, RegistryError> {
         let (record, outcome) = self.register_once(subject, schema, options).await?;
         self.metrics.record_registration(outcome, record.id.0);
-        self.note_use(&record.subject).await;
         Ok(record)
     }
 
@@ -110,7 +112,8 @@ impl Registry {
         }
         let mut parsed = Parsed::default();
         for round in 0..MAX_ATTEMPTS {
-            let context = self.decision_context(&Scope::Subject(subject.clone())).await?;
+            let expected = self.expected_bindings(&schema, options, &mut parsed).await?;
+            let context = self.decision_context_for(&Scope::Subject(subject.clone()), &expected).await?;
             let rows = self.rows(&subject).await?;
             let attempt = Attempt { subject: &subject, schema: &schema, context: &context, rows: &rows };
             let decision = if context.effective_mode() == Mode::Import {
@@ -119,10 +122,13 @@ impl Registry {
                 self.decide(&attempt, options, &mut parsed).await?
             };
             let candidate = match decision {
-                Decision::Existing(row) => {
+                Decision::Existing(row, body) => {
                     // Finishes the purge of a registration that crashed right after its commit.
                     self.purge_superseded(&rows, row).await?;
-                    return self.existing(row).await;
+                    let found = self.existing(row, body, &context).await?;
+                    let newest_ms = rows.last().map(|newest| newest.registered_at_ms);
+                    self.note_use(&subject, Activity { newest_ms, marked: context.last_used }).await;
+                    return Ok(found);
                 }
                 Decision::New(candidate) => *candidate,
                 Decision::Again => continue,
@@ -134,6 +140,29 @@ impl Registry {
             self.after_conflict(round).await;
         }
         Err(StoreError::Unavailable(format!("register into {subject}: too many concurrent writers")).into())
+    }
+
+    /// The (fingerprint, guid) the posted schema most likely registers as, for the store to read
+    /// its bindings with the write context: the strict parse the normal decision makes when the
+    /// config does not turn normalization on (cached for it). Empty when that guess cannot be
+    /// made (an explicit version stamps the metadata; an empty or invalid schema, whose error the
+    /// decision then answers in its turn): the bindings are then read at the commit, as they are
+    /// when the guess proves wrong (normalization or data-contract settings changed the body). A
+    /// storage error (reading referenced versions) ends the registration as it would later.
+    async fn expected_bindings(
+        &self,
+        schema: &NewSchema,
+        options: RegisterOptions,
+        parsed: &mut Parsed,
+    ) -> Result<Vec<(Fingerprint, Guid)>, RegistryError> {
+        if schema.version.is_some_and(|version| version > 0) {
+            return Ok(Vec::new());
+        }
+        match self.posted(schema, false, options.normalize, parsed).await {
+            Ok(Some((_, body))) => Ok(vec![(body.fingerprint(), Guid::of(&body))]),
+            Err(RegistryError::Store(e)) => Err(RegistryError::Store(e)),
+            Ok(None) | Err(_) => Ok(Vec::new()),
+        }
     }
 
     /// The normal (not IMPORT) decision: lookup-first, mode, data contracts, explicit ID and
@@ -157,7 +186,7 @@ impl Registry {
         if let Some((_, body)) = &posted
             && let Some(row) = live_match(rows, &body.fingerprint(), explicit_id)
         {
-            return Ok(Decision::Existing(row));
+            return Ok(Decision::Existing(row, body.clone()));
         }
         if matches!(context.effective_mode(), Mode::ReadOnly | Mode::ReadOnlyOverride) {
             return Err(read_only(Some(subject)));
@@ -167,14 +196,14 @@ impl Registry {
             None => {
                 let (parsed_schema, body) = self.reuse_latest(rows, &schema).await?;
                 if let Some(row) = live_match(rows, &body.fingerprint(), explicit_id) {
-                    return Ok(Decision::Existing(row));
+                    return Ok(Decision::Existing(row, body));
                 }
                 (parsed_schema, body, false)
             }
         };
         let config = context.merged_config();
         let body = match self.apply_contracts(subject, rows, &schema, explicit_id, body, &config).await? {
-            Contracted::Existing(row) => return Ok(Decision::Existing(row)),
+            Contracted::Existing(row, body) => return Ok(Decision::Existing(row, body)),
             Contracted::New(body) => body,
         };
         let fingerprint = body.fingerprint();
@@ -199,6 +228,7 @@ impl Registry {
         if references_checked {
             preconditions.live_rows = referenced_rows(&body)?;
         }
+        preconditions.bindings_seen = context.bindings.iter().find(|seen| seen.fingerprint == fingerprint).cloned();
         if let Some(id) = explicit_id {
             // Checked above to be the fingerprint's ID: it must still be when the row commits.
             self.stage(&body, &fingerprint).await?;
@@ -315,12 +345,24 @@ impl Registry {
         Ok(())
     }
 
-    /// A lookup-first hit: the stored record, after repairing its guid index entry when missing
-    /// (data registered before the index existed): one point read (cached once present) and, only
-    /// when absent, one create-if-absent write.
-    async fn existing(&self, row: &VersionRow) -> Result<(SchemaRecord, Registration), RegistryError> {
-        let record = self.record(row).await?;
-        if self.store.fingerprint_for_guid(&Guid::of(&record.body)).await?.is_none() {
+    /// A lookup-first hit: the stored record (its body the one matched, no read), after repairing
+    /// its guid index entry when missing (data registered before the index existed): known from
+    /// the write context's bindings when the store read them, else one point read (cached once
+    /// present), and only when absent one create-if-absent write.
+    async fn existing(
+        &self,
+        row: &VersionRow,
+        body: SchemaBody,
+        context: &LayeredContext,
+    ) -> Result<(SchemaRecord, Registration), RegistryError> {
+        let record = self.record_with(row, body).await?;
+        let guid = Guid::of(&record.body);
+        // A guid once bound stays bound: one read with the write context answers it.
+        let bound = match context.bindings.iter().find(|seen| seen.guid == guid) {
+            Some(seen) => seen.guid_bound_to.is_some(),
+            None => self.store.fingerprint_for_guid(&guid).await?.is_some(),
+        };
+        if !bound {
             self.index_guid(&record.body, &row.fingerprint).await?;
         }
         Ok((record, Registration::Existing))

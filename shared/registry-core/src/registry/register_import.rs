@@ -25,7 +25,7 @@ impl Registry {
         if let Some((_, body)) = &posted
             && let Some(row) = live_match(rows, &body.fingerprint(), explicit_id)
         {
-            return Ok(Decision::Existing(row));
+            return Ok(Decision::Existing(row, body.clone()));
         }
         let Some(id) = explicit_id else {
             return Err(not_read_write(subject));
@@ -35,7 +35,7 @@ impl Registry {
             None => {
                 let (_, body) = self.reuse_latest(rows, schema).await?;
                 if let Some(row) = live_match(rows, &body.fingerprint(), explicit_id) {
-                    return Ok(Decision::Existing(row));
+                    return Ok(Decision::Existing(row, body));
                 }
                 (body, false)
             }

@@ -4,7 +4,7 @@
 use super::{NewSchema, Registry};
 use crate::error::RegistryError;
 use crate::model::{Mode, SchemaBody, SchemaRecord, Scope, Subject, Version, VersionRow, VersionSelector};
-use crate::store::{LayeredContext, SettingKind, StoreError};
+use crate::store::{LayeredContext, StoreError};
 use registry_schema::{
     CompatibilityLevel, Dependency, Fingerprint, Limits, ParsedSchema, SchemaError, SchemaReference, SchemaType,
     Validation,
@@ -70,10 +70,28 @@ impl Registry {
         })
     }
 
+    /// A row with `body` when it is the row's (same fingerprint: what a lookup matched by),
+    /// else with the body read from the store.
+    pub(super) async fn record_with(&self, row: &VersionRow, body: SchemaBody) -> Result<SchemaRecord, RegistryError> {
+        if body.fingerprint() != row.fingerprint {
+            return self.record(row).await;
+        }
+        Ok(SchemaRecord {
+            subject: row.subject.clone(),
+            version: row.version,
+            id: row.id,
+            body,
+            deleted: row.deleted,
+            registered_at_ms: row.registered_at_ms,
+        })
+    }
+
     /// Level and normalize flag in effect for `subject` (the global scope for `None`), resolved
-    /// as [`LayeredContext::merged_config`], then the server default.
+    /// as [`LayeredContext::merged_config`], then the server default: every layer in one read
+    /// ([`Registry::decision_context`]: the layered context, or the write context, which holds the
+    /// subject's and the global config together).
     pub(super) async fn effective_config(&self, subject: Option<&Subject>) -> Result<Effective, RegistryError> {
-        Ok(self.effective_of(&self.settings_layers(&scope_of(subject), SettingKind::Config).await?))
+        Ok(self.effective_of(&self.decision_context(&scope_of(subject)).await?))
     }
 
     /// Level and normalize flag of a write's context: subject config, then global, then the server default.

@@ -1,12 +1,18 @@
-//! The last-used marker: register and lookup note that a subject is in use, for `registry prune`.
+//! The last-used marker: lookups and registrations that find their version note that a subject is
+//! in use, for `registry prune`, whose activity is the later of this marker and the newest
+//! version's registration time. A registration that creates a version therefore writes no marker
+//! (its row's time is the activity), and neither does a use whose subject's newest version was
+//! registered in the current period.
 //!
-//! Cost: at most one [`crate::Store::mark_used`] write per subject per period (`usage_granularity_days`,
-//! default one day) per process, and no storage call at all when this process already marked the
-//! subject in the current period (an in-process set, bounded by [`MAX_REMEMBERED`]). A fleet of N
-//! warm processes writes at most N markers per active subject per period; each write is
-//! conditional (never moves the day back), so the order of concurrent writers does not matter.
-//! Marking is best effort: a failed write is logged and retried on the next use, never failing
-//! the request it rides on.
+//! Cost: never a read of its own. At most one [`crate::Store::mark_used`] write per subject per
+//! period (`usage_granularity_days`, default one day) per process, and none when this process
+//! already marked the subject in the current period (an in-process set, bounded by
+//! [`MAX_REMEMBERED`]), when the newest version is that recent, or when the stored marker, read
+//! with the write context a lookup or registration reads anyway ([`crate::WriteContext::last_used`]),
+//! already names the period: so a fleet of cold instances writes about one marker per active
+//! subject per period, not one per instance. Each write is conditional (never moves the day back),
+//! so the order of concurrent writers does not matter. Marking is best effort: a failed write is
+//! logged and retried on the next use, never failing the request it rides on.
 
 use super::Registry;
 use crate::model::Subject;
@@ -63,13 +69,28 @@ pub fn period_start(day: u32, granularity_days: u32) -> Option<u32> {
     (granularity_days > 0).then(|| day - day % granularity_days)
 }
 
+/// What a request read of a subject's recorded activity (both `None` when it read nothing).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Activity {
+    /// Registration time (ms) of the subject's newest row.
+    pub newest_ms: Option<i64>,
+    /// The stored marker day, when read with the write context.
+    pub marked: Option<u32>,
+}
+
 impl Registry {
-    /// Notes that `subject` was registered into or looked up now (see the module doc for cost).
-    pub(super) async fn note_use(&self, subject: &Subject) {
-        let Some(day) = period_start(epoch_day(SystemTime::now()), self.settings.usage_granularity_days) else {
+    /// Notes that `subject` was looked up or registered into (an existing version) now, given what
+    /// the caller read of its recorded activity. See the module doc for cost.
+    pub(super) async fn note_use(&self, subject: &Subject, seen: Activity) {
+        let granularity = self.settings.usage_granularity_days;
+        let Some(day) = period_start(epoch_day(SystemTime::now()), granularity) else {
             return;
         };
-        if !self.usage.claim(subject, day) {
+        let registered = seen.newest_ms.and_then(|ms| u64::try_from(ms).ok()).map(|ms| {
+            let at = UNIX_EPOCH + std::time::Duration::from_millis(ms);
+            period_start(epoch_day(at), granularity).unwrap_or(0)
+        });
+        if !self.usage.claim(subject, day) || registered.max(seen.marked).is_some_and(|recorded| recorded >= day) {
             return;
         }
         if let Err(error) = self.store.mark_used(subject, day).await {

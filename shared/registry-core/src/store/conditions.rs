@@ -8,7 +8,7 @@
 //! transaction, one lock). A failed condition is `Conflict`: the registry reads again and decides
 //! again, so every acknowledged write is ordered after every write it could have missed.
 
-use crate::model::{ConfigRecord, Mode, SchemaId, Scope, Subject, Version};
+use crate::model::{ConfigRecord, Guid, Mode, SchemaId, Scope, Subject, Version};
 use registry_schema::Fingerprint;
 
 /// A subject's write revision. Every write that creates, soft-deletes or removes one of the
@@ -64,6 +64,28 @@ pub struct WriteContext {
     pub global_mode: Option<Mode>,
     /// The four settings items as read, for [`Preconditions::settings`].
     pub seen: Vec<SettingSeen>,
+    /// The bindings of the schemas asked for ([`crate::Store::write_context_for`]), where the store
+    /// read them in the same call; empty otherwise.
+    pub bindings: Vec<BindingsSeen>,
+    /// The subject's last-used marker day ([`crate::Store::last_used`]) where the store reads it in
+    /// the same call; `None` when absent, not read, or for the global scope.
+    pub last_used: Option<u32>,
+}
+
+/// A schema's ID and guid bindings and its context's ID counter, as a store read them together
+/// with a [`WriteContext`]: what a registration needs before its commit and a re-registration
+/// before its answer, read in the call it makes anyway. A snapshot, not a condition: a store that
+/// commits from it conditions its write on it (and conflicts when it went stale).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BindingsSeen {
+    pub fingerprint: Fingerprint,
+    pub guid: Guid,
+    /// The ID `fingerprint` is bound to in the subject's context.
+    pub id: Option<SchemaId>,
+    /// The fingerprint `guid` is bound to (immutable once bound).
+    pub guid_bound_to: Option<Fingerprint>,
+    /// The greatest ID allocated in the subject's context (the counter).
+    pub max_id: Option<SchemaId>,
 }
 
 impl WriteContext {
@@ -109,6 +131,10 @@ pub struct LayeredContext {
     pub seen: Vec<SettingSeen>,
     /// Whether every scope of [`Scope::settings_read`] was read.
     pub all_levels: bool,
+    /// [`WriteContext::bindings`] when the store read them with this context; empty otherwise.
+    pub bindings: Vec<BindingsSeen>,
+    /// [`WriteContext::last_used`] when the store read it with this context; `None` otherwise.
+    pub last_used: Option<u32>,
 }
 
 impl LayeredContext {
@@ -166,7 +192,15 @@ impl From<(Scope, WriteContext)> for LayeredContext {
             levels.push(SettingsAt { scope: scope.clone(), config: context.config, mode: context.mode });
         }
         levels.push(SettingsAt { scope: Scope::Global, config: context.global_config, mode: context.global_mode });
-        LayeredContext { scope, revision: context.revision, levels, seen: context.seen, all_levels: false }
+        LayeredContext {
+            scope,
+            revision: context.revision,
+            levels,
+            seen: context.seen,
+            all_levels: false,
+            bindings: context.bindings,
+            last_used: context.last_used,
+        }
     }
 }
 
@@ -184,4 +218,8 @@ pub struct Preconditions {
     /// The fingerprint → ID binding a new row's ID was read from, in the context of the written
     /// subject ([`Subject::context`]): it must still name that ID. The write records the use, so a hard delete that read the ID's carriers before conflicts.
     pub binding: Option<(Fingerprint, SchemaId)>,
+    /// Not a condition: the new row's bindings as read with the write context, which
+    /// [`crate::Store::create_version_assigning_id`] may use instead of reading them again (its
+    /// write is conditioned on what it used, so a stale snapshot only conflicts).
+    pub bindings_seen: Option<BindingsSeen>,
 }
