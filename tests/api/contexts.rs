@@ -1,11 +1,10 @@
 //! Contexts: qualified subjects `:.ctx:name`, `/contexts`, the base-URL form, and where reads
 //! resolve a subject or an ID.
-//! The cases in `api_cases!` hold on every backend; the per-context ID spaces run on the backends
-//! that key IDs by context (memory and embedded), below.
+//! Every case runs on every backend (each keys IDs by context).
 
+use api_tests::Harness;
 use api_tests::client::{enc, strings};
 use api_tests::schemas::{distinct, user_v1};
-use api_tests::{Harness, Kind};
 use serde_json::json;
 
 async fn the_default_context_qualifier_names_the_plain_subject(h: &Harness) {
@@ -112,6 +111,7 @@ api_tests::api_cases!(
     deleting_a_context_with_a_colon_is_400,
     deleting_an_empty_context_is_204_and_a_used_one_42211,
     subjects_list_every_context_qualified_and_a_prefix_narrows,
+    each_context_has_its_own_ids,
 );
 
 /// The same schema gets each context's own first ID; one ID names different schemas in two
@@ -150,22 +150,4 @@ async fn each_context_has_its_own_ids(h: &Harness) {
     assert_eq!(h.get("/contexts?offset=1&limit=1").await.ok_json(200), json!([".team"]));
     assert_eq!(h.get("/contexts?contextPrefix=.te").await.ok_json(200), json!([".team"]));
     assert_eq!(h.get("/contexts?contextPrefix=.&offset=1").await.ok_json(200), json!([".team"]), "filter, then page");
-}
-
-mod id_spaces {
-    use super::*;
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn memory() {
-        let harness = Harness::start_kind(Kind::Memory).await;
-        each_context_has_its_own_ids(&harness).await;
-        harness.stop().await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn local() {
-        let harness = Harness::start_kind(Kind::Local).await;
-        each_context_has_its_own_ids(&harness).await;
-        harness.stop().await;
-    }
 }

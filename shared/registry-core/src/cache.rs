@@ -563,8 +563,7 @@ mod tests {
     async fn cached_memory_store_passes_the_conformance_suite() {
         let store: Arc<dyn Store> = Arc::new(CachedStore::new(MemoryStore::new()));
         testkit::run_conformance(store.clone()).await;
-        testkit::run_conformance(store.clone()).await;
-        testkit::context_cases(store).await;
+        testkit::run_conformance(store).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

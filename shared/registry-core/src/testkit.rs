@@ -8,7 +8,7 @@
 //! Sections: `store_cases` checks each [`Store`] method's contract directly; `scoped` pages scoped
 //! listings through a [`crate::Registry`]; `race` drives the [`crate::Registry`] from many tokio
 //! tasks at once and checks the registry invariants; `contexts` checks that every context has its
-//! own ID space ([`context_cases`], run by the backends that key IDs by context);
+//! own ID space ([`context_cases`], with a race of [`RACE_TASKS`] writers in two contexts);
 //! `hooked` wraps any store to inject faults or count calls in other tests.
 
 // A test kit: a failed expectation is an assertion failure, so `expect` is the right tool here.
@@ -49,12 +49,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Runs every case: the per-method store contract, scoped listings, then the concurrency races
-/// through a [`crate::Registry`] built over `store`.
+/// Runs every case: the per-method store contract, scoped listings, the concurrency races
+/// through a [`crate::Registry`] built over `store`, then the per-context ID spaces.
 pub async fn run_conformance(store: Arc<dyn Store>) {
     store_cases(store.as_ref()).await;
     scoped_listings_page_inside_the_scope(store.clone()).await;
-    race_cases(store).await;
+    race_cases(store.clone()).await;
+    context_cases(store).await;
 }
 
 /// The per-method contract cases, in sequence.

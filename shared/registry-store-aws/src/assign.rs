@@ -37,8 +37,8 @@ use registry_core::{BindingsSeen, Context, Fingerprint, Guid, Preconditions, Sch
 struct Bindings {
     /// The ID the fingerprint is bound to.
     id: Option<SchemaId>,
-    /// Whether the guid item is bound to another fingerprint.
-    guid_taken: bool,
+    /// The fingerprint the guid item is bound to, if any.
+    guid_bound_to: Option<Fingerprint>,
     /// The ID counter.
     max_id: Option<i32>,
 }
@@ -58,18 +58,28 @@ impl AwsStore {
             Some(found) => found,
             None => self.read_bindings(&row.subject.context(), fingerprint, guid).await?,
         };
-        let ours = (!found.guid_taken).then_some(guid);
+        let context = &row.subject.context();
+        // The guid item carries the default context's ID only (one guid across contexts): a row of a
+        // named context binds an absent guid to its fingerprint and leaves the ID to the default.
+        let carries = (context.is_default() && found.guid_bound_to.is_none_or(|b| b == *fingerprint)).then_some(guid);
+        let binds = (!context.is_default() && found.guid_bound_to.is_none()).then_some(guid);
+        let guid_write = |id: SchemaId| match (carries, binds) {
+            (Some(guid), _) => self.guid_item(guid, fingerprint, Some(id)).map(Some),
+            (None, Some(guid)) => self.guid_item(guid, fingerprint, None).map(Some),
+            (None, None) => Ok(None),
+        };
         if let Some(id) = found.id {
-            let mut items = vec![self.binding_use(fingerprint, id, ours)?];
-            items.extend(ours.map(|guid| self.guid_item(guid, fingerprint, id)).transpose()?);
+            let mut items = vec![self.binding_use(context, fingerprint, id, carries)?];
+            items.extend(guid_write(id)?);
             let items = self.row_items(&row.with_id(id), preconditions, items)?;
             self.transact("TransactWriteItems(create_version, bound id)", items).await?;
             return Ok((id, false));
         }
-        let next = self.claim_next(found.max_id, fingerprint).await?;
+        let next = self.claim_next(context, found.max_id, fingerprint).await?;
         // The allocation first: allocation_error reads its cancellation reasons by position.
-        let mut items = self.allocation_items(found.max_id, next, fingerprint, Some(FirstCarrier { guid: ours }))?;
-        items.extend(ours.map(|guid| self.guid_item(guid, fingerprint, SchemaId(next))).transpose()?);
+        let first_carrier = Some(FirstCarrier { guid: carries });
+        let mut items = self.allocation_items(context, found.max_id, next, fingerprint, first_carrier)?;
+        items.extend(guid_write(SchemaId(next))?);
         let items = self.row_items(&row.with_id(SchemaId(next)), preconditions, items)?;
         let result = self.dynamo.transact_write_items().set_transact_items(Some(items)).send().await;
         match result {
@@ -90,21 +100,29 @@ impl AwsStore {
         Ok(bindings_seen(&items, context, fingerprint, guid)?.into())
     }
 
-    /// Binds `guid` to `fingerprint` and gives it `id`, conditioned on the guid being unbound or
-    /// bound to `fingerprint` already (a concurrent binding to another one conflicts).
-    fn guid_item(&self, guid: &Guid, fingerprint: &Fingerprint, id: SchemaId) -> Result<TransactWriteItem, AwsError> {
+    /// Binds `guid` to `fingerprint` and, with `id`, gives it `id`, conditioned on the guid being
+    /// unbound or bound to `fingerprint` already (a concurrent binding to another one conflicts).
+    fn guid_item(
+        &self,
+        guid: &Guid,
+        fingerprint: &Fingerprint,
+        id: Option<SchemaId>,
+    ) -> Result<TransactWriteItem, AwsError> {
         let update = Update::builder()
             .table_name(&self.table)
             .set_key(Some(key(keys::guid_pk(guid), keys::GUID_BINDING_SK)))
-            .update_expression("SET #fp = :fp, #id = :id")
             .condition_expression("attribute_not_exists(#pk) OR #fp = :fp")
             .expression_attribute_names("#pk", PK)
             .expression_attribute_names("#fp", attr::FINGERPRINT)
-            .expression_attribute_names("#id", attr::ID)
-            .expression_attribute_values(":fp", s(fingerprint.to_hex()))
-            .expression_attribute_values(":id", n(id.0))
-            .build()
-            .map_err(|e| build_error("Update(guid)", e))?;
+            .expression_attribute_values(":fp", s(fingerprint.to_hex()));
+        let update = match id {
+            Some(id) => update
+                .update_expression("SET #fp = :fp, #id = :id")
+                .expression_attribute_names("#id", attr::ID)
+                .expression_attribute_values(":id", n(id.0)),
+            None => update.update_expression("SET #fp = :fp"),
+        };
+        let update = update.build().map_err(|e| build_error("Update(guid)", e))?;
         Ok(TransactWriteItem::builder().update(update).build())
     }
 
@@ -124,14 +142,12 @@ impl AwsStore {
 }
 
 /// The keys of a schema's bindings in `context` (the subject's): its fingerprint binding, its guid
-/// item and the ID counter. The table holds one ID space for every context so far, so the
-/// fingerprint binding and counter keys do not depend on `context` yet; with one space per context
-/// they must be `context`'s, here and in [`bindings_seen`], as the write context reads them.
-pub(crate) fn binding_keys(_context: &Context, fingerprint: &Fingerprint, guid: &Guid) -> Vec<Item> {
+/// item and the context's ID counter.
+pub(crate) fn binding_keys(context: &Context, fingerprint: &Fingerprint, guid: &Guid) -> Vec<Item> {
     vec![
-        key(keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK),
+        crate::ids::fingerprint_binding_key(context, fingerprint),
         key(keys::guid_pk(guid), keys::GUID_BINDING_SK),
-        key(keys::COUNTER.0, keys::COUNTER.1),
+        key(keys::COUNTER_PK, keys::counter_sk(context)),
     ]
 }
 
@@ -139,7 +155,7 @@ pub(crate) fn binding_keys(_context: &Context, fingerprint: &Fingerprint, guid: 
 /// other items): absent items are unbound.
 pub(crate) fn bindings_seen(
     items: &[Item],
-    _context: &Context,
+    context: &Context,
     fingerprint: &Fingerprint,
     guid: &Guid,
 ) -> Result<BindingsSeen, AwsError> {
@@ -149,10 +165,10 @@ pub(crate) fn bindings_seen(
                 && item.get(keys::SK).and_then(|v| v.as_s().ok()).is_some_and(|v| v == sk)
         })
     };
-    let id =
-        at(&keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK).map(|item| item.number(attr::ID)).transpose()?;
+    let binding_sk = keys::fingerprint_binding_sk(context);
+    let id = at(&keys::fingerprint_pk(fingerprint), &binding_sk).map(|item| item.number(attr::ID)).transpose()?;
     let guid_bound_to = at(&keys::guid_pk(guid), keys::GUID_BINDING_SK).map(fingerprint_of).transpose()?;
-    let max_id = match at(keys::COUNTER.0, keys::COUNTER.1) {
+    let max_id = match at(keys::COUNTER_PK, &keys::counter_sk(context)) {
         Some(item) => item.optional_number(attr::MAX_ID)?,
         None => None,
     };
@@ -173,10 +189,6 @@ fn preconditions_seen(preconditions: &Preconditions, fingerprint: &Fingerprint, 
 
 impl From<BindingsSeen> for Bindings {
     fn from(seen: BindingsSeen) -> Self {
-        Bindings {
-            id: seen.id,
-            guid_taken: seen.guid_bound_to.is_some_and(|bound| bound != seen.fingerprint),
-            max_id: seen.max_id.map(|id| id.0),
-        }
+        Bindings { id: seen.id, guid_bound_to: seen.guid_bound_to, max_id: seen.max_id.map(|id| id.0) }
     }
 }

@@ -14,10 +14,13 @@ use crate::AwsStore;
 use crate::conditions::{USES, kind_pk, setting_condition};
 use crate::errors::AwsError;
 use crate::ids::build_error;
+use crate::ids::fingerprint_binding_key;
 use crate::items::{ItemExt, attr, key, n};
 use crate::keys::{self, PK};
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem, Update};
-use registry_core::{Fingerprint, Preconditions, Revision, SchemaId, Scope, SettingSeen, Subject, Version, VersionRow};
+use registry_core::{
+    Context, Fingerprint, Preconditions, Revision, SchemaId, Scope, SettingSeen, Subject, Version, VersionRow,
+};
 use std::collections::BTreeSet;
 
 /// DynamoDB's limit on items in one transaction.
@@ -101,17 +104,18 @@ impl AwsStore {
     /// commits a new carrier after the carriers were read has raised `uses` and fails the delete.
     /// One more carrier than the doomed rows of an ID is enough to know whether another row keeps it.
     async fn orphaned_bindings(&self, subject: &Subject, doomed: &[VersionRow]) -> Result<Vec<Orphan>, AwsError> {
+        let context = &subject.context();
         let mut orphans = Vec::new();
         let mut seen: BTreeSet<SchemaId> = BTreeSet::new();
         for row in doomed.iter().filter(|row| seen.insert(row.id)) {
-            let binding_key = key(keys::fingerprint_pk(&row.fingerprint), keys::FP_BINDING_SK);
+            let binding_key = fingerprint_binding_key(context, &row.fingerprint);
             let Some(binding) = self.get_item("GetItem(fingerprint)", binding_key).await? else { continue };
             if binding.number::<i32>(attr::ID)? != row.id.0 {
                 continue;
             }
             let uses: Option<u64> = binding.optional_number(USES)?;
             let doomed_with_id = doomed.iter().filter(|d| d.id == row.id).count();
-            let carriers = self.rows_for_id_page(row.id, "", None, doomed_with_id + 1).await?;
+            let carriers = self.rows_for_id_page(context, row.id, "", None, doomed_with_id + 1).await?;
             let kept = carriers.len() > doomed_with_id
                 || carriers.iter().any(|c| &c.subject != subject || !doomed.iter().any(|d| d.version == c.version));
             if !kept {
@@ -140,7 +144,8 @@ impl AwsStore {
             tail.extend(self.settings_deletes(subject, preconditions)?.into_iter().map(|item| vec![item]));
         }
         for orphan in orphans {
-            let mut group = vec![self.binding_delete(&orphan.fingerprint, orphan.id, orphan.uses)?];
+            let mut group =
+                vec![self.binding_delete(&subject.context(), &orphan.fingerprint, orphan.id, orphan.uses)?];
             group.extend(orphan.guid_id_removal);
             tail.push(group);
         }
@@ -204,16 +209,18 @@ impl AwsStore {
         Ok(items)
     }
 
-    /// Deletes `FP#<hex>/ID` while it still names `id` with the `uses` read before the carriers.
+    /// Deletes `FP#<hex>/ID[:<context>]` while it still names `id` with the `uses` read before the
+    /// carriers.
     fn binding_delete(
         &self,
+        context: &Context,
         fingerprint: &Fingerprint,
         id: SchemaId,
         uses: Option<u64>,
     ) -> Result<TransactWriteItem, AwsError> {
         let delete = Delete::builder()
             .table_name(&self.table)
-            .set_key(Some(key(keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK)))
+            .set_key(Some(fingerprint_binding_key(context, fingerprint)))
             .expression_attribute_names("#id", attr::ID)
             .expression_attribute_names("#uses", USES)
             .expression_attribute_values(":id", n(id.0));

@@ -234,17 +234,18 @@ impl AwsStore {
         Ok(items)
     }
 
-    /// `ADD uses 1` on the binding `FP#<hex>/ID`, conditioned on it still naming `id`; with
-    /// `guid`, also `SET guid`: the guid item the same write gives the ID (see `assign`).
+    /// `ADD uses 1` on the binding `FP#<hex>/ID[:<context>]`, conditioned on it still naming `id`;
+    /// with `guid`, also `SET guid`: the guid item the same write gives the ID (see `assign`).
     pub(crate) fn binding_use(
         &self,
+        context: &Context,
         fingerprint: &Fingerprint,
         id: SchemaId,
         guid: Option<&Guid>,
     ) -> Result<TransactWriteItem, AwsError> {
         let update = Update::builder()
             .table_name(&self.table)
-            .set_key(Some(key(keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK)));
+            .set_key(Some(crate::ids::fingerprint_binding_key(context, fingerprint)));
         let update = match guid {
             Some(guid) => update
                 .update_expression("ADD #uses :one SET #guid = :guid")

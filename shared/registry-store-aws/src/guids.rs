@@ -1,12 +1,12 @@
 //! The guid index: `GUID#<md5 hex>/FP {fingerprint, id?}`, one item per guid, created once and
 //! never rebound or deleted (see [`registry_core::Store::bind_guid`]); its `id` is the carried ID of
-//! its fingerprint, kept by the row writes (see `assign`).
+//! its fingerprint in the default context, kept by the row writes (see `assign`).
 
 use crate::AwsStore;
 use crate::errors::{AwsError, classify};
 use crate::items::{ItemExt, attr, fingerprint_of, key, s};
 use crate::keys::{self, PK};
-use registry_core::{Fingerprint, Guid, SchemaId};
+use registry_core::{Context, Fingerprint, Guid, SchemaId};
 
 impl AwsStore {
     /// One PutItem conditioned on `attribute_not_exists(pk) OR fingerprint = :fp`: creates the
@@ -31,6 +31,7 @@ impl AwsStore {
 
     /// One strongly consistent GetItem of `GUID#<hex>/FP` when it carries the ID (see `assign`);
     /// else, for items written without it, the fingerprint's binding and the ID's partition too.
+    /// The default context's ID: the registry looks for the others in each listed context.
     pub(crate) async fn read_carried_id_for_guid(
         &self,
         guid: &Guid,
@@ -42,8 +43,9 @@ impl AwsStore {
         if let Some(id) = item.optional_number(attr::ID)? {
             return Ok(Some((fingerprint, SchemaId(id))));
         }
-        let Some(id) = self.read_id_for_fingerprint(&fingerprint).await? else { return Ok(None) };
-        Ok(self.read_carried_fingerprint(id).await?.map(|_| (fingerprint, id)))
+        let context = &Context::DEFAULT;
+        let Some(id) = self.read_id_for_fingerprint(context, &fingerprint).await? else { return Ok(None) };
+        Ok(self.read_carried_fingerprint(context, id).await?.map(|_| (fingerprint, id)))
     }
 
     /// One strongly consistent GetItem of `GUID#<hex>/FP`.

@@ -1,11 +1,16 @@
 //! Schema IDs: the counter item and the two binding items, written in one transaction.
 //!
-//! `COUNTER/ID {max_id}` is the greatest ID ever allocated or bound. `allocate_id` reads it
+//! Every context has its own three kinds of items (see [`keys::in_context`]); the default context's
+//! are written below. `COUNTER/ID {max_id}` is the greatest ID ever allocated or bound. `allocate_id` reads it
 //! (strongly consistent), claims the next ID in the ledger outside the table ([`crate::ledger`]:
 //! past every ID ever issued, even when the table was restored to an earlier state) and commits it
 //! with a transaction that is conditioned on the value it read and creates `FP#<hex>/ID` and
 //! `ID#<id>/FP` with `attribute_not_exists`, so two writers can never commit the same ID and a
 //! fingerprint is never bound twice by allocation.
+//!
+//! A named context's counter `COUNTER/ID:<context> {max_id, listed}` also lists the context: every
+//! allocation sets `listed` in its transaction, `bind_id` with its counter raise, and
+//! `unlist_context` removes it. `list_contexts` is one Query of the `COUNTER` partition.
 
 use crate::AwsStore;
 use crate::conditions::USES;
@@ -13,8 +18,8 @@ use crate::errors::{AwsError, classify, classify_transaction};
 use crate::items::{Item, ItemExt, attr, fingerprint_of, key, n, s};
 use crate::keys::{self, PK};
 use crate::ledger::Claim;
-use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
-use registry_core::{Fingerprint, Guid, SchemaId};
+use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
+use registry_core::{Context, Fingerprint, Guid, SchemaId};
 
 /// An allocation committed with the ID's first carrier: the binding starts with that one use,
 /// and names the guid whose item the same write gives the ID, if any (see `assign`).
@@ -42,8 +47,8 @@ impl AwsStore {
         Ok(output.item)
     }
 
-    pub(crate) async fn read_max_id(&self) -> Result<Option<i32>, AwsError> {
-        let item = self.get_item("GetItem(counter)", key(keys::COUNTER.0, keys::COUNTER.1)).await?;
+    pub(crate) async fn read_max_id(&self, context: &Context) -> Result<Option<i32>, AwsError> {
+        let item = self.get_item("GetItem(counter)", key(keys::COUNTER_PK, keys::counter_sk(context))).await?;
         match item {
             Some(item) => item.optional_number(attr::MAX_ID),
             None => Ok(None),
@@ -52,26 +57,45 @@ impl AwsStore {
 
     pub(crate) async fn read_id_for_fingerprint(
         &self,
+        context: &Context,
         fingerprint: &Fingerprint,
     ) -> Result<Option<SchemaId>, AwsError> {
-        let item = self.get_item("GetItem(fingerprint)", key(keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK));
+        let item = self.get_item("GetItem(fingerprint)", fingerprint_binding_key(context, fingerprint));
         match item.await? {
             Some(item) => Ok(Some(SchemaId(item.number(attr::ID)?))),
             None => Ok(None),
         }
     }
 
-    pub(crate) async fn read_fingerprint_for_id(&self, id: SchemaId) -> Result<Option<Fingerprint>, AwsError> {
-        match self.get_item("GetItem(id)", key(keys::id_pk(id), keys::ID_BINDING_SK)).await? {
+    pub(crate) async fn read_fingerprint_for_id(
+        &self,
+        context: &Context,
+        id: SchemaId,
+    ) -> Result<Option<Fingerprint>, AwsError> {
+        match self.get_item("GetItem(id)", key(keys::id_pk(context, id), keys::ID_BINDING_SK)).await? {
             Some(item) => Ok(Some(fingerprint_of(&item)?)),
             None => Ok(None),
         }
     }
 
-    pub(crate) async fn allocate(&self, fingerprint: &Fingerprint) -> Result<SchemaId, AwsError> {
-        let read = self.read_max_id().await?;
-        let next = self.claim_next(read, fingerprint).await?;
-        let items = self.allocation_items(read, next, fingerprint, None)?;
+    /// Reads the counter and the fingerprint's binding together (one BatchGetItem), so a bound
+    /// fingerprint conflicts before it claims an ID in the ledger (a claim no allocation commits
+    /// would leave a gap).
+    pub(crate) async fn allocate(&self, context: &Context, fingerprint: &Fingerprint) -> Result<SchemaId, AwsError> {
+        let binding = fingerprint_binding_key(context, fingerprint);
+        let counter = key(keys::COUNTER_PK, keys::counter_sk(context));
+        let found = self.batch_get("BatchGetItem(counter, fingerprint)", vec![binding, counter]).await?;
+        let mut read = None;
+        for item in &found {
+            if item.get(PK).and_then(|v| v.as_s().ok()).is_some_and(|pk| pk == keys::COUNTER_PK) {
+                read = item.optional_number(attr::MAX_ID)?;
+            } else {
+                let detail = format!("fingerprint {fingerprint} already has an id in {context}");
+                return Err(AwsError::ConditionFailed { op: "allocate_id", detail });
+            }
+        }
+        let next = self.claim_next(context, read, fingerprint).await?;
+        let items = self.allocation_items(context, read, next, fingerprint, None)?;
         let result = self.dynamo.transact_write_items().set_transact_items(Some(items)).send().await;
         match result {
             Ok(_) => Ok(SchemaId(next)),
@@ -80,11 +104,13 @@ impl AwsStore {
     }
 
     /// The three items that commit `next` (claimed in the ledger after counter value `read`) for
-    /// `fingerprint`, in this order: the counter update conditioned on `read`, `FP#…` and `ID#…`
-    /// created if absent (the fingerprint binding as `first_carrier` says when the same write commits
-    /// the ID's first carrier). [`allocation_error`] reads a cancellation by this order.
+    /// `fingerprint` in `context`, in this order: the counter update conditioned on `read` (listing a
+    /// named context), `FP#…` and `ID#…` created if absent (the fingerprint binding as
+    /// `first_carrier` says when the same write commits the ID's first carrier). [`allocation_error`]
+    /// reads a cancellation by this order.
     pub(crate) fn allocation_items(
         &self,
+        context: &Context,
         read: Option<i32>,
         next: i32,
         fingerprint: &Fingerprint,
@@ -97,13 +123,19 @@ impl AwsStore {
             None => Update::builder().condition_expression("attribute_not_exists(#max)"),
         }
         .table_name(&self.table)
-        .set_key(Some(key(keys::COUNTER.0, keys::COUNTER.1)))
-        .update_expression("SET #max = :next")
+        .set_key(Some(key(keys::COUNTER_PK, keys::counter_sk(context))))
         .expression_attribute_names("#max", attr::MAX_ID)
-        .expression_attribute_values(":next", n(next))
-        .build()
-        .map_err(|e| build_error("allocate_id", e))?;
-        let mut by_fingerprint = key(keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK);
+        .expression_attribute_values(":next", n(next));
+        let counter = if context.is_default() {
+            counter.update_expression("SET #max = :next")
+        } else {
+            counter
+                .update_expression("SET #max = :next, #listed = :listed")
+                .expression_attribute_names("#listed", attr::LISTED)
+                .expression_attribute_values(":listed", AttributeValue::Bool(true))
+        };
+        let counter = counter.build().map_err(|e| build_error("allocate_id", e))?;
+        let mut by_fingerprint = fingerprint_binding_key(context, fingerprint);
         by_fingerprint.insert(attr::ID.into(), n(next));
         if let Some(carrier) = first_carrier {
             by_fingerprint.insert(USES.into(), n(1));
@@ -111,7 +143,7 @@ impl AwsStore {
                 by_fingerprint.insert(attr::GUID.into(), s(guid.to_hex()));
             }
         }
-        let mut by_id = key(keys::id_pk(SchemaId(next)), keys::ID_BINDING_SK);
+        let mut by_id = key(keys::id_pk(context, SchemaId(next)), keys::ID_BINDING_SK);
         by_id.insert(attr::FINGERPRINT.into(), s(fingerprint.to_hex()));
         Ok(vec![
             TransactWriteItem::builder().update(counter).build(),
@@ -120,17 +152,36 @@ impl AwsStore {
         ])
     }
 
-    /// The ID an allocation after counter value `read` takes: the next one, claimed for
-    /// `fingerprint` in the ledger; when another fingerprint holds it (a concurrent allocation, or
-    /// a table restored to an earlier state), the one after the highest ID in the ledger.
-    pub(crate) async fn claim_next(&self, read: Option<i32>, fingerprint: &Fingerprint) -> Result<i32, AwsError> {
+    /// The ID an allocation in `context` after counter value `read` takes: the next one, claimed
+    /// for `fingerprint` in the context's ledger. When another fingerprint holds that claim (a
+    /// concurrent allocation, one abandoned by a failed writer, or one a restore of the table
+    /// rewound), the claim is committed for its holder ([`AwsStore::commit_claim`]) and this
+    /// allocation conflicts: the caller reads the counter again and takes the ID after it, so
+    /// allocations leave no gaps, and the holder, retrying, finds its fingerprint bound to the ID
+    /// it claimed. A claim that cannot be committed (its holder got bound to another ID, or the ID
+    /// is bound already) is passed: the one after the highest ID in the ledger.
+    pub(crate) async fn claim_next(
+        &self,
+        context: &Context,
+        read: Option<i32>,
+        fingerprint: &Fingerprint,
+    ) -> Result<i32, AwsError> {
         const MAX_CLAIMS: usize = 8;
         let mut next = successor(read)?;
         for _ in 0..MAX_CLAIMS {
-            match self.claim_id(SchemaId(next), fingerprint).await? {
+            match self.claim_id(context, SchemaId(next), fingerprint).await? {
                 Claim::Ours => return Ok(next),
-                Claim::Taken => {
-                    let highest = self.ledger_max_after(SchemaId(next)).await?.map_or(next, |id| id.0.max(next));
+                Claim::Taken(Some(holder)) if Some(next) == successor(read).ok() => {
+                    if self.commit_claim(context, read, next, &holder).await? {
+                        let detail = format!("id {next} in {context} was claimed by a concurrent allocation");
+                        return Err(AwsError::ConditionFailed { op: "allocate_id", detail });
+                    }
+                    let highest = self.ledger_max_after(context, SchemaId(next)).await?;
+                    next = successor(Some(highest.map_or(next, |id| id.0.max(next))))?;
+                }
+                Claim::Taken(_) => {
+                    let highest = self.ledger_max_after(context, SchemaId(next)).await?;
+                    let highest = highest.map_or(next, |id| id.0.max(next));
                     next = successor(Some(highest))?;
                 }
             }
@@ -138,23 +189,96 @@ impl AwsStore {
         Err(AwsError::ConditionFailed { op: "allocate_id", detail: "every ledger claim met a concurrent one".into() })
     }
 
-    /// Raises the counter to `id`; never lowers it (a counter already at or above `id` is left as it is).
-    pub(crate) async fn raise_counter(&self, id: SchemaId) -> Result<(), AwsError> {
-        let raised = self
+    /// Commits the ledger's claim of `next` for `holder` (taken after counter value `read`) as
+    /// `allocate_id` would have: the counter, both bindings, no carrier. `true` when it is committed
+    /// now or the counter moved meanwhile (the caller reads it again); `false` when the claim cannot
+    /// be committed (the holder is bound to another ID, or `next` is bound already).
+    async fn commit_claim(
+        &self,
+        context: &Context,
+        read: Option<i32>,
+        next: i32,
+        holder: &Fingerprint,
+    ) -> Result<bool, AwsError> {
+        let items = self.allocation_items(context, read, next, holder, None)?;
+        let Err(error) = self.dynamo.transact_write_items().set_transact_items(Some(items)).send().await else {
+            return Ok(true);
+        };
+        let (error, reasons) = classify_transaction("TransactWriteItems(commit claim)", error);
+        let failed = |i: usize| reasons.get(i).is_some_and(|r| r.as_deref() == Some("ConditionalCheckFailed"));
+        match error {
+            AwsError::ConditionFailed { .. } if !failed(0) && (failed(1) || failed(2)) => Ok(false),
+            AwsError::ConditionFailed { .. } => Ok(true),
+            other => Err(other),
+        }
+    }
+
+    /// Raises `context`'s counter to `id`; never lowers it (a counter already at or above `id` is
+    /// left as it is). With `list`, a named context is listed too (one more call when its counter
+    /// was already at or above `id`).
+    pub(crate) async fn raise_counter(&self, context: &Context, id: SchemaId, list: bool) -> Result<(), AwsError> {
+        let list = list && !context.is_default();
+        let raise = self
             .dynamo
             .update_item()
             .table_name(&self.table)
-            .set_key(Some(key(keys::COUNTER.0, keys::COUNTER.1)))
-            .update_expression("SET #max = :id")
+            .set_key(Some(key(keys::COUNTER_PK, keys::counter_sk(context))))
             .condition_expression("attribute_not_exists(#max) OR #max < :id")
             .expression_attribute_names("#max", attr::MAX_ID)
-            .expression_attribute_values(":id", n(id.0))
-            .send()
-            .await;
-        match raised.map_err(|e| classify("UpdateItem(counter)", e)) {
+            .expression_attribute_values(":id", n(id.0));
+        let raise = match list {
+            true => raise
+                .update_expression("SET #max = :id, #listed = :listed")
+                .expression_attribute_names("#listed", attr::LISTED)
+                .expression_attribute_values(":listed", AttributeValue::Bool(true)),
+            false => raise.update_expression("SET #max = :id"),
+        };
+        match raise.send().await.map_err(|e| classify("UpdateItem(counter)", e)) {
+            Ok(_) => Ok(()),
+            Err(AwsError::ConditionFailed { .. }) if list => self.set_listed(context, true).await,
+            Err(AwsError::ConditionFailed { .. }) => Ok(()),
+            Err(other) => Err(other),
+        }
+    }
+
+    /// Lists (`true`) or unlists a named context: sets or removes `listed` on its counter item.
+    /// Unlisting a context without a counter writes nothing.
+    pub(crate) async fn set_listed(&self, context: &Context, listed: bool) -> Result<(), AwsError> {
+        if context.is_default() {
+            return Ok(());
+        }
+        let update = self
+            .dynamo
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(keys::COUNTER_PK, keys::counter_sk(context))))
+            .expression_attribute_names("#listed", attr::LISTED);
+        let update = match listed {
+            true => update
+                .update_expression("SET #listed = :listed")
+                .expression_attribute_values(":listed", AttributeValue::Bool(true)),
+            false => update
+                .update_expression("REMOVE #listed")
+                .condition_expression("attribute_exists(#pk)")
+                .expression_attribute_names("#pk", PK),
+        };
+        match update.send().await.map_err(|e| classify("UpdateItem(counter listing)", e)) {
             Ok(_) | Err(AwsError::ConditionFailed { .. }) => Ok(()),
             Err(other) => Err(other),
         }
+    }
+
+    /// The listed named contexts, ascending: one Query of the `COUNTER` partition (one item per
+    /// context that ever took an ID; paginated), keeping those with `listed`.
+    pub(crate) async fn listed_contexts(&self) -> Result<Vec<Context>, AwsError> {
+        let counters = self.query_prefix(keys::COUNTER_PK.to_string(), keys::NAMED_COUNTER_SK_PREFIX).await?;
+        let mut contexts = Vec::new();
+        for item in counters.iter().filter(|item| matches!(item.get(attr::LISTED), Some(AttributeValue::Bool(true)))) {
+            let sk = item.string(keys::SK)?;
+            let name = keys::context_of_counter_sk(sk).ok_or_else(|| AwsError::Corrupt(format!("counter {sk}")))?;
+            contexts.push(Context::parse(name).map_err(|e| AwsError::Corrupt(format!("counter {sk}: {e}")))?);
+        }
+        Ok(contexts)
     }
 
     /// Claims `id` for `fingerprint` in the ledger, raises the counter to `id` (never lowers it),
@@ -163,16 +287,24 @@ impl AwsStore {
     /// gap below the counter. An ID the table or the ledger gives another fingerprint is refused
     /// (`ConditionFailed`) before anything is written: the table is read first because IDs issued
     /// before the ledger existed have no ledger entry.
-    pub(crate) async fn bind(&self, id: SchemaId, fingerprint: &Fingerprint) -> Result<(), AwsError> {
-        let refused = |detail: &str| AwsError::ConditionFailed { op: "bind_id", detail: format!("id {id} {detail}") };
-        if self.read_fingerprint_for_id(id).await?.is_some_and(|bound| bound != *fingerprint) {
+    pub(crate) async fn bind(
+        &self,
+        context: &Context,
+        id: SchemaId,
+        fingerprint: &Fingerprint,
+    ) -> Result<(), AwsError> {
+        let refused = |detail: &str| AwsError::ConditionFailed {
+            op: "bind_id",
+            detail: format!("id {id} in {context} {detail}"),
+        };
+        if self.read_fingerprint_for_id(context, id).await?.is_some_and(|bound| bound != *fingerprint) {
             return Err(refused("is bound to another schema"));
         }
-        if self.claim_id(id, fingerprint).await? == Claim::Taken {
+        if matches!(self.claim_id(context, id, fingerprint).await?, Claim::Taken(_)) {
             return Err(refused("was issued to another schema (ledger)"));
         }
-        self.raise_counter(id).await?;
-        let mut by_id = key(keys::id_pk(id), keys::ID_BINDING_SK);
+        self.raise_counter(context, id, true).await?;
+        let mut by_id = key(keys::id_pk(context, id), keys::ID_BINDING_SK);
         by_id.insert(attr::FINGERPRINT.into(), s(fingerprint.to_hex()));
         self.dynamo
             .put_item()
@@ -185,7 +317,7 @@ impl AwsStore {
             .send()
             .await
             .map_err(|e| classify("PutItem(id)", e))?;
-        let mut by_fingerprint = key(keys::fingerprint_pk(fingerprint), keys::FP_BINDING_SK);
+        let mut by_fingerprint = fingerprint_binding_key(context, fingerprint);
         by_fingerprint.insert(attr::ID.into(), n(id.0));
         let bound = self
             .dynamo
@@ -211,6 +343,11 @@ impl AwsStore {
             .build()
             .map_err(|e| build_error("Put", e))
     }
+}
+
+/// The key of `fingerprint`'s binding to an ID of `context`: `FP#<hex>` / `ID[:<context>]`.
+pub(crate) fn fingerprint_binding_key(context: &Context, fingerprint: &Fingerprint) -> Item {
+    key(keys::fingerprint_pk(fingerprint), keys::fingerprint_binding_sk(context))
 }
 
 /// A transaction that began with [`AwsStore::allocation_items`] for `next` failed: `Corrupt` when

@@ -21,6 +21,8 @@ pub(crate) mod attr {
     pub const REFERENCES: &str = "refs";
     pub const REGISTERED_AT: &str = "ts";
     pub const MAX_ID: &str = "max_id";
+    /// On a named context's counter: present (`true`) while the context is listed (`GET /contexts`).
+    pub const LISTED: &str = "listed";
     pub const LIVE: &str = "live";
     pub const TOTAL: &str = "total";
     pub const VALUE: &str = "value";
@@ -187,7 +189,7 @@ mod tests {
     #[test]
     fn edges_point_back_at_their_row() {
         let subject = Subject::new("a#b").unwrap_or_else(|e| panic!("{e}"));
-        let item = edge_item(keys::id_pk(SchemaId(1)), &subject, Version(9));
+        let item = edge_item(keys::id_pk(&registry_core::Context::DEFAULT, SchemaId(1)), &subject, Version(9));
         assert_eq!(edge_target(&item).ok(), Some((subject, Version(9))));
     }
 }

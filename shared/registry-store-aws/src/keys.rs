@@ -3,22 +3,32 @@
 //! One table with a string partition key [`PK`] and a string sort key [`SK`], no secondary index.
 //! Numbers inside keys are zero-padded to 10 digits (i32::MAX has 10) so lexical order is numeric
 //! order. A subject is always the last component of a key, so `#` inside a subject is unambiguous.
+//!
+//! Schema IDs are per context. The default context keeps the keys it had before contexts
+//! existed; a named context's ID keys are the default's with `:<context>` appended
+//! ([`in_context`]): a context name never holds `:`, and what it is appended to has a fixed shape,
+//! so no two contexts share a key.
 
-use registry_core::{Fingerprint, Guid, SchemaId, Scope, Subject, Version};
+use registry_core::{Context, Fingerprint, Guid, SchemaId, Scope, Subject, Version};
 
 /// Partition key attribute name.
 pub const PK: &str = "pk";
 /// Sort key attribute name.
 pub const SK: &str = "sk";
 
-/// The counter item's keys: `COUNTER` / `ID`.
-pub const COUNTER: (&str, &str) = ("COUNTER", "ID");
+/// Partition of the ID counters: `COUNTER` / `ID` is the default context's, `COUNTER` /
+/// `ID:<context>` a named context's (which also says whether the context is listed).
+pub const COUNTER_PK: &str = "COUNTER";
+/// Sort key of the default context's counter inside [`COUNTER_PK`].
+const COUNTER_SK: &str = "ID";
+/// Sort-key prefix of the named contexts' counters inside [`COUNTER_PK`].
+pub const NAMED_COUNTER_SK_PREFIX: &str = "ID:";
 /// Partition of the subject index (one item per subject, sort key = subject name).
 pub const SUBJECTS_PK: &str = "SUBJECTS";
 /// Sort key of the id → fingerprint item inside `ID#<id>`.
 pub const ID_BINDING_SK: &str = "FP";
-/// Sort key of the fingerprint → id item inside `FP#<hex>`.
-pub const FP_BINDING_SK: &str = "ID";
+/// Sort key of the default context's fingerprint → id item inside `FP#<hex>`.
+const FP_BINDING_SK: &str = "ID";
 /// Sort key of the guid → fingerprint item inside `GUID#<hex>`.
 pub const GUID_BINDING_SK: &str = "FP";
 /// Sort-key prefix of version rows inside `S#<subject>`.
@@ -41,9 +51,31 @@ pub fn version_sk(version: Version) -> String {
     format!("{VERSION_SK_PREFIX}{}", padded(version.0))
 }
 
-/// Partition of schema id `id`: holds the id → fingerprint item and the rows-by-id edges.
-pub fn id_pk(id: SchemaId) -> String {
-    format!("ID#{}", padded(id.0))
+/// `key` of the default context's layout as `context` has it: unchanged for the default
+/// context, `<key>:<context>` for a named one.
+pub fn in_context(key: &str, context: &Context) -> String {
+    if context.is_default() { key.to_string() } else { format!("{key}:{}", context.name()) }
+}
+
+/// Sort key of `context`'s ID counter inside [`COUNTER_PK`].
+pub fn counter_sk(context: &Context) -> String {
+    in_context(COUNTER_SK, context)
+}
+
+/// The named context whose counter has sort key `sk`; `None` for the default context's.
+pub fn context_of_counter_sk(sk: &str) -> Option<&str> {
+    sk.strip_prefix(NAMED_COUNTER_SK_PREFIX)
+}
+
+/// Partition of schema id `id` in `context`: holds the id → fingerprint item and the rows-by-id
+/// edges of that context's rows.
+pub fn id_pk(context: &Context, id: SchemaId) -> String {
+    in_context(&format!("ID#{}", padded(id.0)), context)
+}
+
+/// Sort key of the fingerprint → id item of `context` inside `FP#<hex>`.
+pub fn fingerprint_binding_sk(context: &Context) -> String {
+    in_context(FP_BINDING_SK, context)
 }
 
 /// Partition of the fingerprint → id item.
@@ -147,6 +179,20 @@ mod tests {
         assert_eq!(guid_pk(&guid), format!("GUID#{}", "ab".repeat(16)));
         let fp = Fingerprint([0xab; 32]);
         assert_ne!(guid_pk(&guid), fingerprint_pk(&fp));
+    }
+
+    #[test]
+    fn the_default_context_keeps_its_keys_and_named_ones_get_their_own() {
+        let (default, team) = (Context::DEFAULT, Context::parse(".team").unwrap_or_else(|e| panic!("{e}")));
+        assert_eq!((counter_sk(&default), fingerprint_binding_sk(&default)), ("ID".into(), "ID".into()));
+        assert_eq!(id_pk(&default, SchemaId(7)), "ID#0000000007");
+        assert_eq!(counter_sk(&team), "ID:.team");
+        assert_eq!(fingerprint_binding_sk(&team), "ID:.team");
+        assert_eq!(id_pk(&team, SchemaId(7)), "ID#0000000007:.team");
+        assert_eq!(context_of_counter_sk(&counter_sk(&team)), Some(".team"));
+        assert_eq!(context_of_counter_sk(&counter_sk(&default)), None);
+        let nested = Context::parse(".team#0000000001").unwrap_or_else(|e| panic!("{e}"));
+        assert_ne!(id_pk(&nested, SchemaId(7)), id_pk(&team, SchemaId(7)));
     }
 
     #[test]

@@ -17,18 +17,34 @@
 //! The ledger doubles as an audit trail: list `ids/` to see which fingerprint every ID was issued
 //! to. IDs issued before the ledger existed have no objects; they are protected from a restore to
 //! a point after the upgrade (the counter then already covers them).
+//!
+//! Each context has its own ledger, as its own counter: the default context's is `ids/<id:010>`, a
+//! named context's `ids/<context>:<id:010>` (under the same prefix, which the function's role may
+//! write and list; a context name starts with `.` and never holds `:`, so every named key sorts
+//! before every default key and one context's keys never share a prefix with another's).
 
 use crate::AwsStore;
 use crate::errors::{AwsError, classify};
-use registry_core::{Fingerprint, SchemaId};
+use registry_core::{Context, Fingerprint, SchemaId};
 use serde::{Deserialize, Serialize};
 
 /// Key prefix of the ledger objects.
 pub const LEDGER_PREFIX: &str = "ids/";
 
-/// The ledger key of `id`: zero-padded, so keys list in ID order.
-pub fn ledger_key(id: SchemaId) -> String {
-    format!("{LEDGER_PREFIX}{:010}", id.0)
+/// Separates a named context from the ID in its ledger keys.
+const CONTEXT_SEPARATOR: char = ':';
+
+/// The prefix of `context`'s ledger keys: `ids/` or `ids/<context>:`.
+pub fn ledger_prefix(context: &Context) -> String {
+    match context.is_default() {
+        true => LEDGER_PREFIX.to_string(),
+        false => format!("{LEDGER_PREFIX}{}{CONTEXT_SEPARATOR}", context.name()),
+    }
+}
+
+/// The ledger key of `id` in `context`: zero-padded, so keys list in ID order.
+pub fn ledger_key(context: &Context, id: SchemaId) -> String {
+    format!("{}{:010}", ledger_prefix(context), id.0)
 }
 
 /// One ledger object.
@@ -43,8 +59,8 @@ struct Entry {
 pub(crate) enum Claim {
     /// Written now, or already held by the same fingerprint.
     Ours,
-    /// Issued to another fingerprint.
-    Taken,
+    /// Issued to another fingerprint, the one named (`None`: an entry that names none).
+    Taken(Option<Fingerprint>),
 }
 
 /// What [`AwsStore::restore_check`] found.
@@ -61,39 +77,50 @@ pub struct RestoreCheck {
 impl AwsStore {
     /// Claims `id` for `fingerprint` in the ledger (one conditional PutObject; one GetObject more
     /// when the key exists).
-    pub(crate) async fn claim_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> Result<Claim, AwsError> {
-        let key = ledger_key(id);
+    pub(crate) async fn claim_id(
+        &self,
+        context: &Context,
+        id: SchemaId,
+        fingerprint: &Fingerprint,
+    ) -> Result<Claim, AwsError> {
+        let key = ledger_key(context, id);
         let entry = Entry { id: id.0, fingerprint: fingerprint.to_hex() };
         let bytes = serde_json::to_vec(&entry).map_err(|e| AwsError::Corrupt(format!("{key}: {e}")))?;
         if crate::blobs::put_if_absent(&self.s3, &self.bucket, &key, bytes, "PutObject(ledger)").await? {
             return Ok(Claim::Ours);
         }
-        match self.ledger_entry(id).await? {
-            Some(holder) if holder == fingerprint.to_hex() => Ok(Claim::Ours),
-            _ => Ok(Claim::Taken),
+        match self.ledger_entry(&key).await? {
+            Some(holder) if holder.fingerprint == fingerprint.to_hex() => Ok(Claim::Ours),
+            Some(holder) => Ok(Claim::Taken(holder.fingerprint.parse().ok())),
+            None => Ok(Claim::Taken(None)),
         }
     }
 
-    /// The fingerprint (hex) the ledger records for `id`.
-    async fn ledger_entry(&self, id: SchemaId) -> Result<Option<String>, AwsError> {
-        let key = ledger_key(id);
-        let Some(bytes) = crate::blobs::get_bytes(&self.s3, &self.bucket, &key, "GetObject(ledger)").await? else {
+    /// The entry the ledger object `key` holds.
+    async fn ledger_entry(&self, key: &str) -> Result<Option<Entry>, AwsError> {
+        let Some(bytes) = crate::blobs::get_bytes(&self.s3, &self.bucket, key, "GetObject(ledger)").await? else {
             return Ok(None);
         };
         let entry: Entry = serde_json::from_slice(&bytes).map_err(|e| AwsError::Corrupt(format!("{key}: {e}")))?;
-        Ok(Some(entry.fingerprint))
+        Ok(Some(entry))
     }
 
-    /// The highest ID in the ledger above `after` (listing pages of 1000 keys from `after` on).
-    pub(crate) async fn ledger_max_after(&self, after: SchemaId) -> Result<Option<SchemaId>, AwsError> {
+    /// The highest ID in `context`'s ledger above `after` (listing pages of 1000 keys from
+    /// `after` on; the default context's listing starts past every named context's keys).
+    pub(crate) async fn ledger_max_after(
+        &self,
+        context: &Context,
+        after: SchemaId,
+    ) -> Result<Option<SchemaId>, AwsError> {
+        let prefix = ledger_prefix(context);
         let mut highest = None;
-        let mut start_after = ledger_key(after);
+        let mut start_after = ledger_key(context, after);
         loop {
             let page = self
                 .s3
                 .list_objects_v2()
                 .bucket(&self.bucket)
-                .prefix(LEDGER_PREFIX)
+                .prefix(&prefix)
                 .start_after(&start_after)
                 .send()
                 .await
@@ -102,7 +129,7 @@ impl AwsStore {
             let Some(last) = keys.last() else { return Ok(highest) };
             start_after = last.to_string();
             for key in &keys {
-                let id = key.strip_prefix(LEDGER_PREFIX).and_then(|n| n.parse::<i32>().ok());
+                let id = key.strip_prefix(prefix.as_str()).and_then(|n| n.parse::<i32>().ok());
                 let id = id.ok_or_else(|| AwsError::Corrupt(format!("ledger key {key}")))?;
                 highest = highest.max(Some(SchemaId(id)));
             }
@@ -117,11 +144,12 @@ impl AwsStore {
     /// never lowers it), so no ID issued before the restore is issued again. Idempotent; reads
     /// only the counter and the ledger keys above it.
     pub async fn restore_check(&self, apply: bool) -> Result<RestoreCheck, registry_core::StoreError> {
-        let counter = self.read_max_id().await?.map(SchemaId);
-        let ledger_max = self.ledger_max_after(counter.unwrap_or(SchemaId(0))).await?;
+        let context = &Context::DEFAULT;
+        let counter = self.read_max_id(context).await?.map(SchemaId);
+        let ledger_max = self.ledger_max_after(context, counter.unwrap_or(SchemaId(0))).await?;
         let raised = match ledger_max {
             Some(max) if apply => {
-                self.raise_counter(max).await?;
+                self.raise_counter(context, max, false).await?;
                 true
             }
             _ => false,
@@ -134,10 +162,28 @@ impl AwsStore {
 mod tests {
     use super::*;
 
+    fn context(name: &str) -> Context {
+        Context::parse(name).unwrap_or_else(|e| panic!("{e}"))
+    }
+
     #[test]
     fn ledger_keys_list_in_id_order() {
-        assert_eq!(ledger_key(SchemaId(7)), "ids/0000000007");
-        assert!(ledger_key(SchemaId(9)) < ledger_key(SchemaId(10)));
-        assert_eq!(ledger_key(SchemaId(i32::MAX)).len(), LEDGER_PREFIX.len() + 10);
+        let default = &Context::DEFAULT;
+        assert_eq!(ledger_key(default, SchemaId(7)), "ids/0000000007");
+        assert!(ledger_key(default, SchemaId(9)) < ledger_key(default, SchemaId(10)));
+        assert_eq!(ledger_key(default, SchemaId(i32::MAX)).len(), LEDGER_PREFIX.len() + 10);
+        let team = &context(".team");
+        assert_eq!(ledger_key(team, SchemaId(7)), "ids/.team:0000000007");
+        assert!(ledger_key(team, SchemaId(9)) < ledger_key(team, SchemaId(10)));
+    }
+
+    #[test]
+    fn named_ledgers_sort_before_the_default_one_and_apart_from_each_other() {
+        let highest = ledger_key(&context(&format!(".{}", "\u{10FFFF}".repeat(3))), SchemaId(i32::MAX));
+        assert!(highest < ledger_key(&Context::DEFAULT, SchemaId(0)), "the default listing starts past them");
+        let (team, nested) = (ledger_prefix(&context(".team")), ledger_prefix(&context(".team/x")));
+        assert!(!nested.starts_with(&team) && !team.starts_with(&nested));
+        let longest = context(&format!(".{}", "x".repeat(Context::MAX_BYTES - 1)));
+        assert!(ledger_key(&longest, SchemaId(i32::MAX)).len() <= 1024, "S3 keys hold at most 1024 bytes");
     }
 }

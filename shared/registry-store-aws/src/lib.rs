@@ -23,6 +23,15 @@
 //!
 //! (`␁` is U+0001, below every character a subject may hold, so edges sort by (subject, version).)
 //!
+//! Contexts: the table above is the default context's. A named context `.ctx` has its own ID
+//! space in the same table and bucket: its counter `COUNTER/ID:.ctx {max_id, listed}` (one Query
+//! of the `COUNTER` partition lists the contexts), bindings `FP#<hex>/ID:.ctx` and
+//! `ID#<id:010>:.ctx/FP`, rows-by-id edges in `ID#<id:010>:.ctx`, and ledger `ids/.ctx:<id:010>`
+//! ([`keys::in_context`]). Rows, subjects, referrers and settings are keyed by the qualified
+//! subject (`S#:.ctx:name`) as before; bodies stay shared and content-addressed, and the guid item
+//! carries the default context's ID only. The default context's keys are those it had before
+//! contexts existed: existing tables need no migration.
+//!
 //! - A body is put with `If-None-Match: *` before any item names its fingerprint (412 means it
 //!   is already there, which is success: the key is the content hash).
 //! - `allocate_id` claims the next ID in the ledger (`ids/<id>`, create-if-absent; see

@@ -9,11 +9,12 @@
 use crate::AwsStore;
 use crate::errors::{AwsError, classify};
 use crate::ids::build_error;
+use crate::ids::fingerprint_binding_key;
 use crate::items::{Item, attr, edge_item, edge_target, fingerprint_of, key, row_from_item, row_item};
 use crate::keys::{self, PK, SK};
 use crate::requests::MAX_BATCH_KEYS;
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem, Update};
-use registry_core::{Fingerprint, Preconditions, SchemaId, Subject, Version, VersionRow};
+use registry_core::{Context, Fingerprint, Preconditions, SchemaId, Subject, Version, VersionRow};
 use std::collections::BTreeSet;
 
 /// DynamoDB's limit on items in one transaction.
@@ -137,12 +138,13 @@ impl AwsStore {
     /// `BatchGetItem` and sorted within the page. The first edge past the prefix's run ends the read.
     pub(crate) async fn rows_for_id_page(
         &self,
+        context: &Context,
         id: SchemaId,
         prefix: &str,
         after: Option<(&Subject, Version)>,
         limit: usize,
     ) -> Result<Vec<VersionRow>, AwsError> {
-        let pk = keys::id_pk(id);
+        let pk = keys::id_pk(context, id);
         let after_key = after.map(|(subject, version)| keys::edge_sk(subject, version));
         let run_start = format!("{}{prefix}", keys::EDGE_SK_PREFIX);
         let from = after_key.clone().filter(|after| *after > run_start).unwrap_or(run_start);
@@ -181,9 +183,13 @@ impl AwsStore {
     /// The fingerprint bound to `id` if an edge says a row carries it: one `Query` of the ID's
     /// partition from its binding item `FP` on, at most two items (the binding sorts before every
     /// `R#` edge, and edges are written and removed in the same transaction as their rows).
-    pub(crate) async fn read_carried_fingerprint(&self, id: SchemaId) -> Result<Option<Fingerprint>, AwsError> {
+    pub(crate) async fn read_carried_fingerprint(
+        &self,
+        context: &Context,
+        id: SchemaId,
+    ) -> Result<Option<Fingerprint>, AwsError> {
         let range = SortKeys::Between(keys::ID_BINDING_SK, keys::EDGES_END);
-        let (items, _) = self.query_page(&keys::id_pk(id), range, Some(2), None).await?;
+        let (items, _) = self.query_page(&keys::id_pk(context, id), range, Some(2), None).await?;
         let sort_key = |item: &Item| item.get(SK).and_then(|sk| sk.as_s().ok()).cloned().unwrap_or_default();
         let [binding, edge] = items.as_slice() else { return Ok(None) };
         if sort_key(binding) != keys::ID_BINDING_SK || !sort_key(edge).starts_with(keys::EDGE_SK_PREFIX) {
@@ -229,7 +235,7 @@ impl AwsStore {
         items.extend([
             TransactWriteItem::builder().put(self.put_if_absent(row_item(row)?)?).build(),
             self.subject_update(&row.subject, 1, live, preconditions.revision)?,
-            self.put_edge(keys::id_pk(row.id), row)?,
+            self.put_edge(keys::id_pk(&row.subject.context(), row.id), row)?,
         ]);
         for (subject, version) in &referenced {
             items.push(self.put_edge(keys::referenced_pk(subject, *version), row)?);
@@ -237,7 +243,7 @@ impl AwsStore {
         items.extend(self.settings_checks(preconditions, |_| false)?);
         items.extend(self.referenced_items(&row.subject, preconditions)?);
         if let Some((fingerprint, id)) = &preconditions.binding {
-            items.push(self.binding_use(fingerprint, *id, None)?);
+            items.push(self.binding_use(&row.subject.context(), fingerprint, *id, None)?);
         }
         if items.len() > MAX_TRANSACTION_ITEMS {
             let subjects: BTreeSet<&str> = referenced.iter().map(|(subject, _)| *subject).collect();
@@ -290,7 +296,7 @@ impl AwsStore {
             let live = if row.deleted { 0 } else { -1 };
             let mut items = self.row_removal(subject, &row, "delete_version")?;
             items.push(self.subject_update(subject, -1, live, None)?);
-            let binding_key = key(keys::fingerprint_pk(&row.fingerprint), keys::FP_BINDING_SK);
+            let binding_key = fingerprint_binding_key(&subject.context(), &row.fingerprint);
             if let Some(binding) = self.get_item("GetItem(fingerprint)", binding_key).await? {
                 items.extend(self.guid_id_removal(&binding)?);
             }
@@ -319,8 +325,8 @@ impl AwsStore {
             .expression_attribute_values(":seen", AttributeValue::Bool(row.deleted))
             .build()
             .map_err(|e| build_error(op, e))?;
-        let mut items =
-            vec![TransactWriteItem::builder().delete(row_delete).build(), self.delete_edge(keys::id_pk(row.id), row)?];
+        let id_edge = self.delete_edge(keys::id_pk(&subject.context(), row.id), row)?;
+        let mut items = vec![TransactWriteItem::builder().delete(row_delete).build(), id_edge];
         let referenced: BTreeSet<(&str, i32)> =
             row.references.iter().map(|r| (r.subject.as_str(), r.version)).collect();
         for (ref_subject, ref_version) in referenced {
@@ -329,8 +335,8 @@ impl AwsStore {
         Ok(items)
     }
 
-    pub(crate) async fn rows_for_id(&self, id: SchemaId) -> Result<Vec<VersionRow>, AwsError> {
-        let mut rows = self.rows_by_edges(keys::id_pk(id)).await?;
+    pub(crate) async fn rows_for_id(&self, context: &Context, id: SchemaId) -> Result<Vec<VersionRow>, AwsError> {
+        let mut rows = self.rows_by_edges(keys::id_pk(context, id)).await?;
         rows.retain(|row| row.id == id);
         rows.sort_by(|a, b| (&a.subject, a.version).cmp(&(&b.subject, b.version)));
         Ok(rows)

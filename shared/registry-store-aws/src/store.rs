@@ -19,48 +19,40 @@ impl Store for AwsStore {
         Ok(blobs::get(&self.s3, &self.bucket, fingerprint).await?)
     }
 
-    // This backend keeps one ID space for every context (the default context's keys): a named
-    // context's subjects share it, as they did before contexts. `context` is therefore not part
-    // of the keys yet, and no named context is listed.
-
     async fn id_for_fingerprint_in(
         &self,
-        _context: &Context,
+        context: &Context,
         fingerprint: &Fingerprint,
     ) -> StoreResult<Option<SchemaId>> {
-        Ok(self.read_id_for_fingerprint(fingerprint).await?)
+        Ok(self.read_id_for_fingerprint(context, fingerprint).await?)
     }
 
-    async fn fingerprint_for_id_in(&self, _context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-        Ok(self.read_fingerprint_for_id(id).await?)
+    async fn fingerprint_for_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        Ok(self.read_fingerprint_for_id(context, id).await?)
     }
 
-    async fn fingerprint_for_carried_id_in(
-        &self,
-        _context: &Context,
-        id: SchemaId,
-    ) -> StoreResult<Option<Fingerprint>> {
-        Ok(self.read_carried_fingerprint(id).await?)
+    async fn fingerprint_for_carried_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        Ok(self.read_carried_fingerprint(context, id).await?)
     }
 
-    async fn allocate_id_in(&self, _context: &Context, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
-        Ok(self.allocate(fingerprint).await?)
+    async fn allocate_id_in(&self, context: &Context, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
+        Ok(self.allocate(context, fingerprint).await?)
     }
 
-    async fn bind_id_in(&self, _context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
-        Ok(self.bind(id, fingerprint).await?)
+    async fn bind_id_in(&self, context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
+        Ok(self.bind(context, id, fingerprint).await?)
     }
 
-    async fn max_id_in(&self, _context: &Context) -> StoreResult<Option<SchemaId>> {
-        Ok(self.read_max_id().await?.map(SchemaId))
+    async fn max_id_in(&self, context: &Context) -> StoreResult<Option<SchemaId>> {
+        Ok(self.read_max_id(context).await?.map(SchemaId))
     }
 
     async fn list_contexts(&self) -> StoreResult<Vec<Context>> {
-        Ok(Vec::new())
+        Ok(self.listed_contexts().await?)
     }
 
-    async fn unlist_context(&self, _context: &Context) -> StoreResult<()> {
-        Ok(())
+    async fn unlist_context(&self, context: &Context) -> StoreResult<()> {
+        Ok(self.set_listed(context, false).await?)
     }
 
     async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
@@ -140,19 +132,19 @@ impl Store for AwsStore {
         Ok(self.hard_delete_all(subject, versions, remove_subject_settings, preconditions).await?)
     }
 
-    async fn rows_with_id_in(&self, _context: &Context, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
-        Ok(self.rows_for_id(id).await?)
+    async fn rows_with_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
+        Ok(self.rows_for_id(context, id).await?)
     }
 
     async fn rows_with_id_page_in(
         &self,
-        _context: &Context,
+        context: &Context,
         id: SchemaId,
         prefix: &str,
         after: Option<(&Subject, Version)>,
         limit: usize,
     ) -> StoreResult<Vec<VersionRow>> {
-        Ok(self.rows_for_id_page(id, prefix, after, limit).await?)
+        Ok(self.rows_for_id_page(context, id, prefix, after, limit).await?)
     }
 
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {

@@ -3,7 +3,7 @@
 
 mod support;
 
-use registry_core::{Guid, SchemaBody, SchemaId, Store, Subject, UnassignedRow, Version};
+use registry_core::{Context, Guid, SchemaBody, SchemaId, Store, Subject, UnassignedRow, Version};
 use registry_store_aws::AwsStore;
 use support::{body, row, subject, with_store};
 
@@ -39,10 +39,10 @@ async fn lookup(store: &AwsStore, subject: &Subject, body: &SchemaBody) -> Optio
     Some(found.id)
 }
 
-/// Get by id as the registry does it on a cold instance: id → fingerprint while a row carries
-/// the ID (one read), then the body.
-async fn get_by_id(store: &AwsStore, id: SchemaId) -> Option<SchemaBody> {
-    let fp = store.fingerprint_for_carried_id(id).await.unwrap_or_else(|e| panic!("{e}"))?;
+/// Get by id in `context` as the registry does it on a cold instance: id → fingerprint while a
+/// row carries the ID (one read), then the body.
+async fn get_by_id(store: &AwsStore, context: &Context, id: SchemaId) -> Option<SchemaBody> {
+    let fp = store.fingerprint_for_carried_id_in(context, id).await.unwrap_or_else(|e| panic!("{e}"))?;
     store.get_body(&fp).await.unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -61,13 +61,27 @@ async fn count<T>(store: &AwsStore, op: impl std::future::Future<Output = T>) ->
 }
 
 /// (register new, re-register, lookup, get by id, get by guid) with `existing` subjects already
-/// registered and the schema then shared by `sharing` more.
+/// registered and the schema then shared by `sharing` more, every subject in the default context.
 async fn costs(store: &AwsStore, existing: usize, sharing: usize, round: usize) -> [u64; 5] {
+    let [new, again, lookup, get] = costs_in(store, &Context::DEFAULT, existing, sharing, round).await;
+    let (guid_calls, by_guid) = count(store, get_by_guid(store, &Guid::of(&round_schema(round)))).await;
+    assert!(by_guid.is_some());
+    [new, again, lookup, get, guid_calls]
+}
+
+/// The schema `costs` registers in `round`.
+fn round_schema(round: usize) -> SchemaBody {
+    body(&format!("{{\"type\":\"fixed\",\"name\":\"F{round}\",\"size\":4}}"))
+}
+
+/// (register new, re-register, lookup, get by id) as [`costs`], every subject in `context`.
+async fn costs_in(store: &AwsStore, context: &Context, existing: usize, sharing: usize, round: usize) -> [u64; 4] {
+    let subject = |name: String| subject(&context.qualify(&name));
     for i in 0..existing {
-        register(store, &subject(&format!("filler-{round}-{i}")), &body(&format!("\"filler-{round}-{i}\""))).await;
+        register(store, &subject(format!("filler-{round}-{i}")), &body(&format!("\"filler-{round}-{i}\""))).await;
     }
-    let target = subject(&format!("orders-{round}-value"));
-    let schema = body(&format!("{{\"type\":\"fixed\",\"name\":\"F{round}\",\"size\":4}}"));
+    let target = subject(format!("orders-{round}-value"));
+    let schema = round_schema(round);
     let (new_calls, (id, _)) = count(store, register(store, &target, &schema)).await;
     let (again_calls, (again_id, _)) = count(store, register(store, &target, &schema)).await;
     assert_eq!(again_id, id);
@@ -77,14 +91,12 @@ async fn costs(store: &AwsStore, existing: usize, sharing: usize, round: usize) 
     // ID and guid must not read every subject that carries it (over 100 carriers would take a
     // second BatchGetItem).
     for i in 0..sharing {
-        let (shared_id, _) = register(store, &subject(&format!("shared-{round}-{i}")), &schema).await;
+        let (shared_id, _) = register(store, &subject(format!("shared-{round}-{i}")), &schema).await;
         assert_eq!(shared_id, id);
     }
-    let (get_calls, got) = count(store, get_by_id(store, id)).await;
-    let (guid_calls, by_guid) = count(store, get_by_guid(store, &Guid::of(&schema))).await;
-    assert_eq!(by_guid, Some(id));
+    let (get_calls, got) = count(store, get_by_id(store, context, id)).await;
     assert_eq!(got, Some(schema));
-    [new_calls, again_calls, lookup_calls, get_calls, guid_calls]
+    [new_calls, again_calls, lookup_calls, get_calls]
 }
 
 #[tokio::test]
@@ -99,6 +111,28 @@ async fn calls_per_operation_do_not_grow_with_subjects() {
         // Get by id: one Query of the ID's partition (its binding and first edge), S3 GetObject.
         // Get by guid: GetItem guid (it carries the ID while a row does), S3 GetObject.
         assert_eq!(few, [5, 1, 2, 2, 2]);
+    })
+    .await;
+}
+
+/// A named context has its own counter, bindings and ledger, written and read by the same calls
+/// as the default context's: each operation costs what it costs there.
+#[tokio::test]
+async fn a_named_context_costs_what_the_default_context_costs() {
+    with_store(|store, _| async move {
+        let team = Context::parse(".team").unwrap_or_else(|e| panic!("{e}"));
+        let default = costs_in(&store, &Context::DEFAULT, 1, 1, 0).await;
+        let named = costs_in(&store, &team, 1, 1, 0).await;
+        let named_many = costs_in(&store, &team, 40, 120, 1).await;
+        println!("AWS calls per operation [register new, re-register, lookup, get by id]: default context {default:?}, .team {named:?}, .team with 40 other subjects and the schema in 121 {named_many:?}");
+        assert_eq!(named, default, "a named context costs what the default context costs");
+        assert_eq!(named_many, named, "calls must not depend on the number of subjects");
+        assert_eq!(named, [5, 1, 2, 2]);
+        let default_id = store.id_for_fingerprint(&round_schema(0).fingerprint()).await.unwrap_or_else(|e| panic!("{e}"));
+        let named_id = store.id_for_fingerprint_in(&team, &round_schema(0).fingerprint()).await;
+        assert_eq!((default_id, named_id.unwrap_or_else(|e| panic!("{e}"))), (Some(SchemaId(2)), Some(SchemaId(2))), "each context's own sequence");
+        let (listing, listed) = count(&store, store.list_contexts()).await;
+        assert_eq!((listing, listed.unwrap_or_else(|e| panic!("{e}"))), (1, vec![team]), "GET /contexts: one Query");
     })
     .await;
 }
@@ -166,10 +200,23 @@ fn avro(text: &str) -> registry_core::NewSchema {
 /// a cold instance, with `existing` other subjects and the schema then shared by `sharing` more;
 /// and the warm repeats of get by id and get by guid.
 async fn registry_costs(store: &AwsStore, existing: usize, sharing: usize, round: usize) -> ([u64; 5], [u64; 2]) {
+    registry_costs_in(store, &Context::DEFAULT, existing, sharing, round).await
+}
+
+/// [`registry_costs`] with every subject in `context` (get by guid through the registry: the
+/// guid item carries the default context's ID, so a schema only in a named context is looked for
+/// in each listed context).
+async fn registry_costs_in(
+    store: &AwsStore,
+    context: &Context,
+    existing: usize,
+    sharing: usize,
+    round: usize,
+) -> ([u64; 5], [u64; 2]) {
     use registry_core::{LookupOptions, RegisterOptions};
     let seed = cold_instance(store);
     for i in 0..existing {
-        let filler = format!("rfiller-{round}-{i}");
+        let filler = context.qualify(&format!("rfiller-{round}-{i}"));
         let registered = seed
             .register(
                 &filler,
@@ -179,7 +226,7 @@ async fn registry_costs(store: &AwsStore, existing: usize, sharing: usize, round
             .await;
         registered.unwrap_or_else(|e| panic!("{e}"));
     }
-    let target = format!("rorders-{round}-value");
+    let target = context.qualify(&format!("rorders-{round}-value"));
     let text = format!("{{\"type\":\"fixed\",\"name\":\"R{round}\",\"size\":4}}");
     let (new_calls, registered) =
         count(store, cold_instance(store).register(&target, avro(&text), RegisterOptions::default())).await;
@@ -191,14 +238,16 @@ async fn registry_costs(store: &AwsStore, existing: usize, sharing: usize, round
         count(store, cold_instance(store).lookup(&target, avro(&text), LookupOptions::default())).await;
     assert_eq!(found.unwrap_or_else(|e| panic!("{e}")).id, id);
     for i in 0..sharing {
-        let shared = seed.register(&format!("rshared-{round}-{i}"), avro(&text), RegisterOptions::default()).await;
+        let shared = seed
+            .register(&context.qualify(&format!("rshared-{round}-{i}")), avro(&text), RegisterOptions::default())
+            .await;
         assert_eq!(shared.unwrap_or_else(|e| panic!("{e}")).id, id);
     }
     let guid = Guid::of(&body(&text)).to_string();
     let reader = cold_instance(store);
-    let (get_calls, got) = count(store, reader.schema_by_id(id.0)).await;
+    let (get_calls, got) = count(store, reader.schema_by_id_in(context, id.0)).await;
     assert_eq!(got.unwrap_or_else(|e| panic!("{e}")).body.schema, text);
-    let (warm_get, _) = count(store, reader.schema_by_id(id.0)).await;
+    let (warm_get, _) = count(store, reader.schema_by_id_in(context, id.0)).await;
     let reader = cold_instance(store);
     let (guid_calls, by_guid) = count(store, reader.schema_by_guid(&guid)).await;
     assert_eq!(by_guid.unwrap_or_else(|e| panic!("{e}")).id, id);
@@ -227,6 +276,22 @@ async fn registry_calls_per_operation_on_a_cold_instance() {
         // carries the ID while a row does), S3 GetObject. Warm, both answer from memory (the body
         // is immutable; the ID's carriers are trusted for the answer-memory TTL, as by ID).
         assert_eq!((few, few_warm), ([5, 2, 2, 2, 2], [0, 0]));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn registry_calls_in_a_named_context_on_a_cold_instance() {
+    with_store(|store, _| async move {
+        let team = Context::parse(".team").unwrap_or_else(|e| panic!("{e}"));
+        let (default, default_warm) = registry_costs_in(&store, &Context::DEFAULT, 1, 1, 0).await;
+        // Schemas the default context does not hold, so get by guid looks in the listed contexts.
+        let (named, named_warm) = registry_costs_in(&store, &team, 1, 1, 2).await;
+        let (many, _) = registry_costs_in(&store, &team, 40, 120, 3).await;
+        println!("AWS calls per operation through the registry, cold instance [register new, re-register, lookup, get by id, get by guid]: default context {default:?} (warm by id, by guid {default_warm:?}), .team {named:?} (warm {named_warm:?}), .team with 40 other subjects and the schema in 121 {many:?}");
+        assert_eq!(named[..4], default[..4], "register, re-register, lookup and get by id cost the same in .team");
+        assert_eq!(named, many, "calls must not depend on the number of subjects");
+        assert_eq!(named_warm[0], default_warm[0]);
     })
     .await;
 }
