@@ -139,12 +139,63 @@ impl AwsStore {
         }
     }
 
-    /// After a restore of the table: compares the ID counter with the ledger and, with `apply`,
-    /// raises the counter to the highest ID the ledger holds above it (a conditional update that
-    /// never lowers it), so no ID issued before the restore is issued again. Idempotent; reads
-    /// only the counter and the ledger keys above it.
+    /// After a restore of the table: compares the default context's ID counter with the ledger
+    /// and, with `apply`, raises the counter to the highest ID the ledger holds above it (a
+    /// conditional update that never lowers it), so no ID issued before the restore is issued
+    /// again. Idempotent; reads only the counter and the ledger keys above it.
     pub async fn restore_check(&self, apply: bool) -> Result<RestoreCheck, registry_core::StoreError> {
-        let context = &Context::DEFAULT;
+        self.restore_check_in(&Context::DEFAULT, apply).await
+    }
+
+    /// [`AwsStore::restore_check`] for every context: the default one, then each named context
+    /// the ledger holds IDs of (found by listing the ledger's named prefixes, one ListObjectsV2
+    /// per 1000 contexts), even one the restored table no longer knows.
+    pub async fn restore_check_contexts(
+        &self,
+        apply: bool,
+    ) -> Result<Vec<(Context, RestoreCheck)>, registry_core::StoreError> {
+        let mut checks = vec![(Context::DEFAULT, self.restore_check(apply).await?)];
+        for context in self.ledger_contexts().await? {
+            let check = self.restore_check_in(&context, apply).await?;
+            checks.push((context, check));
+        }
+        Ok(checks)
+    }
+
+    /// The named contexts with ledger entries: the common prefixes `ids/<context>:` under `ids/.`.
+    async fn ledger_contexts(&self) -> Result<Vec<Context>, AwsError> {
+        let named = format!("{LEDGER_PREFIX}.");
+        let mut contexts = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let page = self
+                .s3
+                .list_objects_v2()
+                .bucket(&self.bucket)
+                .prefix(&named)
+                .delimiter(CONTEXT_SEPARATOR.to_string())
+                .set_continuation_token(token.take())
+                .send()
+                .await
+                .map_err(|e| classify("ListObjectsV2(ledger contexts)", e))?;
+            for prefix in page.common_prefixes().iter().filter_map(|p| p.prefix()) {
+                let name = prefix.strip_prefix(LEDGER_PREFIX).and_then(|p| p.strip_suffix(CONTEXT_SEPARATOR));
+                let context = name.and_then(|name| Context::parse(name).ok());
+                contexts.push(context.ok_or_else(|| AwsError::Corrupt(format!("ledger prefix {prefix}")))?);
+            }
+            match page.next_continuation_token() {
+                Some(next) if page.is_truncated() == Some(true) => token = Some(next.to_string()),
+                _ => return Ok(contexts),
+            }
+        }
+    }
+
+    /// [`AwsStore::restore_check`] for `context`.
+    async fn restore_check_in(
+        &self,
+        context: &Context,
+        apply: bool,
+    ) -> Result<RestoreCheck, registry_core::StoreError> {
         let counter = self.read_max_id(context).await?.map(SchemaId);
         let ledger_max = self.ledger_max_after(context, counter.unwrap_or(SchemaId(0))).await?;
         let raised = match ledger_max {

@@ -5,7 +5,7 @@
 mod support;
 
 use aws_config::SdkConfig;
-use registry_core::{SchemaId, Store, StoreError};
+use registry_core::{Context, SchemaId, Store, StoreError};
 use registry_store_aws::{AwsStore, AwsStoreConfig, RestoreCheck};
 use support::{body, with_store};
 
@@ -76,6 +76,42 @@ async fn a_restored_table_never_issues_an_id_again() {
             assert_eq!(allocate(&restored, "\"f\"").await, SchemaId(6));
             let clean = restored.restore_check(true).await.unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(clean, RestoreCheck { counter: Some(SchemaId(6)), ledger_max: None, raised: false });
+        })
+        .await;
+    })
+    .await;
+}
+
+/// Allocates the body `text`'s ID in `context`.
+async fn allocate_in(store: &AwsStore, context: &Context, text: &str) -> SchemaId {
+    let schema = body(text);
+    store.put_body(&schema.fingerprint(), &schema).await.unwrap_or_else(|e| panic!("{e}"));
+    store.allocate_id_in(context, &schema.fingerprint()).await.unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A named context's counter is checked against its own ledger (`ids/<context>:<id>`), found by
+/// listing the ledger even when the restored table holds nothing of the context.
+#[tokio::test]
+async fn restore_check_raises_every_context_past_its_own_ledger() {
+    with_store(|store, sdk| async move {
+        let team = Context::parse(".team").unwrap_or_else(|e| panic!("{e}"));
+        let backup = backup(&sdk, &store).await;
+        let issued = [allocate_in(&store, &team, "\"t1\"").await, allocate_in(&store, &team, "\"t2\"").await];
+        assert_eq!(issued, [SchemaId(1), SchemaId(2)]);
+        with_restored(&sdk, &store, &backup, "contexts", |restored| async move {
+            let found = restored.restore_check_contexts(true).await.unwrap_or_else(|e| panic!("{e}"));
+            let nothing = RestoreCheck { counter: None, ledger_max: None, raised: false };
+            let raised = RestoreCheck { counter: None, ledger_max: Some(SchemaId(2)), raised: true };
+            assert_eq!(found, vec![(Context::DEFAULT, nothing), (team.clone(), raised)]);
+            assert_eq!(restored.max_id_in(&team).await.unwrap_or_else(|e| panic!("{e}")), Some(SchemaId(2)));
+            assert_eq!(
+                restored.max_id().await.unwrap_or_else(|e| panic!("{e}")),
+                None,
+                "the default context untouched"
+            );
+            let listed = restored.list_contexts().await.unwrap_or_else(|e| panic!("{e}"));
+            assert!(listed.is_empty(), "the check lists no context");
+            assert_eq!(allocate_in(&restored, &team, "\"t3\"").await, SchemaId(3));
         })
         .await;
     })
