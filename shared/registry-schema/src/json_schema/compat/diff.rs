@@ -112,8 +112,8 @@ impl<'g> Differ<'g> {
 
     /// [`Differ::differences`] and the work units spent; the list is incomplete when the work passed the limit.
     ///
-    /// As Confluent's `SchemaDiff.compare`: a pass that assumed some cycle compatible is repeated with the
-    /// pairs it found incompatible as the seed, until the seed stops growing (it grows monotonically and is
+    /// As Confluent's `SchemaDiff.compare`: a pass that assumed some cycle compatible is repeated, knowing
+    /// the pairs it found incompatible, until that set stops growing (it grows monotonically and is
     /// bounded by the pairs, and every pass is charged to the same work limit).
     pub fn differences_and_work(mut self) -> (Vec<Difference>, u64) {
         loop {
