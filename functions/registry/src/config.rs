@@ -68,6 +68,8 @@ pub struct ReportArgs {
     #[arg(long, default_value = "owner")]
     pub owner_property: String,
     #[command(flatten)]
+    pub selection: SelectionArgs,
+    #[command(flatten)]
     pub target: TargetArgs,
 }
 
@@ -137,6 +139,17 @@ pub struct TargetArgs {
     pub store: ServeConfig,
 }
 
+/// Which subjects an admin command works on (every subject of every context by default).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SelectionArgs {
+    /// Only subjects of this context (`.team-a`, `team-a`; `.` is the default context); repeatable.
+    #[arg(long)]
+    pub context: Vec<String>,
+    /// Only subjects whose name in their context starts with this (`:.ctx:prefix`: qualified).
+    #[arg(long)]
+    pub subject_prefix: Option<String>,
+}
+
 /// `registry import`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ImportArgs {
@@ -161,6 +174,8 @@ pub struct ImportArgs {
     /// Report what would be written; write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
     /// The configured store (same flags and variables as `serve`).
     #[command(flatten)]
     pub store: ServeConfig,
@@ -175,6 +190,8 @@ pub struct ExportArgs {
     /// Read the registry and report; write no file.
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
     #[command(flatten)]
     pub target: TargetArgs,
 }
@@ -204,9 +221,8 @@ pub struct CapArgs {
     /// Live versions kept per subject.
     #[arg(long)]
     pub keep: usize,
-    /// Only subjects starting with this.
-    #[arg(long, default_value = "")]
-    pub subject_prefix: String,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
     /// Cap subjects with a transitive compatibility level too.
     #[arg(long)]
     pub force: bool,

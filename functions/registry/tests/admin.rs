@@ -66,8 +66,8 @@ async fn round_trip(source: &Server, store_args: &[&str], envs: &[(&str, &str)])
 }
 
 #[tokio::test]
-async fn export_and_restore_round_trip_on_the_embedded_store() {
-    let source = seeded_server().await;
+async fn export_and_restore_round_trip_with_contexts_on_the_embedded_store() {
+    let source = contexts_server().await;
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let data = dir.path().join("data").to_string_lossy().to_string();
     round_trip(&source, &["--backend", "embedded", "--data-dir", &data], &[]).await;
@@ -184,21 +184,29 @@ async fn prune_by_activity_needs_the_store_marker_not_a_url() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("--subjects-from"));
 }
 
+/// Registers `count` versions of the record `Capped` under `subject`, each with one field more.
+async fn register_growing(base: &str, subject: &str, count: usize) {
+    for n in 1..=count {
+        let fields: Vec<String> = (0..n).map(|i| format!("f{i}")).collect();
+        let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
+        register(base, subject, json!({"schema": record("Capped", &fields)})).await;
+    }
+}
+
+/// Every version number of `subject`, soft-deleted ones too.
+async fn all_versions(base: &str, subject: &str) -> serde_json::Value {
+    call("GET", &format!("{base}/subjects/{subject}/versions?deleted=true"), None).await.1
+}
+
 #[tokio::test]
 async fn cap_versions_keeps_the_newest_and_skips_transitive_subjects_unless_forced() {
     let server = serve(&["--backend", "memory"], &[]).await;
     let base = server.url.as_str();
     for (subject, level) in [("plain-value", "BACKWARD"), ("strict-value", "BACKWARD_TRANSITIVE")] {
         ok("PUT", &format!("{base}/config/{subject}"), Some(json!({"compatibility": level}))).await;
-        for n in 1..=4 {
-            let fields: Vec<String> = (0..n).map(|i| format!("f{i}")).collect();
-            let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
-            register(base, subject, json!({"schema": record("Capped", &fields)})).await;
-        }
+        register_growing(base, subject, 4).await;
     }
-    let versions = |subject: &'static str| async move {
-        call("GET", &format!("{base}/subjects/{subject}/versions?deleted=true"), None).await.1
-    };
+    let versions = |subject: &'static str| all_versions(base, subject);
     let dry = run_ok(&["cap-versions", "--keep", "2", "--url", base, "--dry-run"], &[]);
     assert!(dry.contains("versions deleted: 2"), "{dry}");
     assert_eq!(versions("plain-value").await, json!([1, 2, 3, 4]), "dry run deletes nothing");
@@ -211,4 +219,92 @@ async fn cap_versions_keeps_the_newest_and_skips_transitive_subjects_unless_forc
     run_ok(&["cap-versions", "--keep", "1", "--subject-prefix", "strict", "--force", "--url", base], &[]);
     assert_eq!(versions("strict-value").await, json!([4]));
     assert_eq!(versions("plain-value").await, json!([3, 4]), "the prefix limits the subjects");
+}
+
+/// The schema text ID `id` names in the context `context` (`:.ctx:`) of `base`.
+async fn schema_in(base: &str, context: &str, id: i64) -> String {
+    let answer = ok("GET", &format!("{base}/schemas/ids/{id}?subject={context}"), None).await;
+    answer["schema"].as_str().unwrap_or_default().to_string()
+}
+
+#[tokio::test]
+async fn import_from_a_registry_with_contexts_keeps_each_contexts_ids_versions_and_settings() {
+    let source = contexts_server().await;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let data = dir.path().join("data").to_string_lossy().to_string();
+    let store = ["--backend", "embedded", "--data-dir", data.as_str()];
+
+    let summary = run_ok(&[&["import", "--from", &source.url][..], &store].concat(), &[]);
+    assert!(summary.contains("contexts: 3") && summary.contains("verified ids: 12"), "8 + 2 + 2 IDs: {summary}");
+    let target = serve(&store, &[]).await;
+    assert_same_answers(&source.url, &target.url).await;
+    let (a, b) = (schema_in(&target.url, ":.a:", 1).await, schema_in(&target.url, ":.b:", 1).await);
+    assert!(a.contains("Address") && b.contains("Payment"), "ID 1 names a different schema in each context");
+    let (_, mode) = call("GET", &format!("{}/mode/:.b:", target.url), None).await;
+    assert_eq!(mode["error_code"], 40409, "the IMPORT mode the import put on .b is removed again: {mode}");
+    drop(target);
+
+    let again = run_ok(&[&["import", "--from", &source.url][..], &store].concat(), &[]);
+    assert!(again.contains("versions already present: 13"), "{again}");
+    assert!(!again.contains("versions registered"), "a rerun writes no version: {again}");
+}
+
+#[tokio::test]
+async fn import_filters_by_context_and_subject_prefix() {
+    let source = contexts_server().await;
+    let target = serve(&["--backend", "memory"], &[]).await;
+    let subjects = || async { call("GET", &format!("{}/subjects?deleted=true", target.url), None).await.1 };
+
+    run_ok(&["import", "--from", &source.url, "--to", &target.url, "--context", "b"], &[]);
+    assert_eq!(subjects().await, json!([":.b:orders-value"]));
+    assert_eq!(ok("GET", &format!("{}/config/:.b:", target.url), None).await["compatibilityLevel"], "NONE");
+    let global = ok("GET", &format!("{}/config", target.url), None).await;
+    assert_eq!(global["compatibilityLevel"], "BACKWARD", "the default context's settings stay: {global}");
+    assert_eq!(ok("GET", &format!("{}/mode", target.url), None).await["mode"], "READWRITE");
+
+    let prefix = run_ok(&["import", "--from", &source.url, "--to", &target.url, "--subject-prefix", "orders"], &[]);
+    assert!(prefix.contains("contexts: 3"), "{prefix}");
+    let expected = json!([":.a:address-value", ":.a:orders-value", ":.b:orders-value", "orders-value"]);
+    assert_eq!(subjects().await, expected, "the referenced :.a:address-value comes along");
+    assert_eq!(schema_in(&target.url, ":.a:", 1).await, schema_in(&source.url, ":.a:", 1).await);
+    assert_eq!(ok("GET", &format!("{}/mode/:.a:", target.url), None).await["mode"], "READONLY");
+
+    let bad = run(&["import", "--from", &source.url, "--to", &target.url, "--context", "a:b"], &[]);
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("not a context name"));
+}
+
+#[tokio::test]
+async fn prune_cap_and_report_work_on_qualified_subjects() {
+    let server = contexts_server().await;
+    let base = server.url.as_str();
+    ok("PUT", &format!("{base}/mode/:.a:"), Some(json!({"mode": "READWRITE"}))).await;
+    ok("PUT", &format!("{base}/config/:.t:"), Some(json!({"compatibility": "BACKWARD_TRANSITIVE"}))).await;
+    for subject in [":.a:capped-value", ":.t:capped-value", "capped-value"] {
+        register_growing(base, subject, 3).await;
+    }
+    let versions = |subject: &'static str| all_versions(base, subject);
+    let capped = run_ok(&["cap-versions", "--keep", "1", "--subject-prefix", "capped", "--url", base], &[]);
+    assert!(capped.contains(":.t:capped-value (BACKWARD_TRANSITIVE)"), "the context's level applies: {capped}");
+    assert_eq!(versions(":.a:capped-value").await, json!([3]));
+    assert_eq!(versions(":.t:capped-value").await, json!([1, 2, 3]));
+    assert_eq!(versions("capped-value").await, json!([3]));
+
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let list = dir.path().join("subjects.txt");
+    std::fs::write(&list, ":.b:orders-value\n").unwrap_or_else(|e| panic!("{e}"));
+    let pruned = run_ok(&["prune", "--subjects-from", &list.to_string_lossy(), "--url", base], &[]);
+    assert!(pruned.contains("subjects hard-deleted: 1"), "{pruned}");
+    let (_, all) = call("GET", &format!("{base}/subjects?deleted=true&subjectPrefix=:.b:"), None).await;
+    assert_eq!(all, json!([]), "the listed subject of .b is hard-deleted");
+    assert!(schema_in(base, ":.a:", 1).await.contains("Address"), "the same ID in another context stays");
+
+    let report = run_ok(&["report", "--format", "json", "--url", base], &[]);
+    let rows: serde_json::Value = serde_json::from_str(&report).unwrap_or_else(|e| panic!("{e}: {report}"));
+    let contexts: Vec<&str> = rows.as_array().into_iter().flatten().filter_map(|r| r["context"].as_str()).collect();
+    let mut grouped = contexts.clone();
+    grouped.dedup();
+    assert_eq!(grouped, [".", ".a", ".t"], "rows are grouped by context: {contexts:?}");
+    let only = run_ok(&["report", "--context", ".a", "--url", base], &[]);
+    let subjects: Vec<&str> = only.lines().skip(1).filter_map(|l| l.split_whitespace().nth(2)).collect();
+    assert_eq!(subjects, [":.a:address-value", ":.a:capped-value", ":.a:orders-value"], "{only}");
 }

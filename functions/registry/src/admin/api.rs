@@ -6,6 +6,7 @@ use super::AdminError;
 use axum::body::Body;
 use http_body_util::BodyExt;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use registry_core::model::Context;
 use registry_core::{Registry, Subject};
 use serde_json::Value;
 use tower::ServiceExt;
@@ -43,7 +44,15 @@ impl Answer {
             Err(format!("{what}: HTTP {} {}", self.status, self.body).into())
         }
     }
+
+    /// The Confluent `error_code` of a refusal.
+    pub fn error_code(&self) -> Option<i64> {
+        self.body.get("error_code").and_then(Value::as_i64)
+    }
 }
+
+/// Contexts asked for per `GET /contexts` page.
+const CONTEXTS_PAGE: usize = 1000;
 
 /// `s` as one percent-encoded path segment.
 pub fn segment(s: &str) -> String {
@@ -117,7 +126,32 @@ impl Api {
         self.call("GET", path, None).await?.ok(&format!("GET {path}"))
     }
 
-    /// Every subject, soft-deleted ones included (`/subjects?deleted=true`), sorted.
+    /// Every context the registry lists (`GET /contexts`, page by page), the default one first;
+    /// just the default context from a registry without contexts (404).
+    pub async fn contexts(&self) -> Result<Vec<Context>, AdminError> {
+        let mut contexts = vec![Context::DEFAULT];
+        for offset in (0..).step_by(CONTEXTS_PAGE) {
+            let path = format!("/contexts?offset={offset}&limit={CONTEXTS_PAGE}");
+            let answer = self.call("GET", &path, None).await?;
+            if answer.status == 404 && offset == 0 {
+                break;
+            }
+            let page: Vec<String> = serde_json::from_value(answer.ok(&format!("GET {path}"))?)?;
+            for name in &page {
+                let context = Context::parse(name).map_err(|e| format!("GET /contexts listed {name:?}: {e}"))?;
+                if !contexts.contains(&context) {
+                    contexts.push(context);
+                }
+            }
+            if page.len() < CONTEXTS_PAGE {
+                break;
+            }
+        }
+        Ok(contexts)
+    }
+
+    /// Every subject of every context (qualified), soft-deleted ones included
+    /// (`/subjects?deleted=true`, whose default prefix `:*:` spans the contexts), sorted.
     pub async fn subjects(&self) -> Result<Vec<String>, AdminError> {
         let mut subjects: Vec<String> = serde_json::from_value(self.get("/subjects?deleted=true").await?)?;
         subjects.sort();
@@ -173,16 +207,36 @@ impl Api {
 
     /// Sets the mode at a scope (with `force`, so IMPORT is allowed over existing schemas).
     pub async fn set_mode(&self, subject: Option<&str>, mode: &str) -> Result<(), AdminError> {
+        let answer = self.put_mode(subject, mode).await?;
+        answer.ok(&format!("PUT /mode/{} {mode}", subject.unwrap_or_default()))?;
+        Ok(())
+    }
+
+    /// `PUT /mode[/{subject}]?force=true`, answered as is.
+    pub async fn put_mode(&self, subject: Option<&str>, mode: &str) -> Result<Answer, AdminError> {
         let path = match subject {
             Some(subject) => format!("/mode/{}?force=true", segment(subject)),
             None => "/mode?force=true".to_string(),
         };
-        self.call("PUT", &path, Some(&serde_json::json!({ "mode": mode }))).await?.ok(&format!("PUT {path}"))?;
+        self.call("PUT", &path, Some(&serde_json::json!({ "mode": mode }))).await
+    }
+
+    /// Removes the mode stored at `subject` (a subject or a context's `:.ctx:`).
+    pub async fn delete_mode(&self, subject: &str) -> Result<(), AdminError> {
+        let path = format!("/mode/{}", segment(subject));
+        self.call("DELETE", &path, None).await?.ok(&format!("DELETE {path}"))?;
         Ok(())
     }
 
     /// Sets the config at a scope from a `GET /config` answer (`compatibilityLevel`, `normalize`).
     pub async fn set_config(&self, subject: Option<&str>, config: &Value) -> Result<(), AdminError> {
+        let answer = self.put_config(subject, config).await?;
+        answer.ok(&format!("PUT /config/{}", subject.unwrap_or_default()))?;
+        Ok(())
+    }
+
+    /// `PUT /config[/{subject}]` from a `GET /config` answer, answered as is.
+    pub async fn put_config(&self, subject: Option<&str>, config: &Value) -> Result<Answer, AdminError> {
         let path = match subject {
             Some(subject) => format!("/config/{}", segment(subject)),
             None => "/config".to_string(),
@@ -194,8 +248,7 @@ impl Api {
         if let Some(normalize) = config.get("normalize") {
             request.insert("normalize".to_string(), normalize.clone());
         }
-        self.call("PUT", &path, Some(&Value::Object(request))).await?.ok(&format!("PUT {path}"))?;
-        Ok(())
+        self.call("PUT", &path, Some(&Value::Object(request))).await
     }
 
     /// `DELETE /subjects/{s}/versions/{v}`, soft or `permanent`.

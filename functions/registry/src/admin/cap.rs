@@ -1,9 +1,11 @@
 //! `registry cap-versions`: keeps the newest `--keep` live versions of each subject and deletes
 //! (soft, then hard) the older ones, but only where the subject's effective compatibility is not
 //! transitive: a transitive level checks new schemas against every version, so deleting old ones
-//! silently weakens it. Transitive subjects are skipped and listed unless `--force`.
+//! silently weakens it. Transitive subjects are skipped and listed unless `--force`. Subjects of
+//! named contexts are capped like any other (their level resolves through their context's config).
 
 use super::api::Api;
+use super::contexts::Selection;
 use super::{AdminError, Summary, progress};
 
 /// What to cap and how.
@@ -11,8 +13,8 @@ use super::{AdminError, Summary, progress};
 pub struct CapPlan {
     /// Live versions kept per subject (at least 1).
     pub keep: usize,
-    /// Only subjects starting with this.
-    pub subject_prefix: String,
+    /// The subjects considered (`--context`, `--subject-prefix`).
+    pub selection: Selection,
     /// Cap transitive subjects too.
     pub force: bool,
     /// Report only.
@@ -30,8 +32,7 @@ pub async fn run(api: &Api, plan: &CapPlan) -> Result<Summary, AdminError> {
         return Err("--keep must be at least 1".into());
     }
     let mut summary = Summary::new(if plan.dry_run { "cap-versions (dry run)" } else { "cap-versions" });
-    let subjects: Vec<String> =
-        api.subjects().await?.into_iter().filter(|s| s.starts_with(&plan.subject_prefix)).collect();
+    let subjects: Vec<String> = api.subjects().await?.into_iter().filter(|s| plan.selection.subject(s)).collect();
     let bar = progress::bar(subjects.len(), "capping subjects");
     for subject in &subjects {
         bar.inc(1);

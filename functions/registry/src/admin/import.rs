@@ -1,26 +1,39 @@
 //! `registry import`: applies a [`Snapshot`] (read from a registry or an export file) to a target
-//! in IMPORT mode, keeping IDs, versions and deleted flags, then verifies the result.
+//! in IMPORT mode, keeping IDs (each in its context's ID space), versions and deleted flags, then
+//! verifies the result.
 //!
 //! Idempotent and resumable: the target's current rows are read first and only the difference is
 //! written (a version already present with the same ID and deleted flag is skipped), so a rerun
-//! after a crash finishes the job. Order: global mode IMPORT (forced), versions (references
-//! first; a soft-deleted version is registered, then soft-deleted), subject configs, global
-//! config, subject modes, and last the source's global mode (READWRITE when it had none).
+//! after a crash finishes the job. Order: IMPORT mode (forced) at the settings scope of every
+//! context written into (see [`enter_import`]), versions (references first; a soft-deleted
+//! version is registered, then soft-deleted), subject and context configs, global config, subject
+//! modes, and last each scope put into IMPORT gets the source's mode for it, or else the mode it
+//! had before.
 
-use super::api::Api;
+use super::api::{Answer, Api};
+use super::contexts::{context_of, settings_subject};
 use super::snapshot::{SchemaEntry, Snapshot};
 use super::{AdminError, Summary, progress};
+use registry_core::model::{Context, QualifiedName};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What the target holds for one (subject, version): its ID and deleted flag.
 type Present = BTreeMap<(String, i32), (i32, bool)>;
 
+/// Confluent's error code for a subject (here: a context's settings scope) the target refuses.
+const INVALID_SUBJECT: i64 = 42208;
+
+/// A `/mode` scope the import put into IMPORT (`None`: the top level) and the mode it had.
+#[derive(Debug)]
+struct Entered {
+    scope: Option<String>,
+    before: Option<String>,
+}
+
 /// Applies `snapshot` to `target` (nothing written when `dry_run`), then verifies unless `dry_run`.
 pub async fn apply(snapshot: &Snapshot, target: &Api, dry_run: bool) -> Result<Summary, AdminError> {
     let mut summary = Summary::new(if dry_run { "import (dry run)" } else { "import" });
-    if !dry_run {
-        target.set_mode(None, "IMPORT").await?;
-    }
+    let entered = if dry_run { Vec::new() } else { enter_import(target, snapshot).await? };
     let present = present(target, snapshot).await?;
     let bar = progress::bar(snapshot.schemas.len(), "importing versions");
     for entry in &snapshot.schemas {
@@ -42,15 +55,29 @@ pub async fn apply(snapshot: &Snapshot, target: &Api, dry_run: bool) -> Result<S
     bar.finish_and_clear();
     if !dry_run {
         for (subject, config) in &snapshot.subject_configs {
-            target.set_config(Some(subject), config).await?;
+            let answer = target.put_config(Some(subject), config).await?;
+            carried(answer, "config", subject, &mut summary)?;
         }
         if let Some(config) = &snapshot.global_config {
             target.set_config(None, config).await?;
         }
+        let entered_scopes: BTreeSet<Option<&str>> = entered.iter().map(|e| e.scope.as_deref()).collect();
         for (subject, mode) in &snapshot.subject_modes {
-            target.set_mode(Some(subject), mode).await?;
+            if !entered_scopes.contains(&Some(subject.as_str())) {
+                set_mode(target, Some(subject), mode, &mut summary).await?;
+            }
         }
-        target.set_mode(None, snapshot.global_mode.as_deref().unwrap_or("READWRITE")).await?;
+        for scope in entered {
+            let source = match &scope.scope {
+                None => snapshot.global_mode.as_ref(),
+                Some(subject) => snapshot.subject_modes.get(subject),
+            };
+            match (source.or(scope.before.as_ref()), &scope.scope) {
+                (Some(mode), subject) => set_mode(target, subject.as_deref(), mode, &mut summary).await?,
+                (None, Some(subject)) => target.delete_mode(subject).await?,
+                (None, None) => set_mode(target, None, "READWRITE", &mut summary).await?,
+            }
+        }
     }
     summary.add("subject configs", snapshot.subject_configs.len());
     summary.add("subject modes", snapshot.subject_modes.len());
@@ -61,6 +88,52 @@ pub async fn apply(snapshot: &Snapshot, target: &Api, dry_run: bool) -> Result<S
         summary.problems.extend(problems);
     }
     Ok(summary)
+}
+
+/// Puts the settings scope of every context `snapshot` has versions in (`:.ctx:`, or the top
+/// level for the default context) into IMPORT, forced: a subject's mode resolves through its
+/// context's scope, so the top level alone no longer covers a named context. A target that keeps
+/// no settings per context (42208) resolves its named contexts through the top level, which is
+/// entered instead. Returns what was entered, with the mode each scope had before.
+async fn enter_import(target: &Api, snapshot: &Snapshot) -> Result<Vec<Entered>, AdminError> {
+    let contexts = snapshot.contexts();
+    let mut top_level = contexts.contains(&Context::DEFAULT);
+    let mut entered = Vec::new();
+    for subject in contexts.iter().filter_map(settings_subject) {
+        let before = target.mode(Some(&subject)).await?;
+        let answer = target.put_mode(Some(&subject), "IMPORT").await?;
+        if answer.error_code() == Some(INVALID_SUBJECT) {
+            top_level = true;
+            continue;
+        }
+        answer.ok(&format!("PUT /mode/{subject} IMPORT"))?;
+        entered.push(Entered { scope: Some(subject), before });
+    }
+    if top_level {
+        let before = target.mode(None).await?;
+        target.set_mode(None, "IMPORT").await?;
+        entered.push(Entered { scope: None, before });
+    }
+    Ok(entered)
+}
+
+/// Sets `mode` at `subject` (or the top level), as [`carried`] judges the answer.
+async fn set_mode(target: &Api, subject: Option<&str>, mode: &str, summary: &mut Summary) -> Result<(), AdminError> {
+    match subject {
+        Some(subject) => carried(target.put_mode(Some(subject), mode).await?, "mode", subject, summary),
+        None => target.set_mode(None, mode).await,
+    }
+}
+
+/// Judges the answer to a setting written at `subject`: a context's settings refused by a target
+/// that keeps none per context (42208) are a problem, not a stop; any other refusal stops.
+fn carried(answer: Answer, kind: &str, subject: &str, summary: &mut Summary) -> Result<(), AdminError> {
+    if answer.error_code() == Some(INVALID_SUBJECT) && QualifiedName::split(subject).is_context_only() {
+        summary.problems.push(format!("{kind} of {subject} not carried: the target refuses it ({})", answer.body));
+        return Ok(());
+    }
+    answer.ok(&format!("PUT /{kind}/{subject}"))?;
+    Ok(())
 }
 
 /// Registers `entry` with its ID and version (IMPORT), then soft-deletes it if it was deleted.
@@ -126,23 +199,28 @@ async fn present(target: &Api, snapshot: &Snapshot) -> Result<Present, AdminErro
     Ok(present)
 }
 
-/// Every ID the snapshot's versions carry.
-pub fn ids(snapshot: &Snapshot) -> BTreeMap<i32, &str> {
-    snapshot.schemas.iter().map(|e| (e.id, e.schema.as_str())).collect()
+/// Every ID the snapshot's versions carry, with its context (IDs are unique per context).
+pub fn ids(snapshot: &Snapshot) -> BTreeMap<(Context, i32), &str> {
+    snapshot.schemas.iter().map(|e| ((context_of(&e.subject), e.id), e.schema.as_str())).collect()
 }
 
-/// Problems found comparing `target` with `snapshot`: every ID must resolve to byte-identical
-/// text and every subject must have the same versions (all, and live).
+/// Problems found comparing `target` with `snapshot`: every ID must resolve in its context to
+/// byte-identical text and every subject must have the same versions (all, and live).
 pub async fn verify(snapshot: &Snapshot, target: &Api) -> Result<Vec<String>, AdminError> {
     let mut problems = Vec::new();
     let ids = ids(snapshot);
     let bar = progress::bar(ids.len(), "verifying ids");
-    for (id, text) in &ids {
-        let answer = target.call("GET", &format!("/schemas/ids/{id}"), None).await?;
+    for ((context, id), text) in &ids {
+        let path = match settings_subject(context) {
+            Some(scope) => format!("/schemas/ids/{id}?subject={}", super::api::segment(&scope)),
+            None => format!("/schemas/ids/{id}"),
+        };
+        let answer = target.call("GET", &path, None).await?;
+        let at = if context.is_default() { String::new() } else { format!(" in {context}") };
         match answer.body.get("schema").and_then(serde_json::Value::as_str) {
             Some(found) if found == *text => {}
-            Some(_) => problems.push(format!("id {id}: text differs")),
-            None => problems.push(format!("id {id}: HTTP {} {}", answer.status, answer.body)),
+            Some(_) => problems.push(format!("id {id}{at}: text differs")),
+            None => problems.push(format!("id {id}{at}: HTTP {} {}", answer.status, answer.body)),
         }
         bar.inc(1);
     }

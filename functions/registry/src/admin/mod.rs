@@ -6,6 +6,7 @@
 
 mod api;
 mod cap;
+mod contexts;
 mod import;
 mod progress;
 mod prune;
@@ -17,6 +18,7 @@ use crate::config::{
     CapArgs, ExportArgs, ImportArgs, PruneArgs, ReportArgs, ReportFormat, RestoreCheckArgs, ServeConfig, TargetArgs,
 };
 use api::Api;
+use contexts::Selection;
 use registry_core::{Registry, RegistrySettings};
 use snapshot::Snapshot;
 use std::collections::BTreeMap;
@@ -104,11 +106,12 @@ async fn target_api(target: &TargetArgs) -> Result<Api, AdminError> {
 
 /// `registry import`.
 pub async fn import(args: ImportArgs) -> Result<(), AdminError> {
+    let selection = Selection::new(&args.selection)?;
     let snapshot = match (&args.from, &args.from_file) {
-        (Some(url), _) => Snapshot::read(&Api::remote(url, args.from_user.as_deref())?).await?,
+        (Some(url), _) => Snapshot::read(&Api::remote(url, args.from_user.as_deref())?, &selection).await?,
         (None, Some(file)) => {
             let input = std::fs::File::open(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-            Snapshot::read_lines(BufReader::new(input))?
+            Snapshot::read_lines(BufReader::new(input))?.select(&selection)
         }
         (None, None) => return Err("give --from URL or --from-file FILE".into()),
     };
@@ -119,15 +122,17 @@ pub async fn import(args: ImportArgs) -> Result<(), AdminError> {
     tracing::info!("importing {} versions into {}", snapshot.schemas.len(), target.describe());
     let mut summary = import::apply(&snapshot, &target, args.dry_run).await?;
     summary.add("subjects", snapshot.subjects().len());
+    summary.add("contexts", snapshot.contexts().len());
     summary.finish()
 }
 
 /// `registry export`.
 pub async fn export(args: ExportArgs) -> Result<(), AdminError> {
     let api = target_api(&args.target).await?;
-    let snapshot = Snapshot::read(&api).await?;
+    let snapshot = Snapshot::read(&api, &Selection::new(&args.selection)?).await?;
     let mut summary = Summary::new(if args.dry_run { "export (dry run)" } else { "export" });
     summary.add("subjects", snapshot.subjects().len());
+    summary.add("contexts", snapshot.contexts().len());
     summary.add("versions", snapshot.schemas.len());
     summary.add("ids", import::ids(&snapshot).len());
     if !args.dry_run {
@@ -161,15 +166,15 @@ pub async fn prune(args: PruneArgs) -> Result<(), AdminError> {
 
 /// `registry cap-versions`.
 pub async fn cap_versions(args: CapArgs) -> Result<(), AdminError> {
-    let plan =
-        cap::CapPlan { keep: args.keep, subject_prefix: args.subject_prefix, force: args.force, dry_run: args.dry_run };
+    let selection = Selection::new(&args.selection)?;
+    let plan = cap::CapPlan { keep: args.keep, selection, force: args.force, dry_run: args.dry_run };
     cap::run(&target_api(&args.target).await?, &plan).await?.finish()
 }
 
 /// `registry report`: subjects by owner (see `report`), printed to stdout.
 pub async fn report(args: ReportArgs) -> Result<(), AdminError> {
     let api = target_api(&args.target).await?;
-    let rows = report::rows(&api, &args.owner_property).await?;
+    let rows = report::rows(&api, &args.owner_property, &Selection::new(&args.selection)?).await?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     match args.format {
         ReportFormat::Table => report::write_table(&mut out, &rows)?,

@@ -1,14 +1,19 @@
-//! A registry's full state as the API shows it (every version with its ID, text, references and
-//! deleted flag; configs; modes), read from any [`Api`], written to and read from JSON lines.
+//! A registry's state as the API shows it (every version of every context with its ID, text,
+//! references and deleted flag; configs; modes), or the part a [`Selection`] picks, read from any
+//! [`Api`], written to and read from JSON lines.
 //!
 //! Export format: one JSON object per line, `kind` first: a `header`, then the global `config`
 //! and `mode`, then every `schema` in apply order (referenced versions before their referrers,
-//! then by subject and version), then per-subject `config` and `mode`. Reading the file back and
-//! exporting again gives the same bytes.
+//! then by subject and version), then per-subject `config` and `mode`. Subjects of a named
+//! context are qualified (`:.ctx:name`; a version's ID is one of that context's), and a context's
+//! own settings are a `config`/`mode` of the subject `:.ctx:`, as the API names them. Reading the
+//! file back and exporting again gives the same bytes.
 
 use super::AdminError;
 use super::api::Api;
+use super::contexts::{Selection, context_of, referenced_subject, settings_subject};
 use super::progress;
+use registry_core::model::{Context, QualifiedName};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -44,10 +49,11 @@ fn avro() -> String {
 }
 
 impl SchemaEntry {
-    /// The (subject, version) pairs this entry references.
+    /// The (subject, version) pairs this entry references (a reference without a context points
+    /// into this entry's context).
     pub fn dependencies(&self) -> Vec<(String, i32)> {
         let pair = |r: &Value| {
-            let subject = r.get("subject")?.as_str()?.to_string();
+            let subject = referenced_subject(&self.subject, r.get("subject")?.as_str()?);
             let version = i32::try_from(r.get("version")?.as_i64()?).ok()?;
             Some((subject, version))
         };
@@ -101,27 +107,39 @@ impl Snapshot {
         self.schemas.iter().map(|s| s.subject.as_str()).collect()
     }
 
-    /// Reads everything `api` shows, with a progress bar over subjects.
-    pub async fn read(api: &Api) -> Result<Snapshot, AdminError> {
-        let mut snapshot = Snapshot {
-            global_config: api.config(None).await?,
-            global_mode: api.mode(None).await?,
-            ..Snapshot::default()
-        };
-        let subjects = api.subjects().await?;
+    /// Every context a version is in.
+    pub fn contexts(&self) -> BTreeSet<Context> {
+        self.schemas.iter().map(|s| context_of(&s.subject)).collect()
+    }
+
+    /// Reads what `api` shows of the `selection`, with a progress bar over subjects: the selected
+    /// subjects' versions and settings, the versions they reference (selected or not), and the
+    /// own settings of every selected context (the default context's are the global ones).
+    pub async fn read(api: &Api, selection: &Selection) -> Result<Snapshot, AdminError> {
+        let mut snapshot = Snapshot::default();
+        for context in api.contexts().await?.iter().filter(|c| selection.context(c)) {
+            match settings_subject(context) {
+                None => {
+                    snapshot.global_config = api.config(None).await?;
+                    snapshot.global_mode = api.mode(None).await?;
+                }
+                Some(scope) if context.name() != Context::GLOBAL_NAME => {
+                    if let Some(config) = api.config(Some(&scope)).await? {
+                        snapshot.subject_configs.insert(scope.clone(), config);
+                    }
+                    if let Some(mode) = api.mode(Some(&scope)).await? {
+                        snapshot.subject_modes.insert(scope, mode);
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        let subjects: Vec<String> = api.subjects().await?.into_iter().filter(|s| selection.subject(s)).collect();
         let bar = progress::bar(subjects.len(), "reading subjects");
         for subject in &subjects {
             let live: BTreeSet<i32> = api.versions(subject, false).await?.into_iter().collect();
             for version in api.versions(subject, true).await? {
-                let mut answer = api.version(subject, version).await?;
-                if let Some(object) = answer.as_object_mut() {
-                    object.remove("ts");
-                    object.remove("guid");
-                    object.insert("deleted".to_string(), Value::Bool(!live.contains(&version)));
-                }
-                let entry: SchemaEntry = serde_json::from_value(answer)
-                    .map_err(|e| format!("version {version} of {subject}: unexpected answer: {e}"))?;
-                snapshot.schemas.push(entry);
+                snapshot.schemas.push(read_version(api, subject, version, &live).await?);
             }
             if let Some(config) = api.config(Some(subject)).await? {
                 snapshot.subject_configs.insert(subject.clone(), config);
@@ -132,8 +150,63 @@ impl Snapshot {
             bar.inc(1);
         }
         bar.finish_and_clear();
+        let mut unknown = BTreeSet::new();
+        loop {
+            let missing: Vec<(String, i32)> =
+                snapshot.missing_references().into_iter().filter(|m| !unknown.contains(m)).collect();
+            if missing.is_empty() {
+                break;
+            }
+            for (subject, version) in missing {
+                let live: BTreeSet<i32> = api.versions(&subject, false).await?.into_iter().collect();
+                if api.versions(&subject, true).await?.contains(&version) {
+                    snapshot.schemas.push(read_version(api, &subject, version, &live).await?);
+                } else {
+                    unknown.insert((subject, version));
+                }
+            }
+        }
         snapshot.schemas = order(std::mem::take(&mut snapshot.schemas));
         Ok(snapshot)
+    }
+
+    /// The part of this snapshot `selection` picks, with the versions it references (as
+    /// [`Snapshot::read`] reads it from a registry).
+    pub fn select(self, selection: &Selection) -> Snapshot {
+        if selection.is_everything() {
+            return self;
+        }
+        let setting = |key: &String| match QualifiedName::split(key) {
+            name if name.is_context_only() => selection.context(&context_of(key)),
+            _ => selection.subject(key),
+        };
+        let default = selection.context(&Context::DEFAULT);
+        let (mut schemas, mut rest): (Vec<_>, Vec<_>) =
+            self.schemas.into_iter().partition(|e| selection.subject(&e.subject));
+        let mut selected = Snapshot {
+            global_config: self.global_config.filter(|_| default),
+            global_mode: self.global_mode.filter(|_| default),
+            schemas: Vec::new(),
+            subject_configs: self.subject_configs.into_iter().filter(|(key, _)| setting(key)).collect(),
+            subject_modes: self.subject_modes.into_iter().filter(|(key, _)| setting(key)).collect(),
+        };
+        loop {
+            selected.schemas.append(&mut schemas);
+            let missing = selected.missing_references();
+            (schemas, rest) = rest.into_iter().partition(|e| missing.contains(&(e.subject.clone(), e.version)));
+            if schemas.is_empty() {
+                break;
+            }
+        }
+        selected.schemas = order(selected.schemas);
+        selected
+    }
+
+    /// The (subject, version) pairs referenced by a version but not in the snapshot.
+    fn missing_references(&self) -> BTreeSet<(String, i32)> {
+        let present: BTreeSet<(&str, i32)> = self.schemas.iter().map(|e| (e.subject.as_str(), e.version)).collect();
+        let dependencies = self.schemas.iter().flat_map(SchemaEntry::dependencies);
+        dependencies.filter(|(s, v)| !present.contains(&(s.as_str(), *v))).collect()
     }
 
     /// Writes the export lines (see the module doc).
@@ -195,6 +268,17 @@ impl Snapshot {
         snapshot.schemas = order(std::mem::take(&mut snapshot.schemas));
         Ok(snapshot)
     }
+}
+
+/// Version `version` of `subject` as `api` answers it; deleted unless in `live`.
+async fn read_version(api: &Api, subject: &str, version: i32, live: &BTreeSet<i32>) -> Result<SchemaEntry, AdminError> {
+    let mut answer = api.version(subject, version).await?;
+    if let Some(object) = answer.as_object_mut() {
+        object.remove("ts");
+        object.remove("guid");
+        object.insert("deleted".to_string(), Value::Bool(!live.contains(&version)));
+    }
+    serde_json::from_value(answer).map_err(|e| format!("version {version} of {subject}: unexpected answer: {e}").into())
 }
 
 /// Apply order: by (subject, version), except that every referenced version comes before its
@@ -285,6 +369,45 @@ mod tests {
         let mut second = Vec::new();
         back.write_lines(&mut second).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(first, second);
+    }
+
+    fn selection(contexts: &[&str], prefix: Option<&str>) -> Selection {
+        let args = crate::config::SelectionArgs {
+            context: contexts.iter().map(|c| c.to_string()).collect(),
+            subject_prefix: prefix.map(str::to_string),
+        };
+        Selection::new(&args).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_selection_keeps_its_subjects_what_they_reference_and_its_contexts_settings() {
+        let none = serde_json::json!({"compatibilityLevel": "NONE"});
+        let snapshot = Snapshot {
+            global_config: Some(serde_json::json!({"compatibilityLevel": "FULL"})),
+            global_mode: Some("READWRITE".to_string()),
+            schemas: order(vec![
+                entry("address", 1, 1, &[]),
+                entry(":.a:address", 1, 1, &[]),
+                entry(":.a:orders", 1, 2, &[("address", 1)]),
+                entry(":.b:orders", 1, 1, &[]),
+            ]),
+            subject_configs: BTreeMap::from([(":.a:".to_string(), none.clone()), ("address".to_string(), none)]),
+            subject_modes: BTreeMap::from([(":.b:".to_string(), "READONLY".to_string())]),
+        };
+        let subjects = |s: &Snapshot| s.schemas.iter().map(|e| e.subject.clone()).collect::<Vec<_>>();
+
+        let team = snapshot.clone().select(&selection(&["a"], None));
+        assert_eq!(subjects(&team), [":.a:address", ":.a:orders"], "a reference without a context stays in it");
+        assert_eq!((team.global_config, team.global_mode), (None, None), "the default context is not selected");
+        assert_eq!(team.subject_configs.keys().collect::<Vec<_>>(), [":.a:"]);
+        assert!(team.subject_modes.is_empty());
+
+        let orders = snapshot.clone().select(&selection(&[], Some("ord")));
+        assert_eq!(subjects(&orders), [":.a:address", ":.a:orders", ":.b:orders"], "referenced versions come along");
+        assert!(orders.global_config.is_some() && orders.subject_modes.contains_key(":.b:"));
+        assert!(!orders.subject_configs.contains_key("address"), "a subject's settings follow the subject");
+
+        assert_eq!(snapshot.clone().select(&selection(&[], None)), snapshot);
     }
 
     #[test]

@@ -146,13 +146,28 @@ pub async fn seed(base: &str) {
     ok("PUT", &format!("{base}/config/a-value"), Some(json!({"compatibility": "FORWARD_TRANSITIVE"}))).await;
 }
 
-/// Every GET a client can make of `base`, as (path, status, body) with `ts` removed.
+/// The context prefix of a listed subject: `:.ctx:` for `:.ctx:name`, empty in the default context.
+pub fn context_prefix(subject: &str) -> &str {
+    match subject.strip_prefix(":.").and_then(|rest| rest.find(':')) {
+        Some(end) => &subject[..end + 3],
+        None => "",
+    }
+}
+
+/// Every GET a client can make of `base`, as (path, status, body) with `ts` removed: every
+/// context's subjects, versions, settings and IDs (each ID looked up in its own context).
 pub async fn every_get(base: &str) -> Vec<(String, u16, Value)> {
     let mut paths = vec!["/subjects?deleted=true".to_string(), "/subjects".to_string(), "/config".to_string()];
     paths.push("/mode".to_string());
+    paths.push("/contexts".to_string());
     let (_, subjects) = call("GET", &format!("{base}/subjects?deleted=true"), None).await;
     let subjects: Vec<String> = serde_json::from_value(subjects).unwrap_or_default();
     let mut ids = std::collections::BTreeSet::new();
+    let contexts: std::collections::BTreeSet<&str> = subjects.iter().map(|s| context_prefix(s)).collect();
+    for context in contexts.iter().filter(|c| !c.is_empty()) {
+        paths.push(format!("/config/{context}"));
+        paths.push(format!("/mode/{context}"));
+    }
     for subject in &subjects {
         paths.push(format!("/subjects/{subject}/versions"));
         paths.push(format!("/subjects/{subject}/versions?deleted=true"));
@@ -162,16 +177,17 @@ pub async fn every_get(base: &str) -> Vec<(String, u16, Value)> {
         for version in serde_json::from_value::<Vec<i64>>(versions).unwrap_or_default() {
             let path = format!("/subjects/{subject}/versions/{version}?deleted=true");
             let (_, answer) = call("GET", &format!("{base}{path}"), None).await;
-            ids.insert(answer["id"].as_i64().unwrap_or_default());
+            ids.insert((context_prefix(subject), answer["id"].as_i64().unwrap_or_default()));
             paths.push(path);
             paths.push(format!("/subjects/{subject}/versions/{version}"));
             paths.push(format!("/subjects/{subject}/versions/{version}/referencedby"));
         }
     }
-    for id in ids {
-        paths.push(format!("/schemas/ids/{id}"));
-        paths.push(format!("/schemas/ids/{id}/subjects?deleted=true"));
-        paths.push(format!("/schemas/ids/{id}/versions?deleted=true"));
+    for (context, id) in ids {
+        let in_context = if context.is_empty() { String::new() } else { format!("subject={context}&") };
+        paths.push(format!("/schemas/ids/{id}?{in_context}"));
+        paths.push(format!("/schemas/ids/{id}/subjects?{in_context}deleted=true"));
+        paths.push(format!("/schemas/ids/{id}/versions?{in_context}deleted=true"));
     }
     let mut answers = Vec::new();
     for path in paths {
@@ -198,4 +214,24 @@ pub async fn assert_same_answers(left: &str, right: &str) {
 /// Lines of `path`.
 pub fn lines(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_string).collect()
+}
+
+/// A memory-backed registry holding what [`seed`] writes in the default context and, in the named
+/// contexts `.a` and `.b`, different schemas under the same IDs (1 and 2 in each): `.a` has a
+/// reference across its own subjects and a mode of its own (READONLY), `.b` a soft-deleted first
+/// version and a config of its own (NONE).
+pub async fn contexts_server() -> Server {
+    let server = seeded_server().await;
+    let base = server.url.as_str();
+    let address = register(base, ":.a:address-value", json!({"schema": record("Address", &["street", "city"])})).await;
+    let customer = r#"{"type":"record","name":"Customer","namespace":"com.acme","fields":[{"name":"home","type":"com.acme.Address"}]}"#;
+    let refs = json!([{"name": "com.acme.Address", "subject": ":.a:address-value", "version": 1}]);
+    let orders = register(base, ":.a:orders-value", json!({"schema": customer, "references": refs})).await;
+    ok("PUT", &format!("{base}/config/:.b:"), Some(json!({"compatibility": "NONE"}))).await;
+    let first = register(base, ":.b:orders-value", json!({"schema": record("Payment", &["amount"])})).await;
+    let second = register(base, ":.b:orders-value", json!({"schema": record("Refund", &["amount"])})).await;
+    assert_eq!((address, orders, first, second), (1, 2, 1, 2), "each context has its own ID sequence");
+    ok("DELETE", &format!("{base}/subjects/:.b:orders-value/versions/1"), None).await;
+    ok("PUT", &format!("{base}/mode/:.a:"), Some(json!({"mode": "READONLY"}))).await;
+    server
 }
