@@ -262,7 +262,11 @@ async fn import_filters_by_context_and_subject_prefix() {
     assert_eq!(global["compatibilityLevel"], "BACKWARD", "the default context's settings stay: {global}");
     assert_eq!(ok("GET", &format!("{}/mode", target.url), None).await["mode"], "READWRITE");
 
+    // An interrupted run leaves its IMPORT behind; the next run does not give it back.
+    ok("PUT", &format!("{}/mode/:.b:?force=true", target.url), Some(json!({"mode": "IMPORT"}))).await;
     let prefix = run_ok(&["import", "--from", &source.url, "--to", &target.url, "--subject-prefix", "orders"], &[]);
+    let (_, mode) = call("GET", &format!("{}/mode/:.b:", target.url), None).await;
+    assert_eq!(mode["error_code"], 40409, "{mode}");
     assert!(prefix.contains("contexts: 3"), "{prefix}");
     let expected = json!([":.a:address-value", ":.a:orders-value", ":.b:orders-value", "orders-value"]);
     assert_eq!(subjects().await, expected, "the referenced :.a:address-value comes along");

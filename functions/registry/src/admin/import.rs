@@ -8,7 +8,7 @@
 //! context written into (see [`enter_import`]), versions (references first; a soft-deleted
 //! version is registered, then soft-deleted), subject and context configs, global config, subject
 //! modes, and last each scope put into IMPORT gets the source's mode for it, or else the mode it
-//! had before.
+//! had before (none of its own, READWRITE at the top level, when that was IMPORT).
 
 use super::api::{Answer, Api};
 use super::contexts::{context_of, settings_subject};
@@ -20,7 +20,8 @@ use std::collections::{BTreeMap, BTreeSet};
 /// What the target holds for one (subject, version): its ID and deleted flag.
 type Present = BTreeMap<(String, i32), (i32, bool)>;
 
-/// Confluent's error code for a subject (here: a context's settings scope) the target refuses.
+/// Confluent's error code for a subject (here: a context's settings scope) the target refuses;
+/// a store that keeps no settings per context answers it.
 const INVALID_SUBJECT: i64 = 42208;
 
 /// A `/mode` scope the import put into IMPORT (`None`: the top level) and the mode it had.
@@ -92,27 +93,16 @@ pub async fn apply(snapshot: &Snapshot, target: &Api, dry_run: bool) -> Result<S
 
 /// Puts the settings scope of every context `snapshot` has versions in (`:.ctx:`, or the top
 /// level for the default context) into IMPORT, forced: a subject's mode resolves through its
-/// context's scope, so the top level alone no longer covers a named context. A target that keeps
-/// no settings per context (42208) resolves its named contexts through the top level, which is
-/// entered instead. Returns what was entered, with the mode each scope had before.
+/// context's scope, so the top level alone does not cover a named context. Returns what was
+/// entered, with the mode each scope had before; IMPORT found there is what an interrupted run
+/// left, and counts as no mode of its own (a scope left in IMPORT refuses every producer).
 async fn enter_import(target: &Api, snapshot: &Snapshot) -> Result<Vec<Entered>, AdminError> {
-    let contexts = snapshot.contexts();
-    let mut top_level = contexts.contains(&Context::DEFAULT);
     let mut entered = Vec::new();
-    for subject in contexts.iter().filter_map(settings_subject) {
-        let before = target.mode(Some(&subject)).await?;
-        let answer = target.put_mode(Some(&subject), "IMPORT").await?;
-        if answer.error_code() == Some(INVALID_SUBJECT) {
-            top_level = true;
-            continue;
-        }
-        answer.ok(&format!("PUT /mode/{subject} IMPORT"))?;
-        entered.push(Entered { scope: Some(subject), before });
-    }
-    if top_level {
-        let before = target.mode(None).await?;
-        target.set_mode(None, "IMPORT").await?;
-        entered.push(Entered { scope: None, before });
+    for context in snapshot.contexts() {
+        let scope = settings_subject(&context);
+        let before = target.mode(scope.as_deref()).await?.filter(|mode| mode != "IMPORT");
+        target.set_mode(scope.as_deref(), "IMPORT").await?;
+        entered.push(Entered { scope, before });
     }
     Ok(entered)
 }
