@@ -247,6 +247,10 @@ async fn import_from_a_registry_with_contexts_keeps_each_contexts_ids_versions_a
     let again = run_ok(&[&["import", "--from", &source.url][..], &store].concat(), &[]);
     assert!(again.contains("versions already present: 13"), "{again}");
     assert!(!again.contains("versions registered"), "a rerun writes no version: {again}");
+
+    // Prune by activity reads the last-used marker of qualified subjects too; all ten are recent.
+    let idle = run_ok(&[&["prune", "--inactive-days", "1"][..], &store].concat(), &[]);
+    assert!(idle.contains("subjects active: 10") && !idle.contains("deleted"), "{idle}");
 }
 
 #[tokio::test]
