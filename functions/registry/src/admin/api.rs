@@ -137,13 +137,15 @@ impl Api {
                 break;
             }
             let page: Vec<String> = serde_json::from_value(answer.ok(&format!("GET {path}"))?)?;
+            let known = contexts.len();
             for name in &page {
                 let context = Context::parse(name).map_err(|e| format!("GET /contexts listed {name:?}: {e}"))?;
                 if !contexts.contains(&context) {
                     contexts.push(context);
                 }
             }
-            if page.len() < CONTEXTS_PAGE {
+            // A short page is the last; a page of known contexts means the source ignores `offset`.
+            if page.len() < CONTEXTS_PAGE || contexts.len() == known {
                 break;
             }
         }
