@@ -277,6 +277,8 @@ async fn read_version(api: &Api, subject: &str, version: i32, live: &BTreeSet<i3
         object.remove("ts");
         object.remove("guid");
         object.insert("deleted".to_string(), Value::Bool(!live.contains(&version)));
+        // The subject as listed (qualified in a named context), whatever form the answer uses.
+        object.insert("subject".to_string(), Value::String(subject.to_string()));
     }
     serde_json::from_value(answer).map_err(|e| format!("version {version} of {subject}: unexpected answer: {e}").into())
 }
