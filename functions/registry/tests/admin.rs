@@ -316,3 +316,43 @@ async fn prune_cap_and_report_work_on_qualified_subjects() {
     let subjects: Vec<&str> = only.lines().skip(1).filter_map(|l| l.split_whitespace().nth(2)).collect();
     assert_eq!(subjects, [":.a:address-value", ":.a:capped-value", ":.a:orders-value"], "{only}");
 }
+
+/// Serves `source` as a Confluent registry older than 7.2 answers: `GET /subjects` without a
+/// `subjectPrefix` lists the default context only (every request is forwarded). Returns its URL.
+async fn listing_the_default_context_only(source: &str) -> String {
+    use axum::extract::{Request, State};
+    let forward = |State(source): State<String>, request: Request| async move {
+        let uri = request.uri().clone();
+        let method = reqwest::Method::from_bytes(request.method().as_str().as_bytes()).unwrap_or_default();
+        let body = axum::body::to_bytes(request.into_body(), usize::MAX).await.unwrap_or_default();
+        let mut forwarded = reqwest::Client::new().request(method, format!("{source}{uri}")).body(body.to_vec());
+        forwarded = forwarded.header("content-type", "application/vnd.schemaregistry.v1+json");
+        let response = forwarded.send().await.unwrap_or_else(|e| panic!("{uri}: {e}"));
+        let status = response.status().as_u16();
+        let mut answer: serde_json::Value = response.json().await.unwrap_or_default();
+        if uri.path() == "/subjects" && !uri.query().unwrap_or_default().contains("subjectPrefix") {
+            answer
+                .as_array_mut()
+                .into_iter()
+                .for_each(|names| names.retain(|n| context_prefix(n.as_str().unwrap_or_default()).is_empty()));
+        }
+        (axum::http::StatusCode::from_u16(status).unwrap_or_default(), axum::Json(answer))
+    };
+    let app = axum::Router::new().fallback(forward).with_state(source.to_string());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
+    let url = format!("http://{}", listener.local_addr().unwrap_or_else(|e| panic!("{e}")));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn import_lists_each_context_from_a_registry_whose_default_listing_omits_them() {
+    let source = contexts_server().await;
+    let older = listing_the_default_context_only(&source.url).await;
+    let (_, listed) = call("GET", &format!("{older}/subjects?deleted=true"), None).await;
+    assert!(listed.as_array().is_some_and(|names| names.len() == 7), "the default context only: {listed}");
+    let target = serve(&["--backend", "memory"], &[]).await;
+    let summary = run_ok(&["import", "--from", &older, "--to", &target.url], &[]);
+    assert!(summary.contains("contexts: 3"), "{summary}");
+    assert_same_answers(&source.url, &target.url).await;
+}

@@ -160,6 +160,13 @@ impl Api {
         Ok(subjects)
     }
 
+    /// The subjects of the named `context`, soft-deleted ones included (`subjectPrefix=:.ctx:`: a
+    /// registry from before `:*:` became the default prefix lists only the default context's).
+    pub async fn subjects_in(&self, context: &Context) -> Result<Vec<String>, AdminError> {
+        let path = format!("/subjects?deleted=true&subjectPrefix={}", segment(&context.subject_prefix()));
+        Ok(serde_json::from_value(self.get(&path).await?)?)
+    }
+
     /// Version numbers of `subject`, with soft-deleted ones when `deleted` (empty when the subject is unknown).
     pub async fn versions(&self, subject: &str, deleted: bool) -> Result<Vec<i32>, AdminError> {
         let path = format!("/subjects/{}/versions?deleted={deleted}", segment(subject));

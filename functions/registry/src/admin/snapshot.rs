@@ -114,10 +114,15 @@ impl Snapshot {
 
     /// Reads what `api` shows of the `selection`, with a progress bar over subjects: the selected
     /// subjects' versions and settings, the versions they reference (selected or not), and the
-    /// own settings of every selected context (the default context's are the global ones).
+    /// own settings of every selected context (the default context's are the global ones). The
+    /// subjects are those listed without a prefix and those listed per context.
     pub async fn read(api: &Api, selection: &Selection) -> Result<Snapshot, AdminError> {
         let mut snapshot = Snapshot::default();
+        let mut listed: BTreeSet<String> = api.subjects().await?.into_iter().collect();
         for context in api.contexts().await?.iter().filter(|c| selection.context(c)) {
+            if !context.is_default() && context.name() != Context::GLOBAL_NAME {
+                listed.extend(api.subjects_in(context).await?);
+            }
             match settings_subject(context) {
                 None => {
                     snapshot.global_config = api.config(None).await?;
@@ -134,7 +139,7 @@ impl Snapshot {
                 Some(_) => {}
             }
         }
-        let subjects: Vec<String> = api.subjects().await?.into_iter().filter(|s| selection.subject(s)).collect();
+        let subjects: Vec<String> = listed.into_iter().filter(|s| selection.subject(s)).collect();
         let bar = progress::bar(subjects.len(), "reading subjects");
         for subject in &subjects {
             let live: BTreeSet<i32> = api.versions(subject, false).await?.into_iter().collect();
