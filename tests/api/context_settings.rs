@@ -2,11 +2,10 @@
 //! `/contexts/.ctx/config`) and registry-wide (`:.__GLOBAL:`), resolved as Confluent's
 //! `InMemoryCache.config`/`mode`: the subject, then its context (the global scope for the default
 //! context), then `:.__GLOBAL:`, then the server default.
-//! The cases in `api_cases!` hold on every backend; those storing settings at a context or
-//! registry-wide scope run on the backends whose writes read those layers (memory and embedded).
+//! Every case runs on every backend (memory, embedded, DynamoDB+S3 in process and the Lambda).
 
+use api_tests::Harness;
 use api_tests::schemas::{user_v1, user_v2_no_default};
-use api_tests::{Harness, Kind};
 use serde_json::json;
 
 /// Registers `user_v1` then the backward-incompatible `user_v2_no_default` in `subject`: the
@@ -41,12 +40,6 @@ async fn settings_of_a_wildcard_or_a_subject_of_the_registry_wide_context_are_42
         h.set_mode(Some(subject), "READONLY", "").await.assert_error(422, 42208);
     }
 }
-
-api_tests::api_cases!(
-    the_default_context_qualifier_is_the_global_scope,
-    a_named_context_does_not_inherit_the_global_config,
-    settings_of_a_wildcard_or_a_subject_of_the_registry_wide_context_are_42208,
-);
 
 /// A context's config applies to its subjects without their own, and only to them; a subject's
 /// own config wins; the base-URL form reads and writes the same item.
@@ -133,27 +126,11 @@ async fn registry_wide_settings_apply_below_every_context(h: &Harness) {
     h.register("fresh", &user_v1()).await;
 }
 
-/// The cases storing settings at a context or registry-wide scope, one server per case.
-mod settings_layers {
-    use super::*;
-
-    async fn run(kind: Kind, case: impl AsyncFnOnce(&Harness)) {
-        let harness = Harness::start_kind(kind).await;
-        case(&harness).await;
-        harness.stop().await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn memory() {
-        run(Kind::Memory, a_context_config_applies_to_its_subjects).await;
-        run(Kind::Memory, a_context_mode_applies_to_its_subjects).await;
-        run(Kind::Memory, registry_wide_settings_apply_below_every_context).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn local() {
-        run(Kind::Local, a_context_config_applies_to_its_subjects).await;
-        run(Kind::Local, a_context_mode_applies_to_its_subjects).await;
-        run(Kind::Local, registry_wide_settings_apply_below_every_context).await;
-    }
-}
+api_tests::api_cases!(
+    the_default_context_qualifier_is_the_global_scope,
+    a_named_context_does_not_inherit_the_global_config,
+    settings_of_a_wildcard_or_a_subject_of_the_registry_wide_context_are_42208,
+    a_context_config_applies_to_its_subjects,
+    a_context_mode_applies_to_its_subjects,
+    registry_wide_settings_apply_below_every_context,
+);

@@ -265,8 +265,12 @@ impl<S: Store> Store for CachedStore<S> {
         self.inner.write_context(scope).await
     }
 
-    async fn layered_write_context(&self, scope: &Scope) -> StoreResult<Option<LayeredContext>> {
-        self.inner.layered_write_context(scope).await
+    async fn layered_write_context(
+        &self,
+        scope: &Scope,
+        schemas: &[(Fingerprint, Guid)],
+    ) -> StoreResult<Option<LayeredContext>> {
+        self.inner.layered_write_context(scope, schemas).await
     }
 
     async fn write_context_for(&self, scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> StoreResult<WriteContext> {

@@ -261,7 +261,11 @@ impl Store for MemoryStore {
         })
     }
 
-    async fn layered_write_context(&self, scope: &Scope) -> StoreResult<Option<LayeredContext>> {
+    async fn layered_write_context(
+        &self,
+        scope: &Scope,
+        _schemas: &[(Fingerprint, Guid)],
+    ) -> StoreResult<Option<LayeredContext>> {
         let state = self.state();
         let scopes = scope.settings_read();
         let seen = state.seen(&scopes);
@@ -273,23 +277,11 @@ impl Store for MemoryStore {
                 mode: state.modes.get(at).copied(),
             })
             .collect();
-        let revision = match scope {
-            Scope::Subject(subject) => state.revision(subject),
-            Scope::Global => Revision::default(),
+        let (revision, last_used) = match scope {
+            Scope::Subject(subject) => (state.revision(subject), state.used.get(subject).copied()),
+            Scope::Global => (Revision::default(), None),
         };
-        let last_used = match scope {
-            Scope::Subject(subject) => state.used.get(subject).copied(),
-            Scope::Global => None,
-        };
-        Ok(Some(LayeredContext {
-            scope: scope.clone(),
-            revision,
-            levels,
-            seen,
-            all_levels: true,
-            bindings: Vec::new(),
-            last_used,
-        }))
+        Ok(Some(LayeredContext::every_level(scope, revision, levels, seen, last_used)))
     }
 
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {

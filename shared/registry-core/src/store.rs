@@ -195,15 +195,21 @@ pub trait Store: Send + Sync + Debug {
     /// 0, no subject settings).
     async fn write_context(&self, scope: &Scope) -> StoreResult<WriteContext>;
 
-    /// What [`Store::write_context`] reads, with the config and mode at every scope of
+    /// What [`Store::write_context_for`] reads, with the config and mode at every scope of
     /// [`Scope::settings_read`] (a subject's context's own settings and the registry-wide ones
     /// too), in one call; its `seen` lists every item read, so a write conditioned on them misses
-    /// no racing change at any level. `None`, the default, from a backend that does not read those
-    /// levels yet (the registry then reads [`Store::write_context`] and serves no settings at a
-    /// context or registry-wide scope). A backend answering `Some` must check `seen` items of
-    /// every scope in [`Store::write_setting`] and the other conditioned writes.
-    async fn layered_write_context(&self, scope: &Scope) -> StoreResult<Option<LayeredContext>> {
-        let _ = scope;
+    /// no racing change at any level. The bindings of `schemas` as `write_context_for` reads them
+    /// (none where the store does not read them together). `None`, the default, from a backend
+    /// that does not read those levels (the registry then reads [`Store::write_context_for`] and
+    /// serves no settings at a context or registry-wide scope). A backend answering `Some` must
+    /// check `seen` items of every scope in [`Store::write_setting`] and the other conditioned
+    /// writes.
+    async fn layered_write_context(
+        &self,
+        scope: &Scope,
+        schemas: &[(Fingerprint, Guid)],
+    ) -> StoreResult<Option<LayeredContext>> {
+        let _ = (scope, schemas);
         Ok(None)
     }
 

@@ -2,7 +2,7 @@
 //! bindings in one strongly consistent BatchGetItem, at most one ledger claim and one transaction.
 //!
 //! The BatchGetItem reads the fingerprint's binding `FP#<hex>/ID`, the guid item and the ID counter.
-//! The registry usually has them already: `write_context_for` reads the same items in the write
+//! The registry usually has them already: `layered_write_context` reads the same items in the write
 //! context's BatchGetItem, and [`registry_core::Preconditions::bindings_seen`] hands them over; the
 //! transaction below is conditioned on what they say either way, so an older read only conflicts.
 //! - Bound: the row takes that ID, and the transaction conditions the binding on still naming it

@@ -10,8 +10,10 @@
 //! - A reused ID's binding `FP#<hex>/ID` must still name it: `ADD uses 1` conditioned on `id`, so a
 //!   hard delete that read the ID's carriers (after reading `uses`) conflicts.
 //!
-//! `write_context` reads the four settings items and the index item in one BatchGetItem, and with
-//! them the bindings of the schema a registration expects to write (`write_context_for`).
+//! `layered_write_context` reads the settings items of every scope a decision resolves through
+//! (the subject, its context `:.ctx:`, the registry-wide `:.__GLOBAL:` and the global scope) and
+//! the index item in one BatchGetItem, and with them the bindings of the schema a registration
+//! expects to write; every conditioned write checks each of those settings items.
 
 use crate::AwsStore;
 use crate::assign::{binding_keys, bindings_seen};
@@ -21,8 +23,8 @@ use crate::items::{Item, ItemExt, attr, key, n, s};
 use crate::keys::{self, PK};
 use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, TransactWriteItem, Update};
 use registry_core::{
-    ConfigRecord, Context, Fingerprint, Guid, Mode, Preconditions, Revision, SchemaId, Scope, SettingKind, SettingSeen,
-    Subject, WriteContext,
+    BindingsSeen, Context, Fingerprint, Guid, LayeredContext, Preconditions, Revision, SchemaId, Scope, SettingKind,
+    SettingSeen, Subject, WriteContext,
 };
 use std::collections::HashMap;
 
@@ -76,20 +78,89 @@ pub(crate) fn revision_condition(revision: Option<Revision>) -> Option<Condition
     })
 }
 
+/// What a decision read in one BatchGetItem ([`AwsStore::read_decision`]).
+struct DecisionRead {
+    revision: Revision,
+    /// The config and mode items of every level read, configs first.
+    seen: Vec<SettingSeen>,
+    bindings: Vec<BindingsSeen>,
+    last_used: Option<u32>,
+}
+
+impl DecisionRead {
+    fn stored(&self, kind: SettingKind, at: &Scope) -> Option<&str> {
+        self.seen.iter().find(|s| s.kind == kind && s.scope == *at).and_then(|s| s.stored.as_deref())
+    }
+}
+
 impl AwsStore {
-    /// What a write at `scope` decides on: the settings items (four for a subject, two for the
-    /// global scope) and the subject's index item and usage marker, with the bindings of `schemas` for a subject
-    /// (`assign::binding_keys`), in one strongly consistent BatchGetItem.
+    /// What a write at `scope` decides on, as [`registry_core::Store::write_context`]: the settings
+    /// items at the scope and the global scope (see [`AwsStore::read_decision`]).
     pub(crate) async fn read_write_context(
         &self,
         scope: &Scope,
         schemas: &[(Fingerprint, Guid)],
     ) -> Result<WriteContext, AwsError> {
-        let mut settings = vec![(SettingKind::Config, Scope::Global), (SettingKind::Mode, Scope::Global)];
+        let mut levels = vec![Scope::Global];
         if let Scope::Subject(_) = scope {
-            settings.insert(0, (SettingKind::Config, scope.clone()));
-            settings.insert(2, (SettingKind::Mode, scope.clone()));
+            levels.insert(0, scope.clone());
         }
+        let read = self.read_decision(scope, &levels, schemas).await?;
+        let own = |kind: SettingKind| match scope {
+            Scope::Subject(_) => read.stored(kind, scope),
+            Scope::Global => None,
+        };
+        let config = own(SettingKind::Config).map(crate::settings::parse_config).transpose()?;
+        let global_config =
+            read.stored(SettingKind::Config, &Scope::Global).map(crate::settings::parse_config).transpose()?;
+        let mode = own(SettingKind::Mode).map(crate::settings::parse_mode).transpose()?;
+        let global_mode =
+            read.stored(SettingKind::Mode, &Scope::Global).map(crate::settings::parse_mode).transpose()?;
+        Ok(WriteContext {
+            revision: read.revision,
+            config,
+            global_config,
+            mode,
+            global_mode,
+            seen: read.seen,
+            bindings: read.bindings,
+            last_used: read.last_used,
+        })
+    }
+
+    /// What a write at `scope` decides on with every settings layer, as
+    /// [`registry_core::Store::layered_write_context`]: the settings items at every scope of
+    /// [`Scope::settings_read`] (a named context's subject: eight items) in the same BatchGetItem.
+    pub(crate) async fn read_layered_context(
+        &self,
+        scope: &Scope,
+        schemas: &[(Fingerprint, Guid)],
+    ) -> Result<LayeredContext, AwsError> {
+        let read = self.read_decision(scope, &scope.settings_read(), schemas).await?;
+        let context = LayeredContext::from_stored(
+            scope,
+            read.revision,
+            read.seen,
+            read.last_used,
+            crate::settings::parse_config,
+            crate::settings::parse_mode,
+        )?;
+        Ok(LayeredContext { bindings: read.bindings, ..context })
+    }
+
+    /// The config and mode items at each of `levels`, and for a subject its index item and usage
+    /// marker with the bindings of `schemas` (`assign::binding_keys`), in one strongly consistent
+    /// BatchGetItem.
+    async fn read_decision(
+        &self,
+        scope: &Scope,
+        levels: &[Scope],
+        schemas: &[(Fingerprint, Guid)],
+    ) -> Result<DecisionRead, AwsError> {
+        let settings: Vec<(SettingKind, &Scope)> = [SettingKind::Config, SettingKind::Mode]
+            .into_iter()
+            .flat_map(|kind| levels.iter().map(move |level| (kind, level)))
+            .collect();
         let mut wanted: Vec<Item> = settings
             .iter()
             .map(|(kind, scope)| {
@@ -120,42 +191,26 @@ impl AwsStore {
         };
         let mut seen = Vec::with_capacity(settings.len());
         for (kind, scope) in settings {
-            let (pk, sk) = keys::scoped(kind_pk(kind), &scope);
+            let (pk, sk) = keys::scoped(kind_pk(kind), scope);
             let stored = item_at(&pk, &sk).map(|item| item.string(attr::VALUE).map(str::to_string)).transpose()?;
-            seen.push(SettingSeen { kind, scope, stored });
+            seen.push(SettingSeen { kind, scope: scope.clone(), stored });
         }
-        let revision = match scope {
-            Scope::Subject(subject) => match item_at(keys::SUBJECTS_PK, subject.as_str()) {
-                Some(item) => Revision(item.optional_number(REVISION)?.unwrap_or(0)),
-                None => Revision(0),
-            },
-            Scope::Global => Revision(0),
+        let (revision, last_used) = match scope {
+            Scope::Subject(subject) => {
+                let revision = match item_at(keys::SUBJECTS_PK, subject.as_str()) {
+                    Some(item) => Revision(item.optional_number(REVISION)?.unwrap_or(0)),
+                    None => Revision(0),
+                };
+                let (pk, sk) = (keys::subject_pk(subject), crate::usage::USED_SK);
+                (revision, item_at(&pk, sk).map(crate::usage::marker_day).transpose()?.flatten())
+            }
+            Scope::Global => (Revision(0), None),
         };
-        let stored = |kind: SettingKind, at: &Scope| {
-            seen.iter().find(|s| s.kind == kind && s.scope == *at).and_then(|s| s.stored.as_deref())
-        };
-        let own = |kind: SettingKind| match scope {
-            Scope::Subject(_) => stored(kind, scope),
-            Scope::Global => None,
-        };
-        let config: Option<ConfigRecord> = own(SettingKind::Config).map(crate::settings::parse_config).transpose()?;
-        let global_config: Option<ConfigRecord> =
-            stored(SettingKind::Config, &Scope::Global).map(crate::settings::parse_config).transpose()?;
-        let mode: Option<Mode> = own(SettingKind::Mode).map(crate::settings::parse_mode).transpose()?;
-        let global_mode: Option<Mode> =
-            stored(SettingKind::Mode, &Scope::Global).map(crate::settings::parse_mode).transpose()?;
         let bindings = schemas
             .iter()
             .map(|(fingerprint, guid)| bindings_seen(&found, &context, fingerprint, guid))
             .collect::<Result<Vec<_>, _>>()?;
-        let last_used = match scope {
-            Scope::Subject(subject) => {
-                let (pk, sk) = (keys::subject_pk(subject), crate::usage::USED_SK);
-                item_at(&pk, sk).map(crate::usage::marker_day).transpose()?.flatten()
-            }
-            Scope::Global => None,
-        };
-        Ok(WriteContext { revision, config, global_config, mode, global_mode, seen, bindings, last_used })
+        Ok(DecisionRead { revision, seen, bindings, last_used })
     }
 
     /// ConditionCheck items for the settings of `preconditions`, except those `skip` says another

@@ -1,5 +1,7 @@
 //! Config and mode items: `CONFIG/GLOBAL`, `CONFIG/S#<subject>`, `MODE/GLOBAL`, `MODE/S#<subject>`,
-//! each holding its value as JSON (config) or the mode's wire name.
+//! each holding its value as JSON (config) or the mode's wire name. A named context's settings and
+//! the registry-wide ones sit at their pseudo-subjects (`CONFIG/S#:.ctx:`, `CONFIG/S#:.__GLOBAL:`),
+//! which no subject's key can equal (a subject's name inside its context is never empty).
 
 use crate::AwsStore;
 use crate::conditions::{kind_pk, setting_condition};

@@ -5,8 +5,8 @@ use crate::AwsStore;
 use crate::blobs;
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, Context, DeletedFilter, Fingerprint, Guid, Mode, Preconditions, SchemaBody, SchemaId, Scope,
-    SettingChange, Store, StoreResult, Subject, UnassignedRow, Version, VersionRow, WriteContext,
+    ConfigRecord, Context, DeletedFilter, Fingerprint, Guid, LayeredContext, Mode, Preconditions, SchemaBody, SchemaId,
+    Scope, SettingChange, Store, StoreResult, Subject, UnassignedRow, Version, VersionRow, WriteContext,
 };
 
 #[async_trait]
@@ -90,6 +90,14 @@ impl Store for AwsStore {
 
     async fn write_context_for(&self, scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> StoreResult<WriteContext> {
         Ok(self.read_write_context(scope, schemas).await?)
+    }
+
+    async fn layered_write_context(
+        &self,
+        scope: &Scope,
+        schemas: &[(Fingerprint, Guid)],
+    ) -> StoreResult<Option<LayeredContext>> {
+        Ok(Some(self.read_layered_context(scope, schemas).await?))
     }
 
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {

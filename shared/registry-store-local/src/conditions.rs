@@ -4,9 +4,7 @@
 use crate::codec::{self, scope_key};
 use crate::error::{LocalError, LocalResult};
 use crate::ops;
-use registry_core::{
-    LayeredContext, Preconditions, Revision, Scope, SettingKind, SettingSeen, SettingsAt, Subject, WriteContext,
-};
+use registry_core::{LayeredContext, Preconditions, Revision, Scope, SettingKind, SettingSeen, Subject, WriteContext};
 use rusqlite::{Connection, OptionalExtension};
 
 /// The stored text of a settings item, as [`SettingSeen::stored`] holds it for this store.
@@ -89,28 +87,12 @@ pub(crate) fn write_context(conn: &Connection, scope: &Scope) -> LocalResult<Wri
 /// What a write at `scope` decides on with every settings layer (see
 /// [`registry_core::Store::layered_write_context`]), read on one connection.
 pub(crate) fn layered_write_context(conn: &Connection, scope: &Scope) -> LocalResult<LayeredContext> {
-    let scopes = scope.settings_read();
-    let seen = seen_at(conn, &scopes)?;
-    let mut levels = Vec::with_capacity(scopes.len());
-    for at in scopes {
-        let config = stored_in(&seen, SettingKind::Config, &at).map(codec::config).transpose()?;
-        let mode = stored_in(&seen, SettingKind::Mode, &at).map(codec::mode).transpose()?;
-        levels.push(SettingsAt { scope: at, config, mode });
-    }
-    let revision = scope_revision(conn, scope)?;
+    let seen = seen_at(conn, &scope.settings_read())?;
     let last_used = match scope {
         Scope::Subject(subject) => crate::ops::last_used(conn, subject)?,
         Scope::Global => None,
     };
-    Ok(LayeredContext {
-        scope: scope.clone(),
-        revision,
-        levels,
-        seen,
-        all_levels: true,
-        bindings: Vec::new(),
-        last_used,
-    })
+    LayeredContext::from_stored(scope, scope_revision(conn, scope)?, seen, last_used, codec::config, codec::mode)
 }
 
 /// `Conflict` unless every precondition of a write to `subject` holds (inside its transaction).

@@ -93,7 +93,11 @@ impl Store for LocalStore {
         self.read(move |conn| conditions::write_context(conn, &scope)).await
     }
 
-    async fn layered_write_context(&self, scope: &Scope) -> StoreResult<Option<LayeredContext>> {
+    async fn layered_write_context(
+        &self,
+        scope: &Scope,
+        _schemas: &[(Fingerprint, Guid)],
+    ) -> StoreResult<Option<LayeredContext>> {
         let scope = scope.clone();
         self.read(move |conn| conditions::layered_write_context(conn, &scope).map(Some)).await
     }

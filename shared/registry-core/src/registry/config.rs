@@ -140,7 +140,7 @@ impl Registry {
         scope: &Scope,
         schemas: &[(registry_schema::Fingerprint, crate::model::Guid)],
     ) -> Result<LayeredContext, RegistryError> {
-        if let Some(context) = self.store.layered_write_context(scope).await? {
+        if let Some(context) = self.store.layered_write_context(scope, schemas).await? {
             return Ok(context);
         }
         Ok(LayeredContext::from((scope.clone(), self.store.write_context_for(scope, schemas).await?)))
@@ -154,7 +154,7 @@ impl Registry {
         scope: &Scope,
         kind: SettingKind,
     ) -> Result<LayeredContext, RegistryError> {
-        if let Some(context) = self.store.layered_write_context(scope).await? {
+        if let Some(context) = self.store.layered_write_context(scope, &[]).await? {
             return Ok(context);
         }
         let mut at = vec![Scope::Global];

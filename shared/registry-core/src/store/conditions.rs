@@ -138,6 +138,48 @@ pub struct LayeredContext {
 }
 
 impl LayeredContext {
+    /// A context read at every scope of [`Scope::settings_read`] of `scope` (`levels`, in that
+    /// order), by a store answering [`crate::Store::layered_write_context`]; no bindings.
+    pub fn every_level(
+        scope: &Scope,
+        revision: Revision,
+        levels: Vec<SettingsAt>,
+        seen: Vec<SettingSeen>,
+        last_used: Option<u32>,
+    ) -> LayeredContext {
+        LayeredContext {
+            scope: scope.clone(),
+            revision,
+            levels,
+            seen,
+            all_levels: true,
+            bindings: Vec::new(),
+            last_used,
+        }
+    }
+
+    /// [`LayeredContext::every_level`] from the settings items as the store holds them (`seen`,
+    /// which must hold every scope of [`Scope::settings_read`]), parsed by `config` and `mode`.
+    pub fn from_stored<E>(
+        scope: &Scope,
+        revision: Revision,
+        seen: Vec<SettingSeen>,
+        last_used: Option<u32>,
+        config: impl Fn(&str) -> Result<ConfigRecord, E>,
+        mode: impl Fn(&str) -> Result<Mode, E>,
+    ) -> Result<LayeredContext, E> {
+        let stored = |kind: SettingKind, at: &Scope| {
+            seen.iter().find(|s| s.kind == kind && s.scope == *at).and_then(|s| s.stored.as_deref())
+        };
+        let mut levels = Vec::new();
+        for at in scope.settings_read() {
+            let config = stored(SettingKind::Config, &at).map(&config).transpose()?;
+            let mode = stored(SettingKind::Mode, &at).map(&mode).transpose()?;
+            levels.push(SettingsAt { scope: at, config, mode });
+        }
+        Ok(LayeredContext::every_level(scope, revision, levels, seen, last_used))
+    }
+
     /// The settings stored at `scope`, if it was read and holds any.
     pub fn at(&self, scope: &Scope) -> Option<&SettingsAt> {
         self.levels.iter().find(|level| level.scope == *scope)

@@ -202,7 +202,8 @@ forward_after_hook! {
         => StoreCall::VersionsPage { limit };
     get_version(subject: &Subject, version: Version) -> Option<VersionRow> => StoreCall::GetVersion;
     write_context(scope: &Scope) -> WriteContext => StoreCall::WriteContext;
-    layered_write_context(scope: &Scope) -> Option<LayeredContext> => StoreCall::LayeredWriteContext;
+    layered_write_context(scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> Option<LayeredContext>
+        => StoreCall::LayeredWriteContext;
     create_version(row: &VersionRow, preconditions: &Preconditions) -> () => StoreCall::CreateVersion;
     set_version_deleted(subject: &Subject, version: Version, deleted: bool) -> () => StoreCall::SetVersionDeleted;
     delete_version(subject: &Subject, version: Version) -> () => StoreCall::DeleteVersion;

@@ -602,15 +602,15 @@ pub async fn hard_delete_versions_removes_rows_and_settings(store: &dyn Store) {
     assert!(with_id.is_empty(), "hard-deleted rows leave rows_with_id");
 }
 
-/// `layered_write_context`, where the backend answers it, reads the config and mode of every
-/// scope of [`Scope::settings_read`] (a subject's context's own settings among them) with the
-/// subject's revision; a write conditioned on what it saw conflicts once a context-level setting
-/// changed. A backend answering `None` reads only [`Store::write_context`]'s layers.
+/// `layered_write_context` reads the config and mode of every scope of [`Scope::settings_read`]
+/// (a subject's context's own settings among them) with the subject's revision; a settings write
+/// or a new version conditioned on what it saw conflicts once a context-level setting changed.
 pub async fn layered_write_context_reads_every_level(store: &dyn Store) {
     let context = Context::parse(&unique_name("layers")).expect("generated context names are valid");
     let subject = Subject::new(context.qualify("orders")).expect("a qualified subject");
-    let scope = Scope::Subject(subject);
-    let Some(before) = store.layered_write_context(&scope).await.expect("layered_write_context") else { return };
+    let scope = Scope::Subject(subject.clone());
+    let before = store.layered_write_context(&scope, &[]).await.expect("layered_write_context");
+    let before = before.expect("every backend reads every settings layer");
     let read: Vec<Scope> = before.levels.iter().map(|level| level.scope.clone()).collect();
     assert_eq!(read, scope.settings_read(), "layered_write_context: every level, in order");
     assert!(before.all_levels);
@@ -619,8 +619,18 @@ pub async fn layered_write_context_reads_every_level(store: &dyn Store) {
 
     let readonly = SettingChange::Mode(Some(Mode::ReadOnly));
     store.write_setting(&own, &readonly, &Preconditions::default()).await.expect("write_setting at a context");
-    let after = store.layered_write_context(&scope).await.expect("layered_write_context").expect("still layered");
+    let after = store.layered_write_context(&scope, &[]).await.expect("layered_write_context").expect("still layered");
     assert_eq!(after.at(&own).and_then(|level| level.mode), Some(Mode::ReadOnly), "the context's mode is read");
+
+    let (fingerprint, _) = stored_body(store, &unique_name("layers-row")).await;
+    let id = store.allocate_id_in(&context, &fingerprint).await.expect("allocate_id_in");
+    let new_row = row(&subject, 1, id, fingerprint);
+    let stale =
+        Preconditions { revision: Some(before.revision), settings: before.seen.clone(), ..Preconditions::default() };
+    assert!(is_conflict(&store.create_version(&new_row, &stale).await), "a new version sees a context-level change");
+    let fresh =
+        Preconditions { revision: Some(after.revision), settings: after.seen.clone(), ..Preconditions::default() };
+    store.create_version(&new_row, &fresh).await.expect("create_version under what was read");
 
     let config = SettingChange::Config(Some(Box::new(ConfigRecord {
         compatibility_level: Some(CompatibilityLevel::None),
