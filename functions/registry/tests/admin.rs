@@ -74,12 +74,26 @@ async fn export_and_restore_round_trip_with_contexts_on_the_embedded_store() {
 }
 
 #[tokio::test]
-async fn export_and_restore_round_trip_on_the_aws_store() {
+async fn export_and_restore_round_trip_with_contexts_on_the_aws_store() {
     let Some((table, bucket)) = aws_names("admin-rt") else { return };
     let envs = [("REGISTRY_TABLE", table.as_str()), ("REGISTRY_BUCKET", bucket.as_str())];
     run_ok(&["aws-init"], &envs);
-    let source = seeded_server().await;
+    let source = contexts_server().await;
     round_trip(&source, &["--backend", "aws"], &envs).await;
+}
+
+#[tokio::test]
+async fn import_from_a_registry_with_contexts_into_the_aws_store() {
+    let Some((table, bucket)) = aws_names("admin-ctx") else { return };
+    let envs = [("REGISTRY_TABLE", table.as_str()), ("REGISTRY_BUCKET", bucket.as_str())];
+    run_ok(&["aws-init"], &envs);
+    let source = contexts_server().await;
+    let summary = run_ok(&["import", "--from", &source.url, "--backend", "aws"], &envs);
+    assert!(summary.contains("contexts: 3") && summary.contains("verified ids: 12"), "{summary}");
+    let target = serve(&["--backend", "aws"], &envs).await;
+    assert_same_answers(&source.url, &target.url).await;
+    let (a, b) = (schema_in(&target.url, ":.a:", 1).await, schema_in(&target.url, ":.b:", 1).await);
+    assert!(a.contains("Address") && b.contains("Payment"), "ID 1 names a different schema in each context");
 }
 
 /// Unique table and bucket names for one AWS test, or `None` (skipped) without an emulator.
