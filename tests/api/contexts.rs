@@ -71,6 +71,20 @@ async fn a_context_prefix_filters_the_context_listing(h: &Harness) {
     assert_eq!(h.get("/contexts?contextPrefix=").await.ok_json(200), json!(["."]), "empty: no filter");
 }
 
+/// `:.a:user` version 1 (ID `id`) rendered `format=resolved`, by version and by ID: its `home`
+/// field holds the Address with `street` inlined.
+async fn assert_user_resolves_with_its_street(h: &Harness, id: i64) {
+    let resolved = concat!(
+        r#"{"type":"record","name":"User","namespace":"acme","fields":[{"name":"home","type":"#,
+        r#"{"type":"record","name":"Address","fields":[{"name":"street","type":"string"}]}}]}"#
+    );
+    let read = h.get(&format!("/subjects/{}/versions/1?format=resolved", enc(":.a:user"))).await.ok_json(200);
+    assert_eq!(read["schema"], resolved);
+    let by_id = h.get(&format!("/schemas/ids/{id}?format=resolved&subject={}", enc(":.a:user"))).await.ok_json(200);
+    assert_eq!(by_id["schema"], resolved);
+    assert_eq!(h.get(&format!("/contexts/.a/schemas/ids/{id}?format=resolved")).await.ok_json(200)["schema"], resolved);
+}
+
 /// A schema in one context may reference a subject of another by its qualified name: the
 /// reference resolves, lists its referrer, blocks the referenced version's delete (42206) and is
 /// inlined by `format=resolved`.
@@ -88,21 +102,68 @@ async fn a_reference_may_name_a_subject_of_another_context(h: &Harness) {
     h.delete_version(":.b:address", "1", false).await.assert_error(422, 42206);
     h.delete_subject(":.b:address", false).await.assert_error(422, 42206);
 
-    let resolved = concat!(
-        r#"{"type":"record","name":"User","namespace":"acme","fields":[{"name":"home","type":"#,
-        r#"{"type":"record","name":"Address","fields":[{"name":"street","type":"string"}]}}]}"#
-    );
-    let read = h.get(&format!("/subjects/{}/versions/1?format=resolved", enc(":.a:user"))).await.ok_json(200);
-    assert_eq!(read["schema"], resolved);
-    let by_id = h.get(&format!("/schemas/ids/{id}?format=resolved&subject={}", enc(":.a:user"))).await.ok_json(200);
-    assert_eq!(by_id["schema"], resolved);
+    assert_user_resolves_with_its_street(h, id).await;
 
     h.delete_subject(":.a:user", false).await.ok_json(200);
     h.delete_subject(":.a:user", true).await.ok_json(200);
     h.delete_version(":.b:address", "1", false).await.ok_json(200);
 }
 
+/// A reference's unqualified subject names the subject of that name in the referrer's context, as
+/// Confluent's `QualifiedSubject.qualifySubjectWithParent` resolves it (`:.:name` counts as
+/// unqualified); the reference is stored and answered as posted. `referencedby`, deletes and
+/// `format=resolved` follow it, and a nested reference resolves in its own referrer's context.
+async fn an_unqualified_reference_resolves_in_the_referrers_context(h: &Harness) {
+    let address = |field: &str| {
+        format!(
+            r#"{{"type":"record","name":"Address","namespace":"acme","fields":[{{"name":"{field}","type":"string"}}]}}"#
+        )
+    };
+    let user = r#"{"type":"record","name":"User","namespace":"acme","fields":[{"name":"home","type":"Address"}]}"#;
+    h.register(":.a:address", &address("street")).await;
+    h.register("address", &address("city")).await;
+    let reference = json!([{"name": "acme.Address", "subject": "address", "version": 1}]);
+    let id = h.register_body(":.a:user", &json!({"schema": user, "references": reference})).await;
+    assert_eq!(h.get_version(":.a:user", "1").await.ok_json(200)["references"], reference, "stored as posted");
+    let through_base = h.get("/contexts/.a/subjects/user/versions/1").await.ok_json(200);
+    assert_eq!(through_base["references"], reference);
+
+    let referrers = |subject: &str| {
+        let path = format!("/subjects/{}/versions/1/referencedby", enc(subject));
+        async move { h.get(&path).await }
+    };
+    assert_eq!(referrers(":.a:address").await.ok_json(200), json!([id]), "the referrer's context");
+    assert_eq!(referrers("address").await.ok_json(200), json!([]), "not the default context's");
+    h.delete_version(":.a:address", "1", false).await.assert_error(422, 42206);
+    h.delete_subject(":.a:address", false).await.assert_error(422, 42206);
+    h.delete_version("address", "1", false).await.ok_json(200);
+
+    assert_user_resolves_with_its_street(h, id).await;
+
+    // `:.:address` counts as unqualified too; a lookup with the references as posted finds the version.
+    let default_qualified = json!([{"name": "acme.Address", "subject": ":.:address", "version": 1}]);
+    let posted = json!({"schema": user, "references": default_qualified});
+    let again = h.register_body(":.a:user2", &posted).await;
+    assert_eq!(referrers(":.a:address").await.ok_json(200), json!([id, again]));
+    let lookup = json!({"schema": user, "references": reference});
+    assert_eq!(h.post(&format!("/subjects/{}", enc(":.a:user")), &lookup).await.ok_json(200)["id"], id);
+
+    // A nested reference resolves in the context of the subject that holds it.
+    let holder = r#"{"type":"record","name":"Holder","namespace":"acme","fields":[{"name":"user","type":"User"}]}"#;
+    let nested = json!([{"name": "acme.User", "subject": ":.a:user", "version": 1}]);
+    h.register_body(":.b:holder", &json!({"schema": holder, "references": nested})).await;
+    let holder_resolved = h.get(&format!("/subjects/{}/versions/1?format=resolved", enc(":.b:holder"))).await;
+    assert!(holder_resolved.ok_json(200)["schema"].as_str().is_some_and(|text| text.contains("street")));
+
+    // A reference to a subject the referrer's context does not hold is 42201 even where the
+    // default context holds it.
+    h.register("only-default", &address("zip")).await;
+    let missing = json!([{"name": "acme.Address", "subject": "only-default", "version": 1}]);
+    h.register_raw(":.a:user3", &json!({"schema": user, "references": missing})).await.assert_error(422, 42201);
+}
+
 api_tests::api_cases!(
+    an_unqualified_reference_resolves_in_the_referrers_context,
     a_reference_may_name_a_subject_of_another_context,
     a_context_base_url_qualifies_every_subject,
     a_context_prefix_filters_the_context_listing,

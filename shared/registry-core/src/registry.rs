@@ -29,8 +29,8 @@ pub use cpu::default_schema_workers;
 pub use governance::{SubjectReport, body_guid};
 pub use usage::{MAX_REMEMBERED, epoch_day, period_start};
 
-use crate::model::SchemaBody;
 use crate::model::SchemaId;
+use crate::model::{Context, SchemaBody};
 use crate::store::Store;
 use crate::subject_scope::SubjectScope;
 use registry_schema::{CompatibilityLevel, SchemaReference, SchemaType};
@@ -128,6 +128,8 @@ pub struct CompatibilityReport {
 pub struct SchemaById {
     pub id: SchemaId,
     pub body: SchemaBody,
+    /// The context `id` was read in, where the body's unqualified references resolve.
+    pub context: Context,
 }
 
 /// Query of `GET /schemas`.

@@ -66,6 +66,18 @@ impl Context {
     pub fn qualify(&self, name: &str) -> String {
         format!("{}{name}", self.subject_prefix())
     }
+
+    /// The subject a schema reference naming `referenced` points at when the referring schema is
+    /// in this context, as Confluent's `QualifiedSubject.qualifySubjectWithParent`: a name in the
+    /// default context (unqualified, or `:.:name`) is this context's subject of that name; a
+    /// qualified name keeps its own context. 42208 when it is no valid subject.
+    pub fn referenced_subject(&self, referenced: &str) -> Result<crate::Subject, RegistryError> {
+        let target = crate::Subject::new(referenced)?;
+        if self.is_default() || !target.context().is_default() {
+            return Ok(target);
+        }
+        crate::Subject::new(self.qualify(target.as_str()))
+    }
 }
 
 impl Default for Context {
@@ -144,6 +156,20 @@ mod tests {
         assert_eq!(ctx.qualify("orders"), ":.ctx:orders");
         assert_eq!(Context::DEFAULT.subject_prefix(), "");
         assert_eq!(Context::DEFAULT.qualify("orders"), "orders");
+    }
+
+    #[test]
+    fn references_resolve_in_the_referrers_context_as_confluent_does() {
+        let ctx = Context::parse(".ctx").unwrap();
+        let target = |context: &Context, name: &str| context.referenced_subject(name).unwrap().as_str().to_string();
+        assert_eq!(target(&ctx, "customer"), ":.ctx:customer");
+        assert_eq!(target(&ctx, ":.:customer"), ":.ctx:customer", "the default qualifier counts as none");
+        assert_eq!(target(&ctx, ":.other:customer"), ":.other:customer");
+        assert_eq!(target(&Context::DEFAULT, "customer"), "customer");
+        assert_eq!(target(&Context::DEFAULT, ":.:customer"), "customer");
+        assert_eq!(target(&Context::DEFAULT, ":.other:customer"), ":.other:customer");
+        assert!(ctx.referenced_subject(":*:customer").is_err());
+        assert!(ctx.referenced_subject("").is_err());
     }
 
     #[test]

@@ -28,7 +28,7 @@ impl Registry {
         let mut texts = Vec::with_capacity(wanted);
         for row in previous.iter().take(wanted) {
             let body = self.body(&row.fingerprint).await?;
-            let dependencies = self.dependencies(&body.references, false).await?;
+            let dependencies = self.dependencies(&row.subject.context(), &body.references, false).await?;
             texts.push(body.schema.clone());
             stored.push((body, dependencies));
         }
@@ -82,7 +82,7 @@ impl Registry {
             }
         };
         let effective = self.effective_config(Some(&subject)).await?;
-        let parsed = match self.parse_for_check(&schema, normalize || effective.normalize).await {
+        let parsed = match self.parse_for_check(&subject, &schema, normalize || effective.normalize).await {
             Ok(parsed) => parsed,
             Err(RegistryError::InvalidSchema { reason }) if verbose => {
                 return Ok(CompatibilityReport { is_compatible: false, messages: vec![reason] });
@@ -93,7 +93,12 @@ impl Registry {
         Ok(CompatibilityReport { is_compatible: messages.is_empty(), messages })
     }
 
-    async fn parse_for_check(&self, schema: &NewSchema, normalize: bool) -> Result<ParsedSchema, RegistryError> {
+    async fn parse_for_check(
+        &self,
+        subject: &Subject,
+        schema: &NewSchema,
+        normalize: bool,
+    ) -> Result<ParsedSchema, RegistryError> {
         if schema.schema.as_ref().is_some_and(|s| s.len() > self.settings.max_schema_bytes) {
             return Err(RegistryError::SchemaTooLarge);
         }
@@ -101,7 +106,7 @@ impl Registry {
         let Some(text) = text else {
             return Err(RegistryError::InvalidSchema { reason: "Empty schema".to_string() });
         };
-        Ok(self.parse_new(schema, text, Validation::Strict, normalize).await?.0)
+        Ok(self.parse_new(&subject.context(), schema, text, Validation::Strict, normalize).await?.0)
     }
 }
 

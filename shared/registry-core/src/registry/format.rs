@@ -4,15 +4,21 @@
 
 use super::Registry;
 use crate::error::RegistryError;
-use crate::model::SchemaBody;
+use crate::model::{Context, SchemaBody};
 
 impl Registry {
-    /// `body`'s schema rendered as `format` names it, or `None` when its type has no such
-    /// rendering (callers then answer the stored text, as Confluent does for unknown formats).
-    /// Parses the stored text with its references; a stored schema that no longer parses is
+    /// `body`'s schema, as read in `context`, rendered as `format` names it, or `None` when its
+    /// type has no such rendering (callers then answer the stored text, as Confluent does for
+    /// unknown formats). Parses the stored text with its references, resolved in `context`
+    /// ([`Context::referenced_subject`]); a stored schema that no longer parses is
     /// [`crate::StoreError::Corrupt`].
-    pub async fn formatted(&self, body: &SchemaBody, format: &str) -> Result<Option<String>, RegistryError> {
-        let parsed = self.parse_stored(body).await?;
+    pub async fn formatted(
+        &self,
+        context: &Context,
+        body: &SchemaBody,
+        format: &str,
+    ) -> Result<Option<String>, RegistryError> {
+        let parsed = self.parse_stored(context, body).await?;
         Ok(parsed.formatted(format))
     }
 }
@@ -20,7 +26,7 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use crate::registry::{NewSchema, Registry, RegistrySettings};
-    use crate::{MemoryStore, SchemaType};
+    use crate::{Context, MemoryStore, SchemaType};
     use std::sync::Arc;
 
     fn new_schema(schema_type: SchemaType, text: &str) -> NewSchema {
@@ -37,7 +43,8 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         let found = registry.schema_by_id(registered.id.0).await.unwrap_or_else(|e| panic!("{e}"));
 
-        let serialized = registry.formatted(&found.body, "serialized").await.unwrap_or_else(|e| panic!("{e}"));
+        let serialized =
+            registry.formatted(&Context::DEFAULT, &found.body, "serialized").await.unwrap_or_else(|e| panic!("{e}"));
         let serialized = serialized.unwrap_or_else(|| panic!("Protobuf has a serialized form"));
         assert!(!serialized.contains(char::is_whitespace) && serialized != found.body.schema);
 
@@ -47,13 +54,17 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(posted_back.id, registered.id, "the serialized form is the same schema");
 
-        let unknown = registry.formatted(&found.body, "nope").await.unwrap_or_else(|e| panic!("{e}"));
+        let unknown =
+            registry.formatted(&Context::DEFAULT, &found.body, "nope").await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(unknown, None);
         let avro = registry
             .register("names-value", new_schema(SchemaType::Avro, "\"string\""), Default::default())
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         let avro = registry.schema_by_id(avro.id.0).await.unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(registry.formatted(&avro.body, "serialized").await.unwrap_or_else(|e| panic!("{e}")), None);
+        assert_eq!(
+            registry.formatted(&Context::DEFAULT, &avro.body, "serialized").await.unwrap_or_else(|e| panic!("{e}")),
+            None
+        );
     }
 }

@@ -10,7 +10,7 @@
 use super::{NewSchema, Registry};
 use crate::bounded::BoundedMap;
 use crate::error::RegistryError;
-use crate::model::SchemaBody;
+use crate::model::{Context, SchemaBody};
 use registry_schema::{Dependency, Validation};
 use sha2::{Digest, Sha256};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -76,13 +76,14 @@ impl Registry {
     /// from the cache when this exact input was parsed before. Errors as [`Registry::parse_new`].
     pub(super) async fn canonical_body(
         &self,
+        context: &Context,
         schema: &NewSchema,
         text: &str,
         validation: Validation,
         normalize: bool,
     ) -> Result<SchemaBody, RegistryError> {
-        let references = self.pin_latest_references(&schema.references).await?;
-        let dependencies = self.dependencies(&references, true).await?;
+        let references = self.pin_latest_references(context, &schema.references).await?;
+        let dependencies = self.dependencies(context, &references, true).await?;
         let key = key(schema, text, &dependencies, validation, normalize);
         let canonical = match self.parse_cache.get(&key) {
             Some(canonical) => canonical,

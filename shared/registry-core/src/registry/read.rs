@@ -110,7 +110,7 @@ impl Registry {
                 (self.effective_of(&context).normalize, context.last_used)
             }
         };
-        let body = self.canonical_body(schema, text, Validation::Lenient, normalize).await?;
+        let body = self.canonical_body(&subject.context(), schema, text, Validation::Lenient, normalize).await?;
         let fingerprint = body.fingerprint();
         if let Some(row) = candidates.iter().rev().find(|r| r.fingerprint == fingerprint) {
             // Same fingerprint, same body: the answer needs no body read.
@@ -149,7 +149,7 @@ impl Registry {
         let Some(fingerprint) = self.carried_fingerprint(context, schema_id).await? else {
             return Err(RegistryError::SchemaIdNotFound { id });
         };
-        Ok(SchemaById { id: schema_id, body: self.body(&fingerprint).await? })
+        Ok(SchemaById { id: schema_id, body: self.body(&fingerprint).await?, context: context.clone() })
     }
 
     /// The context a by-ID request resolves `id` in, as Confluent's `getSchemaKeyUsingContexts`:

@@ -26,7 +26,7 @@ use crate::model::{
     Guid, Mode, SchemaBody, SchemaId, SchemaRecord, Scope, Subject, UnassignedRow, Version, VersionRow,
 };
 use crate::store::{LayeredContext, Preconditions, StoreError};
-use registry_schema::{Fingerprint, ParsedSchema, Validation};
+use registry_schema::{Fingerprint, ParsedSchema, SchemaReference, Validation};
 
 /// What one attempt read: the request, the subject's write context and then its rows.
 pub(super) struct Attempt<'a> {
@@ -112,7 +112,7 @@ impl Registry {
         }
         let mut parsed = Parsed::default();
         for round in 0..MAX_ATTEMPTS {
-            let expected = self.expected_bindings(&schema, options, &mut parsed).await?;
+            let expected = self.expected_bindings(&subject, &schema, options, &mut parsed).await?;
             let context = self.decision_context_for(&Scope::Subject(subject.clone()), &expected).await?;
             let rows = self.rows(&subject).await?;
             let attempt = Attempt { subject: &subject, schema: &schema, context: &context, rows: &rows };
@@ -151,6 +151,7 @@ impl Registry {
     /// storage error (reading referenced versions) ends the registration as it would later.
     async fn expected_bindings(
         &self,
+        subject: &Subject,
         schema: &NewSchema,
         options: RegisterOptions,
         parsed: &mut Parsed,
@@ -158,7 +159,7 @@ impl Registry {
         if schema.version.is_some_and(|version| version > 0) {
             return Ok(Vec::new());
         }
-        match self.posted(schema, false, options.normalize, parsed).await {
+        match self.posted(subject, schema, false, options.normalize, parsed).await {
             Ok(Some((_, body))) => Ok(vec![(body.fingerprint(), Guid::of(&body))]),
             Err(RegistryError::Store(e)) => Err(RegistryError::Store(e)),
             Ok(None) | Err(_) => Ok(Vec::new()),
@@ -182,7 +183,7 @@ impl Registry {
             stamp_version(&mut schema.metadata, version);
         }
         let normalize = options.normalize || effective.normalize;
-        let posted = self.posted(&schema, false, normalize, parsed).await?;
+        let posted = self.posted(subject, &schema, false, normalize, parsed).await?;
         if let Some((_, body)) = &posted
             && let Some(row) = live_match(rows, &body.fingerprint(), explicit_id)
         {
@@ -226,7 +227,7 @@ impl Registry {
         self.check_churn(subject)?;
         let mut preconditions = context.unchanged();
         if references_checked {
-            preconditions.live_rows = referenced_rows(&body)?;
+            preconditions.live_rows = referenced_rows(subject, &body)?;
         }
         preconditions.bindings_seen = context.bindings.iter().find(|seen| seen.fingerprint == fingerprint).cloned();
         if let Some(id) = explicit_id {
@@ -236,7 +237,7 @@ impl Registry {
         } else {
             self.store.put_body(&fingerprint, &body).await?;
         }
-        let row = new_row(subject, next, fingerprint, &body);
+        let row = new_row(subject, next, fingerprint, &body)?;
         Ok(Decision::New(Box::new(Candidate { row, id: explicit_id, body, import: false, preconditions })))
     }
 
@@ -244,6 +245,7 @@ impl Registry {
     /// when asked), `None` for an empty text (reuse the latest version's schema).
     pub(super) async fn posted(
         &self,
+        subject: &Subject,
         schema: &NewSchema,
         import: bool,
         normalize: bool,
@@ -257,7 +259,7 @@ impl Registry {
         }
         let validation = if import { Validation::Lenient } else { Validation::Strict };
         let result = match schema.schema.as_deref().filter(|s| !s.trim().is_empty()) {
-            Some(text) => Some(self.parse_new(schema, text, validation, key.1).await?),
+            Some(text) => Some(self.parse_new(&subject.context(), schema, text, validation, key.1).await?),
             None => None,
         };
         parsed.slot = Some((key, result.clone()));
@@ -324,7 +326,7 @@ impl Registry {
         if schema.rule_set.is_some() {
             body.rule_set = schema.rule_set.clone();
         }
-        let parsed = self.parse_stored(&body).await?;
+        let parsed = self.parse_stored(&latest.subject.context(), &body).await?;
         Ok((parsed, body))
     }
 
@@ -406,29 +408,42 @@ pub(super) fn next_version(rows: &[VersionRow]) -> Version {
     Version(rows.last().map_or(1, |r| r.version.0.saturating_add(1)))
 }
 
-/// A live row of `subject` at `version` for the staged `body`, before its ID is known.
+/// A live row of `subject` at `version` for the staged `body`, before its ID is known. Its
+/// references name the subjects they resolve to ([`Context::referenced_subject`]), which the
+/// stores index the referrers by.
 pub(super) fn new_row(
     subject: &Subject,
     version: Version,
     fingerprint: Fingerprint,
     body: &SchemaBody,
-) -> UnassignedRow {
-    UnassignedRow {
+) -> Result<UnassignedRow, RegistryError> {
+    Ok(UnassignedRow {
         subject: subject.clone(),
         version,
         fingerprint,
-        references: body.references.clone(),
+        references: resolved_references(subject, body)?,
         registered_at_ms: now_ms(),
-    }
+    })
 }
 
-/// The versions a new row references, which must still be live when it commits. The references
-/// were pinned (`-1` resolved) when the schema was parsed, so each names one version.
-pub(super) fn referenced_rows(body: &SchemaBody) -> Result<Vec<(Subject, Version)>, RegistryError> {
-    let mut rows: Vec<(Subject, Version)> = Vec::with_capacity(body.references.len());
+/// `body`'s references of a row of `subject`, each naming the subject it resolves to: an
+/// unqualified one in `subject`'s context, as Confluent's `qualifySubjectWithParent`.
+fn resolved_references(subject: &Subject, body: &SchemaBody) -> Result<Vec<SchemaReference>, RegistryError> {
+    let context = subject.context();
+    let mut resolved = Vec::with_capacity(body.references.len());
     for reference in &body.references {
-        let subject = Subject::new(reference.subject.clone())?;
-        let key = (subject, Version(reference.version));
+        let target = context.referenced_subject(&reference.subject)?;
+        resolved.push(SchemaReference { subject: target.as_str().to_string(), ..reference.clone() });
+    }
+    Ok(resolved)
+}
+
+/// The versions a new row of `subject` references, which must still be live when it commits.
+/// The references were pinned (`-1` resolved) when the schema was parsed, so each names one version.
+pub(super) fn referenced_rows(subject: &Subject, body: &SchemaBody) -> Result<Vec<(Subject, Version)>, RegistryError> {
+    let mut rows: Vec<(Subject, Version)> = Vec::with_capacity(body.references.len());
+    for reference in resolved_references(subject, body)? {
+        let key = (Subject::new(reference.subject)?, Version(reference.version));
         if !rows.contains(&key) {
             rows.push(key);
         }

@@ -21,7 +21,7 @@ impl Registry {
     ) -> Result<Decision<'a>, RegistryError> {
         let Attempt { subject, schema, context, rows } = *attempt;
         let explicit_id = schema.id.filter(|id| *id > 0).map(SchemaId);
-        let posted = self.posted(schema, true, false, parsed).await?;
+        let posted = self.posted(subject, schema, true, false, parsed).await?;
         if let Some((_, body)) = &posted
             && let Some(row) = live_match(rows, &body.fingerprint(), explicit_id)
         {
@@ -53,9 +53,9 @@ impl Registry {
             };
         }
         if references_checked {
-            preconditions.live_rows = referenced_rows(&body)?;
+            preconditions.live_rows = referenced_rows(subject, &body)?;
         }
-        let row = new_row(subject, version, fingerprint, &body);
+        let row = new_row(subject, version, fingerprint, &body)?;
         Ok(Decision::New(Box::new(Candidate { row, id: Some(id), body, import: true, preconditions })))
     }
 

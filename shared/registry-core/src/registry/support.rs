@@ -3,7 +3,7 @@
 
 use super::{NewSchema, Registry};
 use crate::error::RegistryError;
-use crate::model::{Mode, SchemaBody, SchemaRecord, Scope, Subject, Version, VersionRow, VersionSelector};
+use crate::model::{Context, Mode, SchemaBody, SchemaRecord, Scope, Subject, Version, VersionRow, VersionSelector};
 use crate::store::{LayeredContext, StoreError};
 use registry_schema::{
     CompatibilityLevel, Dependency, Fingerprint, Limits, ParsedSchema, SchemaError, SchemaReference, SchemaType,
@@ -118,26 +118,31 @@ impl Registry {
         tokio::time::sleep(bound.mul_f64(jitter())).await;
     }
 
-    /// The flattened reference closure of `references`, dependency order, without duplicates.
-    /// With `require_live` the direct references must exist and be live (42201 otherwise);
-    /// nested ones were checked when their referrer was registered and may since be soft-deleted.
+    /// The flattened reference closure of `references` of a schema in `context`, dependency
+    /// order, without duplicates. Each reference names its subject as
+    /// [`Context::referenced_subject`] says: an unqualified one is in the referrer's context (a
+    /// nested reference's referrer is the subject it was found in). With `require_live` the
+    /// direct references must exist and be live (42201 otherwise); nested ones were checked when
+    /// their referrer was registered and may since be soft-deleted.
     pub(super) async fn dependencies(
         &self,
+        context: &Context,
         references: &[SchemaReference],
         require_live: bool,
     ) -> Result<Vec<Dependency>, RegistryError> {
         let mut out = Vec::new();
-        let mut done: HashSet<(String, i32)> = HashSet::new();
-        let mut bodies: HashMap<(String, i32), SchemaBody> = HashMap::new();
-        let mut stack: Vec<(SchemaReference, bool, bool)> =
-            references.iter().rev().map(|r| (r.clone(), false, require_live)).collect();
+        let mut done: HashSet<(Subject, i32)> = HashSet::new();
+        let mut bodies: HashMap<(Subject, i32), SchemaBody> = HashMap::new();
+        let mut stack: Vec<(SchemaReference, Context, bool, bool)> =
+            references.iter().rev().map(|r| (r.clone(), context.clone(), false, require_live)).collect();
         let mut steps = 0usize;
-        while let Some((reference, expanded, direct)) = stack.pop() {
+        while let Some((reference, referrer, expanded, direct)) = stack.pop() {
             steps += 1;
             if steps > MAX_DEPENDENCIES {
                 return Err(RegistryError::InvalidSchema { reason: "Too many schema references".to_string() });
             }
-            let key = (reference.subject.clone(), reference.version);
+            let target = referrer.referenced_subject(&reference.subject).map_err(|_| missing_reference(&reference))?;
+            let key = (target, reference.version);
             if expanded {
                 if done.insert(key.clone())
                     && let Some(body) = bodies.get(&key)
@@ -156,50 +161,47 @@ impl Registry {
             let body = match bodies.get(&key) {
                 Some(body) => body.clone(),
                 None => {
-                    let body = self.referenced_body(&reference, direct).await?;
-                    bodies.insert(key, body.clone());
+                    let body = self.referenced_body(&reference, &key.0, direct).await?;
+                    bodies.insert(key.clone(), body.clone());
                     body
                 }
             };
-            stack.push((reference, true, direct));
-            stack.extend(body.references.iter().rev().map(|r| (r.clone(), false, false)));
+            let nested = key.0.context();
+            stack.push((reference, referrer, true, direct));
+            stack.extend(body.references.iter().rev().map(|r| (r.clone(), nested.clone(), false, false)));
         }
         Ok(out)
     }
 
+    /// The body `reference` names, read at `subject` (its target).
     async fn referenced_body(
         &self,
         reference: &SchemaReference,
+        subject: &Subject,
         must_be_live: bool,
     ) -> Result<SchemaBody, RegistryError> {
-        let invalid = || RegistryError::InvalidSchema {
-            reason: format!(
-                "Invalid schema: reference {} to subject '{}' version {} does not exist",
-                reference.name, reference.subject, reference.version
-            ),
-        };
-        let subject = Subject::new(reference.subject.clone()).map_err(|_| invalid())?;
-        let rows = self.rows(&subject).await?;
+        let rows = self.rows(subject).await?;
         let row = match reference.version {
             -1 => rows.iter().rev().find(|r| !r.deleted),
             version => rows.iter().find(|r| r.version == Version(version) && (!must_be_live || !r.deleted)),
         };
         match row {
             Some(row) => self.body(&row.fingerprint).await,
-            None => Err(invalid()),
+            None => Err(missing_reference(reference)),
         }
     }
 
     /// Parses a posted schema (non-empty text) with its references resolved into the body to store.
     pub(super) async fn parse_new(
         &self,
+        context: &Context,
         schema: &NewSchema,
         text: &str,
         validation: Validation,
         normalize: bool,
     ) -> Result<(ParsedSchema, SchemaBody), RegistryError> {
-        let references = self.pin_latest_references(&schema.references).await?;
-        let dependencies = self.dependencies(&references, true).await?;
+        let references = self.pin_latest_references(context, &schema.references).await?;
+        let dependencies = self.dependencies(context, &references, true).await?;
         let parsed =
             self.parse_in_pool(schema.schema_type, text.to_string(), dependencies, validation, normalize).await?;
         let body = SchemaBody {
@@ -219,6 +221,7 @@ impl Registry {
     /// 42201 when the subject has no live version.
     pub(super) async fn pin_latest_references(
         &self,
+        context: &Context,
         references: &[SchemaReference],
     ) -> Result<Vec<SchemaReference>, RegistryError> {
         let mut pinned = Vec::with_capacity(references.len());
@@ -233,7 +236,7 @@ impl Registry {
                     reference.name, reference.subject
                 ),
             };
-            let subject = Subject::new(reference.subject.clone()).map_err(|_| missing())?;
+            let subject = context.referenced_subject(&reference.subject).map_err(|_| missing())?;
             let rows = self.rows(&subject).await?;
             let latest = latest_live(&rows).ok_or_else(missing)?;
             pinned.push(SchemaReference { version: latest.version.0, ..reference.clone() });
@@ -241,9 +244,14 @@ impl Registry {
         Ok(pinned)
     }
 
-    /// Re-parses a stored body leniently with its own dependencies (for compatibility checks).
-    pub(super) async fn parse_stored(&self, body: &SchemaBody) -> Result<ParsedSchema, RegistryError> {
-        let dependencies = self.dependencies(&body.references, false).await?;
+    /// Re-parses a stored body of `context` leniently with its own dependencies (for
+    /// compatibility checks and renderings).
+    pub(super) async fn parse_stored(
+        &self,
+        context: &Context,
+        body: &SchemaBody,
+    ) -> Result<ParsedSchema, RegistryError> {
+        let dependencies = self.dependencies(context, &body.references, false).await?;
         let (schema_type, text, limits) = (body.schema_type, body.schema.clone(), self.settings.limits);
         self.cpu.run(move || parse_stored_now(schema_type, &text, &dependencies, &limits)).await?
     }
@@ -284,6 +292,16 @@ impl Registry {}
 /// The rows visible with or without soft-deleted ones.
 pub(super) fn visible(rows: &[VersionRow], include_deleted: bool) -> impl Iterator<Item = &VersionRow> {
     rows.iter().filter(move |r| include_deleted || !r.deleted)
+}
+
+/// 42201 for a reference whose subject and version name no (live, where required) version.
+fn missing_reference(reference: &SchemaReference) -> RegistryError {
+    RegistryError::InvalidSchema {
+        reason: format!(
+            "Invalid schema: reference {} to subject '{}' version {} does not exist",
+            reference.name, reference.subject, reference.version
+        ),
+    }
 }
 
 /// The highest live row.

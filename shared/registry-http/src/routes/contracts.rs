@@ -25,7 +25,7 @@ pub async fn get_latest_with_metadata(
         .map(|(key, value)| (key.to_string(), value.to_string()))
         .collect();
     let mut record = state.registry.latest_with_metadata(&subject, &filter, query.deleted).await?;
-    apply_format(&state, &mut record.body, query.format.as_deref()).await?;
+    apply_format(&state, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
     json(&SchemaDto::from_record(&record))
 }
 
@@ -41,6 +41,6 @@ pub async fn get_schema_by_guid(
         return Err(ApiError::NotFound);
     }
     let mut found = state.registry.schema_by_guid(&guid).await?;
-    apply_format(&state, &mut found.body, query.format.as_deref()).await?;
+    apply_format(&state, &found.context, &mut found.body, query.format.as_deref()).await?;
     json(&SchemaStringDto::new(&found, None))
 }

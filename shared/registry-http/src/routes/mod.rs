@@ -15,7 +15,7 @@ use crate::extract::{MEDIA_V1, Paging, flag, text};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use registry_auth::Operation;
-use registry_core::SchemaBody;
+use registry_core::{Context, SchemaBody};
 use serde::{Deserialize, Serialize};
 
 /// Handler result: a finished response or an [`ApiError`].
@@ -64,14 +64,16 @@ pub struct FormatQuery {
 /// has one (Avro `resolved`: the referenced types inlined; Protobuf `serialized`: base64
 /// `FileDescriptorProto`, which confluent-kafka's Protobuf deserializer requires). Any other
 /// format leaves the stored text, as Confluent does "for forward compatibility of formats".
+/// References resolve in `context`, the one the schema was read in.
 /// True when the text was replaced.
 pub(crate) async fn apply_format(
     state: &AppState,
+    context: &Context,
     body: &mut SchemaBody,
     format: Option<&str>,
 ) -> Result<bool, ApiError> {
     if let Some(format) = format.filter(|format| !format.is_empty())
-        && let Some(text) = state.registry.formatted(body, format).await?
+        && let Some(text) = state.registry.formatted(context, body, format).await?
     {
         body.schema = text;
         return Ok(true);

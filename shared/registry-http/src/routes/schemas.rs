@@ -136,7 +136,7 @@ pub async fn get_schemas_by_id(
     let id = parse_schema_id(&id)?;
     let context = state.registry.context_for_id(id.0, query.subject.as_deref()).await?;
     let mut found = state.registry.schema_by_id_in(&context, id.0).await?;
-    let rendered = apply_format(&state, &mut found.body, query.format.as_deref()).await?;
+    let rendered = apply_format(&state, &context, &mut found.body, query.format.as_deref()).await?;
     if query.fetch_max_id {
         let max_id = state.registry.max_id_in(&context).await?.map(|max| max.0.max(id.0));
         return json(&SchemaStringDto::new(&found, max_id));
@@ -170,7 +170,7 @@ pub async fn get_only_schema_by_id(
     let id = parse_schema_id(&id)?;
     let context = state.registry.context_for_id(id.0, query.subject.as_deref()).await?;
     let mut found = state.registry.schema_by_id_in(&context, id.0).await?;
-    if apply_format(&state, &mut found.body, query.format.as_deref()).await? {
+    if apply_format(&state, &context, &mut found.body, query.format.as_deref()).await? {
         return raw_schema(found.body.schema);
     }
     cacheable(&found, Representation::SchemaText, &headers, &config, || raw_schema(found.body.schema.clone()))

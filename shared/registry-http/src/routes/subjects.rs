@@ -132,7 +132,7 @@ pub async fn look_up_schema_under_subject(
 ) -> ApiResult {
     let options = LookupOptions { normalize: query.normalize, include_deleted: query.deleted };
     let mut record = state.registry.lookup(&subject, request.into_new_schema()?, options).await?;
-    super::apply_format(&state, &mut record.body, query.format.as_deref()).await?;
+    super::apply_format(&state, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
     json(&SchemaDto::from_record(&record))
 }
 

@@ -38,7 +38,7 @@ pub async fn register_schema(
     permit.require(request.operation(), Some(&subject))?;
     let options = RegisterOptions { normalize: query.normalize };
     let mut record = state.registry.register(&subject, request.into_new_schema()?, options).await?;
-    apply_format(&state, &mut record.body, query.format.as_deref()).await?;
+    apply_format(&state, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
     json(&SchemaDto::registered(&record))
 }
 
@@ -141,7 +141,7 @@ pub async fn get_schema_by_version(
 ) -> ApiResult {
     let selector = parse_version(&version)?;
     let mut record = state.registry.version(&subject, selector, query.deleted).await?;
-    apply_format(&state, &mut record.body, query.format.as_deref()).await?;
+    apply_format(&state, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
     json(&SchemaDto::from_record(&record))
 }
 
@@ -153,7 +153,7 @@ pub async fn get_schema_only(
 ) -> ApiResult {
     let selector = parse_version(&version)?;
     let mut record = state.registry.version(&subject, selector, query.deleted).await?;
-    apply_format(&state, &mut record.body, query.format.as_deref()).await?;
+    apply_format(&state, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
     raw_schema(record.body.schema)
 }
 
