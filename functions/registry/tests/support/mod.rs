@@ -217,15 +217,16 @@ pub fn lines(path: &Path) -> Vec<String> {
 }
 
 /// A memory-backed registry holding what [`seed`] writes in the default context and, in the named
-/// contexts `.a` and `.b`, different schemas under the same IDs (1 and 2 in each): `.a` has a
-/// reference across its own subjects and a mode of its own (READONLY), `.b` a soft-deleted first
+/// contexts `.a` and `.b`, different schemas under the same IDs (1 and 2 in each): `.a` has an
+/// unqualified reference to its own subject and a mode of its own (READONLY), `.b` a soft-deleted first
 /// version and a config of its own (NONE).
 pub async fn contexts_server() -> Server {
     let server = seeded_server().await;
     let base = server.url.as_str();
     let address = register(base, ":.a:address-value", json!({"schema": record("Address", &["street", "city"])})).await;
     let customer = r#"{"type":"record","name":"Customer","namespace":"com.acme","fields":[{"name":"home","type":"com.acme.Address"}]}"#;
-    let refs = json!([{"name": "com.acme.Address", "subject": ":.a:address-value", "version": 1}]);
+    // Unqualified: the reference names `address-value` of its referrer's context `.a`.
+    let refs = json!([{"name": "com.acme.Address", "subject": "address-value", "version": 1}]);
     let orders = register(base, ":.a:orders-value", json!({"schema": customer, "references": refs})).await;
     ok("PUT", &format!("{base}/config/:.b:"), Some(json!({"compatibility": "NONE"}))).await;
     let first = register(base, ":.b:orders-value", json!({"schema": record("Payment", &["amount"])})).await;
