@@ -90,9 +90,9 @@ async fn guid_lookup_follows_deletes_and_re_registration(h: &Harness) {
 
 async fn config_fields_not_implemented_are_refused_not_dropped(h: &Harness) {
     for (path, body, field) in [
-        ("/config", json!({"compatibilityGroup": "major"}), "compatibilityGroup"),
-        ("/config/orders-value", json!({"alias": "orders"}), "alias"),
-        ("/config", json!({"compatibility": "FULL", "validateFields": true}), "validateFields"),
+        ("/config", json!({"compatibilityPolicy": "LOGICAL"}), "compatibilityPolicy"),
+        ("/config/orders-value", json!({"aliasForDeks": "orders"}), "aliasForDeks"),
+        ("/config", json!({"compatibility": "FULL", "validateNewSchemas": true}), "validateNewSchemas"),
         ("/config", json!({"validateRules": true}), "validateRules"),
     ] {
         let message = h.put(path, &body).await.assert_error(422, 42205);
@@ -100,8 +100,8 @@ async fn config_fields_not_implemented_are_refused_not_dropped(h: &Harness) {
     }
     assert_eq!(h.get("/config").await.ok_json(200)["compatibilityLevel"], "BACKWARD", "nothing applied");
     // What the registry does anyway is accepted.
-    let accepted = json!({"compatibility": "FULL", "validateFields": false, "alias": ""});
-    assert_eq!(h.put("/config", &accepted).await.ok_json(200)["compatibility"], "FULL");
+    let accepted = json!({"compatibility": "FULL", "aliasForDeks": ""});
+    assert_eq!(h.put("/config", &accepted).await.ok_json(200), json!({"compatibility": "FULL"}));
 }
 
 /// `PUT /config` merges as Confluent's `ConfigValue.update`: named fields replace, `null` clears,

@@ -3,6 +3,7 @@
 mod access;
 mod compatibility;
 mod concurrency;
+mod config_fields;
 mod config_mode;
 mod content_types;
 mod context_settings;

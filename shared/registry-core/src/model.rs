@@ -322,6 +322,17 @@ pub struct ConfigRecord {
     /// Rule set merged over a registration's own (`overrideRuleSet`), validated, normal form.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub override_rule_set: Option<serde_json::Value>,
+    /// The subject requests at this subject are answered by (`alias`); not inherited from other
+    /// scopes, as Confluent's `mergeConfigs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias: Option<String>,
+    /// The metadata property whose value splits a subject's versions into groups checked only
+    /// against each other (`compatibilityGroup`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compatibility_group: Option<String>,
+    /// Whether registrations are checked against `confluent:reserved` fields (`validateFields`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validate_fields: Option<bool>,
 }
 
 /// A `PUT /config` as Confluent applies it (`ConfigValue.update`): each field the request names
@@ -335,6 +346,9 @@ pub struct ConfigUpdate {
     pub override_metadata: Option<Option<serde_json::Value>>,
     pub default_rule_set: Option<Option<serde_json::Value>>,
     pub override_rule_set: Option<Option<serde_json::Value>>,
+    pub alias: Option<Option<String>>,
+    pub compatibility_group: Option<Option<String>>,
+    pub validate_fields: Option<Option<bool>>,
 }
 
 impl ConfigUpdate {
@@ -348,6 +362,9 @@ impl ConfigUpdate {
             override_metadata: self.override_metadata.unwrap_or(old.override_metadata),
             default_rule_set: self.default_rule_set.unwrap_or(old.default_rule_set),
             override_rule_set: self.override_rule_set.unwrap_or(old.override_rule_set),
+            alias: self.alias.unwrap_or(old.alias),
+            compatibility_group: self.compatibility_group.unwrap_or(old.compatibility_group),
+            validate_fields: self.validate_fields.unwrap_or(old.validate_fields),
         }
     }
 }
@@ -362,6 +379,9 @@ impl ConfigRecord {
             override_metadata: self.override_metadata.or(fallback.override_metadata),
             default_rule_set: self.default_rule_set.or(fallback.default_rule_set),
             override_rule_set: self.override_rule_set.or(fallback.override_rule_set),
+            alias: self.alias,
+            compatibility_group: self.compatibility_group.or(fallback.compatibility_group),
+            validate_fields: self.validate_fields.or(fallback.validate_fields),
         }
     }
 

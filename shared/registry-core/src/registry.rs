@@ -7,6 +7,7 @@
 //! (lookups, listings, by-ID), `delete` (soft/hard deletes), `compatibility` (the check shared by
 //! register and the test endpoint), `config` (config, mode, contexts); `support` holds helpers.
 
+mod alias;
 mod compatibility;
 mod config;
 mod contract_merge;

@@ -204,9 +204,15 @@ impl From<&(Subject, Version)> for SubjectVersionDto {
 #[serde(rename_all = "camelCase")]
 pub struct ConfigDto {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub compatibility_level: Option<CompatibilityLevel>,
+    pub alias: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub normalize: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validate_fields: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compatibility_level: Option<CompatibilityLevel>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compatibility_group: Option<String>,
     #[serde(flatten)]
     pub contracts: ContractConfigDto,
 }
@@ -214,8 +220,11 @@ pub struct ConfigDto {
 impl From<&ConfigRecord> for ConfigDto {
     fn from(record: &ConfigRecord) -> Self {
         ConfigDto {
-            compatibility_level: record.compatibility_level,
+            alias: record.alias.clone(),
             normalize: record.normalize,
+            validate_fields: record.validate_fields,
+            compatibility_level: record.compatibility_level,
+            compatibility_group: record.compatibility_group.clone(),
             contracts: ContractConfigDto::from(record),
         }
     }
@@ -264,6 +273,12 @@ pub struct ConfigUpdateRequest {
     pub default_rule_set: Option<Option<serde_json::Value>>,
     #[serde(default, deserialize_with = "named")]
     pub override_rule_set: Option<Option<serde_json::Value>>,
+    #[serde(default, deserialize_with = "named")]
+    pub alias: Option<Option<String>>,
+    #[serde(default, deserialize_with = "named")]
+    pub compatibility_group: Option<Option<String>>,
+    #[serde(default, deserialize_with = "named")]
+    pub validate_fields: Option<Option<bool>>,
     /// Confluent 8 fields this registry does not implement: refused rather than dropped.
     #[serde(flatten)]
     pub unsupported: UnsupportedConfigFields,
@@ -281,20 +296,14 @@ where
 
 /// The fields of Confluent's `ConfigUpdateRequest` this registry does not implement. A request
 /// that sets one is 422 (42205), never a 200 that silently applies nothing; a value that asks for
-/// what the registry does anyway (`validateFields: false`, an empty alias) is accepted.
+/// what the registry does anyway (an empty `aliasForDeks`) is accepted.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UnsupportedConfigFields {
     #[serde(default)]
-    alias: Option<serde_json::Value>,
-    #[serde(default)]
     alias_for_deks: Option<serde_json::Value>,
     #[serde(default)]
-    compatibility_group: Option<serde_json::Value>,
-    #[serde(default)]
     compatibility_policy: Option<serde_json::Value>,
-    #[serde(default)]
-    validate_fields: Option<serde_json::Value>,
     #[serde(default)]
     validate_new_schemas: Option<serde_json::Value>,
     #[serde(default)]
@@ -310,13 +319,9 @@ impl UnsupportedConfigFields {
             Some(Value::String(text)) => !text.is_empty(),
             Some(_) => true,
         };
-        let enabled = |value: &Option<Value>| matches!(value, Some(Value::Bool(true)));
         [
-            ("alias", asks(&self.alias)),
             ("aliasForDeks", asks(&self.alias_for_deks)),
-            ("compatibilityGroup", asks(&self.compatibility_group)),
             ("compatibilityPolicy", asks(&self.compatibility_policy)),
-            ("validateFields", enabled(&self.validate_fields)),
             ("validateNewSchemas", asks(&self.validate_new_schemas)),
             ("validateRules", asks(&self.validate_rules)),
         ]
@@ -349,6 +354,9 @@ impl ConfigUpdateRequest {
             override_metadata: self.override_metadata,
             default_rule_set: self.default_rule_set,
             override_rule_set: self.override_rule_set,
+            alias: self.alias,
+            compatibility_group: self.compatibility_group,
+            validate_fields: self.validate_fields,
         })
     }
 }

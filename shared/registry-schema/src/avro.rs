@@ -44,6 +44,11 @@ fn parse_own_json(text: &str) -> Result<serde_json::Value, SchemaError> {
 }
 
 impl AvroSchema {
+    /// Whether a record schema has a field `name` (Confluent's `hasTopLevelField`).
+    pub fn has_top_level_field(&self, name: &str) -> bool {
+        matches!(&self.schema, Schema::Record(record) if record.fields.iter().any(|field| field.name == name))
+    }
+
     /// Parses and validates `text` with `dependencies` in scope (see [`crate::ParsedSchema::parse`]).
     ///
     /// Dependencies are parsed first, in order, into one namespace of named types (as Confluent

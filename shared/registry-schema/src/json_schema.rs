@@ -78,6 +78,26 @@ pub struct JsonSchema {
 }
 
 impl JsonSchema {
+    /// Whether the root's `properties` names `name` (Confluent's `hasTopLevelField`).
+    pub fn has_top_level_field(&self, name: &str) -> bool {
+        self.top_level_properties().any(|property| property == name)
+    }
+
+    /// A root property whose name starts with `$$`, which Confluent's strict validation (with
+    /// `validateFields`) refuses.
+    pub fn restricted_property(&self) -> Option<&str> {
+        self.top_level_properties().find(|property| property.starts_with("$$"))
+    }
+
+    fn top_level_properties(&self) -> impl Iterator<Item = &str> {
+        self.document
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|map| map.keys())
+            .map(String::as_str)
+    }
+
     /// Parses and validates `text` with `dependencies` in scope (see [`crate::ParsedSchema::parse`]).
     ///
     /// Fails with [`SchemaError::Parse`] for text that is not JSON, a document that is neither an

@@ -171,6 +171,32 @@ impl ParsedSchema {
         }
     }
 
+    /// Whether the schema's top level has a field `name`: an Avro record's field, a JSON Schema
+    /// root property, a field of a Protobuf top-level message (Confluent's `hasTopLevelField`,
+    /// what `confluent:reserved` fields are checked against).
+    pub fn has_top_level_field(&self, name: &str) -> bool {
+        match self {
+            ParsedSchema::Avro(s) => s.has_top_level_field(name),
+            ParsedSchema::Json(s) => s.has_top_level_field(name),
+            ParsedSchema::Protobuf(s) => s.has_top_level_field(name),
+        }
+    }
+
+    /// What Confluent's strict validation (`validate(true)`, with `validateFields`) refuses beyond
+    /// the normal parse: a JSON Schema root property named with the `$$` prefix.
+    pub fn check_field_names(&self) -> Result<(), SchemaError> {
+        match self {
+            ParsedSchema::Json(s) => match s.restricted_property() {
+                Some(name) => Err(SchemaError::parse(
+                    SchemaType::Json,
+                    format!("#/properties/{name}: Field names cannot start with $$ prefix"),
+                )),
+                None => Ok(()),
+            },
+            ParsedSchema::Avro(_) | ParsedSchema::Protobuf(_) => Ok(()),
+        }
+    }
+
     /// The rendering `?format=` names, when this format has it: `resolved` for Avro (the
     /// referenced types inlined, Java's `Schema.toString()`); for Protobuf `serialized` (base64 of
     /// the `FileDescriptorProto`, what confluent-kafka's deserializers ask for) and

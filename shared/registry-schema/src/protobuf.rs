@@ -47,6 +47,17 @@ pub struct ProtobufSchema {
 }
 
 impl ProtobufSchema {
+    /// Whether a top-level message declares a field `name` outside any oneof (Confluent's
+    /// `hasTopLevelField`, over Wire's `MessageElement.getFields()`: a proto3 `optional` field is
+    /// one of them, a member of a written oneof is not).
+    pub fn has_top_level_field(&self, name: &str) -> bool {
+        self.written
+            .message_type
+            .iter()
+            .flat_map(|message| &message.field)
+            .any(|field| field.name() == name && (field.oneof_index.is_none() || field.proto3_optional()))
+    }
+
     /// Parses and links `text` with `dependencies` in scope (see [`crate::ParsedSchema::parse`]).
     ///
     /// Fails with [`SchemaError::Parse`] carrying the parser's message and its line and column

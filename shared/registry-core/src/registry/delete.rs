@@ -7,6 +7,7 @@
 //! a crash after it leaves the finished state, so a retried request answers as a clean run would.
 
 use super::Registry;
+use super::alias::follow_alias;
 use super::support::{MAX_ATTEMPTS, latest_live, reference_exists, subject_not_found, version_not_found, writable};
 use crate::error::RegistryError;
 use crate::model::{Scope, Subject, Version, VersionRow, VersionSelector};
@@ -25,10 +26,15 @@ impl Registry {
         version: VersionSelector,
         permanent: bool,
     ) -> Result<Version, RegistryError> {
-        let subject = Subject::new(subject)?;
+        let mut subject = Subject::new(subject)?;
+        let mut aliased = false;
         for attempt in 0..MAX_ATTEMPTS {
             let context = self.decision_context(&Scope::Subject(subject.clone())).await?;
             let rows = self.rows(&subject).await?;
+            if let Some(target) = follow_alias(&subject, &rows, &context, &mut aliased)? {
+                subject = target;
+                continue;
+            }
             let row = match version {
                 VersionSelector::Latest => latest_live(&rows),
                 VersionSelector::Number(number) => rows.iter().find(|r| r.version == number),
@@ -83,10 +89,15 @@ impl Registry {
     /// removes the subject's config and mode, and the fingerprint → ID binding of every ID no row
     /// carries any more.
     pub async fn delete_subject(&self, subject: &str, permanent: bool) -> Result<Vec<Version>, RegistryError> {
-        let subject = Subject::new(subject)?;
+        let mut subject = Subject::new(subject)?;
+        let mut aliased = false;
         for attempt in 0..MAX_ATTEMPTS {
             let context = self.decision_context(&Scope::Subject(subject.clone())).await?;
             let rows = self.rows(&subject).await?;
+            if let Some(target) = follow_alias(&subject, &rows, &context, &mut aliased)? {
+                subject = target;
+                continue;
+            }
             if rows.is_empty() {
                 return Err(subject_not_found(&subject));
             }

@@ -168,7 +168,12 @@ impl Registry {
         let Ok(subject) = Subject::new(name) else {
             return Ok(Context::DEFAULT);
         };
-        if self.carries(&subject, id).await? {
+        let (subject, rows) = self.rows_following_alias(subject).await?;
+        if !subject.context().is_default() {
+            // An alias naming a subject of another context.
+            return Ok(subject.context());
+        }
+        if rows.iter().any(|row| row.id == SchemaId(id)) {
             return Ok(Context::DEFAULT);
         }
         for named in self.store.list_contexts().await? {
@@ -330,8 +335,7 @@ impl Registry {
     /// `GET /subjects/{s}/versions`: ascending version numbers visible under `filter`
     /// (live, all, or only soft-deleted). 40401 when none is visible.
     pub async fn version_numbers(&self, subject: &str, filter: DeletedFilter) -> Result<Vec<Version>, RegistryError> {
-        let subject = Subject::new(subject)?;
-        let rows = self.rows(&subject).await?;
+        let (subject, rows) = self.rows_following_alias(Subject::new(subject)?).await?;
         let numbers: Vec<Version> = rows.iter().filter(|r| filter.includes(r.deleted)).map(|r| r.version).collect();
         if numbers.is_empty() {
             return Err(subject_not_found(&subject));

@@ -15,6 +15,7 @@
 //! row is the commit point. A crash after any step leaves a body, a guid entry or an ID binding that
 //! nothing references yet; the retried registration finds and reuses them (each write is idempotent).
 
+use super::alias::follow_alias;
 use super::contract_merge::Contracted;
 use super::support::{MAX_ATTEMPTS, latest_live, not_import, now_ms, read_only};
 use super::usage::Activity;
@@ -103,7 +104,8 @@ impl Registry {
         schema: NewSchema,
         options: RegisterOptions,
     ) -> Result<(SchemaRecord, Registration), RegistryError> {
-        let subject = Subject::new(subject)?;
+        let mut subject = Subject::new(subject)?;
+        let mut aliased = false;
         if schema.schema.as_ref().is_some_and(|s| s.len() > self.settings.max_schema_bytes) {
             return Err(RegistryError::SchemaTooLarge);
         }
@@ -115,6 +117,12 @@ impl Registry {
             let expected = self.expected_bindings(&subject, &schema, options, &mut parsed).await?;
             let context = self.decision_context_for(&Scope::Subject(subject.clone()), &expected).await?;
             let rows = self.rows(&subject).await?;
+            if let Some(target) = follow_alias(&subject, &rows, &context, &mut aliased)? {
+                // References resolve in the target's context: parse again there.
+                subject = target;
+                parsed = Parsed::default();
+                continue;
+            }
             let attempt = Attempt { subject: &subject, schema: &schema, context: &context, rows: &rows };
             let decision = if context.effective_mode() == Mode::Import {
                 self.decide_import(&attempt, &mut parsed).await?
@@ -184,6 +192,11 @@ impl Registry {
         }
         let normalize = options.normalize || effective.normalize;
         let posted = self.posted(subject, &schema, false, normalize, parsed).await?;
+        if let Some((parsed_schema, _)) = &posted
+            && effective.validate_fields
+        {
+            parsed_schema.check_field_names()?;
+        }
         if let Some((_, body)) = &posted
             && let Some(row) = live_match(rows, &body.fingerprint(), explicit_id)
         {
@@ -214,7 +227,7 @@ impl Registry {
             return Err(not_import(subject));
         }
         let previous: Vec<&VersionRow> = rows.iter().rev().filter(|r| !r.deleted).collect();
-        let messages = self.incompatibilities(effective.level, &parsed_schema, &previous).await?;
+        let messages = self.incompatibilities(&effective, &parsed_schema, body.metadata.as_ref(), &previous).await?;
         if !messages.is_empty() {
             self.metrics.record_compatibility_rejection();
             return Err(RegistryError::IncompatibleSchema { subject: subject.to_string(), messages });

@@ -3,7 +3,7 @@
 
 use super::{NewSchema, Registry};
 use crate::error::RegistryError;
-use crate::model::{Context, Mode, SchemaBody, SchemaRecord, Scope, Subject, Version, VersionRow, VersionSelector};
+use crate::model::{Context, Mode, SchemaBody, SchemaRecord, Subject, Version, VersionRow, VersionSelector};
 use crate::store::{LayeredContext, StoreError};
 use registry_schema::{
     CompatibilityLevel, Dependency, Fingerprint, Limits, ParsedSchema, SchemaError, SchemaReference, SchemaType,
@@ -23,10 +23,14 @@ const MAX_BACKOFF: std::time::Duration = std::time::Duration::from_millis(50);
 const MAX_DEPENDENCIES: usize = 10_000;
 
 /// The effective compatibility settings of a subject.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(super) struct Effective {
     pub level: CompatibilityLevel,
     pub normalize: bool,
+    /// Check `confluent:reserved` fields (`validateFields`; off unless configured).
+    pub validate_fields: bool,
+    /// Check only against versions with the new schema's value of this metadata property.
+    pub group: Option<String>,
 }
 
 impl Registry {
@@ -35,15 +39,14 @@ impl Registry {
         Ok(self.store.versions(subject).await?)
     }
 
-    /// The subject named `subject` with every row of it, or 40401 when no row is visible under
-    /// `include_deleted`.
+    /// The subject named `subject` (its alias target when it has no rows) with every row of it,
+    /// or 40401 when no row is visible under `include_deleted`.
     pub(super) async fn visible_subject(
         &self,
         subject: &str,
         include_deleted: bool,
     ) -> Result<(Subject, Vec<VersionRow>), RegistryError> {
-        let subject = Subject::new(subject)?;
-        let rows = self.rows(&subject).await?;
+        let (subject, rows) = self.rows_following_alias(Subject::new(subject)?).await?;
         if visible(&rows, include_deleted).next().is_none() {
             return Err(subject_not_found(&subject));
         }
@@ -86,20 +89,14 @@ impl Registry {
         })
     }
 
-    /// Level and normalize flag in effect for `subject` (the global scope for `None`), resolved
-    /// as [`LayeredContext::merged_config`], then the server default: every layer in one read
-    /// ([`Registry::decision_context`]: the layered context, or the write context, which holds the
-    /// subject's and the global config together).
-    pub(super) async fn effective_config(&self, subject: Option<&Subject>) -> Result<Effective, RegistryError> {
-        Ok(self.effective_of(&self.decision_context(&scope_of(subject)).await?))
-    }
-
     /// Level and normalize flag of a write's context: subject config, then global, then the server default.
     pub(super) fn effective_of(&self, context: &LayeredContext) -> Effective {
         let merged = context.merged_config();
         Effective {
             level: merged.compatibility_level.unwrap_or(self.settings.default_compatibility),
             normalize: merged.normalize.unwrap_or(false),
+            validate_fields: merged.validate_fields.unwrap_or(false),
+            group: merged.compatibility_group,
         }
     }
 
@@ -315,11 +312,6 @@ pub(super) fn selector_text(selector: VersionSelector) -> String {
         VersionSelector::Latest => "-1".to_string(),
         VersionSelector::Number(v) => v.to_string(),
     }
-}
-
-/// The settings scope of `subject`, the global one for `None`.
-fn scope_of(subject: Option<&Subject>) -> Scope {
-    subject.map_or(Scope::Global, |subject| Scope::Subject(subject.clone()))
 }
 
 /// 40401.

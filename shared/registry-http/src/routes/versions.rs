@@ -66,7 +66,15 @@ impl Pages for VersionPages {
                 return Ok(None);
             }
             let size = wanted.clamp(1, VERSIONS_PAGE_SIZE);
-            let rows = self.registry.versions_page(&self.subject, self.after, size).await?;
+            let mut rows = self.registry.versions_page(&self.subject, self.after, size).await?;
+            if rows.is_empty()
+                && self.after.is_none()
+                && let Some(target) = self.registry.alias_of(&self.subject).await?
+            {
+                // A subject without versions of its own lists its alias target's.
+                self.subject = target;
+                rows = self.registry.versions_page(&self.subject, None, size).await?;
+            }
             self.exhausted = rows.len() < size;
             self.after = rows.last().map(|row| row.version);
             let numbers = rows
