@@ -19,7 +19,7 @@ use crate::model::{
     ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, UnassignedRow, Version,
     VersionRow,
 };
-use crate::store::{LayeredContext, Preconditions, SettingChange, Store, StoreResult, WriteContext};
+use crate::store::{LayeredContext, Preconditions, Revision, SettingChange, Store, StoreResult, WriteContext};
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
 use std::sync::{Mutex, MutexGuard};
@@ -275,6 +275,10 @@ impl<S: Store> Store for CachedStore<S> {
 
     async fn write_context_for(&self, scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> StoreResult<WriteContext> {
         self.inner.write_context_for(scope, schemas).await
+    }
+
+    async fn record_live_version(&self, row: &VersionRow, revision: Revision) -> StoreResult<()> {
+        self.inner.record_live_version(row, revision).await
     }
 
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {

@@ -23,6 +23,7 @@ mod recent;
 mod recent_lookups;
 mod register;
 mod register_import;
+mod register_recorded;
 mod support;
 mod usage;
 

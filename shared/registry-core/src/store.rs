@@ -222,6 +222,17 @@ pub trait Store: Send + Sync + Debug {
         self.write_context(scope).await
     }
 
+    /// Records that `row` is its subject's newest live version with its fingerprint, as the rows
+    /// read at `revision` said, for a store answering [`BindingsSeen::live_version`] (a
+    /// registration that found its schema already registered writes it once, so the next one reads
+    /// no rows); written only while the subject's revision is still `revision` (`Conflict`
+    /// otherwise). The caller checked that no soft-deleted row of the subject carries `row`'s ID.
+    /// The default records nothing.
+    async fn record_live_version(&self, row: &VersionRow, revision: Revision) -> StoreResult<()> {
+        let _ = (row, revision);
+        Ok(())
+    }
+
     /// Creates `row` if no row has its (subject, version) and every one of `preconditions` holds,
     /// in one atomic step that also raises the subject's revision; `Conflict` otherwise. The row is
     /// visible to every index (subject listings, rows by ID, referrers) once this returns.

@@ -178,6 +178,7 @@ pub(crate) fn bindings_seen(
         id: id.map(SchemaId),
         guid_bound_to,
         max_id: max_id.map(SchemaId),
+        live_version: None,
     })
 }
 

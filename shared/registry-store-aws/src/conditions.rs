@@ -1,11 +1,12 @@
 //! Write contexts and preconditions (see [`registry_core::Preconditions`]) as DynamoDB items.
 //!
 //! - A subject's revision is the `rev` attribute of its `SUBJECTS/<subject>` index item, which
-//!   every transaction that changes one of its rows already updates (`ADD rev 1` costs nothing
-//!   more); the revision condition sits on that same update.
+//!   every transaction that changes one of its rows already updates (`ADD rev` costs nothing
+//!   more; by 1, or by 2^32 for a write that keeps the subject's live version records true, see
+//!   `live_versions`); the revision condition sits on that same update.
 //! - Config and mode items are compared by their stored `value` (or absence) with ConditionCheck
 //!   items inside the write's transaction: no extra call, one item each.
-//! - A referenced version must be live: a ConditionCheck on its row, and `ADD rev 1` on its
+//! - A referenced version must be live: a ConditionCheck on its row, and `ADD rev` on its
 //!   subject's index item so a delete that read the referrers before conflicts.
 //! - A reused ID's binding `FP#<hex>/ID` must still name it: `ADD uses 1` conditioned on `id`, so a
 //!   hard delete that read the ID's carriers (after reading `uses`) conflicts.
@@ -13,7 +14,8 @@
 //! `layered_write_context` reads the settings items of every scope a decision resolves through
 //! (the subject, its context `:.ctx:`, the registry-wide `:.__GLOBAL:` and the global scope) and
 //! the index item in one BatchGetItem, and with them the bindings of the schema a registration
-//! expects to write; every conditioned write checks each of those settings items.
+//! expects to write and the subject's record of its live version (`live_versions`); every
+//! conditioned write checks each of those settings items.
 
 use crate::AwsStore;
 use crate::assign::{binding_keys, bindings_seen};
@@ -21,6 +23,7 @@ use crate::errors::AwsError;
 use crate::ids::build_error;
 use crate::items::{Item, ItemExt, attr, key, n, s};
 use crate::keys::{self, PK};
+use crate::live_versions::{KEEPING_STEP, trusted_record};
 use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, TransactWriteItem, Update};
 use registry_core::{
     BindingsSeen, Context, Fingerprint, Guid, LayeredContext, Preconditions, Revision, SchemaId, Scope, SettingKind,
@@ -149,8 +152,8 @@ impl AwsStore {
     }
 
     /// The config and mode items at each of `levels`, and for a subject its index item and usage
-    /// marker with the bindings of `schemas` (`assign::binding_keys`), in one strongly consistent
-    /// BatchGetItem.
+    /// marker with the bindings of `schemas` (`assign::binding_keys`) and its records of their live
+    /// versions (`live_versions`), in one strongly consistent BatchGetItem.
     async fn read_decision(
         &self,
         scope: &Scope,
@@ -176,6 +179,9 @@ impl AwsStore {
             (&[][..], Context::DEFAULT)
         };
         for (fingerprint, guid) in schemas {
+            if let Scope::Subject(subject) = scope {
+                wanted.push(crate::live_versions::record_key(subject, fingerprint));
+            }
             for binding in binding_keys(&context, fingerprint, guid) {
                 if !wanted.contains(&binding) {
                     wanted.push(binding);
@@ -206,10 +212,15 @@ impl AwsStore {
             }
             Scope::Global => (Revision(0), None),
         };
-        let bindings = schemas
+        let mut bindings = schemas
             .iter()
             .map(|(fingerprint, guid)| bindings_seen(&found, &context, fingerprint, guid))
             .collect::<Result<Vec<_>, _>>()?;
+        if let Scope::Subject(subject) = scope {
+            for seen in &mut bindings {
+                seen.live_version = trusted_record(&found, subject, &seen.fingerprint, revision)?;
+            }
+        }
         Ok(DecisionRead { revision, seen, bindings, last_used })
     }
 
@@ -275,12 +286,13 @@ impl AwsStore {
             items.push(TransactWriteItem::builder().condition_check(check).build());
             if referenced != subject && !bumped.contains(&referenced) {
                 bumped.push(referenced);
+                // Its rows do not change: a keeping step (see `live_versions`).
                 let bump = Update::builder()
                     .table_name(&self.table)
                     .set_key(Some(key(keys::SUBJECTS_PK, referenced.as_str())))
-                    .update_expression("ADD #rev :one")
+                    .update_expression("ADD #rev :step")
                     .expression_attribute_names("#rev", REVISION)
-                    .expression_attribute_values(":one", n(1))
+                    .expression_attribute_values(":step", n(KEEPING_STEP))
                     .build()
                     .map_err(|e| build_error("Update(referenced subject)", e))?;
                 items.push(TransactWriteItem::builder().update(bump).build());
@@ -328,16 +340,28 @@ impl AwsStore {
         live: i64,
         revision: Option<Revision>,
     ) -> Result<TransactWriteItem, AwsError> {
+        self.subject_update_by(subject, total, live, revision, 1)
+    }
+
+    /// [`AwsStore::subject_update`] raising the revision by `step` (see `live_versions`).
+    pub(crate) fn subject_update_by(
+        &self,
+        subject: &Subject,
+        total: i64,
+        live: i64,
+        revision: Option<Revision>,
+        step: u64,
+    ) -> Result<TransactWriteItem, AwsError> {
         let mut update = Update::builder()
             .table_name(&self.table)
             .set_key(Some(key(keys::SUBJECTS_PK, subject.as_str())))
-            .update_expression("ADD #total :total, #live :live, #rev :one")
+            .update_expression("ADD #total :total, #live :live, #rev :step")
             .expression_attribute_names("#total", attr::TOTAL)
             .expression_attribute_names("#live", attr::LIVE)
             .expression_attribute_names("#rev", REVISION)
             .expression_attribute_values(":total", n(total))
             .expression_attribute_values(":live", n(live))
-            .expression_attribute_values(":one", n(1));
+            .expression_attribute_values(":step", n(step));
         if let Some(condition) = revision_condition(revision) {
             update = update.condition_expression(condition.expression);
             for (name, value) in condition.values {

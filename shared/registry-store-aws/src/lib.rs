@@ -19,6 +19,8 @@
 //!                                              REF#<ver:010>#<subject>   R#<subject>␁<ver:010>    → referring row
 //!                                              CONFIG | MODE             GLOBAL | S#<subject>     value
 //!                                              S#<subject>               USED                     day (last-used marker)
+//!                                              S#<subject>               FP#<sha256 hex>          version, id, ts, epoch (its
+//!                                                                                                 live version, `live_versions`)
 //! ```
 //!
 //! (`␁` is U+0001, below every character a subject may hold, so edges sort by (subject, version).)
@@ -53,6 +55,10 @@
 //!   subject counts (`ADD`), the rows-by-id edge and one referrer edge per referenced version.
 //!   Soft and hard deletes change the row, its counts and its edges in one transaction too;
 //!   batch deletes of several versions are one transaction up to DynamoDB's 100 items.
+//! - A registration's write context (one BatchGetItem) also reads the subject's record of the
+//!   posted schema's live version, written with the version and trusted while the subject's
+//!   revision says no write since could have made it false (see [`live_versions`]): a
+//!   re-registration reads nothing else.
 //! - `GET /schemas/ids/{id}` reads one Query of `ID#<id>` (the `FP` binding and the first edge:
 //!   an edge exists exactly while a row carries the ID) and the body from S3.
 //! - Reads are strongly consistent. No Scan: point calls touch a constant number of items; list
@@ -75,6 +81,7 @@ mod items;
 pub mod keys;
 pub mod ledger;
 mod listing;
+mod live_versions;
 pub mod provision;
 mod requests;
 mod rows;

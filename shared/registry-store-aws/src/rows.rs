@@ -12,6 +12,7 @@ use crate::ids::build_error;
 use crate::ids::fingerprint_binding_key;
 use crate::items::{Item, attr, edge_item, edge_target, fingerprint_of, key, row_from_item, row_item};
 use crate::keys::{self, PK, SK};
+use crate::live_versions::KEEPING_STEP;
 use crate::requests::MAX_BATCH_KEYS;
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem, Update};
 use registry_core::{Context, Fingerprint, Preconditions, SchemaId, Subject, Version, VersionRow};
@@ -232,11 +233,16 @@ impl AwsStore {
         let referenced: BTreeSet<(&str, i32)> =
             row.references.iter().map(|r| (r.subject.as_str(), r.version)).collect();
         let live = if row.deleted { 0 } else { 1 };
-        items.extend([
-            TransactWriteItem::builder().put(self.put_if_absent(row_item(row)?)?).build(),
-            self.subject_update(&row.subject, 1, live, preconditions.revision)?,
-            self.put_edge(keys::id_pk(&row.subject.context(), row.id), row)?,
-        ]);
+        items.push(TransactWriteItem::builder().put(self.put_if_absent(row_item(row)?)?).build());
+        match preconditions.revision.filter(|_| preconditions.sole_live_fingerprint && !row.deleted) {
+            // Every other record of the subject stays true, and this row's is written: keeping.
+            Some(revision) => items.extend([
+                self.subject_update_by(&row.subject, 1, live, Some(revision), KEEPING_STEP)?,
+                self.record_put(row, revision)?,
+            ]),
+            None => items.push(self.subject_update(&row.subject, 1, live, preconditions.revision)?),
+        }
+        items.push(self.put_edge(keys::id_pk(&row.subject.context(), row.id), row)?);
         for (subject, version) in &referenced {
             items.push(self.put_edge(keys::referenced_pk(subject, *version), row)?);
         }

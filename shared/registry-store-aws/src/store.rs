@@ -5,8 +5,8 @@ use crate::AwsStore;
 use crate::blobs;
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, Context, DeletedFilter, Fingerprint, Guid, LayeredContext, Mode, Preconditions, SchemaBody, SchemaId,
-    Scope, SettingChange, Store, StoreResult, Subject, UnassignedRow, Version, VersionRow, WriteContext,
+    ConfigRecord, Context, DeletedFilter, Fingerprint, Guid, LayeredContext, Mode, Preconditions, Revision, SchemaBody,
+    SchemaId, Scope, SettingChange, Store, StoreResult, Subject, UnassignedRow, Version, VersionRow, WriteContext,
 };
 
 #[async_trait]
@@ -98,6 +98,10 @@ impl Store for AwsStore {
         schemas: &[(Fingerprint, Guid)],
     ) -> StoreResult<Option<LayeredContext>> {
         Ok(Some(self.read_layered_context(scope, schemas).await?))
+    }
+
+    async fn record_live_version(&self, row: &VersionRow, revision: Revision) -> StoreResult<()> {
+        Ok(self.write_live_version(row, revision).await?)
     }
 
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {

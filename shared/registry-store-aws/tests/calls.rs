@@ -3,7 +3,7 @@
 
 mod support;
 
-use registry_core::{Context, Guid, SchemaBody, SchemaId, Store, Subject, UnassignedRow, Version};
+use registry_core::{Context, Guid, SchemaBody, SchemaId, Store, Subject, UnassignedRow, Version, VersionRow};
 use registry_store_aws::AwsStore;
 use support::{body, row, subject, with_store};
 
@@ -267,15 +267,83 @@ async fn registry_calls_per_operation_on_a_cold_instance() {
         // binding, guid and the counter, Query rows, S3 PutObject body, S3 PutObject ledger claim,
         // TransactWriteItems (row, ID, guid); no usage marker (the new row's time is the activity
         // `registry prune` reads).
-        // Re-register: the same BatchGetItem (its guid item answers the index repair check), Query
-        // rows; the answer's body is the posted one (same fingerprint), and the newest version was
-        // registered today, so no usage marker.
+        // Re-register: the same BatchGetItem, which also reads the subject's record of the posted
+        // schema's live version (written with the version, trusted at the subject's revision read
+        // with it) and its guid item (the index repair check): no rows read; the answer's body is
+        // the posted one (same fingerprint), and the version was registered today, so no usage marker.
         // Lookup: Query rows, BatchGetItem of the subject and global config (normalize); no body read,
         // no marker, as above.
         // Get by id: Query of the ID's partition, S3 GetObject; get by guid: GetItem guid (it
         // carries the ID while a row does), S3 GetObject. Warm, both answer from memory (the body
         // is immutable; the ID's carriers are trusted for the answer-memory TTL, as by ID).
-        assert_eq!((few, few_warm), ([5, 2, 2, 2, 2], [0, 0]));
+        assert_eq!((few, few_warm), ([5, 1, 2, 2, 2], [0, 0]));
+    })
+    .await;
+}
+
+/// Re-registration (through the registry, cold instance each time) with its answer and calls.
+async fn reregister(store: &AwsStore, subject: &str, text: &str) -> (u64, registry_core::SchemaRecord) {
+    let (calls, again) =
+        count(store, cold_instance(store).register(subject, avro(text), registry_core::RegisterOptions::default()))
+            .await;
+    (calls, again.unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// A table written before subjects recorded their live versions (rows and bindings only, the
+/// revision raised by 1 per write) answers re-registrations from the rows, records what they
+/// said once, and from then on answers them in one call.
+#[tokio::test]
+async fn a_table_without_live_version_records_upgrades_in_place() {
+    with_store(|store, _| async move {
+        let text = "{\"type\":\"fixed\",\"name\":\"Before\",\"size\":5}";
+        let schema = body(text);
+        let fp = schema.fingerprint();
+        store.put_body(&fp, &schema).await.unwrap_or_else(|e| panic!("{e}"));
+        store.bind_guid(&Guid::of(&schema), &fp).await.unwrap_or_else(|e| panic!("{e}"));
+        let id = store.allocate_id(&fp).await.unwrap_or_else(|e| panic!("{e}"));
+        let bound = registry_core::Preconditions { binding: Some((fp, id)), ..Default::default() };
+        let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        let now_ms = i64::try_from(since_epoch.map(|d| d.as_millis()).unwrap_or(0)).unwrap_or(i64::MAX);
+        let old = VersionRow { registered_at_ms: now_ms, ..row("before-value", 1, id.0, fp) };
+        store.create_version(&old, &bound).await.unwrap_or_else(|e| panic!("{e}"));
+        let (first, found) = reregister(&store, "before-value", text).await;
+        assert_eq!((found.id, found.version), (id, Version(1)));
+        let (second, found) = reregister(&store, "before-value", text).await;
+        assert_eq!((found.id, found.version), (id, Version(1)));
+        println!("re-register on a subject written without live version records: first {first} calls, then {second}");
+        // BatchGetItem (no record), Query rows, TransactWriteItems (the record, under the revision
+        // read); then the BatchGetItem alone.
+        assert_eq!([first, second], [3, 1]);
+    })
+    .await;
+}
+
+/// A soft delete (as every write that does not keep the records: hard deletes, IMPORT, the admin
+/// tools, older code) leaves the subject's records untrusted: the schema registers again as a new
+/// version, from the rows, and that one is answered in one call once recorded.
+#[tokio::test]
+async fn a_record_is_not_trusted_after_a_delete() {
+    use registry_core::VersionSelector;
+    with_store(|store, _| async move {
+        let text = "{\"type\":\"fixed\",\"name\":\"Deleted\",\"size\":6}";
+        let (_, first) = reregister(&store, "deleted-value", text).await;
+        let (calls, again) = reregister(&store, "deleted-value", text).await;
+        assert_eq!((calls, again.version), (1, first.version));
+        let deleter = cold_instance(&store);
+        let deleted = deleter.delete_version("deleted-value", VersionSelector::Number(first.version), false).await;
+        deleted.unwrap_or_else(|e| panic!("{e}"));
+        let (_, reborn) = reregister(&store, "deleted-value", text).await;
+        assert_eq!((reborn.id, reborn.version), (first.id, Version(2)), "a new version, the schema's ID");
+        let rows = store.versions(&subject("deleted-value")).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(rows.iter().map(|r| (r.version.0, r.deleted)).collect::<Vec<_>>(), [(2, false)], "version 1 purged");
+        let (from_rows, found) = reregister(&store, "deleted-value", text).await;
+        assert_eq!(found.version, Version(2));
+        let (recorded, found) = reregister(&store, "deleted-value", text).await;
+        assert_eq!(found.version, Version(2));
+        println!(
+            "re-register after a delete and a new version: {from_rows} calls (rows, then the record), then {recorded}"
+        );
+        assert_eq!([from_rows, recorded], [3, 1]);
     })
     .await;
 }

@@ -17,6 +17,7 @@
 
 use super::alias::follow_alias;
 use super::contract_merge::Contracted;
+use super::register_recorded::sole_live_fingerprint;
 use super::support::{MAX_ATTEMPTS, latest_live, not_import, now_ms, read_only};
 use super::usage::Activity;
 use super::{NewSchema, RegisterOptions, Registry};
@@ -116,6 +117,9 @@ impl Registry {
         for round in 0..MAX_ATTEMPTS {
             let expected = self.expected_bindings(&subject, &schema, options, &mut parsed).await?;
             let context = self.decision_context_for(&Scope::Subject(subject.clone()), &expected).await?;
+            if let Some(found) = self.registered_already(&subject, &schema, options, &context, &mut parsed).await? {
+                return Ok(found);
+            }
             let rows = self.rows(&subject).await?;
             if let Some(target) = follow_alias(&subject, &rows, &context, &mut aliased)? {
                 // References resolve in the target's context: parse again there.
@@ -134,6 +138,7 @@ impl Registry {
                     // Finishes the purge of a registration that crashed right after its commit.
                     self.purge_superseded(&rows, row).await?;
                     let found = self.existing(row, body, &context).await?;
+                    self.record_live_version(&rows, row, &context).await;
                     let newest_ms = rows.last().map(|newest| newest.registered_at_ms);
                     self.note_use(&subject, Activity { newest_ms, marked: context.last_used }).await;
                     return Ok(found);
@@ -243,6 +248,8 @@ impl Registry {
             preconditions.live_rows = referenced_rows(subject, &body)?;
         }
         preconditions.bindings_seen = context.bindings.iter().find(|seen| seen.fingerprint == fingerprint).cloned();
+        let id = explicit_id.map(Some).or_else(|| preconditions.bindings_seen.as_ref().map(|seen| seen.id));
+        preconditions.sole_live_fingerprint = sole_live_fingerprint(rows, &fingerprint, id);
         if let Some(id) = explicit_id {
             // Checked above to be the fingerprint's ID: it must still be when the row commits.
             self.stage(&body, &fingerprint).await?;
@@ -364,7 +371,7 @@ impl Registry {
     /// its guid index entry when missing (data registered before the index existed): known from
     /// the write context's bindings when the store read them, else one point read (cached once
     /// present), and only when absent one create-if-absent write.
-    async fn existing(
+    pub(super) async fn existing(
         &self,
         row: &VersionRow,
         body: SchemaBody,

@@ -8,7 +8,7 @@
 //! transaction, one lock). A failed condition is `Conflict`: the registry reads again and decides
 //! again, so every acknowledged write is ordered after every write it could have missed.
 
-use crate::model::{ConfigRecord, Guid, Mode, SchemaId, Scope, Subject, Version};
+use crate::model::{ConfigRecord, Guid, Mode, SchemaId, Scope, Subject, Version, VersionRow};
 use registry_schema::Fingerprint;
 
 /// A subject's write revision. Every write that creates, soft-deletes or removes one of the
@@ -86,6 +86,11 @@ pub struct BindingsSeen {
     pub guid_bound_to: Option<Fingerprint>,
     /// The greatest ID allocated in the subject's context (the counter).
     pub max_id: Option<SchemaId>,
+    /// The subject's newest live version with `fingerprint`, where the store keeps a record of it
+    /// that it trusts without reading the rows (a re-registration's answer in the call it makes
+    /// anyway; its `references` may be left empty: they are the body's); `None` when it has none:
+    /// only the rows say.
+    pub live_version: Option<VersionRow>,
 }
 
 impl WriteContext {
@@ -264,4 +269,9 @@ pub struct Preconditions {
     /// [`crate::Store::create_version_assigning_id`] may use instead of reading them again (its
     /// write is conditioned on what it used, so a stale snapshot only conflicts).
     pub bindings_seen: Option<BindingsSeen>,
+    /// Not a condition: the decision read every row of the subject at `revision` and the new row
+    /// is then the subject's only live row with its fingerprint and supersedes no soft-deleted row
+    /// (none carries its ID). A store keeping [`BindingsSeen::live_version`] records may write the
+    /// new row's with it (committed only under `revision`).
+    pub sole_live_fingerprint: bool,
 }

@@ -6,7 +6,8 @@ use crate::model::{
     VersionRow,
 };
 use crate::store::{
-    LayeredContext, Preconditions, SettingChange, SettingKind, Store, StoreResult, WriteContext, assign_id_in_steps,
+    LayeredContext, Preconditions, Revision, SettingChange, SettingKind, Store, StoreResult, WriteContext,
+    assign_id_in_steps,
 };
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
@@ -60,6 +61,8 @@ pub enum StoreCall {
     DeleteMode,
     LastUsed,
     MarkUsed,
+    /// [`Store::record_live_version`].
+    RecordLiveVersion,
     WriteSetting {
         kind: SettingKind,
     },
@@ -86,6 +89,7 @@ impl StoreCall {
                 | Self::PutMode
                 | Self::DeleteMode
                 | Self::MarkUsed
+                | Self::RecordLiveVersion
                 | Self::WriteSetting { .. }
         )
     }
@@ -228,6 +232,7 @@ forward_after_hook! {
     delete_mode(scope: &Scope) -> Option<Mode> => StoreCall::DeleteMode;
     last_used(subject: &Subject) -> Option<u32> => StoreCall::LastUsed;
     mark_used(subject: &Subject, day: u32) -> () => StoreCall::MarkUsed;
+    record_live_version(row: &VersionRow, revision: Revision) -> () => StoreCall::RecordLiveVersion;
     @hand_written {
         async fn create_version_assigning_id(
             &self,
