@@ -328,7 +328,6 @@ fn subject_label(subject: Option<&Subject>) -> &str {
     subject.map_or("__GLOBAL", Subject::as_str)
 }
 
-/// 42205 `Subject X in context . is in read-only mode`.
 /// 42205 when the effective mode read in `context` (for `subject`, or the registry for `None`) is
 /// read-only. Writes check it on the context their commit is conditioned on.
 pub(super) fn writable(context: &LayeredContext, subject: Option<&Subject>) -> Result<(), RegistryError> {
@@ -339,19 +338,25 @@ pub(super) fn writable(context: &LayeredContext, subject: Option<&Subject>) -> R
 }
 
 pub(super) fn read_only(subject: Option<&Subject>) -> RegistryError {
-    let message = format!("Subject {} in context . is in read-only mode", subject_label(subject));
+    let context = subject.map_or(Context::DEFAULT, Subject::context);
+    let message = format!("Subject {} in context {context} is in read-only mode", subject_label(subject));
     RegistryError::OperationNotPermitted { message }
 }
 
-/// 42205 `Subject X in context . is not in import mode`.
+/// 42205 `Subject X in context C is not in import mode` (C the subject's context, as Confluent's
+/// `QualifiedSubject.qualifiedContextFor`).
 pub(super) fn not_import(subject: &Subject) -> RegistryError {
-    RegistryError::OperationNotPermitted { message: format!("Subject {subject} in context . is not in import mode") }
+    let context = subject.context();
+    RegistryError::OperationNotPermitted {
+        message: format!("Subject {subject} in context {context} is not in import mode"),
+    }
 }
 
-/// 42205 `Subject X in context . is not in read-write mode`.
+/// 42205 `Subject X in context C is not in read-write mode`.
 pub(super) fn not_read_write(subject: &Subject) -> RegistryError {
+    let context = subject.context();
     RegistryError::OperationNotPermitted {
-        message: format!("Subject {subject} in context . is not in read-write mode"),
+        message: format!("Subject {subject} in context {context} is not in read-write mode"),
     }
 }
 

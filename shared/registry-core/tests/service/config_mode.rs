@@ -80,6 +80,18 @@ async fn read_only_refuses_new_schemas_but_answers_existing_ones() {
 }
 
 #[tokio::test]
+async fn mode_refusals_name_the_subjects_own_context() {
+    let r = registry();
+    reg(&r, ":.team-a:s", &rec("R", &[("a", "int")])).await;
+    ok(r.set_mode(&scope(":.team-a:s"), Mode::ReadOnly, false).await);
+    let e = reg_err(&r, ":.team-a:s", avro(&rec_defaults("R", &[], &["x"]))).await;
+    assert_eq!(e.to_string(), "Subject :.team-a:s in context .team-a is in read-only mode");
+    let explicit = NewSchema { id: Some(100), ..avro(&rec("R2", &[("a", "int")])) };
+    let e = reg_err(&r, ":.team-a:t", explicit).await;
+    assert_eq!(e.to_string(), "Subject :.team-a:t in context .team-a is not in import mode");
+}
+
+#[tokio::test]
 async fn global_read_only_override_beats_a_subject_mode() {
     let r = registry();
     ok(r.set_mode(&scope("s"), Mode::ReadWrite, false).await);
