@@ -162,7 +162,28 @@ async fn an_unqualified_reference_resolves_in_the_referrers_context(h: &Harness)
     h.register_raw(":.a:user3", &json!({"schema": user, "references": missing})).await.assert_error(422, 42201);
 }
 
+/// `GET /schemas/guids/{guid}` finds a schema only named contexts hold, while any of them holds it.
+async fn a_guid_resolves_while_a_named_context_holds_its_schema(h: &Harness) {
+    h.register(":.b:pad", &distinct(1)).await;
+    h.register(":.b:s", &user_v1()).await;
+    let registered = h.register_raw(":.c:s", &json!({"schema": user_v1()})).await.ok_json(200);
+    let path = format!("/schemas/guids/{}", registered["guid"].as_str().unwrap_or_default());
+    assert_eq!(h.get(&path).await.ok_json(200)["schema"], json!(user_v1()));
+    for (subject, left) in [(":.b:s", true), (":.c:s", false)] {
+        h.delete_subject(subject, false).await.ok_json(200);
+        h.delete_subject(subject, true).await.ok_json(200);
+        let answer = h.get(&path).await;
+        match left {
+            true => assert_eq!(answer.ok_json(200)["schema"], json!(user_v1()), "still in .c"),
+            false => {
+                answer.assert_error(404, 40403);
+            }
+        }
+    }
+}
+
 api_tests::api_cases!(
+    a_guid_resolves_while_a_named_context_holds_its_schema,
     an_unqualified_reference_resolves_in_the_referrers_context,
     a_reference_may_name_a_subject_of_another_context,
     a_context_base_url_qualifies_every_subject,

@@ -19,7 +19,9 @@ use crate::model::{
     ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, UnassignedRow, Version,
     VersionRow,
 };
-use crate::store::{LayeredContext, Preconditions, Revision, SettingChange, Store, StoreResult, WriteContext};
+use crate::store::{
+    GuidCarried, LayeredContext, Preconditions, Revision, SettingChange, Store, StoreResult, WriteContext,
+};
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
 use std::sync::{Mutex, MutexGuard};
@@ -230,12 +232,12 @@ impl<S: Store> Store for CachedStore<S> {
 
     /// Whether a row carries the ID may change (a hard delete), so it is always asked; the guid's
     /// fingerprint and the ID's fingerprint in a positive answer are immutable and cached.
-    async fn carried_id_for_guid(&self, guid: &Guid) -> StoreResult<Option<(Fingerprint, SchemaId)>> {
+    async fn carried_id_for_guid(&self, guid: &Guid) -> StoreResult<Option<GuidCarried>> {
         let carried = self.inner.carried_id_for_guid(guid).await?;
-        if let Some((fingerprint, id)) = carried {
+        if let Some(found) = &carried {
             let mut cache = self.cache();
-            cache.put(Key::FingerprintOfGuid(*guid), Value::Fingerprint(fingerprint));
-            cache.put(Key::FingerprintOf(Context::DEFAULT, id), Value::Fingerprint(fingerprint));
+            cache.put(Key::FingerprintOfGuid(*guid), Value::Fingerprint(found.fingerprint));
+            cache.put(Key::FingerprintOf(found.context.clone(), found.id), Value::Fingerprint(found.fingerprint));
         }
         Ok(carried)
     }

@@ -35,7 +35,7 @@ pub use registry::{
 pub use registry_schema::compat::Rules;
 pub use registry_schema::{CompatibilityLevel, Fingerprint, Limits, SchemaReference, SchemaType};
 pub use store::{
-    BindingsSeen, LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingSeen, SettingsAt, Store,
-    StoreError, StoreResult, WriteContext,
+    BindingsSeen, GuidCarried, LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingSeen,
+    SettingsAt, Store, StoreError, StoreResult, WriteContext, carried_in_contexts,
 };
 pub use subject_scope::SubjectScope;

@@ -160,15 +160,16 @@ pub trait Store: Send + Sync + Debug {
     /// once present, so callers may cache a `Some` forever.
     async fn fingerprint_for_guid(&self, guid: &Guid) -> StoreResult<Option<Fingerprint>>;
 
-    /// The fingerprint bound to `guid` and the ID that fingerprint is bound to now in the default
-    /// context, while some row (live or soft-deleted) carries that ID; `None` otherwise. What `GET /schemas/guids/{guid}`
-    /// needs before it reads the body: one read where the backend can (DynamoDB: the guid item,
-    /// which carries the ID while a row registered through [`Store::create_version_assigning_id`]
-    /// carries it).
-    async fn carried_id_for_guid(&self, guid: &Guid) -> StoreResult<Option<(Fingerprint, SchemaId)>> {
+    /// The fingerprint bound to `guid` and the ID that fingerprint is bound to now in a context
+    /// where some row (live or soft-deleted) carries that ID: the default context's, else the
+    /// first listed named context's (Confluent's `getIdUsingContexts`); `None` otherwise. What
+    /// `GET /schemas/guids/{guid}` needs before it reads the body: one read where the backend can
+    /// (DynamoDB: the guid item, which carries each context's ID while a row registered through
+    /// [`Store::create_version_assigning_id`] carries it). The default reads the guid's binding
+    /// and looks in each context ([`carried_in_contexts`]).
+    async fn carried_id_for_guid(&self, guid: &Guid) -> StoreResult<Option<GuidCarried>> {
         let Some(fingerprint) = self.fingerprint_for_guid(guid).await? else { return Ok(None) };
-        let Some(id) = self.id_for_fingerprint(&fingerprint).await? else { return Ok(None) };
-        Ok(self.fingerprint_for_carried_id(id).await?.map(|_| (fingerprint, id)))
+        carried_in_contexts(self, fingerprint).await
     }
 
     // --- subject versions ------------------------------------------------------------------
@@ -390,6 +391,39 @@ pub trait Store: Send + Sync + Debug {
     fn cache_stats(&self) -> Option<crate::CacheStats> {
         None
     }
+}
+
+/// Where `GET /schemas/guids/{guid}` finds its schema ([`Store::carried_id_for_guid`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuidCarried {
+    /// The fingerprint the guid is bound to.
+    pub fingerprint: Fingerprint,
+    /// The context whose rows carry `id`.
+    pub context: Context,
+    /// The ID `fingerprint` is bound to in `context`.
+    pub id: SchemaId,
+}
+
+/// The ID `fingerprint` is bound to where a row carries it: in the default context, else in each
+/// listed named context in turn (point reads per context, never a scan).
+pub async fn carried_in_contexts<S: Store + ?Sized>(
+    store: &S,
+    fingerprint: Fingerprint,
+) -> StoreResult<Option<GuidCarried>> {
+    let carried_in = |context: Context| async move {
+        let Some(id) = store.id_for_fingerprint_in(&context, &fingerprint).await? else { return Ok(None) };
+        let carried = store.fingerprint_for_carried_id_in(&context, id).await?;
+        Ok::<_, StoreError>(carried.map(|_| GuidCarried { fingerprint, context, id }))
+    };
+    if let Some(found) = carried_in(Context::DEFAULT).await? {
+        return Ok(Some(found));
+    }
+    for context in store.list_contexts().await? {
+        if let Some(found) = carried_in(context).await? {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
 }
 
 /// [`Store::create_version_assigning_id`] as separate calls on `store`: bind the guid, find or

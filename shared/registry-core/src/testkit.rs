@@ -35,11 +35,12 @@ pub use race::{
 pub use scoped::scoped_listings_page_inside_the_scope;
 pub use store_cases::{
     allocate_id_is_unique_and_binds_both_ways, bind_guid_first_binding_wins, bind_id_rules_and_counter, config_crud,
-    create_version_is_create_if_absent, delete_version_is_idempotent, guid_resolves_to_the_carried_id,
-    hard_delete_unbinds_the_schema_not_the_id, hard_delete_versions_removes_rows_and_settings,
-    layered_write_context_reads_every_level, list_subjects_paging_and_filters, mode_crud, put_body_is_idempotent,
-    referrers_index, rows_with_id_index, set_version_deleted_rules, soft_delete_versions_is_all_or_nothing,
-    usage_marker_moves_forward_only, versions_page_pages_one_subject,
+    create_version_is_create_if_absent, delete_version_is_idempotent, guid_resolves_in_named_contexts,
+    guid_resolves_to_the_carried_id, hard_delete_unbinds_the_schema_not_the_id,
+    hard_delete_versions_removes_rows_and_settings, layered_write_context_reads_every_level,
+    list_subjects_paging_and_filters, mode_crud, put_body_is_idempotent, referrers_index, rows_with_id_index,
+    set_version_deleted_rules, soft_delete_versions_is_all_or_nothing, usage_marker_moves_forward_only,
+    versions_page_pages_one_subject,
 };
 
 use crate::model::{SchemaBody, SchemaId, Subject, Version, VersionRow};
@@ -66,6 +67,7 @@ pub async fn store_cases(store: &dyn Store) {
     hard_delete_unbinds_the_schema_not_the_id(store).await;
     bind_guid_first_binding_wins(store).await;
     guid_resolves_to_the_carried_id(store).await;
+    guid_resolves_in_named_contexts(store).await;
     create_version_is_create_if_absent(store).await;
     versions_page_pages_one_subject(store).await;
     set_version_deleted_rules(store).await;

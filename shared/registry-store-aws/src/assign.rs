@@ -14,13 +14,15 @@
 //!   whole transaction (`Conflict`: the registry reads again); the claimed ID is then an unused gap.
 //!
 //! The guid item: unless it is bound to another fingerprint (then it is left as it is), the same
-//! transaction binds it to the fingerprint and sets its `id` to the row's ID (conditioned on being
-//! absent or bound to this fingerprint), and records the guid on the fingerprint binding. So a guid
-//! item's `id` names the ID its fingerprint is bound to while a row carries it: it is set only with
-//! a carrier, and every write that removes the binding or may remove the last carrier removes it in
-//! the same transaction (`batch.rs`, `rows.rs`, found through the binding's `guid`). `GET
-//! /schemas/guids/{guid}` then reads the guid item alone ([`AwsStore::read_carried_id_for_guid`]);
-//! items without `id` (written before, or by `bind_guid`) take the three reads they always took.
+//! transaction binds it to the fingerprint and sets its ID attribute of the row's context (`id`
+//! for the default context, `id:<context>` for a named one: [`keys::guid_id_attribute`]) to the
+//! row's ID (conditioned on being absent or bound to this fingerprint), and records the guid on
+//! the context's fingerprint binding. So each of a guid item's ID attributes names the ID its
+//! fingerprint is bound to in that context while a row of it carries it: it is set only with a
+//! carrier, and every write that removes the binding or may remove the last carrier removes it
+//! in the same transaction (`batch.rs`, `rows.rs`, found through the binding's `guid`). `GET
+//! /schemas/guids/{guid}` then reads the guid item alone ([`AwsStore::read_guid_item`]); items
+//! without any (written before, or by `bind_guid`) take the point reads they always took.
 //!
 //! A crash before the transaction leaves at most a ledger claim; the transaction commits the row
 //! and every binding it needs together, or nothing.
@@ -59,15 +61,9 @@ impl AwsStore {
             None => self.read_bindings(&row.subject.context(), fingerprint, guid).await?,
         };
         let context = &row.subject.context();
-        // The guid item carries the default context's ID only (one guid across contexts): a row of a
-        // named context binds an absent guid to its fingerprint and leaves the ID to the default.
-        let carries = (context.is_default() && found.guid_bound_to.is_none_or(|b| b == *fingerprint)).then_some(guid);
-        let binds = (!context.is_default() && found.guid_bound_to.is_none()).then_some(guid);
-        let guid_write = |id: SchemaId| match (carries, binds) {
-            (Some(guid), _) => self.guid_item(guid, fingerprint, Some(id)).map(Some),
-            (None, Some(guid)) => self.guid_item(guid, fingerprint, None).map(Some),
-            (None, None) => Ok(None),
-        };
+        // One guid across contexts: its item carries each context's ID under its own attribute.
+        let carries = found.guid_bound_to.is_none_or(|b| b == *fingerprint).then_some(guid);
+        let guid_write = |id: SchemaId| carries.map(|guid| self.guid_item(guid, fingerprint, context, id)).transpose();
         if let Some(id) = found.id {
             let mut items = vec![self.binding_use(context, fingerprint, id, carries)?];
             items.extend(guid_write(id)?);
@@ -100,41 +96,44 @@ impl AwsStore {
         Ok(bindings_seen(&items, context, fingerprint, guid)?.into())
     }
 
-    /// Binds `guid` to `fingerprint` and, with `id`, gives it `id`, conditioned on the guid being
-    /// unbound or bound to `fingerprint` already (a concurrent binding to another one conflicts).
+    /// Binds `guid` to `fingerprint` and gives it `id` as `context`'s ID, conditioned on the guid
+    /// being unbound or bound to `fingerprint` already (a concurrent binding to another one conflicts).
     fn guid_item(
         &self,
         guid: &Guid,
         fingerprint: &Fingerprint,
-        id: Option<SchemaId>,
+        context: &Context,
+        id: SchemaId,
     ) -> Result<TransactWriteItem, AwsError> {
         let update = Update::builder()
             .table_name(&self.table)
             .set_key(Some(key(keys::guid_pk(guid), keys::GUID_BINDING_SK)))
             .condition_expression("attribute_not_exists(#pk) OR #fp = :fp")
+            .update_expression("SET #fp = :fp, #id = :id")
             .expression_attribute_names("#pk", PK)
             .expression_attribute_names("#fp", attr::FINGERPRINT)
-            .expression_attribute_values(":fp", s(fingerprint.to_hex()));
-        let update = match id {
-            Some(id) => update
-                .update_expression("SET #fp = :fp, #id = :id")
-                .expression_attribute_names("#id", attr::ID)
-                .expression_attribute_values(":id", n(id.0)),
-            None => update.update_expression("SET #fp = :fp"),
-        };
-        let update = update.build().map_err(|e| build_error("Update(guid)", e))?;
+            .expression_attribute_names("#id", keys::guid_id_attribute(context))
+            .expression_attribute_values(":fp", s(fingerprint.to_hex()))
+            .expression_attribute_values(":id", n(id.0))
+            .build()
+            .map_err(|e| build_error("Update(guid)", e))?;
         Ok(TransactWriteItem::builder().update(update).build())
     }
 
-    /// Removes the `id` of the guid item whose hex the fingerprint binding `binding` names, if it
-    /// names one: never fails (removing it only sends `GET /schemas/guids` the longer way).
-    pub(crate) fn guid_id_removal(&self, binding: &Item) -> Result<Option<TransactWriteItem>, AwsError> {
+    /// Removes `context`'s ID from the guid item whose hex the fingerprint binding `binding` (of
+    /// that context) names, if it names one: never fails (removing it only sends `GET
+    /// /schemas/guids` the longer way).
+    pub(crate) fn guid_id_removal(
+        &self,
+        context: &Context,
+        binding: &Item,
+    ) -> Result<Option<TransactWriteItem>, AwsError> {
         let Some(hex) = binding.get(attr::GUID).and_then(|v| v.as_s().ok()) else { return Ok(None) };
         let update = Update::builder()
             .table_name(&self.table)
             .set_key(Some(key(keys::guid_pk_of_hex(hex), keys::GUID_BINDING_SK)))
             .update_expression("REMOVE #id")
-            .expression_attribute_names("#id", attr::ID)
+            .expression_attribute_names("#id", keys::guid_id_attribute(context))
             .build()
             .map_err(|e| build_error("Update(guid id)", e))?;
         Ok(Some(TransactWriteItem::builder().update(update).build()))

@@ -119,7 +119,7 @@ impl AwsStore {
             let kept = carriers.len() > doomed_with_id
                 || carriers.iter().any(|c| &c.subject != subject || !doomed.iter().any(|d| d.version == c.version));
             if !kept {
-                let guid_id_removal = self.guid_id_removal(&binding)?;
+                let guid_id_removal = self.guid_id_removal(context, &binding)?;
                 orphans.push(Orphan { fingerprint: row.fingerprint, id: row.id, uses, guid_id_removal });
             }
         }

@@ -1,12 +1,13 @@
-//! The guid index: `GUID#<md5 hex>/FP {fingerprint, id?}`, one item per guid, created once and
-//! never rebound or deleted (see [`registry_core::Store::bind_guid`]); its `id` is the carried ID of
-//! its fingerprint in the default context, kept by the row writes (see `assign`).
+//! The guid index: `GUID#<md5 hex>/FP {fingerprint, id?, id:<context>?...}`, one item per guid,
+//! created once and never rebound or deleted (see [`registry_core::Store::bind_guid`]); its `id`
+//! is the carried ID of its fingerprint in the default context and each `id:<context>` the one in
+//! a named context ([`keys::guid_id_attribute`]), kept by the row writes (see `assign`).
 
 use crate::AwsStore;
 use crate::errors::{AwsError, classify};
 use crate::items::{ItemExt, attr, fingerprint_of, key, s};
 use crate::keys::{self, PK};
-use registry_core::{Context, Fingerprint, Guid, SchemaId};
+use registry_core::{Context, Fingerprint, Guid, GuidCarried, SchemaId};
 
 impl AwsStore {
     /// One PutItem conditioned on `attribute_not_exists(pk) OR fingerprint = :fp`: creates the
@@ -29,23 +30,40 @@ impl AwsStore {
         Ok(())
     }
 
-    /// One strongly consistent GetItem of `GUID#<hex>/FP` when it carries the ID (see `assign`);
-    /// else, for items written without it, the fingerprint's binding and the ID's partition too.
-    /// The default context's ID: the registry looks for the others in each listed context.
-    pub(crate) async fn read_carried_id_for_guid(
+    /// One strongly consistent GetItem of `GUID#<hex>/FP` and the ID it carries (see `assign`):
+    /// the default context's `id`, else the `id:<context>` of the first named context by name.
+    /// An item carrying none (written before guid items carried IDs, by `bind_guid`, or whose
+    /// carriers' deletes removed them) is looked up the longer way by the caller
+    /// ([`registry_core::carried_in_contexts`]). So a default-context carrier registered before
+    /// guid items carried its ID, and not registered again since, is found only while no named
+    /// context's ID is on the item.
+    /// `None` when the guid is unbound; else its fingerprint with the carried ID the item names,
+    /// if it names one.
+    pub(crate) async fn read_guid_item(
         &self,
         guid: &Guid,
-    ) -> Result<Option<(Fingerprint, SchemaId)>, AwsError> {
+    ) -> Result<Option<(Fingerprint, Option<GuidCarried>)>, AwsError> {
         let Some(item) = self.get_item("GetItem(guid)", key(keys::guid_pk(guid), keys::GUID_BINDING_SK)).await? else {
             return Ok(None);
         };
         let fingerprint = fingerprint_of(&item)?;
         if let Some(id) = item.optional_number(attr::ID)? {
-            return Ok(Some((fingerprint, SchemaId(id))));
+            let carried = GuidCarried { fingerprint, context: Context::DEFAULT, id: SchemaId(id) };
+            return Ok(Some((fingerprint, Some(carried))));
         }
-        let context = &Context::DEFAULT;
-        let Some(id) = self.read_id_for_fingerprint(context, &fingerprint).await? else { return Ok(None) };
-        Ok(self.read_carried_fingerprint(context, id).await?.map(|_| (fingerprint, id)))
+        let mut named: Option<(Context, SchemaId)> = None;
+        for (name, value) in &item {
+            let Some(context) = keys::context_of_guid_id_attribute(name) else { continue };
+            let context =
+                Context::parse(context).map_err(|_| AwsError::Corrupt(format!("guid item attribute {name}")))?;
+            if named.as_ref().is_some_and(|(first, _)| *first <= context) {
+                continue;
+            }
+            let id = value.as_n().ok().and_then(|n| n.parse().ok());
+            let id = id.ok_or_else(|| AwsError::Corrupt(format!("guid item attribute {name} is no ID")))?;
+            named = Some((context, SchemaId(id)));
+        }
+        Ok(Some((fingerprint, named.map(|(context, id)| GuidCarried { fingerprint, context, id }))))
     }
 
     /// One strongly consistent GetItem of `GUID#<hex>/FP`.

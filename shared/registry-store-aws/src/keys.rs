@@ -93,6 +93,20 @@ pub fn guid_pk_of_hex(hex: &str) -> String {
     format!("GUID#{hex}")
 }
 
+/// Attribute of the guid item holding the ID its fingerprint is bound to in `context` while a row
+/// of that context carries it: `id` for the default context (as before contexts), `id:<context>`.
+pub fn guid_id_attribute(context: &Context) -> String {
+    in_context(GUID_ID, context)
+}
+
+/// The named context whose ID the guid item's attribute `name` holds; `None` for any other.
+pub fn context_of_guid_id_attribute(name: &str) -> Option<&str> {
+    name.strip_prefix(GUID_ID).and_then(|rest| rest.strip_prefix(':'))
+}
+
+/// [`guid_id_attribute`] of the default context.
+const GUID_ID: &str = "id";
+
 /// Partition of the referrer edges of (subject, version): the rows that reference it.
 pub fn referenced_pk(subject: &str, version: i32) -> String {
     format!("REF#{}#{subject}", padded(version))
@@ -191,6 +205,10 @@ mod tests {
         assert_eq!(id_pk(&team, SchemaId(7)), "ID#0000000007:.team");
         assert_eq!(context_of_counter_sk(&counter_sk(&team)), Some(".team"));
         assert_eq!(context_of_counter_sk(&counter_sk(&default)), None);
+        assert_eq!((guid_id_attribute(&default), guid_id_attribute(&team)), ("id".into(), "id:.team".into()));
+        assert_eq!(context_of_guid_id_attribute(&guid_id_attribute(&team)), Some(".team"));
+        assert_eq!(context_of_guid_id_attribute("id"), None);
+        assert_eq!(context_of_guid_id_attribute("fingerprint"), None);
         let nested = Context::parse(".team#0000000001").unwrap_or_else(|e| panic!("{e}"));
         assert_ne!(id_pk(&nested, SchemaId(7)), id_pk(&team, SchemaId(7)));
     }

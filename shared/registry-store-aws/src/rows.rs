@@ -302,9 +302,10 @@ impl AwsStore {
             let live = if row.deleted { 0 } else { -1 };
             let mut items = self.row_removal(subject, &row, "delete_version")?;
             items.push(self.subject_update(subject, -1, live, None)?);
-            let binding_key = fingerprint_binding_key(&subject.context(), &row.fingerprint);
+            let context = subject.context();
+            let binding_key = fingerprint_binding_key(&context, &row.fingerprint);
             if let Some(binding) = self.get_item("GetItem(fingerprint)", binding_key).await? {
-                items.extend(self.guid_id_removal(&binding)?);
+                items.extend(self.guid_id_removal(&context, &binding)?);
             }
             match self.transact("TransactWriteItems(delete_version)", items).await {
                 Ok(_) => return Ok(()),

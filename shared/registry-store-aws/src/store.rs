@@ -5,8 +5,9 @@ use crate::AwsStore;
 use crate::blobs;
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, Context, DeletedFilter, Fingerprint, Guid, LayeredContext, Mode, Preconditions, Revision, SchemaBody,
-    SchemaId, Scope, SettingChange, Store, StoreResult, Subject, UnassignedRow, Version, VersionRow, WriteContext,
+    ConfigRecord, Context, DeletedFilter, Fingerprint, Guid, GuidCarried, LayeredContext, Mode, Preconditions,
+    Revision, SchemaBody, SchemaId, Scope, SettingChange, Store, StoreResult, Subject, UnassignedRow, Version,
+    VersionRow, WriteContext,
 };
 
 #[async_trait]
@@ -63,8 +64,12 @@ impl Store for AwsStore {
         Ok(self.read_fingerprint_for_guid(guid).await?)
     }
 
-    async fn carried_id_for_guid(&self, guid: &Guid) -> StoreResult<Option<(Fingerprint, SchemaId)>> {
-        Ok(self.read_carried_id_for_guid(guid).await?)
+    async fn carried_id_for_guid(&self, guid: &Guid) -> StoreResult<Option<GuidCarried>> {
+        match self.read_guid_item(guid).await? {
+            None => Ok(None),
+            Some((_, Some(carried))) => Ok(Some(carried)),
+            Some((fingerprint, None)) => registry_core::carried_in_contexts(self, fingerprint).await,
+        }
     }
 
     async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {

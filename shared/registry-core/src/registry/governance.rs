@@ -5,7 +5,7 @@ use super::contracts::property;
 use super::support::visible;
 use super::{Registry, SchemaById};
 use crate::error::RegistryError;
-use crate::model::{Context, DeletedFilter, Guid, SchemaBody, SchemaRecord, Subject};
+use crate::model::{DeletedFilter, Guid, SchemaBody, SchemaRecord, Subject};
 
 /// One subject's governance facts (see [`Registry::subject_report`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,24 +64,16 @@ impl Registry {
         let Some(guid) = Guid::parse(wanted) else {
             return Err(RegistryError::SchemaNotFound);
         };
-        if let Some((fingerprint, id)) = self.live_guids.get(&guid) {
-            return Ok(SchemaById { id, body: self.body(&fingerprint).await?, context: Context::DEFAULT });
+        if let Some((fingerprint, context, id)) = self.live_guids.get(&guid) {
+            return Ok(SchemaById { id, body: self.body(&fingerprint).await?, context });
         }
-        let generation = self.live_guids.generation();
-        if let Some((fingerprint, id)) = self.store.carried_id_for_guid(&guid).await? {
-            self.live_guids.remember(guid, (fingerprint, id), 1, generation, self.settings.live_id_ttl);
-            return Ok(SchemaById { id, body: self.body(&fingerprint).await?, context: Context::DEFAULT });
-        }
-        // The guid is one across contexts; its ID is the default context's (above), else the first
+        // The guid is one across contexts; its ID is the default context's, else the first
         // listed context's that carries it (Confluent's `getIdUsingContexts`).
-        let Some(fingerprint) = self.store.fingerprint_for_guid(&guid).await? else {
-            return Err(RegistryError::SchemaNotFound);
-        };
-        for context in self.store.list_contexts().await? {
-            let Some(id) = self.store.id_for_fingerprint_in(&context, &fingerprint).await? else { continue };
-            if self.carried_fingerprint(&context, id).await?.is_some() {
-                return Ok(SchemaById { id, body: self.body(&fingerprint).await?, context });
-            }
+        let generation = self.live_guids.generation();
+        if let Some(found) = self.store.carried_id_for_guid(&guid).await? {
+            let remembered = (found.fingerprint, found.context.clone(), found.id);
+            self.live_guids.remember(guid, remembered, 1, generation, self.settings.live_id_ttl);
+            return Ok(SchemaById { id: found.id, body: self.body(&found.fingerprint).await?, context: found.context });
         }
         Err(RegistryError::SchemaNotFound)
     }

@@ -30,9 +30,9 @@ pub(super) fn live_ids() -> LiveIds {
     Recent::new(MAX_ENTRIES)
 }
 
-/// Guids seen resolving to a fingerprint and the ID a row carries (default context), under the
-/// same rules and TTL as [`LiveIds`]: `GET /schemas/guids/{guid}` repeated from memory.
-pub(super) type LiveGuids = Recent<Guid, (Fingerprint, SchemaId)>;
+/// Guids seen resolving to a fingerprint and the context and ID a row carries, under the same
+/// rules and TTL as [`LiveIds`]: `GET /schemas/guids/{guid}` repeated from memory.
+pub(super) type LiveGuids = Recent<Guid, (Fingerprint, Context, SchemaId)>;
 
 pub(super) fn live_guids() -> LiveGuids {
     Recent::new(MAX_ENTRIES)

@@ -6,7 +6,7 @@ use crate::model::{
     VersionRow,
 };
 use crate::store::{
-    LayeredContext, Preconditions, Revision, SettingChange, SettingKind, Store, StoreResult, WriteContext,
+    GuidCarried, LayeredContext, Preconditions, Revision, SettingChange, SettingKind, Store, StoreResult, WriteContext,
     assign_id_in_steps,
 };
 use async_trait::async_trait;
@@ -200,7 +200,7 @@ forward_after_hook! {
     unlist_context(context: &Context) -> () => StoreCall::UnlistContext;
     bind_guid(guid: &Guid, fingerprint: &Fingerprint) -> () => StoreCall::BindGuid;
     fingerprint_for_guid(guid: &Guid) -> Option<Fingerprint> => StoreCall::FingerprintForGuid;
-    carried_id_for_guid(guid: &Guid) -> Option<(Fingerprint, SchemaId)> => StoreCall::CarriedIdForGuid;
+    carried_id_for_guid(guid: &Guid) -> Option<GuidCarried> => StoreCall::CarriedIdForGuid;
     versions(subject: &Subject) -> Vec<VersionRow> => StoreCall::Versions;
     versions_page(subject: &Subject, after: Option<Version>, limit: usize) -> Vec<VersionRow>
         => StoreCall::VersionsPage { limit };

@@ -209,7 +209,50 @@ pub async fn guid_resolves_to_the_carried_id(store: &dyn Store) {
 }
 
 async fn carried(store: &dyn Store, guid: &Guid) -> Option<(Fingerprint, SchemaId)> {
-    store.carried_id_for_guid(guid).await.expect("carried_id_for_guid")
+    let found = store.carried_id_for_guid(guid).await.expect("carried_id_for_guid")?;
+    assert_eq!(found.context, Context::DEFAULT, "a schema of the default context is found there");
+    Some((found.fingerprint, found.id))
+}
+
+/// `carried_id_for_guid` finds a schema held only in named contexts under the ID of the first
+/// (by name) that carries it, and the default context's ID once the default context holds it
+/// too; a named context's last carrier hard-deleted, the next one's.
+pub async fn guid_resolves_in_named_contexts(store: &dyn Store) {
+    let none = Preconditions::default();
+    let (fingerprint, body) = stored_body(store, &unique_name("guid-ctx")).await;
+    let guid = Guid::of(&body);
+    let name = unique_name("guid-ctx");
+    let (first, second) = (
+        Context::parse(&format!("{name}-a")).expect("a context name"),
+        Context::parse(&format!("{name}-b")).expect("a context name"),
+    );
+    let in_context = |context: &Context, version: i32| UnassignedRow {
+        subject: Subject::new(context.qualify("orders")).expect("a qualified subject"),
+        version: Version(version),
+        fingerprint,
+        references: vec![],
+        registered_at_ms: 1_700_000_000_000,
+    };
+    let found = |carried: Option<crate::store::GuidCarried>| carried.map(|c| (c.context, c.id));
+    let (second_id, _) =
+        store.create_version_assigning_id(&in_context(&second, 1), &guid, &none).await.expect("register in b");
+    let carried = store.carried_id_for_guid(&guid).await.expect("carried_id_for_guid");
+    assert_eq!(carried.as_ref().map(|c| c.fingerprint), Some(fingerprint));
+    assert_eq!(found(carried), Some((second.clone(), second_id)), "only b holds it");
+    let (first_id, _) =
+        store.create_version_assigning_id(&in_context(&first, 1), &guid, &none).await.expect("register in a");
+    let carried = store.carried_id_for_guid(&guid).await.expect("carried_id_for_guid");
+    assert_eq!(found(carried), Some((first.clone(), first_id)), "a comes first");
+    let subject = in_context(&first, 1).subject;
+    store.hard_delete_versions(&subject, &[Version(1)], false, &none).await.expect("hard delete a's carrier");
+    let carried = store.carried_id_for_guid(&guid).await.expect("carried_id_for_guid");
+    assert_eq!(found(carried), Some((second.clone(), second_id)), "then b again");
+    let default_subject = unique_subject("guid-ctx-default");
+    let default_row = UnassignedRow { subject: default_subject, ..in_context(&second, 1) };
+    let (default_id, _) =
+        store.create_version_assigning_id(&default_row, &guid, &none).await.expect("register in the default context");
+    let carried = store.carried_id_for_guid(&guid).await.expect("carried_id_for_guid");
+    assert_eq!(found(carried), Some((Context::DEFAULT, default_id)), "the default context first");
 }
 
 /// `create_version` creates if absent, `Conflict` otherwise; `versions` lists ascending.
