@@ -39,7 +39,8 @@ localstack-down:
 # each function instance by PID), Lambda adapter tests, real clients (the Python suite also against
 # the function), and the offline infrastructure checks. The emulator is started first and stopped by
 # PID afterwards, even when tests fail. moto keeps everything it is sent in memory, and the DynamoDB
-# conformance suite alone grows it by ~18 GB: it runs last on an emulator of its own, restarted around it.
+# conformance suite alone grows it by ~18 GB: it runs on an emulator of its own, restarted around it
+# (a new test file in shared/registry-store-aws/tests must be named on the line before it).
 test:
 	@set -euo pipefail; \
 	trap 'scripts/emulator-stop.sh' EXIT; \
