@@ -1,0 +1,113 @@
+//! The key store port: the only place the DEK registry touches persistent state.
+//!
+//! Storage-shaped like registry-core's `Store`: reads by KEK name or subject, pages in key order,
+//! and conditional writes. No call may need a scan of the table: everything is addressed by a KEK
+//! name (its DEKs sit under it, in subject, algorithm, version order).
+//!
+//! Every record carries a `revision`, set by the store: 1 when created, +1 on every write to it.
+//! Writes state what they expect ([`Expect`]) and fail with [`StoreError::Conflict`] when the
+//! record changed; the service then re-reads and decides again.
+//!
+//! The KEK/DEK race: a write that makes a DEK live passes [`KekGuard::Live`], which makes the same
+//! atomic write require the KEK record present and not deleted and raise its revision by one.
+//! KEK writes (delete, update) are conditional on the revision they read, so a KEK delete that
+//! checked "no DEKs" cannot commit after a DEK was created under it, and a DEK cannot be created
+//! under a KEK deleted before it. Backends do this atomically: a DynamoDB `TransactWriteItems` of
+//! the DEK put and the KEK update, one SQLite transaction, one lock in memory.
+
+use crate::model::{Dek, DekAlgorithm, DekId, Kek};
+use async_trait::async_trait;
+pub use registry_core::{StoreError, StoreResult};
+use std::fmt::Debug;
+
+/// A record with the revision the store gave it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stored<T> {
+    pub value: T,
+    pub revision: u64,
+}
+
+/// What a conditional write expects of the record it writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// The record must not exist (create).
+    Absent,
+    /// The record must exist at this revision (update, delete).
+    Revision(u64),
+}
+
+/// What a DEK write requires of the DEK's KEK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KekGuard {
+    /// Nothing (writes that make a DEK deleted: they cannot break the invariant).
+    Unchecked,
+    /// The KEK record exists and is not deleted; its revision rises by one in the same write.
+    Live,
+}
+
+/// Persistent KEKs and DEKs. Reads observe every write acknowledged before they started.
+#[async_trait]
+pub trait KeyStore: Send + Sync + Debug {
+    // --- KEKs ------------------------------------------------------------------------------
+
+    /// The KEK named `name`, deleted or not.
+    async fn kek(&self, name: &str) -> StoreResult<Option<Stored<Kek>>>;
+
+    /// KEKs (deleted ones too) in name order, the first `limit` whose name is after `after`.
+    async fn keks(&self, after: Option<&str>, limit: usize) -> StoreResult<Vec<Stored<Kek>>>;
+
+    /// Writes `kek` (its `name` is the key) if the record is as `expect` says; answers the new
+    /// revision.
+    async fn put_kek(&self, kek: &Kek, expect: Expect) -> StoreResult<u64>;
+
+    /// Removes the KEK named `name` if it is at `revision`.
+    async fn remove_kek(&self, name: &str, revision: u64) -> StoreResult<()>;
+
+    // --- DEKs --------------------------------------------------------------------------------
+
+    /// One DEK version, deleted or not.
+    async fn dek(&self, id: &DekId) -> StoreResult<Option<Stored<Dek>>>;
+
+    /// DEK versions of `subject` under `kek_name` with `algorithm` (deleted ones too), ascending,
+    /// the first `limit` with a version above `after_version`.
+    async fn deks(
+        &self,
+        kek_name: &str,
+        subject: &str,
+        algorithm: DekAlgorithm,
+        after_version: i32,
+        limit: usize,
+    ) -> StoreResult<Vec<Stored<Dek>>>;
+
+    /// The highest DEK version of `subject` under `kek_name` with `algorithm`; deleted versions
+    /// count only when `include_deleted`.
+    async fn latest_dek(
+        &self,
+        kek_name: &str,
+        subject: &str,
+        algorithm: DekAlgorithm,
+        include_deleted: bool,
+    ) -> StoreResult<Option<Stored<Dek>>>;
+
+    /// Subjects with a DEK under `kek_name` (of any algorithm; with only deleted DEKs only when
+    /// `include_deleted`), in order, the first `limit` after `after`.
+    async fn dek_subjects(
+        &self,
+        kek_name: &str,
+        after: Option<&str>,
+        limit: usize,
+        include_deleted: bool,
+    ) -> StoreResult<Vec<String>>;
+
+    /// Whether `kek_name` has a DEK (counting deleted ones when `include_deleted`).
+    async fn has_deks(&self, kek_name: &str, include_deleted: bool) -> StoreResult<bool> {
+        Ok(!self.dek_subjects(kek_name, None, 1, include_deleted).await?.is_empty())
+    }
+
+    /// Writes `dek` (its id is the key) if the record is as `expect` says and the KEK as `kek`
+    /// says, atomically; answers the DEK's new revision.
+    async fn put_dek(&self, dek: &Dek, expect: Expect, kek: KekGuard) -> StoreResult<u64>;
+
+    /// Removes one DEK version if it is at `revision`.
+    async fn remove_dek(&self, id: &DekId, revision: u64) -> StoreResult<()>;
+}
