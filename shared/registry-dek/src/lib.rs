@@ -12,15 +12,20 @@
 //! KMS calls go through the [`Kms`] port, one implementation per `kmsType` in a [`KmsRegistry`].
 
 pub mod error;
+pub mod keygen;
 pub mod kms;
+pub mod local_kms;
 pub mod memory;
 pub mod model;
+pub mod service;
 pub mod store;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
 pub use error::DekError;
 pub use kms::{Kms, KmsError, KmsRegistry};
+pub use local_kms::LocalKms;
 pub use memory::MemoryKeyStore;
 pub use model::{Dek, DekAlgorithm, DekId, Kek};
+pub use service::{DekAnswer, DekRegistry, DekVersion, KekUpdate, NewDek, NewKek, Page};
 pub use store::{Expect, KekGuard, KeyStore, Stored};
