@@ -383,6 +383,9 @@ def call_function(name, arguments):
         return math.floor(arguments[0])
     if name == "contains":
         return arguments[1] in arguments[0]
+    if name == "join":
+        separator, items = arguments
+        return separator.join(items)
     if name == "length":
         return len(arguments[0])
     if name == "tostring":
@@ -769,6 +772,7 @@ def check_environment():
         "jwks_json": '{"keys": []}',
         "require_owner": "owner",
         "id_cache_control": "no-cache",
+        "kms_key_arns": ["arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"],
     }
     set_by_module = set(module_environment(everything))
     minimal = module_environment({"auth_enabled": False, "allow_anonymous": True})

@@ -64,6 +64,17 @@ data "aws_iam_policy_document" "registry" {
     resources = [aws_kms_key.registry.arn]
   }
 
+  # Shared aws-kms KEKs: the registry wraps and unwraps the DEKs it generates under exactly the
+  # keys listed in var.kms_key_arns; with none listed, this statement does not exist.
+  dynamic "statement" {
+    for_each = length(var.kms_key_arns) > 0 ? [var.kms_key_arns] : []
+    content {
+      sid       = "KekKeys"
+      actions   = ["kms:GenerateDataKey", "kms:Encrypt", "kms:Decrypt"]
+      resources = statement.value
+    }
+  }
+
   statement {
     sid       = "Logs"
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]

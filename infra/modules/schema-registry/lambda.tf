@@ -27,6 +27,7 @@ locals {
     REGISTRY_JWT_AUDIENCE     = local.jwt_enabled ? var.jwt_audience : null
     REGISTRY_JWT_ROLE_CLAIM   = local.jwt_enabled ? var.jwt_role_claim : null
     REGISTRY_JWKS_SECRET      = local.jwt_enabled ? aws_secretsmanager_secret.jwks[0].arn : null
+    REGISTRY_KMS_KEY_ARNS     = length(var.kms_key_arns) > 0 ? join(",", var.kms_key_arns) : null
   }
 }
 

@@ -288,3 +288,9 @@ variable "id_cache_control" {
   type        = string
   default     = null
 }
+
+variable "kms_key_arns" {
+  description = "ARNs of the AWS KMS keys that shared aws-kms KEKs (field-level encryption) may name. The function's role gets kms:GenerateDataKey, kms:Encrypt and kms:Decrypt on exactly these keys, and the registry refuses any other key before calling KMS (REGISTRY_KMS_KEY_ARNS). Key ARNs, not aliases: IAM grants on keys. Empty (default): no KMS permission for KEKs at all."
+  type        = list(string)
+  default     = []
+}

@@ -28,6 +28,9 @@ pub struct AwsEnv {
     /// True when an emulator-style endpoint is configured for S3 (`AWS_ENDPOINT_URL` or
     /// `AWS_ENDPOINT_URL_S3`): such endpoints need path-style bucket addressing.
     pub s3_path_style: bool,
+    /// KMS key ARNs `aws-kms` KEKs may name (`REGISTRY_KMS_KEY_ARNS`, comma-separated); empty:
+    /// any key the process's credentials may use.
+    pub kms_key_arns: Vec<String>,
 }
 
 impl AwsEnv {
@@ -36,14 +39,29 @@ impl AwsEnv {
         let table = required("REGISTRY_TABLE")?;
         let bucket = required("REGISTRY_BUCKET")?;
         let s3_path_style = ["AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"].iter().any(|name| required(name).is_ok());
+        let kms_key_arns = std::env::var("REGISTRY_KMS_KEY_ARNS").map(|list| key_arns(&list)).unwrap_or_default();
         let sdk = aws_config::load_from_env().await;
-        Ok(AwsEnv { sdk, store: AwsStoreConfig { table, bucket }, s3_path_style })
+        Ok(AwsEnv { sdk, store: AwsStoreConfig { table, bucket }, s3_path_style, kms_key_arns })
     }
+}
+
+/// The ARNs of a comma- or whitespace-separated list.
+fn key_arns(list: &str) -> Vec<String> {
+    list.split(|c: char| c == ',' || c.is_whitespace()).filter(|arn| !arn.is_empty()).map(str::to_string).collect()
 }
 
 fn required(name: &'static str) -> Result<String, ConfigError> {
     match std::env::var(name) {
         Ok(value) if !value.trim().is_empty() => Ok(value),
         _ => Err(ConfigError(name)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_key_list_takes_commas_and_spaces() {
+        assert_eq!(super::key_arns(" arn:a , arn:b\narn:c,,"), ["arn:a", "arn:b", "arn:c"]);
+        assert!(super::key_arns("").is_empty());
     }
 }

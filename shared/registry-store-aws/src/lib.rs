@@ -79,6 +79,7 @@ mod guids;
 mod ids;
 mod items;
 pub mod keys;
+pub mod kms;
 pub mod ledger;
 mod listing;
 mod live_versions;
@@ -93,6 +94,7 @@ mod usage;
 
 pub use calls::CallCounter;
 pub use config::{AwsEnv, AwsStoreConfig, ConfigError};
+pub use kms::AwsKms;
 pub use ledger::RestoreCheck;
 
 use aws_config::SdkConfig;
