@@ -46,7 +46,7 @@ test:
 	trap 'scripts/emulator-stop.sh' EXIT; \
 	scripts/emulator-start.sh; \
 	env $(EMULATOR_ENV) $(CARGO) test --workspace --exclude registry-store-aws; \
-	env $(EMULATOR_ENV) $(CARGO) test -p registry-store-aws --lib --test calls --test emulator --test kms --test restore; \
+	env $(EMULATOR_ENV) $(CARGO) test -p registry-store-aws --lib --test calls --test deks --test emulator --test kms --test restore; \
 	scripts/emulator-stop.sh; scripts/emulator-start.sh; \
 	env $(EMULATOR_ENV) $(CARGO) test -p registry-store-aws --test conformance; \
 	scripts/emulator-stop.sh; scripts/emulator-start.sh; \

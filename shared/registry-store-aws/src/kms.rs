@@ -16,25 +16,7 @@ use crate::CallCounter;
 use aws_config::{Region, SdkConfig};
 use aws_sdk_kms::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_kms::primitives::Blob;
-
-/// Why KMS would not wrap or unwrap, classified for the caller (the registry answers each with
-/// its own 4xx, or 5xx only for `Unavailable`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum KmsError {
-    /// The key refused us: IAM or key policy, a disabled key, a key pending deletion, or a key
-    /// outside the registry's allow-list.
-    #[error("access denied: {0}")]
-    AccessDenied(String),
-    /// No such key (in the ARN's account and region).
-    #[error("key not found: {0}")]
-    KeyNotFound(String),
-    /// Throttled, KMS internal trouble or unreachable after the SDK's retries: worth a retry.
-    #[error("unavailable: {0}")]
-    Unavailable(String),
-    /// The request cannot succeed as sent: ciphertext not from this key, wrong key usage, bad input.
-    #[error("invalid: {0}")]
-    Invalid(String),
-}
+use registry_dek::{Kek, Kms, KmsError};
 
 /// The `aws-kms` KMS client. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -60,7 +42,7 @@ impl AwsKms {
     }
 
     /// Wraps `plaintext` (raw DEK key bytes) under the KMS key `key_id` (a key ARN).
-    pub async fn encrypt(&self, key_id: &str, plaintext: &[u8]) -> Result<Vec<u8>, KmsError> {
+    async fn encrypt_under(&self, key_id: &str, plaintext: &[u8]) -> Result<Vec<u8>, KmsError> {
         self.check_allowed(key_id)?;
         let output = self
             .client
@@ -78,9 +60,9 @@ impl AwsKms {
         Ok(blob.into_inner())
     }
 
-    /// Unwraps `ciphertext` that [`AwsKms::encrypt`] (or a client's AWS KMS driver) made under
-    /// `key_id`. KMS refuses a ciphertext made under any other key.
-    pub async fn decrypt(&self, key_id: &str, ciphertext: &[u8]) -> Result<Vec<u8>, KmsError> {
+    /// Unwraps `ciphertext` that [`AwsKms::encrypt_under`] (or a client's AWS KMS driver) made
+    /// under `key_id`. KMS refuses a ciphertext made under any other key.
+    async fn decrypt_under(&self, key_id: &str, ciphertext: &[u8]) -> Result<Vec<u8>, KmsError> {
         self.check_allowed(key_id)?;
         let output = self
             .client
@@ -107,6 +89,17 @@ impl AwsKms {
     }
 }
 
+#[async_trait::async_trait]
+impl Kms for AwsKms {
+    async fn encrypt(&self, kek: &Kek, plaintext: &[u8]) -> Result<Vec<u8>, KmsError> {
+        self.encrypt_under(&kek.kms_key_id, plaintext).await
+    }
+
+    async fn decrypt(&self, kek: &Kek, ciphertext: &[u8]) -> Result<Vec<u8>, KmsError> {
+        self.decrypt_under(&kek.kms_key_id, ciphertext).await
+    }
+}
+
 /// The key's own region when `key_id` is an ARN (`arn:aws:kms:<region>:<account>:key/<id>`):
 /// KMS serves a key only in its region, whatever the process's default region.
 fn region_override(key_id: &str) -> aws_sdk_kms::config::Builder {
@@ -125,11 +118,16 @@ fn arn_region(key_id: &str) -> Option<&str> {
     }
 }
 
-/// Error codes that mean the key refused this caller or cannot be used in its state.
+/// Error codes that mean KMS will not let the registry use the key: IAM or the key policy
+/// refused, the key is disabled or pending deletion, or it does not exist (or is not visible) in
+/// the ARN's account and region. All are a KEK pointing at a key the registry may not use: the
+/// registry answers them 403 (40370) with KMS's reason, as Confluent answers a refused DEK
+/// generation, never a 5xx.
 const REFUSAL_CODES: &[&str] = &[
     "AccessDeniedException",
     "DisabledException",
     "KMSInvalidStateException",
+    "NotFoundException",
     "UnrecognizedClientException",
     "InvalidSignatureException",
     "ExpiredTokenException",
@@ -170,8 +168,6 @@ where
 fn classify_code(code: &str, detail: String) -> KmsError {
     if REFUSAL_CODES.contains(&code) {
         KmsError::AccessDenied(detail)
-    } else if code == "NotFoundException" {
-        KmsError::KeyNotFound(detail)
     } else if UNAVAILABLE_CODES.contains(&code) {
         KmsError::Unavailable(detail)
     } else {
@@ -184,11 +180,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn refusals_by_policy_or_key_state_are_access_denied() {
-        for code in ["AccessDeniedException", "DisabledException", "KMSInvalidStateException"] {
+    fn refusals_by_policy_key_state_or_a_missing_key_are_access_denied() {
+        for code in ["AccessDeniedException", "DisabledException", "KMSInvalidStateException", "NotFoundException"] {
             assert!(matches!(classify_code(code, code.into()), KmsError::AccessDenied(_)), "{code}");
         }
-        assert!(matches!(classify_code("NotFoundException", String::new()), KmsError::KeyNotFound(_)));
     }
 
     #[test]

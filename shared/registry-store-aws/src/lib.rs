@@ -21,6 +21,8 @@
 //!                                              S#<subject>               USED                     day (last-used marker)
 //!                                              S#<subject>               FP#<sha256 hex>          version, id, ts, epoch (its
 //!                                                                                                 live version, `live_versions`)
+//!                                              KEK                       <kek name>               value, rev, deleted (DEK
+//!                                              DEK#<kek name>            <subject>␁<alg>␁<ver>    registry, see `deks`)
 //! ```
 //!
 //! (`␁` is U+0001, below every character a subject may hold, so edges sort by (subject, version).)
@@ -74,6 +76,7 @@ mod blobs;
 mod calls;
 mod conditions;
 pub mod config;
+mod deks;
 mod errors;
 mod guids;
 mod ids;
@@ -93,6 +96,7 @@ pub mod testing;
 mod usage;
 
 pub use calls::CallCounter;
+// The DEK registry's key store: `impl registry_dek::KeyStore for AwsStore` (module `deks`).
 pub use config::{AwsEnv, AwsStoreConfig, ConfigError};
 pub use kms::AwsKms;
 pub use ledger::RestoreCheck;

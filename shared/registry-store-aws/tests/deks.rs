@@ -1,0 +1,78 @@
+//! The DEK registry's key store on DynamoDB (the emulator): the key store conformance suite
+//! (`registry_dek::testkit`, races included), and AWS calls per DEK operation as the service
+//! makes them. Prints the figures (`cargo test -p registry-store-aws --test deks -- --nocapture`).
+
+mod support;
+
+use registry_dek::testkit::{dek, kek, key_store_cases, unique_name};
+use registry_dek::{DekAlgorithm, Expect, KekGuard, KeyStore};
+use registry_store_aws::AwsStore;
+use std::sync::Arc;
+use support::with_store;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_dynamodb_key_store_passes_the_conformance_suite() {
+    with_store(|store, _| async move { key_store_cases(Arc::new(store)).await }).await;
+}
+
+/// Calls made by `op`.
+async fn count<T>(store: &AwsStore, op: impl std::future::Future<Output = T>) -> (u64, T) {
+    let before = store.calls().get();
+    let out = op.await;
+    (store.calls().get() - before, out)
+}
+
+#[tokio::test]
+async fn each_dek_operation_costs_a_constant_few_calls() {
+    with_store(|store, _| async move {
+        let name = unique_name("calls");
+        let (create_kek, created) = count(&store, store.put_kek(&kek(&name), Expect::Absent)).await;
+        created.unwrap_or_else(|e| panic!("{e}"));
+        // Other subjects, versions and deleted versions under the KEK must not change the costs.
+        for other in 0..20 {
+            let other_dek = dek(&name, &format!("other-{other}"), DekAlgorithm::Aes256Gcm, 1);
+            store.put_dek(&other_dek, Expect::Absent, KekGuard::Live).await.unwrap_or_else(|e| panic!("{e}"));
+        }
+        for version in 1..=5 {
+            let mut old = dek(&name, "orders-value", DekAlgorithm::Aes256Gcm, version);
+            old.deleted = version == 5;
+            store.put_dek(&old, Expect::Absent, KekGuard::Unchecked).await.unwrap_or_else(|e| panic!("{e}"));
+        }
+
+        // A client's get-latest: the KEK, then the subject's latest live version.
+        let (get_latest, latest) = count(&store, async {
+            let kek = store.kek(&name).await.unwrap_or_else(|e| panic!("{e}"));
+            assert!(kek.is_some());
+            store.latest_dek(&name, "orders-value", DekAlgorithm::Aes256Gcm, false).await
+        })
+        .await;
+        assert_eq!(latest.unwrap_or_else(|e| panic!("{e}")).map(|d| d.value.version), Some(4));
+
+        let next = dek(&name, "orders-value", DekAlgorithm::Aes256Gcm, 6);
+        let (create_dek, created) = count(&store, store.put_dek(&next, Expect::Absent, KekGuard::Live)).await;
+        created.unwrap_or_else(|e| panic!("{e}"));
+        let (get_version, got) = count(&store, store.dek(&next.id())).await;
+        assert!(got.unwrap_or_else(|e| panic!("{e}")).is_some());
+        let (list_versions, versions) =
+            count(&store, store.deks(&name, "orders-value", DekAlgorithm::Aes256Gcm, 0, 100)).await;
+        assert_eq!(versions.unwrap_or_else(|e| panic!("{e}")).len(), 6);
+        let (list_subjects, subjects) = count(&store, store.dek_subjects(&name, None, 100, false)).await;
+        assert_eq!(subjects.unwrap_or_else(|e| panic!("{e}")).len(), 21);
+        let (has_live, has) = count(&store, store.has_deks(&name, false)).await;
+        assert!(has.unwrap_or_else(|e| panic!("{e}")));
+
+        println!(
+            "AWS calls: create KEK {create_kek}, get latest DEK (KEK + latest) {get_latest}, create DEK {create_dek}, \
+             get DEK version {get_version}, list versions {list_versions}, list subjects {list_subjects}, \
+             KEK has live DEKs {has_live}"
+        );
+        assert_eq!(create_kek, 1, "create KEK: one conditional PutItem");
+        assert_eq!(get_latest, 2, "get latest DEK: GetItem of the KEK, one Query page of the subject's versions");
+        assert_eq!(create_dek, 1, "create DEK: one TransactWriteItems with the KEK guard");
+        assert_eq!(get_version, 1, "get a DEK version: one GetItem");
+        assert_eq!(list_versions, 1, "list versions: one Query page");
+        assert_eq!(list_subjects, 1, "list subjects: one Query page");
+        assert_eq!(has_live, 1, "KEK has live DEKs: one Query page");
+    })
+    .await;
+}
