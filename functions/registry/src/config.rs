@@ -325,7 +325,7 @@ mod tests {
     }
 
     /// Read by the AWS store itself (`registry-store-aws`), in both hosts, not through the settings.
-    const READ_BY_THE_AWS_STORE: [&str; 2] = ["REGISTRY_TABLE", "REGISTRY_BUCKET"];
+    const READ_BY_THE_AWS_STORE: [&str; 3] = ["REGISTRY_TABLE", "REGISTRY_BUCKET", "REGISTRY_KMS_KEY_ARNS"];
 
     #[test]
     fn every_documented_variable_is_read_by_the_hosts_the_readme_names() {

@@ -36,6 +36,11 @@ impl AwsKms {
         AwsKms { client: aws_sdk_kms::Client::from_conf(config), allowed, calls }
     }
 
+    /// This client restricted to the key ARNs `allowed` (empty: any key).
+    pub fn restricted_to(self, allowed: Vec<String>) -> AwsKms {
+        AwsKms { allowed, ..self }
+    }
+
     /// The counter of KMS operations this client has started.
     pub fn calls(&self) -> &CallCounter {
         &self.calls

@@ -112,6 +112,8 @@ pub struct AwsStore {
     table: String,
     bucket: String,
     calls: CallCounter,
+    /// `aws-kms` for the DEK registry's shared KEKs, with the same SDK configuration.
+    kms: AwsKms,
 }
 
 impl AwsStore {
@@ -126,6 +128,7 @@ impl AwsStore {
             table: config.table,
             bucket: config.bucket,
             calls,
+            kms: AwsKms::new(sdk, Vec::new()),
         }
     }
 
@@ -133,7 +136,20 @@ impl AwsStore {
     /// standard AWS variables (see [`AwsEnv::from_env`]).
     pub async fn from_env() -> Result<AwsStore, ConfigError> {
         let env = AwsEnv::from_env().await?;
-        Ok(AwsStore::with_path_style(&env.sdk, env.store, env.s3_path_style))
+        let store = AwsStore::with_path_style(&env.sdk, env.store, env.s3_path_style);
+        Ok(store.with_kms_key_arns(env.kms_key_arns))
+    }
+
+    /// This store with `aws-kms` restricted to the key ARNs `allowed` (none: any key the
+    /// credentials may use).
+    pub fn with_kms_key_arns(mut self, allowed: Vec<String>) -> AwsStore {
+        self.kms = self.kms.restricted_to(allowed);
+        self
+    }
+
+    /// The `aws-kms` client that goes with this store.
+    pub fn kms(&self) -> &AwsKms {
+        &self.kms
     }
 
     /// The counter of AWS operations this store has started (DynamoDB and S3 together).
