@@ -30,6 +30,8 @@ EMULATOR_PORT="${EMULATOR_PORT:-4566}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/clients-test.XXXXXX")"
 REGISTRY_BIN="${REGISTRY_BIN:-}"
 LAMBDA_EMULATOR="${LAMBDA_EMULATOR:-}"
+# The servers' `local-kms` secret (shared local-kms KEKs); the Python suite reads it too.
+export REGISTRY_LOCAL_KMS_SECRET="${REGISTRY_LOCAL_KMS_SECRET:-clients-test-local-kms-secret}"
 SERVER_PID=""
 STARTED_EMULATOR=0
 FAILED=()

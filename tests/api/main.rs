@@ -9,6 +9,7 @@ mod content_types;
 mod context_settings;
 mod contexts;
 mod data_contracts;
+mod deks;
 mod errors;
 mod hostile;
 mod hostile_bodies;

@@ -46,6 +46,7 @@ impl AwsTarget {
         let mut env = vec![
             ("REGISTRY_TABLE".to_string(), self.names.table.clone()),
             ("REGISTRY_BUCKET".to_string(), self.names.bucket.clone()),
+            ("REGISTRY_LOCAL_KMS_SECRET".to_string(), crate::LOCAL_KMS_SECRET.to_string()),
         ];
         if let Some(endpoint) = self.sdk.endpoint_url() {
             env.push(("AWS_ENDPOINT_URL".to_string(), endpoint.to_string()));

@@ -10,6 +10,8 @@ pub mod users;
 pub use client::Response;
 
 use registry_core::{MemoryStore, Registry, RegistrySettings, Store};
+use registry_dek::model::LOCAL_KMS;
+use registry_dek::{DekBackend, DekRegistry, LocalKms, MemoryKeyStore};
 use registry_http::AppOptions;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -109,7 +111,8 @@ impl Harness {
         serving: Serving,
     ) -> Harness {
         let registry = Registry::new(store.clone(), settings);
-        let app = registry_http::app(registry, serving.app_options());
+        let options = AppOptions { deks: dek_registry(&backend), ..serving.app_options() };
+        let app = registry_http::app(registry, options);
         let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
             Ok(listener) => listener,
             Err(error) => panic!("cannot bind 127.0.0.1:0: {error}"),
@@ -239,11 +242,34 @@ impl Drop for Harness {
 pub fn open_store(backend: &Backend) -> Arc<dyn Store> {
     match backend {
         Backend::Memory => Arc::new(MemoryStore::new()),
-        Backend::Local(dir) => open_local(dir),
+        Backend::Local(dir) => Arc::new(open_local(dir)),
         Backend::Aws(target) | Backend::Lambda(target) => {
             Arc::new(registry_store_aws::AwsStore::with_path_style(&target.sdk, target.names.clone(), true))
         }
     }
+}
+
+/// The `local-kms` secret of every server under test (`REGISTRY_LOCAL_KMS_SECRET` of the functions).
+pub const LOCAL_KMS_SECRET: &str = "api-tests-local-kms-secret";
+
+/// The DEK registry of a server on `backend`, with `local-kms` under [`LOCAL_KMS_SECRET`]; `None`
+/// where the backend has no key store.
+pub fn dek_registry(backend: &Backend) -> Option<Arc<DekRegistry>> {
+    let dek_backend = match backend {
+        Backend::Memory => DekBackend::new(Arc::new(MemoryKeyStore::new())),
+        // A second handle on the same database: SQLite serialises its writers with the first's.
+        Backend::Local(dir) => DekBackend::new(Arc::new(open_local(dir))),
+        Backend::Aws(target) | Backend::Lambda(target) => {
+            let store = registry_store_aws::AwsStore::with_path_style(&target.sdk, target.names.clone(), true);
+            registry_store_aws::dek_registry::dek_backend(&store)?
+        }
+    };
+    let local = match LocalKms::new(LOCAL_KMS_SECRET) {
+        Ok(local) => local,
+        Err(error) => panic!("local KMS: {error}"),
+    };
+    let kms = dek_backend.kms.with(LOCAL_KMS, Arc::new(local));
+    Some(Arc::new(DekRegistry::new(dek_backend.key_store, kms)))
 }
 
 fn http_client() -> reqwest::Client {
@@ -253,9 +279,9 @@ fn http_client() -> reqwest::Client {
     }
 }
 
-fn open_local(dir: &Path) -> Arc<dyn Store> {
+fn open_local(dir: &Path) -> registry_store_local::LocalStore {
     match registry_store_local::LocalStore::open(dir) {
-        Ok(store) => Arc::new(store),
+        Ok(store) => store,
         Err(error) => panic!("cannot open LocalStore in {}: {error}", dir.display()),
     }
 }

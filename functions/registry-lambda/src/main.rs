@@ -18,10 +18,12 @@ async fn main() -> Result<(), Error> {
         .with_env_filter(tracing_subscriber::EnvFilter::try_new(&config.log)?)
         .init();
     let store = AwsStore::from_env().await?;
+    let dek = registry_store_aws::dek_registry::dek_backend(&store);
     let store = Arc::new(CachedStore::with_capacity(store, config.settings.cache_bytes));
     let registry = Registry::new(store, config.settings.registry());
     let authenticator = registry_lambda::auth::authenticator(&config.settings.auth).await?;
     let mut options = config.settings.app_options(authenticator)?;
     options.request_budget = Some(config.settings.server.body_timeout());
+    options.deks = dek.map(|backend| config.settings.dek.registry(backend)).transpose()?;
     lambda_http::run_with_streaming_response(handler(registry, options, Some(config.emf()))).await
 }

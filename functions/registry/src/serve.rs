@@ -18,8 +18,9 @@ pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn st
     if let Some(authenticator) = &authenticator {
         tracing::info!(bearer = authenticator.accepts_bearer(), "authentication on");
     }
-    let options = config.settings.app_options(authenticator)?;
+    let mut options = config.settings.app_options(authenticator)?;
     let opened = store::open(&config).await?;
+    options.deks = opened.dek.map(|backend| config.settings.dek.registry(backend)).transpose()?;
     let app = registry_http::app(Registry::new(opened.store, config.settings.registry()), options);
 
     let address = format!("{}:{}", config.bind, config.port);

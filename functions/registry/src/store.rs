@@ -2,11 +2,14 @@
 
 use crate::config::{Backend, ServeConfig};
 use registry_core::{CachedStore, MemoryStore, Store};
+use registry_dek::{DekBackend, MemoryKeyStore};
 use std::sync::Arc;
 
-/// The opened store and a human-readable description for the ready line.
+/// The opened store, the DEK registry's backend beside it (`None`: this backend has none yet, its
+/// `/dek-registry` paths answer 404) and a human-readable description for the ready line.
 pub struct Opened {
     pub store: Arc<dyn Store>,
+    pub dek: Option<DekBackend>,
     pub description: String,
 }
 
@@ -20,15 +23,21 @@ pub async fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Er
             let store = registry_store_local::LocalStore::open(&config.data_dir)
                 .map_err(|error| format!("cannot open the embedded store in {}: {error}", config.data_dir.display()))?;
             Opened {
+                dek: Some(DekBackend::new(Arc::new(store.clone()))),
                 store: Arc::new(CachedStore::with_capacity(store, config.settings.cache_bytes)),
                 description: format!("embedded {}", config.data_dir.display()),
             }
         }
-        Backend::Memory => Opened { store: Arc::new(MemoryStore::new()), description: "memory".to_string() },
+        Backend::Memory => Opened {
+            store: Arc::new(MemoryStore::new()),
+            dek: Some(DekBackend::new(Arc::new(MemoryKeyStore::new()))),
+            description: "memory".to_string(),
+        },
         Backend::Aws => {
             let store = registry_store_aws::AwsStore::from_env().await?;
             let names = store.config();
             Opened {
+                dek: registry_store_aws::dek_registry::dek_backend(&store),
                 store: Arc::new(CachedStore::with_capacity(store, config.settings.cache_bytes)),
                 description: format!("aws table {} bucket {}", names.table, names.bucket),
             }

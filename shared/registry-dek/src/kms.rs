@@ -4,8 +4,23 @@
 //! client sends.
 
 use crate::model::Kek;
+use crate::store::KeyStore;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+/// What a storage backend gives the DEK registry: its key store, and the KMS implementations
+/// that come with it (`aws-kms` on AWS); the host adds the configured ones (`local-kms`).
+pub struct DekBackend {
+    pub key_store: Arc<dyn KeyStore>,
+    pub kms: KmsRegistry,
+}
+
+impl DekBackend {
+    /// A backend with `key_store` and no KMS of its own.
+    pub fn new(key_store: Arc<dyn KeyStore>) -> Self {
+        DekBackend { key_store, kms: KmsRegistry::new() }
+    }
+}
 
 /// Why a KMS call failed, classified by what the registry answers.
 #[derive(Debug, thiserror::Error)]

@@ -23,7 +23,7 @@ pub mod store;
 pub mod testkit;
 
 pub use error::DekError;
-pub use kms::{Kms, KmsError, KmsRegistry};
+pub use kms::{DekBackend, Kms, KmsError, KmsRegistry};
 pub use local_kms::LocalKms;
 pub use memory::MemoryKeyStore;
 pub use model::{Dek, DekAlgorithm, DekId, Kek};

@@ -5,6 +5,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use registry_auth::Operation;
 use registry_core::{RegistryError, StoreError};
+use registry_dek::DekError;
 use serde::Serialize;
 
 /// Everything a request can fail with: the service's errors plus what the HTTP layer itself rejects.
@@ -15,6 +16,8 @@ use serde::Serialize;
 pub enum ApiError {
     /// A service error; its family decides the status and `error_code`.
     Registry(RegistryError),
+    /// A DEK registry error (Confluent's `DekRegistryErrors`).
+    Dek(DekError),
     /// No such path, or a path parameter that is not of its type (JAX-RS answers 404 for both).
     NotFound,
     /// The path exists but not with this method.
@@ -38,6 +41,12 @@ pub enum ApiError {
     /// refuses: `error_code` = the status, message `HTTP <status> <reason>` (e.g. 414 URI too long, 431
     /// headers too large, 400 unparsable request, 408 body not received in time, 504 time budget spent).
     Http(StatusCode),
+}
+
+impl From<DekError> for ApiError {
+    fn from(error: DekError) -> Self {
+        ApiError::Dek(error)
+    }
 }
 
 impl From<RegistryError> for ApiError {
@@ -154,15 +163,25 @@ impl ApiError {
                     R::InvalidRuleSet { .. } => (unprocessable, 42210, message, None),
                     R::OwnerRequired { .. } => (unprocessable, 42201, message, None),
                     R::TooManyRegistrations { .. } => (StatusCode::TOO_MANY_REQUESTS, 42901, message, None),
-                    R::Store(store) => {
-                        let detail = Some(store.to_string());
-                        match store {
-                            StoreError::Unavailable(_) => {
-                                (StatusCode::INTERNAL_SERVER_ERROR, 50002, STORE_TIMEOUT_MESSAGE.into(), detail)
-                            }
-                            _ => (StatusCode::INTERNAL_SERVER_ERROR, 50001, STORE_ERROR_MESSAGE.into(), detail),
-                        }
+                    R::Store(store) => store_parts(store),
+                }
+            }
+            ApiError::Dek(error) => {
+                let message = error.to_string();
+                match error {
+                    DekError::KeyNotFound(_) => (StatusCode::NOT_FOUND, 40470, message, None),
+                    DekError::KeyNotSoftDeleted(_) => (StatusCode::NOT_FOUND, 40471, message, None),
+                    DekError::KeySoftDeleted(_) => (StatusCode::NOT_FOUND, 40472, message, None),
+                    DekError::AlreadyExists(_) => (StatusCode::CONFLICT, 40971, message, None),
+                    DekError::TooManyKeys(_) => (StatusCode::CONFLICT, 40972, message, None),
+                    DekError::InvalidKey(_) => (unprocessable, 42271, message, None),
+                    DekError::InvalidVersion(_) => (unprocessable, 42202, message, None),
+                    DekError::ReferenceExists(_) => (unprocessable, 42272, message, None),
+                    DekError::GenerationForbidden(_) => (StatusCode::FORBIDDEN, 40370, message, None),
+                    DekError::Generation(_) => {
+                        (StatusCode::INTERNAL_SERVER_ERROR, 50070, message.clone(), Some(message))
                     }
+                    DekError::Store(store) => store_parts(store),
                 }
             }
             ApiError::NotFound => (StatusCode::NOT_FOUND, 404, "HTTP 404 Not Found".into(), None),
@@ -206,6 +225,16 @@ impl ApiError {
     pub fn status_and_body(&self) -> (StatusCode, Vec<u8>) {
         let (status, error_code, message, _) = self.parts();
         (status, error_body(error_code, &message))
+    }
+}
+
+/// A storage failure: 50002 when unavailable (throttled, unreachable), else 50001; the detail is
+/// logged, never answered.
+fn store_parts(store: &StoreError) -> (StatusCode, u32, String, Option<String>) {
+    let detail = Some(store.to_string());
+    match store {
+        StoreError::Unavailable(_) => (StatusCode::INTERNAL_SERVER_ERROR, 50002, STORE_TIMEOUT_MESSAGE.into(), detail),
+        _ => (StatusCode::INTERNAL_SERVER_ERROR, 50001, STORE_ERROR_MESSAGE.into(), detail),
     }
 }
 

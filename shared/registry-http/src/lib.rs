@@ -41,7 +41,8 @@ use error::ApiError;
 use http_cache::HttpConfig;
 use registry_auth::Authenticator;
 use registry_core::Registry;
-use routes::{compatibility, config, contracts, metadata, schemas, subjects, versions};
+use registry_dek::DekRegistry;
+use routes::{compatibility, config, contracts, deks, metadata, schemas, subjects, versions};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,10 +50,11 @@ use std::time::Duration;
 /// registry's `max_schema_bytes` (42209).
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-/// What every handler gets: the registry service.
+/// What every handler gets: the registry service, and the DEK registry when the host has one.
 #[derive(Debug, Clone)]
 pub struct AppState {
     pub registry: Registry,
+    pub deks: Option<Arc<DekRegistry>>,
 }
 
 /// How [`app`] is assembled: the HTTP caching settings and, when set, the authenticator every
@@ -68,6 +70,8 @@ pub struct AppOptions {
     pub request_budget: Option<Duration>,
     /// The `error_code` of incompatible-schema answers ([`error::IncompatibleErrorCode`]).
     pub incompatible_error_code: error::IncompatibleErrorCode,
+    /// The DEK registry (`/dek-registry/v1/...`, [`routes::deks`]); `None`: those paths are 404.
+    pub deks: Option<Arc<DekRegistry>>,
 }
 
 /// The whole application over `registry`, the one composition every host uses (`registry serve`,
@@ -81,7 +85,7 @@ pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
         Some(_) => options.http.for_authenticated(),
         None => options.http,
     };
-    let routes = routes(AppState { registry: registry.clone() }, http);
+    let routes = routes(AppState { registry: registry.clone(), deks: options.deks }, http);
     let routes = match options.authenticator {
         Some(authenticator) => auth::protect(routes, authenticator),
         None => routes,
@@ -212,12 +216,75 @@ fn api_routes(state: AppState, config: HttpConfig) -> axum::Router {
                 .put(declare("update_subject_mode", CONFIGURE, config::update_subject_mode))
                 .delete(declare("delete_subject_mode", CONFIGURE, config::delete_subject_mode)),
         )
+        .merge(dek_routes(state.deks.is_some()))
         .fallback(declare(UNKNOWN_OPERATION, Access::Unserved, not_found))
         .method_not_allowed_fallback(declare(UNKNOWN_OPERATION, Access::Unserved, method_not_allowed))
         .layer(axum::middleware::from_fn(http_cache::no_store_by_default))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::Extension(Arc::new(config)))
         .with_state(state)
+}
+
+/// The DEK registry's endpoints ([`routes::deks`] says who may call which), when `served`.
+fn dek_routes(served: bool) -> axum::Router<AppState> {
+    use endpoint::{CONFIGURE, DELETE, READ, REGISTER, endpoint as declare};
+    use routing::{get, post};
+    if !served {
+        return axum::Router::new();
+    }
+    const KEKS: &str = "/dek-registry/v1/keks";
+    axum::Router::new()
+        .route(
+            KEKS,
+            get(declare("get_kek_names", READ, deks::get_kek_names)).post(declare(
+                "create_kek",
+                CONFIGURE,
+                deks::create_kek,
+            )),
+        )
+        .route(
+            &format!("{KEKS}/{{name}}"),
+            get(declare("get_kek", READ, deks::get_kek))
+                .put(declare("put_kek", CONFIGURE, deks::put_kek))
+                .delete(declare("delete_kek", CONFIGURE, deks::delete_kek)),
+        )
+        .route(&format!("{KEKS}/{{name}}/undelete"), post(declare("undelete_kek", CONFIGURE, deks::undelete_kek)))
+        .route(&format!("{KEKS}/{{name}}/test"), post(declare("test_kek", CONFIGURE, deks::test_kek)))
+        .route(
+            &format!("{KEKS}/{{name}}/deks"),
+            // The deprecated create names its subject in the body: the handler judges it there.
+            get(declare("get_dek_subjects", READ, deks::get_dek_subjects)).post(declare(
+                "create_dek",
+                READ,
+                deks::create_dek,
+            )),
+        )
+        .route(
+            &format!("{KEKS}/{{name}}/deks/{{subject}}"),
+            get(declare("get_dek", READ, deks::get_dek))
+                .post(declare("create_dek_with_subject", REGISTER, deks::create_dek_with_subject))
+                .delete(declare("delete_dek_versions", DELETE, deks::delete_dek_versions)),
+        )
+        .route(
+            &format!("{KEKS}/{{name}}/deks/{{subject}}/versions"),
+            get(declare("get_dek_versions", READ, deks::get_dek_versions)),
+        )
+        .route(
+            &format!("{KEKS}/{{name}}/deks/{{subject}}/versions/{{version}}"),
+            get(declare("get_dek_by_version", READ, deks::get_dek_by_version)).delete(declare(
+                "delete_dek_version",
+                DELETE,
+                deks::delete_dek_version,
+            )),
+        )
+        .route(
+            &format!("{KEKS}/{{name}}/deks/{{subject}}/undelete"),
+            post(declare("undelete_dek_versions", DELETE, deks::undelete_dek_versions)),
+        )
+        .route(
+            &format!("{KEKS}/{{name}}/deks/{{subject}}/versions/{{version}}/undelete"),
+            post(declare("undelete_dek_version", DELETE, deks::undelete_dek_version)),
+        )
 }
 
 async fn not_found() -> ApiError {

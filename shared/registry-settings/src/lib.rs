@@ -14,6 +14,8 @@ use clap::Parser;
 use registry_auth::{AuthConfig, AuthError, Authenticator};
 use registry_core::cache::DEFAULT_CACHE_BYTES;
 use registry_core::{ChurnSettings, CompatibilityLevel, Limits, RegistrySettings, Rules, default_schema_workers};
+use registry_dek::model::LOCAL_KMS;
+use registry_dek::{DekBackend, DekRegistry, LocalKms};
 use registry_http::AppOptions;
 use registry_http::error::IncompatibleErrorCode;
 use registry_http::http_cache::{DEFAULT_ID_CACHE_CONTROL, HttpConfig};
@@ -103,6 +105,52 @@ pub struct Settings {
 
     #[command(flatten)]
     pub server: ServerSettings,
+
+    #[command(flatten)]
+    pub dek: DekSettings,
+}
+
+/// The DEK registry's KMS settings (`/dek-registry/v1/...`, client-side field-level encryption).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct DekSettings {
+    /// Secret of the `local-kms` KMS: with it the registry generates and unwraps the DEKs of shared
+    /// `local-kms` KEKs (a client's local KMS driver with the same secret reads them too). Unset:
+    /// no `local-kms` here. For tests and local runs; in AWS use `aws-kms` KEKs.
+    #[arg(long, env = "REGISTRY_LOCAL_KMS_SECRET", hide_env_values = true)]
+    pub local_kms_secret: Option<String>,
+
+    /// A file holding the `local-kms` secret (surrounding whitespace ignored); instead of
+    /// `REGISTRY_LOCAL_KMS_SECRET`.
+    #[arg(long, env = "REGISTRY_LOCAL_KMS_SECRET_FILE")]
+    pub local_kms_secret_file: Option<PathBuf>,
+}
+
+impl DekSettings {
+    /// The `local-kms` secret, from the variable or the file; `None` when neither is set.
+    fn local_kms_secret(&self) -> Result<Option<String>, SettingsError> {
+        if let Some(secret) = non_empty(self.local_kms_secret.as_deref()) {
+            return Ok(Some(secret.to_owned()));
+        }
+        let Some(path) = &self.local_kms_secret_file else { return Ok(None) };
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            SettingsError::Dek(format!("REGISTRY_LOCAL_KMS_SECRET_FILE {}: {error}", path.display()))
+        })?;
+        match non_empty(Some(&text)) {
+            Some(secret) => Ok(Some(secret.to_owned())),
+            None => Err(SettingsError::Dek(format!("REGISTRY_LOCAL_KMS_SECRET_FILE {} is empty", path.display()))),
+        }
+    }
+
+    /// The DEK registry over `backend` (its key store, and the KMS implementations it brings,
+    /// such as `aws-kms` on AWS), with `local-kms` added when a secret is configured.
+    pub fn registry(&self, backend: DekBackend) -> Result<Arc<DekRegistry>, SettingsError> {
+        let mut kms = backend.kms;
+        if let Some(secret) = self.local_kms_secret()? {
+            let local = LocalKms::new(&secret).map_err(|error| SettingsError::Dek(error.to_string()))?;
+            kms = kms.with(LOCAL_KMS, Arc::new(local));
+        }
+        Ok(Arc::new(DekRegistry::new(backend.key_store, kms)))
+    }
 }
 
 /// Time and connection budgets of the HTTP server. Defaults: a client has 10 s to send a request's
@@ -196,6 +244,9 @@ pub enum SettingsError {
     /// The auth settings are inconsistent or their files unreadable.
     #[error(transparent)]
     Auth(#[from] AuthError),
+    /// The DEK registry's settings are unusable (an unreadable secret file).
+    #[error("{0}")]
+    Dek(String),
 }
 
 /// The environment alone, as a command without flags (what [`Settings::from_env`] parses).
@@ -250,7 +301,7 @@ impl Settings {
     pub fn app_options(&self, authenticator: Option<Arc<Authenticator>>) -> Result<AppOptions, SettingsError> {
         let http = HttpConfig::with_id_cache_control(&self.id_cache_control).map_err(SettingsError::CacheControl)?;
         let incompatible_error_code = self.incompatible_error_code;
-        Ok(AppOptions { http, authenticator, request_budget: None, incompatible_error_code })
+        Ok(AppOptions { http, authenticator, request_budget: None, incompatible_error_code, deks: None })
     }
 }
 

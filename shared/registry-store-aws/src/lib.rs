@@ -76,6 +76,7 @@ mod blobs;
 mod calls;
 mod conditions;
 pub mod config;
+pub mod dek_registry;
 mod deks;
 mod errors;
 mod guids;

@@ -26,7 +26,8 @@
 //! `GET /schemas/guids/{guid}` index; migration 3 creates it empty: a database written before it
 //! gets entries as schemas are registered again or imported, never by a scan at open) and
 //! `subject_revisions` (each subject's write revision, raised in the transaction of every change to
-//! its rows; the write preconditions of `conditions.rs` compare it, so it is never removed).
+//! its rows; the write preconditions of `conditions.rs` compare it, so it is never removed), and the
+//! DEK registry's `keks` and `deks` (`keys.rs`, the [`registry_dek::KeyStore`] of this store).
 //!
 //! **Concurrency.** Each write call is one atomic operation on the writer thread, which commits
 //! the operations queued meanwhile as one group (one `IMMEDIATE` transaction, each operation in its
@@ -40,6 +41,7 @@ mod bounded;
 mod codec;
 mod conditions;
 mod error;
+mod keys;
 mod ops;
 mod pool;
 mod schema;

@@ -117,6 +117,25 @@ CREATE TABLE contexts (
     listed  INTEGER NOT NULL
 ) WITHOUT ROWID;
 "#,
+    r#"
+CREATE TABLE keks (
+    name     TEXT PRIMARY KEY,
+    deleted  INTEGER NOT NULL,
+    kek      TEXT NOT NULL,
+    revision INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE deks (
+    kek_name  TEXT NOT NULL,
+    subject   TEXT NOT NULL,
+    algorithm TEXT NOT NULL,
+    version   INTEGER NOT NULL,
+    deleted   INTEGER NOT NULL,
+    dek       TEXT NOT NULL,
+    revision  INTEGER NOT NULL,
+    PRIMARY KEY (kek_name, subject, algorithm, version)
+) WITHOUT ROWID;
+"#,
 ];
 
 /// The `user_version` this build writes and understands.

@@ -3,6 +3,7 @@
 pub mod compatibility;
 pub mod config;
 pub mod contracts;
+pub mod deks;
 pub mod json_stream;
 pub mod metadata;
 pub mod schemas;
