@@ -218,15 +218,7 @@ async fn concurrent_dek_creates_have_one_winner(h: &Harness) {
     assert_eq!(stored["keyMaterial"], winners[0]["keyMaterial"]);
 }
 
-// The memory and embedded backends; the AWS ones join when their key store exists.
-api_tests::api_cases!(@in_process memory, Memory, api_tests::Serving::Open;
-    kek_lifecycle,
-    kek_input_errors,
-    client_wrapped_deks,
-    shared_kek_generates_deks,
-    concurrent_dek_creates_have_one_winner
-);
-api_tests::api_cases!(@in_process local, Local, api_tests::Serving::Open;
+api_tests::api_cases!(
     kek_lifecycle,
     kek_input_errors,
     client_wrapped_deks,
@@ -274,6 +266,25 @@ async fn dek_registry_access(h: &Harness) {
 
 mod authenticated {
     use super::dek_registry_access;
-    api_tests::api_cases!(@in_process memory, Memory, api_tests::Serving::Authenticated; dek_registry_access);
-    api_tests::api_cases!(@in_process local, Local, api_tests::Serving::Authenticated; dek_registry_access);
+    api_tests::api_cases!(authenticated: dek_registry_access);
+}
+
+/// A shared `aws-kms` KEK whose key KMS refuses (here: no such key in the account): generating a
+/// DEK answers 403 / 40370 with KMS's reason naming the key, never a 5xx.
+async fn an_aws_kms_refusal_is_forbidden_not_a_server_error(h: &Harness) {
+    let arn = "arn:aws:kms:us-east-1:123456789012:key/00000000-0000-4000-8000-000000000000";
+    let kek = json!({ "name": "refused", "kmsType": "aws-kms", "kmsKeyId": arn, "shared": true });
+    h.post(KEKS, &kek).await.ok_json(200);
+    let message = h.post(&format!("{KEKS}/refused/deks/orders-value"), &json!({})).await.assert_error(403, 40370);
+    assert!(message.contains(arn), "{message}");
+    h.get(&format!("{KEKS}/refused/deks/orders-value")).await.assert_error(404, 40470);
+}
+
+/// `aws-kms` exists on the AWS backends only.
+mod aws_kms {
+    use super::an_aws_kms_refusal_is_forbidden_not_a_server_error;
+    api_tests::api_cases!(@emulated aws, api_tests::aws::AwsCase::start_as(api_tests::Serving::Open);
+        an_aws_kms_refusal_is_forbidden_not_a_server_error);
+    api_tests::api_cases!(@emulated lambda, api_tests::aws::AwsCase::start_lambda_as(1, api_tests::Serving::Open);
+        an_aws_kms_refusal_is_forbidden_not_a_server_error);
 }

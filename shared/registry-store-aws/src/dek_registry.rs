@@ -2,11 +2,13 @@
 //! Lambda function get its key store and AWS's KMS implementations from.
 
 use crate::AwsStore;
-use registry_dek::DekBackend;
+use registry_dek::model::AWS_KMS;
+use registry_dek::{DekBackend, KmsRegistry};
+use std::sync::Arc;
 
-/// The key store and KMS implementations (`aws-kms`) of the DEK registry over `store`'s table.
-/// `None` while this backend has no key store: the DEK registry's paths then answer 404 here.
+/// The key store (KEKs and DEKs in `store`'s table, see `deks`) and `aws-kms` (the store's
+/// [`AwsKms`](crate::AwsKms), restricted to `REGISTRY_KMS_KEY_ARNS` when set) of the DEK registry.
 pub fn dek_backend(store: &AwsStore) -> Option<DekBackend> {
-    let _ = store;
-    None
+    let kms = KmsRegistry::new().with(AWS_KMS, Arc::new(store.kms().clone()));
+    Some(DekBackend { key_store: Arc::new(store.clone()), kms })
 }

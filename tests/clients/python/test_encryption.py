@@ -26,11 +26,6 @@ from confluent_kafka.schema_registry.rules.encryption.localkms.local_driver impo
 from confluent_kafka.schema_registry.schema_registry_client import Rule, RuleKind, RuleMode, RuleParams, RuleSet
 from tink import aead, daead
 
-pytestmark = pytest.mark.skipif(
-    os.environ.get("REGISTRY_BACKEND") == "aws",
-    reason="the AWS backend's DEK key store is not part of this build yet",
-)
-
 aead.register()
 daead.register()
 LocalKmsDriver.register()
