@@ -15,10 +15,13 @@ pub mod json_value;
 pub mod limits;
 pub mod protobuf;
 
+use avro::AvroSchema;
 pub use canonical::Fingerprint;
 pub use compat::{CompatibilityLevel, Incompatibility};
 pub use error::SchemaError;
+use json_schema::JsonSchema;
 pub use limits::{Budget, Limits, Meter};
+use protobuf::ProtobufSchema;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -105,9 +108,9 @@ pub enum Validation {
 /// A schema parsed and validated, ready to store or to check for compatibility.
 #[derive(Debug, Clone)]
 pub enum ParsedSchema {
-    Avro(avro::AvroSchema),
-    Json(json_schema::JsonSchema),
-    Protobuf(protobuf::ProtobufSchema),
+    Avro(AvroSchema),
+    Json(JsonSchema),
+    Protobuf(ProtobufSchema),
 }
 
 impl ParsedSchema {
@@ -134,22 +137,14 @@ impl ParsedSchema {
     ) -> Result<ParsedSchema, SchemaError> {
         Ok(match schema_type {
             SchemaType::Avro => {
-                ParsedSchema::Avro(avro::AvroSchema::parse_within(text, dependencies, validation, normalize, limits)?)
+                Self::Avro(AvroSchema::parse_within(text, dependencies, validation, normalize, limits)?)
             }
-            SchemaType::Json => ParsedSchema::Json(json_schema::JsonSchema::parse_within(
-                text,
-                dependencies,
-                validation,
-                normalize,
-                limits,
-            )?),
-            SchemaType::Protobuf => ParsedSchema::Protobuf(protobuf::ProtobufSchema::parse_within(
-                text,
-                dependencies,
-                validation,
-                normalize,
-                limits,
-            )?),
+            SchemaType::Json => {
+                Self::Json(JsonSchema::parse_within(text, dependencies, validation, normalize, limits)?)
+            }
+            SchemaType::Protobuf => {
+                Self::Protobuf(ProtobufSchema::parse_within(text, dependencies, validation, normalize, limits)?)
+            }
         })
     }
 

@@ -25,6 +25,12 @@ fn full(schema_type: SchemaType, (old, new): &(String, String), limits: &Limits)
     compat::check_within(CompatibilityLevel::Full, &new, &[&old], limits)
 }
 
+/// The kinds of incompatibility a FULL check of `pair` finds, and the work units it spent.
+fn kinds_and_work(schema_type: SchemaType, pair: &(String, String)) -> (Vec<String>, u64) {
+    let checked = full(schema_type, pair, &Limits::default()).unwrap();
+    (checked.incompatibilities.iter().map(|i| i.kind.as_str().to_string()).collect(), checked.work)
+}
+
 /// FULL check of a schema against itself: the answer must be "compatible".
 fn itself(schema_type: SchemaType, text: &str) -> Checked {
     let schema = parsed(schema_type, text);
@@ -74,20 +80,16 @@ fn a_reordered_union_of_5000_fixed_types_is_matched_by_name() {
 
 #[test]
 fn an_enum_of_60000_symbols_is_checked_by_hash() {
-    let pair = bombs::avro_wide_enum(60_000);
-    let checked = full(SchemaType::Avro, &pair, &Limits::default()).unwrap();
-    let kinds: Vec<&str> = checked.incompatibilities.iter().map(|i| i.kind.as_str()).collect();
+    let (kinds, work) = kinds_and_work(SchemaType::Avro, &bombs::avro_wide_enum(60_000));
     assert_eq!(kinds, ["MISSING_ENUM_SYMBOLS"], "the new enum lacks S0");
-    assert!(checked.work <= 10, "symbols are looked up by hash, not charged pairwise: {} units", checked.work);
+    assert!(work <= 10, "symbols are looked up by hash, not charged pairwise: {work} units");
 }
 
 #[test]
 fn a_json_enum_of_90000_values_is_compared_by_value_in_linear_time() {
-    let pair = bombs::json_wide_enum(90_000);
-    let checked = full(SchemaType::Json, &pair, &Limits::default()).unwrap();
-    let kinds: Vec<&str> = checked.incompatibilities.iter().map(|i| i.kind.as_str()).collect();
+    let (kinds, work) = kinds_and_work(SchemaType::Json, &bombs::json_wide_enum(90_000));
     assert_eq!(kinds, ["ENUM_ARRAY_NARROWED"], "7.0 is 7; only 0 is missing");
-    assert!(checked.work <= 10, "values are looked up by key, not charged pairwise: {} units", checked.work);
+    assert!(work <= 10, "values are looked up by key, not charged pairwise: {work} units");
 }
 
 #[test]

@@ -66,30 +66,29 @@ fn run_table(file: &str) -> (usize, Vec<String>) {
     (cases.len(), failures)
 }
 
+/// Every case of Confluent's table `file` (at least `min_cases` of them) agrees with Confluent.
+fn assert_table_agrees(file: &str, min_cases: usize) {
+    let (count, failures) = run_table(file);
+    assert!(count >= min_cases, "{count} cases");
+    assert!(failures.is_empty(), "{} of {count} failed:\n{}", failures.len(), failures.join("\n"));
+}
+
 #[test]
 fn confluent_diff_schema_examples() {
-    let (count, failures) = run_table("diff-schema-examples.json");
-    assert!(count >= 104, "{count} cases");
-    assert!(failures.is_empty(), "{} of {count} failed:\n{}", failures.len(), failures.join("\n"));
+    assert_table_agrees("diff-schema-examples.json", 104);
 }
 
 #[test]
 fn confluent_diff_combined_schema_examples() {
-    let (count, failures) = run_table("diff-combined-schema-examples.json");
-    assert!(count >= 28, "{count} cases");
-    assert!(failures.is_empty(), "{} of {count} failed:\n{}", failures.len(), failures.join("\n"));
+    assert_table_agrees("diff-combined-schema-examples.json", 28);
 }
 
 #[test]
 fn confluent_diff_schema_examples_2020_12() {
-    let (count, failures) = run_table("diff-schema-examples-2020-12.json");
-    assert!(count >= 110, "{count} cases");
-    assert!(failures.is_empty(), "{} of {count} failed:\n{}", failures.len(), failures.join("\n"));
+    assert_table_agrees("diff-schema-examples-2020-12.json", 110);
 }
 
 #[test]
 fn confluent_diff_combined_schema_examples_2020_12() {
-    let (count, failures) = run_table("diff-combined-schema-examples-2020-12.json");
-    assert!(count >= 18, "{count} cases");
-    assert!(failures.is_empty(), "{} of {count} failed:\n{}", failures.len(), failures.join("\n"));
+    assert_table_agrees("diff-combined-schema-examples-2020-12.json", 18);
 }

@@ -34,21 +34,32 @@ fn dependencies(case: &Value, key: &str) -> Vec<Dependency> {
         .unwrap_or_default()
 }
 
+/// The schema under `case[side]` with the dependencies under `case[deps]`.
+fn parse_side(case: &Value, side: &str, deps: &str, description: &str) -> ProtobufSchema {
+    parse(case[side].as_str().unwrap(), &dependencies(case, deps), &format!("{description} ({side})"))
+}
+
 fn parse(text: &str, deps: &[Dependency], what: &str) -> ProtobufSchema {
     ProtobufSchema::parse(text, deps, Validation::Strict, false).unwrap_or_else(|e| panic!("{what}: {e}"))
 }
 
-#[test]
-fn confluent_diff_examples_give_the_same_changes_and_verdicts() {
-    let cases = fixture("diff-schema-examples.json");
-    assert!(cases.len() >= 54, "{} cases", cases.len());
+/// Runs `case_failures` over every case of the table `file` (at least `min_cases`), which pushes
+/// what it finds wrong with the case named `description`; fails listing all of them.
+fn assert_table(file: &str, min_cases: usize, mut case_failures: impl FnMut(&Value, &str, &mut Vec<String>)) {
+    let cases = fixture(file);
+    assert!(cases.len() >= min_cases, "{} cases", cases.len());
     let mut failures = Vec::new();
     for case in &cases {
-        let description = case["description"].as_str().unwrap();
-        let original =
-            parse(case["original_schema"].as_str().unwrap(), &dependencies(case, "original_dependencies"), description);
-        let update =
-            parse(case["update_schema"].as_str().unwrap(), &dependencies(case, "update_dependencies"), description);
+        case_failures(case, case["description"].as_str().unwrap(), &mut failures);
+    }
+    assert!(failures.is_empty(), "{} of {} failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
+}
+
+#[test]
+fn confluent_diff_examples_give_the_same_changes_and_verdicts() {
+    assert_table("diff-schema-examples.json", 54, |case, description, failures| {
+        let original = parse_side(case, "original_schema", "original_dependencies", description);
+        let update = parse_side(case, "update_schema", "update_dependencies", description);
         let mut got: Vec<String> = diff(&original, &update).iter().map(ToString::to_string).collect();
         let mut want: Vec<String> =
             case["changes"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect();
@@ -65,33 +76,14 @@ fn confluent_diff_examples_give_the_same_changes_and_verdicts() {
             failures
                 .push(format!("{description}: changes {got:?} want {want:?}; compatible {verdict} want {compatible}"));
         }
-    }
-    assert!(failures.is_empty(), "{} of {} failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    });
 }
 
 #[test]
 fn level_table_verdicts_hold_in_both_directions_and_full() {
-    let cases = fixture("levels.json");
-    assert!(cases.len() >= 20, "{} cases", cases.len());
-    let mut failures = Vec::new();
-    for case in &cases {
-        let description = case["description"].as_str().unwrap();
-        let old = ParsedSchema::parse(
-            SchemaType::Protobuf,
-            case["old"].as_str().unwrap(),
-            &dependencies(case, "old_dependencies"),
-            Validation::Strict,
-            false,
-        )
-        .unwrap_or_else(|e| panic!("{description} (old): {e}"));
-        let new = ParsedSchema::parse(
-            SchemaType::Protobuf,
-            case["new"].as_str().unwrap(),
-            &dependencies(case, "new_dependencies"),
-            Validation::Strict,
-            false,
-        )
-        .unwrap_or_else(|e| panic!("{description} (new): {e}"));
+    assert_table("levels.json", 20, |case, description, failures| {
+        let old = ParsedSchema::Protobuf(parse_side(case, "old", "old_dependencies", description));
+        let new = ParsedSchema::Protobuf(parse_side(case, "new", "new_dependencies", description));
         let backward = case["backward"].as_bool().unwrap();
         let forward = case["forward"].as_bool().unwrap();
         for (level, want) in [
@@ -107,8 +99,7 @@ fn level_table_verdicts_hold_in_both_directions_and_full() {
                     .push(format!("{description} at {level}: compatible {} want {want}: {found:?}", found.is_empty()));
             }
         }
-    }
-    assert!(failures.is_empty(), "{} failed:\n{}", failures.len(), failures.join("\n"));
+    });
 }
 
 #[test]

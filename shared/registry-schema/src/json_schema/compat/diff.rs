@@ -194,44 +194,42 @@ impl<'g> Differ<'g> {
         self.swapped = !self.swapped;
     }
 
+    /// Compares `original` with `update` in a context of its own: when they are compatible, keeps
+    /// its differences in `ctx` and answers `true`; otherwise `ctx` is left as it was.
+    fn compatible_aside(&mut self, ctx: &mut Ctx, original: NodeId, update: NodeId) -> bool {
+        let mut sub = ctx.sub();
+        self.compare(&mut sub, Some(original), Some(update));
+        let compatible = sub.is_compatible();
+        if compatible {
+            ctx.diffs.extend(sub.diffs);
+        }
+        compatible
+    }
+
     fn compare_resolved(&mut self, ctx: &mut Ctx, original: NodeId, update: NodeId) {
         let (graph_o, graph_u) = (self.original, self.update);
         let (o, u) = (graph_o.node(original), graph_u.node(update));
         match (&o.kind, &u.kind) {
             (kind, Kind::Combined { criterion, subschemas }) if !matches!(kind, Kind::Combined { .. }) => {
                 if let [single] = subschemas[..] {
-                    let mut sub = ctx.sub();
-                    self.compare(&mut sub, Some(original), Some(single));
-                    if sub.is_compatible() {
-                        return ctx.diffs.extend(sub.diffs);
+                    if self.compatible_aside(ctx, original, single) {
+                        return;
                     }
-                } else if matches!(criterion, Criterion::AnyOf | Criterion::OneOf) {
-                    for &subschema in subschemas {
-                        let mut sub = ctx.sub();
-                        self.compare(&mut sub, Some(original), Some(subschema));
-                        if sub.is_compatible() {
-                            ctx.diffs.extend(sub.diffs);
-                            return ctx.add(SUM_TYPE_EXTENDED);
-                        }
-                    }
+                } else if matches!(criterion, Criterion::AnyOf | Criterion::OneOf)
+                    && subschemas.iter().any(|&subschema| self.compatible_aside(ctx, original, subschema))
+                {
+                    return ctx.add(SUM_TYPE_EXTENDED);
                 }
             }
             (Kind::Combined { criterion, subschemas }, kind) if !matches!(kind, Kind::Combined { .. }) => {
                 if let [single] = subschemas[..] {
-                    let mut sub = ctx.sub();
-                    self.compare(&mut sub, Some(single), Some(update));
-                    if sub.is_compatible() {
-                        return ctx.diffs.extend(sub.diffs);
+                    if self.compatible_aside(ctx, single, update) {
+                        return;
                     }
-                } else if *criterion == Criterion::AllOf {
-                    for &subschema in subschemas {
-                        let mut sub = ctx.sub();
-                        self.compare(&mut sub, Some(subschema), Some(update));
-                        if sub.is_compatible() {
-                            ctx.diffs.extend(sub.diffs);
-                            return ctx.add(PRODUCT_TYPE_NARROWED);
-                        }
-                    }
+                } else if *criterion == Criterion::AllOf
+                    && subschemas.iter().any(|&subschema| self.compatible_aside(ctx, subschema, update))
+                {
+                    return ctx.add(PRODUCT_TYPE_NARROWED);
                 }
             }
             _ => {}

@@ -208,30 +208,37 @@ impl<'s, 'a> Ctx<'s, 'a> {
             t.declared_messages().enumerate().map(|(i, m)| (m.name().to_string(), (i, m))).collect()
         };
         let messages = [index(&lists[0]), index(&lists[1])];
-        let names: BTreeSet<&String> = messages[0].keys().chain(messages[1].keys()).collect();
-        for name in names {
-            self.in_path(name.clone(), true, |ctx| match (messages[0].get(name), messages[1].get(name)) {
-                (Some(_), None) => ctx.add(ChangeType::MessageRemoved),
-                (None, Some(_)) => ctx.add(ChangeType::MessageAdded),
-                (Some((oi, om)), Some((ui, um))) => {
-                    ctx.compare_messages(om, um, [lists[0].proto3, lists[1].proto3]);
-                    if oi != ui {
-                        ctx.add(ChangeType::MessageMoved);
-                    }
-                }
-                (None, None) => {}
-            });
-        }
+        let proto3 = [lists[0].proto3, lists[1].proto3];
+        self.compare_named(&messages, [ChangeType::MessageRemoved, ChangeType::MessageAdded], |ctx, o, u| {
+            let ((oi, om), (ui, um)) = (o, u);
+            ctx.compare_messages(om, um, proto3);
+            if oi != ui {
+                ctx.add(ChangeType::MessageMoved);
+            }
+        });
         let enums = |t: &Types<'a>| -> BTreeMap<String, &'a EnumDescriptorProto> {
             t.enums.iter().map(|e| (e.name().to_string(), e)).collect()
         };
         let enums = [enums(&lists[0]), enums(&lists[1])];
-        let names: BTreeSet<&String> = enums[0].keys().chain(enums[1].keys()).collect();
+        self.compare_named(&enums, [ChangeType::EnumRemoved, ChangeType::EnumAdded], |ctx, o, u| {
+            ctx.compare_enums(o, u)
+        });
+    }
+
+    /// Compares declarations indexed by name on each side: `[removed, added]` for a name on one
+    /// side only, `both` under the name's path for a name on both.
+    fn compare_named<T>(
+        &mut self,
+        sides: &[BTreeMap<String, T>; 2],
+        [removed, added]: [ChangeType; 2],
+        mut both: impl FnMut(&mut Self, &T, &T),
+    ) {
+        let names: BTreeSet<&String> = sides[0].keys().chain(sides[1].keys()).collect();
         for name in names {
-            self.in_path(name.clone(), true, |ctx| match (enums[0].get(name), enums[1].get(name)) {
-                (Some(_), None) => ctx.add(ChangeType::EnumRemoved),
-                (None, Some(_)) => ctx.add(ChangeType::EnumAdded),
-                (Some(o), Some(u)) => ctx.compare_enums(o, u),
+            self.in_path(name.clone(), true, |ctx| match (sides[0].get(name), sides[1].get(name)) {
+                (Some(_), None) => ctx.add(removed),
+                (None, Some(_)) => ctx.add(added),
+                (Some(o), Some(u)) => both(ctx, o, u),
                 (None, None) => {}
             });
         }
