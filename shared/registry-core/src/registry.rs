@@ -29,7 +29,7 @@ mod usage;
 
 pub use cpu::default_schema_workers;
 pub use governance::{SubjectReport, body_guid};
-pub use usage::{MAX_REMEMBERED, epoch_day, period_start};
+pub use usage::{MAX_REMEMBERED, civil_date, epoch_day, period_start};
 
 use crate::model::SchemaId;
 use crate::model::{Context, SchemaBody};

@@ -157,3 +157,13 @@ pub fn row_referencing(
         .collect();
     VersionRow { references, ..row(subject, version, id, fingerprint) }
 }
+
+/// `name` as a subject; panics on a name [`Subject::new`] refuses (test input is known good).
+pub fn subject(name: &str) -> crate::Subject {
+    crate::Subject::new(name).unwrap_or_else(|e| panic!("subject {name:?}: {e}"))
+}
+
+/// `name` as a context; panics on a name [`Context::parse`](crate::Context::parse) refuses.
+pub fn context(name: &str) -> crate::Context {
+    crate::Context::parse(name).unwrap_or_else(|e| panic!("context {name:?}: {e}"))
+}

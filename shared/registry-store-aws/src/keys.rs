@@ -142,10 +142,7 @@ pub fn body_key(fingerprint: &Fingerprint) -> String {
 mod tests {
     use super::*;
     use registry_core::SchemaType;
-
-    fn subject(name: &str) -> Subject {
-        Subject::new(name).unwrap_or_else(|e| panic!("{e}"))
-    }
+    use registry_core::testkit::subject;
 
     #[test]
     fn version_keys_sort_numerically() {

@@ -25,6 +25,7 @@
 
 use crate::AwsStore;
 use crate::errors::{AwsError, classify};
+use aws_sdk_s3::operation::list_objects_v2::builders::ListObjectsV2FluentBuilder;
 use registry_core::{Context, Fingerprint, SchemaId};
 use serde::{Deserialize, Serialize};
 
@@ -105,6 +106,11 @@ impl AwsStore {
         Ok(Some(entry))
     }
 
+    /// A ListObjectsV2 request for the ledger keys under `prefix`, to be given its start.
+    fn list_ledger(&self, prefix: &str) -> ListObjectsV2FluentBuilder {
+        self.s3.list_objects_v2().bucket(&self.bucket).prefix(prefix)
+    }
+
     /// The highest ID in `context`'s ledger above `after` (listing pages of 1000 keys from
     /// `after` on; the default context's listing starts past every named context's keys).
     pub(crate) async fn ledger_max_after(
@@ -116,15 +122,8 @@ impl AwsStore {
         let mut highest = None;
         let mut start_after = ledger_key(context, after);
         loop {
-            let page = self
-                .s3
-                .list_objects_v2()
-                .bucket(&self.bucket)
-                .prefix(&prefix)
-                .start_after(&start_after)
-                .send()
-                .await
-                .map_err(|e| classify("ListObjectsV2(ledger)", e))?;
+            let listing = self.list_ledger(&prefix).start_after(&start_after).send().await;
+            let page = listing.map_err(|e| classify("ListObjectsV2(ledger)", e))?;
             let keys: Vec<&str> = page.contents().iter().filter_map(|object| object.key()).collect();
             let Some(last) = keys.last() else { return Ok(highest) };
             start_after = last.to_string();
@@ -168,16 +167,8 @@ impl AwsStore {
         let mut contexts = Vec::new();
         let mut token: Option<String> = None;
         loop {
-            let page = self
-                .s3
-                .list_objects_v2()
-                .bucket(&self.bucket)
-                .prefix(&named)
-                .delimiter(CONTEXT_SEPARATOR.to_string())
-                .set_continuation_token(token.take())
-                .send()
-                .await
-                .map_err(|e| classify("ListObjectsV2(ledger contexts)", e))?;
+            let listing = self.list_ledger(&named).delimiter(CONTEXT_SEPARATOR).set_continuation_token(token.take());
+            let page = listing.send().await.map_err(|e| classify("ListObjectsV2(ledger contexts)", e))?;
             for prefix in page.common_prefixes().iter().filter_map(|p| p.prefix()) {
                 let name = prefix.strip_prefix(LEDGER_PREFIX).and_then(|p| p.strip_suffix(CONTEXT_SEPARATOR));
                 let context = name.and_then(|name| Context::parse(name).ok());
@@ -212,10 +203,7 @@ impl AwsStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn context(name: &str) -> Context {
-        Context::parse(name).unwrap_or_else(|e| panic!("{e}"))
-    }
+    use registry_core::testkit::context;
 
     #[test]
     fn ledger_keys_list_in_id_order() {

@@ -108,16 +108,7 @@ pub fn write_table(out: &mut impl Write, rows: &[Row]) -> std::io::Result<()> {
 
 /// `YYYY-MM-DD` (UTC) of a time in ms since the Unix epoch (civil-from-days, proleptic Gregorian).
 fn date(ms: i64) -> String {
-    let days = ms.div_euclid(DAY_MS);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = registry_core::registry::civil_date(ms.div_euclid(DAY_MS));
     format!("{year:04}-{month:02}-{day:02}")
 }
 

@@ -63,6 +63,20 @@ pub fn epoch_day(now: SystemTime) -> u32 {
     u32::try_from(seconds / DAY_SECONDS).unwrap_or(u32::MAX)
 }
 
+/// The proleptic Gregorian `(year, month, day)` of the UTC day `days` after 1970-01-01 (before
+/// it when negative): Howard Hinnant's civil-from-days, for printing epoch days and times.
+pub fn civil_date(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
 /// The marker day for `day` at `granularity_days`: the first day of its period, so the stored
 /// value changes (and is written) once per period. `None` when marking is off (granularity 0).
 pub fn period_start(day: u32, granularity_days: u32) -> Option<u32> {
@@ -108,10 +122,15 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit::subject;
     use std::time::Duration;
 
-    fn subject(name: &str) -> Subject {
-        Subject::new(name).unwrap_or_else(|e| panic!("{e}"))
+    #[test]
+    fn civil_date_is_the_gregorian_date_of_an_epoch_day() {
+        assert_eq!(civil_date(0), (1970, 1, 1));
+        assert_eq!(civil_date(-1), (1969, 12, 31));
+        assert_eq!(civil_date(11_016), (2000, 2, 29));
+        assert_eq!(civil_date(20_453), (2025, 12, 31));
     }
 
     #[test]
