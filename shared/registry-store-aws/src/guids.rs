@@ -5,16 +5,27 @@
 
 use crate::AwsStore;
 use crate::errors::{AwsError, classify};
-use crate::items::{ItemExt, attr, fingerprint_of, key, s};
+use crate::items::{Item, ItemExt, attr, fingerprint_of, key, s};
 use crate::keys::{self, PK};
 use registry_core::{Context, Fingerprint, Guid, GuidCarried, SchemaId};
 
 impl AwsStore {
-    /// One PutItem conditioned on `attribute_not_exists(pk) OR fingerprint = :fp`: creates the
-    /// binding, or rewrites the same value on a retry; a binding to another fingerprint fails the
-    /// condition (`ConditionFailed`, i.e. `Conflict`) and is left as it is.
+    /// Binds `guid` to `fingerprint` as [`AwsStore::put_fingerprint_binding`] does.
     pub(crate) async fn put_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> Result<(), AwsError> {
-        let mut item = key(keys::guid_pk(guid), keys::GUID_BINDING_SK);
+        let item = key(keys::guid_pk(guid), keys::GUID_BINDING_SK);
+        self.put_fingerprint_binding("PutItem(guid)", item, fingerprint).await
+    }
+
+    /// One PutItem of `item` (a key) naming `fingerprint`, conditioned on
+    /// `attribute_not_exists(pk) OR fingerprint = :fp`: creates the binding, or rewrites the same
+    /// value on a retry; a binding to another fingerprint fails the condition (`ConditionFailed`,
+    /// i.e. `Conflict`) and is left as it is. The guid and the ID → fingerprint bindings.
+    pub(crate) async fn put_fingerprint_binding(
+        &self,
+        op: &'static str,
+        mut item: Item,
+        fingerprint: &Fingerprint,
+    ) -> Result<(), AwsError> {
         item.insert(attr::FINGERPRINT.into(), s(fingerprint.to_hex()));
         self.dynamo
             .put_item()
@@ -26,7 +37,7 @@ impl AwsStore {
             .expression_attribute_values(":fp", s(fingerprint.to_hex()))
             .send()
             .await
-            .map_err(|e| classify("PutItem(guid)", e))?;
+            .map_err(|e| classify(op, e))?;
         Ok(())
     }
 

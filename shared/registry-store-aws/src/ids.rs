@@ -304,19 +304,8 @@ impl AwsStore {
             return Err(refused("was issued to another schema (ledger)"));
         }
         self.raise_counter(context, id, true).await?;
-        let mut by_id = key(keys::id_pk(context, id), keys::ID_BINDING_SK);
-        by_id.insert(attr::FINGERPRINT.into(), s(fingerprint.to_hex()));
-        self.dynamo
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(by_id))
-            .condition_expression("attribute_not_exists(#pk) OR #fp = :fp")
-            .expression_attribute_names("#pk", PK)
-            .expression_attribute_names("#fp", attr::FINGERPRINT)
-            .expression_attribute_values(":fp", s(fingerprint.to_hex()))
-            .send()
-            .await
-            .map_err(|e| classify("PutItem(id)", e))?;
+        let by_id = key(keys::id_pk(context, id), keys::ID_BINDING_SK);
+        self.put_fingerprint_binding("PutItem(id)", by_id, fingerprint).await?;
         let mut by_fingerprint = fingerprint_binding_key(context, fingerprint);
         by_fingerprint.insert(attr::ID.into(), n(id.0));
         let bound = self

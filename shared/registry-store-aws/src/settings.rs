@@ -81,29 +81,29 @@ impl AwsStore {
         }
         let written = |seen: &SettingSeen| seen.kind == kind && seen.scope == *scope;
         let condition = preconditions.settings.iter().find(|seen| written(seen)).map(setting_condition);
+        let (expression, names, values) = match condition {
+            Some(c) => (Some(c.expression), Some(c.names), (!c.values.is_empty()).then_some(c.values)),
+            None => (None, None, None),
+        };
         let write = match value {
             Some(value) => {
                 let mut item = key(pk, sk);
                 item.insert(attr::VALUE.into(), s(value));
-                let put = Put::builder().table_name(&self.table).set_item(Some(item));
-                let put = match condition {
-                    Some(c) => put
-                        .condition_expression(c.expression)
-                        .set_expression_attribute_names(Some(c.names))
-                        .set_expression_attribute_values((!c.values.is_empty()).then_some(c.values)),
-                    None => put,
-                };
+                let put = Put::builder()
+                    .table_name(&self.table)
+                    .set_item(Some(item))
+                    .set_condition_expression(expression)
+                    .set_expression_attribute_names(names)
+                    .set_expression_attribute_values(values);
                 TransactWriteItem::builder().put(put.build().map_err(|e| build_error("Put(setting)", e))?).build()
             }
             None => {
-                let delete = Delete::builder().table_name(&self.table).set_key(Some(key(pk, sk)));
-                let delete = match condition {
-                    Some(c) => delete
-                        .condition_expression(c.expression)
-                        .set_expression_attribute_names(Some(c.names))
-                        .set_expression_attribute_values((!c.values.is_empty()).then_some(c.values)),
-                    None => delete,
-                };
+                let delete = Delete::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(key(pk, sk)))
+                    .set_condition_expression(expression)
+                    .set_expression_attribute_names(names)
+                    .set_expression_attribute_values(values);
                 TransactWriteItem::builder()
                     .delete(delete.build().map_err(|e| build_error("Delete(setting)", e))?)
                     .build()
