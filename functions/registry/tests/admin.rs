@@ -9,9 +9,8 @@ use support::*;
 #[tokio::test]
 async fn import_from_a_running_registry_answers_every_get_identically() {
     let source = seeded_server().await;
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let data = dir.path().to_string_lossy().to_string();
-    let target = serve(&["--backend", "embedded", "--data-dir", &data], &[]).await;
+    let embedded = EmbeddedStore::new();
+    let target = serve(&embedded.args(), &[]).await;
 
     let dry = run_ok(&["import", "--from", &source.url, "--to", &target.url, "--dry-run"], &[]);
     assert!(dry.contains("versions registered: 9"), "{dry}");
@@ -68,25 +67,21 @@ async fn round_trip(source: &Server, store_args: &[&str], envs: &[(&str, &str)])
 #[tokio::test]
 async fn export_and_restore_round_trip_with_contexts_on_the_embedded_store() {
     let source = contexts_server().await;
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let data = dir.path().join("data").to_string_lossy().to_string();
-    round_trip(&source, &["--backend", "embedded", "--data-dir", &data], &[]).await;
+    let embedded = EmbeddedStore::new();
+    round_trip(&source, &embedded.args(), &[]).await;
 }
 
 #[tokio::test]
 async fn export_and_restore_round_trip_with_contexts_on_the_aws_store() {
-    let Some((table, bucket)) = aws_names("admin-rt") else { return };
-    let envs = [("REGISTRY_TABLE", table.as_str()), ("REGISTRY_BUCKET", bucket.as_str())];
-    run_ok(&["aws-init"], &envs);
+    let Some(store) = AwsStoreNames::initialised("admin-rt") else { return };
     let source = contexts_server().await;
-    round_trip(&source, &["--backend", "aws"], &envs).await;
+    round_trip(&source, &["--backend", "aws"], &store.envs()).await;
 }
 
 #[tokio::test]
 async fn import_from_a_registry_with_contexts_into_the_aws_store() {
-    let Some((table, bucket)) = aws_names("admin-ctx") else { return };
-    let envs = [("REGISTRY_TABLE", table.as_str()), ("REGISTRY_BUCKET", bucket.as_str())];
-    run_ok(&["aws-init"], &envs);
+    let Some(store) = AwsStoreNames::initialised("admin-ctx") else { return };
+    let envs = store.envs();
     let source = contexts_server().await;
     let summary = run_ok(&["import", "--from", &source.url, "--backend", "aws"], &envs);
     assert!(summary.contains("contexts: 3") && summary.contains("verified ids: 12"), "{summary}");
@@ -96,17 +91,52 @@ async fn import_from_a_registry_with_contexts_into_the_aws_store() {
     assert!(a.contains("Address") && b.contains("Payment"), "ID 1 names a different schema in each context");
 }
 
-/// Unique table and bucket names for one AWS test, or `None` (skipped) without an emulator.
-fn aws_names(prefix: &str) -> Option<(String, String)> {
-    if std::env::var_os("AWS_ENDPOINT_URL").is_none() && std::env::var_os("CI").is_none() {
-        eprintln!("skipped: set AWS_ENDPOINT_URL (emulator) to run the AWS tests");
-        return None;
+/// A fresh embedded store under a temporary directory (removed on drop).
+struct EmbeddedStore {
+    dir: tempfile::TempDir,
+    data: String,
+}
+
+impl EmbeddedStore {
+    fn new() -> EmbeddedStore {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let data = dir.path().join("data").to_string_lossy().to_string();
+        EmbeddedStore { dir, data }
     }
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    Some((
-        format!("{prefix}-{}-{nanos}", std::process::id()),
-        format!("{prefix}-{}-{}", std::process::id(), nanos % 1_000_000_000),
-    ))
+
+    /// The `registry` arguments naming this store.
+    fn args(&self) -> [&str; 4] {
+        ["--backend", "embedded", "--data-dir", self.data.as_str()]
+    }
+}
+
+/// The table and bucket of one AWS test's store.
+struct AwsStoreNames {
+    table: String,
+    bucket: String,
+}
+
+impl AwsStoreNames {
+    /// Unique names for one AWS test, created with `aws-init`; `None` (skipped) without an emulator.
+    fn initialised(prefix: &str) -> Option<AwsStoreNames> {
+        if std::env::var_os("AWS_ENDPOINT_URL").is_none() && std::env::var_os("CI").is_none() {
+            eprintln!("skipped: set AWS_ENDPOINT_URL (emulator) to run the AWS tests");
+            return None;
+        }
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let store = AwsStoreNames {
+            table: format!("{prefix}-{}-{nanos}", std::process::id()),
+            bucket: format!("{prefix}-{}-{}", std::process::id(), nanos % 1_000_000_000),
+        };
+        run_ok(&["aws-init"], &store.envs());
+        Some(store)
+    }
+
+    /// The environment naming this store to the `registry` binary.
+    fn envs(&self) -> [(&'static str, &str); 2] {
+        [("REGISTRY_TABLE", self.table.as_str()), ("REGISTRY_BUCKET", self.bucket.as_str())]
+    }
 }
 
 /// Registers the Avro record `name` under `subject` at `url`; returns its ID.
@@ -118,9 +148,8 @@ async fn register_record(url: &str, subject: &str, name: &str) -> i64 {
 
 #[tokio::test]
 async fn restore_check_raises_a_restored_counter_past_every_issued_id() {
-    let Some((table, bucket)) = aws_names("admin-rc") else { return };
-    let live = [("REGISTRY_TABLE", table.as_str()), ("REGISTRY_BUCKET", bucket.as_str())];
-    run_ok(&["aws-init"], &live);
+    let Some(store) = AwsStoreNames::initialised("admin-rc") else { return };
+    let live = store.envs();
     let served = serve(&["--backend", "aws"], &live).await;
     let mut issued = Vec::new();
     for name in ["A", "B", "C"] {
@@ -130,8 +159,8 @@ async fn restore_check_raises_a_restored_counter_past_every_issued_id() {
     drop(served);
 
     // The table restored to a state before any registration (an empty table over the same bucket).
-    let restored_table = format!("{table}-restored");
-    let restored = [("REGISTRY_TABLE", restored_table.as_str()), ("REGISTRY_BUCKET", bucket.as_str())];
+    let restored_store = AwsStoreNames { table: format!("{}-restored", store.table), bucket: store.bucket.clone() };
+    let restored = restored_store.envs();
     run_ok(&["aws-init"], &restored);
     let dry = run_ok(&["restore-check", "--dry-run"], &restored);
     assert!(dry.contains("highest ledger id above the counter: 3"), "{dry}");
@@ -151,9 +180,8 @@ async fn restore_check_raises_a_restored_counter_past_every_issued_id() {
 #[tokio::test]
 async fn prune_soft_then_hard_deletes_inactive_subjects_and_keeps_recent_ids_for_retention() {
     let source = seeded_server().await;
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let data = dir.path().join("data").to_string_lossy().to_string();
-    let store = ["--backend", "embedded", "--data-dir", data.as_str()];
+    let embedded = EmbeddedStore::new();
+    let store = embedded.args();
     run_ok(&[&["import", "--from", &source.url][..], &store].concat(), &[]);
 
     // Everything was registered today, so nothing is inactive for a day.
@@ -161,7 +189,7 @@ async fn prune_soft_then_hard_deletes_inactive_subjects_and_keeps_recent_ids_for
     assert!(none.contains("subjects active: 7") && !none.contains("deleted"), "{none}");
 
     // A list prune hard-deletes only the listed subject.
-    let list = dir.path().join("subjects.txt");
+    let list = embedded.dir.path().join("subjects.txt");
     std::fs::write(&list, "# retired\nretired-value\n").unwrap_or_else(|e| panic!("{e}"));
     let listed = run_ok(&[&["prune", "--subjects-from", &list.to_string_lossy()][..], &store].concat(), &[]);
     assert!(listed.contains("subjects hard-deleted: 1"), "{listed}");
@@ -244,9 +272,8 @@ async fn schema_in(base: &str, context: &str, id: i64) -> String {
 #[tokio::test]
 async fn import_from_a_registry_with_contexts_keeps_each_contexts_ids_versions_and_settings() {
     let source = contexts_server().await;
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let data = dir.path().join("data").to_string_lossy().to_string();
-    let store = ["--backend", "embedded", "--data-dir", data.as_str()];
+    let embedded = EmbeddedStore::new();
+    let store = embedded.args();
 
     let summary = run_ok(&[&["import", "--from", &source.url][..], &store].concat(), &[]);
     assert!(summary.contains("contexts: 3") && summary.contains("verified ids: 12"), "8 + 2 + 2 IDs: {summary}");

@@ -54,6 +54,14 @@ impl Answer {
 /// Contexts asked for per `GET /contexts` page.
 const CONTEXTS_PAGE: usize = 1000;
 
+/// The path of the setting `kind` (`config` or `mode`) at `subject`, or the global one.
+fn setting_path(kind: &str, subject: Option<&str>) -> String {
+    match subject {
+        Some(subject) => format!("/{kind}/{}", segment(subject)),
+        None => format!("/{kind}"),
+    }
+}
+
 /// `s` as one percent-encoded path segment.
 pub fn segment(s: &str) -> String {
     utf8_percent_encode(s, SEGMENT).to_string()
@@ -203,10 +211,7 @@ impl Api {
 
     /// `GET /<kind>[/{subject}]` (`config` or `mode`), `None` when the subject has none (404).
     async fn setting(&self, kind: &str, subject: Option<&str>) -> Result<Option<Value>, AdminError> {
-        let path = match subject {
-            Some(subject) => format!("/{kind}/{}", segment(subject)),
-            None => format!("/{kind}"),
-        };
+        let path = setting_path(kind, subject);
         let answer = self.call("GET", &path, None).await?;
         if answer.status == 404 {
             return Ok(None);
@@ -223,10 +228,7 @@ impl Api {
 
     /// `PUT /mode[/{subject}]?force=true`, answered as is.
     pub async fn put_mode(&self, subject: Option<&str>, mode: &str) -> Result<Answer, AdminError> {
-        let path = match subject {
-            Some(subject) => format!("/mode/{}?force=true", segment(subject)),
-            None => "/mode?force=true".to_string(),
-        };
+        let path = format!("{}?force=true", setting_path("mode", subject));
         self.call("PUT", &path, Some(&serde_json::json!({ "mode": mode }))).await
     }
 
@@ -246,10 +248,7 @@ impl Api {
 
     /// `PUT /config[/{subject}]` from a `GET /config` answer, answered as is.
     pub async fn put_config(&self, subject: Option<&str>, config: &Value) -> Result<Answer, AdminError> {
-        let path = match subject {
-            Some(subject) => format!("/config/{}", segment(subject)),
-            None => "/config".to_string(),
-        };
+        let path = setting_path("config", subject);
         let mut request = serde_json::Map::new();
         if let Some(level) = config.get("compatibilityLevel") {
             request.insert("compatibility".to_string(), level.clone());

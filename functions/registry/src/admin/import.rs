@@ -37,6 +37,7 @@ pub async fn apply(snapshot: &Snapshot, target: &Api, dry_run: bool) -> Result<S
     let entered = if dry_run { Vec::new() } else { enter_import(target, snapshot).await? };
     let present = present(target, snapshot).await?;
     let bar = progress::bar(snapshot.schemas.len(), "importing versions");
+    let writer = (!dry_run).then_some(target);
     for entry in &snapshot.schemas {
         let key = (entry.subject.clone(), entry.version);
         match present.get(&key) {
@@ -44,12 +45,12 @@ pub async fn apply(snapshot: &Snapshot, target: &Api, dry_run: bool) -> Result<S
                 summary.count("versions already present")
             }
             Some(&(id, true)) if id == entry.id && !entry.deleted => {
-                write_version(target, entry, dry_run, &mut summary).await?;
+                write_version(writer, entry, &mut summary).await?;
             }
             Some(&(id, false)) if id == entry.id => {
-                soft_delete(target, entry, dry_run, &mut summary).await?;
+                soft_delete(writer, entry, &mut summary).await?;
             }
-            _ => write_version(target, entry, dry_run, &mut summary).await?,
+            _ => write_version(writer, entry, &mut summary).await?,
         }
         bar.inc(1);
     }
@@ -126,42 +127,27 @@ fn carried(answer: Answer, kind: &str, subject: &str, summary: &mut Summary) -> 
     Ok(())
 }
 
-/// Registers `entry` with its ID and version (IMPORT), then soft-deletes it if it was deleted.
-async fn write_version(
-    target: &Api,
-    entry: &SchemaEntry,
-    dry_run: bool,
-    summary: &mut Summary,
-) -> Result<(), AdminError> {
+/// Registers `entry` with its ID and version (IMPORT) in `target` (`None`: a dry run, which only
+/// counts), then soft-deletes it if it was deleted.
+async fn write_version(target: Option<&Api>, entry: &SchemaEntry, summary: &mut Summary) -> Result<(), AdminError> {
     summary.count("versions registered");
-    if dry_run {
-        if entry.deleted {
-            summary.count("versions soft-deleted");
-        }
-        return Ok(());
-    }
+    let Some(target) = target else { return soft_delete(None, entry, summary).await };
     let path = format!("/subjects/{}/versions", super::api::segment(&entry.subject));
     let answer = target.call("POST", &path, Some(&entry.register_body())).await?;
     let body = answer.ok(&format!("import {} version {} (id {})", entry.subject, entry.version, entry.id))?;
     if body.get("id").and_then(serde_json::Value::as_i64) != Some(i64::from(entry.id)) {
         summary.problems.push(format!("{} version {}: target answered id {body}", entry.subject, entry.version));
     }
-    if entry.deleted {
-        soft_delete(target, entry, dry_run, summary).await?;
-    }
-    Ok(())
+    soft_delete(Some(target), entry, summary).await
 }
 
-async fn soft_delete(
-    target: &Api,
-    entry: &SchemaEntry,
-    dry_run: bool,
-    summary: &mut Summary,
-) -> Result<(), AdminError> {
-    summary.count("versions soft-deleted");
-    if dry_run {
+/// Soft-deletes `entry` in `target` if it was deleted (`None`: a dry run, which only counts).
+async fn soft_delete(target: Option<&Api>, entry: &SchemaEntry, summary: &mut Summary) -> Result<(), AdminError> {
+    if !entry.deleted {
         return Ok(());
     }
+    summary.count("versions soft-deleted");
+    let Some(target) = target else { return Ok(()) };
     let answer = target.delete_version(&entry.subject, entry.version, false).await?;
     if answer.status >= 300 {
         summary.problems.push(format!(
