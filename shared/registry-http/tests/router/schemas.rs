@@ -1,6 +1,6 @@
 //! `/schemas` listing, everything by schema ID, and `/contexts`.
 
-use crate::support::{Api, USER_V1, USER_V2, keys};
+use crate::support::{Api, USER_V1, keys};
 use serde_json::json;
 
 #[tokio::test]
@@ -94,9 +94,7 @@ async fn listings_by_unknown_id_are_40403_without_the_id() {
 
 #[tokio::test]
 async fn schemas_listing_carries_subjects_and_filters() {
-    let api = Api::new();
-    api.register("users", USER_V1).await;
-    api.register("users", USER_V2).await;
+    let api = Api::with_two_users().await;
     api.register("plain", "\"string\"").await;
     let all = api.get("/schemas").await.ok();
     let pairs: Vec<(String, i64)> = all

@@ -107,9 +107,7 @@ async fn lookup_of_invalid_schema_is_42201() {
 
 #[tokio::test]
 async fn lookup_with_deleted_finds_soft_deleted_versions() {
-    let api = Api::new();
-    api.register("users", USER_V1).await;
-    api.register("users", USER_V2).await;
+    let api = Api::with_two_users().await;
     api.delete("/subjects/users/versions/1").await.ok();
     api.post("/subjects/users", json!({ "schema": USER_V1 })).await.error(404, 40403);
     let found = api.post("/subjects/users?deleted=true", json!({ "schema": USER_V1 })).await.ok();
@@ -118,9 +116,7 @@ async fn lookup_with_deleted_finds_soft_deleted_versions() {
 
 #[tokio::test]
 async fn soft_delete_returns_live_versions_then_40404() {
-    let api = Api::new();
-    api.register("users", USER_V1).await;
-    api.register("users", USER_V2).await;
+    let api = Api::with_two_users().await;
     assert_eq!(api.delete("/subjects/users").await.ok(), json!([1, 2]));
     let message = api.delete("/subjects/users").await.error(404, 40404);
     assert_eq!(message, "Subject 'users' was soft deleted.Set permanent=true to delete permanently");

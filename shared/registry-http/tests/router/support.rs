@@ -73,6 +73,14 @@ impl Api {
         Api::over(MemoryStore::new())
     }
 
+    /// A new router whose subject `users` holds [`USER_V1`] and [`USER_V2`] as versions 1 and 2.
+    pub async fn with_two_users() -> Api {
+        let api = Api::new();
+        api.register("users", USER_V1).await;
+        api.register("users", USER_V2).await;
+        api
+    }
+
     /// The router over `store` with default settings.
     pub fn over(store: impl Store + 'static) -> Api {
         let registry = Registry::new(Arc::new(store), RegistrySettings::default());

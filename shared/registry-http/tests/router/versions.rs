@@ -109,9 +109,7 @@ async fn version_listing_of_unknown_subject_is_40401() {
 
 #[tokio::test]
 async fn deleted_versions_are_listed_on_request() {
-    let api = Api::new();
-    api.register("users", USER_V1).await;
-    api.register("users", USER_V2).await;
+    let api = Api::with_two_users().await;
     api.delete("/subjects/users/versions/1").await.ok();
     assert_eq!(api.get("/subjects/users/versions").await.ok(), json!([2]));
     assert_eq!(api.get("/subjects/users/versions?deleted=true").await.ok(), json!([1, 2]));
@@ -133,9 +131,7 @@ async fn get_version_answers_the_schema_object() {
 
 #[tokio::test]
 async fn latest_and_minus_one_are_the_highest_live_version() {
-    let api = Api::new();
-    api.register("users", USER_V1).await;
-    api.register("users", USER_V2).await;
+    let api = Api::with_two_users().await;
     for selector in ["latest", "LATEST", "-1"] {
         assert_eq!(api.get(&format!("/subjects/users/versions/{selector}")).await.ok()["version"], 2, "{selector}");
     }
@@ -155,9 +151,7 @@ async fn missing_version_is_40402_and_missing_subject_40401() {
 
 #[tokio::test]
 async fn soft_deleted_version_is_hidden_unless_deleted_is_set() {
-    let api = Api::new();
-    api.register("users", USER_V1).await;
-    api.register("users", USER_V2).await;
+    let api = Api::with_two_users().await;
     api.delete("/subjects/users/versions/1").await.ok();
     api.get("/subjects/users/versions/1").await.error(404, 40402);
     let found = api.get("/subjects/users/versions/1?deleted=true").await.ok();
@@ -181,9 +175,7 @@ async fn schema_only_returns_the_raw_text() {
 
 #[tokio::test]
 async fn delete_version_returns_a_bare_int() {
-    let api = Api::new();
-    api.register("users", USER_V1).await;
-    api.register("users", USER_V2).await;
+    let api = Api::with_two_users().await;
     let reply = api.delete("/subjects/users/versions/latest").await;
     assert_eq!(reply.ok(), json!(2));
     assert_eq!(reply.text(), "2");
@@ -191,9 +183,7 @@ async fn delete_version_returns_a_bare_int() {
 
 #[tokio::test]
 async fn delete_version_error_order() {
-    let api = Api::new();
-    api.register("users", USER_V1).await;
-    api.register("users", USER_V2).await;
+    let api = Api::with_two_users().await;
     let live = api.delete("/subjects/users/versions/1?permanent=true").await.error(404, 40407);
     assert_eq!(live, "Subject 'users' Version 1 was not deleted first before being permanently deleted");
     api.delete("/subjects/users/versions/1").await.ok();
