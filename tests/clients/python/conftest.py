@@ -10,6 +10,12 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 
+def payment_schema(*fields: dict) -> dict:
+    """The Avro record `shop.events.Payment` the suites register: `id`, `amount`, then `fields`."""
+    base = [{"name": "id", "type": "string"}, {"name": "amount", "type": "double"}]
+    return {"type": "record", "name": "Payment", "namespace": "shop.events", "fields": [*base, *fields]}
+
+
 def wire_id(data: bytes) -> int:
     """The schema ID in Confluent framing: magic byte 0x00, then the ID as 4 big-endian bytes."""
     assert len(data) >= 5, f"framed payload too short: {data!r}"

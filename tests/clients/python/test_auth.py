@@ -20,7 +20,7 @@ import uuid
 from email.message import Message
 
 import pytest
-from conftest import wire_id
+from conftest import payment_schema, wire_id
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
@@ -37,16 +37,7 @@ USERS = {
     "team-a": ("write", "t-secret-4", ["team-a."]),
 }
 
-PAYMENT = {
-    "type": "record",
-    "name": "Payment",
-    "namespace": "shop.events",
-    "fields": [
-        {"name": "id", "type": "string"},
-        {"name": "amount", "type": "double"},
-        {"name": "note", "type": ["null", "string"], "default": None},
-    ],
-}
+PAYMENT = payment_schema({"name": "note", "type": ["null", "string"], "default": None})
 RECORD = {"id": "p-1", "amount": 12.5, "note": "auth"}
 
 

@@ -4,23 +4,16 @@ the wire prefix, schema evolution with a reader schema, and an incompatible chan
 import json
 
 import pytest
-from conftest import wire_id
+from conftest import payment_schema, wire_id
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
-V1 = {
-    "type": "record",
-    "name": "Payment",
-    "namespace": "shop.events",
-    "fields": [
-        {"name": "id", "type": "string"},
-        {"name": "amount", "type": "double"},
-        {"name": "tags", "type": {"type": "array", "items": "string"}},
-        {"name": "method", "type": {"type": "enum", "name": "Method", "symbols": ["CARD", "CASH"]}},
-        {"name": "note", "type": ["null", "string"], "default": None},
-    ],
-}
+V1 = payment_schema(
+    {"name": "tags", "type": {"type": "array", "items": "string"}},
+    {"name": "method", "type": {"type": "enum", "name": "Method", "symbols": ["CARD", "CASH"]}},
+    {"name": "note", "type": ["null", "string"], "default": None},
+)
 V2 = {**V1, "fields": V1["fields"] + [{"name": "currency", "type": "string", "default": "EUR"}]}
 V3_INCOMPATIBLE = {**V2, "fields": V2["fields"] + [{"name": "merchant", "type": "string"}]}
 
