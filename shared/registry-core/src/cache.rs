@@ -1,12 +1,13 @@
 //! `CachedStore`: a [`Store`] wrapper that keeps the immutable answers (body by fingerprint,
-//! fingerprint by ID, fingerprint by guid) of a warm process in memory, within a byte bound.
+//! fingerprint by guid) of a warm process in memory, within a byte bound.
 //!
-//! Why this is safe: bodies are content-addressed (a fingerprint names one text forever), an ID
-//! is bound to one fingerprint forever (see [`Store::allocate_id`] and [`Store::bind_id`]) and so
-//! is a guid once bound (see [`Store::bind_guid`]); no store call removes a body or either binding.
-//! The other direction, ID by fingerprint, is not cached: a hard delete of the last row carrying an
-//! ID unbinds its fingerprint ([`Store::hard_delete_versions`]), so the same schema registered
-//! again gets a new ID.
+//! Why this is safe: bodies are content-addressed (a fingerprint names one text forever) and a
+//! guid is bound to one fingerprint forever once bound (see [`Store::bind_guid`]); no store call
+//! removes a body or a guid binding. ID bindings are not cached in either direction: a hard
+//! delete of the last row carrying an ID unbinds its fingerprint ([`Store::hard_delete_versions`]),
+//! so the same schema registered again gets a new ID, and IMPORT may then rebind the ID itself to
+//! another schema ([`Store::bind_id_in`]). The registry remembers carried IDs for a short, bounded
+//! time instead (`registry::live_ids`).
 //! Only positive answers are cached: an absent body or binding may appear a moment later.
 //! Everything mutable (versions, config, mode, listings, the ID counter) goes straight to the
 //! inner store on every call, so the read-after-write contract of [`Store`] still holds.
@@ -84,8 +85,6 @@ impl<S: Store> CachedStore<S> {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Key {
     Body(Fingerprint),
-    /// An ID's fingerprint in a context (IDs are per context).
-    FingerprintOf(Context, SchemaId),
     FingerprintOfGuid(Guid),
 }
 
@@ -118,11 +117,7 @@ impl Cache {
     }
 
     fn put(&mut self, key: Key, value: Value) {
-        let key_bytes = match &key {
-            Key::FingerprintOf(context, _) => context.name().len(),
-            Key::Body(_) | Key::FingerprintOfGuid(_) => 0,
-        };
-        let bytes = ENTRY_OVERHEAD + key_bytes + value_bytes(&value);
+        let bytes = ENTRY_OVERHEAD + value_bytes(&value);
         self.map.insert(key, value, bytes);
     }
 }
@@ -165,39 +160,21 @@ impl<S: Store> Store for CachedStore<S> {
         self.inner.id_for_fingerprint_in(context, fingerprint).await
     }
 
+    /// Not cached: IMPORT may rebind an ID no row carries any more.
     async fn fingerprint_for_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-        let key = Key::FingerprintOf(context.clone(), id);
-        if let Some(Value::Fingerprint(fingerprint)) = self.cache().get(&key) {
-            return Ok(Some(fingerprint));
-        }
-        let fingerprint = self.inner.fingerprint_for_id_in(context, id).await?;
-        if let Some(fingerprint) = fingerprint {
-            self.cache().put(key, Value::Fingerprint(fingerprint));
-        }
-        Ok(fingerprint)
+        self.inner.fingerprint_for_id_in(context, id).await
     }
 
-    /// Whether a row carries `id` may change (a hard delete), so it is always asked; the binding
-    /// in a positive answer is immutable and cached as [`Store::fingerprint_for_id_in`]'s.
     async fn fingerprint_for_carried_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-        let fingerprint = self.inner.fingerprint_for_carried_id_in(context, id).await?;
-        if let Some(fingerprint) = fingerprint {
-            self.cache().put(Key::FingerprintOf(context.clone(), id), Value::Fingerprint(fingerprint));
-        }
-        Ok(fingerprint)
+        self.inner.fingerprint_for_carried_id_in(context, id).await
     }
 
     async fn allocate_id_in(&self, context: &Context, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
-        let id = self.inner.allocate_id_in(context, fingerprint).await?;
-        self.cache().put(Key::FingerprintOf(context.clone(), id), Value::Fingerprint(*fingerprint));
-        Ok(id)
+        self.inner.allocate_id_in(context, fingerprint).await
     }
 
     async fn bind_id_in(&self, context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
-        // The fingerprint → id side is bound only if it was unbound, so only id → fingerprint is known.
-        self.inner.bind_id_in(context, id, fingerprint).await?;
-        self.cache().put(Key::FingerprintOf(context.clone(), id), Value::Fingerprint(*fingerprint));
-        Ok(())
+        self.inner.bind_id_in(context, id, fingerprint).await
     }
 
     async fn max_id_in(&self, context: &Context) -> StoreResult<Option<SchemaId>> {
@@ -231,13 +208,11 @@ impl<S: Store> Store for CachedStore<S> {
     }
 
     /// Whether a row carries the ID may change (a hard delete), so it is always asked; the guid's
-    /// fingerprint and the ID's fingerprint in a positive answer are immutable and cached.
+    /// fingerprint in a positive answer is immutable and cached.
     async fn carried_id_for_guid(&self, guid: &Guid) -> StoreResult<Option<GuidCarried>> {
         let carried = self.inner.carried_id_for_guid(guid).await?;
         if let Some(found) = &carried {
-            let mut cache = self.cache();
-            cache.put(Key::FingerprintOfGuid(*guid), Value::Fingerprint(found.fingerprint));
-            cache.put(Key::FingerprintOf(found.context.clone(), found.id), Value::Fingerprint(found.fingerprint));
+            self.cache().put(Key::FingerprintOfGuid(*guid), Value::Fingerprint(found.fingerprint));
         }
         Ok(carried)
     }
@@ -293,9 +268,7 @@ impl<S: Store> Store for CachedStore<S> {
         guid: &Guid,
         preconditions: &Preconditions,
     ) -> StoreResult<(SchemaId, bool)> {
-        let (id, allocated) = self.inner.create_version_assigning_id(row, guid, preconditions).await?;
-        self.cache().put(Key::FingerprintOf(row.subject.context(), id), Value::Fingerprint(row.fingerprint));
-        Ok((id, allocated))
+        self.inner.create_version_assigning_id(row, guid, preconditions).await
     }
 
     async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {
@@ -460,11 +433,11 @@ mod tests {
             assert_eq!(store.fingerprint_for_id(id).await.unwrap(), Some(fingerprint));
             assert_eq!(store.id_for_fingerprint(&fingerprint).await.unwrap(), Some(id));
         }
-        // Bodies and id → fingerprint are immutable: cached. fingerprint → id is not (a hard
-        // delete of the last row carrying the id unbinds it), so all three reads reach the store.
-        assert_eq!(immutable(&store), 2 + 3, "only the first read of each immutable answer reaches the store");
+        // Bodies are immutable: cached. ID bindings are not (a hard delete unbinds the schema, and
+        // IMPORT may then rebind the ID), so every read of them reaches the store.
+        assert_eq!(immutable(&store), 1 + 3 + 3, "only the first body read reaches the store");
         let stats = store.stats();
-        assert_eq!((stats.hits, stats.misses, stats.entries), (4, 2, 2));
+        assert_eq!((stats.hits, stats.misses, stats.entries), (2, 1, 1));
     }
 
     #[tokio::test]
@@ -486,16 +459,16 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn allocated_id_resolves_without_a_read() {
+    async fn an_id_rebound_by_import_is_read_again() {
         let store = CachedStore::new(counting());
-        let body = record_body("alloc");
-        let fingerprint = body.fingerprint();
-        store.put_body(&fingerprint, &body).await.unwrap();
-        let id = store.allocate_id(&fingerprint).await.unwrap();
-        assert_eq!(store.fingerprint_for_id(id).await.unwrap(), Some(fingerprint));
-        assert_eq!(immutable(&store), 0);
-        assert_eq!(store.id_for_fingerprint(&fingerprint).await.unwrap(), Some(id));
-        assert_eq!(immutable(&store), 1, "fingerprint → id is always read from the store");
+        let (old, _, id) = stored(&store, "rebound-old").await;
+        assert_eq!(store.fingerprint_for_id(id).await.unwrap(), Some(old));
+        // No row carries the ID: IMPORT (here through the store behind the cache, as another
+        // process would) gives it another schema.
+        let new = record_body("rebound-new").fingerprint();
+        store.inner().inner().bind_id(id, &new).await.unwrap();
+        assert_eq!(store.fingerprint_for_id(id).await.unwrap(), Some(new));
+        assert_eq!(store.id_for_fingerprint(&old).await.unwrap(), None, "the old schema is unbound");
     }
 
     #[tokio::test]
@@ -542,20 +515,19 @@ mod tests {
     async fn the_byte_bound_is_respected_and_recent_entries_survive() {
         let bound = 64 * 1024;
         let store = CachedStore::with_capacity(counting(), bound);
-        let mut ids = Vec::new();
+        let mut fingerprints = Vec::new();
         for i in 0..500 {
-            let (fingerprint, _, id) = stored(&store, &format!("bound-{i}-{}", "x".repeat(200))).await;
+            let (fingerprint, _, _) = stored(&store, &format!("bound-{i}-{}", "x".repeat(200))).await;
             store.get_body(&fingerprint).await.unwrap();
-            store.fingerprint_for_id(id).await.unwrap();
             assert!(store.stats().bytes <= bound, "cache holds {} bytes, bound {bound}", store.stats().bytes);
-            ids.push(id);
+            fingerprints.push(fingerprint);
         }
-        assert!(store.stats().entries < 1000, "old entries were evicted");
+        assert!(store.stats().entries < 500, "old entries were evicted");
         let reads = immutable(&store);
-        let last = *ids.last().unwrap();
-        store.fingerprint_for_id(last).await.unwrap();
+        let last = *fingerprints.last().unwrap();
+        store.get_body(&last).await.unwrap();
         assert_eq!(immutable(&store), reads, "the most recent entry is still cached");
-        store.fingerprint_for_id(ids[0]).await.unwrap();
+        store.get_body(&fingerprints[0]).await.unwrap();
         assert_eq!(immutable(&store), reads + 1, "the oldest entry was evicted");
     }
 

@@ -109,6 +109,11 @@ impl State {
         {
             return conflict(format!("fingerprint {fingerprint} no longer names id {id}"));
         }
+        if let Some((id, fingerprint)) = &preconditions.id_binding
+            && self.space(&subject.context()).and_then(|space| space.fingerprint_by_id.get(id)) != Some(fingerprint)
+        {
+            return conflict(format!("id {id} no longer names fingerprint {fingerprint}"));
+        }
         Ok(())
     }
 
@@ -175,10 +180,20 @@ impl Store for MemoryStore {
 
     async fn bind_id_in(&self, context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
         let mut state = self.state();
+        let carried = state.rows.values().any(|row| row.id == id && row.subject.context() == *context);
         let space = state.space_mut(context);
-        match space.fingerprint_by_id.get(&id) {
-            Some(bound) if bound == fingerprint => {}
-            Some(bound) => return Err(StoreError::Conflict(format!("id {id} is bound to {bound} in {context}"))),
+        match space.fingerprint_by_id.get(&id).copied() {
+            Some(bound) if bound == *fingerprint => {}
+            Some(bound) if carried => {
+                return Err(StoreError::Conflict(format!("id {id} is bound to {bound} in {context}")));
+            }
+            Some(freed) => {
+                // No row carries it: its schema was hard-deleted, so IMPORT may give it another.
+                if space.id_by_fingerprint.get(&freed) == Some(&id) {
+                    space.id_by_fingerprint.remove(&freed);
+                }
+                space.fingerprint_by_id.insert(id, *fingerprint);
+            }
             None => {
                 space.fingerprint_by_id.insert(id, *fingerprint);
             }

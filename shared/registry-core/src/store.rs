@@ -98,10 +98,15 @@ pub trait Store: Send + Sync + Debug {
     async fn allocate_id_in(&self, context: &Context, fingerprint: &Fingerprint) -> StoreResult<SchemaId>;
 
     /// Binds an explicit `id` to `fingerprint` in `context` (IMPORT). Succeeds if `id` is already
-    /// bound to the same fingerprint there; `Conflict` if it is bound to another. Raises the
-    /// context's counter so later allocations are greater than `id`, and lists a named context.
-    /// Binds fingerprint → id only if that side is unbound (one schema may be imported under
-    /// several IDs).
+    /// bound to the same fingerprint there. If it is bound to another fingerprint that no row of
+    /// `context` (live or soft-deleted, any subject) carries any more (its schema was hard-deleted),
+    /// rebinds it, as Confluent frees an ID with its last version: in one atomic step checked
+    /// against the carriers, which also unbinds the old fingerprint's side where it named `id`, so
+    /// a crash leaves the old binding or the new one. `Conflict` if a row carries it (a row
+    /// committing it concurrently makes exactly one of the two fail: see
+    /// [`Preconditions::binding`] and [`Preconditions::id_binding`]). Raises the context's counter
+    /// so later allocations are greater than `id`, and lists a named context. Binds fingerprint →
+    /// id only if that side is unbound (one schema may be imported under several IDs).
     async fn bind_id_in(&self, context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()>;
 
     /// The greatest ID ever bound or allocated in `context`, if any.

@@ -29,14 +29,14 @@ pub use history::history_cases;
 pub use hooked::{HookedStore, StoreCall, StoreHook};
 
 pub use race::{
-    race_allocate_id, race_create_version, race_different_schemas_one_subject, race_mixed,
+    race_allocate_id, race_create_version, race_different_schemas_one_subject, race_imports_for_a_freed_id, race_mixed,
     race_same_schema_many_subjects, race_same_schema_one_subject,
 };
 pub use scoped::scoped_listings_page_inside_the_scope;
 pub use store_cases::{
-    allocate_id_is_unique_and_binds_both_ways, bind_guid_first_binding_wins, bind_id_rules_and_counter, config_crud,
-    create_version_is_create_if_absent, delete_version_is_idempotent, guid_resolves_in_named_contexts,
-    guid_resolves_to_the_carried_id, hard_delete_unbinds_the_schema_not_the_id,
+    allocate_id_is_unique_and_binds_both_ways, bind_guid_first_binding_wins, bind_id_rebinds_an_id_no_row_carries,
+    bind_id_rules_and_counter, config_crud, create_version_is_create_if_absent, delete_version_is_idempotent,
+    guid_resolves_in_named_contexts, guid_resolves_to_the_carried_id, hard_delete_unbinds_the_schema_not_the_id,
     hard_delete_versions_removes_rows_and_settings, layered_write_context_reads_every_level,
     list_subjects_paging_and_filters, mode_crud, put_body_is_idempotent, referrers_index, rows_with_id_index,
     set_version_deleted_rules, soft_delete_versions_is_all_or_nothing, usage_marker_moves_forward_only,
@@ -64,6 +64,7 @@ pub async fn store_cases(store: &dyn Store) {
     put_body_is_idempotent(store).await;
     allocate_id_is_unique_and_binds_both_ways(store).await;
     bind_id_rules_and_counter(store).await;
+    bind_id_rebinds_an_id_no_row_carries(store).await;
     hard_delete_unbinds_the_schema_not_the_id(store).await;
     bind_guid_first_binding_wins(store).await;
     guid_resolves_to_the_carried_id(store).await;
@@ -87,14 +88,15 @@ pub async fn store_cases(store: &dyn Store) {
 pub const RACE_TASKS: usize = 64;
 
 /// The RACE section: [`RACE_TASKS`] concurrent registrations in several shapes, then concurrent
-/// allocations and version creations on the store itself.
+/// allocations and version creations on the store itself, then imports racing for a freed ID.
 pub async fn race_cases(store: Arc<dyn Store>) {
     race_same_schema_one_subject(store.clone(), RACE_TASKS).await;
     race_same_schema_many_subjects(store.clone(), RACE_TASKS).await;
     race_different_schemas_one_subject(store.clone(), RACE_TASKS).await;
     race_mixed(store.clone(), 8, 4).await;
     race_allocate_id(store.clone(), RACE_TASKS / 4).await;
-    race_create_version(store, RACE_TASKS / 4).await;
+    race_create_version(store.clone(), RACE_TASKS / 4).await;
+    race_imports_for_a_freed_id(store, 8).await;
 }
 
 /// A name no other case, run or process uses: `tk-<time>-<counter>-<case>`.

@@ -309,6 +309,31 @@ async fn entering_import_mode_survives_a_crash_at_every_call() {
     .await;
 }
 
+/// The ID of `retired` v1 in the starting state (soft-deleted there, so free once hard-deleted).
+async fn retired_id() -> SchemaId {
+    let store = Arc::new(MemoryStore::new());
+    given(store.clone()).await;
+    let rows = store.versions(&subject("retired")).await.unwrap_or_else(|e| panic!("{e}"));
+    rows.first().map(|row| row.id).unwrap_or_else(|| panic!("retired has no row"))
+}
+
+#[tokio::test]
+async fn importing_another_schema_under_a_freed_id_survives_a_crash_at_every_call() {
+    let freed = retired_id().await;
+    for_every_fault("import under a freed id", |r| async move {
+        // The delete is applied at most once: a retry after it committed finds the subject gone.
+        match r.delete_version("retired", VersionSelector::Number(Version(1)), true).await {
+            Ok(_) | Err(RegistryError::SubjectNotFound { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        r.set_mode(&Scope::Subject(subject("reborn")), Mode::Import, false).await?;
+        let schema = NewSchema { id: Some(freed.0), version: Some(1), ..avro(&record("Reborn", &["x"])) };
+        let record = r.register("reborn", schema, RegisterOptions::default()).await?;
+        Ok((record.id, record.version))
+    })
+    .await;
+}
+
 #[test]
 fn subject_helper_validates() {
     assert_eq!(subject("orders").as_str(), "orders");

@@ -1,18 +1,21 @@
 //! HTTP caching of the router's answers: strong `ETag`s and a configurable `Cache-Control` on the
 //! immutable by-ID answers, `If-None-Match` → 304, and `Cache-Control: no-store` on everything else.
 //!
-//! **What is immutable.** An ID names one schema body forever: IDs are never rebound to other
-//! content, not even after a hard delete (the registry's core invariant). So the body of
-//! `GET /schemas/ids/{id}` and `/schemas/ids/{id}/schema` never changes; only its existence can
-//! end, when every version carrying the ID is hard-deleted (then 40403). The ETag is derived from
-//! the body's fingerprint (SHA-256 of type, text, references, metadata, rule set), the endpoint,
-//! and the negotiated media type, so every distinct representation has its own tag.
+//! **What is immutable.** An ID names one schema body while any version carries it: registrations
+//! never rebind an ID, not even after a hard delete. So the body of `GET /schemas/ids/{id}` and
+//! `/schemas/ids/{id}/schema` does not change while it answers; its existence ends when every
+//! version carrying the ID is hard-deleted (then 40403), and only then may IMPORT give the ID to
+//! another schema (restoring a wiped registry, as Confluent allows). The ETag is derived from the
+//! body's fingerprint (SHA-256 of type, text, references, metadata, rule set), the endpoint, and
+//! the negotiated media type, so every distinct representation has its own tag and a cache that
+//! revalidates gets the schema the ID names now.
 //!
 //! **Default `Cache-Control`** ([`DEFAULT_ID_CACHE_CONTROL`]): `public, max-age=31536000, immutable`.
 //! That is exactly what Confluent's own clients already do in process (`CachedSchemaRegistryClient`
 //! keeps id → schema forever and never re-asks), so a shared cache in front of the registry (CloudFront,
 //! a proxy) changes nothing a client can observe except that a hard-deleted ID keeps resolving
-//! from that cache until it expires. Deployments that need a hard delete to show at once set
+//! from that cache until it expires (and an ID IMPORT rebound after that keeps its old answer
+//! there). Deployments that need a hard delete to show at once, or restore IDs under other schemas, set
 //! `REGISTRY_ID_CACHE_CONTROL=no-cache` (caches revalidate every time and get a cheap 304), and an
 //! empty value sends no `Cache-Control` on these answers (they then get `no-store` like the rest).
 //! `fetchMaxId=true` answers carry the current maximum ID, which grows, so they are not cacheable.

@@ -211,7 +211,7 @@ impl AwsStore {
 
     /// Deletes `FP#<hex>/ID[:<context>]` while it still names `id` with the `uses` read before the
     /// carriers.
-    fn binding_delete(
+    pub(crate) fn binding_delete(
         &self,
         context: &Context,
         fingerprint: &Fingerprint,

@@ -35,6 +35,9 @@ use std::collections::HashMap;
 pub(crate) const REVISION: &str = "rev";
 /// Attribute of the fingerprint binding counting registrations that reused it.
 pub(crate) const USES: &str = "uses";
+/// Attribute of the ID binding `ID#<id>/FP` counting rows committed under it by a request that
+/// named the ID (IMPORT): a rebind of the ID (`rebind`) conditioned on it conflicts with them.
+pub(crate) const CARRIED: &str = "carried";
 
 /// The partition of a settings kind (`CONFIG` or `MODE`).
 pub(crate) fn kind_pk(kind: SettingKind) -> &'static str {
@@ -328,6 +331,28 @@ impl AwsStore {
             .expression_attribute_values(":id", n(id.0))
             .build()
             .map_err(|e| build_error("Update(binding)", e))?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
+    /// `ADD carried 1` on the binding `ID#<id>[:<context>]/FP`, conditioned on it still naming
+    /// `fingerprint` ([`Preconditions::id_binding`]).
+    pub(crate) fn id_binding_use(
+        &self,
+        context: &Context,
+        id: SchemaId,
+        fingerprint: &Fingerprint,
+    ) -> Result<TransactWriteItem, AwsError> {
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(keys::id_pk(context, id), keys::ID_BINDING_SK)))
+            .update_expression("ADD #carried :one")
+            .condition_expression("#fp = :fp")
+            .expression_attribute_names("#carried", CARRIED)
+            .expression_attribute_names("#fp", attr::FINGERPRINT)
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":fp", s(fingerprint.to_hex()))
+            .build()
+            .map_err(|e| build_error("Update(id binding)", e))?;
         Ok(TransactWriteItem::builder().update(update).build())
     }
 

@@ -284,9 +284,10 @@ impl AwsStore {
     /// Claims `id` for `fingerprint` in the ledger, raises the counter to `id` (never lowers it),
     /// then binds id → fingerprint (or accepts the same binding), then fingerprint → id if that
     /// side is free. Each step is idempotent, and a crash after any of them leaves at most an unused
-    /// gap below the counter. An ID the table or the ledger gives another fingerprint is refused
-    /// (`ConditionFailed`) before anything is written: the table is read first because IDs issued
-    /// before the ledger existed have no ledger entry.
+    /// gap below the counter. An ID the ledger gives another fingerprint while the table binds it
+    /// to none is refused (`ConditionFailed`) before anything is written: the table is read first
+    /// because IDs issued before the ledger existed have no ledger entry. An ID the table binds to
+    /// another fingerprint is rebound if no row carries it any more (`rebind`), refused otherwise.
     pub(crate) async fn bind(
         &self,
         context: &Context,
@@ -297,11 +298,15 @@ impl AwsStore {
             op: "bind_id",
             detail: format!("id {id} in {context} {detail}"),
         };
-        if self.read_fingerprint_for_id(context, id).await?.is_some_and(|bound| bound != *fingerprint) {
-            return Err(refused("is bound to another schema"));
+        let bound = self.read_fingerprint_for_id(context, id).await?;
+        if let Some(freed) = bound.filter(|bound| bound != fingerprint) {
+            return self.rebind(context, id, &freed, fingerprint).await;
         }
-        if matches!(self.claim_id(context, id, fingerprint).await?, Claim::Taken(_)) {
-            return Err(refused("was issued to another schema (ledger)"));
+        match self.claim_id(context, id, fingerprint).await? {
+            // The table gives it this schema: a rebind whose ledger write a crash cut off.
+            Claim::Taken(_) if bound.is_some() => self.reissue_claim(context, id, fingerprint).await?,
+            Claim::Taken(_) => return Err(refused("was issued to another schema (ledger)")),
+            Claim::Ours => {}
         }
         self.raise_counter(context, id, true).await?;
         let by_id = key(keys::id_pk(context, id), keys::ID_BINDING_SK);

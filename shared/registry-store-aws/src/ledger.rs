@@ -11,7 +11,9 @@
 //! ledger (one `ListObjectsV2` after the counter), so the first allocation after a restore raises
 //! the counter past every ID ever issued. A claim found holding the same fingerprint is the
 //! allocation's own (retried after a crash, or the same schema registered again after a restore)
-//! and is kept: an ID never changes meaning. `registry restore-check` ([`AwsStore::restore_check`])
+//! and is kept: an allocation never changes an ID's meaning. Only IMPORT of an ID no row carries any
+//! more (its schema hard-deleted, see `rebind`) writes the entry again, naming the new schema (the
+//! versioned bucket keeps the old one). `registry restore-check` ([`AwsStore::restore_check`])
 //! raises the counter right after a restore, before any allocation.
 //!
 //! The ledger doubles as an audit trail: list `ids/` to see which fingerprint every ID was issued
@@ -95,6 +97,30 @@ impl AwsStore {
             Some(holder) => Ok(Claim::Taken(holder.fingerprint.parse().ok())),
             None => Ok(Claim::Taken(None)),
         }
+    }
+
+    /// Records that `id` was given to `fingerprint` again (IMPORT rebound it after its schema was
+    /// hard-deleted; see `rebind`): an unconditional PutObject, a new version of the object in the
+    /// versioned bucket, which keeps the earlier one as the audit trail.
+    pub(crate) async fn reissue_claim(
+        &self,
+        context: &Context,
+        id: SchemaId,
+        fingerprint: &Fingerprint,
+    ) -> Result<(), AwsError> {
+        let key = ledger_key(context, id);
+        let entry = Entry { id: id.0, fingerprint: fingerprint.to_hex() };
+        let bytes = serde_json::to_vec(&entry).map_err(|e| AwsError::Corrupt(format!("{key}: {e}")))?;
+        self.s3
+            .put_object()
+            .bucket(&self.bucket)
+            .key(&key)
+            .content_type("application/json")
+            .body(aws_sdk_s3::primitives::ByteStream::from(bytes))
+            .send()
+            .await
+            .map_err(|e| classify("PutObject(ledger reissue)", e))?;
+        Ok(())
     }
 
     /// The entry the ledger object `key` holds.

@@ -9,7 +9,7 @@
 //!  schemas/<sha256 hex>  ◄──────────┐          pk                        sk                       attributes
 //!    SchemaBody JSON,               │          COUNTER                   ID                       max_id
 //!    If-None-Match: * ,             ├───────── FP#<sha256 hex>           ID                       id, uses, guid
-//!    written FIRST                  └───────── ID#<id:010>               FP                       fingerprint
+//!    written FIRST                  └───────── ID#<id:010>               FP                       fingerprint, carried
 //!                                              GUID#<md5 hex>            FP                       fingerprint (first wins),
 //!                                                                                                 id (while carried)
 //!  ids/<id:010> (the ID ledger)                ID#<id:010>               R#<subject>␁<ver:010>    → row (rows by id)
@@ -61,6 +61,9 @@
 //!   posted schema's live version, written with the version and trusted while the subject's
 //!   revision says no write since could have made it false (see [`live_versions`]): a
 //!   re-registration reads nothing else.
+//! - IMPORT of an ID no row carries any more (its schema hard-deleted) rebinds `ID#…/FP` in one
+//!   transaction with the old schema's `FP#…` delete, conditioned on what it read before the
+//!   carriers, and rewrites the ledger entry after it (see `rebind`).
 //! - `GET /schemas/ids/{id}` reads one Query of `ID#<id>` (the `FP` binding and the first edge:
 //!   an edge exists exactly while a row carries the ID) and the body from S3.
 //! - Reads are strongly consistent. No Scan: point calls touch a constant number of items; list
@@ -88,6 +91,7 @@ pub mod ledger;
 mod listing;
 mod live_versions;
 pub mod provision;
+mod rebind;
 mod requests;
 mod rows;
 mod settings;

@@ -199,6 +199,14 @@ impl AwsStore {
         Ok(Some(fingerprint_of(binding)?))
     }
 
+    /// Whether some row of `context` carries `id`: one `Query` of the ID's partition for its first
+    /// edge (edges are written and removed in the same transaction as their rows).
+    pub(crate) async fn id_is_carried(&self, context: &Context, id: SchemaId) -> Result<bool, AwsError> {
+        let range = SortKeys::Between(keys::EDGE_SK_PREFIX, keys::EDGES_END);
+        let (items, _) = self.query_page(&keys::id_pk(context, id), range, Some(1), None).await?;
+        Ok(!items.is_empty())
+    }
+
     /// The rows `edges` point at, by `BatchGetItem` (edges whose row is gone are skipped).
     async fn rows_at_edges(&self, edges: &[Item]) -> Result<Vec<VersionRow>, AwsError> {
         let mut row_keys: Vec<Item> = Vec::with_capacity(edges.len());
@@ -250,6 +258,9 @@ impl AwsStore {
         items.extend(self.referenced_items(&row.subject, preconditions)?);
         if let Some((fingerprint, id)) = &preconditions.binding {
             items.push(self.binding_use(&row.subject.context(), fingerprint, *id, None)?);
+        }
+        if let Some((id, fingerprint)) = &preconditions.id_binding {
+            items.push(self.id_binding_use(&row.subject.context(), *id, fingerprint)?);
         }
         if items.len() > MAX_TRANSACTION_ITEMS {
             let subjects: BTreeSet<&str> = referenced.iter().map(|(subject, _)| *subject).collect();

@@ -114,6 +114,11 @@ pub(crate) fn check(conn: &Connection, subject: &Subject, preconditions: &Precon
     {
         return conflict(format!("fingerprint {fingerprint} no longer names id {id}"));
     }
+    if let Some((id, fingerprint)) = &preconditions.id_binding
+        && ops::fingerprint_for_id(conn, &subject.context(), *id)? != Some(*fingerprint)
+    {
+        return conflict(format!("id {id} no longer names fingerprint {fingerprint}"));
+    }
     Ok(())
 }
 

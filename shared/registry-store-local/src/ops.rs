@@ -107,17 +107,31 @@ fn insert_id(conn: &Connection, context: &Context, id: SchemaId, fingerprint: &F
     if context.is_default() {
         conn.prepare_cached("INSERT INTO ids (id, fingerprint) VALUES (?1, ?2)")?
             .execute(params![id.0, &fingerprint.0[..]])?;
-        conn.prepare_cached("INSERT INTO fingerprint_ids (fingerprint, id) VALUES (?1, ?2) ON CONFLICT DO NOTHING")?
-            .execute(params![&fingerprint.0[..], id.0])?;
     } else {
         conn.prepare_cached("INSERT INTO context_ids (context, id, fingerprint) VALUES (?1, ?2, ?3)")?
             .execute(params![context.name(), id.0, &fingerprint.0[..]])?;
+    }
+    bind_fingerprint_if_unbound(conn, context, fingerprint, id)?;
+    raise_max_id(conn, context, id)
+}
+
+/// Binds fingerprint → id in `context` unless the fingerprint is bound already.
+fn bind_fingerprint_if_unbound(
+    conn: &Connection,
+    context: &Context,
+    fingerprint: &Fingerprint,
+    id: SchemaId,
+) -> LocalResult<()> {
+    if context.is_default() {
+        conn.prepare_cached("INSERT INTO fingerprint_ids (fingerprint, id) VALUES (?1, ?2) ON CONFLICT DO NOTHING")?
+            .execute(params![&fingerprint.0[..], id.0])?;
+    } else {
         conn.prepare_cached(
             "INSERT INTO context_fingerprint_ids (context, fingerprint, id) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
         )?
         .execute(params![context.name(), &fingerprint.0[..], id.0])?;
     }
-    raise_max_id(conn, context, id)
+    Ok(())
 }
 
 pub(crate) fn allocate_id(conn: &Connection, context: &Context, fingerprint: &Fingerprint) -> LocalResult<SchemaId> {
@@ -161,9 +175,34 @@ pub(crate) fn bind_id(
 ) -> LocalResult<()> {
     match fingerprint_for_id(conn, context, id)? {
         Some(bound) if bound == *fingerprint => raise_max_id(conn, context, id),
-        Some(bound) => Err(LocalError::Conflict(format!("id {id} is bound to {bound} in {context}"))),
+        Some(bound) if !rows_with_id_page(conn, context, id, "", None, 1)?.is_empty() => {
+            Err(LocalError::Conflict(format!("id {id} is bound to {bound} in {context}")))
+        }
+        Some(freed) => rebind_id(conn, context, id, &freed, fingerprint),
         None => insert_id(conn, context, id, fingerprint),
     }
+}
+
+/// Gives `id`, which no row of `context` carries any more (its schema `freed` was hard-deleted),
+/// to `fingerprint`, inside the caller's transaction: the old schema's side is unbound where it
+/// named `id`, the new one's bound where it is free.
+fn rebind_id(
+    conn: &Connection,
+    context: &Context,
+    id: SchemaId,
+    freed: &Fingerprint,
+    fingerprint: &Fingerprint,
+) -> LocalResult<()> {
+    unbind_fingerprint(conn, context, freed, id)?;
+    if context.is_default() {
+        conn.prepare_cached("UPDATE ids SET fingerprint = ?2 WHERE id = ?1")?
+            .execute(params![id.0, &fingerprint.0[..]])?;
+    } else {
+        conn.prepare_cached("UPDATE context_ids SET fingerprint = ?3 WHERE context = ?1 AND id = ?2")?
+            .execute(params![context.name(), id.0, &fingerprint.0[..]])?;
+    }
+    bind_fingerprint_if_unbound(conn, context, fingerprint, id)?;
+    raise_max_id(conn, context, id)
 }
 
 pub(crate) fn list_contexts(conn: &Connection) -> LocalResult<Vec<Context>> {

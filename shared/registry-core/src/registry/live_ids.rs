@@ -9,6 +9,11 @@
 //! [`super::RegistrySettings::live_id_ttl`]: the by-ID answer is cacheable for a year by HTTP caches
 //! anyway (`Cache-Control` of `GET /schemas/ids/{id}`), so this adds no staleness a client could
 //! rely on not seeing. A zero TTL turns the memory off.
+//!
+//! The memory holds the fingerprint the ID named when seen, not only that it was carried: IMPORT
+//! may rebind an ID whose schema was hard-deleted ([`crate::Store::bind_id_in`]), so an ID's
+//! binding is not immutable and no longer-lived cache may answer it. Another process may answer
+//! the old schema for at most the same TTL after such a rebind (it needs a hard delete first).
 
 use super::Registry;
 use super::recent::Recent;
@@ -23,8 +28,8 @@ pub const DEFAULT_LIVE_ID_TTL: Duration = Duration::from_secs(5);
 /// Most IDs remembered; past it the least recently used go first (each entry is a few dozen bytes).
 const MAX_ENTRIES: usize = 65_536;
 
-/// IDs seen carried by a row, per context (each costs one entry).
-pub(super) type LiveIds = Recent<(Context, SchemaId), ()>;
+/// IDs seen carried by a row, per context, with the fingerprint they named (each costs one entry).
+pub(super) type LiveIds = Recent<(Context, SchemaId), Fingerprint>;
 
 pub(super) fn live_ids() -> LiveIds {
     Recent::new(MAX_ENTRIES)
@@ -40,23 +45,29 @@ pub(super) fn live_guids() -> LiveGuids {
 
 impl Registry {
     /// The fingerprint of `id` in `context` while some row of it (live or soft-deleted) carries
-    /// it: from memory when seen carried recently (the binding itself is immutable, so the store's
-    /// cache answers it), else one store read that answers both.
+    /// it: from memory when seen carried recently, else one store read that answers both.
     pub(super) async fn carried_fingerprint(
         &self,
         context: &Context,
         id: SchemaId,
     ) -> Result<Option<Fingerprint>, RegistryError> {
         let key = (context.clone(), id);
-        if self.live_ids.get(&key).is_some() {
-            return Ok(self.store.fingerprint_for_id_in(context, id).await?);
+        if let Some(fingerprint) = self.live_ids.get(&key) {
+            return Ok(Some(fingerprint));
         }
         let generation = self.live_ids.generation();
         let fingerprint = self.store.fingerprint_for_carried_id_in(context, id).await?;
-        if fingerprint.is_some() {
-            self.live_ids.remember(key, (), 1, generation, self.settings.live_id_ttl);
+        if let Some(fingerprint) = fingerprint {
+            self.live_ids.remember(key, fingerprint, 1, generation, self.settings.live_id_ttl);
         }
         Ok(fingerprint)
+    }
+
+    /// Forgets what this process remembers of IDs and guids being carried (after a hard delete or
+    /// an IMPORT binding, which may rebind a freed ID).
+    pub(super) fn forget_live_ids(&self) {
+        self.live_ids.forget_all();
+        self.live_guids.forget_all();
     }
 
     /// The one way the registry hard-deletes rows: the store's atomic batch under `preconditions`, then the
@@ -69,8 +80,7 @@ impl Registry {
         preconditions: &crate::store::Preconditions,
     ) -> Result<(), crate::store::StoreError> {
         let deleted = self.store.hard_delete_versions(subject, versions, remove_subject_settings, preconditions).await;
-        self.live_ids.forget_all();
-        self.live_guids.forget_all();
+        self.forget_live_ids();
         self.forget_lookups();
         deleted
     }

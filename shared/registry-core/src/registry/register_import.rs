@@ -55,11 +55,16 @@ impl Registry {
         if references_checked {
             preconditions.live_rows = referenced_rows(subject, &body)?;
         }
+        // The ID may be rebound (an ID whose schema was hard-deleted): commit only while it names ours.
+        preconditions.id_binding = Some((id, fingerprint));
         let row = new_row(subject, version, fingerprint, &body)?;
         Ok(Decision::New(Box::new(Candidate { row, id: Some(id), body, import: true, preconditions })))
     }
 
-    /// IMPORT: binds the explicit ID in `context`; 42205 when it already names another schema there.
+    /// IMPORT: binds the explicit ID in `context`; 42205 when a row there carries it with another
+    /// schema (Confluent's `checkIfSchemaWithIdExist`). An ID whose schema was hard-deleted from
+    /// every subject of the context is free again and is rebound (a wiped registry restored from a
+    /// backup); what this process remembers of IDs is forgotten then, as after a hard delete.
     async fn bind_import_id(
         &self,
         context: &Context,
@@ -67,7 +72,10 @@ impl Registry {
         fingerprint: &Fingerprint,
     ) -> Result<(), RegistryError> {
         match self.store.bind_id_in(context, id, fingerprint).await {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                self.forget_live_ids();
+                Ok(())
+            }
             Err(StoreError::Conflict(_)) => Err(RegistryError::OperationNotPermitted {
                 message: format!("Overwrite new schema with id {id} in context {context} is not permitted."),
             }),

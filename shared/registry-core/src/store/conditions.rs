@@ -265,6 +265,12 @@ pub struct Preconditions {
     /// The fingerprint → ID binding a new row's ID was read from, in the context of the written
     /// subject ([`Subject::context`]): it must still name that ID. The write records the use, so a hard delete that read the ID's carriers before conflicts.
     pub binding: Option<(Fingerprint, SchemaId)>,
+    /// The ID → fingerprint binding of a new row whose ID the request named (IMPORT), in the
+    /// context of the written subject: the ID must still name that fingerprint. IMPORT may rebind
+    /// an ID no row carries ([`crate::Store::bind_id_in`]); the write records the use, so a rebind
+    /// that read the ID's carriers before conflicts, and a row never commits under an ID rebound
+    /// to another schema meanwhile.
+    pub id_binding: Option<(SchemaId, Fingerprint)>,
     /// Not a condition: the new row's bindings as read with the write context, which
     /// [`crate::Store::create_version_assigning_id`] may use instead of reading them again (its
     /// write is conditioned on what it used, so a stale snapshot only conflicts).

@@ -19,8 +19,8 @@ fn subject_in(context: &Context, name: &str) -> Subject {
 }
 
 /// The same schema in two fresh contexts gets an ID from each context's own counter (both start
-/// at 1), one ID names different schemas in two contexts, bindings and `bind_id` clashes are per
-/// context, and the default context's bindings are untouched.
+/// at 1), one ID names different schemas in two contexts, bindings and `bind_id` clashes (with an
+/// ID a row carries) are per context, and the default context's bindings are untouched.
 pub async fn contexts_have_independent_id_spaces(store: &dyn Store) {
     let (a, b) = (unique_context("ctx-a"), unique_context("ctx-b"));
     let (shared, _) = stored_body(store, &unique_name("ctx-shared")).await;
@@ -42,6 +42,9 @@ pub async fn contexts_have_independent_id_spaces(store: &dyn Store) {
     assert_eq!(store.id_for_fingerprint_in(&b, &only_a).await.expect("id_for_fingerprint_in"), None);
     assert_eq!(store.max_id_in(&a).await.expect("max_id_in"), Some(SchemaId(2)));
 
+    let holder = subject_in(&b, &unique_name("ctx-holder"));
+    let carrier = row(&holder, 1, SchemaId(2), only_b);
+    store.create_version(&carrier, &Preconditions::default()).await.expect("create_version in b");
     let clash = store.bind_id_in(&b, SchemaId(2), &only_a).await;
     assert!(matches!(clash, Err(StoreError::Conflict(_))), "contexts: id 2 of b is only_b's, got {clash:?}");
     store.bind_id_in(&a, SchemaId(2), &only_a).await.expect("bind_id_in: same binding again succeeds");

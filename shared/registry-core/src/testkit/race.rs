@@ -212,3 +212,74 @@ pub async fn race_create_version(store: Arc<dyn Store>, tasks: usize) {
     assert_eq!(winners.len(), 1, "race: exactly one create_version of one version wins");
     assert_eq!(store.versions(&subject).await.expect("versions"), winners, "race: the winner's row, alone");
 }
+
+/// IMPORT of one freed ID (its schema hard-deleted) by several schemas at once, racing an IMPORT
+/// of the old schema under it and a normal registration of the old schema: one schema ends up
+/// holding the ID, every import of another schema is refused with 42205 (Confluent's "Overwrite
+/// new schema with id"), and every row carrying the ID carries the schema it is bound to.
+pub async fn race_imports_for_a_freed_id(store: Arc<dyn Store>, tasks: usize) {
+    use crate::error::RegistryError;
+    use crate::model::Mode;
+    let registry = Registry::new(store.clone(), RegistrySettings::default());
+    let holder = unique_subject("freed-holder");
+    let old = schema_text(&unique_name("freed-old"));
+    let freed = registry.register(holder.as_str(), new_schema(&old), RegisterOptions::default()).await;
+    let freed = freed.expect("register the schema to free").id;
+    registry.delete_subject(holder.as_str(), false).await.expect("soft delete");
+    registry.delete_subject(holder.as_str(), true).await.expect("hard delete");
+
+    // Task i imports schema i (task 0 the old schema) into its own subject under the freed ID.
+    let mut jobs = Vec::with_capacity(tasks);
+    for i in 0..tasks.max(2) {
+        let subject = unique_subject("freed-import");
+        registry.set_mode(&Scope::Subject(subject.clone()), Mode::Import, false).await.expect("IMPORT mode");
+        let text = if i == 0 { old.clone() } else { schema_text(&unique_name("freed-new")) };
+        jobs.push((subject, text));
+    }
+    let imports: Vec<_> = jobs
+        .iter()
+        .cloned()
+        .map(|(subject, text)| {
+            let registry = registry.clone();
+            tokio::spawn(async move {
+                let schema = NewSchema { id: Some(freed.0), version: Some(1), ..new_schema(&text) };
+                registry.register(subject.as_str(), schema, RegisterOptions::default()).await
+            })
+        })
+        .collect();
+    let again = unique_subject("freed-again");
+    let normal = {
+        let (registry, subject, old) = (registry.clone(), again.clone(), old.clone());
+        tokio::spawn(
+            async move { registry.register(subject.as_str(), new_schema(&old), RegisterOptions::default()).await },
+        )
+    };
+    let mut winners: BTreeSet<String> = BTreeSet::new();
+    for ((subject, text), import) in jobs.iter().zip(imports) {
+        match import.await.expect("import task panicked") {
+            Ok(record) => {
+                assert_eq!(record.id, freed, "race: an import answered another id");
+                assert_eq!(&record.subject, subject);
+                winners.insert(text.clone());
+            }
+            Err(RegistryError::OperationNotPermitted { message }) => {
+                assert!(message.contains("Overwrite new schema with id"), "race: refusal says {message}");
+            }
+            Err(other) => panic!("race: import into {subject} failed: {other}"),
+        }
+    }
+    assert_eq!(winners.len(), 1, "race: exactly one schema holds the freed id, got {}", winners.len());
+    let reregistered = normal.await.expect("registration task panicked").expect("re-registration of the old schema");
+    assert!(
+        reregistered.id != freed || winners.contains(&old),
+        "race: the old schema got the freed id back while another schema holds it"
+    );
+
+    let bound = store.fingerprint_for_id(freed).await.expect("fingerprint_for_id").expect("the freed id is bound");
+    let carriers = store.rows_with_id(freed).await.expect("rows_with_id");
+    assert!(!carriers.is_empty(), "race: the winner's row carries the id");
+    assert!(carriers.iter().all(|row| row.fingerprint == bound), "race: a row carries the id under another schema");
+    let again_rows = store.versions(&again).await.expect("versions");
+    let bound_again = store.fingerprint_for_id(reregistered.id).await.expect("fingerprint_for_id");
+    assert_eq!(bound_again, again_rows.first().map(|row| row.fingerprint), "race: the re-registration's id names it");
+}

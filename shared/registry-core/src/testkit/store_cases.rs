@@ -71,8 +71,9 @@ pub async fn allocate_id_is_unique_and_binds_both_ways(store: &dyn Store) {
     assert_eq!(store.id_for_fingerprint(&unbound).await.expect("id_for_fingerprint"), None);
 }
 
-/// `bind_id`: idempotent for the same fingerprint, `Conflict` for another, raises the counter,
-/// and binds fingerprint → id only the first time (one schema, several imported IDs).
+/// `bind_id`: idempotent for the same fingerprint, `Conflict` for another while a row carries the
+/// ID, raises the counter, and binds fingerprint → id only the first time (one schema, several
+/// imported IDs).
 pub async fn bind_id_rules_and_counter(store: &dyn Store) {
     let base = store.max_id().await.expect("max_id").map_or(0, |id| id.0);
     let explicit = SchemaId(base + 1000);
@@ -80,8 +81,10 @@ pub async fn bind_id_rules_and_counter(store: &dyn Store) {
     let (fp_b, _) = stored_body(store, &unique_name("bind-b")).await;
     store.bind_id(explicit, &fp_a).await.expect("bind_id on a free id");
     store.bind_id(explicit, &fp_a).await.expect("bind_id again with the same fingerprint succeeds");
+    let holder = unique_subject("bind-holder");
+    store.create_version(&row(&holder, 1, explicit, fp_a), &Preconditions::default()).await.expect("create_version");
     let clash = store.bind_id(explicit, &fp_b).await;
-    assert!(is_conflict(&clash), "bind_id of a taken id to another fingerprint must be Conflict, got {clash:?}");
+    assert!(is_conflict(&clash), "bind_id of a carried id to another fingerprint must be Conflict, got {clash:?}");
     assert_eq!(store.fingerprint_for_id(explicit).await.expect("fingerprint_for_id"), Some(fp_a));
     assert_eq!(store.id_for_fingerprint(&fp_a).await.expect("id_for_fingerprint"), Some(explicit));
     assert!(store.max_id().await.expect("max_id") >= Some(explicit), "bind_id raises max_id");
@@ -103,6 +106,66 @@ pub async fn bind_id_rules_and_counter(store: &dyn Store) {
 
     let (next, _) = fresh_id(store, &unique_name("bind-next")).await;
     assert!(next > second, "allocate_id after bind_id({second}) must exceed it, got {next}");
+}
+
+/// `bind_id` of an ID bound to another fingerprint: `Conflict` while any row of the context
+/// carries it (live or soft-deleted, in any subject); once the last one is hard-deleted it is
+/// rebound (IMPORT restoring a wiped registry), the old schema's side unbound, the new one's
+/// bound, the counter unchanged; rows commit under [`Preconditions::id_binding`] only while it
+/// names their schema; another context's rows with the same ID number do not keep it.
+pub async fn bind_id_rebinds_an_id_no_row_carries(store: &dyn Store) {
+    let none = Preconditions::default();
+    let (id, old) = fresh_id(store, &unique_name("rebind-old")).await;
+    let (new, _) = stored_body(store, &unique_name("rebind-new")).await;
+    let (first, second) = (unique_subject("rebind-a"), unique_subject("rebind-b"));
+    for subject in [&first, &second] {
+        store.create_version(&row(subject, 1, id, old), &none).await.expect("create_version");
+    }
+    let elsewhere = Context::parse(&format!(".{}", unique_name("rebind-ctx"))).expect("context");
+    let (other, _) = stored_body(store, &unique_name("rebind-other")).await;
+    store.bind_id_in(&elsewhere, id, &other).await.expect("bind_id_in another context");
+    let qualified =
+        Subject::new(format!("{}{}", elsewhere.subject_prefix(), unique_name("rebind-q"))).expect("subject");
+    store.create_version(&row(&qualified, 1, id, other), &none).await.expect("create_version in another context");
+
+    let live = store.bind_id(id, &new).await;
+    assert!(is_conflict(&live), "rebind of an id live rows carry must be Conflict, got {live:?}");
+    store.soft_delete_versions(&first, &[Version(1)], &none).await.expect("soft delete");
+    store.hard_delete_versions(&second, &[Version(1)], false, &none).await.expect("hard delete");
+    let soft = store.bind_id(id, &new).await;
+    assert!(is_conflict(&soft), "rebind of an id a soft-deleted row carries must be Conflict, got {soft:?}");
+    assert_eq!(store.fingerprint_for_id(id).await.expect("fingerprint_for_id"), Some(old), "a refusal changes nothing");
+
+    store.hard_delete_versions(&first, &[Version(1)], false, &none).await.expect("hard delete of the last carrier");
+    let max = store.max_id().await.expect("max_id");
+    store.bind_id(id, &new).await.expect("rebind of an id no row carries");
+    assert_eq!(store.fingerprint_for_id(id).await.expect("fingerprint_for_id"), Some(new), "rebound");
+    assert_eq!(store.id_for_fingerprint(&new).await.expect("id_for_fingerprint"), Some(id));
+    assert_eq!(store.id_for_fingerprint(&old).await.expect("id_for_fingerprint"), None, "the old schema stays unbound");
+    assert_eq!(store.max_id().await.expect("max_id"), max, "a rebind leaves the counter");
+    assert_eq!(store.fingerprint_for_id_in(&elsewhere, id).await.expect("fingerprint_for_id_in"), Some(other));
+    store.bind_id(id, &new).await.expect("rebind again with the same fingerprint succeeds");
+
+    // A row that read the old binding cannot commit under the rebound ID; one that read the new can.
+    let importer = unique_subject("rebind-import");
+    let stale = Preconditions { id_binding: Some((id, old)), ..Preconditions::default() };
+    let refused = store.create_version(&row(&importer, 1, id, old), &stale).await;
+    assert!(is_conflict(&refused), "a row under a rebound id's old binding must be Conflict, got {refused:?}");
+    let current = Preconditions { id_binding: Some((id, new)), ..Preconditions::default() };
+    store.create_version(&row(&importer, 1, id, new), &current).await.expect("create_version under the new binding");
+    let back = store.bind_id(id, &old).await;
+    assert!(is_conflict(&back), "the rebound id is carried now: Conflict, got {back:?}");
+
+    // A rebind whose row never committed (a crash) leaves an id no row carries: free again, and
+    // the schema bound by that rebind is unbound when another takes it.
+    let (id2, old2) = fresh_id(store, &unique_name("rebind-crash-old")).await;
+    let (abandoned, _) = stored_body(store, &unique_name("rebind-crash-a")).await;
+    let (winner, _) = stored_body(store, &unique_name("rebind-crash-b")).await;
+    store.bind_id(id2, &abandoned).await.expect("rebind of an id never carried");
+    assert_eq!(store.id_for_fingerprint(&old2).await.expect("id_for_fingerprint"), None);
+    store.bind_id(id2, &winner).await.expect("rebind of an id its last rebind left uncarried");
+    assert_eq!(store.id_for_fingerprint(&abandoned).await.expect("id_for_fingerprint"), None);
+    assert_eq!(store.fingerprint_for_id(id2).await.expect("fingerprint_for_id"), Some(winner));
 }
 
 /// `hard_delete_versions` unbinds fingerprint → id with the last row carrying the id (not while

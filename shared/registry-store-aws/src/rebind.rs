@@ -1,0 +1,100 @@
+//! IMPORT of an ID whose schema was hard-deleted: the ID is free again once no row of its context
+//! carries it (Confluent keeps an ID only while a version holds it), and is rebound to the
+//! imported schema in one transaction checked against every row that could commit it meanwhile.
+//!
+//! Who can commit a row carrying the ID, and what the rebind conditions on against each:
+//! - a registration reusing the old schema's binding `FP#<old>/ID` (normal path): it adds to the
+//!   binding's `uses`; the rebind deletes that binding conditioned on the `uses` it read before the
+//!   carriers, so one of the two fails;
+//! - an IMPORT naming the ID: it adds to `ID#<id>/FP`'s `carried`, conditioned on the binding
+//!   naming its schema ([`registry_core::Preconditions::id_binding`]); the rebind rewrites that
+//!   item conditioned on the fingerprint and `carried` it read before the carriers.
+//!
+//! The carriers are read after both bindings (one Query for the ID's first edge), so a row
+//! committed after that read changed what the transaction is conditioned on. The ledger entry is
+//! rewritten after the transaction; a crash between the two is completed by the retried IMPORT
+//! (`bind` finds the table giving it the ID and rewrites the ledger).
+
+use crate::AwsStore;
+use crate::conditions::{CARRIED, USES};
+use crate::errors::AwsError;
+use crate::ids::{build_error, fingerprint_binding_key};
+use crate::items::{Item, ItemExt, attr, fingerprint_of, key, n, s};
+use crate::keys::{self, PK, SK};
+use aws_sdk_dynamodb::types::{TransactWriteItem, Update};
+use registry_core::{Context, Fingerprint, SchemaId};
+
+impl AwsStore {
+    /// Rebinds `id` from `freed` to `fingerprint` in `context` if no row carries it; `ConditionFailed`
+    /// when a row carries it or the binding changed meanwhile.
+    pub(crate) async fn rebind(
+        &self,
+        context: &Context,
+        id: SchemaId,
+        freed: &Fingerprint,
+        fingerprint: &Fingerprint,
+    ) -> Result<(), AwsError> {
+        let refused = |detail: &str| AwsError::ConditionFailed {
+            op: "bind_id",
+            detail: format!("id {id} in {context} {detail}"),
+        };
+        let id_key = key(keys::id_pk(context, id), keys::ID_BINDING_SK);
+        let (freed_key, new_key) =
+            (fingerprint_binding_key(context, freed), fingerprint_binding_key(context, fingerprint));
+        let found = self.batch_get("BatchGetItem(rebind)", vec![id_key.clone(), freed_key.clone(), new_key.clone()]);
+        let found = found.await?;
+        let item_at =
+            |wanted: &Item| found.iter().find(|item| item.get(PK) == wanted.get(PK) && item.get(SK) == wanted.get(SK));
+        let Some(binding) = item_at(&id_key) else { return Err(refused("lost its binding")) };
+        if fingerprint_of(binding)? != *freed {
+            return Err(refused("was rebound concurrently"));
+        }
+        let carried: Option<u64> = binding.optional_number(CARRIED)?;
+        if self.id_is_carried(context, id).await? {
+            return Err(refused("is bound to another schema a row carries"));
+        }
+        let mut items = vec![self.id_binding_move(&id_key, freed, fingerprint, carried)?];
+        if let Some(old) = item_at(&freed_key)
+            && old.number::<i32>(attr::ID)? == id.0
+        {
+            items.push(self.binding_delete(context, freed, id, old.optional_number(USES)?)?);
+            items.extend(self.guid_id_removal(context, old)?);
+        }
+        if item_at(&new_key).is_none() {
+            let mut by_fingerprint = new_key;
+            by_fingerprint.insert(attr::ID.into(), n(id.0));
+            items.push(TransactWriteItem::builder().put(self.put_if_absent(by_fingerprint)?).build());
+        }
+        self.transact("TransactWriteItems(rebind_id)", items).await?;
+        self.raise_counter(context, id, true).await?;
+        self.reissue_claim(context, id, fingerprint).await
+    }
+
+    /// `ID#<id>/FP` moved from `freed` to `fingerprint`, conditioned on it naming `freed` with the
+    /// `carried` count read.
+    fn id_binding_move(
+        &self,
+        id_key: &Item,
+        freed: &Fingerprint,
+        fingerprint: &Fingerprint,
+        carried: Option<u64>,
+    ) -> Result<TransactWriteItem, AwsError> {
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(id_key.clone()))
+            .update_expression("SET #fp = :to ADD #carried :one")
+            .expression_attribute_names("#fp", attr::FINGERPRINT)
+            .expression_attribute_names("#carried", CARRIED)
+            .expression_attribute_values(":from", s(freed.to_hex()))
+            .expression_attribute_values(":to", s(fingerprint.to_hex()))
+            .expression_attribute_values(":one", n(1));
+        let update = match carried {
+            None => update.condition_expression("#fp = :from AND attribute_not_exists(#carried)"),
+            Some(carried) => update
+                .condition_expression("#fp = :from AND #carried = :carried")
+                .expression_attribute_values(":carried", n(carried)),
+        };
+        let update = update.build().map_err(|e| build_error("Update(id binding)", e))?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+}
