@@ -2,6 +2,7 @@
 //! metadata, and `alias`.
 
 use api_tests::Harness;
+use api_tests::schemas::distinct;
 use serde_json::{Value, json};
 
 fn one_field() -> String {
@@ -104,8 +105,8 @@ async fn reserved_fields_apply_to_json_schema_and_protobuf(h: &Harness) {
 }
 
 /// Confluent's `testSubjectAlias`, `testSubjectAliasWithContext` and `testGlobalAliasNotUsed`, and
-/// the other subject requests: a subject whose config has `alias` (and no versions of its own) is
-/// read and written through its target, and the answers name the target.
+/// the other subject requests: a subject whose config has `alias` is read and written through its
+/// target, and the answers name the target.
 async fn an_alias_is_read_and_written_through_its_target(h: &Harness) {
     let id = h.register("orders-value", &one_field()).await;
     let alias = json!({"alias": "orders-value"});
@@ -134,6 +135,43 @@ async fn an_alias_is_read_and_written_through_its_target(h: &Harness) {
     h.get("/subjects/orders/versions/1").await.assert_error(404, 40401);
 }
 
+/// Confluent's `AliasFilter` rewrites every `/subjects/{alias}/...` and `?subject={alias}`, whatever
+/// the aliasing subject holds: its own versions are out of reach until the alias is removed, while
+/// `/config/{alias}` and the subject listing still show the subject itself.
+async fn an_alias_is_followed_even_over_versions_of_its_own(h: &Harness) {
+    let own = h.register("legacy", &one_field()).await;
+    let target = h.register("current", &distinct(1)).await;
+    h.put("/config/legacy", &json!({"alias": "current"})).await.ok_json(200);
+    assert_eq!(h.versions("legacy", "").await, [1]);
+    let latest = h.get("/subjects/legacy/versions/latest").await.ok_json(200);
+    assert_eq!((&latest["subject"], &latest["id"]), (&json!("current"), &json!(target)));
+    h.lookup("legacy", &one_field()).await.assert_error(404, 40403);
+    assert_eq!(h.lookup("legacy", &distinct(1)).await.ok_json(200)["subject"], "current");
+    let checked = h.post("/compatibility/subjects/legacy/versions/latest", &json!({"schema": distinct(2)})).await;
+    assert_eq!(checked.ok_json(200)["is_compatible"], false, "checked against the target's latest");
+    h.put("/config/current", &json!({"compatibility": "NONE"})).await.ok_json(200);
+    let registered = h.register_raw("legacy", &json!({"schema": distinct(2)})).await.ok_json(200);
+    assert_eq!((&registered["subject"], &registered["version"]), (&json!("current"), &json!(2)));
+    assert_eq!(h.get("/config/legacy").await.ok_json(200)["alias"], "current", "config is the subject's own");
+    assert!(h.subjects("").await.contains(&"legacy".to_string()), "the subject keeps its own versions");
+    // Qualified: the alias resolves in the aliasing subject's context.
+    h.register(":.team:legacy", &one_field()).await;
+    h.register(":.team:current", &distinct(3)).await;
+    h.put("/config/:.team:legacy", &json!({"alias": "current"})).await.ok_json(200);
+    let qualified = h.get("/subjects/:.team:legacy/versions/1").await.ok_json(200);
+    assert_eq!((&qualified["subject"], &qualified["schema"]), (&json!(":.team:current"), &json!(distinct(3))));
+    // `?subject=` of a by-ID read follows it too: the ID is read in the target's context.
+    let in_team = qualified["id"].as_i64().unwrap_or_default();
+    assert_eq!(in_team, target, "both contexts gave their second schema the same number");
+    h.put("/config/legacy", &json!({"alias": ":.team:current"})).await.ok_json(200);
+    let by_id = h.get(&format!("/schemas/ids/{in_team}?subject=legacy")).await.ok_json(200);
+    assert_eq!(by_id["schema"], distinct(3), "read in .team, where the alias points");
+    assert_eq!(h.get(&format!("/schemas/ids/{target}")).await.ok_json(200)["schema"], distinct(1));
+    // Without the alias the subject's own versions answer again.
+    h.put("/config/legacy", &json!({"alias": null})).await.ok_json(200);
+    assert_eq!(h.get("/subjects/legacy/versions/1").await.ok_json(200)["id"], own);
+}
+
 /// An unqualified alias names a subject in the aliasing subject's context; a qualified one any.
 async fn an_alias_resolves_in_its_subjects_context(h: &Harness) {
     h.register(":.team:orders-value", &one_field()).await;
@@ -147,6 +185,7 @@ async fn an_alias_resolves_in_its_subjects_context(h: &Harness) {
 
 api_tests::api_cases!(
     an_alias_is_read_and_written_through_its_target,
+    an_alias_is_followed_even_over_versions_of_its_own,
     an_alias_resolves_in_its_subjects_context,
     compatibility_group_checks_only_versions_of_the_same_group,
     reserved_fields_are_enforced_with_validate_fields,

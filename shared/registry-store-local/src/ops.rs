@@ -104,13 +104,9 @@ fn raise_max_id(conn: &Connection, context: &Context, id: SchemaId) -> LocalResu
 }
 
 fn insert_id(conn: &Connection, context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> LocalResult<()> {
-    if context.is_default() {
-        conn.prepare_cached("INSERT INTO ids (id, fingerprint) VALUES (?1, ?2)")?
-            .execute(params![id.0, &fingerprint.0[..]])?;
-    } else {
-        conn.prepare_cached("INSERT INTO context_ids (context, id, fingerprint) VALUES (?1, ?2, ?3)")?
-            .execute(params![context.name(), id.0, &fingerprint.0[..]])?;
-    }
+    let default = "INSERT INTO ids (id, fingerprint) VALUES (?2, ?1)";
+    let named = "INSERT INTO context_ids (context, id, fingerprint) VALUES (?3, ?2, ?1)";
+    execute_in_context(conn, context, fingerprint, id, [default, named])?;
     bind_fingerprint_if_unbound(conn, context, fingerprint, id)?;
     raise_max_id(conn, context, id)
 }
@@ -122,14 +118,25 @@ fn bind_fingerprint_if_unbound(
     fingerprint: &Fingerprint,
     id: SchemaId,
 ) -> LocalResult<()> {
+    let default = "INSERT INTO fingerprint_ids (fingerprint, id) VALUES (?1, ?2) ON CONFLICT DO NOTHING";
+    let named =
+        "INSERT INTO context_fingerprint_ids (context, fingerprint, id) VALUES (?3, ?1, ?2) ON CONFLICT DO NOTHING";
+    execute_in_context(conn, context, fingerprint, id, [default, named])
+}
+
+/// Runs the first statement (default context) or the second (a named one, its name as `?3`) with
+/// the fingerprint as `?1` and the id as `?2`: the two tables of an ID binding side.
+fn execute_in_context(
+    conn: &Connection,
+    context: &Context,
+    fingerprint: &Fingerprint,
+    id: SchemaId,
+    [default, named]: [&str; 2],
+) -> LocalResult<()> {
     if context.is_default() {
-        conn.prepare_cached("INSERT INTO fingerprint_ids (fingerprint, id) VALUES (?1, ?2) ON CONFLICT DO NOTHING")?
-            .execute(params![&fingerprint.0[..], id.0])?;
+        conn.prepare_cached(default)?.execute(params![&fingerprint.0[..], id.0])?;
     } else {
-        conn.prepare_cached(
-            "INSERT INTO context_fingerprint_ids (context, fingerprint, id) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
-        )?
-        .execute(params![context.name(), &fingerprint.0[..], id.0])?;
+        conn.prepare_cached(named)?.execute(params![&fingerprint.0[..], id.0, context.name()])?;
     }
     Ok(())
 }
@@ -157,14 +164,9 @@ pub(crate) fn unbind_fingerprint(
     fingerprint: &Fingerprint,
     id: SchemaId,
 ) -> LocalResult<()> {
-    if context.is_default() {
-        conn.prepare_cached("DELETE FROM fingerprint_ids WHERE fingerprint = ?1 AND id = ?2")?
-            .execute(params![&fingerprint.0[..], id.0])?;
-    } else {
-        conn.prepare_cached("DELETE FROM context_fingerprint_ids WHERE context = ?1 AND fingerprint = ?2 AND id = ?3")?
-            .execute(params![context.name(), &fingerprint.0[..], id.0])?;
-    }
-    Ok(())
+    let default = "DELETE FROM fingerprint_ids WHERE fingerprint = ?1 AND id = ?2";
+    let named = "DELETE FROM context_fingerprint_ids WHERE context = ?3 AND fingerprint = ?1 AND id = ?2";
+    execute_in_context(conn, context, fingerprint, id, [default, named])
 }
 
 pub(crate) fn bind_id(
@@ -194,13 +196,9 @@ fn rebind_id(
     fingerprint: &Fingerprint,
 ) -> LocalResult<()> {
     unbind_fingerprint(conn, context, freed, id)?;
-    if context.is_default() {
-        conn.prepare_cached("UPDATE ids SET fingerprint = ?2 WHERE id = ?1")?
-            .execute(params![id.0, &fingerprint.0[..]])?;
-    } else {
-        conn.prepare_cached("UPDATE context_ids SET fingerprint = ?3 WHERE context = ?1 AND id = ?2")?
-            .execute(params![context.name(), id.0, &fingerprint.0[..]])?;
-    }
+    let default = "UPDATE ids SET fingerprint = ?1 WHERE id = ?2";
+    let named = "UPDATE context_ids SET fingerprint = ?1 WHERE context = ?3 AND id = ?2";
+    execute_in_context(conn, context, fingerprint, id, [default, named])?;
     bind_fingerprint_if_unbound(conn, context, fingerprint, id)?;
     raise_max_id(conn, context, id)
 }

@@ -1,12 +1,14 @@
 //! Subject aliases (`alias` in a subject's own config), as Confluent's `AliasFilter` rewrites
-//! `/subjects/{alias}/...` and `?subject=` to the target: an unqualified alias names a subject in
-//! the aliasing subject's context, an alias is followed once (never in a chain), and the answers
-//! name the target.
+//! `/subjects/{alias}/...` (register, lookup, versions, deletes, referencedby),
+//! `/compatibility/subjects/{alias}/...` and `GET /schemas/ids/{id}?subject={alias}` to the target,
+//! whatever the aliasing subject holds itself: an unqualified alias names a subject in the aliasing
+//! subject's context, an alias is followed once (never in a chain), and the answers name the
+//! target. `/config/{alias}` and `/mode/{alias}` act on the aliasing subject itself, as there.
 //!
-//! Confluent follows an alias whatever the aliasing subject holds. Here a subject follows its
-//! alias while it has no versions of its own (live or soft-deleted): a request reads the subject's
-//! config only when its rows are empty, or when the request reads that config anyway (register,
-//! delete, compatibility), so requests to subjects with versions cost no extra read.
+//! Cost: writes, lookups and compatibility checks read the subject's config anyway (in their
+//! decision read), so following costs nothing more for a subject without an alias; reads of
+//! versions by subject read its config with its rows, at once (one storage call more, no more
+//! latency).
 
 use super::Registry;
 use crate::error::RegistryError;
@@ -19,21 +21,19 @@ impl Registry {
         alias_target(subject, self.store.get_config(&Scope::Subject(subject.clone())).await?.as_ref())
     }
 
-    /// `subject` with its rows, or, when it has none, its alias target with the target's rows.
+    /// `subject` with its rows, or, when its own config has an alias, the alias target with the
+    /// target's rows (the config and the rows are read at once).
     pub(super) async fn rows_following_alias(
         &self,
         subject: Subject,
     ) -> Result<(Subject, Vec<VersionRow>), RegistryError> {
-        let rows = self.rows(&subject).await?;
-        if !rows.is_empty() {
-            return Ok((subject, rows));
-        }
-        match self.alias_of(&subject).await? {
+        let (alias, rows) = futures::future::join(self.alias_of(&subject), self.rows(&subject)).await;
+        match alias? {
             Some(target) => {
                 let rows = self.rows(&target).await?;
                 Ok((target, rows))
             }
-            None => Ok((subject, rows)),
+            None => Ok((subject, rows?)),
         }
     }
 }
@@ -50,15 +50,14 @@ pub(super) fn alias_target(subject: &Subject, own: Option<&ConfigRecord>) -> Res
     Ok((target != *subject).then_some(target))
 }
 
-/// For a write that read `subject`'s settings (`context`) and `rows`: the target to read again at,
-/// once (`aliased` remembers it), when the subject has no rows and its own config has an alias.
+/// For a request that read `subject`'s settings (`context`): the target to read again at, once
+/// (`aliased` remembers it), when the subject's own config has an alias.
 pub(super) fn follow_alias(
     subject: &Subject,
-    rows: &[VersionRow],
     context: &LayeredContext,
     aliased: &mut bool,
 ) -> Result<Option<Subject>, RegistryError> {
-    if *aliased || !rows.is_empty() {
+    if *aliased {
         return Ok(None);
     }
     let target = alias_target(subject, context.own_config().as_ref())?;

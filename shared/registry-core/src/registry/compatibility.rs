@@ -132,12 +132,11 @@ impl Registry {
     ) -> Result<CompatibilityReport, RegistryError> {
         let mut subject = Subject::new(subject)?;
         let mut context = self.decision_context(&Scope::Subject(subject.clone())).await?;
-        let mut rows = self.rows(&subject).await?;
-        if let Some(target) = follow_alias(&subject, &rows, &context, &mut false)? {
+        if let Some(target) = follow_alias(&subject, &context, &mut false)? {
             context = self.decision_context(&Scope::Subject(target.clone())).await?;
-            rows = self.rows(&target).await?;
             subject = target;
         }
+        let rows = self.rows(&subject).await?;
         let previous: Vec<&VersionRow> = match version {
             None => rows.iter().rev().filter(|r| !r.deleted).collect(),
             Some(VersionSelector::Latest) => latest_live(&rows).into_iter().collect(),

@@ -30,11 +30,11 @@ impl Registry {
         let mut aliased = false;
         for attempt in 0..MAX_ATTEMPTS {
             let context = self.decision_context(&Scope::Subject(subject.clone())).await?;
-            let rows = self.rows(&subject).await?;
-            if let Some(target) = follow_alias(&subject, &rows, &context, &mut aliased)? {
+            if let Some(target) = follow_alias(&subject, &context, &mut aliased)? {
                 subject = target;
                 continue;
             }
+            let rows = self.rows(&subject).await?;
             let row = match version {
                 VersionSelector::Latest => latest_live(&rows),
                 VersionSelector::Number(number) => rows.iter().find(|r| r.version == number),
@@ -93,11 +93,11 @@ impl Registry {
         let mut aliased = false;
         for attempt in 0..MAX_ATTEMPTS {
             let context = self.decision_context(&Scope::Subject(subject.clone())).await?;
-            let rows = self.rows(&subject).await?;
-            if let Some(target) = follow_alias(&subject, &rows, &context, &mut aliased)? {
+            if let Some(target) = follow_alias(&subject, &context, &mut aliased)? {
                 subject = target;
                 continue;
             }
+            let rows = self.rows(&subject).await?;
             if rows.is_empty() {
                 return Err(subject_not_found(&subject));
             }

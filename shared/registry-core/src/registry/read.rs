@@ -1,5 +1,6 @@
 //! Read operations: lookup, by-ID queries, listings and single versions. Never write.
 
+use super::alias::follow_alias;
 use super::recent_lookups::{answer_cost, lookup_key};
 use super::support::{latest_live, subject_not_found, version_not_found, visible};
 use super::usage::Activity;
@@ -8,6 +9,7 @@ use crate::error::RegistryError;
 use crate::model::{
     Context, DeletedFilter, QualifiedName, SchemaId, SchemaRecord, Scope, Subject, Version, VersionRow, VersionSelector,
 };
+use crate::store::LayeredContext;
 use crate::subject_scope::{SubjectScope, read_runs};
 use registry_schema::Validation;
 
@@ -82,20 +84,36 @@ impl Registry {
         schema: &NewSchema,
         options: LookupOptions,
     ) -> Result<(SchemaRecord, Activity), RegistryError> {
-        let (subject, rows) = self.visible_subject(subject, options.include_deleted).await?;
-        let (record, marked) = self.match_in_rows(&subject, &rows, schema, options).await?;
-        Ok((record, Activity { newest_ms: rows.last().map(|row| row.registered_at_ms), marked }))
+        let subject = Subject::new(subject)?;
+        let (mut context, mut rows) = self.settings_and_rows(&subject).await?;
+        let mut subject = subject;
+        if let Some(target) = follow_alias(&subject, &context, &mut false)? {
+            (context, rows) = self.settings_and_rows(&target).await?;
+            subject = target;
+        }
+        if visible(&rows, options.include_deleted).next().is_none() {
+            return Err(subject_not_found(&subject));
+        }
+        let record = self.match_in_rows(&subject, &rows, schema, options, &context).await?;
+        Ok((record, Activity { newest_ms: rows.last().map(|row| row.registered_at_ms), marked: context.last_used }))
     }
 
-    /// The version of `subject` (its `rows`) the posted schema matches, with the subject's usage
-    /// marker day when the config read (for the normalize flag) brought it.
+    /// `subject`'s settings (its decision read) and rows, read at once.
+    async fn settings_and_rows(&self, subject: &Subject) -> Result<(LayeredContext, Vec<VersionRow>), RegistryError> {
+        let scope = Scope::Subject(subject.clone());
+        let (context, rows) = futures::future::join(self.decision_context(&scope), self.rows(subject)).await;
+        Ok((context?, rows?))
+    }
+
+    /// The version of `subject` (its `rows`, its settings `context`) the posted schema matches.
     async fn match_in_rows(
         &self,
         subject: &Subject,
         rows: &[VersionRow],
         schema: &NewSchema,
         options: LookupOptions,
-    ) -> Result<(SchemaRecord, Option<u32>), RegistryError> {
+        context: &LayeredContext,
+    ) -> Result<SchemaRecord, RegistryError> {
         let candidates: Vec<&VersionRow> = visible(rows, options.include_deleted).collect();
         // An empty schema matches nothing (Confluent's canonicalizeSchema gives it no parse): 40403
         // in a subject that exists, as the caller's subject check answered 40401 otherwise.
@@ -103,18 +121,12 @@ impl Registry {
         let Some(text) = text else {
             return Err(RegistryError::SchemaNotFound);
         };
-        let (normalize, marked) = match options.normalize {
-            true => (true, None),
-            false => {
-                let context = self.decision_context(&Scope::Subject(subject.clone())).await?;
-                (self.effective_of(&context).normalize, context.last_used)
-            }
-        };
+        let normalize = options.normalize || self.effective_of(context).normalize;
         let body = self.canonical_body(&subject.context(), schema, text, Validation::Lenient, normalize).await?;
         let fingerprint = body.fingerprint();
         if let Some(row) = candidates.iter().rev().find(|r| r.fingerprint == fingerprint) {
             // Same fingerprint, same body: the answer needs no body read.
-            return Ok((self.record_with(row, body).await?, marked));
+            return self.record_with(row, body).await;
         }
         // A schema posted without data-contract parts also matches a version that carries some
         // (e.g. `confluent:version` stamped by an explicit version), as serializers post bare text.
@@ -126,7 +138,7 @@ impl Registry {
                     && stored.schema == body.schema
                     && stored.references == body.references
                 {
-                    return Ok((record, marked));
+                    return Ok(record);
                 }
             }
         }

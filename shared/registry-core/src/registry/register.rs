@@ -117,16 +117,16 @@ impl Registry {
         for round in 0..MAX_ATTEMPTS {
             let expected = self.expected_bindings(&subject, &schema, options, &mut parsed).await?;
             let context = self.decision_context_for(&Scope::Subject(subject.clone()), &expected).await?;
-            if let Some(found) = self.registered_already(&subject, &schema, options, &context, &mut parsed).await? {
-                return Ok(found);
-            }
-            let rows = self.rows(&subject).await?;
-            if let Some(target) = follow_alias(&subject, &rows, &context, &mut aliased)? {
+            if let Some(target) = follow_alias(&subject, &context, &mut aliased)? {
                 // References resolve in the target's context: parse again there.
                 subject = target;
                 parsed = Parsed::default();
                 continue;
             }
+            if let Some(found) = self.registered_already(&subject, &schema, options, &context, &mut parsed).await? {
+                return Ok(found);
+            }
+            let rows = self.rows(&subject).await?;
             let attempt = Attempt { subject: &subject, schema: &schema, context: &context, rows: &rows };
             let decision = if context.effective_mode() == Mode::Import {
                 self.decide_import(&attempt, &mut parsed).await?

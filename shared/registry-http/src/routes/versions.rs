@@ -66,15 +66,22 @@ impl Pages for VersionPages {
                 return Ok(None);
             }
             let size = wanted.clamp(1, VERSIONS_PAGE_SIZE);
-            let mut rows = self.registry.versions_page(&self.subject, self.after, size).await?;
-            if rows.is_empty()
-                && self.after.is_none()
-                && let Some(target) = self.registry.alias_of(&self.subject).await?
-            {
-                // A subject without versions of its own lists its alias target's.
-                self.subject = target;
-                rows = self.registry.versions_page(&self.subject, None, size).await?;
-            }
+            let rows = match self.after {
+                Some(after) => self.registry.versions_page(&self.subject, Some(after), size).await?,
+                None => {
+                    // A subject whose own config has an alias lists its target's versions (the
+                    // config is read with the first page).
+                    let first = self.registry.versions_page(&self.subject, None, size);
+                    let (alias, rows) = futures::future::join(self.registry.alias_of(&self.subject), first).await;
+                    match alias? {
+                        Some(target) => {
+                            self.subject = target;
+                            self.registry.versions_page(&self.subject, None, size).await?
+                        }
+                        None => rows?,
+                    }
+                }
+            };
             self.exhausted = rows.len() < size;
             self.after = rows.last().map(|row| row.version);
             let numbers = rows
