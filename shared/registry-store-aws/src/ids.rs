@@ -309,8 +309,11 @@ impl AwsStore {
             Claim::Ours => {}
         }
         self.raise_counter(context, id, true).await?;
-        let by_id = key(keys::id_pk(context, id), keys::ID_BINDING_SK);
-        self.put_fingerprint_binding("PutItem(id)", by_id, fingerprint).await?;
+        if bound.is_none() {
+            // Written only when absent: a binding already there keeps its `carried` count (`rebind`).
+            let by_id = key(keys::id_pk(context, id), keys::ID_BINDING_SK);
+            self.put_fingerprint_binding("PutItem(id)", by_id, fingerprint).await?;
+        }
         let mut by_fingerprint = fingerprint_binding_key(context, fingerprint);
         by_fingerprint.insert(attr::ID.into(), n(id.0));
         let bound = self

@@ -176,7 +176,11 @@ pub(crate) fn bind_id(
     fingerprint: &Fingerprint,
 ) -> LocalResult<()> {
     match fingerprint_for_id(conn, context, id)? {
-        Some(bound) if bound == *fingerprint => raise_max_id(conn, context, id),
+        Some(bound) if bound == *fingerprint => {
+            // Its schema may have been hard-deleted (which unbinds that side) and imported again.
+            bind_fingerprint_if_unbound(conn, context, fingerprint, id)?;
+            raise_max_id(conn, context, id)
+        }
         Some(bound) if !rows_with_id_page(conn, context, id, "", None, 1)?.is_empty() => {
             Err(LocalError::Conflict(format!("id {id} is bound to {bound} in {context}")))
         }

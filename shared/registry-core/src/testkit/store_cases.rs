@@ -166,6 +166,15 @@ pub async fn bind_id_rebinds_an_id_no_row_carries(store: &dyn Store) {
     store.bind_id(id2, &winner).await.expect("rebind of an id its last rebind left uncarried");
     assert_eq!(store.id_for_fingerprint(&abandoned).await.expect("id_for_fingerprint"), None);
     assert_eq!(store.fingerprint_for_id(id2).await.expect("fingerprint_for_id"), Some(winner));
+
+    // The hard-deleted schema imported again under its own ID gets that ID back on both sides.
+    let (id3, restored) = fresh_id(store, &unique_name("rebind-restore")).await;
+    let gone = unique_subject("rebind-gone");
+    store.create_version(&row(&gone, 1, id3, restored), &none).await.expect("create_version");
+    store.hard_delete_versions(&gone, &[Version(1)], false, &none).await.expect("hard delete");
+    assert_eq!(store.id_for_fingerprint(&restored).await.expect("id_for_fingerprint"), None);
+    store.bind_id(id3, &restored).await.expect("import of the schema under its freed id");
+    assert_eq!(store.id_for_fingerprint(&restored).await.expect("id_for_fingerprint"), Some(id3), "bound again");
 }
 
 /// `hard_delete_versions` unbinds fingerprint → id with the last row carrying the id (not while
