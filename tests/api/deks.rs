@@ -94,6 +94,27 @@ async fn kek_input_errors(h: &Harness) {
     h.get(&format!("{KEKS}/missing")).await.assert_error(404, 40470);
 }
 
+/// Fields too large for any store (a DynamoDB key holds 1024 bytes, an item 400 KB) are 422 /
+/// 42271 naming the field on every backend, never a storage error, and nothing is written.
+async fn oversized_fields_are_refused(h: &Harness) {
+    let big = "x".repeat(16 * 1024 + 1);
+    let cases = [
+        (json!({ "name": "k", "kmsType": "local-kms", "kmsKeyId": "k", "doc": big }), "'doc'"),
+        (json!({ "name": "k", "kmsType": "local-kms", "kmsKeyId": "k", "kmsProps": { "p": big } }), "'kmsProps'"),
+    ];
+    for (body, field) in cases {
+        let message = h.post(KEKS, &body).await.assert_error(422, 42271);
+        assert_eq!(message, format!("Invalid or missing value for field {field} of key"));
+    }
+    h.get(&format!("{KEKS}/k")).await.assert_error(404, 40470);
+    create_kek(h, "k", false).await;
+    let subject = "s".repeat(1001);
+    let path = format!("{KEKS}/k/deks/{subject}");
+    let message = h.post(&path, &json!({ "encryptedKeyMaterial": "AAAA" })).await.assert_error(422, 42271);
+    assert_eq!(message, "Invalid or missing value for field 'subject' of key");
+    assert_eq!(h.get(&format!("{KEKS}/k/deks")).await.ok_json(200), json!([]), "no DEK was written");
+}
+
 /// DEKs under a non-shared KEK: the client's wrapped key is stored as sent; versions, listings,
 /// deletes and undeletes as Confluent.
 async fn client_wrapped_deks(h: &Harness) {
@@ -221,6 +242,7 @@ async fn concurrent_dek_creates_have_one_winner(h: &Harness) {
 api_tests::api_cases!(
     kek_lifecycle,
     kek_input_errors,
+    oversized_fields_are_refused,
     client_wrapped_deks,
     shared_kek_generates_deks,
     concurrent_dek_creates_have_one_winner

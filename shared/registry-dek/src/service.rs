@@ -107,6 +107,12 @@ pub struct DekRegistry {
     kms: KmsRegistry,
 }
 
+/// A KEK's free text (`kmsProps`, `doc`) within [`validate::FIELD_MAX_BYTES`] each.
+fn check_kek_text(kms_props: &BTreeMap<String, String>, doc: Option<&str>) -> Result<(), DekError> {
+    validate::check_size("kmsProps", validate::props_bytes(kms_props), validate::FIELD_MAX_BYTES)?;
+    validate::check_size("doc", doc.map_or(0, str::len), validate::FIELD_MAX_BYTES)
+}
+
 fn now_millis() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_millis() as i64)
 }
@@ -205,6 +211,8 @@ impl DekRegistry {
         let kms_key_id = kms_key_id.ok_or_else(|| DekError::InvalidKey("kmsKeyId".into()))?;
         let kms_type = request.kms_type.ok_or_else(|| DekError::InvalidKey("kmsType".into()))?;
         validate::check_kms_key_id(&kms_type, &kms_key_id)?;
+        validate::check_size("kmsKeyId", kms_key_id.len(), validate::KMS_KEY_ID_MAX_BYTES)?;
+        check_kek_text(&request.kms_props, request.doc.as_deref())?;
         let kek = Kek {
             name: request.name,
             kms_type: normalize_kms_type(&kms_type),
@@ -239,6 +247,12 @@ impl DekRegistry {
     /// `PUT /keks/{name}`: new `kmsProps`, `doc` or `shared` of a live KEK.
     pub async fn update_kek(&self, name: &str, update: KekUpdate, test_sharing: bool) -> Result<Kek, DekError> {
         check_name(name)?;
+        if let Some(props) = &update.kms_props {
+            check_kek_text(props, None)?;
+        }
+        if let Some(Some(doc)) = &update.doc {
+            check_kek_text(&BTreeMap::new(), Some(doc))?;
+        }
         retrying!(self.try_update_kek(name, &update, test_sharing).await)
     }
 
@@ -420,7 +434,7 @@ impl DekRegistry {
             return Err(DekError::InvalidKey("version".into()));
         }
         if let Some(material) = &request.encrypted_key_material
-            && BASE64.decode(material).is_err()
+            && (material.len() > validate::FIELD_MAX_BYTES || BASE64.decode(material).is_err())
         {
             return Err(DekError::InvalidKey("encryptedKeyMaterial".into()));
         }

@@ -299,3 +299,33 @@ async fn concurrent_creates_of_one_dek_version_have_one_winner() -> Result {
     assert_eq!(stored.key_material, winners[0].key_material, "the winner's key is the stored one");
     Ok(())
 }
+
+/// Oversized fields are refused before any store call (a DynamoDB key holds 1024 bytes, an item
+/// 400 KB): 42271 naming the field, and nothing is written.
+#[tokio::test]
+async fn oversized_fields_are_refused_naming_the_field() -> Result {
+    let (registry, _) = registry();
+    let big = "x".repeat(validate::FIELD_MAX_BYTES + 1);
+    let mut kek = new_kek("k1", "local-kms", false);
+    kek.doc = Some(big.clone());
+    assert!(matches!(registry.create_kek(kek, false).await, Err(DekError::InvalidKey(f)) if f == "doc"));
+    let mut kek = new_kek("k1", "local-kms", false);
+    kek.kms_props = BTreeMap::from([("k".to_owned(), big.clone())]);
+    assert!(matches!(registry.create_kek(kek, false).await, Err(DekError::InvalidKey(f)) if f == "kmsProps"));
+    let mut kek = new_kek("k1", "local-kms", false);
+    kek.kms_key_id = Some("k".repeat(validate::KMS_KEY_ID_MAX_BYTES + 1));
+    assert!(matches!(registry.create_kek(kek, false).await, Err(DekError::InvalidKey(f)) if f == "kmsKeyId"));
+    assert_code(registry.kek("k1", true).await, "40470");
+
+    registry.create_kek(new_kek("k1", "local-kms", false), false).await?;
+    let update = KekUpdate { doc: Some(Some(big.clone())), ..KekUpdate::default() };
+    assert!(matches!(registry.update_kek("k1", update, false).await, Err(DekError::InvalidKey(f)) if f == "doc"));
+    let long_subject = "s".repeat(validate::SUBJECT_MAX_BYTES + 1);
+    let created = registry.create_dek("k1", false, new_dek(&long_subject, None, Some("AAAA"))).await;
+    assert!(matches!(created, Err(DekError::InvalidKey(f)) if f == "subject"));
+    let material = "A".repeat(validate::FIELD_MAX_BYTES + 4);
+    let created = registry.create_dek("k1", false, new_dek("s", None, Some(&material))).await;
+    assert!(matches!(created, Err(DekError::InvalidKey(f)) if f == "encryptedKeyMaterial"));
+    assert_code(registry.dek("k1", "s", DekVersion::Number(1), None, false).await, "40470");
+    Ok(())
+}

@@ -7,6 +7,19 @@ use crate::model::{AWS_KMS, AZURE_KMS, GCP_KMS, normalize_kms_type};
 /// Longest KEK name.
 pub const NAME_MAX_LENGTH: usize = 256;
 
+/// Longest DEK subject, in bytes: the bound of registry subjects (a store may key by the subject;
+/// DynamoDB sort keys hold 1024 bytes). Confluent sets none.
+pub const SUBJECT_MAX_BYTES: usize = registry_core::Subject::MAX_BYTES;
+
+/// Longest `doc`, `kmsProps` (keys and values together) and `encryptedKeyMaterial`, in bytes.
+/// Far above real values (a wrapped key is a few hundred bytes), and low enough that a KEK or DEK
+/// record fits one DynamoDB item (400 KB) even with every character escaped in its JSON.
+/// Confluent sets none.
+pub const FIELD_MAX_BYTES: usize = 16 * 1024;
+
+/// Longest `kmsKeyId`, in bytes (a KMS key ARN is under 300).
+pub const KMS_KEY_ID_MAX_BYTES: usize = 2048;
+
 /// A KEK name: 1..=256 characters, a letter or `_` first, then letters, digits, `_` or `-`.
 pub fn check_name(name: &str) -> Result<(), DekError> {
     let mut chars = name.chars();
@@ -19,12 +32,22 @@ pub fn check_name(name: &str) -> Result<(), DekError> {
     }
 }
 
-/// A DEK subject: not empty, no control characters.
+/// A DEK subject: not empty, no control characters, at most [`SUBJECT_MAX_BYTES`].
 pub fn check_subject(subject: &str) -> Result<(), DekError> {
-    if subject.is_empty() || subject.chars().any(char::is_control) {
+    if subject.is_empty() || subject.len() > SUBJECT_MAX_BYTES || subject.chars().any(char::is_control) {
         return Err(DekError::InvalidKey("subject".into()));
     }
     Ok(())
+}
+
+/// A field of `bytes` bytes where at most `max` fit: 42271 naming the field above it.
+pub fn check_size(field: &str, bytes: usize, max: usize) -> Result<(), DekError> {
+    if bytes > max { Err(DekError::InvalidKey(field.into())) } else { Ok(()) }
+}
+
+/// The bytes `kmsProps` holds, keys and values together.
+pub fn props_bytes(props: &std::collections::BTreeMap<String, String>) -> usize {
+    props.iter().map(|(key, value)| key.len() + value.len()).sum()
 }
 
 /// The minimal key ID checks Confluent makes per KMS type (the KMS checks the rest).
@@ -60,6 +83,19 @@ mod tests {
         assert!(check_subject(":.ctx:orders").is_ok());
         assert!(check_subject("").is_err());
         assert!(check_subject("a\nb").is_err());
+        assert!(check_subject(&"s".repeat(SUBJECT_MAX_BYTES)).is_ok());
+        let too_long = "s".repeat(SUBJECT_MAX_BYTES + 1);
+        assert!(matches!(check_subject(&too_long), Err(DekError::InvalidKey(field)) if field == "subject"));
+    }
+
+    #[test]
+    fn sizes_are_bounded_per_field() {
+        assert!(check_size("doc", FIELD_MAX_BYTES, FIELD_MAX_BYTES).is_ok());
+        assert!(
+            matches!(check_size("doc", FIELD_MAX_BYTES + 1, FIELD_MAX_BYTES), Err(DekError::InvalidKey(field)) if field == "doc")
+        );
+        let props = std::collections::BTreeMap::from([("k".to_owned(), "vv".to_owned())]);
+        assert_eq!(props_bytes(&props), 3);
     }
 
     #[test]
