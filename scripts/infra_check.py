@@ -103,6 +103,13 @@ class Scope:
         self.local_values: dict = {}
         self.bindings: dict = {}
 
+    def bind(self, **names) -> "Scope":
+        """This scope with more names bound (`each` in a resource with for_each)."""
+        bound = Scope(self.variables, self.locals, self.resources)
+        bound.local_values = self.local_values
+        bound.bindings = {**self.bindings, **names}
+        return bound
+
     def local(self, name: str):
         if name not in self.local_values:
             if name not in self.locals:
@@ -452,7 +459,8 @@ def template(text: str, scope: Scope):
 def evaluate(raw, scope: Scope):
     """A value as python-hcl2 gives it: `${expr}`, a quoted literal, or a dict/list of those."""
     if isinstance(raw, dict):
-        return {key: evaluate(value, scope) for key, value in raw.items() if not key.startswith("__")}
+        # A quoted key ("5xx" = ...) names the same attribute as a bare one.
+        return {unquote(key): evaluate(value, scope) for key, value in raw.items() if not key.startswith("__")}
     if isinstance(raw, list):
         return [evaluate(value, scope) for value in raw]
     if isinstance(raw, (bool, int, float)) or raw is None:
@@ -477,7 +485,7 @@ class Configuration:
 
     def __init__(self, directory: Path):
         self.variables, self.locals, self.resources, self.data, self.terraform = {}, {}, {}, {}, []
-        self.modules = {}
+        self.modules, self.moved = {}, []
         for path in sorted(directory.glob("*.tf")):
             with path.open() as handle:
                 document = hcl2.load(handle)
@@ -492,6 +500,7 @@ class Configuration:
                         for name, body in named.items():
                             target[(unquote(type_name), unquote(name))] = body
             self.terraform.extend(document.get("terraform", []))
+            self.moved.extend(document.get("moved", []))
             for block in document.get("module", []):
                 for name, body in block.items():
                     self.modules[unquote(name)] = body
@@ -515,6 +524,17 @@ class Configuration:
     def count(self, key, scope: Scope) -> int:
         body = self.resources[key]
         return evaluate(body["count"], scope) if "count" in body else 1
+
+    def instances(self, key, scope: Scope) -> list[Scope]:
+        """A scope per instance of a resource: none when its count is 0, one per for_each entry
+        (with `each` bound), else one."""
+        body = self.resources[key]
+        if "for_each" in body:
+            entries = evaluate(body["for_each"], scope)
+            if not isinstance(entries, dict):
+                raise Unknown(f"{key[0]}.{key[1]}: for_each is {entries!r}, not a map")
+            return [scope.bind(each={"key": name, "value": value}) for name, value in entries.items()]
+        return [scope] * self.count(key, scope)
 
     def failed_validations(self, overrides: dict) -> list[str]:
         scope = self.scope(overrides)
@@ -558,8 +578,10 @@ def permissions_in(scope: Scope) -> list[dict]:
     """The aws_lambda_permission statements that exist in this scope, evaluated."""
     statements = []
     for key, body in MODULE_CONFIG.resources.items():
-        if key[0] == "aws_lambda_permission" and MODULE_CONFIG.count(key, scope) > 0:
-            statement = {attribute: evaluate(body[attribute], scope) for attribute in body if not attribute.startswith("__") and attribute != "count"}
+        if key[0] != "aws_lambda_permission":
+            continue
+        for instance in MODULE_CONFIG.instances(key, scope):
+            statement = {attribute: evaluate(body[attribute], instance) for attribute in body if not attribute.startswith("__") and attribute not in ("count", "for_each")}
             statements.append(statement)
     return statements
 
@@ -710,19 +732,25 @@ def longest_name() -> str:
 def check_name_lengths():
     problems = []
     name = longest_name()
-    scope = MODULE_CONFIG.scope({**REQUIRED, "name": name})
+    # The access scenarios between them create every instance of every resource with for_each.
+    module_scopes = [MODULE_CONFIG.scope({**REQUIRED, **overrides, "name": name}) for overrides in ACCESS_SCENARIOS.values()]
     for config_name, config in (("module", MODULE_CONFIG), ("example", EXAMPLE_CONFIG)):
-        config_scope = scope if config is MODULE_CONFIG else config.scope({})
+        scopes = module_scopes if config is MODULE_CONFIG else [config.scope({})]
         for (type_name, resource_name), body in config.resources.items():
+            # A resource with count is sized whatever its count, so even where the defaults create none.
+            instances = [scopes[0]]
+            if "for_each" in body:
+                instances = list({instance.bindings["each"]["key"]: instance for scope in scopes for instance in config.instances((type_name, resource_name), scope)}.values())
             for attribute in NAME_ATTRIBUTES & set(body):
                 limit = NAME_LIMITS.get((type_name, attribute))
-                value = evaluate(body[attribute], config_scope)
-                if isinstance(value, Reference):
-                    continue  # another resource's name, sized where that resource is declared
-                if limit is None:
-                    problems.append(f"{config_name}: {type_name}.{resource_name}.{attribute}: no AWS limit listed in NAME_LIMITS")
-                elif len(value) > limit:
-                    problems.append(f"{config_name}: {type_name}.{resource_name}.{attribute} is {len(value)} characters for a {len(name)}-character name, over AWS's {limit}")
+                for instance in instances:
+                    value = evaluate(body[attribute], instance)
+                    if isinstance(value, Reference):
+                        continue  # another resource's name, sized where that resource is declared
+                    if limit is None:
+                        problems.append(f"{config_name}: {type_name}.{resource_name}.{attribute}: no AWS limit listed in NAME_LIMITS")
+                    elif len(value) > limit:
+                        problems.append(f"{config_name}: {type_name}.{resource_name}.{attribute} is {value!r}, {len(value)} characters for a {len(name)}-character name, over AWS's {limit}")
     return problems
 
 
@@ -800,11 +828,11 @@ def check_environment():
 
 
 def check_throttle_alarm():
-    body = MODULE_CONFIG.resources[("aws_cloudwatch_metric_alarm", "dynamodb_throttles")]
-    expressions = [query["expression"] for query in body.get("metric_query", []) if "expression" in query]
+    # alarms.tf: one alarm per entry of local.alarms; a metric math alarm has an `expression`.
+    alarm = MODULE_CONFIG.scope(REQUIRED).local("alarms").get("dynamodb-throttles", {})
+    expressions = [alarm["expression"]["expression"]] if "expression" in alarm else []
     problems = []
-    for raw in expressions:
-        expression = evaluate(raw, MODULE_CONFIG.scope(REQUIRED))
+    for expression in expressions:
         ids = set(re.findall(r"\b([a-z][a-z0-9_]*)\b", expression)) - {"fill"}
         bare = [metric for metric in ids if not re.search(rf"FILL\(\s*{metric}\s*,\s*0\s*\)", expression)]
         if bare:
@@ -875,6 +903,7 @@ def check_references():
     problems = []
     for label, config in (("module", MODULE_CONFIG), ("example", EXAMPLE_CONFIG)):
         code = re.sub(r'(?m)^\s*#.*$|\s#[^\n"]*$', "", config.text)  # comments (none inside strings here)
+        code = re.sub(r"(?ms)^moved \{.*?^\}", "", code)  # earlier addresses: check_moved
         declared_resources = {f"{type_name}.{name}" for type_name, name in config.resources}
         declared_data = {f"data.{type_name}.{name}" for type_name, name in config.data}
         for name in sorted(set(re.findall(r"\bvar\.([a-z0-9_]+)", code)) - set(config.variables)):
@@ -887,6 +916,30 @@ def check_references():
             problems.append(f"{label}: {reference} is not declared")
         for reference in sorted(set(re.findall(r"\b(data\.aws_[a-z0-9_]+\.[a-z0-9_]+)", code)) - declared_data):
             problems.append(f"{label}: {reference} is not declared")
+    return problems
+
+
+def check_moved():
+    """Each moved block leads from an address no longer declared to an instance the module declares
+    (in one of the access scenarios), so an existing deployment keeps its objects."""
+    problems = []
+    address = re.compile(r'\$\{(aws_[a-z0-9_]+)\.([a-z0-9_]+)(?:\[("?)([^"\]]+)\3\])?\}')
+    scopes = [MODULE_CONFIG.scope({**REQUIRED, **overrides}) for overrides in ACCESS_SCENARIOS.values()]
+    for block in MODULE_CONFIG.moved:
+        source, target = address.fullmatch(block["from"]), address.fullmatch(block["to"])
+        if not source or not target:
+            problems.append(f"moved block {block['from']} -> {block['to']}: not a resource address")
+            continue
+        if source.group(1, 2) in MODULE_CONFIG.resources:
+            problems.append(f"moved from {block['from']}, which is still declared")
+        key = target.group(1, 2)
+        if key not in MODULE_CONFIG.resources:
+            problems.append(f"moved to {block['to']}, which is not declared")
+            continue
+        if "for_each" in MODULE_CONFIG.resources[key]:
+            keys = {instance.bindings["each"]["key"] for scope in scopes for instance in MODULE_CONFIG.instances(key, scope)}
+            if target.group(4) not in keys:
+                problems.append(f"moved to {block['to']}, but the for_each keys are {sorted(keys)}")
     return problems
 
 
@@ -935,6 +988,7 @@ CHECKS = [
     ("the example's alarm topic uses a key CloudWatch may use", check_example_alarm_topic),
     ("edge caching: immutable ID answers only, and only without registry auth", check_edge_cache),
     ("every reference names something declared, every variable is used", check_references),
+    ("moved blocks lead from undeclared addresses to declared instances", check_moved),
     ("the example's module calls pass the module's validations", check_example_module_calls),
     ("the README's cost estimate matches its counts and prices", check_cost_section),
 ]

@@ -1,140 +1,101 @@
-# Alarms an operator needs first: errors, throttles, slowness, storage throttling.
+# Alarms an operator needs first: errors, throttles, slowness, storage throttling, ID churn.
 locals {
   alarm_actions = var.alarm_sns_topic_arn == "" ? [] : [var.alarm_sns_topic_arn]
-}
 
-resource "aws_cloudwatch_metric_alarm" "url_5xx" {
-  alarm_name          = "${local.prefix}-5xx"
-  alarm_description   = "The registry answered 5xx: storage errors or crashes. Clients retry, but producers stall."
-  namespace           = "AWS/Lambda"
-  metric_name         = "Url5xxCount"
-  dimensions          = { FunctionName = aws_lambda_function.registry.function_name }
-  statistic           = "Sum"
-  period              = 300
-  evaluation_periods  = 1
-  threshold           = var.alarm_5xx_per_5min
-  comparison_operator = "GreaterThanThreshold"
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = local.alarm_actions
-  ok_actions          = local.alarm_actions
-  tags                = local.tags
-}
+  function_dimensions = { FunctionName = aws_lambda_function.registry.function_name }
+  # The function's EMF metrics (registry_lambda::emf) carry the registry's name as dimension.
+  emf_dimensions = { Registry = aws_lambda_function.registry.function_name }
 
-resource "aws_cloudwatch_metric_alarm" "throttles" {
-  alarm_name          = "${local.prefix}-throttles"
-  alarm_description   = "Invocations hit reserved concurrency: raise reserved_concurrency or find the stampede."
-  namespace           = "AWS/Lambda"
-  metric_name         = "Throttles"
-  dimensions          = { FunctionName = aws_lambda_function.registry.function_name }
-  statistic           = "Sum"
-  period              = 300
-  evaluation_periods  = 1
-  threshold           = 0
-  comparison_operator = "GreaterThanThreshold"
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = local.alarm_actions
-  ok_actions          = local.alarm_actions
-  tags                = local.tags
-}
-
-resource "aws_cloudwatch_metric_alarm" "duration_p99" {
-  alarm_name          = "${local.prefix}-duration-p99"
-  alarm_description   = "p99 latency is high: registrations over 100 ms mean trouble for producers."
-  namespace           = "AWS/Lambda"
-  metric_name         = "Duration"
-  dimensions          = { FunctionName = aws_lambda_function.registry.function_name }
-  extended_statistic  = "p99"
-  period              = 300
-  evaluation_periods  = 3
-  threshold           = var.alarm_duration_p99_ms
-  comparison_operator = "GreaterThanThreshold"
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = local.alarm_actions
-  ok_actions          = local.alarm_actions
-  tags                = local.tags
-}
-
-# DynamoDB publishes throttle events only when there are some: without FILL a period with read
-# throttles but no write throttles sums to no data, and the alarm never fires.
-resource "aws_cloudwatch_metric_alarm" "dynamodb_throttles" {
-  alarm_name          = "${local.prefix}-dynamodb-throttles"
-  alarm_description   = "DynamoDB throttled registry reads or writes (hot partition or account limits)."
-  evaluation_periods  = 1
-  threshold           = 0
-  comparison_operator = "GreaterThanThreshold"
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = local.alarm_actions
-  ok_actions          = local.alarm_actions
-  tags                = local.tags
-
-  metric_query {
-    id          = "throttles"
-    expression  = "FILL(reads, 0) + FILL(writes, 0)"
-    label       = "Throttle events"
-    return_data = true
-  }
-
-  dynamic "metric_query" {
-    for_each = { reads = "ReadThrottleEvents", writes = "WriteThrottleEvents" }
-    content {
-      id = metric_query.key
-      metric {
-        namespace   = "AWS/DynamoDB"
-        metric_name = metric_query.value
-        dimensions  = { TableName = aws_dynamodb_table.registry.name }
-        period      = 300
-        stat        = "Sum"
+  # Every alarm, keyed by its name after the prefix; each fires above its threshold (in one
+  # evaluation period unless it says otherwise). An alarm on one metric names it in `metric`
+  # (statistic or extended_statistic); an alarm on metric math has an `expression` and the
+  # `metrics` (by id) the expression reads.
+  alarms = { for name, alarm in local.alarm_definitions : name => merge({ metric = {}, evaluation_periods = 1, expression = null, metrics = {} }, alarm) }
+  alarm_definitions = {
+    "5xx" = {
+      description = "The registry answered 5xx: storage errors or crashes. Clients retry, but producers stall."
+      metric      = { namespace = "AWS/Lambda", metric_name = "Url5xxCount", dimensions = local.function_dimensions, statistic = "Sum", period = 300 }
+      threshold   = var.alarm_5xx_per_5min
+    }
+    throttles = {
+      description = "Invocations hit reserved concurrency: raise reserved_concurrency or find the stampede."
+      metric      = { namespace = "AWS/Lambda", metric_name = "Throttles", dimensions = local.function_dimensions, statistic = "Sum", period = 300 }
+      threshold   = 0
+    }
+    "duration-p99" = {
+      description        = "p99 latency is high: registrations over 100 ms mean trouble for producers."
+      metric             = { namespace = "AWS/Lambda", metric_name = "Duration", dimensions = local.function_dimensions, extended_statistic = "p99", period = 300 }
+      evaluation_periods = 3
+      threshold          = var.alarm_duration_p99_ms
+    }
+    # DynamoDB publishes throttle events only when there are some: without FILL a period with read
+    # throttles but no write throttles sums to no data, and the alarm never fires.
+    "dynamodb-throttles" = {
+      description = "DynamoDB throttled registry reads or writes (hot partition or account limits)."
+      expression  = { id = "throttles", expression = "FILL(reads, 0) + FILL(writes, 0)", label = "Throttle events" }
+      metrics = {
+        for id, name in { reads = "ReadThrottleEvents", writes = "WriteThrottleEvents" } :
+        id => { namespace = "AWS/DynamoDB", metric_name = name, dimensions = { TableName = aws_dynamodb_table.registry.name }, period = 300, stat = "Sum" }
       }
+      threshold = 0
+    }
+    # One producer registering a new schema per message burns the ID space. The churn guard counts
+    # per instance; CloudWatch sums ChurnExceeded over every instance, so this alarm is fleet-wide.
+    churn = {
+      description = "A subject registered more than churn_max_per_hour new versions in an hour (ChurnExceeded). Find the producer registering a schema per message (log lines 'churn guard' name the subject)."
+      metric      = { namespace = var.metrics_namespace, metric_name = "ChurnExceeded", dimensions = local.emf_dimensions, statistic = "Sum", period = 3600 }
+      threshold   = var.alarm_churn_per_hour
+    }
+    "id-growth" = {
+      description = "The schema ID counter grew faster than alarm_id_growth_per_hour (hourly growth of MaxSchemaId)."
+      expression  = { id = "growth", expression = "DIFF(max_id)", label = "Schema IDs allocated per hour" }
+      metrics = {
+        max_id = { namespace = var.metrics_namespace, metric_name = "MaxSchemaId", dimensions = local.emf_dimensions, period = 3600, stat = "Maximum" }
+      }
+      threshold = var.alarm_id_growth_per_hour
     }
   }
 }
 
-# ID churn, from the function's EMF metrics (registry_lambda::emf): one producer registering a new
-# schema per message burns the ID space. The churn guard counts per instance; CloudWatch sums
-# ChurnExceeded over every instance, so this alarm is fleet-wide.
-resource "aws_cloudwatch_metric_alarm" "churn" {
-  alarm_name          = "${local.prefix}-churn"
-  alarm_description   = "A subject registered more than churn_max_per_hour new versions in an hour (ChurnExceeded). Find the producer registering a schema per message (log lines 'churn guard' name the subject)."
-  namespace           = var.metrics_namespace
-  metric_name         = "ChurnExceeded"
-  dimensions          = { Registry = aws_lambda_function.registry.function_name }
-  statistic           = "Sum"
-  period              = 3600
-  evaluation_periods  = 1
-  threshold           = var.alarm_churn_per_hour
-  comparison_operator = "GreaterThanThreshold"
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = local.alarm_actions
-  ok_actions          = local.alarm_actions
-  tags                = local.tags
-}
-
-resource "aws_cloudwatch_metric_alarm" "id_growth" {
-  alarm_name          = "${local.prefix}-id-growth"
-  alarm_description   = "The schema ID counter grew faster than alarm_id_growth_per_hour (hourly growth of MaxSchemaId)."
-  evaluation_periods  = 1
-  threshold           = var.alarm_id_growth_per_hour
+resource "aws_cloudwatch_metric_alarm" "registry" {
+  for_each            = local.alarms
+  alarm_name          = "${local.prefix}-${each.key}"
+  alarm_description   = each.value.description
+  namespace           = lookup(each.value.metric, "namespace", null)
+  metric_name         = lookup(each.value.metric, "metric_name", null)
+  dimensions          = lookup(each.value.metric, "dimensions", null)
+  statistic           = lookup(each.value.metric, "statistic", null)
+  extended_statistic  = lookup(each.value.metric, "extended_statistic", null)
+  period              = lookup(each.value.metric, "period", null)
+  evaluation_periods  = each.value.evaluation_periods
+  threshold           = each.value.threshold
   comparison_operator = "GreaterThanThreshold"
   treat_missing_data  = "notBreaching"
   alarm_actions       = local.alarm_actions
   ok_actions          = local.alarm_actions
   tags                = local.tags
 
-  metric_query {
-    id          = "growth"
-    expression  = "DIFF(max_id)"
-    label       = "Schema IDs allocated per hour"
-    return_data = true
+  dynamic "metric_query" {
+    for_each = each.value.expression == null ? [] : [each.value.expression]
+    content {
+      id          = metric_query.value.id
+      expression  = metric_query.value.expression
+      label       = metric_query.value.label
+      return_data = true
+    }
   }
 
-  metric_query {
-    id = "max_id"
-    metric {
-      namespace   = var.metrics_namespace
-      metric_name = "MaxSchemaId"
-      dimensions  = { Registry = aws_lambda_function.registry.function_name }
-      period      = 3600
-      stat        = "Maximum"
+  dynamic "metric_query" {
+    for_each = each.value.metrics
+    content {
+      id = metric_query.key
+      metric {
+        namespace   = metric_query.value.namespace
+        metric_name = metric_query.value.metric_name
+        dimensions  = metric_query.value.dimensions
+        period      = metric_query.value.period
+        stat        = metric_query.value.stat
+      }
     }
   }
 }

@@ -1,0 +1,33 @@
+# Earlier addresses of resources now declared with for_each: deployments made with an earlier
+# version of this module keep their alarms instead of destroying and recreating them. Needs
+# Terraform >= 1.1 (versions.tf asks for more).
+
+moved {
+  from = aws_cloudwatch_metric_alarm.url_5xx
+  to   = aws_cloudwatch_metric_alarm.registry["5xx"]
+}
+
+moved {
+  from = aws_cloudwatch_metric_alarm.throttles
+  to   = aws_cloudwatch_metric_alarm.registry["throttles"]
+}
+
+moved {
+  from = aws_cloudwatch_metric_alarm.duration_p99
+  to   = aws_cloudwatch_metric_alarm.registry["duration-p99"]
+}
+
+moved {
+  from = aws_cloudwatch_metric_alarm.dynamodb_throttles
+  to   = aws_cloudwatch_metric_alarm.registry["dynamodb-throttles"]
+}
+
+moved {
+  from = aws_cloudwatch_metric_alarm.churn
+  to   = aws_cloudwatch_metric_alarm.registry["churn"]
+}
+
+moved {
+  from = aws_cloudwatch_metric_alarm.id_growth
+  to   = aws_cloudwatch_metric_alarm.registry["id-growth"]
+}
