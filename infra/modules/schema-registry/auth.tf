@@ -11,21 +11,12 @@
 # the function reads at start: a Lambda environment holds 4 KB in all, which a JWKS of a few RSA keys
 # exceeds.
 
-resource "aws_secretsmanager_secret" "users" {
-  # checkov:skip=CKV2_AWS_57: the value is a users file of argon2 hashes written by the operator; there is no service credential for a rotation function to rotate.
-  count                   = var.auth_enabled ? 1 : 0
-  name_prefix             = "${local.prefix}-users-"
-  description             = "${local.prefix}: registry users file (JSON lines, argon2id hashes); value set by the operator"
-  kms_key_id              = aws_kms_key.registry.arn
-  recovery_window_in_days = 7
-  tags                    = local.tags
-}
-
-resource "aws_secretsmanager_secret" "jwks" {
-  # checkov:skip=CKV2_AWS_57: the value is the issuer's public JWKS, replaced by Terraform when jwks_json changes; there is nothing to rotate here.
-  count                   = local.jwt_enabled ? 1 : 0
-  name_prefix             = "${local.prefix}-jwks-"
-  description             = "${local.prefix}: the bearer-token issuer's JWKS (public keys), from jwks_json"
+# The secrets the function reads at start, each only when its feature is on.
+resource "aws_secretsmanager_secret" "auth" {
+  # checkov:skip=CKV2_AWS_57: the values are a users file of argon2 hashes written by the operator and the issuer's public JWKS, replaced by Terraform when jwks_json changes; there is no service credential for a rotation function to rotate.
+  for_each                = { for name, secret in local.auth_secrets : name => secret if secret.enabled }
+  name_prefix             = "${local.prefix}-${each.key}-"
+  description             = "${local.prefix}: ${each.value.description}"
   kms_key_id              = aws_kms_key.registry.arn
   recovery_window_in_days = 7
   tags                    = local.tags
@@ -33,7 +24,7 @@ resource "aws_secretsmanager_secret" "jwks" {
 
 resource "aws_secretsmanager_secret_version" "jwks" {
   count         = local.jwt_enabled ? 1 : 0
-  secret_id     = aws_secretsmanager_secret.jwks[0].id
+  secret_id     = aws_secretsmanager_secret.auth["jwks"].id
   secret_string = var.jwks_json
 }
 
@@ -43,7 +34,7 @@ data "aws_iam_policy_document" "auth" {
   statement {
     sid       = "ReadAuthSecrets"
     actions   = ["secretsmanager:GetSecretValue"]
-    resources = concat(aws_secretsmanager_secret.users[*].arn, aws_secretsmanager_secret.jwks[*].arn)
+    resources = values(aws_secretsmanager_secret.auth)[*].arn
   }
 }
 
@@ -59,4 +50,9 @@ locals {
   # The registry authenticates requests itself (Basic users, bearer tokens or both), reading its
   # secrets at start; the variables naming them are in lambda.tf (function_optional_environment).
   registry_auth = var.auth_enabled || local.jwt_enabled
+
+  auth_secrets = {
+    users = { enabled = var.auth_enabled, description = "registry users file (JSON lines, argon2id hashes); value set by the operator" }
+    jwks  = { enabled = local.jwt_enabled, description = "the bearer-token issuer's JWKS (public keys), from jwks_json" }
+  }
 }

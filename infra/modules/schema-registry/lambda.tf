@@ -22,11 +22,11 @@ locals {
   function_optional_environment = {
     REGISTRY_REQUIRE_OWNER    = var.require_owner == "" ? null : var.require_owner
     REGISTRY_ID_CACHE_CONTROL = var.id_cache_control
-    REGISTRY_USERS_SECRET     = var.auth_enabled ? aws_secretsmanager_secret.users[0].arn : null
+    REGISTRY_USERS_SECRET     = var.auth_enabled ? aws_secretsmanager_secret.auth["users"].arn : null
     REGISTRY_JWT_ISSUER       = local.jwt_enabled ? var.jwt_issuer : null
     REGISTRY_JWT_AUDIENCE     = local.jwt_enabled ? var.jwt_audience : null
     REGISTRY_JWT_ROLE_CLAIM   = local.jwt_enabled ? var.jwt_role_claim : null
-    REGISTRY_JWKS_SECRET      = local.jwt_enabled ? aws_secretsmanager_secret.jwks[0].arn : null
+    REGISTRY_JWKS_SECRET      = local.jwt_enabled ? aws_secretsmanager_secret.auth["jwks"].arn : null
     REGISTRY_KMS_KEY_ARNS     = length(var.kms_key_arns) > 0 ? join(",", var.kms_key_arns) : null
   }
 }

@@ -1,6 +1,6 @@
 # Earlier addresses of resources now declared with for_each: deployments made with an earlier
-# version of this module keep their alarms instead of destroying and recreating them. Needs
-# Terraform >= 1.1 (versions.tf asks for more).
+# version of this module keep their alarms and secrets (with the users file an operator wrote)
+# instead of destroying and recreating them. Needs Terraform >= 1.1 (versions.tf asks for more).
 
 moved {
   from = aws_cloudwatch_metric_alarm.url_5xx
@@ -30,4 +30,14 @@ moved {
 moved {
   from = aws_cloudwatch_metric_alarm.id_growth
   to   = aws_cloudwatch_metric_alarm.registry["id-growth"]
+}
+
+moved {
+  from = aws_secretsmanager_secret.users[0]
+  to   = aws_secretsmanager_secret.auth["users"]
+}
+
+moved {
+  from = aws_secretsmanager_secret.jwks[0]
+  to   = aws_secretsmanager_secret.auth["jwks"]
 }

@@ -35,5 +35,5 @@ output "kms_key_arn" {
 
 output "users_secret_arn" {
   description = "Secrets Manager secret to fill with the users file (aws secretsmanager put-secret-value). Empty when auth_enabled = false."
-  value       = var.auth_enabled ? aws_secretsmanager_secret.users[0].arn : ""
+  value       = var.auth_enabled ? aws_secretsmanager_secret.auth["users"].arn : ""
 }
