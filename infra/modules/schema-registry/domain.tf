@@ -56,7 +56,8 @@ resource "aws_cloudfront_cache_policy" "immutable" {
 }
 
 # With origin access control CloudFront signs every origin request (SigV4), so the Function URL
-# (auth type AWS_IAM) answers this distribution only and its WAF cannot be bypassed.
+# (auth type AWS_IAM) answers this distribution only and its WAF cannot be bypassed. The function's
+# policy lets CloudFront call the URL (lambda.tf, local.url_callers).
 resource "aws_cloudfront_origin_access_control" "registry" {
   count                             = local.origin_access_control ? 1 : 0
   name                              = local.prefix
@@ -64,26 +65,6 @@ resource "aws_cloudfront_origin_access_control" "registry" {
   origin_access_control_origin_type = "lambda"
   signing_behavior                  = "always"
   signing_protocol                  = "sigv4"
-}
-
-resource "aws_lambda_permission" "cloudfront_url" {
-  count                  = local.origin_access_control ? 1 : 0
-  statement_id           = "RegistryCloudFrontUrl"
-  action                 = "lambda:InvokeFunctionUrl"
-  function_name          = aws_lambda_function.registry.function_name
-  principal              = "cloudfront.amazonaws.com"
-  source_arn             = aws_cloudfront_distribution.registry[0].arn
-  function_url_auth_type = "AWS_IAM"
-}
-
-resource "aws_lambda_permission" "cloudfront_url_invoke" {
-  count                    = local.origin_access_control ? 1 : 0
-  statement_id             = "RegistryCloudFrontUrlInvoke"
-  action                   = "lambda:InvokeFunction"
-  function_name            = aws_lambda_function.registry.function_name
-  principal                = "cloudfront.amazonaws.com"
-  source_arn               = aws_cloudfront_distribution.registry[0].arn
-  invoked_via_function_url = true
 }
 
 resource "aws_cloudfront_distribution" "registry" {

@@ -83,28 +83,35 @@ resource "aws_lambda_function_url" "registry" {
   invoke_mode        = "RESPONSE_STREAM"
 }
 
-# A public URL (auth type NONE) answers only with both statements in the function's policy:
-# lambda:InvokeFunctionUrl for the URL's auth type and, for URLs created since October 2025,
-# lambda:InvokeFunction when invoked through a URL. Without them every request is 403. (The AWS
-# provider also adds statements of its own when it creates a NONE URL, outside Terraform's state;
-# these are tracked, so changing url_auth_type removes them.) AWS_IAM callers of the same account
-# need both actions in their identity policy instead; CloudFront gets its own pair in domain.tf.
-resource "aws_lambda_permission" "url_public" {
-  # checkov:skip=CKV_AWS_301: a public Function URL is the point of auth type NONE; the registry authenticates every request itself unless allow_anonymous = true says otherwise.
-  count                  = var.url_auth_type == "NONE" ? 1 : 0
-  statement_id           = "RegistryPublicUrl"
-  action                 = "lambda:InvokeFunctionUrl"
-  function_name          = aws_lambda_function.registry.function_name
-  principal              = "*"
-  function_url_auth_type = "NONE"
+# Who may call the Function URL, by statement ID: anyone on a public URL (auth type NONE), and
+# CloudFront when it signs its requests with origin access control (domain.tf; the URL's auth type is
+# AWS_IAM then). AWS_IAM callers of the same account need both actions below in their identity
+# policy instead.
+locals {
+  url_callers = {
+    for id, caller in {
+      RegistryPublicUrl     = { enabled = var.url_auth_type == "NONE", principal = "*", source_arn = null }
+      RegistryCloudFrontUrl = { enabled = local.origin_access_control, principal = "cloudfront.amazonaws.com", source_arn = one(aws_cloudfront_distribution.registry[*].arn) }
+    } : id => caller if caller.enabled
+  }
 }
 
-resource "aws_lambda_permission" "url_public_invoke" {
-  # checkov:skip=CKV_AWS_301: limited to invocations through the Function URL (invoked_via_function_url); see url_public.
-  count                    = var.url_auth_type == "NONE" ? 1 : 0
-  statement_id             = "RegistryPublicUrlInvoke"
-  action                   = "lambda:InvokeFunction"
+# A caller gets through only with both statements in the function's policy: lambda:InvokeFunctionUrl
+# for the URL's auth type and, for URLs created since October 2025, lambda:InvokeFunction when
+# invoked through a URL. Without them every request is 403. (The AWS provider also adds statements of
+# its own when it creates a NONE URL, outside Terraform's state; these are tracked, so changing
+# url_auth_type removes them.)
+resource "aws_lambda_permission" "url" {
+  # checkov:skip=CKV_AWS_301: a public Function URL is the point of auth type NONE; the registry authenticates every request itself unless allow_anonymous = true says otherwise, and lambda:InvokeFunction is limited to invocations through the URL (invoked_via_function_url).
+  for_each = merge(
+    { for id, caller in local.url_callers : id => merge(caller, { action = "lambda:InvokeFunctionUrl", function_url_auth_type = var.url_auth_type, invoked_via_function_url = null }) },
+    { for id, caller in local.url_callers : "${id}Invoke" => merge(caller, { action = "lambda:InvokeFunction", function_url_auth_type = null, invoked_via_function_url = true }) },
+  )
+  statement_id             = each.key
+  action                   = each.value.action
   function_name            = aws_lambda_function.registry.function_name
-  principal                = "*"
-  invoked_via_function_url = true
+  principal                = each.value.principal
+  source_arn               = each.value.source_arn
+  function_url_auth_type   = each.value.function_url_auth_type
+  invoked_via_function_url = each.value.invoked_via_function_url
 }
