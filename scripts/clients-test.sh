@@ -20,9 +20,9 @@
 #   LAMBDA_EMULATOR=path                     use this lambda-emulator (it runs registry-lambda from its own directory)
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 CLIENTS="$ROOT/tests/clients"
-VENV="$ROOT/.venv"
 CARGO="${CARGO:-cargo}"
 BACKENDS="${CLIENTS_BACKENDS:-embedded aws lambda}"
 SUITES="${CLIENTS_SUITES:-python js rust}"
@@ -49,7 +49,6 @@ log() { echo "clients-test: $*" >&2; }
 # ---- installs -------------------------------------------------------------------------------
 
 install_python() {
-  [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
   if ! "$VENV/bin/python" - "$CLIENTS/python/requirements.txt" <<'PY' 2>/dev/null; then
 import sys
 from importlib.metadata import version
@@ -64,7 +63,7 @@ import confluent_kafka.schema_registry.protobuf, confluent_kafka.schema_registry
 import confluent_kafka.schema_registry.json_schema
 PY
     log "installing $CLIENTS/python/requirements.txt into $VENV"
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$CLIENTS/python/requirements.txt"
+    venv_install "$VENV" -r "$CLIENTS/python/requirements.txt"
   fi
 }
 

@@ -10,8 +10,8 @@ set -euo pipefail
 MOTO_VERSION="${MOTO_VERSION:-5.2.5}"
 HOST="${EMULATOR_HOST:-127.0.0.1}"
 PORT="${EMULATOR_PORT:-4566}"
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="$ROOT/.venv"
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 STATE="$ROOT/.emulator"
 PID_FILE="$STATE/moto.pid"
 LOG_FILE="$STATE/moto.log"
@@ -35,8 +35,7 @@ fi
 
 if ! "$VENV/bin/python" -c "import moto, sys; sys.exit(moto.__version__ != '$MOTO_VERSION')" 2>/dev/null; then
   echo "installing moto[server]==$MOTO_VERSION into $VENV"
-  [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check "moto[server]==$MOTO_VERSION"
+  venv_install "$VENV" "moto[server]==$MOTO_VERSION"
 fi
 
 if answers; then

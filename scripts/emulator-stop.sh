@@ -2,7 +2,8 @@
 # Stops the emulator started by scripts/emulator-start.sh, by the PID it recorded. Idempotent.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PID_FILE="$ROOT/.emulator/moto.pid"
 
 if [ ! -f "$PID_FILE" ]; then

@@ -6,7 +6,9 @@
 # skip is justified inline beside its resource. checkov lives in its own venv (.cache/venv-checkov)
 # so its pinned dependencies never clash with the emulator's.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ROOT"
 
 if command -v terraform >/dev/null 2>&1; then
   terraform fmt -check -recursive infra
@@ -16,16 +18,14 @@ else
 fi
 
 HCL2_VERSION=8.1.4
-if ! .venv/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('python-hcl2') != '$HCL2_VERSION')" 2>/dev/null; then
-  [ -x .venv/bin/python ] || python3 -m venv .venv
-  .venv/bin/pip install --quiet --disable-pip-version-check "python-hcl2==$HCL2_VERSION"
+if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('python-hcl2') != '$HCL2_VERSION')" 2>/dev/null; then
+  venv_install "$VENV" "python-hcl2==$HCL2_VERSION"
 fi
-.venv/bin/python scripts/infra_check.py
+"$VENV/bin/python" scripts/infra_check.py
 
 venv=.cache/venv-checkov
 if [ ! -x "$venv/bin/checkov" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check 'checkov==3.3.30'
+  venv_install "$venv" 'checkov==3.3.30'
 fi
 "$venv/bin/checkov" -d infra --framework terraform --compact --quiet --skip-download
 echo "infra-check: checkov ok"

@@ -9,21 +9,20 @@ set -euo pipefail
 
 CARGO_LAMBDA_VERSION="${CARGO_LAMBDA_VERSION:-1.9.2}"
 ZIGLANG_VERSION="${ZIGLANG_VERSION:-0.17.1}"
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="$ROOT/.venv"
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PACKAGE="registry-lambda"
 ZIP="$ROOT/target/lambda/$PACKAGE/bootstrap.zip"
 
 cd "$ROOT"
 
-[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 if ! "$VENV/bin/cargo-lambda" lambda --version >/dev/null 2>&1; then
   echo "installing cargo-lambda==$CARGO_LAMBDA_VERSION into $VENV"
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check "cargo-lambda==$CARGO_LAMBDA_VERSION"
+  venv_install "$VENV" "cargo-lambda==$CARGO_LAMBDA_VERSION"
 fi
 if ! "$VENV/bin/python" -m ziglang version >/dev/null 2>&1; then
   echo "installing ziglang==$ZIGLANG_VERSION into $VENV"
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check "ziglang==$ZIGLANG_VERSION"
+  venv_install "$VENV" "ziglang==$ZIGLANG_VERSION"
 fi
 
 if ! rustup target list --installed | grep -qx aarch64-unknown-linux-gnu; then

@@ -1,0 +1,16 @@
+# shellcheck shell=bash
+# Sourced by the scripts beside it: the repository root, the Python venv the emulator, client tests,
+# packaging and infra checks share, and how they install pinned Python packages into a venv.
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck disable=SC2034 # read by the scripts that source this file
+VENV="$ROOT/.venv"
+
+# venv_install VENV PIP-ARGS...: pip-installs into VENV (pinned specs, or -r FILE), creating the venv
+# first when it does not exist yet.
+venv_install() {
+  local venv="$1"
+  shift
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "$@"
+}
