@@ -25,6 +25,18 @@ pub(crate) fn write_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// Appends `items` as a JSON array of string literals.
+pub(crate) fn write_str_array<S: AsRef<str>>(out: &mut String, items: impl IntoIterator<Item = S>) {
+    out.push('[');
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_str(out, item.as_ref());
+    }
+    out.push(']');
+}
+
 /// Appends `value` as compact JSON, object keys in their stored order.
 pub(crate) fn write_value(out: &mut String, value: &Value) {
     match value {

@@ -3,8 +3,8 @@
 //! defaults, order, aliases and custom properties; aliases and custom properties are sorted, so
 //! schemas that differ only in property order normalise to the same text.
 
-use super::ast::{Body, NamedDef, Node, full_name};
-use super::json::{write_str, write_value};
+use super::ast::{Body, Field, NamedDef, Node, full_name};
+use super::json::{write_str, write_str_array, write_value};
 use super::writer::NodeWriter;
 use crate::json_value::Value;
 
@@ -37,6 +37,22 @@ impl NodeWriter for Normalizer<'_> {
     fn write_named(&mut self, index: usize) {
         self.named(index);
     }
+    fn write_field_attributes(&mut self, field: &Field) {
+        if let Some(doc) = &field.doc {
+            self.key_str("doc", doc);
+        }
+        if let Some(default) = &field.default {
+            self.out.push_str(",\"default\":");
+            write_value(&mut self.out, default);
+        }
+        if let Some(order) = &field.order {
+            self.key_str("order", order);
+        }
+        let mut aliases = field.aliases.clone();
+        aliases.sort();
+        self.list("aliases", &aliases);
+        self.props(&field.props);
+    }
 }
 
 impl Normalizer<'_> {
@@ -62,14 +78,8 @@ impl Normalizer<'_> {
         }
         self.out.push_str(",\"");
         self.out.push_str(key);
-        self.out.push_str("\":[");
-        for (i, item) in items.iter().enumerate() {
-            if i > 0 {
-                self.out.push(',');
-            }
-            write_str(&mut self.out, item);
-        }
-        self.out.push(']');
+        self.out.push_str("\":");
+        write_str_array(&mut self.out, items);
     }
 
     fn named(&mut self, index: usize) {
@@ -93,34 +103,7 @@ impl Normalizer<'_> {
         };
         self.key_str("type", kind);
         match &def.body {
-            Body::Record { fields, .. } => {
-                self.out.push_str(",\"fields\":[");
-                for (i, field) in fields.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push(',');
-                    }
-                    self.out.push_str("{\"name\":");
-                    write_str(&mut self.out, &field.name);
-                    self.out.push_str(",\"type\":");
-                    self.node(&field.node);
-                    if let Some(doc) = &field.doc {
-                        self.key_str("doc", doc);
-                    }
-                    if let Some(default) = &field.default {
-                        self.out.push_str(",\"default\":");
-                        write_value(&mut self.out, default);
-                    }
-                    if let Some(order) = &field.order {
-                        self.key_str("order", order);
-                    }
-                    let mut aliases = field.aliases.clone();
-                    aliases.sort();
-                    self.list("aliases", &aliases);
-                    self.props(&field.props);
-                    self.out.push('}');
-                }
-                self.out.push(']');
-            }
+            Body::Record { fields, .. } => self.fields(fields),
             Body::Enum { symbols, default } => {
                 if symbols.is_empty() {
                     self.out.push_str(",\"symbols\":[]");

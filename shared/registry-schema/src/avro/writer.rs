@@ -7,8 +7,8 @@
 //! written in full the first time the walk meets it and by name afterwards; names are shortened
 //! against the enclosing record's namespace (Java's `Name.getQualified`).
 
-use super::ast::{Body, NamedDef, Node};
-use super::json::{write_str, write_value};
+use super::ast::{Body, Field, NamedDef, Node};
+use super::json::{write_str, write_str_array, write_value};
 
 /// Writes `root` as Java does. `known[i]` marks arena entries already known by name (the
 /// top-level types of the dependencies, as Confluent passes them to `toString`). With
@@ -37,6 +37,25 @@ pub(super) trait NodeWriter {
     fn write_props(&mut self, props: &[(String, crate::json_value::Value)]);
     /// Writes the named type at `index`: in full at its first occurrence, by name afterwards.
     fn write_named(&mut self, index: usize);
+    /// Writes what follows a field's `name` and `type` (doc, default, order, aliases, custom props).
+    fn write_field_attributes(&mut self, field: &Field);
+
+    /// Writes a record's `fields` key and array, each field `name` and `type` first.
+    fn fields(&mut self, fields: &[Field]) {
+        self.out().push_str(",\"fields\":[");
+        for (i, field) in fields.iter().enumerate() {
+            if i > 0 {
+                self.out().push(',');
+            }
+            self.out().push_str("{\"name\":");
+            write_str(self.out(), &field.name);
+            self.out().push_str(",\"type\":");
+            self.node(&field.node);
+            self.write_field_attributes(field);
+            self.out().push('}');
+        }
+        self.out().push(']');
+    }
 
     /// Writes `node`.
     fn node(&mut self, node: &Node) {
@@ -84,6 +103,25 @@ impl NodeWriter for Writer<'_> {
     }
     fn write_named(&mut self, index: usize) {
         self.named(index);
+    }
+    fn write_field_attributes(&mut self, field: &Field) {
+        if let Some(doc) = &field.doc {
+            self.out.push_str(",\"doc\":");
+            write_str(&mut self.out, doc);
+        }
+        if let (Some(default), true) = (&field.default, self.with_defaults) {
+            self.out.push_str(",\"default\":");
+            write_value(&mut self.out, default);
+        }
+        if let Some(order) = &field.order {
+            self.out.push_str(",\"order\":");
+            write_str(&mut self.out, order);
+        }
+        if !field.aliases.is_empty() {
+            self.out.push_str(",\"aliases\":");
+            write_str_array(&mut self.out, &field.aliases);
+        }
+        self.props(&field.props);
     }
 }
 
@@ -143,52 +181,10 @@ impl Writer<'_> {
             write_str(&mut self.out, doc);
         }
         match &def.body {
-            Body::Record { fields, .. } => {
-                self.out.push_str(",\"fields\":[");
-                for (i, field) in fields.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push(',');
-                    }
-                    self.out.push_str("{\"name\":");
-                    write_str(&mut self.out, &field.name);
-                    self.out.push_str(",\"type\":");
-                    self.node(&field.node);
-                    if let Some(doc) = &field.doc {
-                        self.out.push_str(",\"doc\":");
-                        write_str(&mut self.out, doc);
-                    }
-                    if let (Some(default), true) = (&field.default, self.with_defaults) {
-                        self.out.push_str(",\"default\":");
-                        write_value(&mut self.out, default);
-                    }
-                    if let Some(order) = &field.order {
-                        self.out.push_str(",\"order\":");
-                        write_str(&mut self.out, order);
-                    }
-                    if !field.aliases.is_empty() {
-                        self.out.push_str(",\"aliases\":[");
-                        for (i, alias) in field.aliases.iter().enumerate() {
-                            if i > 0 {
-                                self.out.push(',');
-                            }
-                            write_str(&mut self.out, alias);
-                        }
-                        self.out.push(']');
-                    }
-                    self.props(&field.props);
-                    self.out.push('}');
-                }
-                self.out.push(']');
-            }
+            Body::Record { fields, .. } => self.fields(fields),
             Body::Enum { symbols, default } => {
-                self.out.push_str(",\"symbols\":[");
-                for (i, symbol) in symbols.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push(',');
-                    }
-                    write_str(&mut self.out, symbol);
-                }
-                self.out.push(']');
+                self.out.push_str(",\"symbols\":");
+                write_str_array(&mut self.out, symbols);
                 if let Some(default) = default {
                     self.out.push_str(",\"default\":");
                     write_str(&mut self.out, default);
@@ -201,18 +197,12 @@ impl Writer<'_> {
         }
         self.props(&def.props);
         if !def.aliases.is_empty() {
-            self.out.push_str(",\"aliases\":[");
-            for (i, (name, space)) in def.aliases.iter().enumerate() {
-                if i > 0 {
-                    self.out.push(',');
-                }
-                let alias = match space {
-                    Some(space) if def.space.as_deref() != Some(space) => format!("{space}.{name}"),
-                    _ => name.clone(),
-                };
-                write_str(&mut self.out, &alias);
-            }
-            self.out.push(']');
+            self.out.push_str(",\"aliases\":");
+            let aliases = def.aliases.iter().map(|(name, space)| match space {
+                Some(space) if def.space.as_deref() != Some(space) => format!("{space}.{name}"),
+                _ => name.clone(),
+            });
+            write_str_array(&mut self.out, aliases);
         }
         self.out.push('}');
         self.space = saved;
