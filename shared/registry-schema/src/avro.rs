@@ -10,7 +10,7 @@ mod normalize;
 mod writer;
 
 use crate::limits::{Budget, Limits, Meter};
-use crate::{Dependency, SchemaError, SchemaType, Validation};
+use crate::{Dependency, ParseOptions, SchemaError, SchemaFormat, SchemaType, Validation};
 use apache_avro::Schema;
 use ast::{Body, Node, Parser};
 use std::collections::HashMap;
@@ -43,13 +43,10 @@ fn parse_own_json(text: &str) -> Result<serde_json::Value, SchemaError> {
     serde_json::from_str(text).map_err(|e| err(format!("Invalid JSON: {e}")))
 }
 
-impl AvroSchema {
-    /// Whether a record schema has a field `name` (Confluent's `hasTopLevelField`).
-    pub fn has_top_level_field(&self, name: &str) -> bool {
-        matches!(&self.schema, Schema::Record(record) if record.fields.iter().any(|field| field.name == name))
-    }
-
-    /// Parses and validates `text` with `dependencies` in scope (see [`crate::ParsedSchema::parse`]).
+impl SchemaFormat for AvroSchema {
+    /// Parses and validates `text` with `dependencies` in scope (see [`crate::ParsedSchema::parse`]),
+    /// within `options.limits`: nesting depth of each text, JSON values of the text and its
+    /// dependencies together against the node budget.
     ///
     /// Dependencies are parsed first, in order, into one namespace of named types (as Confluent
     /// does with one Java `Schema.Parser`); redefining one of their types is an error. Their
@@ -57,32 +54,15 @@ impl AvroSchema {
     /// as in Java, are written in full where this schema first uses them. `Validation::Strict`
     /// also checks field defaults (see `defaults`); stored and imported schemas use `Lenient`.
     /// `normalize` stores Confluent's normal form instead of Java's `toString`.
-    pub fn parse(
-        text: &str,
-        dependencies: &[Dependency],
-        validation: Validation,
-        normalize: bool,
-    ) -> Result<Self, SchemaError> {
-        Self::parse_within(text, dependencies, validation, normalize, &Limits::default())
-    }
-
-    /// [`AvroSchema::parse`] within `limits`: nesting depth of each text, JSON values of the text and
-    /// its dependencies together against the node budget.
-    pub fn parse_within(
-        text: &str,
-        dependencies: &[Dependency],
-        validation: Validation,
-        normalize: bool,
-        limits: &Limits,
-    ) -> Result<Self, SchemaError> {
-        let mut nodes = limits.meter(Budget::Nodes);
+    fn parse_within(text: &str, dependencies: &[Dependency], options: ParseOptions) -> Result<Self, SchemaError> {
+        let mut nodes = options.limits.meter(Budget::Nodes);
         let mut parser = Parser::default();
         let mut dep_roots = Vec::with_capacity(dependencies.len());
         for dep in dependencies {
             if dep.schema_type != SchemaType::Avro {
                 return Err(err(format!("reference {} is a {} schema, not AVRO", dep.name, dep.schema_type)));
             }
-            let value = parse_json(&dep.schema, limits, &mut nodes).map_err(|e| in_reference(&dep.name, e))?;
+            let value = parse_json(&dep.schema, &options.limits, &mut nodes).map_err(|e| in_reference(&dep.name, e))?;
             let root = parser.parse_top(&value).map_err(|e| in_reference(&dep.name, e))?;
             dep_roots.push(root);
         }
@@ -95,13 +75,13 @@ impl AvroSchema {
                 *slot = true;
             }
         }
-        let value = parse_json(text, limits, &mut nodes)?;
+        let value = parse_json(text, &options.limits, &mut nodes)?;
         let root = parser.parse_top(&value)?;
-        if validation == Validation::Strict {
+        if options.validation == Validation::Strict {
             defaults::validate(&parser.arena, own_from)?;
         }
         known.resize(parser.arena.len(), false);
-        let canonical = if normalize {
+        let canonical = if options.normalize {
             normalize::write(&parser.arena, &known, &root)
         } else {
             writer::write(&parser.arena, &known, &root, true)
@@ -115,6 +95,13 @@ impl AvroSchema {
         }
         collect_named(&schema, &mut named);
         Ok(AvroSchema { canonical, resolved, schema, named })
+    }
+}
+
+impl AvroSchema {
+    /// Whether a record schema has a field `name` (Confluent's `hasTopLevelField`).
+    pub fn has_top_level_field(&self, name: &str) -> bool {
+        matches!(&self.schema, Schema::Record(record) if record.fields.iter().any(|field| field.name == name))
     }
 
     /// The stored text.

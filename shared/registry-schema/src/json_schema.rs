@@ -15,8 +15,8 @@ pub mod compat;
 mod refs;
 
 use crate::json_value::{Map, Value};
-use crate::limits::{Budget, Limits};
-use crate::{Dependency, SchemaError, SchemaType, Validation};
+use crate::limits::Budget;
+use crate::{Dependency, ParseOptions, SchemaError, SchemaFormat, SchemaType, Validation};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ReferencingError, ValidationError};
 use std::cmp::Ordering;
@@ -77,6 +77,49 @@ pub struct JsonSchema {
     dependencies: Vec<(String, Value)>,
 }
 
+impl SchemaFormat for JsonSchema {
+    /// Parses and validates `text` with `dependencies` in scope (see [`crate::ParsedSchema::parse`]),
+    /// within `options.limits`: nesting depth of each text, JSON values of the text and its
+    /// dependencies together against the node budget, both checked before the validator is built.
+    ///
+    /// Fails with [`SchemaError::Parse`] for text that is not JSON, a document that is neither an
+    /// object nor a boolean, or one its draft's meta-schema rejects; with
+    /// [`SchemaError::UnresolvedReference`] for a `$ref` that is neither local nor a dependency;
+    /// with [`SchemaError::TooDeep`] beyond the depth limit. [`Validation::Strict`] also
+    /// refuses top-level property names starting with `$$`, as Confluent does for new schemas.
+    fn parse_within(text: &str, dependencies: &[Dependency], options: ParseOptions) -> Result<Self, SchemaError> {
+        let mut nodes = options.limits.meter(Budget::Nodes);
+        let mut parsed_dependencies = Vec::with_capacity(dependencies.len());
+        for dependency in dependencies {
+            let document = crate::json_text::parse(&dependency.schema, SchemaType::Json, &options.limits, &mut nodes)
+                .map_err(|e| match e {
+                SchemaError::Parse { reason, .. } => {
+                    SchemaError::parse(SchemaType::Json, format!("referenced schema {}: {reason}", dependency.name))
+                }
+                other => other,
+            })?;
+            parsed_dependencies.push((dependency.name.clone(), document));
+        }
+        let document = crate::json_text::parse(text, SchemaType::Json, &options.limits, &mut nodes)?;
+        let draft = match &document {
+            Value::Object(object) => Draft::from_schema_keyword(object.get("$schema")),
+            Value::Bool(_) => Draft::default(),
+            other => {
+                return Err(SchemaError::parse(
+                    SchemaType::Json,
+                    format!("a JSON Schema must be an object or a boolean, found {}", kind_of(other)),
+                ));
+            }
+        };
+        compile(&document.to_serde(), draft, dependencies)?;
+        if options.validation == Validation::Strict {
+            reject_reserved_property_names(&document)?;
+        }
+        let stored = if options.normalize { sorted(&document) } else { document };
+        Ok(JsonSchema { canonical: stored.to_string(), document: stored, draft, dependencies: parsed_dependencies })
+    }
+}
+
 impl JsonSchema {
     /// Whether the root's `properties` names `name` (Confluent's `hasTopLevelField`).
     pub fn has_top_level_field(&self, name: &str) -> bool {
@@ -96,63 +139,6 @@ impl JsonSchema {
             .into_iter()
             .flat_map(|map| map.keys())
             .map(String::as_str)
-    }
-
-    /// Parses and validates `text` with `dependencies` in scope (see [`crate::ParsedSchema::parse`]).
-    ///
-    /// Fails with [`SchemaError::Parse`] for text that is not JSON, a document that is neither an
-    /// object nor a boolean, or one its draft's meta-schema rejects; with
-    /// [`SchemaError::UnresolvedReference`] for a `$ref` that is neither local nor a dependency;
-    /// with [`SchemaError::TooDeep`] beyond the default depth limit. [`Validation::Strict`] also
-    /// refuses top-level property names starting with `$$`, as Confluent does for new schemas.
-    pub fn parse(
-        text: &str,
-        dependencies: &[Dependency],
-        validation: Validation,
-        normalize: bool,
-    ) -> Result<Self, SchemaError> {
-        Self::parse_within(text, dependencies, validation, normalize, &Limits::default())
-    }
-
-    /// [`JsonSchema::parse`] within `limits`: nesting depth of each text, JSON values of the text and its
-    /// dependencies together against the node budget, both checked before the validator is built.
-    pub fn parse_within(
-        text: &str,
-        dependencies: &[Dependency],
-        validation: Validation,
-        normalize: bool,
-        limits: &Limits,
-    ) -> Result<Self, SchemaError> {
-        let mut nodes = limits.meter(Budget::Nodes);
-        let mut parsed_dependencies = Vec::with_capacity(dependencies.len());
-        for dependency in dependencies {
-            let document = crate::json_text::parse(&dependency.schema, SchemaType::Json, limits, &mut nodes).map_err(
-                |e| match e {
-                    SchemaError::Parse { reason, .. } => {
-                        SchemaError::parse(SchemaType::Json, format!("referenced schema {}: {reason}", dependency.name))
-                    }
-                    other => other,
-                },
-            )?;
-            parsed_dependencies.push((dependency.name.clone(), document));
-        }
-        let document = crate::json_text::parse(text, SchemaType::Json, limits, &mut nodes)?;
-        let draft = match &document {
-            Value::Object(object) => Draft::from_schema_keyword(object.get("$schema")),
-            Value::Bool(_) => Draft::default(),
-            other => {
-                return Err(SchemaError::parse(
-                    SchemaType::Json,
-                    format!("a JSON Schema must be an object or a boolean, found {}", kind_of(other)),
-                ));
-            }
-        };
-        compile(&document.to_serde(), draft, dependencies)?;
-        if validation == Validation::Strict {
-            reject_reserved_property_names(&document)?;
-        }
-        let stored = if normalize { sorted(&document) } else { document };
-        Ok(JsonSchema { canonical: stored.to_string(), document: stored, draft, dependencies: parsed_dependencies })
     }
 
     /// The stored text: compact JSON, keys in submitted order (sorted when normalized).

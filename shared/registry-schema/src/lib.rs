@@ -105,6 +105,33 @@ pub enum Validation {
     Lenient,
 }
 
+/// How one text is parsed: the checks, the stored form and the budgets (see [`ParsedSchema::parse`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParseOptions {
+    pub validation: Validation,
+    /// Store Confluent's normal form instead of the format's own rendering.
+    pub normalize: bool,
+    pub limits: Limits,
+}
+
+/// One schema format's parsed form. Each format parses within given limits; parsing within the
+/// default limits is the same for all of them.
+pub trait SchemaFormat: Sized {
+    /// Parses and validates `text` with `dependencies` in scope, within `options.limits`.
+    fn parse_within(text: &str, dependencies: &[Dependency], options: ParseOptions) -> Result<Self, SchemaError>;
+
+    /// Parses and validates `text` with `dependencies` in scope (see [`ParsedSchema::parse`]),
+    /// within the default limits.
+    fn parse(
+        text: &str,
+        dependencies: &[Dependency],
+        validation: Validation,
+        normalize: bool,
+    ) -> Result<Self, SchemaError> {
+        Self::parse_within(text, dependencies, ParseOptions { validation, normalize, limits: Limits::default() })
+    }
+}
+
 /// A schema parsed and validated, ready to store or to check for compatibility.
 #[derive(Debug, Clone)]
 pub enum ParsedSchema {
@@ -135,16 +162,11 @@ impl ParsedSchema {
         normalize: bool,
         limits: &Limits,
     ) -> Result<ParsedSchema, SchemaError> {
+        let options = ParseOptions { validation, normalize, limits: *limits };
         Ok(match schema_type {
-            SchemaType::Avro => {
-                Self::Avro(AvroSchema::parse_within(text, dependencies, validation, normalize, limits)?)
-            }
-            SchemaType::Json => {
-                Self::Json(JsonSchema::parse_within(text, dependencies, validation, normalize, limits)?)
-            }
-            SchemaType::Protobuf => {
-                Self::Protobuf(ProtobufSchema::parse_within(text, dependencies, validation, normalize, limits)?)
-            }
+            SchemaType::Avro => Self::Avro(AvroSchema::parse_within(text, dependencies, options)?),
+            SchemaType::Json => Self::Json(JsonSchema::parse_within(text, dependencies, options)?),
+            SchemaType::Protobuf => Self::Protobuf(ProtobufSchema::parse_within(text, dependencies, options)?),
         })
     }
 

@@ -15,8 +15,8 @@ mod resolver;
 pub mod serialized;
 mod source;
 
-use crate::limits::{Budget, Limits, PROTOBUF_STATEMENT_NODES};
-use crate::{Dependency, SchemaError, SchemaType, Validation};
+use crate::limits::{Budget, PROTOBUF_STATEMENT_NODES};
+use crate::{Dependency, ParseOptions, SchemaError, SchemaFormat, SchemaType};
 use protox::prost_reflect::DescriptorPool;
 use protox::prost_reflect::prost_types::FileDescriptorProto;
 use resolver::{Served, SourceInfo, SourceResolver};
@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Deepest nesting of braces, brackets, parentheses and angle brackets ever accepted (whatever
-/// [`Limits::max_depth`] says); deeper input fails before it is parsed.
+/// [`crate::Limits::max_depth`] says); deeper input fails before it is parsed.
 pub const MAX_DEPTH: usize = 64;
 
 /// Base file name given to the submitted schema (prefixed with `_` until no dependency uses it).
@@ -46,19 +46,11 @@ pub struct ProtobufSchema {
     without_extensions: Option<String>,
 }
 
-impl ProtobufSchema {
-    /// Whether a top-level message declares a field `name` outside any oneof (Confluent's
-    /// `hasTopLevelField`, over Wire's `MessageElement.getFields()`: a proto3 `optional` field is
-    /// one of them, a member of a written oneof is not).
-    pub fn has_top_level_field(&self, name: &str) -> bool {
-        self.written
-            .message_type
-            .iter()
-            .flat_map(|message| &message.field)
-            .any(|field| field.name() == name && (field.oneof_index.is_none() || field.proto3_optional()))
-    }
-
-    /// Parses and links `text` with `dependencies` in scope (see [`crate::ParsedSchema::parse`]).
+impl SchemaFormat for ProtobufSchema {
+    /// Parses and links `text` with `dependencies` in scope (see [`crate::ParsedSchema::parse`]),
+    /// within `options.limits`: nesting depth of each file (at most [`MAX_DEPTH`]), and the
+    /// statements of the text and its dependencies together against the node budget (each weighing
+    /// [`PROTOBUF_STATEMENT_NODES`]), both counted in one linear scan before the compiler runs.
     ///
     /// Fails with [`SchemaError::Parse`] carrying the parser's message and its line and column
     /// (prefixed by the file's import path when the error is inside a dependency), with
@@ -69,37 +61,19 @@ impl ProtobufSchema {
     /// Text without whitespace that is base64 of a `FileDescriptorProto` (what confluent-kafka's
     /// Python serializer registers) is accepted as Confluent does: it is rendered to `.proto`
     /// text ([`serialized::to_proto_text`]), and that text is parsed and stored.
-    pub fn parse(
-        text: &str,
-        dependencies: &[Dependency],
-        validation: Validation,
-        normalize: bool,
-    ) -> Result<Self, SchemaError> {
-        Self::parse_within(text, dependencies, validation, normalize, &Limits::default())
-    }
-
-    /// [`ProtobufSchema::parse`] within `limits`: nesting depth of each file (at most [`MAX_DEPTH`]),
-    /// and the statements of the text and its dependencies together against the node budget (each
-    /// weighing [`PROTOBUF_STATEMENT_NODES`]), both counted in one linear scan before the compiler runs.
     ///
     /// Each text is parsed once; the linker gets it without source positions (only a failure is
     /// linked again with them, to say where), and the schema keeps the linked file, not the pool.
-    pub fn parse_within(
-        text: &str,
-        dependencies: &[Dependency],
-        _validation: Validation,
-        normalize: bool,
-        limits: &Limits,
-    ) -> Result<Self, SchemaError> {
+    fn parse_within(text: &str, dependencies: &[Dependency], options: ParseOptions) -> Result<Self, SchemaError> {
         let trimmed = text.trim();
         if let Some(descriptor) =
             Some(trimmed).filter(|t| !t.contains(char::is_whitespace)).and_then(serialized::decode)
         {
             let rendered = serialized::to_proto_text(&descriptor);
-            return Self::parse_within(&rendered, dependencies, _validation, normalize, limits);
+            return Self::parse_within(&rendered, dependencies, options);
         }
-        let depth_limit = limits.clamped().max_depth.min(MAX_DEPTH);
-        let mut nodes = limits.meter(Budget::Nodes);
+        let depth_limit = options.limits.clamped().max_depth.min(MAX_DEPTH);
+        let mut nodes = options.limits.meter(Budget::Nodes);
         for file in std::iter::once(trimmed).chain(dependencies.iter().map(|d| d.schema.as_str())) {
             if resolver::nesting_depth(file) > depth_limit {
                 return Err(SchemaError::TooDeep { limit: depth_limit });
@@ -121,7 +95,7 @@ impl ProtobufSchema {
             || SchemaError::parse(SchemaType::Protobuf, "the schema produced no file descriptor".to_string());
         let linked = pool.get_file_by_name(&input_name).ok_or_else(no_descriptor)?.file_descriptor_proto().clone();
         let mut written = served.written.remove(&input_name).ok_or_else(no_descriptor)?;
-        let canonical = render::render(&written, &linked, normalize, false);
+        let canonical = render::render(&written, &linked, options.normalize, false);
         // Rendered a second time only when the text may hold an extension (an `extend`, an
         // `extensions` range or a parenthesized option); otherwise it is the stored text.
         let without_extensions = (canonical.contains("extend") || canonical.contains('('))
@@ -145,6 +119,19 @@ impl ProtobufSchema {
             dependency_files: dependency_files.into(),
             without_extensions,
         })
+    }
+}
+
+impl ProtobufSchema {
+    /// Whether a top-level message declares a field `name` outside any oneof (Confluent's
+    /// `hasTopLevelField`, over Wire's `MessageElement.getFields()`: a proto3 `optional` field is
+    /// one of them, a member of a written oneof is not).
+    pub fn has_top_level_field(&self, name: &str) -> bool {
+        self.written
+            .message_type
+            .iter()
+            .flat_map(|message| &message.field)
+            .any(|field| field.name() == name && (field.oneof_index.is_none() || field.proto3_optional()))
     }
 
     /// The stored text (see the module notes).

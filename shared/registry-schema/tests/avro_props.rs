@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use registry_schema::avro::AvroSchema;
-use registry_schema::{Fingerprint, SchemaType, Validation};
+use registry_schema::{Fingerprint, SchemaFormat, SchemaType, Validation};
 use serde_json::{Map, Value};
 
 fn arb_json() -> impl Strategy<Value = Value> {

@@ -1,7 +1,7 @@
 //! Avro schemas that must be refused (each becomes a 42201 answer), with the reason given.
 
 use registry_schema::avro::AvroSchema;
-use registry_schema::{Dependency, SchemaError, SchemaType, Validation};
+use registry_schema::{Dependency, SchemaError, SchemaFormat, SchemaType, Validation};
 
 fn reject(text: &str) -> SchemaError {
     reject_with(text, &[], Validation::Strict)

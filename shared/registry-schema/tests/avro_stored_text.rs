@@ -2,7 +2,7 @@
 //! and Confluent's normal form (§6.4).
 
 use registry_schema::avro::AvroSchema;
-use registry_schema::{Dependency, SchemaType, Validation};
+use registry_schema::{Dependency, SchemaFormat, SchemaType, Validation};
 
 fn stored(text: &str) -> String {
     match AvroSchema::parse(text, &[], Validation::Strict, false) {

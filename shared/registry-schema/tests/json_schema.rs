@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use registry_schema::json_schema::{Draft, JsonSchema};
-use registry_schema::{Dependency, ParsedSchema, SchemaError, SchemaType, Validation};
+use registry_schema::{Dependency, ParsedSchema, SchemaError, SchemaFormat, SchemaType, Validation};
 use std::net::TcpListener;
 
 fn parse(text: &str) -> Result<JsonSchema, SchemaError> {

@@ -8,7 +8,7 @@ mod support;
 use registry_schema::compat::{self, CompatibilityLevel, Rules};
 use registry_schema::protobuf::ProtobufSchema;
 use registry_schema::protobuf::compat::diff;
-use registry_schema::{Dependency, Limits, ParsedSchema, SchemaType, Validation};
+use registry_schema::{Dependency, Limits, ParsedSchema, SchemaFormat, SchemaType, Validation};
 use serde_json::Value;
 use std::path::PathBuf;
 use support::check;

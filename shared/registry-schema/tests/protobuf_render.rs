@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use registry_schema::protobuf::ProtobufSchema;
-use registry_schema::{ParsedSchema, SchemaType, Validation};
+use registry_schema::{ParsedSchema, SchemaFormat, SchemaType, Validation};
 use std::path::PathBuf;
 
 fn stored(text: &str) -> String {

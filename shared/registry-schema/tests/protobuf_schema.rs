@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use registry_schema::protobuf::ProtobufSchema;
-use registry_schema::{Dependency, ParsedSchema, SchemaError, SchemaType, Validation};
+use registry_schema::{Dependency, ParsedSchema, SchemaError, SchemaFormat, SchemaType, Validation};
 
 fn parse(text: &str) -> Result<ProtobufSchema, SchemaError> {
     ProtobufSchema::parse(text, &[], Validation::Strict, false)

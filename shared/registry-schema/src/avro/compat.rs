@@ -126,7 +126,7 @@ pub fn incompatibility(finding: &Finding, reader_side: Side) -> Incompatibility 
 mod tests {
     use super::*;
     use crate::limits::Budget;
-    use crate::{Dependency, SchemaType, Validation};
+    use crate::{Dependency, SchemaFormat, SchemaType, Validation};
 
     fn check(direction: Direction, new: &AvroSchema, old: &AvroSchema) -> Vec<Incompatibility> {
         super::check(direction, new, old, &mut Meter::unlimited(Budget::Work)).unwrap_or_default()

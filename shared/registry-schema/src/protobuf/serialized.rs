@@ -345,7 +345,7 @@ fn quote(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::protobuf::ProtobufSchema;
-    use crate::{ParsedSchema, SchemaType, Validation};
+    use crate::{ParsedSchema, SchemaFormat, SchemaType, Validation};
 
     /// What confluent-kafka 2.16's ProtobufSerializer posts for a proto3 file with a nested
     /// message, a map, a oneof, a proto3 `optional`, an enum, reserved ranges and names, a

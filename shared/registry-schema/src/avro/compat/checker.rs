@@ -463,9 +463,9 @@ fn check_symbols(reader: &EnumSchema, writer: &EnumSchema, location: &mut Vec<To
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Validation;
     use crate::avro::AvroSchema;
     use crate::limits::Budget;
+    use crate::{SchemaFormat, Validation};
     use apache_avro::schema::ArraySchema;
 
     fn parsed(text: &str) -> AvroSchema {
