@@ -11,7 +11,7 @@ use super::alias::follow_alias;
 use super::support::{MAX_ATTEMPTS, latest_live, reference_exists, subject_not_found, version_not_found, writable};
 use crate::error::RegistryError;
 use crate::model::{Scope, Subject, Version, VersionRow, VersionSelector};
-use crate::store::StoreError;
+use crate::store::{LayeredContext, StoreError};
 
 impl Registry {
     /// `DELETE /subjects/{s}/versions/{v}`: the deleted version number. Checks in Confluent's
@@ -29,12 +29,9 @@ impl Registry {
         let mut subject = Subject::new(subject)?;
         let mut aliased = false;
         for attempt in 0..MAX_ATTEMPTS {
-            let context = self.decision_context(&Scope::Subject(subject.clone())).await?;
-            if let Some(target) = follow_alias(&subject, &context, &mut aliased)? {
-                subject = target;
+            let Some((context, rows)) = self.delete_reads(&mut subject, &mut aliased).await? else {
                 continue;
-            }
-            let rows = self.rows(&subject).await?;
+            };
             let row = match version {
                 VersionSelector::Latest => latest_live(&rows),
                 VersionSelector::Number(number) => rows.iter().find(|r| r.version == number),
@@ -92,12 +89,9 @@ impl Registry {
         let mut subject = Subject::new(subject)?;
         let mut aliased = false;
         for attempt in 0..MAX_ATTEMPTS {
-            let context = self.decision_context(&Scope::Subject(subject.clone())).await?;
-            if let Some(target) = follow_alias(&subject, &context, &mut aliased)? {
-                subject = target;
+            let Some((context, rows)) = self.delete_reads(&mut subject, &mut aliased).await? else {
                 continue;
-            }
-            let rows = self.rows(&subject).await?;
+            };
             if rows.is_empty() {
                 return Err(subject_not_found(&subject));
             }
@@ -138,6 +132,24 @@ impl Registry {
             }
         }
         Err(StoreError::Unavailable(format!("delete of {subject}: too many concurrent writers")).into())
+    }
+}
+
+impl Registry {
+    /// One delete attempt's reads: the subject's write context, then its rows; `None` when the
+    /// subject is an alias, after `subject` was moved to its target (the attempt reads again).
+    async fn delete_reads(
+        &self,
+        subject: &mut Subject,
+        aliased: &mut bool,
+    ) -> Result<Option<(LayeredContext, Vec<VersionRow>)>, RegistryError> {
+        let context = self.decision_context(&Scope::Subject(subject.clone())).await?;
+        if let Some(target) = follow_alias(subject, &context, aliased)? {
+            *subject = target;
+            return Ok(None);
+        }
+        let rows = self.rows(subject).await?;
+        Ok(Some((context, rows)))
     }
 }
 

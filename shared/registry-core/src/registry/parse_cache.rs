@@ -7,6 +7,7 @@
 //! key. Only successful parses are cached. The cache never decides which version matches: the
 //! subject's rows are still read on every lookup.
 
+use super::support::posted_body;
 use super::{NewSchema, Registry};
 use crate::bounded::BoundedMap;
 use crate::error::RegistryError;
@@ -72,18 +73,18 @@ fn key(schema: &NewSchema, text: &str, dependencies: &[Dependency], validation: 
 }
 
 impl Registry {
-    /// The body a posted schema would be stored as (what its fingerprint is computed from),
-    /// from the cache when this exact input was parsed before. Errors as [`Registry::parse_new`].
+    /// The body a posted schema would be stored as (what its fingerprint is computed from), parsed
+    /// leniently as lookups parse it, from the cache when this exact input was parsed before.
+    /// Errors as [`Registry::parse_new`].
     pub(super) async fn canonical_body(
         &self,
         context: &Context,
         schema: &NewSchema,
         text: &str,
-        validation: Validation,
         normalize: bool,
     ) -> Result<SchemaBody, RegistryError> {
-        let references = self.pin_latest_references(context, &schema.references).await?;
-        let dependencies = self.dependencies(context, &references, true).await?;
+        let validation = Validation::Lenient;
+        let (references, dependencies) = self.resolve_references(context, schema).await?;
         let key = key(schema, text, &dependencies, validation, normalize);
         let canonical = match self.parse_cache.get(&key) {
             Some(canonical) => canonical,
@@ -96,13 +97,7 @@ impl Registry {
                 canonical
             }
         };
-        Ok(SchemaBody {
-            schema_type: schema.schema_type,
-            schema: canonical.to_string(),
-            references,
-            metadata: schema.metadata.clone(),
-            rule_set: schema.rule_set.clone(),
-        })
+        Ok(posted_body(schema, canonical.to_string(), references))
     }
 }
 

@@ -11,7 +11,6 @@ use crate::model::{
 };
 use crate::store::LayeredContext;
 use crate::subject_scope::{SubjectScope, read_runs};
-use registry_schema::Validation;
 
 /// Default and maximum page of `GET /schemas` (Confluent's `schema.search.*.limit`).
 const SCHEMAS_LIMIT: usize = 1000;
@@ -122,7 +121,7 @@ impl Registry {
             return Err(RegistryError::SchemaNotFound);
         };
         let normalize = options.normalize || self.effective_of(context).normalize;
-        let body = self.canonical_body(&subject.context(), schema, text, Validation::Lenient, normalize).await?;
+        let body = self.canonical_body(&subject.context(), schema, text, normalize).await?;
         let fingerprint = body.fingerprint();
         if let Some(row) = candidates.iter().rev().find(|r| r.fingerprint == fingerprint) {
             // Same fingerprint, same body: the answer needs no body read.

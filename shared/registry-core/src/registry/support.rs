@@ -197,18 +197,23 @@ impl Registry {
         validation: Validation,
         normalize: bool,
     ) -> Result<(ParsedSchema, SchemaBody), RegistryError> {
-        let references = self.pin_latest_references(context, &schema.references).await?;
-        let dependencies = self.dependencies(context, &references, true).await?;
+        let (references, dependencies) = self.resolve_references(context, schema).await?;
         let parsed =
             self.parse_in_pool(schema.schema_type, text.to_string(), dependencies, validation, normalize).await?;
-        let body = SchemaBody {
-            schema_type: schema.schema_type,
-            schema: parsed.canonical_text().to_string(),
-            references,
-            metadata: schema.metadata.clone(),
-            rule_set: schema.rule_set.clone(),
-        };
+        let body = posted_body(schema, parsed.canonical_text().to_string(), references);
         Ok((parsed, body))
+    }
+
+    /// A posted schema's references with `latest` pinned, and the texts of their closure in
+    /// dependency order, direct references required live: what parsing it needs.
+    pub(super) async fn resolve_references(
+        &self,
+        context: &Context,
+        schema: &NewSchema,
+    ) -> Result<(Vec<SchemaReference>, Vec<Dependency>), RegistryError> {
+        let references = self.pin_latest_references(context, &schema.references).await?;
+        let dependencies = self.dependencies(context, &references, true).await?;
+        Ok((references, dependencies))
     }
 
     /// `references` with every `"version": -1` (latest) replaced by the subject's latest live
@@ -266,6 +271,17 @@ impl Registry {
         let parse =
             move || ParsedSchema::parse_within(schema_type, &text, &dependencies, validation, normalize, &limits);
         Ok(self.cpu.run(parse).await??)
+    }
+}
+
+/// The body to store for a posted schema: its stored text `canonical`, its `references` (pinned).
+pub(super) fn posted_body(schema: &NewSchema, canonical: String, references: Vec<SchemaReference>) -> SchemaBody {
+    SchemaBody {
+        schema_type: schema.schema_type,
+        schema: canonical,
+        references,
+        metadata: schema.metadata.clone(),
+        rule_set: schema.rule_set.clone(),
     }
 }
 
