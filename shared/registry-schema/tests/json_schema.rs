@@ -5,28 +5,15 @@ use registry_schema::json_schema::{Draft, JsonSchema};
 use registry_schema::{Dependency, ParsedSchema, SchemaError, SchemaFormat, SchemaType, Validation};
 use std::net::TcpListener;
 
-fn parse(text: &str) -> Result<JsonSchema, SchemaError> {
-    JsonSchema::parse(text, &[], Validation::Strict, false)
-}
+#[macro_use]
+#[path = "support/format.rs"]
+mod format;
+
+format_helpers!(JsonSchema, Json, "JSON");
 
 /// `text` parsed with normalization on, which must succeed.
 fn parse_normalized(text: &str) -> JsonSchema {
     JsonSchema::parse(text, &[], Validation::Strict, true).unwrap()
-}
-
-fn parse_with(text: &str, dependencies: &[Dependency]) -> Result<JsonSchema, SchemaError> {
-    JsonSchema::parse(text, dependencies, Validation::Strict, false)
-}
-
-fn dependency(name: &str, schema: &str) -> Dependency {
-    Dependency { name: name.into(), schema_type: SchemaType::Json, schema: schema.into() }
-}
-
-fn reason(result: Result<JsonSchema, SchemaError>) -> String {
-    match result {
-        Err(SchemaError::Parse { schema_type: SchemaType::Json, reason }) => reason,
-        other => panic!("expected a JSON parse error, got {other:?}"),
-    }
 }
 
 const DRAFT4: &str = "http://json-schema.org/draft-04/schema#";

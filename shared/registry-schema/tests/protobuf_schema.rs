@@ -4,24 +4,11 @@
 use registry_schema::protobuf::ProtobufSchema;
 use registry_schema::{Dependency, ParsedSchema, SchemaError, SchemaFormat, SchemaType, Validation};
 
-fn parse(text: &str) -> Result<ProtobufSchema, SchemaError> {
-    ProtobufSchema::parse(text, &[], Validation::Strict, false)
-}
+#[macro_use]
+#[path = "support/format.rs"]
+mod format;
 
-fn parse_with(text: &str, dependencies: &[Dependency]) -> Result<ProtobufSchema, SchemaError> {
-    ProtobufSchema::parse(text, dependencies, Validation::Strict, false)
-}
-
-fn dependency(name: &str, schema: &str) -> Dependency {
-    Dependency { name: name.into(), schema_type: SchemaType::Protobuf, schema: schema.into() }
-}
-
-fn reason(result: Result<ProtobufSchema, SchemaError>) -> String {
-    match result {
-        Err(SchemaError::Parse { schema_type: SchemaType::Protobuf, reason }) => reason,
-        other => panic!("expected a Protobuf parse error, got {other:?}"),
-    }
-}
+format_helpers!(ProtobufSchema, Protobuf, "Protobuf");
 
 const PROTO3: &str = r#"syntax = "proto3";
 package com.acme;
