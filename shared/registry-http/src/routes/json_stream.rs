@@ -16,15 +16,26 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 
+/// One page of a listing: its items (maybe none, e.g. when every row read was filtered out), and
+/// whether the store has nothing after it.
+#[derive(Debug)]
+pub struct PageRead<T> {
+    pub items: Vec<T>,
+    pub last: bool,
+}
+
 /// A listing read page by page.
 pub trait Pages: Send + 'static {
     /// What one page holds; written to JSON only when it falls inside `offset`/`limit`.
     type Item: Send + 'static;
 
-    /// The next page (it may be empty, e.g. when every row read was filtered out), or `None` once
-    /// the listing is exhausted. `wanted` is how many more items the answer can use, counting
-    /// those `offset` still skips: a source reads no more than that from the store.
-    fn next_page(&mut self, wanted: usize) -> BoxFuture<'_, Result<Option<Vec<Self::Item>>, ApiError>>;
+    /// The most one page reads from the store (its page size, in the source's own units).
+    const READ_SIZE: usize;
+
+    /// The next page; never asked for again after one that was the last. `size` (1 to
+    /// [`Pages::READ_SIZE`]) is how many more items the answer can use, counting those `offset`
+    /// still skips: a source reads no more than that from the store.
+    fn next_page(&mut self, size: usize) -> BoxFuture<'_, Result<PageRead<Self::Item>, ApiError>>;
 
     /// Appends `item` to `out` as one JSON value.
     fn write_item<'a>(&'a self, item: Self::Item, out: &'a mut Vec<u8>) -> BoxFuture<'a, Result<(), ApiError>>;
@@ -43,6 +54,8 @@ pub struct JsonArray<P> {
     skipped: usize,
     emitted: usize,
     seen_any: bool,
+    /// A page said it was the last.
+    exhausted: bool,
     state: State,
 }
 
@@ -56,7 +69,7 @@ enum State {
 impl<P: Pages> JsonArray<P> {
     /// The array of `pages`' items inside `window`.
     pub fn new(pages: P, window: Page) -> Self {
-        JsonArray { pages, window, skipped: 0, emitted: 0, seen_any: false, state: State::NotStarted }
+        JsonArray { pages, window, skipped: 0, emitted: 0, seen_any: false, exhausted: false, state: State::NotStarted }
     }
 
     /// The next chunk, or `None` once the closing `]` was returned.
@@ -76,12 +89,14 @@ impl<P: Pages> JsonArray<P> {
             }
             let wanted =
                 self.window.offset.saturating_sub(self.skipped).saturating_add(self.window.limit - self.emitted);
-            let Some(items) = self.pages.next_page(wanted).await? else {
+            if self.exhausted {
                 if !self.seen_any {
                     self.pages.when_empty()?;
                 }
                 return Ok(Some(self.close(chunk)));
-            };
+            }
+            let PageRead { items, last } = self.pages.next_page(wanted.clamp(1, P::READ_SIZE)).await?;
+            self.exhausted = last;
             if items.is_empty() {
                 continue;
             }
@@ -153,12 +168,14 @@ mod tests {
 
     impl Pages for Numbers {
         type Item = u32;
-        fn next_page(&mut self, wanted: usize) -> BoxFuture<'_, Result<Option<Vec<u32>>, ApiError>> {
+        const READ_SIZE: usize = usize::MAX;
+        fn next_page(&mut self, wanted: usize) -> BoxFuture<'_, Result<PageRead<u32>, ApiError>> {
             self.asked.push(wanted);
             let take = self.size.min(wanted) as u32;
-            let page: Vec<u32> = (self.next..self.n.min(self.next + take)).collect();
-            self.next += page.len() as u32;
-            Box::pin(async move { Ok(if page.is_empty() { None } else { Some(page) }) })
+            let items: Vec<u32> = (self.next..self.n.min(self.next + take)).collect();
+            self.next += items.len() as u32;
+            let last = self.next >= self.n;
+            Box::pin(async move { Ok(PageRead { items, last }) })
         }
         fn write_item<'a>(&'a self, item: u32, out: &'a mut Vec<u8>) -> BoxFuture<'a, Result<(), ApiError>> {
             Box::pin(async move { write_json(&item, out) })

@@ -1,7 +1,7 @@
 //! `/schemas` resource (schema types, the schema listing, everything keyed by schema ID) and `/contexts`.
 
 use super::apply_format;
-use super::json_stream::{self, Pages, write_json};
+use super::json_stream::{self, PageRead, Pages, write_json};
 use super::{ApiResult, DeletedPagedQuery, json, raw_schema};
 use crate::AppState;
 use crate::dto::{SchemaDto, SchemaStringDto, SubjectVersionDto};
@@ -43,23 +43,19 @@ struct SchemaPages {
     registry: Registry,
     query: SchemasQuery,
     after: Option<Subject>,
-    exhausted: bool,
 }
 
 impl Pages for SchemaPages {
     type Item = VersionRow;
+    const READ_SIZE: usize = SCHEMAS_SUBJECTS_PER_PAGE;
 
-    fn next_page(&mut self, wanted: usize) -> BoxFuture<'_, Result<Option<Vec<VersionRow>>, ApiError>> {
+    /// Every listed subject has at least one included row, so `size` subjects are enough.
+    fn next_page(&mut self, size: usize) -> BoxFuture<'_, Result<PageRead<VersionRow>, ApiError>> {
         Box::pin(async move {
-            if self.exhausted {
-                return Ok(None);
-            }
-            // Every listed subject has at least one included row, so `wanted` subjects are enough.
-            let subjects = wanted.clamp(1, SCHEMAS_SUBJECTS_PER_PAGE);
-            let (rows, next) = self.registry.schema_rows_page(&self.query, self.after.as_ref(), subjects).await?;
-            self.exhausted = next.is_none();
+            let (items, next) = self.registry.schema_rows_page(&self.query, self.after.as_ref(), size).await?;
+            let last = next.is_none();
             self.after = next;
-            Ok(Some(rows))
+            Ok(PageRead { items, last })
         })
     }
 
@@ -102,7 +98,7 @@ pub async fn get_schemas(
         offset: window.offset,
         limit: window.limit,
     };
-    let pages = SchemaPages { registry: state.registry.clone(), query, after: None, exhausted: false };
+    let pages = SchemaPages { registry: state.registry.clone(), query, after: None };
     json_stream::respond(pages, window, "schema listing").await
 }
 
@@ -207,30 +203,28 @@ struct RowsById {
     scope: SubjectScope,
     after: Option<(Subject, Version)>,
     any_row: bool,
-    exhausted: bool,
 }
 
 impl RowsById {
     fn new(registry: Registry, context: Context, id: i32, include_deleted: bool, scope: SubjectScope) -> Self {
-        RowsById { registry, context, id, include_deleted, scope, after: None, any_row: false, exhausted: false }
+        RowsById { registry, context, id, include_deleted, scope, after: None, any_row: false }
     }
 
-    async fn next_visible(&mut self) -> Result<Option<Vec<VersionRow>>, ApiError> {
-        if self.exhausted {
-            return Ok(None);
-        }
+    /// The next page of rows carrying the ID, filtered by `include_deleted`.
+    async fn next_visible(&mut self) -> Result<PageRead<VersionRow>, ApiError> {
         let after = self.after.as_ref().map(|(subject, version)| (subject, *version));
         let rows =
             self.registry.rows_with_id_page(&self.context, self.id, &self.scope, after, ROWS_BY_ID_PAGE_SIZE).await?;
-        self.exhausted = rows.len() < ROWS_BY_ID_PAGE_SIZE;
+        let last = rows.len() < ROWS_BY_ID_PAGE_SIZE;
         self.any_row |= !rows.is_empty();
-        if self.exhausted && !self.any_row && self.scope != SubjectScope::All {
+        if last && !self.any_row && self.scope != SubjectScope::All {
             // Whether the ID exists outside the scope decides between `[]` and 40403.
             let all = SubjectScope::All;
             self.any_row = !self.registry.rows_with_id_page(&self.context, self.id, &all, None, 1).await?.is_empty();
         }
         self.after = rows.last().map(|row| (row.subject.clone(), row.version));
-        Ok(Some(rows.into_iter().filter(|row| self.include_deleted || !row.deleted).collect()))
+        let items = rows.into_iter().filter(|row| self.include_deleted || !row.deleted).collect();
+        Ok(PageRead { items, last })
     }
 
     /// An ID no row carries (not even a soft-deleted one, in any subject) is 40403; one whose
@@ -249,10 +243,11 @@ struct SubjectsById {
 
 impl Pages for SubjectsById {
     type Item = Subject;
+    const READ_SIZE: usize = ROWS_BY_ID_PAGE_SIZE;
 
-    fn next_page(&mut self, _wanted: usize) -> BoxFuture<'_, Result<Option<Vec<Subject>>, ApiError>> {
+    fn next_page(&mut self, _size: usize) -> BoxFuture<'_, Result<PageRead<Subject>, ApiError>> {
         Box::pin(async move {
-            let Some(rows) = self.rows.next_visible().await? else { return Ok(None) };
+            let PageRead { items: rows, last } = self.rows.next_visible().await?;
             let mut subjects = Vec::new();
             for row in rows {
                 if self.last_subject.as_ref() != Some(&row.subject) {
@@ -260,7 +255,7 @@ impl Pages for SubjectsById {
                     subjects.push(row.subject);
                 }
             }
-            Ok(Some(subjects))
+            Ok(PageRead { items: subjects, last })
         })
     }
 
@@ -281,8 +276,9 @@ struct VersionsById {
 
 impl Pages for VersionsById {
     type Item = VersionRow;
+    const READ_SIZE: usize = ROWS_BY_ID_PAGE_SIZE;
 
-    fn next_page(&mut self, _wanted: usize) -> BoxFuture<'_, Result<Option<Vec<VersionRow>>, ApiError>> {
+    fn next_page(&mut self, _size: usize) -> BoxFuture<'_, Result<PageRead<VersionRow>, ApiError>> {
         Box::pin(self.rows.next_visible())
     }
 

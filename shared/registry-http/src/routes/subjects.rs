@@ -1,6 +1,6 @@
 //! `/subjects` and `/subjects/{s}` resource: the subject listing, lookup and subject delete.
 
-use super::json_stream::{self, Pages, write_json};
+use super::json_stream::{self, PageRead, Pages, write_json};
 use super::{ApiResult, DeleteQuery, json};
 use crate::AppState;
 use crate::dto::{RegisterSchemaRequest, SchemaDto};
@@ -70,38 +70,26 @@ pub struct SubjectPages {
     filter: DeletedFilter,
     scope: SubjectScope,
     after: Option<Subject>,
-    exhausted: bool,
 }
 
 impl SubjectPages {
     /// The names `query` lists inside `scope` (its `offset`/`limit` are applied by the array).
     pub fn new(registry: Registry, query: &SubjectsQuery, scope: SubjectScope) -> Self {
-        SubjectPages {
-            registry,
-            prefix: query.prefix().to_string(),
-            filter: query.filter(),
-            scope,
-            after: None,
-            exhausted: false,
-        }
+        SubjectPages { registry, prefix: query.prefix().to_string(), filter: query.filter(), scope, after: None }
     }
 }
 
 impl Pages for SubjectPages {
     type Item = Subject;
+    const READ_SIZE: usize = SUBJECTS_PAGE_SIZE;
 
-    fn next_page(&mut self, wanted: usize) -> BoxFuture<'_, Result<Option<Vec<Subject>>, ApiError>> {
+    /// No more names than the answer still needs (`?limit=1` reads one, not a page).
+    fn next_page(&mut self, size: usize) -> BoxFuture<'_, Result<PageRead<Subject>, ApiError>> {
         Box::pin(async move {
-            if self.exhausted {
-                return Ok(None);
-            }
-            // No more names than the answer still needs (`?limit=1` reads one, not a page).
-            let size = wanted.clamp(1, SUBJECTS_PAGE_SIZE);
             let after = self.after.as_ref();
-            let page = self.registry.subjects_page(&self.scope, &self.prefix, self.filter, after, size).await?;
-            self.exhausted = page.len() < size;
-            self.after = page.last().cloned();
-            Ok(Some(page))
+            let items = self.registry.subjects_page(&self.scope, &self.prefix, self.filter, after, size).await?;
+            self.after = items.last().cloned();
+            Ok(PageRead { last: items.len() < size, items })
         })
     }
 

@@ -1,7 +1,7 @@
 //! `/subjects/{s}/versions` resource: register, version listing, one version, its raw schema,
 //! its referrers, and version delete.
 
-use super::json_stream::{self, Pages, write_json};
+use super::json_stream::{self, PageRead, Pages, write_json};
 use super::schemas::LIST_LIMIT;
 use super::{ApiResult, DeleteQuery, DeletedPagedQuery, DeletedQuery, apply_format, json, raw_schema};
 use crate::AppState;
@@ -54,18 +54,14 @@ struct VersionPages {
     /// Soft-deleted versions as negative numbers (`deletedAsNegative`).
     as_negative: bool,
     after: Option<Version>,
-    exhausted: bool,
 }
 
 impl Pages for VersionPages {
     type Item = i32;
+    const READ_SIZE: usize = VERSIONS_PAGE_SIZE;
 
-    fn next_page(&mut self, wanted: usize) -> BoxFuture<'_, Result<Option<Vec<i32>>, ApiError>> {
+    fn next_page(&mut self, size: usize) -> BoxFuture<'_, Result<PageRead<i32>, ApiError>> {
         Box::pin(async move {
-            if self.exhausted {
-                return Ok(None);
-            }
-            let size = wanted.clamp(1, VERSIONS_PAGE_SIZE);
             let rows = match self.after {
                 Some(after) => self.registry.versions_page(&self.subject, Some(after), size).await?,
                 None => {
@@ -82,14 +78,13 @@ impl Pages for VersionPages {
                     }
                 }
             };
-            self.exhausted = rows.len() < size;
             self.after = rows.last().map(|row| row.version);
-            let numbers = rows
+            let items = rows
                 .iter()
                 .filter(|row| self.filter.includes(row.deleted))
                 .map(|row| if self.as_negative && row.deleted { -row.version.0 } else { row.version.0 })
                 .collect();
-            Ok(Some(numbers))
+            Ok(PageRead { items, last: rows.len() < size })
         })
     }
 
@@ -131,8 +126,7 @@ pub async fn get_all_versions(
     let filter = DeletedFilter::of(query.deleted || query.deleted_as_negative, query.deleted_only);
     let as_negative = query.deleted_as_negative && filter == DeletedFilter::IncludeDeleted;
     let subject = Subject::new(subject)?;
-    let pages =
-        VersionPages { registry: state.registry.clone(), subject, filter, as_negative, after: None, exhausted: false };
+    let pages = VersionPages { registry: state.registry.clone(), subject, filter, as_negative, after: None };
     json_stream::respond(pages, window, "version listing").await
 }
 
