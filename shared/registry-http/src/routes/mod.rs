@@ -40,8 +40,8 @@ fn with_media(body: Vec<u8>) -> Response {
     response
 }
 
-/// Query of the reads that may include soft-deleted versions (`GET .../versions/{v}/schema`,
-/// `GET /subjects/{s}/metadata`).
+/// Query of the reads that may include soft-deleted versions (`GET .../versions/{v}`,
+/// `GET .../versions/{v}/schema`, `GET /subjects/{s}/metadata`).
 #[derive(Debug, Default, Deserialize)]
 pub struct DeletedQuery {
     /// Soft-deleted versions count too.

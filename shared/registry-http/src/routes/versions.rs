@@ -11,7 +11,7 @@ use crate::error::ApiError;
 use crate::extract::{ConfluentJson, ConfluentQuery, Paging, Segment, SubjectVersion, flag, parse_version, text};
 use axum::extract::State;
 use futures::future::BoxFuture;
-use registry_core::{DeletedFilter, RegisterOptions, Registry, RegistryError, Subject, Version};
+use registry_core::{DeletedFilter, RegisterOptions, Registry, RegistryError, SchemaRecord, Subject, Version};
 use serde::Deserialize;
 
 /// Query of `POST /subjects/{s}/versions`.
@@ -130,15 +130,18 @@ pub async fn get_all_versions(
     json_stream::respond(pages, window, "version listing").await
 }
 
-/// Query of `GET /subjects/{s}/versions/{v}`.
-#[derive(Debug, Default, Deserialize)]
-pub struct VersionQuery {
-    /// A soft-deleted version is answered too.
-    #[serde(default, deserialize_with = "flag")]
-    pub deleted: bool,
-    /// See [`apply_format`].
-    #[serde(default, deserialize_with = "text")]
-    pub format: Option<String>,
+/// The version `version` of `subject` (a soft-deleted one too with `deleted`), its schema rendered
+/// as `format` asks ([`apply_format`]).
+async fn formatted_version(
+    state: &AppState,
+    subject: &str,
+    version: &str,
+    query: &DeletedQuery,
+) -> Result<SchemaRecord, ApiError> {
+    let selector = parse_version(version)?;
+    let mut record = state.registry.version(subject, selector, query.deleted).await?;
+    apply_format(state, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
+    Ok(record)
 }
 
 /// `GET /subjects/{s}/versions/{v}`: `{"subject","version","id","schemaType","references"?,"schema",..}`;
@@ -146,12 +149,9 @@ pub struct VersionQuery {
 pub async fn get_schema_by_version(
     State(state): State<AppState>,
     SubjectVersion(subject, version): SubjectVersion,
-    ConfluentQuery(query): ConfluentQuery<VersionQuery>,
+    ConfluentQuery(query): ConfluentQuery<DeletedQuery>,
 ) -> ApiResult {
-    let selector = parse_version(&version)?;
-    let mut record = state.registry.version(&subject, selector, query.deleted).await?;
-    apply_format(&state, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
-    json(&SchemaDto::from_record(&record))
+    json(&SchemaDto::from_record(&formatted_version(&state, &subject, &version, &query).await?))
 }
 
 /// `GET /subjects/{s}/versions/{v}/schema`: the schema text itself; `deleted` and `format` as above.
@@ -160,10 +160,7 @@ pub async fn get_schema_only(
     SubjectVersion(subject, version): SubjectVersion,
     ConfluentQuery(query): ConfluentQuery<DeletedQuery>,
 ) -> ApiResult {
-    let selector = parse_version(&version)?;
-    let mut record = state.registry.version(&subject, selector, query.deleted).await?;
-    apply_format(&state, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
-    raw_schema(record.body.schema)
+    raw_schema(formatted_version(&state, &subject, &version, &query).await?.body.schema)
 }
 
 /// `GET /subjects/{s}/versions/{v}/referencedby`: IDs of referring schemas, ascending;
