@@ -10,6 +10,12 @@ use serde_json::json;
 const V1: &str = "syntax = \"proto3\";\npackage pkg1;\n\nmessage Msg1 {\n  string name = 1;\n}\n";
 const V1_LOOSE: &str = "syntax=\"proto3\"; package pkg1; // same schema\nmessage Msg1 { string name = 1; }";
 
+/// Registering `schema` under `subject` is 409 / 40901, its message naming `difference`.
+async fn assert_incompatible(h: &Harness, subject: &str, schema: &str, difference: &str) {
+    let message = h.register_raw(subject, &typed("PROTOBUF", schema)).await.assert_error(409, 40901);
+    assert!(message.contains(difference), "{message}");
+}
+
 async fn stored_text_is_confluents_rendering(h: &Harness) {
     let id = h.register_body("pkg1/msg1.proto", &typed("PROTOBUF", V1_LOOSE)).await;
     let version = h.get(&format!("/subjects/{}/versions/1", enc("pkg1/msg1.proto"))).await.ok_json(200);
@@ -27,8 +33,7 @@ async fn incompatible_change_is_409_and_compatible_one_is_a_new_version(h: &Harn
     let subject = "pkg1/msg1.proto";
     h.register_body(subject, &typed("PROTOBUF", V1)).await;
     let changed = V1.replace("string name = 1;", "int64 name = 1;");
-    let message = h.register_raw(subject, &typed("PROTOBUF", &changed)).await.assert_error(409, 40901);
-    assert!(message.contains("FIELD_SCALAR_KIND_CHANGED"), "{message}");
+    assert_incompatible(h, subject, &changed, "FIELD_SCALAR_KIND_CHANGED").await;
     let added = V1.replace("string name = 1;", "string name = 1;\n  int64 at = 2;");
     let answer = h.register_raw(subject, &typed("PROTOBUF", &added)).await.ok_json(200);
     assert!(answer["id"].as_i64().is_some(), "{answer}");
@@ -89,8 +94,7 @@ async fn a_package_change_is_incompatible_unless_the_older_rule_is_set(h: &Harne
     let subject = "pkg/renamed.proto";
     h.register_body(subject, &typed("PROTOBUF", V1)).await;
     let moved = V1.replace("package pkg1;", "package pkg2;");
-    let message = h.register_raw(subject, &typed("PROTOBUF", &moved)).await.assert_error(409, 40901);
-    assert!(message.contains("PACKAGE_CHANGED"), "{message}");
+    assert_incompatible(h, subject, &moved, "PACKAGE_CHANGED").await;
     let settings =
         RegistrySettings { compat_rules: Rules { protobuf_package_change: true }, ..RegistrySettings::default() };
     let older = Harness::serve(h.backend().clone(), h.store().clone(), settings).await;
