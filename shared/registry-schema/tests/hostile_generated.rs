@@ -50,6 +50,16 @@ fn graph() -> impl Strategy<Value = Graph> {
     prop::collection::vec(prop::collection::vec((field_kind(), prop::bool::weighted(0.2)), 1..6), 1..12)
 }
 
+/// The fields of one type in the copy being rendered: index, kind, and whether this copy changes it.
+fn fields_of(fields: &[Field], changed: bool) -> impl Iterator<Item = (usize, &FieldKind, bool)> {
+    fields.iter().enumerate().map(move |(f, (kind, change))| (f, kind, changed && *change))
+}
+
+/// Symbols an enum of `symbols` has in the copy: the changed one drops the last (keeping one).
+fn enum_symbols(symbols: usize, change: bool) -> usize {
+    if change { symbols.saturating_sub(1).max(1) } else { symbols }
+}
+
 /// Avro: a top-level union defining `R{n-1}` down to `R0`, so a record refers by name only to itself and
 /// to the records after it (defined before it): a DAG with self-loops, shared subtrees everywhere.
 fn avro(graph: &Graph, changed: bool) -> String {
@@ -57,11 +67,8 @@ fn avro(graph: &Graph, changed: bool) -> String {
     let mut records = Vec::new();
     for (i, fields) in graph.iter().enumerate().rev() {
         let target = |raw: &usize| format!("\"R{}\"", i + raw % (n - i));
-        let rendered: Vec<String> = fields
-            .iter()
-            .enumerate()
-            .map(|(f, (kind, change))| {
-                let change = changed && *change;
+        let rendered: Vec<String> = fields_of(fields, changed)
+            .map(|(f, kind, change)| {
                 let ty = match kind {
                     FieldKind::Scalar => (if change { "\"string\"" } else { "\"int\"" }).to_string(),
                     FieldKind::Ref(raw) => target(raw),
@@ -70,7 +77,7 @@ fn avro(graph: &Graph, changed: bool) -> String {
                     FieldKind::List(raw) => format!(r#"{{"type":"array","items":{}}}"#, target(raw)),
                     FieldKind::Map(raw) => format!(r#"{{"type":"map","values":{}}}"#, target(raw)),
                     FieldKind::Enum(symbols) => {
-                        let count = if change { symbols.saturating_sub(1).max(1) } else { *symbols };
+                        let count = enum_symbols(*symbols, change);
                         let list: Vec<String> = (0..count).map(|s| format!("\"S{s}\"")).collect();
                         format!(r#"{{"type":"enum","name":"E{i}_{f}","symbols":[{}]}}"#, list.join(","))
                     }
@@ -100,11 +107,8 @@ fn json(graph: &Graph, changed: bool) -> String {
         .iter()
         .enumerate()
         .map(|(i, fields)| {
-            let properties: Vec<String> = fields
-                .iter()
-                .enumerate()
-                .map(|(f, (kind, change))| {
-                    let change = changed && *change;
+            let properties: Vec<String> = fields_of(fields, changed)
+                .map(|(f, kind, change)| {
                     let schema = match kind {
                         FieldKind::Scalar => format!(r#"{{"type":"{}"}}"#, if change { "string" } else { "integer" }),
                         FieldKind::Ref(raw) => target(raw),
@@ -112,7 +116,7 @@ fn json(graph: &Graph, changed: bool) -> String {
                         FieldKind::List(raw) => format!(r#"{{"type":"array","items":{}}}"#, target(raw)),
                         FieldKind::Map(raw) => format!(r#"{{"type":"object","additionalProperties":{}}}"#, target(raw)),
                         FieldKind::Enum(symbols) => {
-                            let count = if change { symbols.saturating_sub(1).max(1) } else { *symbols };
+                            let count = enum_symbols(*symbols, change);
                             format!(
                                 r#"{{"enum":[{}]}}"#,
                                 (0..count).map(|s| s.to_string()).collect::<Vec<_>>().join(",")
@@ -147,8 +151,7 @@ fn protobuf(graph: &Graph, changed: bool) -> String {
             number += 1;
             number
         };
-        for (f, (kind, change)) in fields.iter().enumerate() {
-            let change = changed && *change;
+        for (f, kind, change) in fields_of(fields, changed) {
             match kind {
                 FieldKind::Scalar => {
                     body.push_str(&format!("  {} f{f} = {};\n", if change { "string" } else { "int32" }, next()))
@@ -158,7 +161,7 @@ fn protobuf(graph: &Graph, changed: bool) -> String {
                 FieldKind::List(raw) => body.push_str(&format!("  repeated {} f{f} = {};\n", target(raw), next())),
                 FieldKind::Map(raw) => body.push_str(&format!("  map<string, {}> f{f} = {};\n", target(raw), next())),
                 FieldKind::Enum(symbols) => {
-                    let count = if change { symbols.saturating_sub(1).max(1) } else { *symbols };
+                    let count = enum_symbols(*symbols, change);
                     let values: Vec<String> = (0..count).map(|s| format!("E{i}_{f}_V{s} = {s};")).collect();
                     body.push_str(&format!("  enum E{f} {{ {} }}\n  E{f} f{f} = {};\n", values.join(" "), next()));
                 }
