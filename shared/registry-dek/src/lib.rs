@@ -26,6 +26,6 @@ pub use error::DekError;
 pub use kms::{DekBackend, Kms, KmsError, KmsRegistry};
 pub use local_kms::LocalKms;
 pub use memory::MemoryKeyStore;
-pub use model::{Dek, DekAlgorithm, DekId, Kek};
+pub use model::{Dek, DekAlgorithm, DekId, DekSeries, Kek};
 pub use service::{DekAnswer, DekRegistry, DekVersion, KekUpdate, NewDek, NewKek, Page};
-pub use store::{Expect, KekGuard, KeyStore, Stored};
+pub use store::{Expect, KekGuard, KeyStore, Stored, SubjectPage};

@@ -1,8 +1,8 @@
 //! [`MemoryKeyStore`]: the key store in a map behind one lock (unit tests, the memory backend).
 //! The lock makes every conditional write, the KEK guard included, atomic.
 
-use crate::model::{Dek, DekAlgorithm, DekId, Kek};
-use crate::store::{Expect, KekGuard, KeyStore, StoreError, StoreResult, Stored};
+use crate::model::{Dek, DekAlgorithm, DekId, DekSeries, Kek};
+use crate::store::{Expect, KekGuard, KeyStore, StoreError, StoreResult, Stored, SubjectPage};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -56,6 +56,16 @@ fn deks_of<'a>(state: &'a State, kek_name: &'a str) -> impl Iterator<Item = &'a 
         .map(|(_, dek)| dek)
 }
 
+/// The versions of `series` from `first` on, ascending.
+fn versions<'a>(
+    state: &'a State,
+    series: DekSeries<'_>,
+    first: Bound<i32>,
+) -> impl DoubleEndedIterator<Item = &'a Stored<Dek>> + 'a {
+    let key = |version| (series.kek_name.to_owned(), series.subject.to_owned(), series.algorithm, version);
+    state.deks.range((first.map(key), Bound::Included(key(i32::MAX)))).map(|(_, dek)| dek)
+}
+
 #[async_trait]
 impl KeyStore for MemoryKeyStore {
     async fn kek(&self, name: &str) -> StoreResult<Option<Stored<Kek>>> {
@@ -89,49 +99,19 @@ impl KeyStore for MemoryKeyStore {
         Ok(self.state().deks.get(&dek_key(id)).cloned())
     }
 
-    async fn deks(
-        &self,
-        kek_name: &str,
-        subject: &str,
-        algorithm: DekAlgorithm,
-        after_version: i32,
-        limit: usize,
-    ) -> StoreResult<Vec<Stored<Dek>>> {
+    async fn deks(&self, series: DekSeries<'_>, after_version: i32, limit: usize) -> StoreResult<Vec<Stored<Dek>>> {
         let state = self.state();
-        let key = |version| (kek_name.to_owned(), subject.to_owned(), algorithm, version);
-        Ok(state
-            .deks
-            .range((Bound::Excluded(key(after_version)), Bound::Included(key(i32::MAX))))
-            .take(limit)
-            .map(|(_, dek)| dek.clone())
-            .collect())
+        Ok(versions(&state, series, Bound::Excluded(after_version)).take(limit).cloned().collect())
     }
 
-    async fn latest_dek(
-        &self,
-        kek_name: &str,
-        subject: &str,
-        algorithm: DekAlgorithm,
-        include_deleted: bool,
-    ) -> StoreResult<Option<Stored<Dek>>> {
+    async fn latest_dek(&self, series: DekSeries<'_>, include_deleted: bool) -> StoreResult<Option<Stored<Dek>>> {
         let state = self.state();
-        let key = |version| (kek_name.to_owned(), subject.to_owned(), algorithm, version);
-        Ok(state
-            .deks
-            .range(key(i32::MIN)..=key(i32::MAX))
-            .rev()
-            .map(|(_, dek)| dek)
-            .find(|dek| include_deleted || !dek.value.deleted)
-            .cloned())
+        let mut newest_first = versions(&state, series, Bound::Included(i32::MIN)).rev();
+        Ok(newest_first.find(|dek| include_deleted || !dek.value.deleted).cloned())
     }
 
-    async fn dek_subjects(
-        &self,
-        kek_name: &str,
-        after: Option<&str>,
-        limit: usize,
-        include_deleted: bool,
-    ) -> StoreResult<Vec<String>> {
+    async fn dek_subjects(&self, page: SubjectPage<'_>) -> StoreResult<Vec<String>> {
+        let SubjectPage { kek_name, after, limit, include_deleted } = page;
         let state = self.state();
         let mut subjects: Vec<String> = Vec::new();
         for dek in deks_of(&state, kek_name) {

@@ -123,6 +123,15 @@ pub struct DekId {
     pub version: i32,
 }
 
+/// The versions of one subject's DEKs under one KEK with one algorithm: a [`DekId`] but for the
+/// version, as listings and latest-version reads address them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DekSeries<'a> {
+    pub kek_name: &'a str,
+    pub subject: &'a str,
+    pub algorithm: DekAlgorithm,
+}
+
 /// A data-encryption key as stored: only its wrapped form.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

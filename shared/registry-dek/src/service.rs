@@ -8,8 +8,8 @@
 use crate::error::DekError;
 use crate::keygen::generate_key_material;
 use crate::kms::KmsRegistry;
-use crate::model::{Dek, DekAlgorithm, DekId, Kek, MIN_VERSION, normalize_kms_type};
-use crate::store::{Expect, KekGuard, KeyStore, StoreError, Stored};
+use crate::model::{Dek, DekAlgorithm, DekId, DekSeries, Kek, MIN_VERSION, normalize_kms_type};
+use crate::store::{Expect, KekGuard, KeyStore, StoreError, Stored, SubjectPage};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use std::collections::BTreeMap;
@@ -192,11 +192,13 @@ impl DekRegistry {
         for prefix in prefixes {
             // The first subject at or after the prefix: the prefix itself, or the first after it.
             for algorithm in DekAlgorithm::ALL {
-                if self.store.latest_dek(kek_name, prefix, algorithm, include_deleted).await?.is_some() {
+                let series = DekSeries { kek_name, subject: prefix, algorithm };
+                if self.store.latest_dek(series, include_deleted).await?.is_some() {
                     return Ok(true);
                 }
             }
-            let next = self.store.dek_subjects(kek_name, Some(prefix), 1, include_deleted).await?;
+            let page = SubjectPage { kek_name, after: Some(prefix), limit: 1, include_deleted };
+            let next = self.store.dek_subjects(page).await?;
             if next.first().is_some_and(|subject| subject.starts_with(prefix.as_str())) {
                 return Ok(true);
             }
@@ -345,7 +347,7 @@ impl DekRegistry {
         let mut subjects: Vec<String> = Vec::new();
         while page.wants(subjects.len()) {
             let after = subjects.last().map(String::as_str);
-            let batch = self.store.dek_subjects(kek_name, after, PAGE, include_deleted).await?;
+            let batch = self.store.dek_subjects(SubjectPage { kek_name, after, limit: PAGE, include_deleted }).await?;
             let full = batch.len() == PAGE;
             subjects.extend(batch);
             if !full {
@@ -367,11 +369,11 @@ impl DekRegistry {
         check_name(kek_name)?;
         check_subject(subject)?;
         self.stored_kek(kek_name, include_deleted).await?;
-        let algorithm = algorithm.unwrap_or_default();
+        let series = DekSeries { kek_name, subject, algorithm: algorithm.unwrap_or_default() };
         let mut versions = Vec::new();
         let mut after = 0;
         while page.wants(versions.len()) {
-            let batch = self.store.deks(kek_name, subject, algorithm, after, PAGE).await?;
+            let batch = self.store.deks(series, after, PAGE).await?;
             let Some(last) = batch.last() else { break };
             after = last.value.version;
             let full = batch.len() == PAGE;
@@ -393,7 +395,9 @@ impl DekRegistry {
         include_deleted: bool,
     ) -> Result<Stored<Dek>, DekError> {
         let found = match version {
-            DekVersion::Latest => self.store.latest_dek(kek_name, subject, algorithm, include_deleted).await?,
+            DekVersion::Latest => {
+                self.store.latest_dek(DekSeries { kek_name, subject, algorithm }, include_deleted).await?
+            }
             DekVersion::Number(version) => {
                 let id = DekId { kek_name: kek_name.to_owned(), subject: subject.to_owned(), algorithm, version };
                 self.store.dek(&id).await?.filter(|dek| include_deleted || !dek.value.deleted)
@@ -527,10 +531,11 @@ impl DekRegistry {
         subject: &str,
         algorithm: DekAlgorithm,
     ) -> Result<Vec<Stored<Dek>>, DekError> {
+        let series = DekSeries { kek_name, subject, algorithm };
         let mut all: Vec<Stored<Dek>> = Vec::new();
         loop {
             let after = all.last().map_or(0, |dek| dek.value.version);
-            let batch = self.store.deks(kek_name, subject, algorithm, after, PAGE).await?;
+            let batch = self.store.deks(series, after, PAGE).await?;
             let full = batch.len() == PAGE;
             all.extend(batch);
             if !full {

@@ -15,7 +15,7 @@
 //! under a KEK deleted before it. Backends do this atomically: a DynamoDB `TransactWriteItems` of
 //! the DEK put and the KEK update, one SQLite transaction, one lock in memory.
 
-use crate::model::{Dek, DekAlgorithm, DekId, Kek};
+use crate::model::{Dek, DekId, DekSeries, Kek};
 use async_trait::async_trait;
 pub use registry_core::{StoreError, StoreResult};
 use std::fmt::Debug;
@@ -45,6 +45,17 @@ pub enum KekGuard {
     Live,
 }
 
+/// A page of the subjects with a DEK under one KEK: the first `limit` after `after`, of subjects
+/// with a DEK of any algorithm; a subject whose DEKs are all deleted counts only when
+/// `include_deleted`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubjectPage<'a> {
+    pub kek_name: &'a str,
+    pub after: Option<&'a str>,
+    pub limit: usize,
+    pub include_deleted: bool,
+}
+
 /// Persistent KEKs and DEKs. Reads observe every write acknowledged before they started.
 #[async_trait]
 pub trait KeyStore: Send + Sync + Debug {
@@ -68,40 +79,20 @@ pub trait KeyStore: Send + Sync + Debug {
     /// One DEK version, deleted or not.
     async fn dek(&self, id: &DekId) -> StoreResult<Option<Stored<Dek>>>;
 
-    /// DEK versions of `subject` under `kek_name` with `algorithm` (deleted ones too), ascending,
-    /// the first `limit` with a version above `after_version`.
-    async fn deks(
-        &self,
-        kek_name: &str,
-        subject: &str,
-        algorithm: DekAlgorithm,
-        after_version: i32,
-        limit: usize,
-    ) -> StoreResult<Vec<Stored<Dek>>>;
+    /// DEK versions of `series` (deleted ones too), ascending, the first `limit` with a version
+    /// above `after_version`.
+    async fn deks(&self, series: DekSeries<'_>, after_version: i32, limit: usize) -> StoreResult<Vec<Stored<Dek>>>;
 
-    /// The highest DEK version of `subject` under `kek_name` with `algorithm`; deleted versions
-    /// count only when `include_deleted`.
-    async fn latest_dek(
-        &self,
-        kek_name: &str,
-        subject: &str,
-        algorithm: DekAlgorithm,
-        include_deleted: bool,
-    ) -> StoreResult<Option<Stored<Dek>>>;
+    /// The highest DEK version of `series`; deleted versions count only when `include_deleted`.
+    async fn latest_dek(&self, series: DekSeries<'_>, include_deleted: bool) -> StoreResult<Option<Stored<Dek>>>;
 
-    /// Subjects with a DEK under `kek_name` (of any algorithm; with only deleted DEKs only when
-    /// `include_deleted`), in order, the first `limit` after `after`.
-    async fn dek_subjects(
-        &self,
-        kek_name: &str,
-        after: Option<&str>,
-        limit: usize,
-        include_deleted: bool,
-    ) -> StoreResult<Vec<String>>;
+    /// Subjects with a DEK under the page's KEK (see [`SubjectPage`]), in order.
+    async fn dek_subjects(&self, page: SubjectPage<'_>) -> StoreResult<Vec<String>>;
 
     /// Whether `kek_name` has a DEK (counting deleted ones when `include_deleted`).
     async fn has_deks(&self, kek_name: &str, include_deleted: bool) -> StoreResult<bool> {
-        Ok(!self.dek_subjects(kek_name, None, 1, include_deleted).await?.is_empty())
+        let page = SubjectPage { kek_name, after: None, limit: 1, include_deleted };
+        Ok(!self.dek_subjects(page).await?.is_empty())
     }
 
     /// Writes `dek` (its id is the key) if the record is as `expect` says and the KEK as `kek`

@@ -7,8 +7,8 @@
 // A test kit: a failed expectation is an assertion failure, so `expect` is the right tool here.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use crate::model::{Dek, DekAlgorithm, Kek};
-use crate::store::{Expect, KekGuard, KeyStore, StoreError, Stored};
+use crate::model::{Dek, DekAlgorithm, DekSeries, Kek};
+use crate::store::{Expect, KekGuard, KeyStore, StoreError, Stored, SubjectPage};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -158,18 +158,21 @@ pub async fn dek_listings_page_and_filter(store: &dyn KeyStore) {
     store.put_dek(&dek(&other, "a", DekAlgorithm::Aes256Gcm, 9), Expect::Absent, KekGuard::Live).await.unwrap();
 
     let versions = |deks: Vec<Stored<Dek>>| deks.into_iter().map(|d| d.value.version).collect::<Vec<_>>();
-    let all = store.deks(&name, "a", DekAlgorithm::Aes256Gcm, 0, 10).await.unwrap();
+    let series = |subject, algorithm| DekSeries { kek_name: &name, subject, algorithm };
+    let all = store.deks(series("a", DekAlgorithm::Aes256Gcm), 0, 10).await.unwrap();
     assert_eq!(versions(all), [1, 2, 3, 4], "dek_lists: versions ascending, deleted included");
-    let page = store.deks(&name, "a", DekAlgorithm::Aes256Gcm, 1, 2).await.unwrap();
+    let page = store.deks(series("a", DekAlgorithm::Aes256Gcm), 1, 2).await.unwrap();
     assert_eq!(versions(page), [2, 3], "dek_lists: a page after a version");
-    assert!(store.deks(&name, "a", DekAlgorithm::Aes256Siv, 0, 10).await.unwrap().is_empty(), "per algorithm");
+    assert!(store.deks(series("a", DekAlgorithm::Aes256Siv), 0, 10).await.unwrap().is_empty(), "per algorithm");
 
-    let latest = |include_deleted| store.latest_dek(&name, "a", DekAlgorithm::Aes256Gcm, include_deleted);
+    let latest = |include_deleted| store.latest_dek(series("a", DekAlgorithm::Aes256Gcm), include_deleted);
     assert_eq!(latest(false).await.unwrap().map(|d| d.value.version), Some(3), "dek_lists: latest live");
     assert_eq!(latest(true).await.unwrap().map(|d| d.value.version), Some(4), "dek_lists: latest with deleted");
-    assert_eq!(store.latest_dek(&name, "b", DekAlgorithm::Aes256Gcm, true).await.unwrap(), None);
+    assert_eq!(store.latest_dek(series("b", DekAlgorithm::Aes256Gcm), true).await.unwrap(), None);
 
-    let subjects = |after, limit, include_deleted| store.dek_subjects(&name, after, limit, include_deleted);
+    let subjects = |after, limit, include_deleted| {
+        store.dek_subjects(SubjectPage { kek_name: &name, after, limit, include_deleted })
+    };
     assert_eq!(subjects(None, 10, false).await.unwrap(), ["a", "b"], "dek_lists: live subjects");
     assert_eq!(subjects(None, 10, true).await.unwrap(), ["a", "b", "c"], "dek_lists: with deleted");
     assert_eq!(subjects(None, 1, true).await.unwrap(), ["a"], "dek_lists: limit");
@@ -187,7 +190,7 @@ pub async fn dek_listings_page_and_filter(store: &dyn KeyStore) {
     store.put_dek(&gone, Expect::Revision(1), KekGuard::Unchecked).await.unwrap();
     assert!(!store.has_deks(&name, false).await.unwrap(), "dek_lists: no live DEK left");
     assert!(store.has_deks(&name, true).await.unwrap(), "dek_lists: deleted DEKs still count");
-    assert_eq!(store.latest_dek(&name, "a", DekAlgorithm::Aes256Gcm, false).await.unwrap(), None);
+    assert_eq!(store.latest_dek(series("a", DekAlgorithm::Aes256Gcm), false).await.unwrap(), None);
 }
 
 /// [`RACE_TASKS`] writers create the same DEK version: exactly one wins, and the KEK revision
@@ -212,7 +215,8 @@ pub async fn race_same_dek_version(store: Arc<dyn KeyStore>) {
     }
     assert_eq!(winners, 1, "race_dek: one writer wins");
     assert_eq!(kek_revision(store.as_ref(), &name).await, 2, "race_dek: the KEK moved once");
-    let versions = store.deks(&name, "race-value", DekAlgorithm::Aes256Gcm, 0, 10).await.unwrap();
+    let series = DekSeries { kek_name: &name, subject: "race-value", algorithm: DekAlgorithm::Aes256Gcm };
+    let versions = store.deks(series, 0, 10).await.unwrap();
     assert_eq!(versions.len(), 1, "race_dek: one version stored");
 }
 

@@ -22,7 +22,7 @@ use crate::items::{Item, ItemExt, key, n, s};
 use crate::keys::{EDGE_SEPARATOR, PK, SK};
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
 use registry_core::{StoreError, StoreResult};
-use registry_dek::{Dek, DekAlgorithm, DekId, Expect, Kek, KekGuard, KeyStore, Stored};
+use registry_dek::{Dek, DekAlgorithm, DekId, DekSeries, Expect, Kek, KekGuard, KeyStore, Stored, SubjectPage};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::collections::HashMap;
@@ -267,22 +267,15 @@ impl KeyStore for AwsStore {
         Ok(item.as_ref().map(record_of).transpose()?)
     }
 
-    async fn deks(
-        &self,
-        kek_name: &str,
-        subject: &str,
-        algorithm: DekAlgorithm,
-        after_version: i32,
-        limit: usize,
-    ) -> StoreResult<Vec<Stored<Dek>>> {
+    async fn deks(&self, series: DekSeries<'_>, after_version: i32, limit: usize) -> StoreResult<Vec<Stored<Dek>>> {
         let mut deks = Vec::new();
         let first = u32::try_from(after_version.saturating_add(1)).unwrap_or(0);
         if limit == 0 || after_version == i32::MAX {
             return Ok(deks);
         }
-        let range = version_range(&versions_prefix(subject, algorithm)?, first);
+        let range = version_range(&versions_prefix(series.subject, series.algorithm)?, first);
         let page = i32::try_from(limit).unwrap_or(PAGE_ITEMS).min(PAGE_ITEMS);
-        self.query_range("Query(DEK versions)", dek_pk(kek_name), range, true, page, |item| {
+        self.query_range("Query(DEK versions)", dek_pk(series.kek_name), range, true, page, |item| {
             deks.push(record_of(item)?);
             Ok(deks.len() < limit)
         })
@@ -290,17 +283,11 @@ impl KeyStore for AwsStore {
         Ok(deks)
     }
 
-    async fn latest_dek(
-        &self,
-        kek_name: &str,
-        subject: &str,
-        algorithm: DekAlgorithm,
-        include_deleted: bool,
-    ) -> StoreResult<Option<Stored<Dek>>> {
+    async fn latest_dek(&self, series: DekSeries<'_>, include_deleted: bool) -> StoreResult<Option<Stored<Dek>>> {
         let mut latest = None;
-        let range = version_range(&versions_prefix(subject, algorithm)?, 0);
+        let range = version_range(&versions_prefix(series.subject, series.algorithm)?, 0);
         let page = if include_deleted { 1 } else { LATEST_PAGE_ITEMS };
-        self.query_range("Query(latest DEK)", dek_pk(kek_name), range, false, page, |item| {
+        self.query_range("Query(latest DEK)", dek_pk(series.kek_name), range, false, page, |item| {
             if include_deleted || !item.flag(DELETED)? {
                 latest = Some(record_of(item)?);
                 return Ok(false);
@@ -311,13 +298,8 @@ impl KeyStore for AwsStore {
         Ok(latest)
     }
 
-    async fn dek_subjects(
-        &self,
-        kek_name: &str,
-        after: Option<&str>,
-        limit: usize,
-        include_deleted: bool,
-    ) -> StoreResult<Vec<String>> {
+    async fn dek_subjects(&self, page: SubjectPage<'_>) -> StoreResult<Vec<String>> {
+        let SubjectPage { kek_name, after, limit, include_deleted } = page;
         let mut subjects: Vec<String> = Vec::new();
         if limit == 0 {
             return Ok(subjects);

@@ -5,7 +5,7 @@
 mod support;
 
 use registry_dek::testkit::{dek, kek, key_store_cases, unique_name};
-use registry_dek::{DekAlgorithm, Expect, KekGuard, KeyStore};
+use registry_dek::{DekAlgorithm, DekSeries, Expect, KekGuard, KeyStore, SubjectPage};
 use registry_store_aws::AwsStore;
 use std::sync::Arc;
 use support::with_store;
@@ -39,11 +39,12 @@ async fn each_dek_operation_costs_a_constant_few_calls() {
             store.put_dek(&old, Expect::Absent, KekGuard::Unchecked).await.unwrap_or_else(|e| panic!("{e}"));
         }
 
+        let series = DekSeries { kek_name: &name, subject: "orders-value", algorithm: DekAlgorithm::Aes256Gcm };
         // A client's get-latest: the KEK, then the subject's latest live version.
         let (get_latest, latest) = count(&store, async {
             let kek = store.kek(&name).await.unwrap_or_else(|e| panic!("{e}"));
             assert!(kek.is_some());
-            store.latest_dek(&name, "orders-value", DekAlgorithm::Aes256Gcm, false).await
+            store.latest_dek(series, false).await
         })
         .await;
         assert_eq!(latest.unwrap_or_else(|e| panic!("{e}")).map(|d| d.value.version), Some(4));
@@ -53,10 +54,10 @@ async fn each_dek_operation_costs_a_constant_few_calls() {
         created.unwrap_or_else(|e| panic!("{e}"));
         let (get_version, got) = count(&store, store.dek(&next.id())).await;
         assert!(got.unwrap_or_else(|e| panic!("{e}")).is_some());
-        let (list_versions, versions) =
-            count(&store, store.deks(&name, "orders-value", DekAlgorithm::Aes256Gcm, 0, 100)).await;
+        let (list_versions, versions) = count(&store, store.deks(series, 0, 100)).await;
         assert_eq!(versions.unwrap_or_else(|e| panic!("{e}")).len(), 6);
-        let (list_subjects, subjects) = count(&store, store.dek_subjects(&name, None, 100, false)).await;
+        let page = SubjectPage { kek_name: &name, after: None, limit: 100, include_deleted: false };
+        let (list_subjects, subjects) = count(&store, store.dek_subjects(page)).await;
         assert_eq!(subjects.unwrap_or_else(|e| panic!("{e}")).len(), 21);
         let (has_live, has) = count(&store, store.has_deks(&name, false)).await;
         assert!(has.unwrap_or_else(|e| panic!("{e}")));

@@ -6,8 +6,8 @@
 use crate::LocalStore;
 use crate::error::{LocalError, LocalResult};
 use async_trait::async_trait;
-use registry_dek::store::{Expect, KekGuard, KeyStore, StoreResult, Stored};
-use registry_dek::{Dek, DekAlgorithm, DekId, Kek};
+use registry_dek::store::{Expect, KekGuard, KeyStore, StoreResult, Stored, SubjectPage};
+use registry_dek::{Dek, DekId, DekSeries, Kek};
 use rusqlite::{Connection, OptionalExtension, params};
 
 fn encode<T: serde::Serialize>(value: &T) -> LocalResult<String> {
@@ -123,15 +123,8 @@ impl KeyStore for LocalStore {
         .await
     }
 
-    async fn deks(
-        &self,
-        kek_name: &str,
-        subject: &str,
-        algorithm: DekAlgorithm,
-        after_version: i32,
-        page: usize,
-    ) -> StoreResult<Vec<Stored<Dek>>> {
-        let (kek_name, subject) = (kek_name.to_owned(), subject.to_owned());
+    async fn deks(&self, series: DekSeries<'_>, after_version: i32, page: usize) -> StoreResult<Vec<Stored<Dek>>> {
+        let (kek_name, subject, algorithm) = (series.kek_name.to_owned(), series.subject.to_owned(), series.algorithm);
         self.read_sized(page, move |conn| {
             let sql = "SELECT dek, revision FROM deks
                        WHERE kek_name = ?1 AND subject = ?2 AND algorithm = ?3 AND version > ?4
@@ -141,14 +134,8 @@ impl KeyStore for LocalStore {
         .await
     }
 
-    async fn latest_dek(
-        &self,
-        kek_name: &str,
-        subject: &str,
-        algorithm: DekAlgorithm,
-        include_deleted: bool,
-    ) -> StoreResult<Option<Stored<Dek>>> {
-        let (kek_name, subject) = (kek_name.to_owned(), subject.to_owned());
+    async fn latest_dek(&self, series: DekSeries<'_>, include_deleted: bool) -> StoreResult<Option<Stored<Dek>>> {
+        let (kek_name, subject, algorithm) = (series.kek_name.to_owned(), series.subject.to_owned(), series.algorithm);
         self.read(move |conn| {
             let sql = "SELECT dek, revision FROM deks
                        WHERE kek_name = ?1 AND subject = ?2 AND algorithm = ?3 AND (?4 OR deleted = 0)
@@ -159,20 +146,15 @@ impl KeyStore for LocalStore {
         .await
     }
 
-    async fn dek_subjects(
-        &self,
-        kek_name: &str,
-        after: Option<&str>,
-        page: usize,
-        include_deleted: bool,
-    ) -> StoreResult<Vec<String>> {
+    async fn dek_subjects(&self, page: SubjectPage<'_>) -> StoreResult<Vec<String>> {
+        let SubjectPage { kek_name, after, limit: size, include_deleted } = page;
         let (kek_name, after) = (kek_name.to_owned(), after.unwrap_or_default().to_owned());
-        self.read_sized(page, move |conn| {
+        self.read_sized(size, move |conn| {
             let sql = "SELECT DISTINCT subject FROM deks
                        WHERE kek_name = ?1 AND subject > ?2 AND (?3 OR deleted = 0)
                        ORDER BY subject LIMIT ?4";
             let mut statement = conn.prepare_cached(sql)?;
-            let rows = statement.query_map(params![kek_name, after, include_deleted, limit(page)], |row| row.get(0))?;
+            let rows = statement.query_map(params![kek_name, after, include_deleted, limit(size)], |row| row.get(0))?;
             Ok(rows.collect::<Result<Vec<String>, _>>()?)
         })
         .await
