@@ -60,6 +60,17 @@ fn limit(limit: usize) -> i64 {
     i64::try_from(limit).unwrap_or(i64::MAX)
 }
 
+impl LocalStore {
+    /// A record write on the writer thread; `write` answers the revision it gave the record.
+    async fn write_revision<F>(&self, write: F) -> StoreResult<u64>
+    where
+        F: FnOnce(&Connection) -> LocalResult<i64> + Send + 'static,
+    {
+        let revision = self.write(write).await?;
+        Ok(u64::try_from(revision).unwrap_or_default())
+    }
+}
+
 #[async_trait]
 impl KeyStore for LocalStore {
     async fn kek(&self, name: &str) -> StoreResult<Option<Stored<Kek>>> {
@@ -91,15 +102,13 @@ impl KeyStore for LocalStore {
     async fn put_kek(&self, kek: &Kek, expect: Expect) -> StoreResult<u64> {
         let json = encode(kek)?;
         let (name, deleted) = (kek.name.clone(), kek.deleted);
-        let revision = self
-            .write(move |conn| {
-                let revision = next_revision(kek_revision(conn, &name)?, expect, &name)?;
-                let sql = "INSERT OR REPLACE INTO keks (name, deleted, kek, revision) VALUES (?1, ?2, ?3, ?4)";
-                conn.execute(sql, params![name, deleted, json, revision])?;
-                Ok(revision)
-            })
-            .await?;
-        Ok(u64::try_from(revision).unwrap_or_default())
+        self.write_revision(move |conn| {
+            let revision = next_revision(kek_revision(conn, &name)?, expect, &name)?;
+            let sql = "INSERT OR REPLACE INTO keks (name, deleted, kek, revision) VALUES (?1, ?2, ?3, ?4)";
+            conn.execute(sql, params![name, deleted, json, revision])?;
+            Ok(revision)
+        })
+        .await
     }
 
     async fn remove_kek(&self, name: &str, revision: u64) -> StoreResult<()> {
@@ -163,25 +172,23 @@ impl KeyStore for LocalStore {
     async fn put_dek(&self, dek: &Dek, expect: Expect, guard: KekGuard) -> StoreResult<u64> {
         let json = encode(dek)?;
         let dek = dek.clone();
-        let revision = self
-            .write(move |conn| {
-                let id = dek.id();
-                let revision = next_revision(dek_revision(conn, &id)?, expect, &id.subject)?;
-                if guard == KekGuard::Live {
-                    let sql = "UPDATE keks SET revision = revision + 1 WHERE name = ?1 AND deleted = 0";
-                    if conn.execute(sql, [&id.kek_name])? != 1 {
-                        return Err(LocalError::Conflict(format!("KEK {} is not live", id.kek_name)));
-                    }
+        self.write_revision(move |conn| {
+            let id = dek.id();
+            let revision = next_revision(dek_revision(conn, &id)?, expect, &id.subject)?;
+            if guard == KekGuard::Live {
+                let sql = "UPDATE keks SET revision = revision + 1 WHERE name = ?1 AND deleted = 0";
+                if conn.execute(sql, [&id.kek_name])? != 1 {
+                    return Err(LocalError::Conflict(format!("KEK {} is not live", id.kek_name)));
                 }
-                let sql = "INSERT OR REPLACE INTO deks (kek_name, subject, algorithm, version, deleted, dek, revision)
-                           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
-                let values =
-                    params![id.kek_name, id.subject, id.algorithm.as_str(), id.version, dek.deleted, json, revision];
-                conn.execute(sql, values)?;
-                Ok(revision)
-            })
-            .await?;
-        Ok(u64::try_from(revision).unwrap_or_default())
+            }
+            let sql = "INSERT OR REPLACE INTO deks (kek_name, subject, algorithm, version, deleted, dek, revision)
+                       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+            let values =
+                params![id.kek_name, id.subject, id.algorithm.as_str(), id.version, dek.deleted, json, revision];
+            conn.execute(sql, values)?;
+            Ok(revision)
+        })
+        .await
     }
 
     async fn remove_dek(&self, id: &DekId, revision: u64) -> StoreResult<()> {
