@@ -109,36 +109,32 @@ fn condition(expect: Expect) -> Condition {
     }
 }
 
+/// `$request` with the expression, names and values of the [`Condition`] `$condition`: the same
+/// three setters on the builders of a PutItem, a DeleteItem and a transaction's Put, which share
+/// no trait.
+macro_rules! conditioned {
+    ($request:expr, $condition:ident) => {
+        $request
+            .condition_expression($condition.expression)
+            .set_expression_attribute_names(Some($condition.names))
+            .set_expression_attribute_values($condition.values)
+    };
+}
+
 impl AwsStore {
     /// A conditional PutItem of `item` under `expect`; answers the new revision.
     async fn put_record(&self, op: &'static str, item: Item, expect: Expect) -> StoreResult<u64> {
         let condition = condition(expect);
-        self.dynamo
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .condition_expression(condition.expression)
-            .set_expression_attribute_names(Some(condition.names))
-            .set_expression_attribute_values(condition.values)
-            .send()
-            .await
-            .map_err(|e| classify(op, e))?;
+        let put = self.dynamo.put_item().table_name(&self.table).set_item(Some(item));
+        conditioned!(put, condition).send().await.map_err(|e| classify(op, e))?;
         Ok(condition.revision)
     }
 
     /// A DeleteItem of `item_key` conditioned on the record being at `revision`.
     async fn remove_record(&self, op: &'static str, item_key: Item, revision: u64) -> StoreResult<()> {
         let condition = condition(Expect::Revision(revision));
-        self.dynamo
-            .delete_item()
-            .table_name(&self.table)
-            .set_key(Some(item_key))
-            .condition_expression(condition.expression)
-            .set_expression_attribute_names(Some(condition.names))
-            .set_expression_attribute_values(condition.values)
-            .send()
-            .await
-            .map_err(|e| classify(op, e))?;
+        let delete = self.dynamo.delete_item().table_name(&self.table).set_key(Some(item_key));
+        conditioned!(delete, condition).send().await.map_err(|e| classify(op, e))?;
         Ok(())
     }
 
@@ -327,12 +323,7 @@ impl KeyStore for AwsStore {
             return self.put_record("PutItem(DEK)", item, expect).await;
         }
         let revision = condition.revision;
-        let put = Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .condition_expression(condition.expression)
-            .set_expression_attribute_names(Some(condition.names))
-            .set_expression_attribute_values(condition.values)
+        let put = conditioned!(Put::builder().table_name(&self.table).set_item(Some(item)), condition)
             .build()
             .map_err(|e| build_error("Put(DEK)", e))?;
         let items = vec![TransactWriteItem::builder().put(put).build(), self.kek_guard(&dek.kek_name)?];
