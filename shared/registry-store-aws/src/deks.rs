@@ -147,7 +147,7 @@ impl AwsStore {
         range: SortRange,
         forward: bool,
         page_items: i32,
-        mut take: impl FnMut(&Item) -> Result<bool, AwsError>,
+        take: impl FnMut(&Item) -> Result<bool, AwsError>,
     ) -> Result<(), AwsError> {
         let mut names = HashMap::from([("#pk".to_string(), PK.to_string())]);
         let mut values = HashMap::from([(":pk".to_string(), s(pk))]);
@@ -166,32 +166,16 @@ impl AwsStore {
         if condition.contains("#sk") {
             names.insert("#sk".into(), SK.into());
         }
-        let mut start: Option<Item> = None;
-        loop {
-            let output = self
-                .dynamo
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression(condition)
-                .set_expression_attribute_names(Some(names.clone()))
-                .set_expression_attribute_values(Some(values.clone()))
-                .scan_index_forward(forward)
-                .consistent_read(true)
-                .limit(page_items)
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await
-                .map_err(|e| classify(op, e))?;
-            for item in output.items.unwrap_or_default() {
-                if !take(&item)? {
-                    return Ok(());
-                }
-            }
-            match output.last_evaluated_key {
-                Some(last) if !last.is_empty() => start = Some(last),
-                _ => return Ok(()),
-            }
-        }
+        let query = self
+            .dynamo
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression(condition)
+            .set_expression_attribute_names(Some(names))
+            .set_expression_attribute_values(Some(values))
+            .scan_index_forward(forward)
+            .limit(page_items);
+        self.query_pages(op, query, take).await
     }
 
     /// The KEK item's update that a guarded DEK write carries: the KEK is there and not deleted,

@@ -4,11 +4,14 @@
 //! maintained in the same transactions that write the rows. The live/deleted filter is a
 //! FilterExpression on those counts; the page continues until `limit` subjects match or the
 //! prefix range ends.
+//!
+//! [`AwsStore::query_pages`] is the Query pager of every listing, the key store's included.
 
 use crate::AwsStore;
 use crate::errors::{AwsError, classify};
 use crate::items::{Item, ItemExt, attr};
 use crate::keys::{PK, SK, SUBJECTS_PK};
+use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 use aws_sdk_dynamodb::types::AttributeValue;
 use registry_core::{DeletedFilter, Subject};
 use std::collections::HashMap;
@@ -53,35 +56,52 @@ impl AwsStore {
         for count in counts {
             names.insert(format!("#{count}"), count.to_string());
         }
+        let query = self
+            .dynamo
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression(condition)
+            .filter_expression(filter_expression)
+            .set_expression_attribute_names(Some(names))
+            .set_expression_attribute_values(Some(values))
+            .limit(PAGE_ITEMS);
+        self.query_pages("Query(subjects)", query, |item| {
+            let name = item.string(SK)?;
+            if !name.starts_with(prefix) {
+                return Ok(false);
+            }
+            page.push(Subject::new(name).map_err(|e| AwsError::Corrupt(format!("subject index: {e}")))?);
+            Ok(page.len() < limit)
+        })
+        .await?;
+        Ok(page)
+    }
+
+    /// Runs `query` strongly consistent, page after page, handing each item to `take` until it
+    /// answers false or the items end: one Query call per page read.
+    pub(crate) async fn query_pages(
+        &self,
+        op: &'static str,
+        query: QueryFluentBuilder,
+        mut take: impl FnMut(&Item) -> Result<bool, AwsError>,
+    ) -> Result<(), AwsError> {
         let mut start: Option<Item> = None;
         loop {
-            let output = self
-                .dynamo
-                .query()
-                .table_name(&self.table)
+            let output = query
+                .clone()
                 .consistent_read(true)
-                .key_condition_expression(condition)
-                .filter_expression(filter_expression)
-                .set_expression_attribute_names(Some(names.clone()))
-                .set_expression_attribute_values(Some(values.clone()))
-                .limit(PAGE_ITEMS)
                 .set_exclusive_start_key(start.take())
                 .send()
                 .await
-                .map_err(|e| classify("Query(subjects)", e))?;
+                .map_err(|e| classify(op, e))?;
             for item in output.items.unwrap_or_default() {
-                let name = item.string(SK)?;
-                if !name.starts_with(prefix) {
-                    return Ok(page);
-                }
-                page.push(Subject::new(name).map_err(|e| AwsError::Corrupt(format!("subject index: {e}")))?);
-                if page.len() >= limit {
-                    return Ok(page);
+                if !take(&item)? {
+                    return Ok(());
                 }
             }
             match output.last_evaluated_key {
                 Some(last) if !last.is_empty() => start = Some(last),
-                _ => return Ok(page),
+                _ => return Ok(()),
             }
         }
     }
