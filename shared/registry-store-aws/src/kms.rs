@@ -48,40 +48,35 @@ impl AwsKms {
 
     /// Wraps `plaintext` (raw DEK key bytes) under the KMS key `key_id` (a key ARN).
     async fn encrypt_under(&self, key_id: &str, plaintext: &[u8]) -> Result<Vec<u8>, KmsError> {
-        self.check_allowed(key_id)?;
-        let output = self
-            .client
-            .encrypt()
-            .key_id(key_id)
-            .plaintext(Blob::new(plaintext))
-            .customize()
-            .config_override(region_override(key_id))
-            .send()
-            .await
-            .map_err(|error| classify("Encrypt", key_id, error))?;
-        let blob = output
-            .ciphertext_blob
-            .ok_or_else(|| KmsError::Invalid(format!("Encrypt under {key_id}: no ciphertext")))?;
-        Ok(blob.into_inner())
+        let request = self.client.encrypt().key_id(key_id).plaintext(Blob::new(plaintext));
+        let output = self.call("Encrypt", key_id, |region| request.customize().config_override(region).send()).await?;
+        key_bytes("Encrypt", key_id, output.ciphertext_blob, "ciphertext")
     }
 
     /// Unwraps `ciphertext` that [`AwsKms::encrypt_under`] (or a client's AWS KMS driver) made
     /// under `key_id`. KMS refuses a ciphertext made under any other key.
     async fn decrypt_under(&self, key_id: &str, ciphertext: &[u8]) -> Result<Vec<u8>, KmsError> {
+        let request = self.client.decrypt().key_id(key_id).ciphertext_blob(Blob::new(ciphertext));
+        let output = self.call("Decrypt", key_id, |region| request.customize().config_override(region).send()).await?;
+        key_bytes("Decrypt", key_id, output.plaintext, "plaintext")
+    }
+
+    /// Operation `op` on the KMS key `key_id`: refused before any request unless the allow-list
+    /// lets the registry use the key; else `send` sends it with the override that picks the key's
+    /// region, and a failure is classified.
+    async fn call<T, E, R, F>(
+        &self,
+        op: &str,
+        key_id: &str,
+        send: impl FnOnce(aws_sdk_kms::config::Builder) -> F,
+    ) -> Result<T, KmsError>
+    where
+        F: Future<Output = Result<T, SdkError<E, R>>>,
+        E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+        R: std::fmt::Debug,
+    {
         self.check_allowed(key_id)?;
-        let output = self
-            .client
-            .decrypt()
-            .key_id(key_id)
-            .ciphertext_blob(Blob::new(ciphertext))
-            .customize()
-            .config_override(region_override(key_id))
-            .send()
-            .await
-            .map_err(|error| classify("Decrypt", key_id, error))?;
-        let blob =
-            output.plaintext.ok_or_else(|| KmsError::Invalid(format!("Decrypt under {key_id}: no plaintext")))?;
-        Ok(blob.into_inner())
+        send(region_override(key_id)).await.map_err(|error| classify(op, key_id, error))
     }
 
     fn check_allowed(&self, key_id: &str) -> Result<(), KmsError> {
@@ -103,6 +98,11 @@ impl Kms for AwsKms {
     async fn decrypt(&self, kek: &Kek, ciphertext: &[u8]) -> Result<Vec<u8>, KmsError> {
         self.decrypt_under(&kek.kms_key_id, ciphertext).await
     }
+}
+
+/// The key bytes `blob` of operation `op`'s answer, which must hold them (`what` they are).
+fn key_bytes(op: &str, key_id: &str, blob: Option<Blob>, what: &str) -> Result<Vec<u8>, KmsError> {
+    blob.map(Blob::into_inner).ok_or_else(|| KmsError::Invalid(format!("{op} under {key_id}: no {what}")))
 }
 
 /// The key's own region when `key_id` is an ARN (`arn:aws:kms:<region>:<account>:key/<id>`):
