@@ -16,12 +16,10 @@
 //! the trait with a default body must be forwarded here too, or the inner store's override is lost.
 
 use crate::bounded::BoundedMap;
-use crate::model::{
-    ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, UnassignedRow, Version,
-    VersionRow,
-};
+use crate::model::{ConfigRecord, Context, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow};
 use crate::store::{
-    GuidCarried, LayeredContext, Preconditions, Revision, SettingChange, Store, StoreResult, WriteContext,
+    GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion, Preconditions, Revision, SettingWrite,
+    SoftDeletion, Store, StoreResult, SubjectsPage, VersionsPage, WriteContext,
 };
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
@@ -225,13 +223,8 @@ impl<S: Store> Store for CachedStore<S> {
         self.inner.versions(subject).await
     }
 
-    async fn versions_page(
-        &self,
-        subject: &Subject,
-        after: Option<Version>,
-        limit: usize,
-    ) -> StoreResult<Vec<VersionRow>> {
-        self.inner.versions_page(subject, after, limit).await
+    async fn versions_page(&self, page: VersionsPage<'_>) -> StoreResult<Vec<VersionRow>> {
+        self.inner.versions_page(page).await
     }
 
     async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>> {
@@ -262,13 +255,8 @@ impl<S: Store> Store for CachedStore<S> {
         self.inner.create_version(row, preconditions).await
     }
 
-    async fn create_version_assigning_id(
-        &self,
-        row: &UnassignedRow,
-        guid: &Guid,
-        preconditions: &Preconditions,
-    ) -> StoreResult<(SchemaId, bool)> {
-        self.inner.create_version_assigning_id(row, guid, preconditions).await
+    async fn create_version_assigning_id(&self, version: NewVersion<'_>) -> StoreResult<(SchemaId, bool)> {
+        self.inner.create_version_assigning_id(version).await
     }
 
     async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {
@@ -279,52 +267,28 @@ impl<S: Store> Store for CachedStore<S> {
         self.inner.delete_version(subject, version).await
     }
 
-    async fn soft_delete_versions(
-        &self,
-        subject: &Subject,
-        versions: &[Version],
-        preconditions: &Preconditions,
-    ) -> StoreResult<()> {
-        self.inner.soft_delete_versions(subject, versions, preconditions).await
+    async fn soft_delete_versions(&self, deletion: SoftDeletion<'_>) -> StoreResult<()> {
+        self.inner.soft_delete_versions(deletion).await
     }
 
-    async fn hard_delete_versions(
-        &self,
-        subject: &Subject,
-        versions: &[Version],
-        remove_subject_settings: bool,
-        preconditions: &Preconditions,
-    ) -> StoreResult<()> {
-        self.inner.hard_delete_versions(subject, versions, remove_subject_settings, preconditions).await
+    async fn hard_delete_versions(&self, deletion: HardDeletion<'_>) -> StoreResult<()> {
+        self.inner.hard_delete_versions(deletion).await
     }
 
     async fn rows_with_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
         self.inner.rows_with_id_in(context, id).await
     }
 
-    async fn rows_with_id_page_in(
-        &self,
-        context: &Context,
-        id: SchemaId,
-        prefix: &str,
-        after: Option<(&Subject, Version)>,
-        limit: usize,
-    ) -> StoreResult<Vec<VersionRow>> {
-        self.inner.rows_with_id_page_in(context, id, prefix, after, limit).await
+    async fn rows_with_id_page_in(&self, context: &Context, page: IdRowsPage<'_>) -> StoreResult<Vec<VersionRow>> {
+        self.inner.rows_with_id_page_in(context, page).await
     }
 
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
         self.inner.referrers(subject, version).await
     }
 
-    async fn list_subjects(
-        &self,
-        prefix: &str,
-        filter: DeletedFilter,
-        after: Option<&Subject>,
-        limit: usize,
-    ) -> StoreResult<Vec<Subject>> {
-        self.inner.list_subjects(prefix, filter, after, limit).await
+    async fn list_subjects(&self, page: SubjectsPage<'_>) -> StoreResult<Vec<Subject>> {
+        self.inner.list_subjects(page).await
     }
 
     async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
@@ -339,13 +303,8 @@ impl<S: Store> Store for CachedStore<S> {
         self.inner.delete_config(scope).await
     }
 
-    async fn write_setting(
-        &self,
-        scope: &Scope,
-        change: &SettingChange,
-        preconditions: &Preconditions,
-    ) -> StoreResult<()> {
-        self.inner.write_setting(scope, change, preconditions).await
+    async fn write_setting(&self, write: SettingWrite<'_>) -> StoreResult<()> {
+        self.inner.write_setting(write).await
     }
 
     async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {

@@ -35,7 +35,8 @@ pub use registry::{
 pub use registry_schema::compat::Rules;
 pub use registry_schema::{CompatibilityLevel, Fingerprint, Limits, SchemaReference, SchemaType};
 pub use store::{
-    BindingsSeen, GuidCarried, LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingSeen,
-    SettingsAt, Store, StoreError, StoreResult, WriteContext, carried_in_contexts,
+    BindingsSeen, GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion, Preconditions, Revision,
+    SettingChange, SettingKind, SettingSeen, SettingWrite, SettingsAt, SoftDeletion, Store, StoreError, StoreResult,
+    SubjectsPage, VersionsPage, WriteContext, carried_in_contexts,
 };
 pub use subject_scope::SubjectScope;

@@ -4,8 +4,8 @@ use crate::model::{
     ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
 };
 use crate::store::{
-    LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingSeen, SettingsAt, Store, StoreError,
-    StoreResult, WriteContext,
+    HardDeletion, IdRowsPage, LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingSeen,
+    SettingWrite, SettingsAt, SoftDeletion, Store, StoreError, StoreResult, SubjectsPage, VersionsPage, WriteContext,
 };
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
@@ -235,12 +235,8 @@ impl Store for MemoryStore {
         Ok(self.state().subject_rows(subject).cloned().collect())
     }
 
-    async fn versions_page(
-        &self,
-        subject: &Subject,
-        after: Option<Version>,
-        limit: usize,
-    ) -> StoreResult<Vec<VersionRow>> {
+    async fn versions_page(&self, page: VersionsPage<'_>) -> StoreResult<Vec<VersionRow>> {
+        let VersionsPage { subject, after, limit } = page;
         let state = self.state();
         let rows = state.subject_rows(subject).filter(|row| after.is_none_or(|a| row.version > a)).take(limit);
         Ok(rows.cloned().collect())
@@ -334,12 +330,8 @@ impl Store for MemoryStore {
         Ok(())
     }
 
-    async fn soft_delete_versions(
-        &self,
-        subject: &Subject,
-        versions: &[Version],
-        preconditions: &Preconditions,
-    ) -> StoreResult<()> {
+    async fn soft_delete_versions(&self, deletion: SoftDeletion<'_>) -> StoreResult<()> {
+        let SoftDeletion { subject, versions, preconditions } = deletion;
         let mut state = self.state();
         let all_live = versions.iter().all(|v| state.rows.get(&(subject.clone(), *v)).is_some_and(|row| !row.deleted));
         if !all_live {
@@ -355,13 +347,8 @@ impl Store for MemoryStore {
         Ok(())
     }
 
-    async fn hard_delete_versions(
-        &self,
-        subject: &Subject,
-        versions: &[Version],
-        remove_subject_settings: bool,
-        preconditions: &Preconditions,
-    ) -> StoreResult<()> {
+    async fn hard_delete_versions(&self, deletion: HardDeletion<'_>) -> StoreResult<()> {
+        let HardDeletion { subject, versions, remove_subject_settings, preconditions } = deletion;
         let mut state = self.state();
         state.check(subject, preconditions)?;
         let mut removed = Vec::new();
@@ -393,14 +380,8 @@ impl Store for MemoryStore {
         Ok(carriers.cloned().collect())
     }
 
-    async fn rows_with_id_page_in(
-        &self,
-        context: &Context,
-        id: SchemaId,
-        prefix: &str,
-        after: Option<(&Subject, Version)>,
-        limit: usize,
-    ) -> StoreResult<Vec<VersionRow>> {
+    async fn rows_with_id_page_in(&self, context: &Context, page: IdRowsPage<'_>) -> StoreResult<Vec<VersionRow>> {
+        let IdRowsPage { id, prefix, after, limit } = page;
         // Rows are keyed by (subject, version), so the map's order is the page order.
         let state = self.state();
         let later = state.rows.iter().filter(|(key, _)| after.is_none_or(|(s, v)| (&key.0, key.1) > (s, v)));
@@ -422,13 +403,8 @@ impl Store for MemoryStore {
         Ok(rows)
     }
 
-    async fn list_subjects(
-        &self,
-        prefix: &str,
-        filter: DeletedFilter,
-        after: Option<&Subject>,
-        limit: usize,
-    ) -> StoreResult<Vec<Subject>> {
+    async fn list_subjects(&self, page: SubjectsPage<'_>) -> StoreResult<Vec<Subject>> {
+        let SubjectsPage { prefix, filter, after, limit } = page;
         let state = self.state();
         let mut page: Vec<Subject> = Vec::new();
         let mut current: Option<(&Subject, bool)> = None; // (subject, has a live row)
@@ -477,12 +453,8 @@ impl Store for MemoryStore {
         Ok(self.state().configs.remove(scope))
     }
 
-    async fn write_setting(
-        &self,
-        scope: &Scope,
-        change: &SettingChange,
-        preconditions: &Preconditions,
-    ) -> StoreResult<()> {
+    async fn write_setting(&self, write: SettingWrite<'_>) -> StoreResult<()> {
+        let SettingWrite { scope, change, preconditions } = write;
         let mut state = self.state();
         match scope {
             Scope::Subject(subject) => state.check(subject, preconditions)?,

@@ -83,7 +83,7 @@ pub trait Store: Send + Sync + Debug {
     /// `GET /schemas/ids/{id}` needs before it reads the body: one read where the backend can
     /// (DynamoDB: one Query of the ID's partition).
     async fn fingerprint_for_carried_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-        if self.rows_with_id_page_in(context, id, "", None, 1).await?.is_empty() {
+        if self.rows_with_id_page_in(context, IdRowsPage { id, prefix: "", after: None, limit: 1 }).await?.is_empty() {
             return Ok(None);
         }
         self.fingerprint_for_id_in(context, id).await
@@ -182,15 +182,11 @@ pub trait Store: Send + Sync + Debug {
     /// Every row of `subject`, live and soft-deleted, ascending by version.
     async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>>;
 
-    /// One page of `subject`'s rows, live and soft-deleted, ascending by version, strictly after
-    /// `after`, at most `limit` (for listings that must not hold every version at once). No
-    /// default on purpose: a wrapper that forgot to forward it would silently read everything.
-    async fn versions_page(
-        &self,
-        subject: &Subject,
-        after: Option<Version>,
-        limit: usize,
-    ) -> StoreResult<Vec<VersionRow>>;
+    /// One page of the subject's rows, live and soft-deleted, ascending by version, strictly after
+    /// `after`, at most `limit` ([`VersionsPage`]; for listings that must not hold every version at
+    /// once). No default on purpose: a wrapper that forgot to forward it would silently read
+    /// everything.
+    async fn versions_page(&self, page: VersionsPage<'_>) -> StoreResult<Vec<VersionRow>>;
 
     /// One row.
     async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>>;
@@ -255,13 +251,8 @@ pub trait Store: Send + Sync + Debug {
     /// The default makes those steps as separate calls, each idempotent and ordered so a crash
     /// between two leaves only a guid or ID binding no row carries yet (which a retry reuses); a
     /// backend may make them one atomic write (DynamoDB: one transaction).
-    async fn create_version_assigning_id(
-        &self,
-        row: &UnassignedRow,
-        guid: &Guid,
-        preconditions: &Preconditions,
-    ) -> StoreResult<(SchemaId, bool)> {
-        assign_id_in_steps(self, row, guid, preconditions).await
+    async fn create_version_assigning_id(&self, version: NewVersion<'_>) -> StoreResult<(SchemaId, bool)> {
+        assign_id_in_steps(self, version).await
     }
 
     /// Sets the row's `deleted` flag to `deleted` if it is currently `!deleted`; `Conflict` if
@@ -271,50 +262,31 @@ pub trait Store: Send + Sync + Debug {
     /// Removes the row (hard delete). Succeeds if it was already gone.
     async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()>;
 
-    /// Soft-deletes every version in `versions` of `subject` as one atomic write (all of them or
-    /// none) under `preconditions`, raising the subject's revision. `Conflict` if any is missing or
-    /// already soft-deleted, or a precondition fails. A backend whose batches are bounded (DynamoDB
-    /// transactions: 100 items) documents its bound and splits above it.
-    async fn soft_delete_versions(
-        &self,
-        subject: &Subject,
-        versions: &[Version],
-        preconditions: &Preconditions,
-    ) -> StoreResult<()>;
+    /// Soft-deletes every version in `versions` of `subject` ([`SoftDeletion`]) as one atomic write
+    /// (all of them or none) under `preconditions`, raising the subject's revision. `Conflict` if any
+    /// is missing or already soft-deleted, or a precondition fails. A backend whose batches are
+    /// bounded (DynamoDB transactions: 100 items) documents its bound and splits above it.
+    async fn soft_delete_versions(&self, deletion: SoftDeletion<'_>) -> StoreResult<()>;
 
-    /// Removes every version in `versions` of `subject` as one atomic write (hard delete) under
-    /// `preconditions`, together with the subject's config and mode when `remove_subject_settings`
-    /// is set, and the fingerprint → ID binding (in the subject's context) of every ID no row of that
-    /// context carries any more (so the same
-    /// schema registered again gets a new ID, as in Confluent; the ID → fingerprint side stays and
-    /// the ID is never handed out again). A registration that commits a row carrying such an ID
-    /// concurrently makes exactly one of the two fail (see [`Preconditions::binding`]). Rows
-    /// already gone are skipped. Same batching note as [`Store::soft_delete_versions`].
-    async fn hard_delete_versions(
-        &self,
-        subject: &Subject,
-        versions: &[Version],
-        remove_subject_settings: bool,
-        preconditions: &Preconditions,
-    ) -> StoreResult<()>;
+    /// Removes every version in `versions` of `subject` ([`HardDeletion`]) as one atomic write (hard
+    /// delete) under `preconditions`, together with the subject's config and mode when
+    /// `remove_subject_settings` is set, and the fingerprint → ID binding (in the subject's context)
+    /// of every ID no row of that context carries any more (so the same schema registered again
+    /// gets a new ID, as in Confluent; the ID → fingerprint side stays and the ID is never handed
+    /// out again). A registration that commits a row carrying such an ID concurrently makes exactly
+    /// one of the two fail (see [`Preconditions::binding`]). Rows already gone are skipped. Same batching note as [`Store::soft_delete_versions`].
+    async fn hard_delete_versions(&self, deletion: HardDeletion<'_>) -> StoreResult<()>;
 
     /// Every row of `context` that carries `id`, sorted by (subject, version).
     async fn rows_with_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Vec<VersionRow>>;
 
     /// One page of the rows of `context` carrying `id` whose subject starts with `prefix` (`""`:
     /// every subject of the context), sorted by (subject, version), strictly after `after`, at
-    /// most `limit`: for the listings by ID (scoped ones read one prefix at a time), and for the
-    /// checks that only need to know whether some (or some other) row carries it, none of which
-    /// may read every carrier of a schema that many subjects share. No default, as
+    /// most `limit` ([`IdRowsPage`]): for the listings by ID (scoped ones read one prefix at a
+    /// time), and for the checks that only need to know whether some (or some other) row carries
+    /// it, none of which may read every carrier of a schema that many subjects share. No default, as
     /// [`Store::versions_page`].
-    async fn rows_with_id_page_in(
-        &self,
-        context: &Context,
-        id: SchemaId,
-        prefix: &str,
-        after: Option<(&Subject, Version)>,
-        limit: usize,
-    ) -> StoreResult<Vec<VersionRow>>;
+    async fn rows_with_id_page_in(&self, context: &Context, page: IdRowsPage<'_>) -> StoreResult<Vec<VersionRow>>;
 
     /// [`Store::rows_with_id_in`] the default context.
     async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
@@ -322,28 +294,17 @@ pub trait Store: Send + Sync + Debug {
     }
 
     /// [`Store::rows_with_id_page_in`] the default context.
-    async fn rows_with_id_page(
-        &self,
-        id: SchemaId,
-        prefix: &str,
-        after: Option<(&Subject, Version)>,
-        limit: usize,
-    ) -> StoreResult<Vec<VersionRow>> {
-        self.rows_with_id_page_in(&Context::DEFAULT, id, prefix, after, limit).await
+    async fn rows_with_id_page(&self, page: IdRowsPage<'_>) -> StoreResult<Vec<VersionRow>> {
+        self.rows_with_id_page_in(&Context::DEFAULT, page).await
     }
 
     /// Every row whose references include (`subject`, `version`), sorted by ID.
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>>;
 
     /// One page of subject names in ascending order, strictly after `after`, starting with
-    /// `prefix`, filtered by `filter` (a subject is live while it has a live row), at most `limit`.
-    async fn list_subjects(
-        &self,
-        prefix: &str,
-        filter: DeletedFilter,
-        after: Option<&Subject>,
-        limit: usize,
-    ) -> StoreResult<Vec<Subject>>;
+    /// `prefix`, filtered by `filter` (a subject is live while it has a live row), at most `limit`
+    /// ([`SubjectsPage`]).
+    async fn list_subjects(&self, page: SubjectsPage<'_>) -> StoreResult<Vec<Subject>>;
 
     // --- config and mode --------------------------------------------------------------------
 
@@ -356,17 +317,12 @@ pub trait Store: Send + Sync + Debug {
     /// Removes the config at `scope`, returning what was there.
     async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>>;
 
-    /// Replaces (`Some`) or removes (`None`) the config or mode at `scope` if every one of
-    /// `preconditions` holds, in one atomic step; `Conflict` otherwise. A precondition on the
+    /// Replaces (`Some`) or removes (`None`) the config or mode at `scope` ([`SettingWrite`]) if
+    /// every one of `preconditions` holds, in one atomic step; `Conflict` otherwise. A precondition on the
     /// written item itself is checked on that write. The revision precondition names the subject
     /// of `scope` (ignored for the global scope). Raises no revision: decisions that depend on a
     /// setting carry it as a settings precondition.
-    async fn write_setting(
-        &self,
-        scope: &Scope,
-        change: &SettingChange,
-        preconditions: &Preconditions,
-    ) -> StoreResult<()>;
+    async fn write_setting(&self, write: SettingWrite<'_>) -> StoreResult<()>;
 
     /// The mode stored at `scope`, if any.
     async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>>;
@@ -396,6 +352,89 @@ pub trait Store: Send + Sync + Debug {
     fn cache_stats(&self) -> Option<crate::CacheStats> {
         None
     }
+}
+
+/// One page of a subject's rows: what [`Store::versions_page`] reads.
+#[derive(Debug, Clone, Copy)]
+pub struct VersionsPage<'a> {
+    /// The subject whose rows are read.
+    pub subject: &'a Subject,
+    /// Only versions strictly greater (`None`: from the first).
+    pub after: Option<Version>,
+    /// At most this many rows.
+    pub limit: usize,
+}
+
+/// One page of the rows of a context carrying an ID: what [`Store::rows_with_id_page_in`] reads.
+#[derive(Debug, Clone, Copy)]
+pub struct IdRowsPage<'a> {
+    /// The ID the rows carry.
+    pub id: SchemaId,
+    /// Only subjects starting with it (`""`: every subject of the context).
+    pub prefix: &'a str,
+    /// Only rows strictly after this (subject, version) (`None`: from the first).
+    pub after: Option<(&'a Subject, Version)>,
+    /// At most this many rows.
+    pub limit: usize,
+}
+
+/// One page of subject names: what [`Store::list_subjects`] reads.
+#[derive(Debug, Clone, Copy)]
+pub struct SubjectsPage<'a> {
+    /// Only subjects starting with it (`""`: every subject).
+    pub prefix: &'a str,
+    /// Live, soft-deleted or both (a subject is live while it has a live row).
+    pub filter: DeletedFilter,
+    /// Only subjects strictly after this one (`None`: from the first).
+    pub after: Option<&'a Subject>,
+    /// At most this many subjects.
+    pub limit: usize,
+}
+
+/// A row to create under its fingerprint's ID: what [`Store::create_version_assigning_id`] writes.
+#[derive(Debug, Clone, Copy)]
+pub struct NewVersion<'a> {
+    /// The row, without its ID.
+    pub row: &'a UnassignedRow,
+    /// The guid to bind to the row's fingerprint if it is unbound.
+    pub guid: &'a Guid,
+    /// What must still hold when the row is created.
+    pub preconditions: &'a Preconditions,
+}
+
+/// Versions of one subject to soft-delete together: what [`Store::soft_delete_versions`] writes.
+#[derive(Debug, Clone, Copy)]
+pub struct SoftDeletion<'a> {
+    /// The subject whose versions are soft-deleted.
+    pub subject: &'a Subject,
+    /// The versions, each live until this write.
+    pub versions: &'a [Version],
+    /// What must still hold when they are soft-deleted.
+    pub preconditions: &'a Preconditions,
+}
+
+/// Versions of one subject to remove together: what [`Store::hard_delete_versions`] writes.
+#[derive(Debug, Clone, Copy)]
+pub struct HardDeletion<'a> {
+    /// The subject whose versions are removed.
+    pub subject: &'a Subject,
+    /// The versions (rows already gone are skipped).
+    pub versions: &'a [Version],
+    /// Whether the subject's config and mode go too.
+    pub remove_subject_settings: bool,
+    /// What must still hold when they are removed.
+    pub preconditions: &'a Preconditions,
+}
+
+/// A config or mode change at one scope: what [`Store::write_setting`] writes.
+#[derive(Debug, Clone, Copy)]
+pub struct SettingWrite<'a> {
+    /// Where the setting is written.
+    pub scope: &'a Scope,
+    /// The config or mode stored (`Some`) or removed (`None`) there.
+    pub change: &'a SettingChange,
+    /// What must still hold when it is written.
+    pub preconditions: &'a Preconditions,
 }
 
 /// Where `GET /schemas/guids/{guid}` finds its schema ([`Store::carried_id_for_guid`]).
@@ -438,10 +477,9 @@ pub async fn carried_in_contexts<S: Store + ?Sized>(
 /// injection reaches every step.
 pub async fn assign_id_in_steps<S: Store + ?Sized>(
     store: &S,
-    row: &UnassignedRow,
-    guid: &Guid,
-    preconditions: &Preconditions,
+    version: NewVersion<'_>,
 ) -> StoreResult<(SchemaId, bool)> {
+    let NewVersion { row, guid, preconditions } = version;
     match store.bind_guid(guid, &row.fingerprint).await {
         Ok(()) | Err(StoreError::Conflict(_)) => {}
         Err(e) => return Err(e),

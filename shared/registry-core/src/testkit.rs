@@ -43,8 +43,8 @@ pub use store_cases::{
     versions_page_pages_one_subject,
 };
 
-use crate::model::{SchemaBody, SchemaId, Subject, Version, VersionRow};
-use crate::store::Store;
+use crate::model::{Guid, SchemaBody, SchemaId, Subject, UnassignedRow, Version, VersionRow};
+use crate::store::{HardDeletion, NewVersion, Preconditions, SoftDeletion, Store, StoreResult};
 use registry_schema::{Fingerprint, SchemaReference, SchemaType};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -158,6 +158,24 @@ pub fn row_referencing(
         .map(|(i, (s, v))| SchemaReference { name: format!("ref{i}"), subject: s.as_str().to_string(), version: *v })
         .collect();
     VersionRow { references, ..row(subject, version, id, fingerprint) }
+}
+
+/// [`Store::create_version_assigning_id`] of `row` binding `guid`, without preconditions.
+pub(crate) async fn assign(store: &dyn Store, row: &UnassignedRow, guid: &Guid) -> StoreResult<(SchemaId, bool)> {
+    store.create_version_assigning_id(NewVersion { row, guid, preconditions: &Preconditions::default() }).await
+}
+
+/// [`Store::soft_delete_versions`] of `versions` of `subject`, without preconditions.
+pub(crate) async fn soft_delete(store: &dyn Store, subject: &Subject, versions: &[Version]) -> StoreResult<()> {
+    store.soft_delete_versions(SoftDeletion { subject, versions, preconditions: &Preconditions::default() }).await
+}
+
+/// [`Store::hard_delete_versions`] of `versions` of `subject`, without preconditions, keeping the
+/// subject's settings.
+pub(crate) async fn hard_delete(store: &dyn Store, subject: &Subject, versions: &[Version]) -> StoreResult<()> {
+    let preconditions = Preconditions::default();
+    let deletion = HardDeletion { subject, versions, remove_subject_settings: false, preconditions: &preconditions };
+    store.hard_delete_versions(deletion).await
 }
 
 /// `name` as a subject; panics on a name [`Subject::new`] refuses (test input is known good).

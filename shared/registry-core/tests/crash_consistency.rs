@@ -7,7 +7,7 @@
 use registry_core::testkit::{HookedStore, StoreCall, StoreHook};
 use registry_core::{
     ConfigRecord, DeletedFilter, Guid, MemoryStore, Mode, NewSchema, RegisterOptions, Registry, RegistryError,
-    RegistrySettings, SchemaId, Scope, Store, StoreError, StoreResult, Subject, Version, VersionSelector,
+    RegistrySettings, SchemaId, Scope, Store, StoreError, StoreResult, Subject, SubjectsPage, Version, VersionSelector,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -75,7 +75,8 @@ const SUBJECTS: [&str; 8] = ["orders", "payments", "shared", "multi", "common", 
 /// Checks the invariants and returns the observable state.
 async fn snapshot(store: &MemoryStore) -> Snapshot {
     let mut rows = Vec::new();
-    let subjects = store.list_subjects("", DeletedFilter::IncludeDeleted, None, usize::MAX).await.unwrap_or_default();
+    let every = SubjectsPage { prefix: "", filter: DeletedFilter::IncludeDeleted, after: None, limit: usize::MAX };
+    let subjects = store.list_subjects(every).await.unwrap_or_default();
     for subject in subjects {
         let versions = store.versions(&subject).await.unwrap_or_default();
         for row in versions {

@@ -19,7 +19,8 @@ use crate::items::{ItemExt, attr, key, n};
 use crate::keys::{self, PK};
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem, Update};
 use registry_core::{
-    Context, Fingerprint, Preconditions, Revision, SchemaId, Scope, SettingSeen, Subject, Version, VersionRow,
+    Context, Fingerprint, IdRowsPage, Preconditions, Revision, SchemaId, Scope, SettingSeen, Subject, Version,
+    VersionRow,
 };
 use std::collections::BTreeSet;
 
@@ -115,7 +116,8 @@ impl AwsStore {
             }
             let uses: Option<u64> = binding.optional_number(USES)?;
             let doomed_with_id = doomed.iter().filter(|d| d.id == row.id).count();
-            let carriers = self.rows_for_id_page(context, row.id, "", None, doomed_with_id + 1).await?;
+            let page = IdRowsPage { id: row.id, prefix: "", after: None, limit: doomed_with_id + 1 };
+            let carriers = self.rows_for_id_page(context, page).await?;
             let kept = carriers.len() > doomed_with_id
                 || carriers.iter().any(|c| &c.subject != subject || !doomed.iter().any(|d| d.version == c.version));
             if !kept {

@@ -15,7 +15,7 @@ use crate::keys::{self, PK, SK};
 use crate::live_versions::KEEPING_STEP;
 use crate::requests::MAX_BATCH_KEYS;
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem, Update};
-use registry_core::{Context, Fingerprint, Preconditions, SchemaId, Subject, Version, VersionRow};
+use registry_core::{Context, Fingerprint, IdRowsPage, Preconditions, SchemaId, Subject, Version, VersionRow};
 use std::collections::BTreeSet;
 
 /// DynamoDB's limit on items in one transaction.
@@ -140,11 +140,9 @@ impl AwsStore {
     pub(crate) async fn rows_for_id_page(
         &self,
         context: &Context,
-        id: SchemaId,
-        prefix: &str,
-        after: Option<(&Subject, Version)>,
-        limit: usize,
+        page: IdRowsPage<'_>,
     ) -> Result<Vec<VersionRow>, AwsError> {
+        let IdRowsPage { id, prefix, after, limit } = page;
         let pk = keys::id_pk(context, id);
         let after_key = after.map(|(subject, version)| keys::edge_sk(subject, version));
         let run_start = format!("{}{prefix}", keys::EDGE_SK_PREFIX);

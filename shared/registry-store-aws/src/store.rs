@@ -5,9 +5,9 @@ use crate::AwsStore;
 use crate::blobs;
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, Context, DeletedFilter, Fingerprint, Guid, GuidCarried, LayeredContext, Mode, Preconditions,
-    Revision, SchemaBody, SchemaId, Scope, SettingChange, Store, StoreResult, Subject, UnassignedRow, Version,
-    VersionRow, WriteContext,
+    ConfigRecord, Context, Fingerprint, Guid, GuidCarried, HardDeletion, IdRowsPage, LayeredContext, Mode, NewVersion,
+    Preconditions, Revision, SchemaBody, SchemaId, Scope, SettingWrite, SoftDeletion, Store, StoreResult, Subject,
+    SubjectsPage, Version, VersionRow, VersionsPage, WriteContext,
 };
 
 #[async_trait]
@@ -76,13 +76,8 @@ impl Store for AwsStore {
         Ok(self.read_versions(subject).await?)
     }
 
-    async fn versions_page(
-        &self,
-        subject: &Subject,
-        after: Option<Version>,
-        limit: usize,
-    ) -> StoreResult<Vec<VersionRow>> {
-        Ok(self.read_versions_page(subject, after, limit).await?)
+    async fn versions_page(&self, page: VersionsPage<'_>) -> StoreResult<Vec<VersionRow>> {
+        Ok(self.read_versions_page(page.subject, page.after, page.limit).await?)
     }
 
     async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>> {
@@ -113,13 +108,8 @@ impl Store for AwsStore {
         Ok(self.create_row(row, preconditions).await?)
     }
 
-    async fn create_version_assigning_id(
-        &self,
-        row: &UnassignedRow,
-        guid: &Guid,
-        preconditions: &Preconditions,
-    ) -> StoreResult<(SchemaId, bool)> {
-        Ok(self.create_row_assigning_id(row, guid, preconditions).await?)
+    async fn create_version_assigning_id(&self, version: NewVersion<'_>) -> StoreResult<(SchemaId, bool)> {
+        Ok(self.create_row_assigning_id(version.row, version.guid, version.preconditions).await?)
     }
 
     async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {
@@ -130,22 +120,12 @@ impl Store for AwsStore {
         Ok(self.remove_row(subject, version).await?)
     }
 
-    async fn soft_delete_versions(
-        &self,
-        subject: &Subject,
-        versions: &[Version],
-        preconditions: &Preconditions,
-    ) -> StoreResult<()> {
-        Ok(self.soft_delete_all(subject, versions, preconditions).await?)
+    async fn soft_delete_versions(&self, deletion: SoftDeletion<'_>) -> StoreResult<()> {
+        Ok(self.soft_delete_all(deletion.subject, deletion.versions, deletion.preconditions).await?)
     }
 
-    async fn hard_delete_versions(
-        &self,
-        subject: &Subject,
-        versions: &[Version],
-        remove_subject_settings: bool,
-        preconditions: &Preconditions,
-    ) -> StoreResult<()> {
+    async fn hard_delete_versions(&self, deletion: HardDeletion<'_>) -> StoreResult<()> {
+        let HardDeletion { subject, versions, remove_subject_settings, preconditions } = deletion;
         Ok(self.hard_delete_all(subject, versions, remove_subject_settings, preconditions).await?)
     }
 
@@ -153,29 +133,16 @@ impl Store for AwsStore {
         Ok(self.rows_for_id(context, id).await?)
     }
 
-    async fn rows_with_id_page_in(
-        &self,
-        context: &Context,
-        id: SchemaId,
-        prefix: &str,
-        after: Option<(&Subject, Version)>,
-        limit: usize,
-    ) -> StoreResult<Vec<VersionRow>> {
-        Ok(self.rows_for_id_page(context, id, prefix, after, limit).await?)
+    async fn rows_with_id_page_in(&self, context: &Context, page: IdRowsPage<'_>) -> StoreResult<Vec<VersionRow>> {
+        Ok(self.rows_for_id_page(context, page).await?)
     }
 
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
         Ok(self.rows_referencing(subject, version).await?)
     }
 
-    async fn list_subjects(
-        &self,
-        prefix: &str,
-        filter: DeletedFilter,
-        after: Option<&Subject>,
-        limit: usize,
-    ) -> StoreResult<Vec<Subject>> {
-        Ok(self.subjects_page(prefix, filter, after, limit).await?)
+    async fn list_subjects(&self, page: SubjectsPage<'_>) -> StoreResult<Vec<Subject>> {
+        Ok(self.subjects_page(page.prefix, page.filter, page.after, page.limit).await?)
     }
 
     async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
@@ -190,13 +157,8 @@ impl Store for AwsStore {
         Ok(self.remove_config(scope).await?)
     }
 
-    async fn write_setting(
-        &self,
-        scope: &Scope,
-        change: &SettingChange,
-        preconditions: &Preconditions,
-    ) -> StoreResult<()> {
-        Ok(self.write_setting_if(scope, change, preconditions).await?)
+    async fn write_setting(&self, write: SettingWrite<'_>) -> StoreResult<()> {
+        Ok(self.write_setting_if(write.scope, write.change, write.preconditions).await?)
     }
 
     async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {

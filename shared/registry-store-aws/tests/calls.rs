@@ -3,7 +3,9 @@
 
 mod support;
 
-use registry_core::{Context, Guid, SchemaBody, SchemaId, Store, Subject, UnassignedRow, Version, VersionRow};
+use registry_core::{
+    Context, Guid, NewVersion, SchemaBody, SchemaId, Store, Subject, UnassignedRow, Version, VersionRow,
+};
 use registry_store_aws::AwsStore;
 use support::{body, row, subject, with_store};
 
@@ -26,7 +28,9 @@ async fn register(store: &AwsStore, subject: &Subject, body: &SchemaBody) -> (Sc
         registered_at_ms: new.registered_at_ms,
     };
     let preconditions = registry_core::Preconditions::default();
-    let assigned = store.create_version_assigning_id(&unassigned, &Guid::of(body), &preconditions).await;
+    let guid = Guid::of(body);
+    let version = NewVersion { row: &unassigned, guid: &guid, preconditions: &preconditions };
+    let assigned = store.create_version_assigning_id(version).await;
     (assigned.unwrap_or_else(|e| panic!("{e}")).0, Version(next))
 }
 

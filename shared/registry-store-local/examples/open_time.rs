@@ -4,7 +4,9 @@
 //!
 //! `cargo run -p registry-store-local --example open_time [-- <subjects>]`
 
-use registry_core::{DeletedFilter, SchemaBody, SchemaId, SchemaType, Store, Subject, Version, VersionRow};
+use registry_core::{
+    DeletedFilter, SchemaBody, SchemaId, SchemaType, Store, Subject, SubjectsPage, Version, VersionRow,
+};
 use registry_store_local::LocalStore;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -72,7 +74,9 @@ async fn main() -> Result<(), Error> {
 
     let started = Instant::now();
     let store = LocalStore::open(&seeded)?;
-    let page = store.list_subjects("", DeletedFilter::LiveOnly, None, 100).await?;
+    let page = store
+        .list_subjects(SubjectsPage { prefix: "", filter: DeletedFilter::LiveOnly, after: None, limit: 100 })
+        .await?;
     let last = store.get_version(&rows[subjects - 1].subject, Version(1)).await?;
     let first_reads = started.elapsed();
     let size = std::fs::metadata(store.database_path())?.len();

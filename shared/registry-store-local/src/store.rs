@@ -4,8 +4,9 @@ use crate::codec::scope_key;
 use crate::{LocalStore, conditions, ops};
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, Context, DeletedFilter, Fingerprint, Guid, LayeredContext, Mode, Preconditions, SchemaBody, SchemaId,
-    Scope, SettingChange, Store, StoreResult, Subject, Version, VersionRow, WriteContext,
+    ConfigRecord, Context, Fingerprint, Guid, HardDeletion, IdRowsPage, LayeredContext, Mode, Preconditions,
+    SchemaBody, SchemaId, Scope, SettingChange, SettingWrite, SoftDeletion, Store, StoreResult, Subject, SubjectsPage,
+    Version, VersionRow, VersionsPage, WriteContext,
 };
 
 #[async_trait]
@@ -73,13 +74,8 @@ impl Store for LocalStore {
         self.read(move |conn| ops::versions(conn, &subject)).await
     }
 
-    async fn versions_page(
-        &self,
-        subject: &Subject,
-        after: Option<Version>,
-        limit: usize,
-    ) -> StoreResult<Vec<VersionRow>> {
-        let subject = subject.clone();
+    async fn versions_page(&self, page: VersionsPage<'_>) -> StoreResult<Vec<VersionRow>> {
+        let (subject, after, limit) = (page.subject.clone(), page.after, page.limit);
         self.read_sized(limit, move |conn| ops::versions_page(conn, &subject, after, limit)).await
     }
 
@@ -127,12 +123,8 @@ impl Store for LocalStore {
         self.write(move |conn| ops::remove_row(conn, &subject, version).map(drop)).await
     }
 
-    async fn soft_delete_versions(
-        &self,
-        subject: &Subject,
-        versions: &[Version],
-        preconditions: &Preconditions,
-    ) -> StoreResult<()> {
+    async fn soft_delete_versions(&self, deletion: SoftDeletion<'_>) -> StoreResult<()> {
+        let SoftDeletion { subject, versions, preconditions } = deletion;
         let (subject, versions, preconditions) = (subject.clone(), versions.to_vec(), preconditions.clone());
         self.write(move |conn| {
             conditions::check(conn, &subject, &preconditions)?;
@@ -144,13 +136,8 @@ impl Store for LocalStore {
         .await
     }
 
-    async fn hard_delete_versions(
-        &self,
-        subject: &Subject,
-        versions: &[Version],
-        remove_subject_settings: bool,
-        preconditions: &Preconditions,
-    ) -> StoreResult<()> {
+    async fn hard_delete_versions(&self, deletion: HardDeletion<'_>) -> StoreResult<()> {
+        let HardDeletion { subject, versions, remove_subject_settings, preconditions } = deletion;
         let (subject, versions, preconditions) = (subject.clone(), versions.to_vec(), preconditions.clone());
         self.write(move |conn| {
             conditions::check(conn, &subject, &preconditions)?;
@@ -177,14 +164,8 @@ impl Store for LocalStore {
         Ok(rows)
     }
 
-    async fn rows_with_id_page_in(
-        &self,
-        context: &Context,
-        id: SchemaId,
-        prefix: &str,
-        after: Option<(&Subject, Version)>,
-        limit: usize,
-    ) -> StoreResult<Vec<VersionRow>> {
+    async fn rows_with_id_page_in(&self, context: &Context, page: IdRowsPage<'_>) -> StoreResult<Vec<VersionRow>> {
+        let IdRowsPage { id, prefix, after, limit } = page;
         let (prefix, after) = (prefix.to_string(), after.map(|(subject, version)| (subject.clone(), version)));
         let context = context.clone();
         self.read_sized(limit, move |conn| ops::rows_with_id_page(conn, &context, id, &prefix, after.as_ref(), limit))
@@ -196,13 +177,8 @@ impl Store for LocalStore {
         self.read_blocking(move |conn| ops::referrers(conn, &subject, version)).await
     }
 
-    async fn list_subjects(
-        &self,
-        prefix: &str,
-        filter: DeletedFilter,
-        after: Option<&Subject>,
-        limit: usize,
-    ) -> StoreResult<Vec<Subject>> {
+    async fn list_subjects(&self, page: SubjectsPage<'_>) -> StoreResult<Vec<Subject>> {
+        let SubjectsPage { prefix, filter, after, limit } = page;
         let (prefix, after) = (prefix.to_string(), after.cloned());
         self.read_blocking(move |conn| ops::list_subjects(conn, &prefix, filter, after.as_ref(), limit)).await
     }
@@ -222,13 +198,8 @@ impl Store for LocalStore {
         self.write(move |conn| ops::delete_config(conn, &scope)).await
     }
 
-    async fn write_setting(
-        &self,
-        scope: &Scope,
-        change: &SettingChange,
-        preconditions: &Preconditions,
-    ) -> StoreResult<()> {
-        let (scope, change, preconditions) = (scope.clone(), change.clone(), preconditions.clone());
+    async fn write_setting(&self, write: SettingWrite<'_>) -> StoreResult<()> {
+        let (scope, change, preconditions) = (write.scope.clone(), write.change.clone(), write.preconditions.clone());
         self.write(move |conn| {
             match &scope {
                 Scope::Subject(subject) => conditions::check(conn, subject, &preconditions)?,

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{body, reference, row, store, subject};
-use registry_core::{ConfigRecord, DeletedFilter, MemoryStore, Mode, SchemaId, Scope, Store, Version};
+use registry_core::{ConfigRecord, DeletedFilter, MemoryStore, Mode, SchemaId, Scope, Store, SubjectsPage, Version};
 use registry_store_local::LocalStore;
 
 /// Applies the same rows and deletes to `MemoryStore` (the reference) and `LocalStore`.
@@ -40,14 +40,16 @@ async fn list_subjects_pages_and_filters_like_the_reference_store() {
             for after in [None, Some("a"), Some("abc"), Some("b/1"), Some("c"), Some("0"), Some("zz")] {
                 let after = after.map(subject);
                 for limit in [0, 1, 2, 5, 100] {
-                    let want = memory.list_subjects(prefix, filter, after.as_ref(), limit).await.unwrap();
-                    let got = local.list_subjects(prefix, filter, after.as_ref(), limit).await.unwrap();
+                    let page = SubjectsPage { prefix, filter, after: after.as_ref(), limit };
+                    let want = memory.list_subjects(page).await.unwrap();
+                    let got = local.list_subjects(page).await.unwrap();
                     assert_eq!(got, want, "{filter:?} prefix={prefix:?} after={after:?} limit={limit}");
                 }
             }
         }
     }
-    let deleted_only = local.list_subjects("", DeletedFilter::DeletedOnly, None, 100).await.unwrap();
+    let page = SubjectsPage { prefix: "", filter: DeletedFilter::DeletedOnly, after: None, limit: 100 };
+    let deleted_only = local.list_subjects(page).await.unwrap();
     assert_eq!(deleted_only, ["ab", "c.d", "d"].map(subject));
 }
 
@@ -74,8 +76,10 @@ async fn everything_survives_a_reopen() {
     assert_eq!(store.max_id().await.unwrap(), Some(SchemaId(40)));
     assert_eq!(store.allocate_id(&body(3).fingerprint()).await.unwrap(), SchemaId(41));
     assert_eq!(store.referrers(&subject("base"), Version(2)).await.unwrap().len(), 1);
-    assert_eq!(store.list_subjects("", DeletedFilter::LiveOnly, None, 10).await.unwrap(), [subject("s")]);
-    assert_eq!(store.list_subjects("", DeletedFilter::DeletedOnly, None, 10).await.unwrap(), [subject("gone")]);
+    let live = SubjectsPage { prefix: "", filter: DeletedFilter::LiveOnly, after: None, limit: 10 };
+    assert_eq!(store.list_subjects(live).await.unwrap(), [subject("s")]);
+    let deleted = SubjectsPage { filter: DeletedFilter::DeletedOnly, ..live };
+    assert_eq!(store.list_subjects(deleted).await.unwrap(), [subject("gone")]);
     assert_eq!(store.get_config(&Scope::Global).await.unwrap().and_then(|c| c.normalize), Some(true));
     assert_eq!(store.get_mode(&Scope::Subject(subject("s"))).await.unwrap(), Some(Mode::ReadOnly));
 }
@@ -92,12 +96,15 @@ async fn insert_unchecked_seeds_bodies_ids_and_rows_in_one_go() {
     let guid = registry_core::Guid::of(&body(2));
     assert_eq!(store.fingerprint_for_guid(&guid).await.unwrap(), Some(body(2).fingerprint()), "guid indexed");
     assert_eq!(store.rows_with_id(SchemaId(100)).await.unwrap().len(), 100);
-    let page = store.list_subjects("seed-", DeletedFilter::LiveOnly, Some(&subject("seed-0297")), 10).await.unwrap();
+    let after = subject("seed-0297");
+    let page = SubjectsPage { prefix: "seed-", filter: DeletedFilter::LiveOnly, after: Some(&after), limit: 10 };
+    let page = store.list_subjects(page).await.unwrap();
     assert_eq!(page, [subject("seed-0298"), subject("seed-0299")]);
     // Re-seeding the same rows replaces them instead of double counting.
     store.insert_unchecked(&[], &rows[..1]).await.unwrap();
     store.set_version_deleted(&subject("seed-0000"), Version(1), true).await.unwrap();
-    assert_eq!(store.list_subjects("seed-0000", DeletedFilter::DeletedOnly, None, 10).await.unwrap().len(), 1);
+    let page = SubjectsPage { prefix: "seed-0000", filter: DeletedFilter::DeletedOnly, after: None, limit: 10 };
+    assert_eq!(store.list_subjects(page).await.unwrap().len(), 1);
     assert_eq!(store.allocate_id(&body(9).fingerprint()).await.unwrap(), SchemaId(103));
 }
 

@@ -5,7 +5,10 @@ use super::alias::check_alias;
 use super::support::{MAX_ATTEMPTS, subject_not_found, writable};
 use crate::error::RegistryError;
 use crate::model::{ConfigRecord, ConfigUpdate, Context, DeletedFilter, Mode, Scope};
-use crate::store::{LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingsAt, StoreError};
+use crate::store::{
+    LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingWrite, SettingsAt, StoreError,
+    SubjectsPage,
+};
 
 impl Registry {
     /// `GET /config[/{s}]`, as Confluent's `getConfig`/`getConfigInScope`. Global: the stored
@@ -214,7 +217,7 @@ impl Registry {
         preconditions: &Preconditions,
         attempt: usize,
     ) -> Result<bool, RegistryError> {
-        let written = self.store.write_setting(scope, change, preconditions).await;
+        let written = self.store.write_setting(SettingWrite { scope, change, preconditions }).await;
         self.forget_lookups();
         match written {
             Ok(()) => Ok(true),
@@ -231,7 +234,9 @@ impl Registry {
     /// exists: deleting it only checks that it is empty.
     pub async fn delete_context(&self, context: &str) -> Result<(), RegistryError> {
         let context = Context::parse(context)?;
-        let left = self.store.list_subjects(&context.subject_prefix(), DeletedFilter::IncludeDeleted, None, 1).await?;
+        let prefix = context.subject_prefix();
+        let page = SubjectsPage { prefix: &prefix, filter: DeletedFilter::IncludeDeleted, after: None, limit: 1 };
+        let left = self.store.list_subjects(page).await?;
         if !left.is_empty() {
             return Err(RegistryError::ContextNotEmpty { context: context.name().to_string() });
         }
@@ -251,8 +256,13 @@ impl Registry {
             Some(prefix) => {
                 let mut after = None;
                 loop {
-                    let page =
-                        self.store.list_subjects(&prefix, DeletedFilter::DeletedOnly, after.as_ref(), 1000).await?;
+                    let page = SubjectsPage {
+                        prefix: &prefix,
+                        filter: DeletedFilter::DeletedOnly,
+                        after: after.as_ref(),
+                        limit: 1000,
+                    };
+                    let page = self.store.list_subjects(page).await?;
                     let Some(last) = page.last().cloned() else { break };
                     subjects.extend(page);
                     after = Some(last);
@@ -273,7 +283,8 @@ impl Registry {
     async fn has_live_versions(&self, scope: &Scope) -> Result<bool, RegistryError> {
         match (subjects_prefix(scope), scope_subject(scope)) {
             (Some(prefix), _) => {
-                Ok(!self.store.list_subjects(&prefix, DeletedFilter::LiveOnly, None, 1).await?.is_empty())
+                let page = SubjectsPage { prefix: &prefix, filter: DeletedFilter::LiveOnly, after: None, limit: 1 };
+                Ok(!self.store.list_subjects(page).await?.is_empty())
             }
             (None, Some(subject)) => Ok(self.rows(subject).await?.iter().any(|r| !r.deleted)),
             (None, None) => Ok(false),

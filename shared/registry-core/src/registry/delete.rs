@@ -11,7 +11,7 @@ use super::alias::follow_alias;
 use super::support::{MAX_ATTEMPTS, latest_live, reference_exists, subject_not_found, version_not_found, writable};
 use crate::error::RegistryError;
 use crate::model::{Scope, Subject, Version, VersionRow, VersionSelector};
-use crate::store::{LayeredContext, StoreError};
+use crate::store::{LayeredContext, SoftDeletion, StoreError};
 
 impl Registry {
     /// `DELETE /subjects/{s}/versions/{v}`: the deleted version number. Checks in Confluent's
@@ -63,7 +63,9 @@ impl Registry {
                 let last = rows.len() == 1;
                 self.hard_delete(&subject, &[row.version], last, &preconditions).await
             } else {
-                let deleted = self.store.soft_delete_versions(&subject, &[row.version], &preconditions).await;
+                let deletion =
+                    SoftDeletion { subject: &subject, versions: &[row.version], preconditions: &preconditions };
+                let deleted = self.store.soft_delete_versions(deletion).await;
                 self.forget_lookups();
                 deleted
             };
@@ -118,7 +120,8 @@ impl Registry {
             let written = if permanent {
                 self.hard_delete(&subject, &targets, true, &preconditions).await
             } else {
-                let deleted = self.store.soft_delete_versions(&subject, &targets, &preconditions).await;
+                let deletion = SoftDeletion { subject: &subject, versions: &targets, preconditions: &preconditions };
+                let deleted = self.store.soft_delete_versions(deletion).await;
                 self.forget_lookups();
                 deleted
             };

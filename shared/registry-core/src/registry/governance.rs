@@ -6,6 +6,7 @@ use super::support::visible;
 use super::{Registry, SchemaById};
 use crate::error::RegistryError;
 use crate::model::{DeletedFilter, Guid, SchemaBody, SchemaRecord, Subject};
+use crate::store::SubjectsPage;
 
 /// One subject's governance facts (see [`Registry::subject_report`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,7 +85,9 @@ impl Registry {
         let mut out = Vec::new();
         let mut after: Option<Subject> = None;
         loop {
-            let page = self.store.list_subjects("", DeletedFilter::IncludeDeleted, after.as_ref(), 1000).await?;
+            let page =
+                SubjectsPage { prefix: "", filter: DeletedFilter::IncludeDeleted, after: after.as_ref(), limit: 1000 };
+            let page = self.store.list_subjects(page).await?;
             let Some(last) = page.last().cloned() else {
                 return Ok(out);
             };

@@ -19,6 +19,7 @@ use super::Registry;
 use super::recent::Recent;
 use crate::error::RegistryError;
 use crate::model::{Context, Guid, SchemaId, Subject, Version};
+use crate::store::HardDeletion;
 use registry_schema::Fingerprint;
 use std::time::Duration;
 
@@ -79,7 +80,8 @@ impl Registry {
         remove_subject_settings: bool,
         preconditions: &crate::store::Preconditions,
     ) -> Result<(), crate::store::StoreError> {
-        let deleted = self.store.hard_delete_versions(subject, versions, remove_subject_settings, preconditions).await;
+        let deletion = HardDeletion { subject, versions, remove_subject_settings, preconditions };
+        let deleted = self.store.hard_delete_versions(deletion).await;
         self.forget_live_ids();
         self.forget_lookups();
         deleted

@@ -9,7 +9,7 @@ use crate::error::RegistryError;
 use crate::model::{
     Context, DeletedFilter, QualifiedName, SchemaId, SchemaRecord, Scope, Subject, Version, VersionRow, VersionSelector,
 };
-use crate::store::LayeredContext;
+use crate::store::{IdRowsPage, LayeredContext, SubjectsPage, VersionsPage};
 use crate::subject_scope::{SubjectScope, read_runs};
 
 /// Default and maximum page of `GET /schemas` (Confluent's `schema.search.*.limit`).
@@ -265,7 +265,8 @@ impl Registry {
         let store = &self.store;
         let cursor = after.map(|(subject, _)| subject.as_str());
         let read = |range: String, wanted| async move {
-            store.rows_with_id_page_in(context, SchemaId(id), &range, after, wanted).await
+            let page = IdRowsPage { id: SchemaId(id), prefix: &range, after, limit: wanted };
+            store.rows_with_id_page_in(context, page).await
         };
         Ok(read_runs(scope.ranges(""), cursor, limit, read).await?)
     }
@@ -339,7 +340,9 @@ impl Registry {
         limit: usize,
     ) -> Result<Vec<Subject>, RegistryError> {
         let store = &self.store;
-        let read = |range: String, wanted| async move { store.list_subjects(&range, filter, after, wanted).await };
+        let read = |range: String, wanted| async move {
+            store.list_subjects(SubjectsPage { prefix: &range, filter, after, limit: wanted }).await
+        };
         Ok(read_runs(scope.ranges(prefix), after.map(Subject::as_str), limit, read).await?)
     }
 
@@ -362,7 +365,7 @@ impl Registry {
         after: Option<Version>,
         limit: usize,
     ) -> Result<Vec<VersionRow>, RegistryError> {
-        Ok(self.store.versions_page(subject, after, limit).await?)
+        Ok(self.store.versions_page(VersionsPage { subject, after, limit }).await?)
     }
 
     /// `GET /subjects/{s}/versions/{v}`. 40401 when the subject has no version visible under

@@ -27,7 +27,7 @@ use crate::metrics::Registration;
 use crate::model::{
     Guid, Mode, SchemaBody, SchemaId, SchemaRecord, Scope, Subject, UnassignedRow, Version, VersionRow,
 };
-use crate::store::{LayeredContext, Preconditions, StoreError};
+use crate::store::{LayeredContext, NewVersion, Preconditions, StoreError};
 use registry_schema::{Fingerprint, ParsedSchema, SchemaReference, Validation};
 
 /// What one attempt read: the request, the subject's write context and then its rows.
@@ -296,7 +296,11 @@ impl Registry {
         let Candidate { row, id, body, import, preconditions } = candidate;
         let created = match id {
             Some(id) => self.store.create_version(&row.with_id(id), &preconditions).await.map(|()| (id, false)),
-            None => self.store.create_version_assigning_id(&row, &Guid::of(&body), &preconditions).await,
+            None => {
+                let guid = Guid::of(&body);
+                let version = NewVersion { row: &row, guid: &guid, preconditions: &preconditions };
+                self.store.create_version_assigning_id(version).await
+            }
         };
         self.forget_lookups();
         let (id, new_id) = match created {

@@ -1,10 +1,10 @@
 //! CONTEXTS section: each context has its own ID space. Store-level cases check the `_in` calls
 //! directly; a registry-level race registers into two contexts at once.
 
-use super::{row, stored_body, unique_name};
+use super::{hard_delete, row, stored_body, unique_name};
 use crate::model::{Context, SchemaId, Subject, Version};
 use crate::registry::{NewSchema, RegisterOptions, Registry, RegistrySettings};
-use crate::store::{Preconditions, Store, StoreError};
+use crate::store::{IdRowsPage, Preconditions, Store, StoreError};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -77,14 +77,16 @@ pub async fn rows_bindings_and_listing_are_per_context(store: &dyn Store) {
 
     let rows_a = store.rows_with_id_in(&a, id_a).await.expect("rows_with_id_in");
     assert_eq!(rows_a.iter().map(|r| &r.subject).collect::<Vec<_>>(), vec![&subject_a], "contexts: rows of a only");
-    let page_b = store.rows_with_id_page_in(&b, id_b, "", None, 10).await.expect("rows_with_id_page_in");
+    let page = IdRowsPage { id: id_b, prefix: "", after: None, limit: 10 };
+    let page_b = store.rows_with_id_page_in(&b, page).await.expect("rows_with_id_page_in");
     assert_eq!(page_b.iter().map(|r| &r.subject).collect::<Vec<_>>(), vec![&subject_b], "contexts: rows of b only");
-    let other = store.rows_with_id_page_in(&b, id_b, &a.subject_prefix(), None, 10).await.expect("page");
+    let prefix_a = a.subject_prefix();
+    let other = store.rows_with_id_page_in(&b, IdRowsPage { prefix: &prefix_a, ..page }).await.expect("page");
     assert!(other.is_empty(), "contexts: a prefix of another context finds nothing in b");
     let carried = store.fingerprint_for_carried_id_in(&a, id_a).await.expect("fingerprint_for_carried_id_in");
     assert_eq!(carried, Some(fingerprint));
 
-    store.hard_delete_versions(&subject_a, &[Version(1)], false, &none).await.expect("hard delete in a");
+    hard_delete(store, &subject_a, &[Version(1)]).await.expect("hard delete in a");
     assert_eq!(store.id_for_fingerprint_in(&a, &fingerprint).await.expect("id_for_fingerprint_in"), None);
     assert_eq!(store.fingerprint_for_carried_id_in(&a, id_a).await.expect("carried"), None, "no row of a carries it");
     let kept = store.id_for_fingerprint_in(&b, &fingerprint).await.expect("id_for_fingerprint_in");

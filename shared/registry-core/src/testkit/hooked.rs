@@ -1,13 +1,10 @@
 //! [`HookedStore`]: a store that asks a [`StoreHook`] before forwarding each call to an inner store.
 //! The one place tests inject faults or count calls, so a new [`Store`] method is forwarded once.
 
-use crate::model::{
-    ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, UnassignedRow, Version,
-    VersionRow,
-};
+use crate::model::{ConfigRecord, Context, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow};
 use crate::store::{
-    GuidCarried, LayeredContext, Preconditions, Revision, SettingChange, SettingKind, Store, StoreResult, WriteContext,
-    assign_id_in_steps,
+    GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion, Preconditions, Revision, SettingKind,
+    SettingWrite, SoftDeletion, Store, StoreResult, SubjectsPage, VersionsPage, WriteContext, assign_id_in_steps,
 };
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
@@ -202,8 +199,7 @@ forward_after_hook! {
     fingerprint_for_guid(guid: &Guid) -> Option<Fingerprint> => StoreCall::FingerprintForGuid;
     carried_id_for_guid(guid: &Guid) -> Option<GuidCarried> => StoreCall::CarriedIdForGuid;
     versions(subject: &Subject) -> Vec<VersionRow> => StoreCall::Versions;
-    versions_page(subject: &Subject, after: Option<Version>, limit: usize) -> Vec<VersionRow>
-        => StoreCall::VersionsPage { limit };
+    versions_page(page: VersionsPage<'_>) -> Vec<VersionRow> => StoreCall::VersionsPage { limit: page.limit };
     get_version(subject: &Subject, version: Version) -> Option<VersionRow> => StoreCall::GetVersion;
     write_context(scope: &Scope) -> WriteContext => StoreCall::WriteContext;
     layered_write_context(scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> Option<LayeredContext>
@@ -211,44 +207,34 @@ forward_after_hook! {
     create_version(row: &VersionRow, preconditions: &Preconditions) -> () => StoreCall::CreateVersion;
     set_version_deleted(subject: &Subject, version: Version, deleted: bool) -> () => StoreCall::SetVersionDeleted;
     delete_version(subject: &Subject, version: Version) -> () => StoreCall::DeleteVersion;
-    soft_delete_versions(subject: &Subject, versions: &[Version], preconditions: &Preconditions) -> ()
-        => StoreCall::SoftDeleteVersions;
-    hard_delete_versions(
-        subject: &Subject, versions: &[Version], remove_subject_settings: bool, preconditions: &Preconditions
-    ) -> () => StoreCall::HardDeleteVersions;
+    soft_delete_versions(deletion: SoftDeletion<'_>) -> () => StoreCall::SoftDeleteVersions;
+    hard_delete_versions(deletion: HardDeletion<'_>) -> () => StoreCall::HardDeleteVersions;
     rows_with_id_in(context: &Context, id: SchemaId) -> Vec<VersionRow> => StoreCall::RowsWithId;
-    rows_with_id_page_in(context: &Context, id: SchemaId, prefix: &str, after: Option<(&Subject, Version)>, limit: usize) -> Vec<VersionRow>
-        => StoreCall::RowsWithIdPage { limit };
+    rows_with_id_page_in(context: &Context, page: IdRowsPage<'_>) -> Vec<VersionRow>
+        => StoreCall::RowsWithIdPage { limit: page.limit };
     referrers(subject: &Subject, version: Version) -> Vec<VersionRow> => StoreCall::Referrers;
-    list_subjects(prefix: &str, filter: DeletedFilter, after: Option<&Subject>, limit: usize) -> Vec<Subject>
-        => StoreCall::ListSubjects { limit };
+    list_subjects(page: SubjectsPage<'_>) -> Vec<Subject> => StoreCall::ListSubjects { limit: page.limit };
     get_config(scope: &Scope) -> Option<ConfigRecord> => StoreCall::GetConfig;
     put_config(scope: &Scope, config: &ConfigRecord) -> () => StoreCall::PutConfig;
     delete_config(scope: &Scope) -> Option<ConfigRecord> => StoreCall::DeleteConfig;
     get_mode(scope: &Scope) -> Option<Mode> => StoreCall::GetMode;
     put_mode(scope: &Scope, mode: Mode) -> () => StoreCall::PutMode;
-    write_setting(scope: &Scope, change: &SettingChange, preconditions: &Preconditions) -> ()
-        => StoreCall::WriteSetting { kind: change.kind() };
+    write_setting(write: SettingWrite<'_>) -> () => StoreCall::WriteSetting { kind: write.change.kind() };
     delete_mode(scope: &Scope) -> Option<Mode> => StoreCall::DeleteMode;
     last_used(subject: &Subject) -> Option<u32> => StoreCall::LastUsed;
     mark_used(subject: &Subject, day: u32) -> () => StoreCall::MarkUsed;
     record_live_version(row: &VersionRow, revision: Revision) -> () => StoreCall::RecordLiveVersion;
     @hand_written {
-        async fn create_version_assigning_id(
-            &self,
-            row: &UnassignedRow,
-            guid: &Guid,
-            preconditions: &Preconditions,
-        ) -> StoreResult<(SchemaId, bool)> {
+        async fn create_version_assigning_id(&self, version: NewVersion<'_>) -> StoreResult<(SchemaId, bool)> {
             if self.assign_in_steps {
-                return assign_id_in_steps(self, row, guid, preconditions).await;
+                return assign_id_in_steps(self, version).await;
             }
             let call = StoreCall::CreateVersionAssigningId;
             for _ in 0..self.hook.yields(call) {
                 tokio::task::yield_now().await;
             }
             self.hook.before(call)?;
-            let answer = self.inner.create_version_assigning_id(row, guid, preconditions).await;
+            let answer = self.inner.create_version_assigning_id(version).await;
             self.hook.after(call, answer.is_ok());
             answer
         }
@@ -259,6 +245,7 @@ forward_after_hook! {
 mod tests {
     use super::*;
     use crate::memory::MemoryStore;
+    use crate::model::{DeletedFilter, UnassignedRow};
     use crate::store::StoreError;
     use crate::testkit::{record_body, unique_subject};
 
@@ -287,9 +274,16 @@ mod tests {
         }
         let store = HookedStore::new(Arc::new(MemoryStore::new()), Seen::default());
         let subject = unique_subject("hooked");
-        store.list_subjects("", DeletedFilter::LiveOnly, None, 7).await.unwrap();
+        store
+            .list_subjects(SubjectsPage { prefix: "", filter: DeletedFilter::LiveOnly, after: None, limit: 7 })
+            .await
+            .unwrap();
         store.mark_used(&subject, 3).await.unwrap();
-        store.soft_delete_versions(&subject, &[], &crate::store::Preconditions::default()).await.unwrap();
+        let preconditions = Preconditions::default();
+        store
+            .soft_delete_versions(SoftDeletion { subject: &subject, versions: &[], preconditions: &preconditions })
+            .await
+            .unwrap();
         let seen = store.hook().0.lock().unwrap().clone();
         assert_eq!(seen, [StoreCall::ListSubjects { limit: 7 }, StoreCall::MarkUsed, StoreCall::SoftDeleteVersions]);
         assert!(seen.iter().skip(1).all(|call| call.is_write()) && !seen[0].is_write());
@@ -315,7 +309,9 @@ mod tests {
             registered_at_ms: 1_700_000_000_000,
         };
         let guid = Guid::of(&body);
-        let (id, allocated) = store.create_version_assigning_id(&row, &guid, &Preconditions::default()).await.unwrap();
+        let preconditions = Preconditions::default();
+        let version = NewVersion { row: &row, guid: &guid, preconditions: &preconditions };
+        let (id, allocated) = store.create_version_assigning_id(version).await.unwrap();
         assert!(allocated);
         assert_eq!(store.inner().fingerprint_for_id(id).await.unwrap(), Some(body.fingerprint()));
         let seen = seen.lock().unwrap().clone();

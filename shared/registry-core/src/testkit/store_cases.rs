@@ -1,11 +1,15 @@
 //! Conformance cases for each [`Store`] method, one pub fn per contract.
 
-use super::{record_body, row, row_referencing, stored_body, unique_name, unique_subject};
+use super::{
+    assign, hard_delete, record_body, row, row_referencing, soft_delete, stored_body, unique_name, unique_subject,
+};
 use crate::model::{
     ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, UnassignedRow, Version,
     VersionRow,
 };
-use crate::store::{Preconditions, SettingChange, Store, StoreError};
+use crate::store::{
+    HardDeletion, IdRowsPage, Preconditions, SettingChange, SettingWrite, Store, StoreError, SubjectsPage, VersionsPage,
+};
 use registry_schema::{CompatibilityLevel, Fingerprint, SchemaReference};
 
 pub(super) async fn fresh_id(store: &dyn Store, tag: &str) -> (SchemaId, Fingerprint) {
@@ -130,13 +134,13 @@ pub async fn bind_id_rebinds_an_id_no_row_carries(store: &dyn Store) {
 
     let live = store.bind_id(id, &new).await;
     assert!(is_conflict(&live), "rebind of an id live rows carry must be Conflict, got {live:?}");
-    store.soft_delete_versions(&first, &[Version(1)], &none).await.expect("soft delete");
-    store.hard_delete_versions(&second, &[Version(1)], false, &none).await.expect("hard delete");
+    soft_delete(store, &first, &[Version(1)]).await.expect("soft delete");
+    hard_delete(store, &second, &[Version(1)]).await.expect("hard delete");
     let soft = store.bind_id(id, &new).await;
     assert!(is_conflict(&soft), "rebind of an id a soft-deleted row carries must be Conflict, got {soft:?}");
     assert_eq!(store.fingerprint_for_id(id).await.expect("fingerprint_for_id"), Some(old), "a refusal changes nothing");
 
-    store.hard_delete_versions(&first, &[Version(1)], false, &none).await.expect("hard delete of the last carrier");
+    hard_delete(store, &first, &[Version(1)]).await.expect("hard delete of the last carrier");
     let max = store.max_id().await.expect("max_id");
     store.bind_id(id, &new).await.expect("rebind of an id no row carries");
     assert_eq!(store.fingerprint_for_id(id).await.expect("fingerprint_for_id"), Some(new), "rebound");
@@ -171,7 +175,7 @@ pub async fn bind_id_rebinds_an_id_no_row_carries(store: &dyn Store) {
     let (id3, restored) = fresh_id(store, &unique_name("rebind-restore")).await;
     let gone = unique_subject("rebind-gone");
     store.create_version(&row(&gone, 1, id3, restored), &none).await.expect("create_version");
-    store.hard_delete_versions(&gone, &[Version(1)], false, &none).await.expect("hard delete");
+    hard_delete(store, &gone, &[Version(1)]).await.expect("hard delete");
     assert_eq!(store.id_for_fingerprint(&restored).await.expect("id_for_fingerprint"), None);
     store.bind_id(id3, &restored).await.expect("import of the schema under its freed id");
     assert_eq!(store.id_for_fingerprint(&restored).await.expect("id_for_fingerprint"), Some(id3), "bound again");
@@ -187,9 +191,9 @@ pub async fn hard_delete_unbinds_the_schema_not_the_id(store: &dyn Store) {
     for subject in [&first, &second] {
         store.create_version(&row(subject, 1, id, fingerprint), &none).await.expect("create_version");
     }
-    store.hard_delete_versions(&first, &[Version(1)], false, &none).await.expect("hard delete, id kept elsewhere");
+    hard_delete(store, &first, &[Version(1)]).await.expect("hard delete, id kept elsewhere");
     assert_eq!(store.id_for_fingerprint(&fingerprint).await.expect("id_for_fingerprint"), Some(id), "still carried");
-    store.hard_delete_versions(&second, &[Version(1)], false, &none).await.expect("hard delete of the last carrier");
+    hard_delete(store, &second, &[Version(1)]).await.expect("hard delete of the last carrier");
     assert_eq!(store.id_for_fingerprint(&fingerprint).await.expect("id_for_fingerprint"), None, "unbound");
     assert_eq!(store.fingerprint_for_id(id).await.expect("fingerprint_for_id"), Some(fingerprint), "id keeps its body");
     let again = store.allocate_id(&fingerprint).await.expect("allocate_id after unbind");
@@ -222,7 +226,7 @@ pub async fn bind_guid_first_binding_wins(store: &dyn Store) {
     let subject = unique_subject("guid-unbind");
     let none = Preconditions::default();
     store.create_version(&row(&subject, 1, id, fp_a), &none).await.expect("create_version");
-    store.hard_delete_versions(&subject, &[Version(1)], false, &none).await.expect("hard delete unbinds fp_a");
+    hard_delete(store, &subject, &[Version(1)]).await.expect("hard delete unbinds fp_a");
     assert_eq!(
         store.fingerprint_for_guid(&guid_a).await.expect("fingerprint_for_guid"),
         Some(fp_a),
@@ -236,7 +240,6 @@ pub async fn bind_guid_first_binding_wins(store: &dyn Store) {
 /// `delete_version`), and the new ID after the schema is registered again. A guid bound to another
 /// fingerprint keeps its binding.
 pub async fn guid_resolves_to_the_carried_id(store: &dyn Store) {
-    let none = Preconditions::default();
     let (fingerprint, body) = stored_body(store, &unique_name("guid-id")).await;
     let guid = Guid::of(&body);
     let new_row = |subject: &Subject, version: i32, fingerprint: Fingerprint| UnassignedRow {
@@ -248,23 +251,23 @@ pub async fn guid_resolves_to_the_carried_id(store: &dyn Store) {
     };
     let (first, second) = (unique_subject("guid-id-a"), unique_subject("guid-id-b"));
     assert_eq!(carried(store, &guid).await, None, "an unbound guid");
-    let assigned = store.create_version_assigning_id(&new_row(&first, 1, fingerprint), &guid, &none).await;
+    let assigned = assign(store, &new_row(&first, 1, fingerprint), &guid).await;
     let (id, allocated) = assigned.expect("create_version_assigning_id of a new schema");
     assert!(allocated, "an unbound fingerprint gets a new id");
     assert_eq!(store.fingerprint_for_guid(&guid).await.expect("fingerprint_for_guid"), Some(fingerprint));
     assert_eq!(store.id_for_fingerprint(&fingerprint).await.expect("id_for_fingerprint"), Some(id));
     assert_eq!(store.fingerprint_for_id(id).await.expect("fingerprint_for_id"), Some(fingerprint));
     assert_eq!(carried(store, &guid).await, Some((fingerprint, id)));
-    let assigned = store.create_version_assigning_id(&new_row(&second, 1, fingerprint), &guid, &none).await;
+    let assigned = assign(store, &new_row(&second, 1, fingerprint), &guid).await;
     assert_eq!(assigned.expect("create_version_assigning_id of a bound schema"), (id, false), "the bound id is reused");
-    let clash = store.create_version_assigning_id(&new_row(&second, 1, fingerprint), &guid, &none).await;
+    let clash = assign(store, &new_row(&second, 1, fingerprint), &guid).await;
     assert!(is_conflict(&clash), "a taken version is Conflict, got {clash:?}");
 
-    store.hard_delete_versions(&first, &[Version(1)], false, &none).await.expect("hard delete, id kept elsewhere");
+    hard_delete(store, &first, &[Version(1)]).await.expect("hard delete, id kept elsewhere");
     assert_eq!(carried(store, &guid).await, Some((fingerprint, id)), "still carried by the other subject");
-    store.hard_delete_versions(&second, &[Version(1)], false, &none).await.expect("hard delete of the last carrier");
+    hard_delete(store, &second, &[Version(1)]).await.expect("hard delete of the last carrier");
     assert_eq!(carried(store, &guid).await, None, "no row carries the id");
-    let assigned = store.create_version_assigning_id(&new_row(&first, 2, fingerprint), &guid, &none).await;
+    let assigned = assign(store, &new_row(&first, 2, fingerprint), &guid).await;
     let (again, allocated) = assigned.expect("create_version_assigning_id after the hard delete");
     assert!(allocated && again > id, "registered again: a new id ({again}), never {id}");
     assert_eq!(carried(store, &guid).await, Some((fingerprint, again)));
@@ -273,7 +276,7 @@ pub async fn guid_resolves_to_the_carried_id(store: &dyn Store) {
 
     let (other, _) = stored_body(store, &unique_name("guid-id-other")).await;
     let third = unique_subject("guid-id-c");
-    let assigned = store.create_version_assigning_id(&new_row(&third, 1, other), &guid, &none).await;
+    let assigned = assign(store, &new_row(&third, 1, other), &guid).await;
     let (other_id, _) = assigned.expect("create_version_assigning_id of another schema with a bound guid");
     assert_ne!(other_id, again);
     assert_eq!(store.fingerprint_for_guid(&guid).await.expect("fingerprint_for_guid"), Some(fingerprint));
@@ -290,7 +293,6 @@ async fn carried(store: &dyn Store, guid: &Guid) -> Option<(Fingerprint, SchemaI
 /// (by name) that carries it, and the default context's ID once the default context holds it
 /// too; a named context's last carrier hard-deleted, the next one's.
 pub async fn guid_resolves_in_named_contexts(store: &dyn Store) {
-    let none = Preconditions::default();
     let (fingerprint, body) = stored_body(store, &unique_name("guid-ctx")).await;
     let guid = Guid::of(&body);
     let name = unique_name("guid-ctx");
@@ -306,23 +308,20 @@ pub async fn guid_resolves_in_named_contexts(store: &dyn Store) {
         registered_at_ms: 1_700_000_000_000,
     };
     let found = |carried: Option<crate::store::GuidCarried>| carried.map(|c| (c.context, c.id));
-    let (second_id, _) =
-        store.create_version_assigning_id(&in_context(&second, 1), &guid, &none).await.expect("register in b");
+    let (second_id, _) = assign(store, &in_context(&second, 1), &guid).await.expect("register in b");
     let carried = store.carried_id_for_guid(&guid).await.expect("carried_id_for_guid");
     assert_eq!(carried.as_ref().map(|c| c.fingerprint), Some(fingerprint));
     assert_eq!(found(carried), Some((second.clone(), second_id)), "only b holds it");
-    let (first_id, _) =
-        store.create_version_assigning_id(&in_context(&first, 1), &guid, &none).await.expect("register in a");
+    let (first_id, _) = assign(store, &in_context(&first, 1), &guid).await.expect("register in a");
     let carried = store.carried_id_for_guid(&guid).await.expect("carried_id_for_guid");
     assert_eq!(found(carried), Some((first.clone(), first_id)), "a comes first");
     let subject = in_context(&first, 1).subject;
-    store.hard_delete_versions(&subject, &[Version(1)], false, &none).await.expect("hard delete a's carrier");
+    hard_delete(store, &subject, &[Version(1)]).await.expect("hard delete a's carrier");
     let carried = store.carried_id_for_guid(&guid).await.expect("carried_id_for_guid");
     assert_eq!(found(carried), Some((second.clone(), second_id)), "then b again");
     let default_subject = unique_subject("guid-ctx-default");
     let default_row = UnassignedRow { subject: default_subject, ..in_context(&second, 1) };
-    let (default_id, _) =
-        store.create_version_assigning_id(&default_row, &guid, &none).await.expect("register in the default context");
+    let (default_id, _) = assign(store, &default_row, &guid).await.expect("register in the default context");
     let carried = store.carried_id_for_guid(&guid).await.expect("carried_id_for_guid");
     assert_eq!(found(carried), Some((Context::DEFAULT, default_id)), "the default context first");
 }
@@ -359,7 +358,7 @@ pub async fn versions_page_pages_one_subject(store: &dyn Store) {
     store.create_version(&row(&neighbour, 4, id, fp), &Preconditions::default()).await.expect("create_version");
     store.set_version_deleted(&subject, Version(3), true).await.expect("soft delete");
     let numbers = |rows: Vec<crate::model::VersionRow>| rows.iter().map(|r| r.version.0).collect::<Vec<i32>>();
-    let page = |after, limit| store.versions_page(&subject, after, limit);
+    let page = |after, limit| store.versions_page(VersionsPage { subject: &subject, after, limit });
     assert_eq!(numbers(page(None, 2).await.expect("page")), [1, 2]);
     let third = page(Some(Version(2)), 2).await.expect("page");
     assert!(third[0].deleted, "soft-deleted rows are listed with their flag");
@@ -370,7 +369,9 @@ pub async fn versions_page_pages_one_subject(store: &dyn Store) {
     assert!(page(None, 0).await.expect("page").is_empty());
     assert_eq!(numbers(page(None, 100).await.expect("page")), [1, 2, 3, 5, 8], "no rows of another subject");
     let missing = unique_subject("page-none");
-    assert!(store.versions_page(&missing, None, 10).await.expect("page").is_empty());
+    assert!(
+        store.versions_page(VersionsPage { subject: &missing, after: None, limit: 10 }).await.expect("page").is_empty()
+    );
 }
 
 /// `set_version_deleted` flips only from the other state; `Conflict` when missing or already there.
@@ -383,7 +384,8 @@ pub async fn set_version_deleted_rules(store: &dyn Store) {
     assert!(row1.deleted, "soft delete sets deleted");
     let twice = store.set_version_deleted(&subject, Version(1), true).await;
     assert!(is_conflict(&twice), "soft delete of a deleted row must be Conflict, got {twice:?}");
-    let listed = |filter| store.list_subjects(subject.as_str(), filter, None, 10);
+    let listed =
+        |filter| store.list_subjects(SubjectsPage { prefix: subject.as_str(), filter, after: None, limit: 10 });
     assert!(listed(DeletedFilter::LiveOnly).await.expect("list_subjects").is_empty(), "no live row: not live");
     assert_eq!(listed(DeletedFilter::DeletedOnly).await.expect("list_subjects"), std::slice::from_ref(&subject));
     store.set_version_deleted(&subject, Version(1), false).await.expect("undelete a deleted row");
@@ -410,7 +412,8 @@ pub async fn delete_version_is_idempotent(store: &dyn Store) {
     assert_eq!(with_id.iter().map(|r| r.version.0).collect::<Vec<_>>(), vec![2], "hard delete leaves rows_with_id");
     store.set_version_deleted(&subject, Version(2), true).await.expect("soft delete");
     store.delete_version(&subject, Version(2)).await.expect("delete_version of a soft-deleted row");
-    let listed = store.list_subjects(subject.as_str(), DeletedFilter::IncludeDeleted, None, 10).await;
+    let page = SubjectsPage { prefix: subject.as_str(), filter: DeletedFilter::IncludeDeleted, after: None, limit: 10 };
+    let listed = store.list_subjects(page).await;
     assert!(listed.expect("list_subjects").is_empty(), "a subject without rows is not listed");
     assert_eq!(store.fingerprint_for_id(id).await.expect("fingerprint_for_id"), Some(fp), "the id stays bound");
     store
@@ -455,7 +458,8 @@ pub async fn rows_with_id_index(store: &dyn Store) {
         let mut paged = Vec::new();
         loop {
             let after = paged.last().map(|r: &crate::model::VersionRow| (&r.subject, r.version));
-            let page = store.rows_with_id_page(id, "", after, size).await.expect("rows_with_id_page");
+            let page = IdRowsPage { id, prefix: "", after, limit: size };
+            let page = store.rows_with_id_page(page).await.expect("rows_with_id_page");
             assert!(page.len() <= size, "page of {} rows, asked {size}", page.len());
             let done = page.len() < size;
             paged.extend(page);
@@ -465,7 +469,8 @@ pub async fn rows_with_id_index(store: &dyn Store) {
         }
         assert_eq!(paged, expected, "pages of {size}");
     }
-    assert!(store.rows_with_id_page(unused, "", None, 5).await.expect("rows_with_id_page").is_empty());
+    let page = IdRowsPage { id: unused, prefix: "", after: None, limit: 5 };
+    assert!(store.rows_with_id_page(page).await.expect("rows_with_id_page").is_empty());
 
     // With a subject prefix: only that run of subjects, paged the same way ("-a" starts three of
     // the five rows' subjects, "-a#" one; "-b" sorts after all of them).
@@ -478,7 +483,8 @@ pub async fn rows_with_id_index(store: &dyn Store) {
             let mut paged: Vec<VersionRow> = Vec::new();
             loop {
                 let after = paged.last().map(|r| (&r.subject, r.version));
-                let page = store.rows_with_id_page(id, &run_prefix, after, size).await.expect("rows_with_id_page");
+                let page = IdRowsPage { id, prefix: &run_prefix, after, limit: size };
+                let page = store.rows_with_id_page(page).await.expect("rows_with_id_page");
                 let done = page.len() < size;
                 paged.extend(page);
                 if done {
@@ -489,7 +495,9 @@ pub async fn rows_with_id_index(store: &dyn Store) {
         }
     }
     let behind = (&s1, Version(2));
-    let page = store.rows_with_id_page(id, &format!("{prefix}-a"), Some(behind), 5).await.expect("rows_with_id_page");
+    let run_prefix = format!("{prefix}-a");
+    let page = IdRowsPage { id, prefix: &run_prefix, after: Some(behind), limit: 5 };
+    let page = store.rows_with_id_page(page).await.expect("rows_with_id_page");
     assert!(page.is_empty(), "a cursor past the run");
 }
 
@@ -549,7 +557,9 @@ pub async fn list_subjects_paging_and_filters(store: &dyn Store) {
     store.set_version_deleted(&name("b"), Version(1), true).await.expect("soft delete");
     store.set_version_deleted(&name("c"), Version(1), true).await.expect("soft delete");
     let prefix = prefix.as_str();
-    let list = |filter, after: Option<Subject>, limit| list_suffixes(store, prefix, filter, after, limit);
+    let list = |filter, after: Option<Subject>, limit| async move {
+        list_suffixes(store, SubjectsPage { prefix, filter, after: after.as_ref(), limit }).await
+    };
     assert_eq!(list(DeletedFilter::LiveOnly, None, 100).await, ["a", "c", "d"], "live: b is all soft-deleted");
     assert_eq!(list(DeletedFilter::IncludeDeleted, None, 100).await, ["a", "b", "c", "d"]);
     assert_eq!(list(DeletedFilter::DeletedOnly, None, 100).await, ["b"]);
@@ -558,18 +568,14 @@ pub async fn list_subjects_paging_and_filters(store: &dyn Store) {
     assert_eq!(list(DeletedFilter::IncludeDeleted, Some(name("a")), 2).await, ["b", "c"]);
     assert!(list(DeletedFilter::LiveOnly, Some(name("d")), 2).await.is_empty(), "past the end");
     assert!(list(DeletedFilter::IncludeDeleted, None, 0).await.is_empty(), "limit 0");
-    let other = store.list_subjects(&format!("{prefix}-x"), DeletedFilter::IncludeDeleted, None, 100).await;
+    let other_prefix = format!("{prefix}-x");
+    let page = SubjectsPage { prefix: &other_prefix, filter: DeletedFilter::IncludeDeleted, after: None, limit: 100 };
+    let other = store.list_subjects(page).await;
     assert!(other.expect("list_subjects").is_empty(), "prefix filters");
 }
 
-async fn list_suffixes(
-    store: &dyn Store,
-    prefix: &str,
-    filter: DeletedFilter,
-    after: Option<Subject>,
-    limit: usize,
-) -> Vec<String> {
-    let page = store.list_subjects(prefix, filter, after.as_ref(), limit).await.expect("list_subjects");
+async fn list_suffixes(store: &dyn Store, page: SubjectsPage<'_>) -> Vec<String> {
+    let page = store.list_subjects(page).await.expect("list_subjects");
     page.iter().map(|s| s.as_str().rsplit('-').next().unwrap_or_default().to_string()).collect()
 }
 
@@ -647,7 +653,13 @@ pub async fn usage_marker_moves_forward_only(store: &dyn Store) {
 
     let (id, fp) = fresh_id(store, &unique_name("usage")).await;
     store.create_version(&row(&subject, 1, id, fp), &Preconditions::default()).await.expect("create_version");
-    store.hard_delete_versions(&subject, &[Version(1)], true, &Preconditions::default()).await.expect("hard delete");
+    let deletion = HardDeletion {
+        subject: &subject,
+        versions: &[Version(1)],
+        remove_subject_settings: true,
+        preconditions: &Preconditions::default(),
+    };
+    store.hard_delete_versions(deletion).await.expect("hard delete");
     assert_eq!(store.versions(&subject).await.expect("versions"), Vec::new());
     assert_eq!(store.last_used(&subject).await.expect("last_used"), Some(20_003), "rows and marker are separate");
 }
@@ -662,18 +674,15 @@ pub async fn soft_delete_versions_is_all_or_nothing(store: &dyn Store) {
     }
     store.set_version_deleted(&subject, Version(2), true).await.expect("soft delete");
     let deleted = |rows: Vec<crate::model::VersionRow>| rows.iter().map(|r| r.deleted).collect::<Vec<_>>();
-    let clash =
-        store.soft_delete_versions(&subject, &[Version(1), Version(2), Version(3)], &Preconditions::default()).await;
+    let clash = soft_delete(store, &subject, &[Version(1), Version(2), Version(3)]).await;
     assert!(is_conflict(&clash), "soft_delete_versions over a deleted version must be Conflict, got {clash:?}");
-    let missing = store.soft_delete_versions(&subject, &[Version(1), Version(7)], &Preconditions::default()).await;
+    let missing = soft_delete(store, &subject, &[Version(1), Version(7)]).await;
     assert!(is_conflict(&missing), "soft_delete_versions over a missing version must be Conflict, got {missing:?}");
     assert_eq!(deleted(store.versions(&subject).await.expect("versions")), [false, true, false], "nothing changed");
-    store
-        .soft_delete_versions(&subject, &[Version(1), Version(3)], &Preconditions::default())
-        .await
-        .expect("soft_delete_versions");
+    soft_delete(store, &subject, &[Version(1), Version(3)]).await.expect("soft_delete_versions");
     assert_eq!(deleted(store.versions(&subject).await.expect("versions")), [true, true, true]);
-    let listed = store.list_subjects(subject.as_str(), DeletedFilter::DeletedOnly, None, 10).await;
+    let page = SubjectsPage { prefix: subject.as_str(), filter: DeletedFilter::DeletedOnly, after: None, limit: 10 };
+    let listed = store.list_subjects(page).await;
     assert_eq!(listed.expect("list_subjects"), [subject], "every row soft-deleted: listed as deleted");
 }
 
@@ -695,18 +704,18 @@ pub async fn hard_delete_versions_removes_rows_and_settings(store: &dyn Store) {
         store.put_config(&Scope::Subject(s.clone()), &none).await.expect("put_config");
         store.put_mode(&Scope::Subject(s.clone()), Mode::ReadOnly).await.expect("put_mode");
     }
-    store
-        .hard_delete_versions(&subject, &[Version(1), Version(9)], false, &Preconditions::default())
-        .await
-        .expect("hard_delete_versions");
+    hard_delete(store, &subject, &[Version(1), Version(9)]).await.expect("hard_delete_versions");
     let left: Vec<i32> = store.versions(&subject).await.expect("versions").iter().map(|r| r.version.0).collect();
     assert_eq!(left, [2, 3], "listed rows removed, missing ones skipped");
     let scope = Scope::Subject(subject.clone());
     assert_eq!(store.get_config(&scope).await.expect("get_config"), Some(none.clone()), "settings kept");
-    store
-        .hard_delete_versions(&subject, &[Version(2), Version(3)], true, &Preconditions::default())
-        .await
-        .expect("hard_delete_versions");
+    let deletion = HardDeletion {
+        subject: &subject,
+        versions: &[Version(2), Version(3)],
+        remove_subject_settings: true,
+        preconditions: &Preconditions::default(),
+    };
+    store.hard_delete_versions(deletion).await.expect("hard_delete_versions");
     assert!(store.versions(&subject).await.expect("versions").is_empty());
     assert_eq!(store.get_config(&scope).await.expect("get_config"), None, "subject config removed");
     assert_eq!(store.get_mode(&scope).await.expect("get_mode"), None, "subject mode removed");
@@ -733,7 +742,9 @@ pub async fn layered_write_context_reads_every_level(store: &dyn Store) {
     assert_eq!(before.at(&own).and_then(|level| level.mode), None);
 
     let readonly = SettingChange::Mode(Some(Mode::ReadOnly));
-    store.write_setting(&own, &readonly, &Preconditions::default()).await.expect("write_setting at a context");
+    let none = Preconditions::default();
+    let write = SettingWrite { scope: &own, change: &readonly, preconditions: &none };
+    store.write_setting(write).await.expect("write_setting at a context");
     let after = store.layered_write_context(&scope, &[]).await.expect("layered_write_context").expect("still layered");
     assert_eq!(after.at(&own).and_then(|level| level.mode), Some(Mode::ReadOnly), "the context's mode is read");
 
@@ -752,10 +763,15 @@ pub async fn layered_write_context_reads_every_level(store: &dyn Store) {
         ..ConfigRecord::default()
     })));
     let stale = Preconditions { settings: before.seen.clone(), ..Preconditions::default() };
-    assert!(is_conflict(&store.write_setting(&scope, &config, &stale).await), "a context-level change is seen");
+    let write = SettingWrite { scope: &scope, change: &config, preconditions: &stale };
+    assert!(is_conflict(&store.write_setting(write).await), "a context-level change is seen");
     let fresh = Preconditions { settings: after.seen.clone(), ..Preconditions::default() };
-    store.write_setting(&scope, &config, &fresh).await.expect("write_setting under what was read");
+    store
+        .write_setting(SettingWrite { preconditions: &fresh, ..write })
+        .await
+        .expect("write_setting under what was read");
     for (at, change) in [(&scope, SettingChange::Config(None)), (&own, SettingChange::Mode(None))] {
-        store.write_setting(at, &change, &Preconditions::default()).await.expect("write_setting: clean up");
+        let write = SettingWrite { scope: at, change: &change, preconditions: &none };
+        store.write_setting(write).await.expect("write_setting: clean up");
     }
 }
