@@ -12,8 +12,9 @@
 //! Everything mutable (versions, config, mode, listings, the ID counter) goes straight to the
 //! inner store on every call, so the read-after-write contract of [`Store`] still holds.
 //!
-//! Every [`Store`] method is forwarded explicitly, the batch deletes included: a method added to
-//! the trait with a default body must be forwarded here too, or the inner store's override is lost.
+//! Every [`Store`] method is forwarded explicitly (listed in `forward_to_inner!`), the batch deletes
+//! included: a method added to the trait with a default body must be listed there too, or the inner
+//! store's override is lost.
 
 use crate::bounded::BoundedMap;
 use crate::model::{ConfigRecord, Context, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow};
@@ -131,200 +132,106 @@ fn value_bytes(value: &Value) -> usize {
     }
 }
 
-#[async_trait]
-impl<S: Store> Store for CachedStore<S> {
-    async fn put_body(&self, fingerprint: &Fingerprint, body: &SchemaBody) -> StoreResult<()> {
-        self.inner.put_body(fingerprint, body).await
-    }
+/// Implements [`Store`] for [`CachedStore`]: each listed method is forwarded to the inner store
+/// with its arguments unchanged; the methods after `@hand_written` (what the cache answers or
+/// fills) are written out.
+macro_rules! forward_to_inner {
+    ($($method:ident($($arg:ident: $ty:ty),*) -> $answer:ty;)* @hand_written { $($extra:item)* }) => {
+        #[async_trait]
+        impl<S: Store> Store for CachedStore<S> {
+            $(
+                async fn $method(&self, $($arg: $ty),*) -> StoreResult<$answer> {
+                    self.inner.$method($($arg),*).await
+                }
+            )*
 
-    async fn get_body(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaBody>> {
-        let key = Key::Body(*fingerprint);
-        if let Some(Value::Body(body)) = self.cache().get(&key) {
-            return Ok(Some(body));
+            $($extra)*
         }
-        let body = self.inner.get_body(fingerprint).await?;
-        if let Some(body) = &body {
-            self.cache().put(key, Value::Body(body.clone()));
+    };
+}
+
+forward_to_inner! {
+    put_body(fingerprint: &Fingerprint, body: &SchemaBody) -> ();
+    // Not cached: a hard delete of the last row carrying an ID unbinds its fingerprint.
+    id_for_fingerprint_in(context: &Context, fingerprint: &Fingerprint) -> Option<SchemaId>;
+    // Not cached: IMPORT may rebind an ID no row carries any more.
+    fingerprint_for_id_in(context: &Context, id: SchemaId) -> Option<Fingerprint>;
+    fingerprint_for_carried_id_in(context: &Context, id: SchemaId) -> Option<Fingerprint>;
+    allocate_id_in(context: &Context, fingerprint: &Fingerprint) -> SchemaId;
+    bind_id_in(context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> ();
+    max_id_in(context: &Context) -> Option<SchemaId>;
+    list_contexts() -> Vec<Context>;
+    unlist_context(context: &Context) -> ();
+    versions(subject: &Subject) -> Vec<VersionRow>;
+    versions_page(page: VersionsPage<'_>) -> Vec<VersionRow>;
+    get_version(subject: &Subject, version: Version) -> Option<VersionRow>;
+    write_context(scope: &Scope) -> WriteContext;
+    layered_write_context(scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> Option<LayeredContext>;
+    write_context_for(scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> WriteContext;
+    record_live_version(row: &VersionRow, revision: Revision) -> ();
+    create_version(row: &VersionRow, preconditions: &Preconditions) -> ();
+    create_version_assigning_id(version: NewVersion<'_>) -> (SchemaId, bool);
+    set_version_deleted(subject: &Subject, version: Version, deleted: bool) -> ();
+    delete_version(subject: &Subject, version: Version) -> ();
+    soft_delete_versions(deletion: SoftDeletion<'_>) -> ();
+    hard_delete_versions(deletion: HardDeletion<'_>) -> ();
+    rows_with_id_in(context: &Context, id: SchemaId) -> Vec<VersionRow>;
+    rows_with_id_page_in(context: &Context, page: IdRowsPage<'_>) -> Vec<VersionRow>;
+    referrers(subject: &Subject, version: Version) -> Vec<VersionRow>;
+    list_subjects(page: SubjectsPage<'_>) -> Vec<Subject>;
+    get_config(scope: &Scope) -> Option<ConfigRecord>;
+    put_config(scope: &Scope, config: &ConfigRecord) -> ();
+    delete_config(scope: &Scope) -> Option<ConfigRecord>;
+    write_setting(write: SettingWrite<'_>) -> ();
+    get_mode(scope: &Scope) -> Option<Mode>;
+    put_mode(scope: &Scope, mode: Mode) -> ();
+    delete_mode(scope: &Scope) -> Option<Mode>;
+    last_used(subject: &Subject) -> Option<u32>;
+    mark_used(subject: &Subject, day: u32) -> ();
+    @hand_written {
+        async fn get_body(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaBody>> {
+            let key = Key::Body(*fingerprint);
+            if let Some(Value::Body(body)) = self.cache().get(&key) {
+                return Ok(Some(body));
+            }
+            let body = self.inner.get_body(fingerprint).await?;
+            if let Some(body) = &body {
+                self.cache().put(key, Value::Body(body.clone()));
+            }
+            Ok(body)
         }
-        Ok(body)
-    }
 
-    async fn id_for_fingerprint_in(
-        &self,
-        context: &Context,
-        fingerprint: &Fingerprint,
-    ) -> StoreResult<Option<SchemaId>> {
-        // Not cached: a hard delete of the last row carrying an ID unbinds its fingerprint.
-        self.inner.id_for_fingerprint_in(context, fingerprint).await
-    }
-
-    /// Not cached: IMPORT may rebind an ID no row carries any more.
-    async fn fingerprint_for_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-        self.inner.fingerprint_for_id_in(context, id).await
-    }
-
-    async fn fingerprint_for_carried_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-        self.inner.fingerprint_for_carried_id_in(context, id).await
-    }
-
-    async fn allocate_id_in(&self, context: &Context, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
-        self.inner.allocate_id_in(context, fingerprint).await
-    }
-
-    async fn bind_id_in(&self, context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
-        self.inner.bind_id_in(context, id, fingerprint).await
-    }
-
-    async fn max_id_in(&self, context: &Context) -> StoreResult<Option<SchemaId>> {
-        self.inner.max_id_in(context).await
-    }
-
-    async fn list_contexts(&self) -> StoreResult<Vec<Context>> {
-        self.inner.list_contexts().await
-    }
-
-    async fn unlist_context(&self, context: &Context) -> StoreResult<()> {
-        self.inner.unlist_context(context).await
-    }
-
-    async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
-        self.inner.bind_guid(guid, fingerprint).await?;
-        self.cache().put(Key::FingerprintOfGuid(*guid), Value::Fingerprint(*fingerprint));
-        Ok(())
-    }
-
-    async fn fingerprint_for_guid(&self, guid: &Guid) -> StoreResult<Option<Fingerprint>> {
-        let key = Key::FingerprintOfGuid(*guid);
-        if let Some(Value::Fingerprint(fingerprint)) = self.cache().get(&key) {
-            return Ok(Some(fingerprint));
+        async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
+            self.inner.bind_guid(guid, fingerprint).await?;
+            self.cache().put(Key::FingerprintOfGuid(*guid), Value::Fingerprint(*fingerprint));
+            Ok(())
         }
-        let fingerprint = self.inner.fingerprint_for_guid(guid).await?;
-        if let Some(fingerprint) = fingerprint {
-            self.cache().put(key, Value::Fingerprint(fingerprint));
+
+        async fn fingerprint_for_guid(&self, guid: &Guid) -> StoreResult<Option<Fingerprint>> {
+            let key = Key::FingerprintOfGuid(*guid);
+            if let Some(Value::Fingerprint(fingerprint)) = self.cache().get(&key) {
+                return Ok(Some(fingerprint));
+            }
+            let fingerprint = self.inner.fingerprint_for_guid(guid).await?;
+            if let Some(fingerprint) = fingerprint {
+                self.cache().put(key, Value::Fingerprint(fingerprint));
+            }
+            Ok(fingerprint)
         }
-        Ok(fingerprint)
-    }
 
-    /// Whether a row carries the ID may change (a hard delete), so it is always asked; the guid's
-    /// fingerprint in a positive answer is immutable and cached.
-    async fn carried_id_for_guid(&self, guid: &Guid) -> StoreResult<Option<GuidCarried>> {
-        let carried = self.inner.carried_id_for_guid(guid).await?;
-        if let Some(found) = &carried {
-            self.cache().put(Key::FingerprintOfGuid(*guid), Value::Fingerprint(found.fingerprint));
+        /// Whether a row carries the ID may change (a hard delete), so it is always asked; the guid's
+        /// fingerprint in a positive answer is immutable and cached.
+        async fn carried_id_for_guid(&self, guid: &Guid) -> StoreResult<Option<GuidCarried>> {
+            let carried = self.inner.carried_id_for_guid(guid).await?;
+            if let Some(found) = &carried {
+                self.cache().put(Key::FingerprintOfGuid(*guid), Value::Fingerprint(found.fingerprint));
+            }
+            Ok(carried)
         }
-        Ok(carried)
-    }
 
-    fn cache_stats(&self) -> Option<CacheStats> {
-        Some(self.stats())
-    }
-
-    async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {
-        self.inner.versions(subject).await
-    }
-
-    async fn versions_page(&self, page: VersionsPage<'_>) -> StoreResult<Vec<VersionRow>> {
-        self.inner.versions_page(page).await
-    }
-
-    async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>> {
-        self.inner.get_version(subject, version).await
-    }
-
-    async fn write_context(&self, scope: &Scope) -> StoreResult<WriteContext> {
-        self.inner.write_context(scope).await
-    }
-
-    async fn layered_write_context(
-        &self,
-        scope: &Scope,
-        schemas: &[(Fingerprint, Guid)],
-    ) -> StoreResult<Option<LayeredContext>> {
-        self.inner.layered_write_context(scope, schemas).await
-    }
-
-    async fn write_context_for(&self, scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> StoreResult<WriteContext> {
-        self.inner.write_context_for(scope, schemas).await
-    }
-
-    async fn record_live_version(&self, row: &VersionRow, revision: Revision) -> StoreResult<()> {
-        self.inner.record_live_version(row, revision).await
-    }
-
-    async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
-        self.inner.create_version(row, preconditions).await
-    }
-
-    async fn create_version_assigning_id(&self, version: NewVersion<'_>) -> StoreResult<(SchemaId, bool)> {
-        self.inner.create_version_assigning_id(version).await
-    }
-
-    async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {
-        self.inner.set_version_deleted(subject, version, deleted).await
-    }
-
-    async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()> {
-        self.inner.delete_version(subject, version).await
-    }
-
-    async fn soft_delete_versions(&self, deletion: SoftDeletion<'_>) -> StoreResult<()> {
-        self.inner.soft_delete_versions(deletion).await
-    }
-
-    async fn hard_delete_versions(&self, deletion: HardDeletion<'_>) -> StoreResult<()> {
-        self.inner.hard_delete_versions(deletion).await
-    }
-
-    async fn rows_with_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
-        self.inner.rows_with_id_in(context, id).await
-    }
-
-    async fn rows_with_id_page_in(&self, context: &Context, page: IdRowsPage<'_>) -> StoreResult<Vec<VersionRow>> {
-        self.inner.rows_with_id_page_in(context, page).await
-    }
-
-    async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
-        self.inner.referrers(subject, version).await
-    }
-
-    async fn list_subjects(&self, page: SubjectsPage<'_>) -> StoreResult<Vec<Subject>> {
-        self.inner.list_subjects(page).await
-    }
-
-    async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
-        self.inner.get_config(scope).await
-    }
-
-    async fn put_config(&self, scope: &Scope, config: &ConfigRecord) -> StoreResult<()> {
-        self.inner.put_config(scope, config).await
-    }
-
-    async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
-        self.inner.delete_config(scope).await
-    }
-
-    async fn write_setting(&self, write: SettingWrite<'_>) -> StoreResult<()> {
-        self.inner.write_setting(write).await
-    }
-
-    async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
-        self.inner.get_mode(scope).await
-    }
-
-    async fn put_mode(&self, scope: &Scope, mode: Mode) -> StoreResult<()> {
-        self.inner.put_mode(scope, mode).await
-    }
-
-    async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
-        self.inner.delete_mode(scope).await
-    }
-
-    async fn last_used(&self, subject: &Subject) -> StoreResult<Option<u32>> {
-        self.inner.last_used(subject).await
-    }
-
-    async fn mark_used(&self, subject: &Subject, day: u32) -> StoreResult<()> {
-        self.inner.mark_used(subject, day).await
+        fn cache_stats(&self) -> Option<CacheStats> {
+            Some(self.stats())
+        }
     }
 }
 
