@@ -73,6 +73,26 @@ impl State {
         }
     }
 
+    /// What [`Store::layered_write_context`] reads at `scope`: the settings of every scope of
+    /// [`Scope::settings_read`], as stored, with the subject's revision and usage marker.
+    fn layered_context(&self, scope: &Scope) -> LayeredContext {
+        let scopes = scope.settings_read();
+        let seen = self.seen(&scopes);
+        let levels = scopes
+            .iter()
+            .map(|at| SettingsAt {
+                scope: at.clone(),
+                config: self.configs.get(at).cloned(),
+                mode: self.modes.get(at).copied(),
+            })
+            .collect();
+        let (revision, last_used) = match scope {
+            Scope::Subject(subject) => (self.revision(subject), self.used.get(subject).copied()),
+            Scope::Global => (Revision::default(), None),
+        };
+        LayeredContext::every_level(scope, revision, levels, seen, last_used)
+    }
+
     /// The config and mode items at `scopes` as stored, for [`Preconditions::settings`].
     fn seen(&self, scopes: &[Scope]) -> Vec<SettingSeen> {
         [SettingKind::Config, SettingKind::Mode]
@@ -277,22 +297,7 @@ impl Store for MemoryStore {
         scope: &Scope,
         _schemas: &[(Fingerprint, Guid)],
     ) -> StoreResult<Option<LayeredContext>> {
-        let state = self.state();
-        let scopes = scope.settings_read();
-        let seen = state.seen(&scopes);
-        let levels = scopes
-            .iter()
-            .map(|at| SettingsAt {
-                scope: at.clone(),
-                config: state.configs.get(at).cloned(),
-                mode: state.modes.get(at).copied(),
-            })
-            .collect();
-        let (revision, last_used) = match scope {
-            Scope::Subject(subject) => (state.revision(subject), state.used.get(subject).copied()),
-            Scope::Global => (Revision::default(), None),
-        };
-        Ok(Some(LayeredContext::every_level(scope, revision, levels, seen, last_used)))
+        Ok(Some(self.state().layered_context(scope)))
     }
 
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
