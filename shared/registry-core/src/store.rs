@@ -274,7 +274,8 @@ pub trait Store: Send + Sync + Debug {
     /// of every ID no row of that context carries any more (so the same schema registered again
     /// gets a new ID, as in Confluent; the ID → fingerprint side stays and the ID is never handed
     /// out again). A registration that commits a row carrying such an ID concurrently makes exactly
-    /// one of the two fail (see [`Preconditions::binding`]). Rows already gone are skipped. Same batching note as [`Store::soft_delete_versions`].
+    /// one of the two fail (see [`Preconditions::binding`]). Rows already gone are skipped. Same
+    /// batching note as [`Store::soft_delete_versions`].
     async fn hard_delete_versions(&self, deletion: HardDeletion<'_>) -> StoreResult<()>;
 
     /// Every row of `context` that carries `id`, sorted by (subject, version).
