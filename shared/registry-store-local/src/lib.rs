@@ -50,7 +50,7 @@ mod writer;
 
 use error::{LocalError, LocalResult};
 use pool::Pool;
-use registry_core::{Fingerprint, Guid, SchemaBody, SchemaId, StoreError, StoreResult, VersionRow};
+use registry_core::{Fingerprint, Guid, SchemaBody, SchemaId, StoreError, StoreResult, Subject, VersionRow};
 use rusqlite::Connection;
 use std::path::Path;
 use std::sync::Arc;
@@ -159,6 +159,20 @@ impl LocalStore {
         Ok(joined?)
     }
 
+    /// Every row of `subject`: inline when there are at most [`bounded::INLINE_ROWS`] (the usual
+    /// case), else on the blocking pool (a subject with many versions, read by every request
+    /// that resolves it: one that references it thousands of times must not hold an async worker).
+    async fn versions_bounded(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {
+        let probe = subject.clone();
+        match self.read(move |conn| bounded::versions_upto(conn, &probe, bounded::INLINE_ROWS)).await? {
+            Some(rows) => Ok(rows),
+            None => {
+                let subject = subject.clone();
+                self.read_blocking(move |conn| ops::versions(conn, &subject)).await
+            }
+        }
+    }
+
     /// Every row carrying `id`: inline when there are at most [`bounded::INLINE_ROWS`] (the usual
     /// case), else on the blocking pool.
     async fn rows_with_id_bounded(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
@@ -166,5 +180,61 @@ impl LocalStore {
             Some(rows) => Ok(rows),
             None => self.read_blocking(move |conn| ops::rows_with_id(conn, id)).await,
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use registry_core::{SchemaType, Store, Version};
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
+
+    fn rows(subject: &str, count: usize, body: &SchemaBody) -> Vec<VersionRow> {
+        (1..=count)
+            .map(|n| VersionRow {
+                subject: Subject::new(subject).unwrap(),
+                version: Version(i32::try_from(n).unwrap()),
+                id: SchemaId(1),
+                fingerprint: body.fingerprint(),
+                deleted: false,
+                references: vec![],
+                registered_at_ms: 0,
+            })
+            .collect()
+    }
+
+    /// Whether `future` finished at its first poll (ran inline, without waiting for anything).
+    fn ready_at_once<F: Future>(future: F) -> bool {
+        matches!(pin!(future).poll(&mut Context::from_waker(Waker::noop())), Poll::Ready(_))
+    }
+
+    /// A subject's rows are read inline only while they are few: with every blocking-read slot
+    /// taken, a small subject still answers at once and a large one waits for a slot.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_subject_with_many_versions_is_read_on_the_blocking_pool() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalStore::open(dir.path()).unwrap();
+        let body = SchemaBody {
+            schema_type: SchemaType::Avro,
+            schema: "\"int\"".into(),
+            references: vec![],
+            metadata: None,
+            rule_set: None,
+        };
+        let (few, many) = (rows("few", 3, &body), rows("many", bounded::INLINE_ROWS + 1, &body));
+        store
+            .insert_unchecked(&[(body.fingerprint(), body.clone())], &[few.clone(), many.clone()].concat())
+            .await
+            .unwrap();
+        let (small, large) = (few[0].subject.clone(), many[0].subject.clone());
+
+        let slots = store.reads.acquire_many(u32::try_from(pool::MAX_READERS).unwrap()).await.unwrap();
+        assert!(ready_at_once(store.versions(&small)), "a few rows are read inline");
+        assert!(!ready_at_once(store.versions(&large)), "many rows wait for a blocking-read slot");
+        drop(slots);
+        assert_eq!(store.versions(&large).await.unwrap(), many);
+        assert_eq!(store.versions(&small).await.unwrap(), few);
     }
 }

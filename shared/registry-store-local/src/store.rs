@@ -70,8 +70,7 @@ impl Store for LocalStore {
     }
 
     async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {
-        let subject = subject.clone();
-        self.read(move |conn| ops::versions(conn, &subject)).await
+        self.versions_bounded(subject).await
     }
 
     async fn versions_page(&self, page: VersionsPage<'_>) -> StoreResult<Vec<VersionRow>> {
