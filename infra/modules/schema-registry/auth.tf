@@ -7,11 +7,13 @@
 # Until a value exists the function cannot load its users and refuses to start (fail closed, never open).
 # Admin tooling that can sign SigV4 can instead use url_auth_type = "AWS_IAM" on the Function URL.
 #
-# Bearer tokens: the issuer's JWKS (public keys, so no secret in the state) goes into a second secret
-# the function reads at start: a Lambda environment holds 4 KB in all, which a JWKS of a few RSA keys
-# exceeds.
+# Bearer tokens: the issuer's JWKS (public keys, so no secret in the state) goes into a second secret:
+# a Lambda environment holds 4 KB in all, which a JWKS of a few RSA keys exceeds.
+#
+# The function reads both secrets at init and again every auth_reload_seconds on every warm instance
+# (README "Revocation"), so removing a user or rotating a key out reaches instances that live for hours.
 
-# The secrets the function reads at start, each only when its feature is on.
+# The secrets the function reads at init and on the reload interval, each only when its feature is on.
 resource "aws_secretsmanager_secret" "auth" {
   # checkov:skip=CKV2_AWS_57: the values are a users file of argon2 hashes written by the operator and the issuer's public JWKS, replaced by Terraform when jwks_json changes; there is no service credential for a rotation function to rotate.
   for_each                = { for name, secret in local.auth_secrets : name => secret if secret.enabled }
@@ -48,7 +50,7 @@ resource "aws_iam_role_policy" "auth" {
 locals {
   jwt_enabled = var.jwt_issuer != ""
   # The registry authenticates requests itself (Basic users, bearer tokens or both), reading its
-  # secrets at start; the variables naming them are in lambda.tf (function_optional_environment).
+  # secrets at init and on the reload interval; the variables naming them are in lambda.tf (function_optional_environment).
   registry_auth = var.auth_enabled || local.jwt_enabled
 
   auth_secrets = {

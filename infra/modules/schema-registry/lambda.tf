@@ -16,6 +16,7 @@ locals {
     REGISTRY_METRICS_NAMESPACE                  = var.metrics_namespace
     REGISTRY_USAGE_GRANULARITY_DAYS             = tostring(var.usage_granularity_days)
     REGISTRY_ANSWER_MEMORY_MS                   = tostring(var.answer_memory_ms)
+    REGISTRY_AUTH_RELOAD_SECONDS                = tostring(var.auth_reload_seconds)
   }
 
   # Set only when configured: null leaves the variable unset, so the function's default applies.
@@ -27,7 +28,10 @@ locals {
     REGISTRY_JWT_AUDIENCE     = local.jwt_enabled ? var.jwt_audience : null
     REGISTRY_JWT_ROLE_CLAIM   = local.jwt_enabled ? var.jwt_role_claim : null
     REGISTRY_JWKS_SECRET      = local.jwt_enabled ? aws_secretsmanager_secret.auth["jwks"].arn : null
-    REGISTRY_KMS_KEY_ARNS     = length(var.kms_key_arns) > 0 ? join(",", var.kms_key_arns) : null
+    # Changes with the JWKS Terraform writes: the function's configuration changes with it, so every
+    # warm instance is replaced at once (reloads would reach them within auth_reload_seconds anyway).
+    REGISTRY_AUTH_REVISION = local.jwt_enabled ? "jwks-${substr(sha256(var.jwks_json), 0, 16)}" : null
+    REGISTRY_KMS_KEY_ARNS  = length(var.kms_key_arns) > 0 ? join(",", var.kms_key_arns) : null
   }
 }
 

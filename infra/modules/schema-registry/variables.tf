@@ -182,13 +182,24 @@ variable "jwt_audience" {
 }
 
 variable "jwks_json" {
-  description = "The issuer's JWKS document (public keys, JSON text); required with jwt_issuer. Stored in a Secrets Manager secret the function reads at start (REGISTRY_JWKS_SECRET), not in its environment, whose 4 KB limit a JWKS with a few RSA keys exceeds. The function never fetches it from the issuer."
+  description = "The issuer's JWKS document (public keys, JSON text); required with jwt_issuer. Stored in a Secrets Manager secret the function reads at init and every auth_reload_seconds (REGISTRY_JWKS_SECRET), not in its environment, whose 4 KB limit a JWKS with a few RSA keys exceeds. The function never fetches it from the issuer."
   type        = string
   default     = ""
 
   validation {
     condition     = var.jwt_issuer == "" || can(jsondecode(var.jwks_json).keys)
     error_message = "jwks_json must be a JWKS document ({\"keys\": [...]}) when jwt_issuer is set."
+  }
+}
+
+variable "auth_reload_seconds" {
+  description = "Seconds after which a running instance reads the users secret and the JWKS secret again (REGISTRY_AUTH_RELOAD_SECONDS): the longest a removed user, a changed password or a key rotated out keeps working on warm instances. Each serving instance calls GetSecretValue at most once per secret per interval. 0: read once at init (revocation then needs a new deployment)."
+  type        = number
+  default     = 60
+
+  validation {
+    condition     = var.auth_reload_seconds >= 0 && var.auth_reload_seconds <= 3600 && floor(var.auth_reload_seconds) == var.auth_reload_seconds
+    error_message = "auth_reload_seconds must be a whole number of seconds from 0 to 3600."
   }
 }
 

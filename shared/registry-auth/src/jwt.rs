@@ -80,6 +80,12 @@ impl JwtValidator {
         })
     }
 
+    /// A validator with the same issuer, audience and role claim over another JWKS document (a
+    /// reloaded one).
+    pub fn with_jwks(&self, jwks_json: &str) -> Result<Self, AuthError> {
+        JwtValidator::new(&self.issuer, &self.audience, jwks_json, &self.role_claim)
+    }
+
     /// Validates `token` (the text after `Bearer `) and maps it to a principal named by its `sub` claim.
     pub fn validate(&self, token: &str) -> Result<Principal, TokenRejection> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| TokenRejection::Malformed)?;

@@ -11,7 +11,7 @@
 //! `REGISTRY_TABLE`, `REGISTRY_BUCKET` and the standard `AWS_*` variables itself.
 
 use clap::Parser;
-use registry_auth::{AuthConfig, AuthError, Authenticator};
+use registry_auth::{AuthConfig, AuthError, Authenticator, ConfiguredSource, ReloadPolicy};
 use registry_core::cache::DEFAULT_CACHE_BYTES;
 use registry_core::{ChurnSettings, CompatibilityLevel, Limits, RegistrySettings, Rules, default_schema_workers};
 use registry_dek::model::LOCAL_KMS;
@@ -230,6 +230,15 @@ pub struct AuthArgs {
     /// Bearer tokens: the claim carrying `registry:read|write|admin` (default `scope`).
     #[arg(long, env = "REGISTRY_JWT_ROLE_CLAIM")]
     pub jwt_role_claim: Option<String>,
+    /// Seconds after which a running process reads its users file and JWKS (files or secrets) again:
+    /// the longest a removed user, a changed password or a removed signing key keeps working. 0: read
+    /// once at start.
+    #[arg(long, env = "REGISTRY_AUTH_RELOAD_SECONDS", default_value_t = 60)]
+    pub auth_reload_seconds: u64,
+    /// An opaque label of the auth configuration, logged at start. The Terraform module sets it from
+    /// the JWKS it writes, so a JWKS change updates the function and replaces every warm instance.
+    #[arg(long, env = "REGISTRY_AUTH_REVISION")]
+    pub auth_revision: Option<String>,
 }
 
 /// A setting holds a value the host cannot use; start-up fails with it.
@@ -327,11 +336,20 @@ impl AuthArgs {
         })
     }
 
+    /// How often a running process reads its users and keys again (`REGISTRY_AUTH_RELOAD_SECONDS`).
+    pub fn reload_policy(&self) -> ReloadPolicy {
+        ReloadPolicy::every(Duration::from_secs(self.auth_reload_seconds))
+    }
+
     /// The authenticator for a host that reads its users from local sources only (a users secret
-    /// or a JWKS secret is an error here: the Lambda host fetches them and calls `Authenticator::from_config`).
-    /// `None` when auth is off; a configured but unusable source is an error, never an open server.
+    /// or a JWKS secret is an error here: the Lambda host reads them through its `SecretReader`), its
+    /// files read again on [`AuthArgs::reload_policy`]'s schedule. `None` when auth is off; a
+    /// configured but unusable source is an error, never an open server.
     pub fn authenticator(&self) -> Result<Option<Arc<Authenticator>>, AuthError> {
-        Ok(Authenticator::from_config(&self.config()?, None)?.map(Arc::new))
+        let config = self.config()?;
+        let Some(authenticator) = Authenticator::from_config(&config, None)? else { return Ok(None) };
+        let source = Arc::new(ConfiguredSource::new(config, None));
+        Ok(Some(Arc::new(authenticator.reloading(source, self.reload_policy()))))
     }
 }
 
