@@ -11,6 +11,7 @@ Run by scripts/infra-check.sh (make test). Prints one line per check and `N pass
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -268,8 +269,30 @@ class Parser:
 
     def list_or_for(self):
         if self.peek()[1] == "for":
-            raise Unknown("list for expressions")
+            return self.for_list()
         return self.expressions_until("]")
+
+    def for_list(self):
+        """[for v in collection : expr] and [for v in collection : expr if cond] over a list."""
+        self.take("for")
+        value_name = self.take()[1]
+        self.take("in")
+        collection = self.expression()
+        self.take(":")
+        body = self.balanced_until("]")
+        if isinstance(collection, Reference):
+            return Reference(f"[for {value_name} in {collection}]")
+        if_at = next((i for i, token in enumerate(body) if token == ("name", "if")), len(body))
+        result = []
+        for value in collection.values() if isinstance(collection, dict) else collection:
+            saved = dict(self.scope.bindings)
+            self.scope.bindings.update({value_name: value})
+            try:
+                if if_at == len(body) or truthy(Parser(body[if_at + 1:], self.scope).whole()):
+                    result.append(Parser(body[:if_at], self.scope).whole())
+            finally:
+                self.scope.bindings = saved
+        return result
 
     def expressions_until(self, closer):
         """Comma-separated expressions up to `closer` (a trailing comma allowed), taking the closer."""
@@ -386,6 +409,8 @@ def call_function(name, arguments):
         if not match:
             raise CannotEvaluate(f"{text!r} does not match {pattern!r}")
         return match.group(0)
+    if name == "alltrue":
+        return all(truthy(item) for item in arguments[0])
     if name == "floor":
         return math.floor(arguments[0])
     if name == "contains":
@@ -408,6 +433,12 @@ def call_function(name, arguments):
         for argument in arguments:
             result.update(argument)
         return result
+    if name == "sha256":
+        value = arguments[0]
+        return Reference("sha256(...)") if isinstance(value, Reference) else hashlib.sha256(value.encode()).hexdigest()
+    if name == "substr":
+        text, offset, length = arguments
+        return Reference("substr(...)") if isinstance(text, Reference) else text[offset:offset + length]
     if name in ("concat", "trimsuffix", "trimprefix", "one", "file", "filebase64sha256", "toset"):
         return Reference(f"{name}(...)")
     raise Unknown(f"function {name}()")
@@ -964,6 +995,25 @@ def check_example_module_calls():
     return problems
 
 
+def check_example_fresh_account():
+    """The example applies on a new account (concurrency quota 10: no reservation is possible) and its
+    alarms reach someone (a subscription to the topic can be configured)."""
+    problems = []
+    scope = EXAMPLE_CONFIG.scope({})
+    for name, body in EXAMPLE_CONFIG.modules.items():
+        if "reserved_concurrency" in body and evaluate(body["reserved_concurrency"], scope) is not None:
+            problems.append(f"module.{name} reserves concurrency: Lambda refuses any reservation on an account whose quota is 10")
+    topics = {name for (type_name, name) in EXAMPLE_CONFIG.resources if type_name == "aws_sns_topic"}
+    subscribed = {
+        re.search(r"aws_sns_topic\.([a-z0-9_]+)", str(body.get("topic_arn", ""))).group(1)
+        for (type_name, _), body in EXAMPLE_CONFIG.resources.items()
+        if type_name == "aws_sns_topic_subscription" and re.search(r"aws_sns_topic\.", str(body.get("topic_arn", "")))
+    }
+    for topic in sorted(topics - subscribed):
+        problems.append(f"aws_sns_topic.{topic} has no subscription resource: its alarms would notify no one")
+    return problems
+
+
 def check_cost_section():
     """The README's cost estimate is the output of scripts/infra_cost.py (its counts and prices)."""
     sys.path.insert(0, str(ROOT / "scripts"))
@@ -978,6 +1028,22 @@ def check_cost_section():
     return []
 
 
+def check_revocation():
+    """Running instances read their users and keys again, and a JWKS change reaches the function."""
+    problems = []
+    jwt = {"jwt_issuer": "https://idp", "jwt_audience": "sr"}
+    environment = module_environment({**jwt, "jwks_json": '{"keys": [1]}'})
+    rotated = module_environment({**jwt, "jwks_json": '{"keys": [2]}'})
+    reload = environment.get("REGISTRY_AUTH_RELOAD_SECONDS")
+    if reload is None or int(reload) <= 0 or int(reload) > 300:
+        problems.append(f"REGISTRY_AUTH_RELOAD_SECONDS is {reload!r} by default: warm instances must read their users and keys again within minutes")
+    if environment.get("REGISTRY_AUTH_REVISION") in (None, rotated.get("REGISTRY_AUTH_REVISION")):
+        problems.append("a change of jwks_json does not change the function's environment: warm instances keep the old keys until they reload")
+    if isinstance(environment.get("REGISTRY_AUTH_REVISION"), Reference):
+        problems.append("REGISTRY_AUTH_REVISION is known only after apply: derive it from jwks_json so the plan shows the change")
+    return problems
+
+
 CHECKS = [
     ("invoke permissions match the Function URL's auth type", check_invoke_permissions),
     ("open registry, custom domain, concurrency and name are explicit choices", check_access_choices),
@@ -990,7 +1056,9 @@ CHECKS = [
     ("every reference names something declared, every variable is used", check_references),
     ("moved blocks lead from undeclared addresses to declared instances", check_moved),
     ("the example's module calls pass the module's validations", check_example_module_calls),
+    ("the example applies on a fresh account and its alarm topic can reach someone", check_example_fresh_account),
     ("the README's cost estimate matches its counts and prices", check_cost_section),
+    ("revocation: users and keys are read again, a JWKS change updates the function", check_revocation),
 ]
 
 

@@ -1,5 +1,15 @@
 # Two teams, two registries: separate tables, buckets, functions, URLs and alarms, so one
 # team's churn or outage never reaches the other (no shared fate).
+#
+# Applies on a fresh account: nothing reserves concurrency (a new account's quota is often 10, and
+# Lambda refuses a reservation that leaves fewer than 100 unreserved). To give a team reserved
+# concurrency, first ask for a quota increase (Service Quotas, "Lambda concurrent executions", to
+# at least 100 plus every reservation), then set reserved_concurrency on its module call.
+#
+# One state for both teams keeps this example short; it is not what a real deployment should do:
+# one `terraform apply` (and one state lock, one set of credentials) would then touch both teams'
+# registries. Give each team its own root module and state (a directory or workspace per team,
+# each with one module call and its own backend), and share only the alarm topic, by ARN.
 terraform {
   # The module's floors (see its versions.tf).
   required_version = ">= 1.9.0"
@@ -19,6 +29,12 @@ variable "region" {
   description = "AWS region for both registries."
   type        = string
   default     = "eu-west-1"
+}
+
+variable "alarm_email" {
+  description = "Where alarm notifications go (an email subscription to the topic, confirmed by the recipient). Empty: no subscription, and alarms notify no one."
+  type        = string
+  default     = ""
 }
 
 variable "lambda_zip_path" {
@@ -70,6 +86,19 @@ resource "aws_sns_topic" "registry_alarms" {
   kms_master_key_id = aws_kms_key.registry_alarms.arn
 }
 
+# Without a subscription the topic delivers to no one: an alarm would fire silently.
+resource "aws_sns_topic_subscription" "registry_alarms_email" {
+  count     = var.alarm_email == "" ? 0 : 1
+  topic_arn = aws_sns_topic.registry_alarms.arn
+  protocol  = "email"
+  endpoint  = var.alarm_email
+}
+
+output "alarm_topic_arn" {
+  description = "Subscribe the on-call tool (PagerDuty, Opsgenie, chat) to this topic."
+  value       = aws_sns_topic.registry_alarms.arn
+}
+
 module "payments" {
   source              = "../../modules/schema-registry"
   name                = "payments"
@@ -83,7 +112,6 @@ module "logistics" {
   name                  = "logistics"
   lambda_zip_path       = var.lambda_zip_path
   default_compatibility = "FULL_TRANSITIVE"
-  reserved_concurrency  = 50 # optional: needs an account concurrency quota of at least 150
   alarm_sns_topic_arn   = aws_sns_topic.registry_alarms.arn
   tags                  = { team = "logistics" }
 }
