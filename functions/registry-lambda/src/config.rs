@@ -28,6 +28,11 @@ pub struct LambdaConfig {
     #[arg(long, env = "REGISTRY_METRICS_NAMESPACE", default_value = "SchemaRegistry")]
     pub metrics_namespace: String,
 
+    /// Time kept free before each invocation's deadline: a request still working then answers 504
+    /// (Confluent's body, and a log line) instead of being killed by the runtime at the deadline.
+    #[arg(long, env = "REGISTRY_DEADLINE_MARGIN_MS", default_value_t = 1_000)]
+    pub deadline_margin_ms: u64,
+
     /// The `Registry` dimension of the EMF lines (set by the Lambda runtime).
     #[arg(long, env = "AWS_LAMBDA_FUNCTION_NAME", default_value = "registry")]
     pub function_name: String,
@@ -37,6 +42,14 @@ impl LambdaConfig {
     /// Reads the process environment; a value the function cannot use is an error (init fails loudly).
     pub fn from_env() -> Result<Self, clap::Error> {
         Self::try_parse_from(std::iter::empty::<String>())
+    }
+
+    /// Each request's time budget: up to its invocation's deadline less the margin.
+    pub fn request_budget(&self) -> registry_http::request_limits::RequestBudget {
+        registry_http::request_limits::RequestBudget {
+            fixed: None,
+            deadline_margin: std::time::Duration::from_millis(self.deadline_margin_ms),
+        }
     }
 
     /// Where the EMF lines put the metrics.

@@ -23,7 +23,9 @@ use lambda_http::request::RequestContext;
 use lambda_http::{Request, RequestExt};
 use registry_core::Registry;
 use registry_http::AppOptions;
+use registry_http::request_limits::HostDeadline;
 use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
 use tower::util::MapRequest;
 
 /// The service `main` runs: `registry_http::app` behind [`prepare`].
@@ -42,14 +44,27 @@ pub fn handler(registry: Registry, options: AppOptions, emf: Option<emf::EmfConf
 }
 
 /// [`strip_stage`], then the Lambda request id as the request's
-/// [`registry_http::observability::RequestId`] (logged and echoed in `X-Request-Id`).
+/// [`registry_http::observability::RequestId`] (logged and echoed in `X-Request-Id`) and the
+/// invocation's deadline as its [`HostDeadline`] (the request's time budget ends a margin before it).
 pub fn prepare(request: Request) -> Request {
     let mut request = strip_stage(request);
-    let id = request.lambda_context_ref().map(|context| context.request_id.clone()).filter(|id| !id.is_empty());
+    let context = request.lambda_context_ref();
+    let id = context.map(|context| context.request_id.clone()).filter(|id| !id.is_empty());
+    // A context without a deadline (0: tests, local adapters) sets none.
+    let deadline = context.filter(|context| context.deadline > 0).map(|context| host_deadline(context.deadline()));
     if let Some(id) = id {
         request.extensions_mut().insert(registry_http::observability::RequestId(id));
     }
+    if let Some(deadline) = deadline {
+        request.extensions_mut().insert(deadline);
+    }
     request
+}
+
+/// The invocation's wall-clock `deadline` as an instant of this process's monotonic clock.
+fn host_deadline(deadline: SystemTime) -> HostDeadline {
+    let remaining = deadline.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO);
+    HostDeadline(Instant::now() + remaining)
 }
 
 /// Removes `/{stage}` from the front of the path when the event came from a named API Gateway

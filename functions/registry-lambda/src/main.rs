@@ -23,7 +23,7 @@ async fn main() -> Result<(), Error> {
     let registry = Registry::new(store, config.settings.registry());
     let authenticator = registry_lambda::auth::authenticator(&config.settings.auth).await?;
     let mut options = config.settings.app_options(authenticator)?;
-    options.request_budget = Some(config.settings.server.body_timeout());
+    options.request_budget = config.request_budget();
     options.deks = dek.map(|backend| config.settings.dek.registry(backend)).transpose()?;
     lambda_http::run_with_streaming_response(handler(registry, options, Some(config.emf()))).await
 }

@@ -172,3 +172,42 @@ async fn every_error_path_has_confluents_status_code_and_body() {
     // Nothing above changed the registry.
     assert_eq!(send_ok(&handler, "function_url_list_subjects").await.body, json!(["orders-value", "payments-value"]));
 }
+
+#[tokio::test]
+async fn a_request_still_working_near_its_deadline_answers_504_with_confluents_body() {
+    use lambda_http::{Context, RequestExt};
+    use registry_core::testkit::{HookedStore, StoreCall};
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+    // Given a store whose reads never finish (each yields to the runtime for ever)
+    struct Stuck;
+    impl registry_core::testkit::StoreHook for Stuck {
+        fn before(&self, _call: StoreCall) -> registry_core::StoreResult<()> {
+            Ok(())
+        }
+        fn yields(&self, call: StoreCall) -> usize {
+            if call.is_write() { 0 } else { usize::MAX }
+        }
+    }
+    let store = HookedStore::new(Arc::new(MemoryStore::new()), Stuck);
+    let registry = Registry::new(Arc::new(store), RegistrySettings::default());
+    let margin = Duration::from_secs(1);
+    let options = AppOptions {
+        request_budget: registry_http::request_limits::RequestBudget { fixed: None, deadline_margin: margin },
+        ..AppOptions::default()
+    };
+    let handler = handler(registry, options, None);
+    // When an invocation whose deadline is the margin plus 200 ms away reads by ID
+    let mut context = Context::default();
+    let deadline = SystemTime::now() + margin + Duration::from_millis(200);
+    context.deadline = deadline.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    let request = request("apigw_v2_get_schema_by_id").with_lambda_context(context);
+    // (without a budget it would never answer: the bound below only turns a hang into a failure)
+    let response = tokio::time::timeout(Duration::from_secs(120), handler.oneshot(request))
+        .await
+        .unwrap_or_else(|_| panic!("no answer: the invocation's deadline did not bound the request"))
+        .unwrap_or_else(|never| match never {});
+    // Then it answers 504 with Confluent's body (the runtime would kill it at the deadline)
+    let answer = read(response).await;
+    assert_eq!(answer.status, StatusCode::GATEWAY_TIMEOUT, "{}", answer.body);
+    assert_eq!((answer.error_code(), answer.message()), (Some(504), "HTTP 504 Gateway Timeout"));
+}

@@ -44,7 +44,6 @@ use registry_core::Registry;
 use registry_dek::DekRegistry;
 use routes::{compatibility, config, contracts, deks, metadata, schemas, subjects, versions};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Largest accepted request body in bytes (4 MiB); schemas themselves are further limited by the
 /// registry's `max_schema_bytes` (42209).
@@ -66,8 +65,9 @@ pub struct AppOptions {
     /// Authentication and authorization ([`auth`]); `None` serves everyone (`make run`).
     pub authenticator: Option<Arc<Authenticator>>,
     /// Time budget of one request, up to its response head (504 after it; [`request_limits::within`]).
-    /// The Lambda function sets it; `registry serve` bounds the client's time on the connection instead.
-    pub request_budget: Option<Duration>,
+    /// The Lambda function bounds each request by its invocation's deadline; `registry serve` sets none
+    /// and bounds the client's time on the connection instead.
+    pub request_budget: request_limits::RequestBudget,
     /// The `error_code` of incompatible-schema answers ([`error::IncompatibleErrorCode`]).
     pub incompatible_error_code: error::IncompatibleErrorCode,
     /// The DEK registry (`/dek-registry/v1/...`, [`routes::deks`]); `None`: those paths are 404.
@@ -97,11 +97,11 @@ pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
         }
     };
     let routes = routes.layer(axum::middleware::from_fn(request_limits::check));
-    let routes = match options.request_budget {
-        Some(budget) => {
-            routes.layer(axum::middleware::from_fn(move |request, next| request_limits::within(budget, request, next)))
-        }
-        None => routes,
+    let budget = options.request_budget;
+    let routes = if budget == request_limits::RequestBudget::default() {
+        routes
+    } else {
+        routes.layer(axum::middleware::from_fn(move |request, next| request_limits::within(budget, request, next)))
     };
     routes.layer(axum::middleware::from_fn_with_state(registry, observability::observe))
 }

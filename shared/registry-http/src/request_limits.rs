@@ -1,7 +1,7 @@
 //! What a request may be before any handler, authentication included, looks at it: the URI and header
 //! budgets (414 and 431) and a declared body over [`crate::MAX_BODY_BYTES`] (413 at once: a client
 //! sending `Expect: 100-continue` is refused before `100 Continue`, so it never sends the body), each as
-//! Confluent's JSON error; and the optional time budget of one request (504, as Confluent's
+//! Confluent's JSON error; and the time budget of one request ([`RequestBudget`]: 504, as Confluent's
 //! `RequestTimeoutHandler`).
 //!
 //! The HTTP parser in front (hyper in `registry serve`, the Lambda front end) has larger limits of its
@@ -12,7 +12,7 @@ use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Longest request target (path and query) accepted, in bytes; 414 above it.
 pub const MAX_URI_BYTES: usize = 8 * 1024;
@@ -47,14 +47,49 @@ fn refusal(request: &Request) -> Option<ApiError> {
     None
 }
 
+/// How long one request may take up to its response head: a fixed time, the host's deadline for the
+/// request ([`HostDeadline`]) less a margin, or whichever ends first. The default sets neither: the
+/// request runs until it answers (`registry serve` bounds the client's time on the connection instead).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RequestBudget {
+    /// The same time for every request.
+    pub fixed: Option<Duration>,
+    /// Kept free before a request's [`HostDeadline`], so that the 504 is written and logged before the
+    /// host gives up on the request (a Lambda runtime kills the invocation at its deadline: the client
+    /// would get the Function URL's bare 502 and the instance would be reset).
+    pub deadline_margin: Duration,
+}
+
+/// The instant by which the host must have this request's answer, as a request extension: a Lambda
+/// invocation's deadline (the Lambda adapter inserts it from the invocation's context).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostDeadline(pub Instant);
+
+impl RequestBudget {
+    /// The time `request` may take from `now`, if anything bounds it.
+    pub fn for_request(&self, request: &Request, now: Instant) -> Option<Duration> {
+        let until_deadline = request
+            .extensions()
+            .get::<HostDeadline>()
+            .map(|HostDeadline(deadline)| deadline.saturating_duration_since(now).saturating_sub(self.deadline_margin));
+        match (self.fixed, until_deadline) {
+            (Some(fixed), Some(until_deadline)) => Some(fixed.min(until_deadline)),
+            (fixed, until_deadline) => fixed.or(until_deadline),
+        }
+    }
+}
+
 /// Answers 504 (`{"error_code":504,"message":"HTTP 504 Gateway Timeout"}`) when the inner service has not
-/// produced a response head within `budget`; the work in flight is dropped at its next await point,
-/// which every write path tolerates as it tolerates a crash.
-pub async fn within(budget: Duration, request: Request, next: Next) -> Response {
-    match tokio::time::timeout(budget, next.run(request)).await {
+/// produced a response head within the request's [`RequestBudget`]; the work in flight is dropped at
+/// its next await point, which every write path tolerates as it tolerates a crash.
+pub async fn within(budget: RequestBudget, request: Request, next: Next) -> Response {
+    let Some(time) = budget.for_request(&request, Instant::now()) else {
+        return next.run(request).await;
+    };
+    match tokio::time::timeout(time, next.run(request)).await {
         Ok(response) => response,
         Err(_) => {
-            tracing::warn!(budget_ms = budget.as_millis() as u64, "request time budget spent");
+            tracing::warn!(budget_ms = time.as_millis() as u64, "request time budget spent");
             ApiError::Http(StatusCode::GATEWAY_TIMEOUT).into_response()
         }
     }
@@ -79,6 +114,25 @@ mod tests {
     }
 
     #[test]
+    fn the_budget_ends_a_margin_before_the_host_deadline_or_at_the_fixed_time() {
+        let now = Instant::now();
+        let deadline = |after: Duration| {
+            let mut request = request("/", &[]);
+            request.extensions_mut().insert(HostDeadline(now + after));
+            request
+        };
+        let second = Duration::from_secs(1);
+        let margin = RequestBudget { fixed: None, deadline_margin: second };
+        assert_eq!(margin.for_request(&deadline(30 * second), now), Some(29 * second));
+        assert_eq!(margin.for_request(&deadline(second / 2), now), Some(Duration::ZERO), "past the margin: at once");
+        assert_eq!(margin.for_request(&request("/", &[]), now), None, "no deadline, no fixed time: unbounded");
+        let both = RequestBudget { fixed: Some(10 * second), deadline_margin: second };
+        assert_eq!(both.for_request(&deadline(30 * second), now), Some(10 * second));
+        assert_eq!(both.for_request(&deadline(5 * second), now), Some(4 * second));
+        assert_eq!(both.for_request(&request("/", &[]), now), Some(10 * second));
+    }
+
+    #[test]
     fn each_budget_is_refused_just_above_it() {
         let path = |len: usize| format!("/{}", "a".repeat(len - 1));
         assert_eq!(status(&request(&path(MAX_URI_BYTES), &[])), None);
@@ -100,7 +154,10 @@ mod tests {
         let app = axum::Router::new()
             .route("/slow", axum::routing::get(std::future::pending::<&'static str>))
             .route("/fast", axum::routing::get(|| async { "fast" }))
-            .layer(axum::middleware::from_fn(|request, next| within(Duration::from_millis(20), request, next)));
+            .layer(axum::middleware::from_fn(|request, next| {
+                let budget = RequestBudget { fixed: Some(Duration::from_millis(20)), ..RequestBudget::default() };
+                within(budget, request, next)
+            }));
         let slow = app.clone().oneshot(request("/slow", &[])).await.unwrap();
         assert_eq!(slow.status(), StatusCode::GATEWAY_TIMEOUT);
         let body = axum::body::to_bytes(slow.into_body(), 1024).await.unwrap();
