@@ -41,6 +41,9 @@ use tokio::task::JoinHandle;
 /// Function URL's limit on a request payload.
 pub const MAX_REQUEST_BYTES: usize = 6 * 1024 * 1024;
 
+/// Lambda's longest function timeout (15 minutes).
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(900);
+
 /// The function to run and how.
 #[derive(Debug, Clone)]
 pub struct FunctionConfig {
@@ -57,9 +60,10 @@ pub struct FunctionConfig {
 }
 
 impl FunctionConfig {
-    /// `binary` with the given environment, 4 instances at most, a 60 s timeout, output discarded.
+    /// `binary` with the given environment, 4 instances at most, Lambda's longest timeout (so that a
+    /// test never fails because a busy machine is slow), output discarded.
     pub fn new(binary: impl Into<PathBuf>, env: Vec<(String, String)>) -> FunctionConfig {
-        FunctionConfig { binary: binary.into(), env, max_instances: 4, timeout: Duration::from_secs(60), log: None }
+        FunctionConfig { binary: binary.into(), env, max_instances: 4, timeout: MAX_TIMEOUT, log: None }
     }
 }
 
