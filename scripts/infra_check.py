@@ -1044,6 +1044,26 @@ def check_revocation():
     return problems
 
 
+def check_restore_adoption():
+    """A restored table (a new name) can be adopted, and what a restore drops is set on it again."""
+    problems = []
+    table = MODULE_CONFIG.resources[("aws_dynamodb_table", "registry")]
+    if "table_name" not in MODULE_CONFIG.variables:
+        return ["no table_name input: a restored table (DynamoDB restores into a new name) cannot be adopted"]
+    for overrides, expected in (({}, "schema-registry-payments"), ({"table_name": "schema-registry-payments-r1"}, "schema-registry-payments-r1")):
+        name = evaluate(table["name"], MODULE_CONFIG.scope({**REQUIRED, **overrides}))
+        if name != expected:
+            problems.append(f"with {overrides or 'defaults'} the table is named {name!r}, expected {expected!r}")
+    scope = MODULE_CONFIG.scope({**REQUIRED, "table_name": "schema-registry-payments-r1"})
+    if evaluate(table.get("deletion_protection_enabled", "false"), scope) is not True:
+        problems.append("the table has no deletion protection (a restore drops it; the module must set it)")
+    if not any(evaluate(block.get("enabled", "false"), scope) is True for block in table.get("point_in_time_recovery", [])):
+        problems.append("the table has no point-in-time recovery (a restore drops it; the module must set it)")
+    if "tags" not in table:
+        problems.append("the table has no tags (a restore drops them; the module must set them)")
+    return problems
+
+
 CHECKS = [
     ("invoke permissions match the Function URL's auth type", check_invoke_permissions),
     ("open registry, custom domain, concurrency and name are explicit choices", check_access_choices),
@@ -1059,6 +1079,7 @@ CHECKS = [
     ("the example applies on a fresh account and its alarm topic can reach someone", check_example_fresh_account),
     ("the README's cost estimate matches its counts and prices", check_cost_section),
     ("revocation: users and keys are read again, a JWKS change updates the function", check_revocation),
+    ("a restored table can be adopted and gets PITR, deletion protection and tags back", check_restore_adoption),
 ]
 
 

@@ -123,3 +123,16 @@ output "payments_registry_url" {
 output "logistics_registry_url" {
   value = module.logistics.registry_url
 }
+
+# What the restore runbook (module README "Restoring the table") reads.
+output "payments_table_name" {
+  value = module.payments.table_name
+}
+
+output "payments_bucket_name" {
+  value = module.payments.bucket_name
+}
+
+output "payments_kms_key_arn" {
+  value = module.payments.kms_key_arn
+}

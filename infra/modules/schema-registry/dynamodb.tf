@@ -1,6 +1,11 @@
 # Subjects, versions, ID bindings, the ID counter, config and mode. Key schema: table.json.
+#
+# After a restore (README "Restoring the table") the table is the restored one: DynamoDB restores
+# into a new name and a table cannot be renamed, so table_name names it and the runbook imports it
+# here. Applying then puts back what a restore leaves out: point-in-time recovery, deletion
+# protection, the module's KMS key and the tags.
 resource "aws_dynamodb_table" "registry" {
-  name                        = local.prefix
+  name                        = var.table_name == "" ? local.prefix : var.table_name
   billing_mode                = local.table.BillingMode
   hash_key                    = local.hash_key
   range_key                   = local.range_key

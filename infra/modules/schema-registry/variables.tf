@@ -8,6 +8,17 @@ variable "name" {
   }
 }
 
+variable "table_name" {
+  description = "Name of the DynamoDB table. Empty (default): schema-registry-<name>. Set it to adopt a table restored from a backup or a point in time (DynamoDB restores into a new name; README \"Restoring the table\")."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = var.table_name == "" || can(regex("^[a-zA-Z0-9_.-]{3,255}$", var.table_name))
+    error_message = "table_name must be empty or a DynamoDB table name: 3-255 letters, digits, '_', '-' and '.'."
+  }
+}
+
 variable "lambda_zip_path" {
   description = "Path of the arm64 bootstrap zip built by `make package` (target/lambda/registry-lambda/bootstrap.zip)."
   type        = string
