@@ -105,13 +105,26 @@ variable "certificate_arn" {
 }
 
 variable "web_acl_arn" {
-  description = "Optional WAFv2 web ACL (CLOUDFRONT scope) attached to the custom-domain distribution. With url_auth_type = \"NONE\" it is bypassed by calling the Function URL directly (see README \"Access\")."
+  description = "Optional WAFv2 web ACL (CLOUDFRONT scope) attached to the custom-domain distribution. With url_auth_type = \"NONE\" it is bypassed by calling the Function URL directly (see README \"Access\"). Required with cloudfront_origin_access_control, where it is the only gate."
   type        = string
   default     = ""
+
+  # The access combinations that cannot work or leave the registry open (README "Access"). They sit
+  # here because no other variable's validation refers to web_acl_arn, so no validations refer to
+  # each other in a cycle.
+  validation {
+    condition     = !(var.custom_domain != "" && var.url_auth_type == "AWS_IAM" && !var.cloudfront_origin_access_control)
+    error_message = "custom_domain with url_auth_type = \"AWS_IAM\" needs cloudfront_origin_access_control = true: CloudFront does not sign its requests otherwise, and the Function URL answers every one with 403."
+  }
+
+  validation {
+    condition     = !var.cloudfront_origin_access_control || can(regex("^arn:aws[a-z-]*:wafv2:us-east-1:[0-9]{12}:global/webacl/", var.web_acl_arn))
+    error_message = "cloudfront_origin_access_control turns the registry's own auth off (CloudFront's signature replaces Authorization): anyone who reaches the domain may read, write and delete. Set web_acl_arn to a CLOUDFRONT-scope WAFv2 web ACL (us-east-1, e.g. an IP allow list) that decides who may."
+  }
 }
 
 variable "cloudfront_origin_access_control" {
-  description = "CloudFront signs every request to the Function URL (origin access control), so the URL answers only the distribution and the WAF cannot be bypassed. Needs custom_domain, url_auth_type = \"AWS_IAM\" and the registry's own auth off with allow_anonymous = true (CloudFront's signature replaces the client's Authorization header); writes then need x-amz-content-sha256 (see README \"Access\")."
+  description = "CloudFront signs every request to the Function URL (origin access control), so the URL answers only the distribution and the WAF cannot be bypassed. Needs custom_domain, url_auth_type = \"AWS_IAM\", a web_acl_arn (the only gate left) and the registry's own auth off with allow_anonymous = true (CloudFront's signature replaces the client's Authorization header). POST and PUT then need x-amz-content-sha256, which stock Confluent clients do not send: registrations and lookups fail (see README \"Access\")."
   type        = bool
   default     = false
 
