@@ -1071,6 +1071,28 @@ def check_restore_adoption():
     return problems
 
 
+def check_ranges():
+    """Memory, timeout and cache inputs outside what Lambda and the registry accept are refused at plan."""
+    problems = []
+    expectations = [
+        ({"memory_mb": 127}, "memory_mb"),
+        ({"memory_mb": 10241}, "memory_mb"),
+        ({"memory_mb": 128, "cache_bytes": 0}, None),
+        ({"timeout_seconds": 2}, "timeout_seconds"),
+        ({"timeout_seconds": 901}, "timeout_seconds"),
+        ({"timeout_seconds": 900}, None),
+        ({"memory_mb": 128, "cache_bytes": 128 * 1048576}, "cache_bytes"),
+        ({"auth_reload_seconds": -1}, "auth_reload_seconds"),
+    ]
+    for overrides, expected in expectations:
+        failed = MODULE_CONFIG.failed_validations({**REQUIRED, **overrides})
+        if expected is None and failed:
+            problems.append(f"{overrides}: refused by {failed}, expected to pass")
+        if expected is not None and expected not in failed:
+            problems.append(f"{overrides}: expected {expected}'s validation to refuse it, got {failed or 'no failure'}")
+    return problems
+
+
 CHECKS = [
     ("invoke permissions match the Function URL's auth type", check_invoke_permissions),
     ("open registry, custom domain, concurrency and name are explicit choices", check_access_choices),
@@ -1087,6 +1109,7 @@ CHECKS = [
     ("the README's cost estimate matches its counts and prices", check_cost_section),
     ("revocation: users and keys are read again, a JWKS change updates the function", check_revocation),
     ("a restored table can be adopted and gets PITR, deletion protection and tags back", check_restore_adoption),
+    ("memory, timeout and cache inputs are range-checked", check_ranges),
 ]
 
 

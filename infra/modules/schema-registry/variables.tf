@@ -25,15 +25,25 @@ variable "lambda_zip_path" {
 }
 
 variable "memory_mb" {
-  description = "Lambda memory in MB. 256 is plenty: nothing is loaded at start and caches are bounded."
+  description = "Lambda memory in MB (128 to 10240). 256 is plenty: nothing is loaded at start and caches are bounded."
   type        = number
   default     = 256
+
+  validation {
+    condition     = var.memory_mb >= 128 && var.memory_mb <= 10240 && floor(var.memory_mb) == var.memory_mb
+    error_message = "memory_mb must be a whole number of MB from 128 to 10240 (Lambda's range)."
+  }
 }
 
 variable "timeout_seconds" {
-  description = "Lambda timeout in seconds. Large lists stream, so this bounds the longest list a client can ask for."
+  description = "Lambda timeout in seconds (3 to 900). Each request answers 504 one second before it (REGISTRY_DEADLINE_MARGIN_MS), so a slow request is answered and logged instead of killed. Large lists stream, so this bounds the longest list a client can ask for. With custom_domain, CloudFront waits at most 60 s for the first byte."
   type        = number
   default     = 30
+
+  validation {
+    condition     = var.timeout_seconds >= 3 && var.timeout_seconds <= 900 && floor(var.timeout_seconds) == var.timeout_seconds
+    error_message = "timeout_seconds must be a whole number of seconds from 3 (the registry answers 504 one second before the deadline) to 900 (Lambda's limit)."
+  }
 }
 
 variable "reserved_concurrency" {
@@ -313,8 +323,8 @@ variable "cache_bytes" {
   default     = 33554432
 
   validation {
-    condition     = var.cache_bytes >= 0 && floor(var.cache_bytes) == var.cache_bytes
-    error_message = "cache_bytes must be a whole number of bytes, 0 or more."
+    condition     = var.cache_bytes >= 0 && floor(var.cache_bytes) == var.cache_bytes && var.cache_bytes <= var.memory_mb * 1048576 / 2
+    error_message = "cache_bytes must be a whole number of bytes from 0 to half of memory_mb (the rest holds requests, answers and the runtime)."
   }
 }
 
