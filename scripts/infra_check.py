@@ -1051,6 +1051,19 @@ def check_revocation():
     return problems
 
 
+def statements(document: str, overrides: dict | None = None) -> list[dict]:
+    """The statements of the module's policy document `document`, evaluated (dynamic ones included)."""
+    body = MODULE_CONFIG.data[("aws_iam_policy_document", document)]
+    scope = MODULE_CONFIG.scope({**REQUIRED, **(overrides or {})})
+    found = [evaluate(statement, scope) for statement in body.get("statement", [])]
+    for dynamic in body.get("dynamic", []):
+        for _, block in dynamic.items():
+            items = evaluate(block["for_each"], scope)
+            for item in items:
+                found.append(evaluate(block["content"][0], scope.bind(statement={"value": item})))
+    return found
+
+
 def check_restore_adoption():
     """A restored table (a new name) can be adopted, and what a restore drops is set on it again."""
     problems = []
@@ -1068,6 +1081,30 @@ def check_restore_adoption():
         problems.append("the table has no point-in-time recovery (a restore drops it; the module must set it)")
     if "tags" not in table:
         problems.append("the table has no tags (a restore drops them; the module must set them)")
+    return problems
+
+
+def check_write_once():
+    """Bodies are write-once (the bucket policy refuses writes without If-None-Match) and the ID ledger's
+    versions are kept (no lifecycle expiry under ids/)."""
+    problems = []
+    policy = MODULE_CONFIG.resources[("aws_s3_bucket_policy", "bodies")]["policy"]
+    document = re.search(r"data\.aws_iam_policy_document\.([a-z0-9_]+)", policy).group(1)
+    denies = [
+        s for s in statements(document)
+        if s.get("effect") == "Deny" and "s3:PutObject" in s.get("actions", [])
+        and any("/schemas/*" in str(r) for r in s.get("resources", []))
+        and any(c.get("test") == "Null" and c.get("variable") == "s3:if-none-match" and c.get("values") == ["true"] for c in s.get("condition", []))
+    ]
+    if not denies:
+        problems.append("the bucket policy does not refuse writes to schemas/* without If-None-Match (Null s3:if-none-match): bodies could be overwritten")
+    scope = MODULE_CONFIG.scope(REQUIRED)
+    rules = evaluate(MODULE_CONFIG.resources[("aws_s3_bucket_lifecycle_configuration", "bodies")]["rule"], scope)
+    for rule in rules:
+        expires = rule.get("noncurrent_version_expiration") or rule.get("expiration")
+        prefix = next((f.get("prefix") for f in rule.get("filter", []) if f.get("prefix")), "")
+        if expires and not prefix.startswith("schemas/"):
+            problems.append(f"lifecycle rule {rule.get('id')} expires versions under {prefix or 'the whole bucket'!r}: the ID ledger (ids/) must keep every version")
     return problems
 
 
@@ -1109,6 +1146,7 @@ CHECKS = [
     ("the README's cost estimate matches its counts and prices", check_cost_section),
     ("revocation: users and keys are read again, a JWKS change updates the function", check_revocation),
     ("a restored table can be adopted and gets PITR, deletion protection and tags back", check_restore_adoption),
+    ("bodies are write-once and the ID ledger keeps every version", check_write_once),
     ("memory, timeout and cache inputs are range-checked", check_ranges),
 ]
 

@@ -1,5 +1,6 @@
 # Schema bodies, content-addressed: key schemas/<sha256 of the canonical schema>. Written once
-# with If-None-Match: *, never overwritten, never deleted by the registry (a hard delete removes
+# with If-None-Match: * (the bucket policy refuses any other write there), never overwritten, never
+# deleted by the registry (a hard delete removes
 # the DynamoDB rows; an unreferenced body is harmless and keeps old IDs decodable from backups).
 # Beside them, the ID ledger ids/<id:010>: one object per schema ID ever issued, created the same
 # way before the table commits the ID, so a restore of the table cannot make an ID be issued again.
@@ -44,16 +45,27 @@ resource "aws_s3_bucket_ownership_controls" "bodies" {
   }
 }
 
+# Non-current versions expire only under schemas/ (where the bucket policy below leaves none to
+# make but a delete marker). The ID ledger's versions are its audit trail, kept whatever happens:
+# an IMPORT that gives a hard-deleted ID again writes a new version of ids/<id> over the old one.
 resource "aws_s3_bucket_lifecycle_configuration" "bodies" {
   bucket = aws_s3_bucket.bodies.id
 
   rule {
-    id     = "expire-noncurrent-versions"
+    id     = "expire-noncurrent-bodies"
     status = "Enabled"
-    filter {}
+    filter {
+      prefix = "schemas/"
+    }
     noncurrent_version_expiration {
       noncurrent_days = var.noncurrent_version_days
     }
+  }
+
+  rule {
+    id     = "abort-incomplete-uploads"
+    status = "Enabled"
+    filter {}
     abort_incomplete_multipart_upload {
       days_after_initiation = 1
     }
@@ -62,10 +74,10 @@ resource "aws_s3_bucket_lifecycle_configuration" "bodies" {
 
 resource "aws_s3_bucket_policy" "bodies" {
   bucket = aws_s3_bucket.bodies.id
-  policy = data.aws_iam_policy_document.bodies_tls_only.json
+  policy = data.aws_iam_policy_document.bodies.json
 }
 
-data "aws_iam_policy_document" "bodies_tls_only" {
+data "aws_iam_policy_document" "bodies" {
   statement {
     sid       = "DenyInsecureTransport"
     effect    = "Deny"
@@ -79,6 +91,26 @@ data "aws_iam_policy_document" "bodies_tls_only" {
       test     = "Bool"
       variable = "aws:SecureTransport"
       values   = ["false"]
+    }
+  }
+
+  # Bodies are content-addressed and written once: a write without If-None-Match (which would replace
+  # the body an ID already points at) is refused for everyone, the function and operators alike.
+  # (CopyObject into schemas/ is refused too; restore bodies with `registry import`, which writes
+  # with If-None-Match like the function.)
+  statement {
+    sid       = "DenyBodyOverwrites"
+    effect    = "Deny"
+    actions   = ["s3:PutObject"]
+    resources = ["${aws_s3_bucket.bodies.arn}/schemas/*"]
+    principals {
+      type        = "*"
+      identifiers = ["*"]
+    }
+    condition {
+      test     = "Null"
+      variable = "s3:if-none-match"
+      values   = ["true"]
     }
   }
 }

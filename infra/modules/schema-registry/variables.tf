@@ -170,7 +170,7 @@ variable "alarm_duration_p99_ms" {
 }
 
 variable "noncurrent_version_days" {
-  description = "Days before non-current S3 object versions expire (bodies are immutable; this only trims overwrites)."
+  description = "Days before non-current versions under schemas/ expire (bodies are write-once, so there are none but delete markers). The ID ledger's (ids/) versions never expire: they are its audit trail."
   type        = number
   default     = 30
 }
