@@ -34,6 +34,7 @@ NAME_LIMITS = {
     ("aws_iam_role_policy", "name"): 128,
     ("aws_lambda_function", "function_name"): 64,
     ("aws_lambda_permission", "statement_id"): 100,
+    ("aws_lambda_alias", "name"): 128,
     ("aws_dynamodb_table", "name"): 255,
     ("aws_kms_alias", "name"): 256,
     ("aws_cloudwatch_log_group", "name"): 512,
@@ -1130,6 +1131,63 @@ def check_ranges():
     return problems
 
 
+def check_rollback():
+    """Every deployment is a published version, and with serve_alias the URL and its permissions sit on
+    the alias, so pointing the alias at an earlier version rolls back."""
+    problems = []
+    function = MODULE_CONFIG.resources[("aws_lambda_function", "registry")]
+    if evaluate(function.get("publish", "false"), MODULE_CONFIG.scope(REQUIRED)) is not True:
+        problems.append("the function does not publish versions: there is nothing to roll back to")
+    if ("aws_lambda_alias", "live") not in MODULE_CONFIG.resources:
+        return problems + ["no alias to roll back with"]
+    url = MODULE_CONFIG.resources[("aws_lambda_function_url", "registry")]
+    for serve_alias in (True, False):
+        scope = MODULE_CONFIG.scope({**REQUIRED, "serve_alias": serve_alias})
+        qualifier = evaluate(url.get("qualifier", "null"), scope)
+        if serve_alias != (qualifier is not None):
+            problems.append(f"serve_alias = {serve_alias}: the Function URL's qualifier is {qualifier!r}")
+        for statement in permissions_in(scope):
+            if (statement.get("qualifier") is not None) != (qualifier is not None):
+                problems.append(f"serve_alias = {serve_alias}: permission {statement.get('statement_id')} has qualifier {statement.get('qualifier')!r}, the URL {qualifier!r}")
+    alias = MODULE_CONFIG.resources[("aws_lambda_alias", "live")]
+    pinned = evaluate(alias["function_version"], MODULE_CONFIG.scope({**REQUIRED, "function_version": "41"}))
+    if pinned != "41":
+        problems.append(f"function_version = 41 points the alias at {pinned!r}")
+    return problems
+
+
+def check_alarms_and_keys():
+    """The alarms that catch what Url5xxCount misses, an ID-growth alarm that a quiet period cannot
+    trip, KMS use limited to the services and calls the function makes, and no KEK key by default."""
+    problems = []
+    alarms = MODULE_CONFIG.scope(REQUIRED).local("alarms")
+    wanted = {"errors": "Errors", "4xx": "Url4xxCount", "concurrency": "ConcurrentExecutions"}
+    for name, metric in wanted.items():
+        if alarms.get(name, {}).get("metric", {}).get("metric_name") != metric:
+            problems.append(f"no {name} alarm on AWS/Lambda {metric}")
+    growth = alarms.get("id-growth", {})
+    if growth.get("expression") and re.search(r"\b(DIFF|RATE)\(", growth["expression"]["expression"]):
+        problems.append("the id-growth alarm takes a DIFF/RATE of a per-instance maximum: it fires after quiet periods")
+    if growth.get("metric", {}).get("metric_name") != "NewSchemaIds" or growth["metric"].get("statistic") != "Sum":
+        problems.append("the id-growth alarm must sum NewSchemaIds (allocations counted where they happen)")
+    kek = {"kms_key_arns": ["arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"]}
+    for statement in statements("registry", kek):
+        resources = [str(r) for r in statement.get("resources", [])]
+        actions = statement.get("actions", [])
+        if any("kms:" in action for action in actions) and "aws_kms_key.registry" in " ".join(resources):
+            if not any(c.get("variable") == "kms:ViaService" for c in statement.get("condition", [])):
+                problems.append(f"statement {statement.get('sid')} lets the role use the module's key directly (no kms:ViaService)")
+        if kek["kms_key_arns"][0] in resources and "kms:GenerateDataKey" in actions:
+            problems.append("KEK keys get kms:GenerateDataKey, which the registry never calls (it generates DEKs itself)")
+    key = kek["kms_key_arns"][0]
+    for arns, refused in (([key], False), (["arn:aws:kms:eu-west-1:123456789012:alias/pii"], True), (["1234abcd-12ab-34cd-56ef-1234567890ab"], True)):
+        if ("kms_key_arns" in MODULE_CONFIG.failed_validations({**REQUIRED, "kms_key_arns": arns})) != refused:
+            problems.append(f"kms_key_arns = {arns} is {'accepted' if refused else 'refused'}: only key ARNs may be listed")
+    if module_environment({}).get("REGISTRY_KMS_KEY_ARNS") != "none":
+        problems.append("without kms_key_arns the function must get REGISTRY_KMS_KEY_ARNS=none (unset lets it try any key)")
+    return problems
+
+
 CHECKS = [
     ("invoke permissions match the Function URL's auth type", check_invoke_permissions),
     ("open registry, custom domain, concurrency and name are explicit choices", check_access_choices),
@@ -1148,6 +1206,8 @@ CHECKS = [
     ("a restored table can be adopted and gets PITR, deletion protection and tags back", check_restore_adoption),
     ("bodies are write-once and the ID ledger keeps every version", check_write_once),
     ("memory, timeout and cache inputs are range-checked", check_ranges),
+    ("alarms, KMS conditions and the KEK allow-list", check_alarms_and_keys),
+    ("published versions and an alias to roll back with", check_rollback),
 ]
 
 

@@ -104,6 +104,7 @@ module "payments" {
   name                = "payments"
   lambda_zip_path     = var.lambda_zip_path
   alarm_sns_topic_arn = aws_sns_topic.registry_alarms.arn
+  serve_alias         = true # a new deployment: the URL serves the alias "live", for rollbacks
   tags                = { team = "payments" }
 }
 
@@ -113,6 +114,7 @@ module "logistics" {
   lambda_zip_path       = var.lambda_zip_path
   default_compatibility = "FULL_TRANSITIVE"
   alarm_sns_topic_arn   = aws_sns_topic.registry_alarms.arn
+  serve_alias           = true
   tags                  = { team = "logistics" }
 }
 

@@ -1,6 +1,9 @@
-# Alarms an operator needs first: errors, throttles, slowness, storage throttling, ID churn.
+# Alarms an operator needs first: errors, 4xx bursts, throttles, concurrency, slowness, storage
+# throttling, ID churn and growth.
 locals {
   alarm_actions = var.alarm_sns_topic_arn == "" ? [] : [var.alarm_sns_topic_arn]
+  # 80% of the reservation when there is one, else the operator's threshold.
+  alarm_concurrent_executions = var.reserved_concurrency == null ? var.alarm_concurrent_executions : floor(var.reserved_concurrency * 0.8)
 
   function_dimensions = { FunctionName = aws_lambda_function.registry.function_name }
   # The function's EMF metrics (registry_lambda::emf) carry the registry's name as dimension.
@@ -46,13 +49,35 @@ locals {
       metric      = { namespace = var.metrics_namespace, metric_name = "ChurnExceeded", dimensions = local.emf_dimensions, statistic = "Sum", period = 3600 }
       threshold   = var.alarm_churn_per_hour
     }
+    # IDs allocated, counted where they are allocated (each EMF line carries this instance's new IDs
+    # since its previous line), so the hourly sum is exact across instances and is 0 in a quiet hour.
+    # (A DIFF of MaxSchemaId would compare the maxima of whichever instances happened to report in two
+    # hours: after a quiet period a fresh instance reports a low maximum, the next hour a high one.)
     "id-growth" = {
-      description = "The schema ID counter grew faster than alarm_id_growth_per_hour (hourly growth of MaxSchemaId)."
-      expression  = { id = "growth", expression = "DIFF(max_id)", label = "Schema IDs allocated per hour" }
-      metrics = {
-        max_id = { namespace = var.metrics_namespace, metric_name = "MaxSchemaId", dimensions = local.emf_dimensions, period = 3600, stat = "Maximum" }
-      }
-      threshold = var.alarm_id_growth_per_hour
+      description = "More than alarm_id_growth_per_hour schema IDs were allocated in an hour (sum of NewSchemaIds over every instance)."
+      metric      = { namespace = var.metrics_namespace, metric_name = "NewSchemaIds", dimensions = local.emf_dimensions, statistic = "Sum", period = 3600 }
+      threshold   = var.alarm_id_growth_per_hour
+    }
+    # Function errors: crashes, invocations the runtime killed at the timeout, and answers that failed
+    # after their status line was sent (a streamed list cut mid-way answered 200, so Url5xxCount never
+    # counts it).
+    errors = {
+      description = "The function failed invocations (crash, timeout, or a streamed answer cut after its 200): clients saw broken answers."
+      metric      = { namespace = "AWS/Lambda", metric_name = "Errors", dimensions = local.function_dimensions, statistic = "Sum", period = 300 }
+      threshold   = var.alarm_errors_per_5min
+    }
+    # 4xx are normal in small numbers (a deserializer asking for an unknown ID, a lookup of a schema
+    # not yet registered); a burst means clients with a revoked or mistyped credential (401), or a
+    # producer whose schema is refused (409, 422) retrying in a loop.
+    "4xx" = {
+      description = "The registry answered more than alarm_4xx_per_5min 4xx in 5 minutes: credentials revoked or mistyped (401/403) or a producer retrying a refused schema (409/422). The log lines name operation, subject and status."
+      metric      = { namespace = "AWS/Lambda", metric_name = "Url4xxCount", dimensions = local.function_dimensions, statistic = "Sum", period = 300 }
+      threshold   = var.alarm_4xx_per_5min
+    }
+    concurrency = {
+      description = "The function ran more instances at once than alarm_concurrent_executions: a stampede (Connect rebalance, a producer fleet restart) is eating the account's concurrency."
+      metric      = { namespace = "AWS/Lambda", metric_name = "ConcurrentExecutions", dimensions = local.function_dimensions, statistic = "Maximum", period = 60 }
+      threshold   = local.alarm_concurrent_executions
     }
   }
 }

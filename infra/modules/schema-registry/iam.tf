@@ -58,19 +58,30 @@ data "aws_iam_policy_document" "registry" {
     }
   }
 
+  # The module's key encrypts the table, the bucket, the secrets and the function's environment; the
+  # role never calls KMS with it directly, only through those services: S3 asks for a data key on
+  # PutObject (SSE-KMS) and decrypts on GetObject, Secrets Manager decrypts on GetSecretValue,
+  # DynamoDB and Lambda decrypt their own data. kms:ViaService keeps a leaked role credential from
+  # decrypting anything with the key outside them.
   statement {
-    sid       = "EncryptionKey"
+    sid       = "EncryptionKeyViaServices"
     actions   = ["kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey"]
     resources = [aws_kms_key.registry.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = [for service in local.key_services : "${service}.${data.aws_region.current.region}.amazonaws.com"]
+    }
   }
 
-  # Shared aws-kms KEKs: the registry wraps and unwraps the DEKs it generates under exactly the
-  # keys listed in var.kms_key_arns; with none listed, this statement does not exist.
+  # Shared aws-kms KEKs: the registry wraps and unwraps the DEKs it generates (it generates them
+  # itself, so kms:GenerateDataKey is never called) under exactly the keys listed in
+  # var.kms_key_arns; with none listed, this statement does not exist.
   dynamic "statement" {
     for_each = length(var.kms_key_arns) > 0 ? [var.kms_key_arns] : []
     content {
       sid       = "KekKeys"
-      actions   = ["kms:GenerateDataKey", "kms:Encrypt", "kms:Decrypt"]
+      actions   = ["kms:Encrypt", "kms:Decrypt"]
       resources = statement.value
     }
   }
@@ -80,6 +91,11 @@ data "aws_iam_policy_document" "registry" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.registry.arn}:*"]
   }
+}
+
+locals {
+  # The services that use the module's key on the role's behalf.
+  key_services = ["s3", "dynamodb", "secretsmanager", "lambda"]
 }
 
 resource "aws_iam_role_policy" "registry" {

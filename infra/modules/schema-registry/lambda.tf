@@ -31,7 +31,9 @@ locals {
     # Changes with the JWKS Terraform writes: the function's configuration changes with it, so every
     # warm instance is replaced at once (reloads would reach them within auth_reload_seconds anyway).
     REGISTRY_AUTH_REVISION = local.jwt_enabled ? "jwks-${substr(sha256(var.jwks_json), 0, 16)}" : null
-    REGISTRY_KMS_KEY_ARNS  = length(var.kms_key_arns) > 0 ? join(",", var.kms_key_arns) : null
+    # Always set: unset would let the function try any key its role may use (README "Field-level
+    # encryption"); "none" names no key, so every aws-kms KEK is refused before any KMS call.
+    REGISTRY_KMS_KEY_ARNS = length(var.kms_key_arns) > 0 ? join(",", var.kms_key_arns) : "none"
   }
 }
 
@@ -61,6 +63,8 @@ resource "aws_lambda_function" "registry" {
   timeout                        = var.timeout_seconds
   reserved_concurrent_executions = var.reserved_concurrency
   kms_key_arn                    = aws_kms_key.registry.arn
+  # Every change of code or configuration is a numbered version to roll back to (README "Rollback").
+  publish = true
 
   environment {
     variables = merge(local.function_environment, { for name, value in local.function_optional_environment : name => value if value != null })
@@ -79,10 +83,25 @@ resource "aws_lambda_function" "registry" {
   tags       = local.tags
 }
 
+# The version that serves when the URL is on the alias (serve_alias): the one this apply published, or
+# the earlier one function_version names (a rollback that touches nothing else).
+resource "aws_lambda_alias" "live" {
+  name             = "live"
+  description      = "${local.prefix}: the version that serves"
+  function_name    = aws_lambda_function.registry.function_name
+  function_version = var.function_version == "" ? aws_lambda_function.registry.version : var.function_version
+}
+
+locals {
+  # The Function URL and its invoke permissions sit on the alias with serve_alias, else on $LATEST.
+  url_qualifier = var.serve_alias ? aws_lambda_alias.live.name : null
+}
+
 # Streaming, so lists larger than Lambda's 6 MB buffered limit still arrive whole.
 resource "aws_lambda_function_url" "registry" {
   # checkov:skip=CKV_AWS_258: Confluent serializers cannot sign SigV4 requests; the registry authenticates clients itself (HTTP Basic or bearer tokens), and turning that off on a public URL needs allow_anonymous = true. url_auth_type = "AWS_IAM" is offered.
   function_name      = aws_lambda_function.registry.function_name
+  qualifier          = local.url_qualifier
   authorization_type = var.url_auth_type
   invoke_mode        = "RESPONSE_STREAM"
 }
@@ -114,6 +133,7 @@ resource "aws_lambda_permission" "url" {
   statement_id             = each.key
   action                   = each.value.action
   function_name            = aws_lambda_function.registry.function_name
+  qualifier                = local.url_qualifier
   principal                = each.value.principal
   source_arn               = each.value.source_arn
   function_url_auth_type   = each.value.function_url_auth_type

@@ -46,6 +46,23 @@ variable "timeout_seconds" {
   }
 }
 
+variable "serve_alias" {
+  description = "Serve the Function URL from the alias \"live\" (a published version) instead of $LATEST, so a bad deployment is rolled back by pointing the alias at the previous version (function_version). Changing it gives the URL a new address (a Function URL's qualifier cannot change): clients that use the Function URL directly, not a custom_domain, must be given the new registry_url. Recommended for new deployments; false keeps an existing URL."
+  type        = bool
+  default     = false
+}
+
+variable "function_version" {
+  description = "With serve_alias: the published version (a number, see `aws lambda list-versions-by-function`) the alias \"live\" points to. Empty (default): the version this apply published. Set it to an earlier number to roll back without touching anything else; empty it again to roll forward."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = can(regex("^[0-9]*$", var.function_version))
+    error_message = "function_version must be empty or a published version number."
+  }
+}
+
 variable "reserved_concurrency" {
   description = "Reserved concurrency: the most instances this registry may run, so one team's stampede cannot starve the account. null (default): none reserved, because reserving fails on accounts whose concurrency quota cannot keep 100 unreserved besides it (new accounts often have 10)."
   type        = number
@@ -161,6 +178,24 @@ variable "alarm_5xx_per_5min" {
   description = "Alarm when the Function URL answers more than this many 5xx in 5 minutes."
   type        = number
   default     = 5
+}
+
+variable "alarm_errors_per_5min" {
+  description = "Alarm when the function fails more than this many invocations in 5 minutes (Errors: crashes, timeouts, streamed answers cut after their 200, which Url5xxCount does not count)."
+  type        = number
+  default     = 0
+}
+
+variable "alarm_4xx_per_5min" {
+  description = "Alarm when the Function URL answers more than this many 4xx in 5 minutes (a burst of 401s after a credential change, a producer retrying a refused schema)."
+  type        = number
+  default     = 500
+}
+
+variable "alarm_concurrent_executions" {
+  description = "Alarm when more instances than this run at once (ConcurrentExecutions, maximum per minute). Ignored with reserved_concurrency, where the alarm is at 80% of the reservation."
+  type        = number
+  default     = 50
 }
 
 variable "alarm_duration_p99_ms" {
@@ -335,7 +370,12 @@ variable "id_cache_control" {
 }
 
 variable "kms_key_arns" {
-  description = "ARNs of the AWS KMS keys that shared aws-kms KEKs (field-level encryption) may name. The function's role gets kms:GenerateDataKey, kms:Encrypt and kms:Decrypt on exactly these keys, and the registry refuses any other key before calling KMS (REGISTRY_KMS_KEY_ARNS). Key ARNs, not aliases: IAM grants on keys. Empty (default): no KMS permission for KEKs at all."
+  description = "ARNs of the AWS KMS keys that shared aws-kms KEKs (field-level encryption) may name. The function's role gets kms:Encrypt and kms:Decrypt on exactly these keys, and the registry refuses any other key before calling KMS (REGISTRY_KMS_KEY_ARNS). Key ARNs, not aliases: IAM grants on keys, and a KEK naming an alias would be refused. Empty (default): no KMS permission for KEKs at all, and REGISTRY_KMS_KEY_ARNS = \"none\"."
   type        = list(string)
   default     = []
+
+  validation {
+    condition     = alltrue([for arn in var.kms_key_arns : can(regex("^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/[A-Za-z0-9-]+$", arn))])
+    error_message = "kms_key_arns must be key ARNs (arn:aws:kms:<region>:<account>:key/<id>), not alias ARNs or key IDs: IAM grants on keys, and the registry compares the KEK's kmsKeyId with this list."
+  }
 }
