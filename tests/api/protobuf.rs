@@ -1,6 +1,6 @@
 //! Protobuf through the API: Confluent's stored text, `%2F` subjects, references by import,
 //! normalize, 409 on an incompatible change (Confluent's Protobuf diff), a package change refused
-//! unless the CP 7.x rule is chosen, and Confluent's current oneof rules.
+//! unless the CP 7.x rule is chosen, and Confluent's oneof rules.
 
 use api_tests::Harness;
 use api_tests::client::{enc, typed};
@@ -103,7 +103,7 @@ async fn a_package_change_is_incompatible_unless_the_older_rule_is_set(h: &Harne
     assert_eq!(h.versions(subject, "").await, [1, 2]);
 }
 
-async fn oneof_changes_follow_confluents_current_rules(h: &Harness) {
+async fn oneof_changes_follow_confluents_rules(h: &Harness) {
     let subject = "pkg/oneof.proto";
     let v1 =
         "syntax = \"proto3\";\npackage p;\n\nmessage M {\n  oneof g {\n    int32 a = 1;\n    string b = 2;\n  }\n}\n";
@@ -114,11 +114,17 @@ async fn oneof_changes_follow_confluents_current_rules(h: &Harness) {
     let verdict = h.post(&path, &typed("PROTOBUF", &renamed)).await.ok_json(200);
     assert_eq!(verdict["is_compatible"], false, "{verdict}");
     assert!(verdict["messages"].to_string().contains("FIELD_SCALAR_KIND_CHANGED"), "{verdict}");
-    // Moving a member out to a top-level field relaxes exclusivity: compatible.
+    // A member moved out of a oneof that stays is missing from it, as Confluent 8.3's `OneOfDiff` reports
+    // (protobuf-provider/.../diff/OneOfDiff.java: ONEOF_FIELD_REMOVED; diff-schema-examples.json "Detect
+    // incompatible remove field from oneof"): 409 on register, incompatible on test.
     let top =
         "syntax = \"proto3\";\npackage p;\n\nmessage M {\n  string b = 2;\n  oneof g {\n    int32 a = 1;\n  }\n}\n";
     let verdict = h.post(&path, &typed("PROTOBUF", top)).await.ok_json(200);
-    assert_eq!(verdict["is_compatible"], true, "{verdict}");
+    assert_eq!(verdict["is_compatible"], false, "{verdict}");
+    assert!(verdict["messages"].to_string().contains("#/M/g/2"), "{verdict}");
+    assert_incompatible(h, subject, top, "ONEOF_FIELD_REMOVED").await;
+    let into_new_oneof = top.replace("string b = 2;", "oneof k {\n    string b = 2;\n  }");
+    assert_incompatible(h, subject, &into_new_oneof, "ONEOF_FIELD_REMOVED").await;
 }
 
 api_tests::api_cases!(
@@ -128,5 +134,5 @@ api_tests::api_cases!(
     references_resolve_imports_across_slash_subjects,
     normalize_stores_the_normal_form,
     a_package_change_is_incompatible_unless_the_older_rule_is_set,
-    oneof_changes_follow_confluents_current_rules,
+    oneof_changes_follow_confluents_rules,
 );
