@@ -1085,6 +1085,18 @@ def check_restore_adoption():
     return problems
 
 
+def check_missing_objects():
+    """A missing object reads as absent: S3 answers 404 (not 403) only to a caller that may list the bucket."""
+    problems = []
+    listing = [s for s in statements("registry") if "s3:ListBucket" in s.get("actions", [])]
+    if not listing:
+        problems.append("the role has no s3:ListBucket: S3 answers a GetObject of a missing key with 403, a 500 instead of absent")
+    for statement in listing:
+        if statement.get("condition"):
+            problems.append(f"s3:ListBucket has a condition {statement['condition']}: GetObject carries no s3:prefix, so S3 still answers 403 for missing keys")
+    return problems
+
+
 def check_write_once():
     """Bodies are write-once (the bucket policy refuses writes without If-None-Match) and the ID ledger's
     versions are kept (no lifecycle expiry under ids/)."""
@@ -1204,6 +1216,7 @@ CHECKS = [
     ("the README's cost estimate matches its counts and prices", check_cost_section),
     ("revocation: users and keys are read again, a JWKS change updates the function", check_revocation),
     ("a restored table can be adopted and gets PITR, deletion protection and tags back", check_restore_adoption),
+    ("a missing object reads as absent (S3 answers 404 to the role)", check_missing_objects),
     ("bodies are write-once and the ID ledger keeps every version", check_write_once),
     ("memory, timeout and cache inputs are range-checked", check_ranges),
     ("alarms, KMS conditions and the KEK allow-list", check_alarms_and_keys),

@@ -47,15 +47,15 @@ data "aws_iam_policy_document" "registry" {
     resources = ["${aws_s3_bucket.bodies.arn}/ids/*"]
   }
 
+  # Listing, on the whole bucket: the ledger is listed by prefix, and without s3:ListBucket S3
+  # answers a GetObject of a missing key with 403 instead of 404, which the registry cannot tell from
+  # a real denial (a missing body or ledger entry would be a 500, not "absent"). A prefix condition
+  # would not do: GetObject's request carries no s3:prefix, so S3 would still answer 403. The bucket
+  # holds only this registry's bodies and ledger, all of which the role may read anyway.
   statement {
-    sid       = "IdLedgerList"
+    sid       = "ListBucket"
     actions   = ["s3:ListBucket"]
     resources = [aws_s3_bucket.bodies.arn]
-    condition {
-      test     = "StringLike"
-      variable = "s3:prefix"
-      values   = ["ids/*"]
-    }
   }
 
   # The module's key encrypts the table, the bucket, the secrets and the function's environment; the

@@ -80,6 +80,18 @@ pub(crate) async fn get(
     Ok(Some(body))
 }
 
+/// Why S3 answered a GetObject with 403. Without `s3:ListBucket` on the bucket S3 answers 403, not
+/// 404, for a key that does not exist, so a missing body cannot be told from a real denial: the
+/// Terraform module grants `s3:ListBucket` on the whole bucket (a prefix condition would not count for
+/// GetObject) so that absence is a 404. A 403 is then a real denial, and stays an error.
+fn denied<R>(error: aws_sdk_s3::error::SdkError<GetObjectError, R>) -> String {
+    use aws_sdk_s3::error::ProvideErrorMetadata;
+    format!(
+        "{} (403; a missing key is also answered 403 unless the caller may s3:ListBucket the bucket)",
+        error.code().unwrap_or("AccessDenied")
+    )
+}
+
 /// The bytes of the object at `key`, `None` when there is none; `op` names the call in errors.
 /// A body that breaks off while streaming is read again, at most `BODY_READ_ATTEMPTS` times.
 pub(crate) async fn get_bytes(
@@ -94,6 +106,9 @@ pub(crate) async fn get_bytes(
         let output = match s3.get_object().bucket(bucket).key(key).send().await {
             Ok(output) => output,
             Err(error) if matches!(error.as_service_error(), Some(GetObjectError::NoSuchKey(_))) => return Ok(None),
+            Err(error) if error.raw_response().is_some_and(|r| r.status().as_u16() == 403) => {
+                return Err(AwsError::Service { op, detail: format!("{key}: {}", denied(error)) });
+            }
             Err(error) => return Err(classify(op, error)),
         };
         match output.body.collect().await {
@@ -102,6 +117,65 @@ pub(crate) async fn get_bytes(
                 tokio::time::sleep(std::time::Duration::from_millis(20 * attempt as u64)).await;
             }
             Err(e) => return Err(AwsError::Unavailable { op, detail: format!("reading {key}: {e}") }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    /// An S3 endpoint answering every request with `status` and S3's XML error `code`, as S3 does.
+    fn s3_answering(status: &'static str, code: &'static str) -> aws_sdk_s3::Client {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        let address = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        std::thread::spawn(move || {
+            for mut socket in listener.incoming().flatten() {
+                let mut request = Vec::new();
+                let mut buffer = [0u8; 4096];
+                while !request.windows(4).any(|window| window == b"\r\n\r\n") {
+                    match socket.read(&mut buffer) {
+                        Ok(0) | Err(_) => break,
+                        Ok(read) => request.extend_from_slice(&buffer[..read]),
+                    }
+                }
+                let body = format!(
+                    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{code}</Code><Message>m</Message><RequestId>R</RequestId><HostId>H</HostId></Error>"
+                );
+                let answer = format!(
+                    "HTTP/1.1 {status}\r\nContent-Type: application/xml\r\nx-amz-request-id: R\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(answer.as_bytes());
+            }
+        });
+        let config = aws_sdk_s3::Config::builder()
+            .behavior_version_latest()
+            .region(aws_sdk_s3::config::Region::new("us-east-1"))
+            .endpoint_url(format!("http://{address}"))
+            .credentials_provider(aws_sdk_s3::config::Credentials::new("test", "test", None, None, "test"))
+            .force_path_style(true)
+            .build();
+        aws_sdk_s3::Client::from_conf(config)
+    }
+
+    #[tokio::test]
+    async fn a_missing_key_is_absent_when_s3_answers_404() {
+        let s3 = s3_answering("404 Not Found", "NoSuchKey");
+        let read = get_bytes(&s3, "bucket", "schemas/0123", "GetObject").await;
+        assert!(matches!(read, Ok(None)), "{read:?}");
+    }
+
+    #[tokio::test]
+    async fn a_403_stays_an_error_naming_the_list_permission() {
+        let s3 = s3_answering("403 Forbidden", "AccessDenied");
+        let read = get_bytes(&s3, "bucket", "schemas/0123", "GetObject").await;
+        match read {
+            Err(AwsError::Service { detail, .. }) => {
+                assert!(detail.contains("AccessDenied") && detail.contains("s3:ListBucket"), "{detail}");
+            }
+            other => panic!("expected a denial naming s3:ListBucket, got {other:?}"),
         }
     }
 }
