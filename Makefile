@@ -6,10 +6,12 @@ SHELL := /usr/bin/env bash
 CARGO ?= cargo
 
 # Where the emulator started by scripts/emulator-start.sh listens; the AWS store tests read these.
-EMULATOR_ENV := AWS_ENDPOINT_URL=http://127.0.0.1:4566 AWS_REGION=us-east-1 \
+EMULATOR_PORT ?= 4566
+export EMULATOR_PORT
+EMULATOR_ENV := AWS_ENDPOINT_URL=http://127.0.0.1:$(EMULATOR_PORT) AWS_REGION=us-east-1 \
 	AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test
 
-.PHONY: run run-aws localstack-up localstack-down test test-unit test-clients lint bench bench-embedded package infra-check clean
+.PHONY: run run-aws localstack-up localstack-down test test-fast test-clients lint bench bench-embedded package infra-check clean
 
 # Debug profile on purpose: the release profile is tuned for Lambda (fat LTO, codegen-units=1), which
 # makes the first build several times slower on a 2-core machine, and a local server does not need it.
@@ -34,24 +36,21 @@ localstack-up:
 localstack-down:
 	docker compose -f localstack/docker-compose.yml down
 
-# Everything: unit, router, store conformance (all backends), API tests (also through the real
-# registry-lambda process under the Runtime API emulator of tests/src/lambda, which starts and kills
-# each function instance by PID), Lambda adapter tests, real clients (the Python suite also against
-# the function), and the offline infrastructure checks. The emulator is started first and stopped by
-# PID afterwards, even when tests fail. moto keeps everything it is sent in memory, and the DynamoDB
-# conformance suite alone grows it by ~18 GB: it runs on an emulator of its own, restarted around it
-# (a new test file in shared/registry-store-aws/tests must be named on the line before it).
+# Everything, in steps (scripts/test.sh): the build; unit, router and store tests; the AWS store on
+# the emulator (one table per conformance case); the API suite on memory, embedded, AWS and the real
+# registry-lambda process under the Runtime API emulator of tests/src/lambda (which starts and kills
+# each function instance by PID); the real clients; the offline infrastructure checks. The emulator
+# is started first and stopped by PID afterwards, even when tests fail. Ends with one line per step
+# (its time) and the run's peak memory. EMULATOR_PORT (4566) moves the emulator.
 test:
-	@set -euo pipefail; \
-	trap 'scripts/emulator-stop.sh' EXIT; \
-	scripts/emulator-start.sh; \
-	env $(EMULATOR_ENV) $(CARGO) test --workspace --exclude registry-store-aws; \
-	env $(EMULATOR_ENV) $(CARGO) test -p registry-store-aws --lib --test calls --test deks --test emulator --test kms --test restore; \
-	scripts/emulator-stop.sh; scripts/emulator-start.sh; \
-	env $(EMULATOR_ENV) $(CARGO) test -p registry-store-aws --test conformance; \
-	scripts/emulator-stop.sh; scripts/emulator-start.sh; \
-	env $(EMULATOR_ENV) scripts/clients-test.sh; \
-	scripts/infra-check.sh
+	scripts/test.sh
+
+# The inner loop, before every commit (no emulator, no clients): unit, router and store tests and the
+# API suite on the memory and embedded stores.
+test-fast:
+	$(CARGO) nextest run --workspace --no-fail-fast -E '$(FAST_TESTS)'
+
+FAST_TESTS := not package(registry-store-aws) and not (package(api-tests) and binary(api) and not test(/::(memory|local)::/))
 
 # The real-client suites alone (Python, JavaScript, Rust serializers against `registry serve`).
 test-clients:
@@ -67,10 +66,6 @@ package:
 # terraform fmt -check (when installed), scripts/infra_check.py and checkov, offline.
 infra-check:
 	scripts/infra-check.sh
-
-# Unit, router and store tests; no emulator, no API tests.
-test-unit:
-	$(CARGO) test --workspace --exclude api-tests
 
 # fmt, clippy with warnings as errors, and the purity rule: the domain crates pull in no AWS/HTTP stack
 # (aws-lc-rs, the crypto library registry-dek wraps keys with, calls no AWS service).
