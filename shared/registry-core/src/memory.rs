@@ -188,7 +188,14 @@ impl Store for MemoryStore {
         if space.id_by_fingerprint.contains_key(fingerprint) {
             return Err(StoreError::Conflict(format!("fingerprint {fingerprint} already has an id in {context}")));
         }
-        let next = SchemaId(space.max_id.map_or(1, |SchemaId(max)| max.saturating_add(1)));
+        if space.max_id == Some(SchemaId(i32::MAX)) {
+            // An import pushed the counter to the top: it restarts below the imported IDs.
+            space.max_id = space.fingerprint_by_id.range(..=SchemaId::MAX_IMPORTED).next_back().map(|(id, _)| *id);
+        }
+        let next = match space.max_id {
+            None => SchemaId(1),
+            Some(SchemaId(max)) => SchemaId(max.checked_add(1).ok_or_else(|| StoreError::ids_exhausted(context))?),
+        };
         if space.fingerprint_by_id.contains_key(&next) {
             return Err(StoreError::Corrupt(format!("id {next} is bound in {context} but above the counter")));
         }

@@ -88,6 +88,14 @@ impl From<Subject> for String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SchemaId(pub i32);
 
+impl SchemaId {
+    /// The greatest explicit ID an IMPORT may bind (2^30, half the positive ID space). Whatever is
+    /// imported, the 2^31 - 1 - 2^30 IDs above it stay free for allocation, so no import can
+    /// exhaust a context's counter. Confluent accepts any non-negative ID and its counter wraps to
+    /// negative IDs after 2^31 - 1; real registries (Confluent Cloud's included) issue IDs far below.
+    pub const MAX_IMPORTED: SchemaId = SchemaId(1 << 30);
+}
+
 impl fmt::Display for SchemaId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)

@@ -42,6 +42,19 @@ pub enum StoreError {
     Other(Box<dyn std::error::Error + Send + Sync>),
 }
 
+impl StoreError {
+    /// `Limit`: no ID of `context` is left to allocate (its counter is at `i32::MAX` and cannot be
+    /// lowered, see [`Store::allocate_id_in`]); the registry answers it as a 4xx naming the cause.
+    pub fn ids_exhausted(context: &Context) -> StoreError {
+        StoreError::Limit(StoreError::ids_exhausted_detail(context))
+    }
+
+    /// The text of [`StoreError::ids_exhausted`], for a backend's own error type.
+    pub fn ids_exhausted_detail(context: &Context) -> String {
+        format!("the schema ID space of context {context} is exhausted: every ID up to {} is taken", i32::MAX)
+    }
+}
+
 /// Shorthand for store results.
 pub type StoreResult<T> = Result<T, StoreError>;
 
@@ -95,6 +108,14 @@ pub trait Store: Send + Sync + Debug {
     /// bound in `context` (the caller re-reads and uses that ID) or when a concurrent allocation
     /// won the counter (the caller retries). An ID is never handed out twice in one context; gaps
     /// are allowed.
+    ///
+    /// A counter at the top of the ID space (`i32::MAX`: an IMPORT bound an ID above
+    /// [`SchemaId::MAX_IMPORTED`] before the registry refused those) is first lowered, conditioned
+    /// on its value, to the greatest ID at or below `MAX_IMPORTED` ever bound or allocated in
+    /// `context` (a backend may stop higher, past IDs it knows were issued right after it); the
+    /// IDs above stay bound and are never handed out. The allocation then proceeds from there, or
+    /// answers `Conflict` and the caller's retry does. `Limit` when the counter cannot be lowered
+    /// (every ID is taken).
     async fn allocate_id_in(&self, context: &Context, fingerprint: &Fingerprint) -> StoreResult<SchemaId>;
 
     /// Binds an explicit `id` to `fingerprint` in `context` (IMPORT). Succeeds if `id` is already
@@ -109,7 +130,8 @@ pub trait Store: Send + Sync + Debug {
     /// id only if that side is unbound (one schema may be imported under several IDs).
     async fn bind_id_in(&self, context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()>;
 
-    /// The greatest ID ever bound or allocated in `context`, if any.
+    /// The context's counter: the greatest ID ever bound or allocated in `context`, if any (lower
+    /// only after [`Store::allocate_id_in`] lowered a counter an import had pushed to the top).
     async fn max_id_in(&self, context: &Context) -> StoreResult<Option<SchemaId>>;
 
     /// The named contexts that are listed (one took an ID and was not deleted since), in

@@ -167,26 +167,62 @@ impl AwsStore {
         fingerprint: &Fingerprint,
     ) -> Result<i32, AwsError> {
         const MAX_CLAIMS: usize = 8;
-        let mut next = successor(read)?;
+        if read == Some(i32::MAX) {
+            self.lower_counter_from_top(context).await?;
+            let detail = format!("the counter of {context} was at the top of the ID space and was lowered");
+            return Err(AwsError::ConditionFailed { op: "allocate_id", detail });
+        }
+        let mut next = successor(context, read)?;
         for _ in 0..MAX_CLAIMS {
             match self.claim_id(context, SchemaId(next), fingerprint).await? {
                 Claim::Ours => return Ok(next),
-                Claim::Taken(Some(holder)) if Some(next) == successor(read).ok() => {
+                Claim::Taken(Some(holder)) if Some(next) == successor(context, read).ok() => {
                     if self.commit_claim(context, read, next, &holder).await? {
                         let detail = format!("id {next} in {context} was claimed by a concurrent allocation");
                         return Err(AwsError::ConditionFailed { op: "allocate_id", detail });
                     }
                     let highest = self.ledger_max_after(context, SchemaId(next)).await?;
-                    next = successor(Some(highest.map_or(next, |id| id.0.max(next))))?;
+                    next = successor(context, Some(highest.map_or(next, |id| id.0.max(next))))?;
                 }
                 Claim::Taken(_) => {
                     let highest = self.ledger_max_after(context, SchemaId(next)).await?;
                     let highest = highest.map_or(next, |id| id.0.max(next));
-                    next = successor(Some(highest))?;
+                    next = successor(context, Some(highest))?;
                 }
             }
         }
         Err(AwsError::ConditionFailed { op: "allocate_id", detail: "every ledger claim met a concurrent one".into() })
+    }
+
+    /// Lowers `context`'s counter from `i32::MAX` (an IMPORT above [`SchemaId::MAX_IMPORTED`] put it
+    /// there before the registry refused those) to the greatest ID at or below `MAX_IMPORTED` in the
+    /// ledger, past the run of IDs the ledger holds right after it ([`AwsStore::ledger_floor`]), in
+    /// one update conditioned on the counter still being at the top (a concurrent lowering wins).
+    /// IDs above stay in the ledger and bound, so they are never handed out. `Limit` when that run
+    /// reaches the top: every ID is taken.
+    async fn lower_counter_from_top(&self, context: &Context) -> Result<(), AwsError> {
+        let floor = self.ledger_floor(context).await?;
+        if floor == Some(SchemaId(i32::MAX)) {
+            return Err(exhausted(context));
+        }
+        let lower = self
+            .dynamo
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(keys::COUNTER_PK, keys::counter_sk(context))))
+            .condition_expression("#max = :top")
+            .expression_attribute_names("#max", attr::MAX_ID)
+            .expression_attribute_values(":top", n(i32::MAX));
+        let lower = match floor {
+            Some(floor) => {
+                lower.update_expression("SET #max = :floor").expression_attribute_values(":floor", n(floor.0))
+            }
+            None => lower.update_expression("REMOVE #max"),
+        };
+        match lower.send().await.map_err(|e| classify("UpdateItem(counter lowered)", e)) {
+            Ok(_) | Err(AwsError::ConditionFailed { .. }) => Ok(()),
+            Err(other) => Err(other),
+        }
     }
 
     /// Commits the ledger's claim of `next` for `holder` (taken after counter value `read`) as
@@ -359,10 +395,13 @@ pub(crate) fn allocation_error(op: &'static str, next: i32, error: TransactionEr
 }
 
 /// The ID after `current` (1 when there is none yet).
-fn successor(current: Option<i32>) -> Result<i32, AwsError> {
-    current
-        .map_or(Some(1), |max| max.checked_add(1))
-        .ok_or_else(|| AwsError::Service { op: "allocate_id", detail: "the schema ID space is exhausted".into() })
+fn successor(context: &Context, current: Option<i32>) -> Result<i32, AwsError> {
+    current.map_or(Some(1), |max| max.checked_add(1)).ok_or_else(|| exhausted(context))
+}
+
+/// No ID of `context` is left to allocate.
+fn exhausted(context: &Context) -> AwsError {
+    AwsError::Limit { op: "allocate_id", detail: registry_core::StoreError::ids_exhausted_detail(context) }
 }
 
 /// A request the SDK refused to build (a missing required field): a bug, reported as Other.

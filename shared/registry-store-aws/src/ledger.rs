@@ -50,6 +50,12 @@ pub fn ledger_key(context: &Context, id: SchemaId) -> String {
     format!("{}{:010}", ledger_prefix(context), id.0)
 }
 
+/// The ID of the ledger key `key` listed under `prefix`.
+fn ledger_id(prefix: &str, key: &str) -> Result<SchemaId, AwsError> {
+    let id = key.strip_prefix(prefix).and_then(|n| n.parse::<i32>().ok());
+    id.map(SchemaId).ok_or_else(|| AwsError::Corrupt(format!("ledger key {key}")))
+}
+
 /// One ledger object.
 #[derive(Debug, Serialize, Deserialize)]
 struct Entry {
@@ -154,12 +160,62 @@ impl AwsStore {
             let Some(last) = keys.last() else { return Ok(highest) };
             start_after = last.to_string();
             for key in &keys {
-                let id = key.strip_prefix(prefix.as_str()).and_then(|n| n.parse::<i32>().ok());
-                let id = id.ok_or_else(|| AwsError::Corrupt(format!("ledger key {key}")))?;
-                highest = highest.max(Some(SchemaId(id)));
+                highest = highest.max(Some(ledger_id(&prefix, key)?));
             }
             if page.is_truncated() != Some(true) {
                 return Ok(highest);
+            }
+        }
+    }
+
+    /// Where a counter an import pushed to the top restarts: the greatest ID at or below
+    /// [`SchemaId::MAX_IMPORTED`] in `context`'s ledger (a binary search of one-key listings, at
+    /// most 31), then past the IDs the ledger holds consecutively after it (allocations made after
+    /// an import near the bound; one listing per 1000). `None` when the ledger holds no ID up to
+    /// the bound.
+    pub(crate) async fn ledger_floor(&self, context: &Context) -> Result<Option<SchemaId>, AwsError> {
+        let bound = SchemaId::MAX_IMPORTED;
+        let Some(mut found) = self.ledger_first_after(context, SchemaId(0)).await?.filter(|id| *id <= bound) else {
+            return Ok(None);
+        };
+        // Invariant: `found` is in the ledger and no ID in (high, bound] is.
+        let mut high = bound;
+        while found < high {
+            let mid = SchemaId(found.0 + (high.0 - found.0 + 1) / 2);
+            match self.ledger_first_after(context, SchemaId(mid.0 - 1)).await? {
+                Some(id) if id <= high => found = id,
+                _ => high = SchemaId(mid.0 - 1),
+            }
+        }
+        self.ledger_run_end(context, found).await.map(Some)
+    }
+
+    /// The lowest ID above `after` in `context`'s ledger (one ListObjectsV2 of one key).
+    async fn ledger_first_after(&self, context: &Context, after: SchemaId) -> Result<Option<SchemaId>, AwsError> {
+        let prefix = ledger_prefix(context);
+        let listing = self.list_ledger(&prefix).start_after(ledger_key(context, after)).max_keys(1).send().await;
+        let page = listing.map_err(|e| classify("ListObjectsV2(ledger)", e))?;
+        page.contents().first().and_then(|object| object.key()).map(|key| ledger_id(&prefix, key)).transpose()
+    }
+
+    /// The last ID of the run of consecutive IDs in `context`'s ledger that starts at `from`.
+    async fn ledger_run_end(&self, context: &Context, from: SchemaId) -> Result<SchemaId, AwsError> {
+        let prefix = ledger_prefix(context);
+        let mut end = from;
+        let mut start_after = ledger_key(context, from);
+        loop {
+            let listing = self.list_ledger(&prefix).start_after(&start_after).send().await;
+            let page = listing.map_err(|e| classify("ListObjectsV2(ledger)", e))?;
+            for key in page.contents().iter().filter_map(|object| object.key()) {
+                let id = ledger_id(&prefix, key)?;
+                if Some(id.0) != end.0.checked_add(1) {
+                    return Ok(end);
+                }
+                end = id;
+            }
+            match page.contents().last().and_then(|object| object.key()) {
+                Some(last) if page.is_truncated() == Some(true) => start_after = last.to_string(),
+                _ => return Ok(end),
             }
         }
     }

@@ -18,6 +18,9 @@ pub(crate) enum LocalError {
     Join(#[from] tokio::task::JoinError),
     #[error("{0}")]
     Unsupported(String),
+    /// No ID of the context is left to allocate (`StoreError::Limit`).
+    #[error("the schema ID space of context {0} is exhausted")]
+    IdsExhausted(registry_core::Context),
 }
 
 /// Shorthand for results inside this crate.
@@ -28,6 +31,7 @@ impl From<LocalError> for StoreError {
         match error {
             LocalError::Conflict(message) => StoreError::Conflict(message),
             LocalError::Corrupt(message) => StoreError::Corrupt(message),
+            LocalError::IdsExhausted(context) => StoreError::ids_exhausted(&context),
             LocalError::Sqlite(sqlite) => from_sqlite(sqlite),
             other @ (LocalError::Io(_) | LocalError::Join(_) | LocalError::Unsupported(_)) => {
                 StoreError::Other(Box::new(other))

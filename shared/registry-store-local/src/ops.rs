@@ -85,6 +85,27 @@ pub(crate) fn max_id(conn: &Connection, context: &Context) -> LocalResult<Option
     value.map(|v| codec::narrow(v, "id counter").map(SchemaId)).transpose()
 }
 
+/// Sets the context's counter to the greatest ID at or below [`SchemaId::MAX_IMPORTED`] ever bound
+/// there (bindings outlive hard deletes), inside the caller's transaction; answers it.
+fn lower_max_id(conn: &Connection, context: &Context) -> LocalResult<Option<SchemaId>> {
+    let floor: Option<i64> = if context.is_default() {
+        conn.prepare_cached("SELECT max(id) FROM ids WHERE id <= ?1")?
+            .query_row([SchemaId::MAX_IMPORTED.0], |row| row.get(0))?
+    } else {
+        conn.prepare_cached("SELECT max(id) FROM context_ids WHERE context = ?1 AND id <= ?2")?
+            .query_row(params![context.name(), SchemaId::MAX_IMPORTED.0], |row| row.get(0))?
+    };
+    let floor = floor.unwrap_or(0);
+    if context.is_default() {
+        conn.prepare_cached("UPDATE counters SET value = ?2 WHERE name = ?1")?.execute(params![MAX_ID, floor])?;
+    } else {
+        conn.prepare_cached("UPDATE contexts SET max_id = ?2 WHERE context = ?1")?
+            .execute(params![context.name(), floor])?;
+    }
+    let floor = codec::narrow(floor, "id counter")?;
+    Ok((floor > 0).then_some(SchemaId(floor)))
+}
+
 /// Raises the context's counter to `id` (never lowers it) and lists a named context.
 fn raise_max_id(conn: &Connection, context: &Context, id: SchemaId) -> LocalResult<()> {
     if context.is_default() {
@@ -145,11 +166,14 @@ pub(crate) fn allocate_id(conn: &Connection, context: &Context, fingerprint: &Fi
     if let Some(id) = id_for_fingerprint(conn, context, fingerprint)? {
         return Err(LocalError::Conflict(format!("fingerprint {fingerprint} already has id {id} in {context}")));
     }
-    let next = match max_id(conn, context)? {
+    let counter = match max_id(conn, context)? {
+        // An import pushed the counter to the top: it restarts below the imported IDs.
+        Some(SchemaId(i32::MAX)) => lower_max_id(conn, context)?,
+        counter => counter,
+    };
+    let next = match counter {
         None => SchemaId(1),
-        Some(SchemaId(max)) => SchemaId(
-            max.checked_add(1).ok_or_else(|| LocalError::Unsupported("schema id space exhausted".to_string()))?,
-        ),
+        Some(SchemaId(max)) => SchemaId(max.checked_add(1).ok_or_else(|| LocalError::IdsExhausted(context.clone()))?),
     };
     if fingerprint_for_id(conn, context, next)?.is_some() {
         return Err(LocalError::Corrupt(format!("id {next} is bound in {context} but above the counter")));

@@ -1,7 +1,8 @@
 //! The IMPORT decision of a registration: the schema is stored as given (no normalization, no
 //! strict validation, no data-contract merge, no compatibility check, Confluent §9) under the ID
 //! and version the request names; a taken version number is replaced. It shares the retry loop,
-//! the staging and the commit with the normal path (`register`).
+//! the staging and the commit with the normal path (`register`). Explicit IDs are at most
+//! [`SchemaId::MAX_IMPORTED`], so an import never exhausts the context's counter.
 
 use super::Registry;
 use super::register::{Attempt, Candidate, Decision, Parsed, live_match, new_row, next_version, referenced_rows};
@@ -12,8 +13,9 @@ use crate::store::StoreError;
 use registry_schema::Fingerprint;
 
 impl Registry {
-    /// Lookup-first by fingerprint and explicit ID; 42205 without an explicit ID; binds the ID
-    /// (42205 when it names another schema); replaces a taken version number, then reads again.
+    /// Lookup-first by fingerprint and explicit ID; 42205 without an explicit ID or with one above
+    /// [`SchemaId::MAX_IMPORTED`]; binds the ID (42205 when it names another schema); replaces a
+    /// taken version number, then reads again.
     pub(super) async fn decide_import<'a>(
         &self,
         attempt: &Attempt<'a>,
@@ -30,6 +32,9 @@ impl Registry {
         let Some(id) = explicit_id else {
             return Err(not_read_write(subject));
         };
+        if id > SchemaId::MAX_IMPORTED {
+            return Err(above_imported_ids(id, &subject.context()));
+        }
         let (body, references_checked) = match posted {
             Some((_, body)) => (body, true),
             None => {
@@ -81,5 +86,17 @@ impl Registry {
             }),
             Err(e) => Err(e.into()),
         }
+    }
+}
+
+/// 42205: an explicit ID above [`SchemaId::MAX_IMPORTED`]. It would raise the context's counter
+/// (shared by every subject there) so close to the top of the ID space that allocation would run
+/// out; Confluent accepts it and wraps to negative IDs.
+fn above_imported_ids(id: SchemaId, context: &Context) -> RegistryError {
+    let max = SchemaId::MAX_IMPORTED;
+    RegistryError::OperationNotPermitted {
+        message: format!(
+            "Import of schema id {id} in context {context} is not permitted: imported ids must be at most {max}, the ids above are left for the registry to allocate"
+        ),
     }
 }
