@@ -1143,6 +1143,20 @@ def check_ranges():
     return problems
 
 
+def check_log_and_metric_costs():
+    """The platform's per-request lines are not ingested, and the EMF dimensions stay few."""
+    problems = []
+    logging = MODULE_CONFIG.resources[("aws_lambda_function", "registry")]["logging_config"][0]
+    level = evaluate(logging.get("system_log_level", "null"), MODULE_CONFIG.scope(REQUIRED))
+    if level not in ("WARN", "ERROR"):
+        problems.append(f"system_log_level is {level!r}: START/END/REPORT lines cost about a third of the log bill; set WARN")
+    emf = (ROOT / "functions" / "registry-lambda" / "src" / "emf.rs").read_text()
+    for dimensions in re.findall(r'"Dimensions":\s*\[(\[[^\]]*\])', emf):
+        if '"Status"' in dimensions:
+            problems.append(f"EMF dimension set {dimensions} has Status: one metric per operation and status (dollars per registry-month)")
+    return problems
+
+
 def check_rollback():
     """Every deployment is a published version, and with serve_alias the URL and its permissions sit on
     the alias, so pointing the alias at an earlier version rolls back."""
@@ -1219,6 +1233,7 @@ CHECKS = [
     ("a missing object reads as absent (S3 answers 404 to the role)", check_missing_objects),
     ("bodies are write-once and the ID ledger keeps every version", check_write_once),
     ("memory, timeout and cache inputs are range-checked", check_ranges),
+    ("system log level WARN, EMF dimensions without Status", check_log_and_metric_costs),
     ("alarms, KMS conditions and the KEK allow-list", check_alarms_and_keys),
     ("published versions and an alias to roll back with", check_rollback),
 ]

@@ -44,8 +44,29 @@ PRICES = {
     "kms_key_month": (1.00, "KMS customer-managed key, $1 per month (KMS pricing, March 2026)"),
     "secret_month": (0.40, "Secrets Manager, $0.40 per secret per month (2025)"),
     "alarm_metric_month": (0.10, "CloudWatch standard-resolution alarm, $0.10 per alarm metric per month, first 10 free per account (CloudWatch pricing, 2025)"),
+    "custom_metric_month": (0.30, "CloudWatch custom metric (EMF included), $0.30 per metric per month for the first 10,000, prorated by the hours it receives data (CloudWatch pricing, 2025)"),
+    "log_ingest_gb": (0.50, "CloudWatch Logs ingestion (standard class), $0.50 per GB (CloudWatch pricing, 2025)"),
+    "log_store_gb_month": (0.03, "CloudWatch Logs storage, $0.03 per GB-month, compressed (CloudWatch pricing, 2025)"),
 }
-ALARM_METRICS = 7  # 5xx, throttles, p99 duration, DynamoDB reads + writes, churn, ID growth
+# 5xx, 4xx, errors, throttles, concurrency, p99 duration, DynamoDB reads + writes, churn, ID growth.
+ALARM_METRICS = 10
+
+# Log bytes per request (CloudWatch bills the event plus 26 bytes): the EMF line (registry_lambda::emf,
+# about 450 bytes for a read, 700 for a registration that declares its counters), the request's log
+# line (registry_http::observability, about 450 bytes), and no platform lines (START, END, REPORT:
+# about 700 bytes more each request at the INFO system log level; the module sets WARN).
+LOG_BYTES = {"read": 450 + 450 + 2 * 26, "registration": 700 + 450 + 2 * 26}
+PLATFORM_LOG_BYTES_AT_INFO = 700
+LOG_RETENTION_MONTHS = 12  # log_retention_days = 365
+LOG_COMPRESSION = 0.15  # stored size over ingested size (CloudWatch compresses stored logs)
+
+# Custom metrics of one registry serving traffic all month (registry_lambda::emf): Requests and
+# Latency by status class (2xx and 4xx: 4; 5xx and 3xx add 2 each when they occur), register_schema's
+# latency (1), and the counters that moved (NewSchemaIds, NewVersions: 2; churn and throttles only
+# when they happen). The dimensions replaced, [Registry, Operation, Status], made one series per
+# operation and status seen: ~50 operations x a few statuses x 2 metrics.
+CUSTOM_METRICS = 4 + 1 + 2
+CUSTOM_METRICS_BEFORE = (25, 80)  # operation-and-status pairs an [Operation, Status] scheme reached, low and high
 
 
 def price(name):
@@ -66,33 +87,50 @@ def money(value):
 
 
 def section():
+    read_logs = LOG_BYTES["read"] / 1e9 * price("log_ingest_gb")
     lines = [
         "**An estimate, not a quote**: list prices for us-east-1 (below, with their dates), without free tiers",
         f"unless stated, and the AWS call counts of {COUNTS_SOURCE}. Lambda time assumes "
         f"{MS_PER_DYNAMODB_CALL} ms per DynamoDB call, {MS_PER_S3_CALL} ms per S3 call and {MS_IN_PROCESS} ms in",
         f"process, one call after another, at `memory_mb = {int(MEMORY_GB * 1024)}`. Regenerate with `scripts/infra_cost.py`.",
         "",
-        "| operation | AWS calls (DynamoDB reads + writes, S3) | Lambda ms | per 1M, cold | per 1M, warm (from memory) | per 1,000, cold |",
-        "|---|---|---|---|---|---|",
+        "Every figure includes the request's CloudWatch Logs ingestion (the last column shows it alone).",
+        "",
+        "| operation | AWS calls (DynamoDB reads + writes, S3) | Lambda ms | per 1M, cold | per 1M, warm (from memory) | per 1,000, cold | of which logs, per 1M |",
+        "|---|---|---|---|---|---|---|",
     ]
     warm_ms = MS_IN_PROCESS
     warm = price("lambda_request") + warm_ms / 1000 * MEMORY_GB * price("lambda_gb_s")
     for name, reads, writes, s3_gets, s3_puts, from_memory in OPERATIONS:
         ms, lambda_cost, storage = operation_cost(reads, writes, s3_gets, s3_puts)
-        total = lambda_cost + storage
+        logs = (LOG_BYTES["registration"] if writes else LOG_BYTES["read"]) / 1e9 * price("log_ingest_gb")
+        total = lambda_cost + storage + logs
         calls = f"{reads} + {writes}, {s3_gets + s3_puts}"
-        warm_cell = money(warm * 1e6) if from_memory else "n/a (reads the store)"
-        lines.append(f"| {name} | {calls} | {ms} | {money(total * 1e6)} | {warm_cell} | {money(total * 1e3)} |")
+        warm_cell = money((warm + logs) * 1e6) if from_memory else "n/a (reads the store)"
+        lines.append(f"| {name} | {calls} | {ms} | {money(total * 1e6)} | {warm_cell} | {money(total * 1e3)} | {money(logs * 1e6)} |")
     idle = PRICES["kms_key_month"][0] + PRICES["secret_month"][0] + ALARM_METRICS * PRICES["alarm_metric_month"][0]
+    metrics_month = CUSTOM_METRICS * price("custom_metric_month")
+    before_low, before_high = (count * 2 * price("custom_metric_month") for count in CUSTOM_METRICS_BEFORE)
+    stored_per_million = LOG_BYTES["read"] * 1e6 / 1e9 * LOG_COMPRESSION * price("log_store_gb_month") * LOG_RETENTION_MONTHS
+    platform = PLATFORM_LOG_BYTES_AT_INFO / 1e9 * price("log_ingest_gb")
     lines += [
         "",
         f"- **Idle** (no traffic): about {money(idle)} a month: the KMS key ({money(price('kms_key_month'))}), the users",
         f"  secret ({money(price('secret_month'))}; the JWKS secret adds as much), {ALARM_METRICS} alarm metrics "
         f"({money(ALARM_METRICS * price('alarm_metric_month'))}, free within an account's",
         "  first 10), plus storage: DynamoDB $0.25 and point-in-time recovery $0.20 per GB-month, S3 $0.023 per",
-        "  GB-month, logs. Lambda, the Function URL and on-demand DynamoDB cost nothing while idle.",
+        "  GB-month, logs. Lambda, the Function URL, on-demand DynamoDB and the custom metrics (billed only for",
+        "  hours they receive data) cost nothing while idle.",
+        f"- **Custom metrics** (per registry-month with traffic): about {CUSTOM_METRICS} EMF metrics, {money(metrics_month)}:",
+        "  requests and latency by status class, registration latency, the ID and version counters (see",
+        "  `registry_lambda::emf`). A 5xx or 3xx class, churn or throttling adds $0.30-0.60 each in the months they",
+        f"  occur. Per operation and status they were {money(before_low)}-{money(before_high)}.",
+        f"- **Logs**: about {(LOG_BYTES['read'] + LOG_BYTES['registration']) // 2 / 1000:.1f} KB per request (the EMF line and the request's log line),",
+        f"  {money(read_logs * 1e6)}-{money(LOG_BYTES['registration'] / 1e9 * price('log_ingest_gb') * 1e6)} per 1M requests to ingest, more than a warm read's Lambda cost; kept",
+        f"  {LOG_RETENTION_MONTHS} months (`log_retention_days`, 365) they add about {money(stored_per_million)} of storage per 1M requests. The",
+        f"  function's system log level is WARN: at INFO the START/END/REPORT lines would add {money(platform * 1e6)} per 1M.",
         f"- **The caches.** A warm instance answers repeated by-ID reads and lookups from memory: only the Lambda",
-        f"  request and about {warm_ms} ms are paid, {money(warm * 1e6)} per 1M instead of the cold figures above. "
+        f"  request and about {warm_ms} ms are paid, {money(warm * 1e6)} per 1M (plus its logs) instead of the cold figures above. "
         "A Kafka Connect rebalance",
         "  is mostly such repeats. With a custom domain every request also pays CloudFront "
         f"({money(price('cloudfront_request') * 1e6)} per 1M after the free 10M);",
@@ -100,7 +138,8 @@ def section():
         "  saves Lambda time and concurrency more than money.",
         "- Registrations are dominated by the S3 PUT of the body and the DynamoDB writes, not by Lambda.",
         "- Per cold start: one `GetSecretValue` per secret ($0.05 per 10,000) and a few KMS requests (20,000 free",
-        "  a month, then $0.03 per 10,000).",
+        "  a month, then $0.03 per 10,000); then one `GetSecretValue` per secret per `auth_reload_seconds` while the",
+        "  instance serves (about $0.22 a month for an instance serving all month at 60 s).",
         "",
         "Prices used:",
     ]

@@ -13,6 +13,7 @@ mod deks;
 mod errors;
 mod hostile;
 mod hostile_bodies;
+mod import_bounds;
 mod import_ids;
 mod json_schema;
 mod lambda;

@@ -1,17 +1,23 @@
 //! CloudWatch embedded metric format (EMF): one JSON line on stdout per request, which the Lambda
 //! log pipeline turns into metrics. No CloudWatch API call is made, on the request path or anywhere.
 //!
-//! Each line carries two metric directives in [`EmfConfig::namespace`] (default `SchemaRegistry`):
-//! - `Requests` (Count) and `Latency` (Milliseconds) with dimension sets `[Registry, Operation, Status]`
-//!   and `[Registry]`;
-//! - with dimension `[Registry]`, what the registry did during this request (deltas of its counters,
-//!   so a sum over any period is exact across instances): `NewSchemaIds`, `NewVersions`,
-//!   `ExistingRegistrations`, `CompatibilityRejections`, `StoreRetries`, `StoreThrottles`,
-//!   `ChurnExceeded`, `ChurnRefused`, `CacheHits`, `CacheMisses` (Count), and `MaxSchemaId` (None;
-//!   the highest ID this instance has seen, once it has seen one; alarm on its `Maximum`).
+//! Every distinct (namespace, metric, dimension values) is a custom metric billed by the month
+//! ($0.30 each for the first 10,000), so the dimensions are chosen to keep a registry at about ten:
+//! - `Requests` (Count) and `Latency` (Milliseconds) by `[Registry, StatusClass]` (`2xx`, `3xx`, `4xx`,
+//!   `5xx`): at most 8 metrics, where `[Registry, Operation, Status]` made one per operation and status
+//!   seen (hundreds, $15-50 a month);
+//! - `Latency` by `[Registry, Operation]` only for [`PER_OPERATION`] (registrations: what producers
+//!   wait for; reads are answered from memory and show in the status-class latency);
+//! - by `[Registry]`, the registry counters that alarms and dashboards need ([`METRIC_COUNTERS`]:
+//!   `NewSchemaIds`, `NewVersions`, `ChurnExceeded`, `ChurnRefused`, `StoreThrottles`), as deltas so a
+//!   sum over any period is exact across instances, declared only on lines where they are not 0 (a
+//!   counter that never moves never becomes a metric).
 //!
-//! `Registry` is the function name (`AWS_LAMBDA_FUNCTION_NAME`). The request id and subject ride
-//! along as plain properties (searchable in Logs Insights, not dimensions).
+//! Everything else rides along as plain properties, searchable in Logs Insights at no metric cost:
+//! `Operation`, `Status` (the number), the request id and subject, the other counters' non-zero deltas
+//! (`ExistingRegistrations`, `CompatibilityRejections`, `StoreRetries`, `CacheHits`, `CacheMisses`)
+//! and `MaxSchemaId` (the highest ID this instance has seen). `Registry` is the function name
+//! (`AWS_LAMBDA_FUNCTION_NAME`).
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -23,6 +29,19 @@ use serde_json::{Map, Value, json};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Operations whose latency is also a metric of its own (`Latency` by `[Registry, Operation]`).
+pub const PER_OPERATION: &[&str] = &["register_schema"];
+
+/// Counters published as metrics (by `[Registry]`) on the lines where they moved; the others are
+/// properties only.
+pub const METRIC_COUNTERS: &[&str] =
+    &["NewSchemaIds", "NewVersions", "ChurnExceeded", "ChurnRefused", "StoreThrottles"];
+
+/// `2xx`, `4xx`, ... of an HTTP status.
+fn status_class(status: u16) -> String {
+    format!("{}xx", status / 100)
+}
 
 /// Where and under which name the metrics go.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,36 +127,47 @@ impl Emf {
             std::mem::replace(&mut *reported, now)
         };
         let namespace = self.config.namespace.as_str();
-        let count = |name: &str| json!({ "Name": name, "Unit": "Count" });
-        let mut registry_metrics: Vec<Value> = now.named().iter().map(|(name, _)| count(name)).collect();
         let mut line = Map::new();
         line.insert("Registry".into(), json!(self.config.registry));
+        line.insert("StatusClass".into(), json!(status_class(record.status)));
         line.insert("Operation".into(), json!(record.operation));
-        line.insert("Status".into(), json!(record.status.to_string()));
+        line.insert("Status".into(), json!(record.status));
         line.insert("Requests".into(), json!(1));
         line.insert("Latency".into(), json!(record.latency_ms));
+        let mut counter_metrics = Vec::new();
         for ((name, value), (_, before)) in now.named().iter().zip(previous.named()) {
-            line.insert((*name).into(), json!(value.saturating_sub(before)));
+            let delta = value.saturating_sub(before);
+            if delta == 0 {
+                continue;
+            }
+            line.insert((*name).into(), json!(delta));
+            if METRIC_COUNTERS.contains(name) {
+                counter_metrics.push(json!({ "Name": name, "Unit": "Count" }));
+            }
         }
         if snapshot.max_schema_id > 0 {
-            registry_metrics.push(json!({ "Name": "MaxSchemaId", "Unit": "None" }));
             line.insert("MaxSchemaId".into(), json!(snapshot.max_schema_id));
         }
         line.insert("RequestId".into(), json!(record.request_id));
         if let Some(subject) = &record.subject {
             line.insert("Subject".into(), json!(subject));
         }
-        let aws = json!({
-            "Timestamp": timestamp_ms,
-            "CloudWatchMetrics": [
-                {
-                    "Namespace": namespace,
-                    "Dimensions": [["Registry", "Operation", "Status"], ["Registry"]],
-                    "Metrics": [{ "Name": "Requests", "Unit": "Count" }, { "Name": "Latency", "Unit": "Milliseconds" }],
-                },
-                { "Namespace": namespace, "Dimensions": [["Registry"]], "Metrics": registry_metrics },
-            ],
-        });
+        let latency = json!({ "Name": "Latency", "Unit": "Milliseconds" });
+        let mut directives = vec![json!({
+            "Namespace": namespace,
+            "Dimensions": [["Registry", "StatusClass"]],
+            "Metrics": [{ "Name": "Requests", "Unit": "Count" }, latency],
+        })];
+        if PER_OPERATION.contains(&record.operation) {
+            directives.push(
+                json!({ "Namespace": namespace, "Dimensions": [["Registry", "Operation"]], "Metrics": [latency] }),
+            );
+        }
+        if !counter_metrics.is_empty() {
+            directives
+                .push(json!({ "Namespace": namespace, "Dimensions": [["Registry"]], "Metrics": counter_metrics }));
+        }
+        let aws = json!({ "Timestamp": timestamp_ms, "CloudWatchMetrics": directives });
         line.insert("_aws".into(), aws);
         Value::Object(line).to_string()
     }
@@ -182,6 +212,21 @@ mod tests {
         serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
     }
 
+    /// Every (metric, dimension names) a line declares.
+    fn declared(line: &Value) -> Vec<(String, Vec<String>)> {
+        let mut found = Vec::new();
+        for directive in line["_aws"]["CloudWatchMetrics"].as_array().into_iter().flatten() {
+            for set in directive["Dimensions"].as_array().into_iter().flatten() {
+                let dimensions: Vec<String> =
+                    set.as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_string).collect();
+                for metric in directive["Metrics"].as_array().into_iter().flatten() {
+                    found.push((metric["Name"].as_str().unwrap_or_default().to_string(), dimensions.clone()));
+                }
+            }
+        }
+        found
+    }
+
     #[test]
     fn every_declared_metric_has_its_value_and_every_dimension_its_property() {
         let metrics = Metrics::default();
@@ -189,25 +234,42 @@ mod tests {
         let line = parse(&emf().line(&record(), &metrics.snapshot(), None, 1_700_000_000_000));
         assert!(!emf().line(&record(), &metrics.snapshot(), None, 1).contains('\n'), "one line");
         assert_eq!(line["_aws"]["Timestamp"], 1_700_000_000_000u64);
-        let directives = line["_aws"]["CloudWatchMetrics"].as_array().cloned().unwrap_or_default();
-        assert_eq!(directives.len(), 2);
-        for directive in &directives {
+        for directive in line["_aws"]["CloudWatchMetrics"].as_array().into_iter().flatten() {
             assert_eq!(directive["Namespace"], "SchemaRegistry");
-            for set in directive["Dimensions"].as_array().into_iter().flatten() {
-                for dimension in set.as_array().into_iter().flatten() {
-                    let name = dimension.as_str().unwrap_or_default();
-                    assert!(line[name].is_string(), "dimension {name} must be a string property: {line}");
-                }
-            }
-            for metric in directive["Metrics"].as_array().into_iter().flatten() {
-                let name = metric["Name"].as_str().unwrap_or_default();
-                assert!(line[name].is_number(), "metric {name} has no numeric value: {line}");
+        }
+        for (metric, dimensions) in declared(&line) {
+            assert!(line[&metric].is_number(), "metric {metric} has no numeric value: {line}");
+            for name in dimensions {
+                assert!(line[&name].is_string(), "dimension {name} must be a string property: {line}");
             }
         }
-        assert_eq!((line["Operation"].as_str(), line["Status"].as_str()), (Some("register_schema"), Some("200")));
+        assert_eq!((line["Operation"].as_str(), line["Status"].as_u64()), (Some("register_schema"), Some(200)));
         assert_eq!((line["Requests"].as_u64(), line["Latency"].as_f64()), (Some(1), Some(12.5)));
         assert_eq!((line["NewSchemaIds"].as_u64(), line["MaxSchemaId"].as_u64()), (Some(1), Some(42)));
         assert_eq!((line["RequestId"].as_str(), line["Subject"].as_str()), (Some("req-1"), Some("orders-value")));
+    }
+
+    #[test]
+    fn dimensions_are_few_whatever_the_operations_and_statuses() {
+        let emf = emf();
+        let metrics = Metrics::default();
+        let mut series = std::collections::BTreeSet::new();
+        let operations = ["register_schema", "get_schema_by_id", "look_up_schema_under_subject", "list_subjects"];
+        for (index, operation) in operations.into_iter().cycle().take(40).enumerate() {
+            let status = [200u16, 201, 204, 304, 401, 403, 404, 409, 422, 500][index % 10];
+            let record = RequestRecord { operation, status, ..record() };
+            let line = parse(&emf.line(&record, &metrics.snapshot(), None, 1));
+            for (metric, dimensions) in declared(&line) {
+                let values: Vec<String> =
+                    dimensions.iter().map(|name| line[name].as_str().unwrap_or_default().to_string()).collect();
+                series.insert((metric, values));
+            }
+        }
+        // Requests and Latency by 2xx/3xx/4xx/5xx, and register_schema's own latency.
+        assert_eq!(series.len(), 4 * 2 + 1, "{series:?}");
+        let dimension_sets: std::collections::BTreeSet<_> =
+            declared(&parse(&emf.line(&record(), &metrics.snapshot(), None, 1))).into_iter().map(|(_, d)| d).collect();
+        assert!(!dimension_sets.iter().any(|set| set.contains(&"Status".to_string())), "{dimension_sets:?}");
     }
 
     #[test]
@@ -220,10 +282,14 @@ mod tests {
         let first = parse(&emf.line(&record(), &metrics.snapshot(), Some(cache), 1));
         assert_eq!((first["ChurnExceeded"].as_u64(), first["ChurnRefused"].as_u64()), (Some(1), Some(1)));
         assert_eq!((first["StoreRetries"].as_u64(), first["CacheHits"].as_u64()), (Some(1), Some(3)));
+        let metric_names: Vec<String> = declared(&first).into_iter().map(|(name, _)| name).collect();
+        assert!(metric_names.contains(&"ChurnExceeded".to_string()), "alarmed counters are metrics");
+        assert!(!metric_names.contains(&"CacheHits".to_string()), "other counters are properties only");
         let cache = CacheStats { hits: 5, ..cache };
         let second = parse(&emf.line(&record(), &metrics.snapshot(), Some(cache), 2));
-        assert_eq!((second["ChurnExceeded"].as_u64(), second["StoreRetries"].as_u64()), (Some(0), Some(0)));
+        assert_eq!((second.get("ChurnExceeded"), second.get("StoreRetries")), (None, None), "0 is left out");
         assert_eq!(second["CacheHits"].as_u64(), Some(2));
+        assert!(declared(&second).iter().all(|(_, dimensions)| dimensions != &["Registry".to_string()]));
     }
 
     #[test]

@@ -74,9 +74,13 @@ resource "aws_lambda_function" "registry" {
     mode = var.xray_tracing ? "Active" : "PassThrough"
   }
 
+  # WARN drops the platform's START, END and REPORT lines (about 0.7 KB per request, a third of the
+  # log bill); duration, memory and errors remain Lambda metrics. The registry's own lines follow
+  # RUST_LOG (log_level).
   logging_config {
-    log_format = "JSON"
-    log_group  = aws_cloudwatch_log_group.registry.name
+    log_format       = "JSON"
+    log_group        = aws_cloudwatch_log_group.registry.name
+    system_log_level = "WARN"
   }
 
   depends_on = [aws_iam_role_policy.registry, aws_iam_role_policy.auth, aws_secretsmanager_secret_version.jwks, aws_cloudwatch_log_group.registry]

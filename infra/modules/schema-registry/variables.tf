@@ -92,9 +92,14 @@ variable "log_level" {
 }
 
 variable "log_retention_days" {
-  description = "CloudWatch Logs retention."
+  description = "CloudWatch Logs retention in days. 365 keeps a year of who registered and deleted what (each request's log line names operation, subject, status and caller's request id); at about 1 KB per request that is about $0.05 of storage per million requests (README \"What it costs\")."
   type        = number
   default     = 365
+
+  validation {
+    condition     = contains([1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653], var.log_retention_days)
+    error_message = "log_retention_days must be one of CloudWatch Logs' retention periods (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653)."
+  }
 }
 
 variable "xray_tracing" {
