@@ -17,6 +17,7 @@ mod import_bounds;
 mod import_ids;
 mod json_schema;
 mod lambda;
+mod indirect_access;
 mod large;
 mod protobuf;
 mod restart;

@@ -91,9 +91,27 @@ pub enum RegistryError {
         "Subject '{subject}' already registered {limit} new schemas in the last hour; registration refused by the churn guard"
     )]
     TooManyRegistrations { subject: String, limit: u32 },
+    /// 403 / 40301: the caller may not perform `operation` on `subject`, a subject the request
+    /// reached indirectly (an alias target, a referenced subject); see [`crate::access`].
+    #[error("User is denied operation {} on Subject: {subject}", operation_name(*operation))]
+    Forbidden { operation: crate::access::SubjectOperation, subject: String },
     /// 50001 / 50002 / 500: storage failed; the detail is logged, never returned.
     #[error("storage error: {0}")]
     Store(#[from] StoreError),
+}
+
+/// The name 403 messages give an operation, as the authorization layer's (Confluent's
+/// `User is denied operation Write on ...` style).
+fn operation_name(operation: crate::access::SubjectOperation) -> &'static str {
+    use crate::access::SubjectOperation as O;
+    match operation {
+        O::Read => "Read",
+        O::Register => "Write",
+        O::SoftDelete => "Delete",
+        O::Import => "Import",
+        O::HardDelete => "PermanentDelete",
+        O::Configure => "AlterConfigs",
+    }
 }
 
 impl From<registry_schema::SchemaError> for RegistryError {

@@ -7,6 +7,7 @@
 //! - a write interrupted between any two storage calls leaves a state the next call completes or ignores:
 //!   bodies are written before IDs point at them, IDs are bound before versions carry them.
 
+pub mod access;
 mod bounded;
 pub mod cache;
 pub mod churn;
@@ -20,6 +21,7 @@ pub mod subject_scope;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
+pub use access::{Access, SubjectGuard, SubjectOperation};
 pub use cache::{CacheStats, CachedStore};
 pub use churn::ChurnSettings;
 pub use error::RegistryError;

@@ -32,6 +32,7 @@ pub use governance::{SubjectReport, body_guid};
 pub use usage::{MAX_REMEMBERED, civil_date, epoch_day, period_start};
 
 use crate::model::SchemaId;
+use crate::access::Access;
 use crate::model::{Context, SchemaBody};
 use crate::store::Store;
 use crate::subject_scope::SubjectScope;
@@ -152,6 +153,9 @@ pub struct SchemasQuery {
 pub struct Registry {
     shared: Arc<Shared>,
 }
+    /// Who this handle's requests act for (see [`crate::access`]): consulted for every subject a
+    /// request reaches indirectly.
+    access: Access,
 
 /// What the clones of one [`Registry`] share. Its fields are the registry's own.
 #[derive(Debug)]
@@ -199,7 +203,13 @@ impl Registry {
             cpu: cpu::CpuPool::new(settings.schema_workers),
             settings,
         };
-        Registry { shared: Arc::new(shared) }
+        Registry { shared: Arc::new(shared), access: Access::all() }
+    }
+
+    /// This registry acting for `access`: the same state, with every subject a request reaches
+    /// indirectly (alias targets, context-fallback candidates, referenced subjects) authorized by it.
+    pub fn acting_for(&self, access: Access) -> Registry {
+        Registry { shared: Arc::clone(&self.shared), access }
     }
 
     /// The store (for admin tooling and tests).

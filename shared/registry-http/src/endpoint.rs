@@ -22,7 +22,8 @@ use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use registry_auth::{Decision, Operation, Principal, Scope, authorize};
-use registry_core::SubjectScope;
+use registry_core::{Access as RegistryAccess, Registry, SubjectGuard, SubjectOperation, SubjectScope};
+use std::sync::Arc;
 use tracing::Instrument;
 
 /// What access an endpoint needs.
@@ -90,12 +91,46 @@ impl Permit {
         }
     }
 
+    /// `registry` acting for this caller: every subject a request reaches indirectly (alias
+    /// targets, context-fallback candidates, referenced subjects) is authorized by the same
+    /// decision as the path's subject ([`registry_core::access`]).
+    pub fn acting(&self, registry: &Registry) -> Registry {
+        match &self.0 {
+            None => registry.clone(),
+            Some(principal) => {
+                registry.acting_for(RegistryAccess::guarded(Arc::new(PrincipalGuard(principal.clone()))))
+            }
+        }
+    }
+
     /// The subjects the caller's listings name (`All` when authentication is off).
     pub fn subjects(&self) -> SubjectScope {
         match self.0.as_ref().map(|principal| &principal.scope) {
             None | Some(Scope::All) => SubjectScope::All,
             Some(Scope::Prefixes(prefixes)) => SubjectScope::prefixes(prefixes.iter().cloned()),
         }
+    }
+}
+
+/// The registry's authorization port over an authenticated principal: [`authorize`] decides.
+#[derive(Debug)]
+struct PrincipalGuard(Principal);
+
+impl SubjectGuard for PrincipalGuard {
+    fn allows(&self, operation: SubjectOperation, subject: &str) -> bool {
+        let operation = match operation {
+            SubjectOperation::Read => Operation::Read,
+            SubjectOperation::Register => Operation::Register,
+            SubjectOperation::SoftDelete => Operation::SoftDelete,
+            SubjectOperation::Import => Operation::Import,
+            SubjectOperation::HardDelete => Operation::HardDelete,
+            SubjectOperation::Configure => Operation::Configure,
+        };
+        let allowed = authorize(&self.0, operation, Some(subject)) == Decision::Allow;
+        if !allowed {
+            tracing::debug!(principal = %self.0.name, operation = operation.as_str(), subject, "access denied");
+        }
+        allowed
     }
 }
 
@@ -152,6 +187,7 @@ async fn guard(State(endpoint): State<Endpoint>, request: Request, next: Next) -
     let mut response = match decided {
         Ok(permit) => {
             parts.extensions.insert(permit);
+            parts.extensions.insert(endpoint);
             let span =
                 tracing::info_span!("request", operation = endpoint.operation, subject = served.subject.as_deref());
             next.run(Request::from_parts(parts, body)).instrument(span).await

@@ -166,6 +166,8 @@ impl ApiError {
                     R::Store(store) => store_parts(store),
                 }
             }
+                    // The text is the route guard's (`ApiError::Forbidden`), for a subject reached indirectly.
+                    R::Forbidden { .. } => (StatusCode::FORBIDDEN, 40301, message, None),
             ApiError::Dek(error) => {
                 let message = error.to_string();
                 match error {

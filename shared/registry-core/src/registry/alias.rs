@@ -5,20 +5,57 @@
 //! subject's context, an alias is followed once (never in a chain), and the answers name the
 //! target. `/config/{alias}` and `/mode/{alias}` act on the aliasing subject itself, as there.
 //!
+//! Authorization: setting an alias needs `Configure` on its target (an alias forwards every
+//! operation to it, hard deletes included), and following one needs the request's own operation
+//! on the target (403 otherwise), decided on the caller the registry acts for ([`crate::access`]).
+//!
 //! Cost: writes, lookups and compatibility checks read the subject's config anyway (in their
 //! decision read), so following costs nothing more for a subject without an alias; reads of
 //! versions by subject read its config with its rows, at once (one storage call more, no more
 //! latency).
 
 use super::Registry;
+use crate::access::SubjectOperation;
 use crate::error::RegistryError;
 use crate::model::{ConfigRecord, Scope, Subject, VersionRow};
 use crate::store::LayeredContext;
 
 impl Registry {
-    /// The subject `subject`'s alias names, from its own config (one read); `None` without one.
+    /// The subject `subject`'s alias names, from its own config (one read), for a read through
+    /// the alias: 403 when the caller may not read the target; `None` without an alias.
     pub async fn alias_of(&self, subject: &Subject) -> Result<Option<Subject>, RegistryError> {
-        alias_target(subject, self.store.get_config(&Scope::Subject(subject.clone())).await?.as_ref())
+        let target = alias_target(subject, self.store.get_config(&Scope::Subject(subject.clone())).await?.as_ref())?;
+        if let Some(target) = &target {
+            self.access.require(SubjectOperation::Read, target)?;
+        }
+        Ok(target)
+    }
+
+    /// For a request that read `subject`'s settings (`context`) to perform `operation`: the
+    /// target to read again at, once (`aliased` remembers it), when the subject's own config has
+    /// an alias; 403 when the caller may not perform `operation` on the target.
+    pub(super) fn follow_alias(
+        &self,
+        subject: &Subject,
+        context: &LayeredContext,
+        aliased: &mut bool,
+        operation: SubjectOperation,
+    ) -> Result<Option<Subject>, RegistryError> {
+        let target = follow_alias(subject, context, aliased)?;
+        if let Some(target) = &target {
+            self.access.require(operation, target)?;
+        }
+        Ok(target)
+    }
+
+    /// Refuses (42208) a config whose alias is not a subject name, before it is stored, and (403)
+    /// one naming a subject the caller may not configure: an alias forwards every operation on
+    /// the aliasing subject to its target.
+    pub(super) fn check_alias(&self, scope: &Scope, config: &ConfigRecord) -> Result<(), RegistryError> {
+        if let Some(target) = check_alias(scope, config)? {
+            self.access.require(SubjectOperation::Configure, &target)?;
+        }
+        Ok(())
     }
 
     /// `subject` with its rows, or, when its own config has an alias, the alias target with the
@@ -52,7 +89,7 @@ pub(super) fn alias_target(subject: &Subject, own: Option<&ConfigRecord>) -> Res
 
 /// For a request that read `subject`'s settings (`context`): the target to read again at, once
 /// (`aliased` remembers it), when the subject's own config has an alias.
-pub(super) fn follow_alias(
+fn follow_alias(
     subject: &Subject,
     context: &LayeredContext,
     aliased: &mut bool,
@@ -65,13 +102,13 @@ pub(super) fn follow_alias(
     Ok(target)
 }
 
-/// Refuses (42208) a config whose alias is not a subject name, before it is stored.
-pub(super) fn check_alias(scope: &Scope, config: &ConfigRecord) -> Result<(), RegistryError> {
+/// The subject a config's alias names (`None` without one), or 42208 when it is not a subject name.
+fn check_alias(scope: &Scope, config: &ConfigRecord) -> Result<Option<Subject>, RegistryError> {
     match (&config.alias, scope) {
-        (Some(alias), _) if alias.is_empty() => Ok(()),
-        (Some(alias), Scope::Subject(subject)) => qualified_alias(subject, alias).map(|_| ()),
-        (Some(alias), Scope::Global) => Subject::new(alias.clone()).map(|_| ()),
-        (None, _) => Ok(()),
+        (Some(alias), _) if alias.is_empty() => Ok(None),
+        (Some(alias), Scope::Subject(subject)) => qualified_alias(subject, alias).map(Some),
+        (Some(alias), Scope::Global) => Subject::new(alias.clone()).map(Some),
+        (None, _) => Ok(None),
     }
 }
 

@@ -1,8 +1,8 @@
 //! Compatibility: the check a registration must pass, and `POST /compatibility/...`.
 
-use super::alias::follow_alias;
 use super::support::{Effective, latest_live, parse_stored_now, version_not_found};
 use super::{CompatibilityReport, NewSchema, Registry};
+use crate::access::SubjectOperation;
 use crate::error::RegistryError;
 use crate::model::{SchemaBody, Scope, Subject, VersionRow, VersionSelector};
 use registry_schema::{CompatibilityLevel, Incompatibility, ParsedSchema, Validation, compat};
@@ -132,7 +132,7 @@ impl Registry {
     ) -> Result<CompatibilityReport, RegistryError> {
         let mut subject = Subject::new(subject)?;
         let mut context = self.decision_context(&Scope::Subject(subject.clone())).await?;
-        if let Some(target) = follow_alias(&subject, &context, &mut false)? {
+        if let Some(target) = self.follow_alias(&subject, &context, &mut false, SubjectOperation::Read)? {
             context = self.decision_context(&Scope::Subject(target.clone())).await?;
             subject = target;
         }

@@ -1,7 +1,6 @@
 //! Compatibility config, modes and contexts, per subject and global.
 
 use super::Registry;
-use super::alias::check_alias;
 use super::support::{MAX_ATTEMPTS, subject_not_found, writable};
 use crate::error::RegistryError;
 use crate::model::{ConfigRecord, ConfigUpdate, Context, DeletedFilter, Mode, Scope};
@@ -40,7 +39,7 @@ impl Registry {
     /// a `PUT /mode READONLY` acknowledged first is never overtaken).
     /// Data-contract defaults and overrides are stored in normal form; an invalid rule set is 42210.
     pub async fn set_config(&self, scope: &Scope, config: ConfigRecord) -> Result<ConfigRecord, RegistryError> {
-        check_alias(scope, &config)?;
+        self.check_alias(scope, &config)?;
         let config = super::contracts::normalize_config(config)?;
         let change = SettingChange::Config(Some(Box::new(config.clone())));
         self.write_setting(scope, |context| writable(context, scope_subject(scope)).map(|()| change.clone())).await?;
@@ -54,7 +53,7 @@ impl Registry {
     /// hold. Otherwise as [`Registry::set_config`].
     pub async fn update_config(&self, scope: &Scope, update: ConfigUpdate) -> Result<ConfigRecord, RegistryError> {
         if let Some(Some(alias)) = &update.alias {
-            check_alias(scope, &ConfigRecord { alias: Some(alias.clone()), ..ConfigRecord::default() })?;
+            self.check_alias(scope, &ConfigRecord { alias: Some(alias.clone()), ..ConfigRecord::default() })?;
         }
         let merged =
             |context: &LayeredContext| super::contracts::normalize_config(update.clone().apply(context.own_config()));

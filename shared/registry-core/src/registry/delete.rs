@@ -7,8 +7,8 @@
 //! a crash after it leaves the finished state, so a retried request answers as a clean run would.
 
 use super::Registry;
-use super::alias::follow_alias;
 use super::support::{MAX_ATTEMPTS, latest_live, reference_exists, subject_not_found, version_not_found, writable};
+use crate::access::SubjectOperation;
 use crate::error::RegistryError;
 use crate::model::{Scope, Subject, Version, VersionRow, VersionSelector};
 use crate::store::{LayeredContext, SoftDeletion, StoreError};
@@ -29,7 +29,7 @@ impl Registry {
         let mut subject = Subject::new(subject)?;
         let mut aliased = false;
         for attempt in 0..MAX_ATTEMPTS {
-            let Some((context, rows)) = self.delete_reads(&mut subject, &mut aliased).await? else {
+            let Some((context, rows)) = self.delete_reads(&mut subject, &mut aliased, permanent).await? else {
                 continue;
             };
             let row = match version {
@@ -91,7 +91,7 @@ impl Registry {
         let mut subject = Subject::new(subject)?;
         let mut aliased = false;
         for attempt in 0..MAX_ATTEMPTS {
-            let Some((context, rows)) = self.delete_reads(&mut subject, &mut aliased).await? else {
+            let Some((context, rows)) = self.delete_reads(&mut subject, &mut aliased, permanent).await? else {
                 continue;
             };
             if rows.is_empty() {
@@ -145,9 +145,11 @@ impl Registry {
         &self,
         subject: &mut Subject,
         aliased: &mut bool,
+        permanent: bool,
     ) -> Result<Option<(LayeredContext, Vec<VersionRow>)>, RegistryError> {
         let context = self.decision_context(&Scope::Subject(subject.clone())).await?;
-        if let Some(target) = follow_alias(subject, &context, aliased)? {
+        let operation = if permanent { SubjectOperation::HardDelete } else { SubjectOperation::SoftDelete };
+        if let Some(target) = self.follow_alias(subject, &context, aliased, operation)? {
             *subject = target;
             return Ok(None);
         }

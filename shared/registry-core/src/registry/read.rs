@@ -1,10 +1,10 @@
 //! Read operations: lookup, by-ID queries, listings and single versions. Never write.
 
-use super::alias::follow_alias;
 use super::recent_lookups::{answer_cost, lookup_key};
 use super::support::{latest_live, subject_not_found, version_not_found, visible};
 use super::usage::Activity;
 use super::{LookupOptions, NewSchema, Registry, SchemaById, SchemasQuery};
+use crate::access::SubjectOperation;
 use crate::error::RegistryError;
 use crate::model::{
     Context, DeletedFilter, QualifiedName, SchemaId, SchemaRecord, Scope, Subject, Version, VersionRow, VersionSelector,
@@ -28,7 +28,10 @@ impl Registry {
         options: LookupOptions,
     ) -> Result<SchemaRecord, RegistryError> {
         let key = lookup_key(subject, &schema, options);
-        let (record, newest) = match self.recent_lookups.get(&key) {
+        // An answer remembered for another caller is this one's only when this caller may read
+        // every subject it resolved (an alias target or fallback candidate, the references).
+        let remembered = self.recent_lookups.get(&key).filter(|remembered| self.may_read_answer(remembered, &schema));
+        let (record, newest) = match remembered {
             Some(remembered) => (SchemaRecord::clone(&remembered), Activity::default()),
             None => {
                 let generation = self.recent_lookups.generation();
@@ -63,14 +66,28 @@ impl Registry {
         found
     }
 
+    /// Whether the caller may read what a remembered lookup answer `record` for `schema` resolved:
+    /// the subject it names and each subject the posted references name.
+    fn may_read_answer(&self, record: &SchemaRecord, schema: &NewSchema) -> bool {
+        let context = record.subject.context();
+        let referenced = schema.references.iter().map(|reference| context.referenced_subject(&reference.subject));
+        self.access.allows(SubjectOperation::Read, &record.subject)
+            && referenced
+                .into_iter()
+                .all(|subject| subject.is_ok_and(|s| self.access.allows(SubjectOperation::Read, &s)))
+    }
+
     /// `subject` (unqualified, in the default context) qualified with each listed named context,
-    /// in order: where Confluent's `...UsingContexts` reads look next. Empty for a qualified or
-    /// invalid subject.
+    /// in order: where Confluent's `...UsingContexts` reads look next. Only the candidates the
+    /// caller may read: the others are skipped as if absent. Empty for a qualified or invalid
+    /// subject.
     async fn in_named_contexts(&self, subject: &str) -> Result<Vec<Subject>, RegistryError> {
         match Subject::new(subject) {
             Ok(subject) if subject.context().is_default() => {
                 let named = self.store.list_contexts().await?;
-                Ok(named.iter().filter_map(|context| Subject::new(context.qualify(subject.as_str())).ok()).collect())
+                let candidates =
+                    named.iter().filter_map(|context| Subject::new(context.qualify(subject.as_str())).ok());
+                Ok(candidates.filter(|candidate| self.access.allows(SubjectOperation::Read, candidate)).collect())
             }
             _ => Ok(Vec::new()),
         }
@@ -86,7 +103,7 @@ impl Registry {
         let subject = Subject::new(subject)?;
         let (mut context, mut rows) = self.settings_and_rows(&subject).await?;
         let mut subject = subject;
-        if let Some(target) = follow_alias(&subject, &context, &mut false)? {
+        if let Some(target) = self.follow_alias(&subject, &context, &mut false, SubjectOperation::Read)? {
             (context, rows) = self.settings_and_rows(&target).await?;
             subject = target;
         }
@@ -176,7 +193,8 @@ impl Registry {
             Some(QualifiedName::In { name, .. }) => name,
             Some(QualifiedName::Wildcard { .. }) | None => return Ok(Context::DEFAULT),
         };
-        let Ok(subject) = Subject::new(name) else {
+        // A subject the caller may not read is ignored, as an invalid one.
+        let Some(subject) = Subject::new(name).ok().filter(|s| self.access.allows(SubjectOperation::Read, s)) else {
             return Ok(Context::DEFAULT);
         };
         let (subject, rows) = self.rows_following_alias(subject).await?;
@@ -187,10 +205,9 @@ impl Registry {
         if rows.iter().any(|row| row.id == SchemaId(id)) {
             return Ok(Context::DEFAULT);
         }
-        for named in self.store.list_contexts().await? {
-            let Ok(qualified) = Subject::new(named.qualify(subject.as_str())) else { continue };
+        for qualified in self.in_named_contexts(subject.as_str()).await? {
             if self.carries(&qualified, id).await? {
-                return Ok(named);
+                return Ok(qualified.context());
             }
         }
         Ok(Context::DEFAULT)

@@ -15,12 +15,12 @@
 //! row is the commit point. A crash after any step leaves a body, a guid entry or an ID binding that
 //! nothing references yet; the retried registration finds and reuses them (each write is idempotent).
 
-use super::alias::follow_alias;
 use super::contract_merge::Contracted;
 use super::register_recorded::sole_live_fingerprint;
 use super::support::{MAX_ATTEMPTS, latest_live, not_import, now_ms, read_only};
 use super::usage::Activity;
 use super::{NewSchema, RegisterOptions, Registry};
+use crate::access::SubjectOperation;
 use crate::churn::ChurnVerdict;
 use crate::error::RegistryError;
 use crate::metrics::Registration;
@@ -113,11 +113,16 @@ impl Registry {
         if let Some(rule_set) = &schema.rule_set {
             super::contracts::rule_set_of(rule_set)?.validate()?;
         }
+        // An explicit ID >= 0 is an IMPORT registration, as the authorization layer judges it.
+        let operation = match schema.id {
+            Some(id) if id >= 0 => SubjectOperation::Import,
+            _ => SubjectOperation::Register,
+        };
         let mut parsed = Parsed::default();
         for round in 0..MAX_ATTEMPTS {
             let expected = self.expected_bindings(&subject, &schema, options, &mut parsed).await?;
             let context = self.decision_context_for(&Scope::Subject(subject.clone()), &expected).await?;
-            if let Some(target) = follow_alias(&subject, &context, &mut aliased)? {
+            if let Some(target) = self.follow_alias(&subject, &context, &mut aliased, operation)? {
                 // References resolve in the target's context: parse again there.
                 subject = target;
                 parsed = Parsed::default();

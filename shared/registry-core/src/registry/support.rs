@@ -2,6 +2,7 @@
 //! reference resolution, parsing, and Confluent's message texts.
 
 use super::{NewSchema, Registry};
+use crate::access::SubjectOperation;
 use crate::error::RegistryError;
 use crate::model::{Context, Mode, SchemaBody, SchemaRecord, Subject, Version, VersionRow, VersionSelector};
 use crate::store::{LayeredContext, StoreError};
@@ -10,6 +11,7 @@ use registry_schema::{
     Validation,
 };
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// How many times a write path re-reads and retries after losing a conditional write. Each
@@ -19,8 +21,14 @@ pub(super) const MAX_ATTEMPTS: usize = 512;
 /// The longest pause between two attempts after lost conditional writes.
 const MAX_BACKOFF: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// Largest reference closure we resolve (guards against hostile or corrupt reference graphs).
+/// Largest reference closure we resolve (guards against hostile or corrupt reference graphs), and
+/// most references a posted schema may list (refused before any of them is read).
 const MAX_DEPENDENCIES: usize = 10_000;
+
+/// The rows of each subject one reference resolution read: every referenced subject is read once
+/// however many references name it (a posted schema may list thousands of `latest` references to
+/// one subject).
+type RowsRead = HashMap<Subject, Arc<Vec<VersionRow>>>;
 
 /// The effective compatibility settings of a subject.
 #[derive(Debug, Clone)]
@@ -127,6 +135,17 @@ impl Registry {
         references: &[SchemaReference],
         require_live: bool,
     ) -> Result<Vec<Dependency>, RegistryError> {
+        self.dependencies_reading(context, references, require_live, &mut RowsRead::new()).await
+    }
+
+    /// [`Registry::dependencies`], reading each subject's rows at most once into `read`.
+    async fn dependencies_reading(
+        &self,
+        context: &Context,
+        references: &[SchemaReference],
+        require_live: bool,
+        read: &mut RowsRead,
+    ) -> Result<Vec<Dependency>, RegistryError> {
         let mut out = Vec::new();
         let mut done: HashSet<(Subject, i32)> = HashSet::new();
         let mut bodies: HashMap<(Subject, i32), SchemaBody> = HashMap::new();
@@ -136,7 +155,7 @@ impl Registry {
         while let Some((reference, referrer, expanded, direct)) = stack.pop() {
             steps += 1;
             if steps > MAX_DEPENDENCIES {
-                return Err(RegistryError::InvalidSchema { reason: "Too many schema references".to_string() });
+                return Err(too_many_references());
             }
             let target = referrer.referenced_subject(&reference.subject).map_err(|_| missing_reference(&reference))?;
             let key = (target, reference.version);
@@ -158,7 +177,7 @@ impl Registry {
             let body = match bodies.get(&key) {
                 Some(body) => body.clone(),
                 None => {
-                    let body = self.referenced_body(&reference, &key.0, direct).await?;
+                    let body = self.referenced_body(&reference, &key.0, direct, read).await?;
                     bodies.insert(key.clone(), body.clone());
                     body
                 }
@@ -176,8 +195,9 @@ impl Registry {
         reference: &SchemaReference,
         subject: &Subject,
         must_be_live: bool,
+        read: &mut RowsRead,
     ) -> Result<SchemaBody, RegistryError> {
-        let rows = self.rows(subject).await?;
+        let rows = self.rows_once(subject, read).await?;
         let row = match reference.version {
             -1 => rows.iter().rev().find(|r| !r.deleted),
             version => rows.iter().find(|r| r.version == Version(version) && (!must_be_live || !r.deleted)),
@@ -205,15 +225,38 @@ impl Registry {
     }
 
     /// A posted schema's references with `latest` pinned, and the texts of their closure in
-    /// dependency order, direct references required live: what parsing it needs.
+    /// dependency order, direct references required live: what parsing it needs. Bounded before
+    /// any read: more than [`MAX_DEPENDENCIES`] references are 42201, and a reference naming a
+    /// subject the caller may not read is 403 (so nothing is learnt about it). Each referenced
+    /// subject's rows are then read once.
     pub(super) async fn resolve_references(
         &self,
         context: &Context,
         schema: &NewSchema,
     ) -> Result<(Vec<SchemaReference>, Vec<Dependency>), RegistryError> {
-        let references = self.pin_latest_references(context, &schema.references).await?;
-        let dependencies = self.dependencies(context, &references, true).await?;
+        if schema.references.len() > MAX_DEPENDENCIES {
+            return Err(too_many_references());
+        }
+        for reference in &schema.references {
+            // A name that is no subject is answered as a missing reference when it is resolved.
+            if let Ok(subject) = context.referenced_subject(&reference.subject) {
+                self.access.require(SubjectOperation::Read, &subject)?;
+            }
+        }
+        let mut read = RowsRead::new();
+        let references = self.pin_latest_references(context, &schema.references, &mut read).await?;
+        let dependencies = self.dependencies_reading(context, &references, true, &mut read).await?;
         Ok((references, dependencies))
+    }
+
+    /// `subject`'s rows as `read` holds them, read (once) when it does not yet.
+    async fn rows_once(&self, subject: &Subject, read: &mut RowsRead) -> Result<Arc<Vec<VersionRow>>, RegistryError> {
+        if let Some(rows) = read.get(subject) {
+            return Ok(Arc::clone(rows));
+        }
+        let rows = Arc::new(self.rows(subject).await?);
+        read.insert(subject.clone(), Arc::clone(&rows));
+        Ok(rows)
     }
 
     /// `references` with every `"version": -1` (latest) replaced by the subject's latest live
@@ -221,10 +264,11 @@ impl Registry {
     /// always names one version, so the referrer keeps parsing when the referenced subject evolves,
     /// the version it uses cannot be deleted under it (42206), and no reference cycle can form.
     /// 42201 when the subject has no live version.
-    pub(super) async fn pin_latest_references(
+    async fn pin_latest_references(
         &self,
         context: &Context,
         references: &[SchemaReference],
+        read: &mut RowsRead,
     ) -> Result<Vec<SchemaReference>, RegistryError> {
         let mut pinned = Vec::with_capacity(references.len());
         for reference in references {
@@ -239,7 +283,7 @@ impl Registry {
                 ),
             };
             let subject = context.referenced_subject(&reference.subject).map_err(|_| missing())?;
-            let rows = self.rows(&subject).await?;
+            let rows = self.rows_once(&subject, read).await?;
             let latest = latest_live(&rows).ok_or_else(missing)?;
             pinned.push(SchemaReference { version: latest.version.0, ..reference.clone() });
         }
@@ -305,6 +349,11 @@ impl Registry {}
 /// The rows visible with or without soft-deleted ones.
 pub(super) fn visible(rows: &[VersionRow], include_deleted: bool) -> impl Iterator<Item = &VersionRow> {
     rows.iter().filter(move |r| include_deleted || !r.deleted)
+}
+
+/// 42201 for a reference list or closure over [`MAX_DEPENDENCIES`].
+fn too_many_references() -> RegistryError {
+    RegistryError::InvalidSchema { reason: "Too many schema references".to_string() }
 }
 
 /// 42201 for a reference whose subject and version name no (live, where required) version.

@@ -9,5 +9,6 @@ mod guids;
 mod live_ids;
 mod reads;
 mod recent_lookups;
+mod reference_fan_out;
 mod references;
 mod register;

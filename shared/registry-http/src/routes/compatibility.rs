@@ -3,6 +3,7 @@
 use super::{ApiResult, json};
 use crate::AppState;
 use crate::dto::{CompatibilityDto, RegisterSchemaRequest};
+use crate::endpoint::Permit;
 use crate::extract::{ConfluentJson, ConfluentQuery, Segment, SubjectVersion, flag, parse_version};
 use axum::extract::State;
 use serde::Deserialize;
@@ -22,14 +23,17 @@ pub struct CompatibilityQuery {
 /// live); `{"is_compatible"}`, plus `messages` with `verbose=true`; `normalize`.
 pub async fn test_compatibility_by_subject_name(
     State(state): State<AppState>,
+    permit: Permit,
     SubjectVersion(subject, version): SubjectVersion,
     ConfluentQuery(query): ConfluentQuery<CompatibilityQuery>,
     ConfluentJson(request): ConfluentJson<RegisterSchemaRequest>,
 ) -> ApiResult {
     let selector = parse_version(&version)?;
     let schema = request.into_new_schema()?;
-    let report =
-        state.registry.test_compatibility(&subject, Some(selector), schema, query.normalize, query.verbose).await?;
+    let report = permit
+        .acting(&state.registry)
+        .test_compatibility(&subject, Some(selector), schema, query.normalize, query.verbose)
+        .await?;
     json(&CompatibilityDto::new(report, query.verbose))
 }
 
@@ -37,11 +41,15 @@ pub async fn test_compatibility_by_subject_name(
 /// requires (transitive levels: all); same answer shape and parameters.
 pub async fn test_compatibility_for_subject(
     State(state): State<AppState>,
+    permit: Permit,
     Segment(subject): Segment,
     ConfluentQuery(query): ConfluentQuery<CompatibilityQuery>,
     ConfluentJson(request): ConfluentJson<RegisterSchemaRequest>,
 ) -> ApiResult {
     let schema = request.into_new_schema()?;
-    let report = state.registry.test_compatibility(&subject, None, schema, query.normalize, query.verbose).await?;
+    let report = permit
+        .acting(&state.registry)
+        .test_compatibility(&subject, None, schema, query.normalize, query.verbose)
+        .await?;
     json(&CompatibilityDto::new(report, query.verbose))
 }

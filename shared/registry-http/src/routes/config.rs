@@ -3,6 +3,7 @@
 use super::{ApiResult, json};
 use crate::AppState;
 use crate::dto::{ConfigDto, ConfigUpdateRequest, ConfigUpdateResponse, ModeDto, ModeUpdateRequest};
+use crate::endpoint::Permit;
 use crate::extract::{ConfluentJson, ConfluentQuery, Segment, flag};
 use axum::extract::State;
 use registry_core::Scope;
@@ -45,9 +46,10 @@ pub async fn get_top_level_config(
 /// as Confluent merges it (named fields replace, `null` clears, `{}` changes nothing); echoes the result.
 pub async fn update_top_level_config(
     State(state): State<AppState>,
+    permit: Permit,
     ConfluentJson(request): ConfluentJson<ConfigUpdateRequest>,
 ) -> ApiResult {
-    let stored = state.registry.update_config(&Scope::Global, request.into_update()?).await?;
+    let stored = permit.acting(&state.registry).update_config(&Scope::Global, request.into_update()?).await?;
     json(&ConfigUpdateResponse::new(&stored))
 }
 
@@ -71,11 +73,12 @@ pub async fn get_subject_level_config(
 /// `PUT /config/{s}`: as `PUT /config`, for one subject (which need not exist yet).
 pub async fn update_subject_level_config(
     State(state): State<AppState>,
+    permit: Permit,
     Segment(subject): Segment,
     ConfluentJson(request): ConfluentJson<ConfigUpdateRequest>,
 ) -> ApiResult {
     let update = request.into_update()?;
-    let stored = state.registry.update_config(&subject_scope(subject)?, update).await?;
+    let stored = permit.acting(&state.registry).update_config(&subject_scope(subject)?, update).await?;
     json(&ConfigUpdateResponse::new(&stored))
 }
 

@@ -124,13 +124,14 @@ pub struct SchemaByIdQuery {
 /// matching `If-None-Match` gets 304.
 pub async fn get_schemas_by_id(
     State(state): State<AppState>,
+    permit: Permit,
     Extension(config): Extension<Arc<HttpConfig>>,
     headers: HeaderMap,
     Segment(id): Segment,
     ConfluentQuery(query): ConfluentQuery<SchemaByIdQuery>,
 ) -> ApiResult {
     let id = parse_schema_id(&id)?;
-    let context = state.registry.context_for_id(id.0, query.subject.as_deref()).await?;
+    let context = permit.acting(&state.registry).context_for_id(id.0, query.subject.as_deref()).await?;
     let mut found = state.registry.schema_by_id_in(&context, id.0).await?;
     let rendered = apply_format(&state, &context, &mut found.body, query.format.as_deref()).await?;
     if query.fetch_max_id {
@@ -158,13 +159,14 @@ pub struct IdContextQuery {
 /// picks the context; `format` as in [`apply_format`]. Cacheable unless a format re-renders it.
 pub async fn get_only_schema_by_id(
     State(state): State<AppState>,
+    permit: Permit,
     Extension(config): Extension<Arc<HttpConfig>>,
     headers: HeaderMap,
     Segment(id): Segment,
     ConfluentQuery(query): ConfluentQuery<IdContextQuery>,
 ) -> ApiResult {
     let id = parse_schema_id(&id)?;
-    let context = state.registry.context_for_id(id.0, query.subject.as_deref()).await?;
+    let context = permit.acting(&state.registry).context_for_id(id.0, query.subject.as_deref()).await?;
     let mut found = state.registry.schema_by_id_in(&context, id.0).await?;
     if apply_format(&state, &context, &mut found.body, query.format.as_deref()).await? {
         return raw_schema(found.body.schema);
@@ -317,7 +319,7 @@ impl FromRequestParts<AppState> for ListingById {
         let ConfluentQuery(query) = ConfluentQuery::<RowsByIdQuery>::from_request_parts(parts, state).await?;
         let id = parse_schema_id(&id)?;
         let window = query.listing.paging.window(LIST_LIMIT, LIST_LIMIT);
-        let context = state.registry.context_for_id(id.0, query.subject.as_deref()).await?;
+        let context = permit.acting(&state.registry).context_for_id(id.0, query.subject.as_deref()).await?;
         let rows = RowsById::new(state.registry.clone(), context, id.0, query.listing.deleted, permit.subjects());
         Ok(ListingById { rows, window })
     }

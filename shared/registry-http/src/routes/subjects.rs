@@ -114,12 +114,13 @@ pub async fn get_all_subjects(
 /// `format`.
 pub async fn look_up_schema_under_subject(
     State(state): State<AppState>,
+    permit: Permit,
     Segment(subject): Segment,
     ConfluentQuery(query): ConfluentQuery<LookupQuery>,
     ConfluentJson(request): ConfluentJson<RegisterSchemaRequest>,
 ) -> ApiResult {
     let options = LookupOptions { normalize: query.normalize, include_deleted: query.deleted };
-    let mut record = state.registry.lookup(&subject, request.into_new_schema()?, options).await?;
+    let mut record = permit.acting(&state.registry).lookup(&subject, request.into_new_schema()?, options).await?;
     super::apply_format(&state, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
     json(&SchemaDto::from_record(&record))
 }
@@ -132,7 +133,7 @@ pub async fn delete_subject(
     ConfluentQuery(query): ConfluentQuery<DeleteQuery>,
 ) -> ApiResult {
     permit.require(query.operation(), Some(&subject))?;
-    let versions = state.registry.delete_subject(&subject, query.permanent).await?;
+    let versions = permit.acting(&state.registry).delete_subject(&subject, query.permanent).await?;
     let numbers: Vec<i32> = versions.iter().map(|v| v.0).collect();
     json(&numbers)
 }
