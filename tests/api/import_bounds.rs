@@ -1,9 +1,11 @@
 //! No IMPORT can wedge a context's ID allocation: explicit IDs above 2^30 are refused (422 / 42205),
-//! and a counter an earlier import pushed to the top of the ID space allocates again.
+//! a counter an earlier import pushed to the top of the ID space allocates again, and only a caller
+//! whose scope holds a subject's whole context may import explicit IDs there.
 
 use api_tests::Harness;
 use api_tests::schemas::{distinct, user_v1};
 use registry_core::{Context, SchemaBody, SchemaId, SchemaType};
+use reqwest::Method;
 use serde_json::{Value, json};
 
 /// The greatest explicit ID an import may bind.
@@ -71,8 +73,38 @@ async fn a_counter_an_import_pushed_to_the_top_allocates_again(h: &Harness) {
     assert_eq!(bound, Some(fingerprint), "the ID at the top keeps its schema");
 }
 
+/// An admin scoped to some subjects (`team-a.`) may not import explicit IDs in the default
+/// context, whose counter every team shares (403, nothing registered); an unscoped admin may, and
+/// so may an admin scoped to a whole context (`:.ctx-a:`) inside it.
+async fn only_a_scope_holding_the_whole_context_imports_ids(h: &Harness) {
+    let mode = json!({ "mode": "IMPORT" });
+    h.send_as("team-a-admin", Method::PUT, "/mode/team-a.imp", Some(&mode)).await.ok_json(200);
+    let path = "/subjects/team-a.imp/versions";
+    let refused = h.send_as("team-a-admin", Method::POST, path, Some(&import_body(5000, 1))).await;
+    let message = refused.assert_error(403, 40301);
+    assert_eq!(message, "User is denied operation Import on SchemaRegistry");
+    h.send_as("reader", Method::GET, "/schemas/ids/5000", None).await.assert_error(404, 40403);
+    h.send_as("reader", Method::GET, path, None).await.assert_error(404, 40401);
+
+    let imported = h.send_as("admin", Method::POST, path, Some(&import_body(5000, 1))).await.ok_json(200);
+    assert_eq!(imported["id"], 5000);
+
+    let in_context = "/subjects/:.ctx-a:imp/versions";
+    h.send_as("ctx-a-admin", Method::PUT, "/mode/:.ctx-a:imp", Some(&mode)).await.ok_json(200);
+    let imported = h.send_as("ctx-a-admin", Method::POST, in_context, Some(&import_body(7, 2))).await.ok_json(200);
+    assert_eq!(imported["id"], 7);
+    let refused = h.send_as("ctx-a-admin", Method::POST, path, Some(&import_body(6000, 3))).await;
+    refused.assert_error(403, 40301);
+}
+
 api_tests::api_cases!(
     explicit_ids_above_the_bound_are_refused,
     the_bound_holds_in_named_contexts,
     a_counter_an_import_pushed_to_the_top_allocates_again,
 );
+
+mod authenticated {
+    use super::*;
+
+    api_tests::api_cases!(authenticated: only_a_scope_holding_the_whole_context_imports_ids);
+}

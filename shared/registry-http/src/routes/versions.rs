@@ -11,6 +11,7 @@ use crate::error::ApiError;
 use crate::extract::{ConfluentJson, ConfluentQuery, Paging, Segment, SubjectVersion, flag, parse_version, text};
 use axum::extract::State;
 use futures::future::BoxFuture;
+use registry_auth::Operation;
 use registry_core::{DeletedFilter, RegisterOptions, Registry, RegistryError, SchemaRecord, Subject, Version};
 use serde::Deserialize;
 
@@ -27,7 +28,8 @@ pub struct RegisterQuery {
 
 /// `POST /subjects/{s}/versions`: registers (or finds) the schema; answers the stored schema
 /// object of CP 8.x without `subject`. `normalize` applies Confluent's normal form. An IMPORT
-/// registration (explicit ID) needs the admin role, judged on the request registered.
+/// registration (explicit ID) needs the admin role, judged on the request registered, with a scope
+/// that covers the subject's whole context ([`require_import_in_context`]).
 pub async fn register_schema(
     State(state): State<AppState>,
     permit: Permit,
@@ -36,10 +38,24 @@ pub async fn register_schema(
     ConfluentJson(request): ConfluentJson<RegisterSchemaRequest>,
 ) -> ApiResult {
     permit.require(request.operation(), Some(&subject))?;
+    if request.operation() == Operation::Import {
+        require_import_in_context(&permit, &subject)?;
+    }
     let options = RegisterOptions { normalize: query.normalize };
-    let mut record = permit.acting(&state.registry).register(&subject, request.into_new_schema()?, options).await?;
+    let mut record = state.registry.register(&subject, request.into_new_schema()?, options).await?;
     apply_format(&state, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
     json(&SchemaDto::registered(&record))
+}
+
+/// An explicit ID raises its context's ID counter, which every subject of the context shares: a
+/// caller scoped to some subjects of a context may not move the IDs the others get. Its scope must
+/// hold the whole context (a prefix of `:.ctx:`; unscoped for the default context, whose subjects
+/// share no prefix). A subject that does not parse is left to the registry's 42208.
+fn require_import_in_context(permit: &Permit, subject: &str) -> Result<(), ApiError> {
+    let Ok(subject) = Subject::new(subject) else { return Ok(()) };
+    let context = subject.context();
+    let prefix = context.subject_prefix();
+    permit.require(Operation::Import, (!context.is_default()).then_some(prefix.as_str()))
 }
 
 /// Rows of one subject read per store page while listing its versions.
@@ -119,7 +135,6 @@ pub struct VersionsQuery {
 /// store pages (see [`json_stream`]); 40401 when no version is visible.
 pub async fn get_all_versions(
     State(state): State<AppState>,
-    permit: Permit,
     Segment(subject): Segment,
     ConfluentQuery(query): ConfluentQuery<VersionsQuery>,
 ) -> ApiResult {
@@ -127,7 +142,7 @@ pub async fn get_all_versions(
     let filter = DeletedFilter::of(query.deleted || query.deleted_as_negative, query.deleted_only);
     let as_negative = query.deleted_as_negative && filter == DeletedFilter::IncludeDeleted;
     let subject = Subject::new(subject)?;
-    let pages = VersionPages { registry: permit.acting(&state.registry), subject, filter, as_negative, after: None };
+    let pages = VersionPages { registry: state.registry.clone(), subject, filter, as_negative, after: None };
     json_stream::respond(pages, window, "version listing").await
 }
 
@@ -135,13 +150,12 @@ pub async fn get_all_versions(
 /// as `format` asks ([`apply_format`]).
 async fn formatted_version(
     state: &AppState,
-    permit: &Permit,
     subject: &str,
     version: &str,
     query: &DeletedQuery,
 ) -> Result<SchemaRecord, ApiError> {
     let selector = parse_version(version)?;
-    let mut record = permit.acting(&state.registry).version(subject, selector, query.deleted).await?;
+    let mut record = state.registry.version(subject, selector, query.deleted).await?;
     apply_format(state, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
     Ok(record)
 }
@@ -150,34 +164,31 @@ async fn formatted_version(
 /// `deleted` returns a soft-deleted version too; `format` as in [`apply_format`].
 pub async fn get_schema_by_version(
     State(state): State<AppState>,
-    permit: Permit,
     SubjectVersion(subject, version): SubjectVersion,
     ConfluentQuery(query): ConfluentQuery<DeletedQuery>,
 ) -> ApiResult {
-    json(&SchemaDto::from_record(&formatted_version(&state, &permit, &subject, &version, &query).await?))
+    json(&SchemaDto::from_record(&formatted_version(&state, &subject, &version, &query).await?))
 }
 
 /// `GET /subjects/{s}/versions/{v}/schema`: the schema text itself; `deleted` and `format` as above.
 pub async fn get_schema_only(
     State(state): State<AppState>,
-    permit: Permit,
     SubjectVersion(subject, version): SubjectVersion,
     ConfluentQuery(query): ConfluentQuery<DeletedQuery>,
 ) -> ApiResult {
-    raw_schema(formatted_version(&state, &permit, &subject, &version, &query).await?.body.schema)
+    raw_schema(formatted_version(&state, &subject, &version, &query).await?.body.schema)
 }
 
 /// `GET /subjects/{s}/versions/{v}/referencedby`: IDs of referring schemas, ascending;
 /// `deleted`, `offset`, `limit`.
 pub async fn get_referenced_by(
     State(state): State<AppState>,
-    permit: Permit,
     SubjectVersion(subject, version): SubjectVersion,
     ConfluentQuery(query): ConfluentQuery<DeletedPagedQuery>,
 ) -> ApiResult {
     let selector = parse_version(&version)?;
     let page = query.paging.window(LIST_LIMIT, LIST_LIMIT);
-    let ids = permit.acting(&state.registry).referenced_by(&subject, selector, query.deleted).await?;
+    let ids = state.registry.referenced_by(&subject, selector, query.deleted).await?;
     let ids: Vec<i32> = ids.iter().map(|id| id.0).collect();
     json(&page.apply(ids))
 }
@@ -192,6 +203,6 @@ pub async fn delete_schema_version(
 ) -> ApiResult {
     permit.require(query.operation(), Some(&subject))?;
     let selector = parse_version(&version)?;
-    let deleted = permit.acting(&state.registry).delete_version(&subject, selector, query.permanent).await?;
+    let deleted = state.registry.delete_version(&subject, selector, query.permanent).await?;
     json(&deleted.0)
 }
