@@ -10,6 +10,8 @@
 //! | `ctx-a` | write | in context `.ctx-a` (starting with `:.ctx-a:`) |
 //! | `team-a-admin` | admin | starting with `team-a.` |
 //! | `ctx-a-admin` | admin | in context `.ctx-a` (starting with `:.ctx-a:`) |
+//! | `team-a-reader` | read | starting with `team-a.` |
+//! | `orders-reader` | read | starting with `orders` |
 //!
 //! Each password is `<user>-secret`.
 
@@ -22,7 +24,7 @@ pub fn users_file() -> &'static str {
     static TEXT: OnceLock<String> = OnceLock::new();
     TEXT.get_or_init(|| {
         let mut file = UsersFile::default();
-        let users: [(&str, Role, &[&str]); 7] = [
+        let users: [(&str, Role, &[&str]); 9] = [
             ("admin", Role::Admin, &[]),
             ("writer", Role::Write, &[]),
             ("reader", Role::Read, &[]),
@@ -30,6 +32,8 @@ pub fn users_file() -> &'static str {
             ("ctx-a", Role::Write, &[":.ctx-a:"]),
             ("team-a-admin", Role::Admin, &["team-a."]),
             ("ctx-a-admin", Role::Admin, &[":.ctx-a:"]),
+            ("team-a-reader", Role::Read, &["team-a."]),
+            ("orders-reader", Role::Read, &["orders"]),
         ];
         for (user, role, prefixes) in users {
             let hash = match hash_password(&password(user), HashCost::TEST) {

@@ -42,7 +42,7 @@ pub async fn register_schema(
         require_import_in_context(&permit, &subject)?;
     }
     let options = RegisterOptions { normalize: query.normalize };
-    let mut record = state.registry.register(&subject, request.into_new_schema()?, options).await?;
+    let mut record = permit.acting(&state.registry).register(&subject, request.into_new_schema()?, options).await?;
     apply_format(&state, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
     json(&SchemaDto::registered(&record))
 }
@@ -135,6 +135,7 @@ pub struct VersionsQuery {
 /// store pages (see [`json_stream`]); 40401 when no version is visible.
 pub async fn get_all_versions(
     State(state): State<AppState>,
+    permit: Permit,
     Segment(subject): Segment,
     ConfluentQuery(query): ConfluentQuery<VersionsQuery>,
 ) -> ApiResult {
@@ -142,7 +143,7 @@ pub async fn get_all_versions(
     let filter = DeletedFilter::of(query.deleted || query.deleted_as_negative, query.deleted_only);
     let as_negative = query.deleted_as_negative && filter == DeletedFilter::IncludeDeleted;
     let subject = Subject::new(subject)?;
-    let pages = VersionPages { registry: state.registry.clone(), subject, filter, as_negative, after: None };
+    let pages = VersionPages { registry: permit.acting(&state.registry), subject, filter, as_negative, after: None };
     json_stream::respond(pages, window, "version listing").await
 }
 
@@ -150,12 +151,13 @@ pub async fn get_all_versions(
 /// as `format` asks ([`apply_format`]).
 async fn formatted_version(
     state: &AppState,
+    permit: &Permit,
     subject: &str,
     version: &str,
     query: &DeletedQuery,
 ) -> Result<SchemaRecord, ApiError> {
     let selector = parse_version(version)?;
-    let mut record = state.registry.version(subject, selector, query.deleted).await?;
+    let mut record = permit.acting(&state.registry).version(subject, selector, query.deleted).await?;
     apply_format(state, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
     Ok(record)
 }
@@ -164,31 +166,34 @@ async fn formatted_version(
 /// `deleted` returns a soft-deleted version too; `format` as in [`apply_format`].
 pub async fn get_schema_by_version(
     State(state): State<AppState>,
+    permit: Permit,
     SubjectVersion(subject, version): SubjectVersion,
     ConfluentQuery(query): ConfluentQuery<DeletedQuery>,
 ) -> ApiResult {
-    json(&SchemaDto::from_record(&formatted_version(&state, &subject, &version, &query).await?))
+    json(&SchemaDto::from_record(&formatted_version(&state, &permit, &subject, &version, &query).await?))
 }
 
 /// `GET /subjects/{s}/versions/{v}/schema`: the schema text itself; `deleted` and `format` as above.
 pub async fn get_schema_only(
     State(state): State<AppState>,
+    permit: Permit,
     SubjectVersion(subject, version): SubjectVersion,
     ConfluentQuery(query): ConfluentQuery<DeletedQuery>,
 ) -> ApiResult {
-    raw_schema(formatted_version(&state, &subject, &version, &query).await?.body.schema)
+    raw_schema(formatted_version(&state, &permit, &subject, &version, &query).await?.body.schema)
 }
 
 /// `GET /subjects/{s}/versions/{v}/referencedby`: IDs of referring schemas, ascending;
 /// `deleted`, `offset`, `limit`.
 pub async fn get_referenced_by(
     State(state): State<AppState>,
+    permit: Permit,
     SubjectVersion(subject, version): SubjectVersion,
     ConfluentQuery(query): ConfluentQuery<DeletedPagedQuery>,
 ) -> ApiResult {
     let selector = parse_version(&version)?;
     let page = query.paging.window(LIST_LIMIT, LIST_LIMIT);
-    let ids = state.registry.referenced_by(&subject, selector, query.deleted).await?;
+    let ids = permit.acting(&state.registry).referenced_by(&subject, selector, query.deleted).await?;
     let ids: Vec<i32> = ids.iter().map(|id| id.0).collect();
     json(&page.apply(ids))
 }
@@ -203,6 +208,6 @@ pub async fn delete_schema_version(
 ) -> ApiResult {
     permit.require(query.operation(), Some(&subject))?;
     let selector = parse_version(&version)?;
-    let deleted = state.registry.delete_version(&subject, selector, query.permanent).await?;
+    let deleted = permit.acting(&state.registry).delete_version(&subject, selector, query.permanent).await?;
     json(&deleted.0)
 }
