@@ -17,6 +17,7 @@
 mod contexts;
 pub mod history;
 mod hooked;
+mod id_bounds;
 mod race;
 mod scoped;
 mod store_cases;
@@ -27,6 +28,9 @@ pub use contexts::{
 };
 pub use history::history_cases;
 pub use hooked::{HookedStore, StoreCall, StoreHook};
+pub use id_bounds::{
+    counter_at_the_top_restarts_below_imported_ids, counter_at_the_top_with_nothing_below_restarts_at_one,
+};
 
 pub use race::{
     race_allocate_id, race_create_version, race_different_schemas_one_subject, race_imports_for_a_freed_id, race_mixed,
