@@ -82,7 +82,7 @@ python3 "$ROOT/scripts/peak_memory.py" $$ "$WORK/peak" "$ROOT/.emulator/moto.pid
 SAMPLER=$!
 
 API='package(api-tests) and binary(api)'
-step "build" nextest --no-run
+step "build" "$CARGO" nextest run --workspace --no-run
 step "unit, router, stores" nextest -E "not package(registry-store-aws) and not ($API)"
 step "aws store" nextest -E 'package(registry-store-aws)'
 # Each API case is instantiated once per backend as <module>::<backend>::<case> (the embedded store
