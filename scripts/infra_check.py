@@ -627,6 +627,11 @@ ACCESS_SCENARIOS = {
     "public URL, bearer tokens only": {"auth_enabled": False, "jwt_issuer": "https://idp", "jwt_audience": "sr", "jwks_json": '{"keys": []}'},
     "IAM-signed callers": {"url_auth_type": "AWS_IAM"},
     "open registry": {"auth_enabled": False, "allow_anonymous": True},
+    "CloudFront with an origin header, registry auth": {
+        "custom_domain": "schemas.example.com",
+        "certificate_arn": "arn:aws:acm:us-east-1:123456789012:certificate/abc",
+        "cloudfront_origin_secret": "0123456789abcdef0123456789abcdef",
+    },
     "CloudFront with origin access control": {
         "custom_domain": "schemas.example.com",
         "certificate_arn": "arn:aws:acm:us-east-1:123456789012:certificate/abc",
@@ -695,6 +700,17 @@ def check_access_choices():
             {**{"custom_domain": "schemas.example.com", "certificate_arn": "arn:aws:acm:us-east-1:123456789012:certificate/abc"}, "url_auth_type": "AWS_IAM", "cloudfront_origin_access_control": True, "auth_enabled": False, "allow_anonymous": True},
             "web_acl_arn",
             "origin access control (the registry's auth off) without a WAF: an anonymous admin registry",
+        ),
+        ({"cloudfront_origin_secret": "0123456789abcdef0123456789abcdef"}, "cloudfront_origin_secret", "an origin header without a domain"),
+        (
+            {**ACCESS_SCENARIOS["CloudFront with an origin header, registry auth"], "cloudfront_origin_secret": "short"},
+            "cloudfront_origin_secret",
+            "an origin header value shorter than 32 characters",
+        ),
+        (
+            {**ACCESS_SCENARIOS["CloudFront with origin access control"], "cloudfront_origin_secret": "0123456789abcdef0123456789abcdef"},
+            "cloudfront_origin_secret",
+            "an origin header with origin access control (CloudFront's signature is the gate there)",
         ),
         ({"reserved_concurrency": 0}, "reserved_concurrency", "reserved concurrency 0"),
         ({"reserved_concurrency": None}, None, "no reserved concurrency"),
@@ -840,6 +856,7 @@ def check_environment():
         "require_owner": "owner",
         "id_cache_control": "no-cache",
         "kms_key_arns": ["arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"],
+        **ACCESS_SCENARIOS["CloudFront with an origin header, registry auth"],
     }
     set_by_module = set(module_environment(everything))
     minimal = module_environment({"auth_enabled": False, "allow_anonymous": True})
@@ -1157,6 +1174,29 @@ def check_log_and_metric_costs():
     return problems
 
 
+def check_origin_header():
+    """With cloudfront_origin_secret, CloudFront sends the header the function requires, from the same value."""
+    problems = []
+    overrides = {**REQUIRED, **ACCESS_SCENARIOS["CloudFront with an origin header, registry auth"]}
+    scope = MODULE_CONFIG.scope(overrides)
+    distribution = MODULE_CONFIG.resources[("aws_cloudfront_distribution", "registry")]
+    origin = distribution["origin"][0]
+    headers = []
+    for block in origin.get("dynamic", []):
+        for name, body in block.items():
+            if unquote(name) == "custom_header":
+                for value in evaluate(body["for_each"], scope):
+                    headers.append(evaluate(body["content"][0], scope.bind(custom_header={"value": value})))
+    sent = {header["name"]: header["value"] for header in headers}
+    if sent.get("x-registry-origin") != overrides["cloudfront_origin_secret"]:
+        problems.append(f"CloudFront sends {sent}, not the x-registry-origin header with cloudfront_origin_secret")
+    if not isinstance(module_environment(overrides).get("REGISTRY_ORIGIN_SECRET"), Reference):
+        problems.append("the function is not given REGISTRY_ORIGIN_SECRET, so it would not require the header")
+    if "REGISTRY_ORIGIN_SECRET" in module_environment({**REQUIRED}):
+        problems.append("REGISTRY_ORIGIN_SECRET is set without cloudfront_origin_secret")
+    return problems
+
+
 def check_rollback():
     """Every deployment is a published version, and with serve_alias the URL and its permissions sit on
     the alias, so pointing the alias at an earlier version rolls back."""
@@ -1236,6 +1276,7 @@ CHECKS = [
     ("system log level WARN, EMF dimensions without Status", check_log_and_metric_costs),
     ("alarms, KMS conditions and the KEK allow-list", check_alarms_and_keys),
     ("published versions and an alias to roll back with", check_rollback),
+    ("the origin header CloudFront sends is the one the function requires", check_origin_header),
 ]
 
 

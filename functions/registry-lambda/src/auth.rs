@@ -18,12 +18,8 @@ pub async fn authenticator(args: &AuthArgs) -> Result<Option<Arc<Authenticator>>
     let config = args.config()?;
     let uses_secrets = matches!(config.users, Some(registry_auth::UsersSource::Secret(_)))
         || matches!(config.jwt.as_ref().map(|jwt| &jwt.jwks), Some(registry_auth::JwksSource::Secret(_)));
-    let secrets: Option<Arc<dyn SecretReader>> = if uses_secrets {
-        let aws = aws_config::load_from_env().await;
-        Some(Arc::new(SecretsManager { client: aws_sdk_secretsmanager::Client::new(&aws) }))
-    } else {
-        None
-    };
+    let secrets: Option<Arc<dyn SecretReader>> =
+        if uses_secrets { Some(Arc::new(SecretsManager::from_env().await)) } else { None };
     if let Some(revision) = &args.auth_revision {
         tracing::info!(%revision, "auth configuration revision");
     }
@@ -35,6 +31,25 @@ pub async fn authenticator(args: &AuthArgs) -> Result<Option<Arc<Authenticator>>
 #[derive(Debug)]
 pub struct SecretsManager {
     client: aws_sdk_secretsmanager::Client,
+}
+
+impl SecretsManager {
+    /// A client from the standard AWS variables.
+    pub async fn from_env() -> SecretsManager {
+        SecretsManager { client: aws_sdk_secretsmanager::Client::new(&aws_config::load_from_env().await) }
+    }
+}
+
+/// The origin-header guard when `origin_secret` names its secret ([`crate::auth_origin`]), read now
+/// and then on the auth reload schedule. `None` when unset.
+pub async fn origin_guard(
+    origin_secret: Option<&str>,
+    args: &AuthArgs,
+) -> Result<Option<Arc<crate::auth_origin::OriginGuard>>, lambda_http::Error> {
+    let Some(secret_id) = origin_secret.filter(|id| !id.trim().is_empty()) else { return Ok(None) };
+    let reader: Arc<dyn SecretReader> = Arc::new(SecretsManager::from_env().await);
+    let guard = crate::auth_origin::OriginGuard::load(secret_id, reader, args.reload_policy()).await?;
+    Ok(Some(Arc::new(guard)))
 }
 
 impl SecretReader for SecretsManager {

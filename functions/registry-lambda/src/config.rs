@@ -33,6 +33,11 @@ pub struct LambdaConfig {
     #[arg(long, env = "REGISTRY_DEADLINE_MARGIN_MS", default_value_t = 1_000)]
     pub deadline_margin_ms: u64,
 
+    /// A Secrets Manager secret holding the accepted values of CloudFront's origin header, one per
+    /// line: set, every request without one is answered 403 (`auth_origin`). Unset: no such check.
+    #[arg(long, env = "REGISTRY_ORIGIN_SECRET")]
+    pub origin_secret: Option<String>,
+
     /// The `Registry` dimension of the EMF lines (set by the Lambda runtime).
     #[arg(long, env = "AWS_LAMBDA_FUNCTION_NAME", default_value = "registry")]
     pub function_name: String,

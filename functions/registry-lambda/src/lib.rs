@@ -12,6 +12,7 @@
 //! without the variable, and testable without touching the process environment.
 
 pub mod auth;
+pub mod auth_origin;
 pub mod config;
 pub mod emf;
 
@@ -35,9 +36,24 @@ pub type Handler = MapRequest<axum::Router, fn(Request) -> Request>;
 /// `registry serve` assembles it, accepting `lambda_http` requests; with `emf`, one CloudWatch EMF
 /// line per answer on stdout ([`emf`]).
 pub fn handler(registry: Registry, options: AppOptions, emf: Option<emf::EmfConfig>) -> Handler {
+    guarded_handler(registry, options, emf, None)
+}
+
+/// [`handler`], and with `origin` every request without CloudFront's origin header answered 403
+/// before anything else sees it ([`auth_origin`]).
+pub fn guarded_handler(
+    registry: Registry,
+    options: AppOptions,
+    emf: Option<emf::EmfConfig>,
+    origin: Option<Arc<auth_origin::OriginGuard>>,
+) -> Handler {
     let app = registry_http::app(registry.clone(), options);
     let app = match emf {
         Some(config) => emf::layer(app, registry, Arc::new(emf::Emf::new(config))),
+        None => app,
+    };
+    let app = match origin {
+        Some(guard) => auth_origin::layer(app, guard),
         None => app,
     };
     MapRequest::new(app, prepare as fn(Request) -> Request)

@@ -4,7 +4,7 @@
 
 use lambda_http::Error;
 use registry_core::{CachedStore, Registry};
-use registry_lambda::{LambdaConfig, handler};
+use registry_lambda::{LambdaConfig, guarded_handler};
 use registry_store_aws::AwsStore;
 use std::sync::Arc;
 
@@ -25,5 +25,6 @@ async fn main() -> Result<(), Error> {
     let mut options = config.settings.app_options(authenticator)?;
     options.request_budget = config.request_budget();
     options.deks = dek.map(|backend| config.settings.dek.registry(backend)).transpose()?;
-    lambda_http::run_with_streaming_response(handler(registry, options, Some(config.emf()))).await
+    let origin = registry_lambda::auth::origin_guard(config.origin_secret.as_deref(), &config.settings.auth).await?;
+    lambda_http::run_with_streaming_response(guarded_handler(registry, options, Some(config.emf()), origin)).await
 }

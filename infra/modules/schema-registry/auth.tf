@@ -24,6 +24,13 @@ resource "aws_secretsmanager_secret" "auth" {
   tags                    = local.tags
 }
 
+# The accepted origin-header values, one per line: the current one (what CloudFront sends) first.
+resource "aws_secretsmanager_secret_version" "origin" {
+  count         = local.origin_secret ? 1 : 0
+  secret_id     = aws_secretsmanager_secret.auth["origin"].id
+  secret_string = join("\n", [for value in [var.cloudfront_origin_secret, var.cloudfront_origin_secret_previous] : value if value != ""])
+}
+
 resource "aws_secretsmanager_secret_version" "jwks" {
   count         = local.jwt_enabled ? 1 : 0
   secret_id     = aws_secretsmanager_secret.auth["jwks"].id
@@ -31,7 +38,7 @@ resource "aws_secretsmanager_secret_version" "jwks" {
 }
 
 data "aws_iam_policy_document" "auth" {
-  count = local.registry_auth ? 1 : 0
+  count = local.registry_auth || local.origin_secret ? 1 : 0
 
   statement {
     sid       = "ReadAuthSecrets"
@@ -41,7 +48,7 @@ data "aws_iam_policy_document" "auth" {
 }
 
 resource "aws_iam_role_policy" "auth" {
-  count  = local.registry_auth ? 1 : 0
+  count  = local.registry_auth || local.origin_secret ? 1 : 0
   name   = "auth"
   role   = aws_iam_role.registry.id
   policy = data.aws_iam_policy_document.auth[0].json
@@ -54,7 +61,8 @@ locals {
   registry_auth = var.auth_enabled || local.jwt_enabled
 
   auth_secrets = {
-    users = { enabled = var.auth_enabled, description = "registry users file (JSON lines, argon2id hashes); value set by the operator" }
-    jwks  = { enabled = local.jwt_enabled, description = "the bearer-token issuer's JWKS (public keys), from jwks_json" }
+    users  = { enabled = var.auth_enabled, description = "registry users file (JSON lines, argon2id hashes); value set by the operator" }
+    jwks   = { enabled = local.jwt_enabled, description = "the bearer-token issuer's JWKS (public keys), from jwks_json" }
+    origin = { enabled = local.origin_secret, description = "values of CloudFront's x-registry-origin header, from cloudfront_origin_secret" }
   }
 }

@@ -9,8 +9,10 @@
 locals {
   custom_domain         = var.custom_domain != ""
   origin_access_control = local.custom_domain && var.cloudfront_origin_access_control
-  edge_cache_ids        = local.custom_domain && var.edge_cache_ids && !local.registry_auth
-  url_host              = trimsuffix(trimprefix(aws_lambda_function_url.registry.function_url, "https://"), "/")
+  # CloudFront adds the origin header; the function refuses requests without it (auth_origin.rs).
+  origin_secret  = local.custom_domain && var.cloudfront_origin_secret != ""
+  edge_cache_ids = local.custom_domain && var.edge_cache_ids && !local.registry_auth
+  url_host       = trimsuffix(trimprefix(aws_lambda_function_url.registry.function_url, "https://"), "/")
   # Answers that never change for a given path, query and Accept header.
   immutable_paths = ["/schemas/ids/*", "/schemas/guids/*"]
 }
@@ -88,6 +90,13 @@ resource "aws_cloudfront_distribution" "registry" {
     origin_id                = "function-url"
     domain_name              = local.url_host
     origin_access_control_id = local.origin_access_control ? aws_cloudfront_origin_access_control.registry[0].id : null
+    dynamic "custom_header" {
+      for_each = local.origin_secret ? [var.cloudfront_origin_secret] : []
+      content {
+        name  = "x-registry-origin"
+        value = custom_header.value
+      }
+    }
     custom_origin_config {
       http_port              = 80
       https_port             = 443

@@ -28,6 +28,7 @@ locals {
     REGISTRY_JWT_AUDIENCE     = local.jwt_enabled ? var.jwt_audience : null
     REGISTRY_JWT_ROLE_CLAIM   = local.jwt_enabled ? var.jwt_role_claim : null
     REGISTRY_JWKS_SECRET      = local.jwt_enabled ? aws_secretsmanager_secret.auth["jwks"].arn : null
+    REGISTRY_ORIGIN_SECRET    = local.origin_secret ? aws_secretsmanager_secret.auth["origin"].arn : null
     # Changes with the JWKS Terraform writes: the function's configuration changes with it, so every
     # warm instance is replaced at once (reloads would reach them within auth_reload_seconds anyway).
     REGISTRY_AUTH_REVISION = local.jwt_enabled ? "jwks-${substr(sha256(var.jwks_json), 0, 16)}" : null
@@ -83,7 +84,7 @@ resource "aws_lambda_function" "registry" {
     system_log_level = "WARN"
   }
 
-  depends_on = [aws_iam_role_policy.registry, aws_iam_role_policy.auth, aws_secretsmanager_secret_version.jwks, aws_cloudwatch_log_group.registry]
+  depends_on = [aws_iam_role_policy.registry, aws_iam_role_policy.auth, aws_secretsmanager_secret_version.jwks, aws_secretsmanager_secret_version.origin, aws_cloudwatch_log_group.registry]
   tags       = local.tags
 }
 

@@ -167,6 +167,25 @@ variable "cloudfront_origin_access_control" {
   }
 }
 
+variable "cloudfront_origin_secret" {
+  description = "With custom_domain and a public URL (url_auth_type = \"NONE\"): a secret value (at least 32 characters, e.g. `openssl rand -hex 32`) that CloudFront sends in the x-registry-origin header of every request; the function answers 403 to any request without it (REGISTRY_ORIGIN_SECRET), so the URL cannot be called around the distribution and its WAF, while the registry's own auth stays on and stock producers can POST. It is kept in a Secrets Manager secret and, as part of the distribution's configuration, in the Terraform state. Empty: no origin header."
+  type        = string
+  default     = ""
+  sensitive   = true
+
+  validation {
+    condition     = var.cloudfront_origin_secret == "" || (length(var.cloudfront_origin_secret) >= 32 && can(regex("^[!-~]+$", var.cloudfront_origin_secret)) && var.custom_domain != "" && var.url_auth_type == "NONE" && !var.cloudfront_origin_access_control)
+    error_message = "cloudfront_origin_secret needs custom_domain, url_auth_type = \"NONE\" and no origin access control, and must be at least 32 printable characters without spaces."
+  }
+}
+
+variable "cloudfront_origin_secret_previous" {
+  description = "During a rotation of cloudfront_origin_secret: the old value, still accepted by the function until every CloudFront edge sends the new one (minutes after the apply). Empty it in a second apply."
+  type        = string
+  default     = ""
+  sensitive   = true
+}
+
 variable "edge_cache_ids" {
   description = "With a custom domain and the registry's auth off: CloudFront caches the immutable /schemas/ids/* and /schemas/guids/* answers as their Cache-Control allows (Accept and the query string in the cache key). With auth on nothing is cached at the edge (see README \"Caching at the edge\")."
   type        = bool
