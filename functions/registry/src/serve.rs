@@ -1,5 +1,6 @@
 //! `registry serve`: settings → store → registry → `registry_http::app` → HTTP listener, with graceful shutdown.
 
+mod admission;
 mod connection;
 mod framework_answers;
 mod listener;

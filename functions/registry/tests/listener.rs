@@ -1,5 +1,6 @@
 //! `registry serve`'s listener against raw TCP clients: the header, body and idle budgets, the
-//! connection limit, and Confluent's JSON error body on every answer the HTTP layer writes itself
+//! connection limits (overall and per client address) and the eviction of idle and silent
+//! connections at the limit, and Confluent's JSON error body on every answer the HTTP layer writes itself
 //! (unparsable requests, oversized targets and headers, a declared body over the limit with
 //! `Expect: 100-continue`). Budgets are short here; the assertions are about outcomes (what the
 //! client receives, whether the connection is closed), never about how long anything took.
@@ -100,12 +101,23 @@ async fn a_client_sending_half_a_header_is_closed_after_the_header_budget() {
     let mut slow = connect(&address).await;
     slow.write_all(b"GET /subjects HTTP/1.1\r\nhost: registry\r\nx-partial: ").await.unwrap();
     assert!(closed_by_server(&mut slow).await, "a half-sent head must not hold the connection");
-    // A connection that is merely idle (no byte sent) is governed by the longer idle budget.
+    // Between requests, a keep-alive connection is governed by the longer idle budget.
     let mut idle = connect(&address).await;
+    idle.write_all(GET_ROOT).await.unwrap();
+    let first = tokio::time::timeout(PATIENCE, read_answer(&mut idle)).await.unwrap();
+    assert_eq!(first.map(|answer| answer.status), Some(200));
     tokio::time::sleep(Duration::from_millis(900)).await;
     idle.write_all(GET_ROOT).await.unwrap();
     let answer = tokio::time::timeout(PATIENCE, read_answer(&mut idle)).await.unwrap();
     assert_eq!(answer.map(|answer| answer.status), Some(200));
+}
+
+#[tokio::test]
+async fn a_connection_that_sends_nothing_is_closed_after_the_header_budget_from_its_acceptance() {
+    let (_server, address) =
+        start(&[("REGISTRY_HEADER_TIMEOUT_MS", "300"), ("REGISTRY_IDLE_TIMEOUT_MS", "60000")]).await;
+    let mut silent = connect(&address).await;
+    assert!(closed_by_server(&mut silent).await, "a connection that never sends a byte must not be held");
 }
 
 #[tokio::test]
@@ -130,38 +142,109 @@ async fn a_body_not_sent_in_time_is_answered_408() {
     assert!(closed_by_server(&mut stream).await);
 }
 
+/// A connection from `source` (a loopback address other than 127.0.0.1 is another client address).
+async fn connect_from(source: &str, address: &str) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{source}:0").parse().unwrap()).unwrap();
+    socket.connect(address.parse().unwrap()).await.unwrap()
+}
+
+/// A keep-alive connection that has been answered once and is now idle.
+async fn idle_keep_alive(address: &str) -> TcpStream {
+    let mut stream = connect(address).await;
+    stream.write_all(GET_ROOT).await.unwrap();
+    let answer = tokio::time::timeout(PATIENCE, read_answer(&mut stream)).await.unwrap();
+    assert_eq!(answer.map(|answer| answer.status), Some(200));
+    stream
+}
+
+/// A connection whose request is in flight: its head is in, its body is still arriving.
+async fn busy(address: &str) -> TcpStream {
+    let mut stream = connect(address).await;
+    let head = "POST /subjects/s/versions HTTP/1.1\r\nhost: registry\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n";
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(br#"{"schema":"#).await.unwrap();
+    stream
+}
+
 #[tokio::test]
-async fn clients_beyond_the_connection_limit_wait_and_are_served_once_a_connection_closes() {
-    let (_server, address) = start(&[("REGISTRY_MAX_CONNECTIONS", "2"), ("REGISTRY_IDLE_TIMEOUT_MS", "60000")]).await;
-    let mut held = Vec::new();
-    for _ in 0..2 {
-        let mut stream = connect(&address).await;
-        stream.write_all(GET_ROOT).await.unwrap();
-        let answer = tokio::time::timeout(PATIENCE, read_answer(&mut stream)).await.unwrap();
-        assert_eq!(answer.map(|answer| answer.status), Some(200));
-        held.push(stream);
-    }
+async fn clients_beyond_the_connection_limit_wait_while_requests_are_in_flight() {
+    let (_server, address) = start(&[("REGISTRY_MAX_CONNECTIONS", "2"), ("REGISTRY_BODY_TIMEOUT_MS", "60000")]).await;
+    let mut held = vec![busy(&address).await, busy(&address).await];
     let mut waiting = connect(&address).await;
     waiting.write_all(GET_ROOT).await.unwrap();
     let early = tokio::time::timeout(Duration::from_millis(500), read_answer(&mut waiting)).await;
-    assert!(early.is_err(), "a third connection must not be served while two are open: {early:?}");
+    assert!(early.is_err(), "a third connection must not be served while two requests are in flight: {early:?}");
     drop(held.pop());
     let answer = tokio::time::timeout(PATIENCE, read_answer(&mut waiting)).await.unwrap();
     assert_eq!(answer.map(|answer| answer.status), Some(200), "served once a slot is free");
 }
 
 #[tokio::test]
-async fn idle_connections_at_the_limit_do_not_starve_a_new_client() {
-    let (_server, address) = start(&[("REGISTRY_MAX_CONNECTIONS", "3"), ("REGISTRY_IDLE_TIMEOUT_MS", "300")]).await;
-    let mut idle = Vec::new();
-    for _ in 0..3 {
-        idle.push(connect(&address).await);
-    }
+async fn an_idle_keep_alive_connection_gives_its_slot_to_a_new_client_at_the_limit() {
+    let (_server, address) = start(&[("REGISTRY_MAX_CONNECTIONS", "2"), ("REGISTRY_IDLE_TIMEOUT_MS", "60000")]).await;
+    let _idle = [idle_keep_alive(&address).await, idle_keep_alive(&address).await];
     let answer = exchange(&address, GET_ROOT).await;
-    assert_eq!(answer.status, 200, "served once the idle connections timed out");
-    for mut stream in idle {
-        assert!(closed_by_server(&mut stream).await);
+    assert_eq!(answer.status, 200, "served in place of an idle connection, long before the idle budget");
+}
+
+#[tokio::test]
+async fn a_silent_connection_gives_its_slot_to_a_new_client_at_the_limit() {
+    let (_server, address) = start(&[("REGISTRY_MAX_CONNECTIONS", "2"), ("REGISTRY_HEADER_TIMEOUT_MS", "60000")]).await;
+    let mut silent = [connect(&address).await, connect(&address).await];
+    let answer = exchange(&address, GET_ROOT).await;
+    assert_eq!(answer.status, 200, "served in place of a silent connection, long before the header budget");
+    assert!(closed_by_server(&mut silent[0]).await, "the connection silent the longest made room");
+}
+
+#[tokio::test]
+async fn silent_and_idle_connections_at_the_limit_do_not_keep_a_new_client_out() {
+    let envs = [
+        ("REGISTRY_MAX_CONNECTIONS", "4"),
+        ("REGISTRY_HEADER_TIMEOUT_MS", "300"),
+        ("REGISTRY_IDLE_TIMEOUT_MS", "60000"),
+    ];
+    let (_server, address) = start(&envs).await;
+    let _idle = [idle_keep_alive(&address).await, idle_keep_alive(&address).await];
+    let mut silent = [connect(&address).await, connect(&address).await];
+    let answer = exchange(&address, GET_ROOT).await;
+    assert_eq!(answer.status, 200);
+    for stream in &mut silent {
+        assert!(closed_by_server(stream).await, "a silent connection is closed");
     }
+}
+
+#[tokio::test]
+async fn one_client_address_cannot_take_every_connection() {
+    let envs = [
+        ("REGISTRY_MAX_CONNECTIONS", "10"),
+        ("REGISTRY_MAX_CONNECTIONS_PER_PEER", "3"),
+        ("REGISTRY_HEADER_TIMEOUT_MS", "60000"),
+    ];
+    let (_server, address) = start(&envs).await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(connect_from("127.0.0.3", &address).await);
+    }
+    let mut over = connect_from("127.0.0.3", &address).await;
+    assert!(closed_by_server(&mut over).await, "a fourth connection from one address is closed");
+    let mut other = connect_from("127.0.0.2", &address).await;
+    other.write_all(GET_ROOT).await.unwrap();
+    let answer = tokio::time::timeout(PATIENCE, read_answer(&mut other)).await.unwrap();
+    assert_eq!(answer.map(|answer| answer.status), Some(200), "another address is served");
+    drop(held.pop());
+    // The server sees the close a moment later; until then a new connection may still be refused.
+    let mut served = None;
+    for _ in 0..100 {
+        let mut again = connect_from("127.0.0.3", &address).await;
+        let _ = again.write_all(GET_ROOT).await;
+        served = tokio::time::timeout(PATIENCE, read_answer(&mut again)).await.unwrap();
+        if served.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(served.map(|answer| answer.status), Some(200), "the address has a place again once one closed");
 }
 
 #[tokio::test]

@@ -154,15 +154,18 @@ impl DekSettings {
 }
 
 /// Time and connection budgets of the HTTP server. Defaults: a client has 10 s to send a request's
-/// headers once it started (a slow-header client holds nothing longer), 30 s to send its body (4 MiB
-/// at about 140 KiB/s), and may keep an idle connection 75 s (longer than the 60 s idle timeout of AWS
-/// load balancers, so a balancer never reuses a connection the server is closing); at most 900
-/// connections are open at once (below the usual 1024 open-file limit, with room for the store's
-/// files), further clients wait in the listen backlog until one closes.
+/// headers, from the connection's acceptance for its first request and from the first byte for later
+/// ones (a silent or slow-header client holds nothing longer), 30 s to send its body (4 MiB at about
+/// 140 KiB/s), and may keep an idle connection 75 s (longer than the 60 s idle timeout of AWS load
+/// balancers, so a balancer never reuses a connection the server is closing); at most 900 connections
+/// are open at once (below the usual 1024 open-file limit, with room for the store's files), at most
+/// 100 of them from one client address; at the limit, the connection waiting longest for a request
+/// (idle keep-alive, or silent since accepted) is closed to admit a new one.
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub struct ServerSettings {
-    /// Milliseconds a client may take to send a request's headers, from its first byte; the
-    /// connection is closed after it. `registry serve` only (the Lambda front end reads requests).
+    /// Milliseconds a client may take to send a request's headers: the first request's from the
+    /// connection's acceptance, later ones' from their first byte; the connection is closed after it.
+    /// `registry serve` only (the Lambda front end reads requests).
     #[arg(long, env = "REGISTRY_HEADER_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub header_timeout_ms: u64,
 
@@ -180,6 +183,11 @@ pub struct ServerSettings {
     /// `registry serve` only.
     #[arg(long, env = "REGISTRY_MAX_CONNECTIONS", default_value_t = 900, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
+
+    /// Connections open at once from one client address (an IPv6 client's /64); a further one is
+    /// closed at once. `registry serve` only.
+    #[arg(long, env = "REGISTRY_MAX_CONNECTIONS_PER_PEER", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections_per_peer: u32,
 }
 
 impl ServerSettings {
@@ -495,14 +503,23 @@ mod tests {
             (defaults.header_timeout(), defaults.body_timeout(), defaults.idle_timeout(), defaults.max_connections),
             (Duration::from_secs(10), Duration::from_secs(30), Duration::from_secs(75), 900)
         );
-        let flags =
-            ["--header-timeout-ms=200", "--body-timeout-ms=300", "--idle-timeout-ms=400", "--max-connections=2"];
+        assert_eq!(defaults.max_connections_per_peer, 100);
+        let flags = [
+            "--header-timeout-ms=200",
+            "--body-timeout-ms=300",
+            "--idle-timeout-ms=400",
+            "--max-connections=2",
+            "--max-connections-per-peer=1",
+        ];
         let set = parse(&flags).unwrap_or_else(|e| panic!("{e}")).server;
         assert_eq!(
             (set.header_timeout_ms, set.body_timeout_ms, set.idle_timeout_ms, set.max_connections),
             (200, 300, 400, 2)
         );
-        for bad in ["--header-timeout-ms=0", "--body-timeout-ms=-1", "--idle-timeout-ms=1s", "--max-connections=0"] {
+        assert_eq!(set.max_connections_per_peer, 1);
+        let bad_flags =
+            ["--header-timeout-ms=0", "--body-timeout-ms=-1", "--idle-timeout-ms=1s", "--max-connections=0"];
+        for bad in bad_flags.into_iter().chain(["--max-connections-per-peer=0"]) {
             assert!(parse(&[bad]).is_err(), "{bad}");
         }
     }

@@ -1,12 +1,13 @@
 //! One connection of `registry serve`: hyper's HTTP/1 server over a [`WatchedStream`], with the three
 //! time budgets the [`Clock`] tracks.
 //!
-//! - **Headers**: from the first byte of a request until hyper has parsed its head; the connection is
-//!   closed when it runs out (a client sending half a header holds nothing longer).
+//! - **Headers**: the first request's from the moment the connection is accepted, a later request's
+//!   from its first byte, until hyper has parsed the head; the connection is closed when it runs out
+//!   (a client that sends nothing, or half a header, holds nothing longer).
 //! - **Body**: from the parsed head until the body's last byte; the request is answered 408 when it
 //!   runs out ([`DeadlineBody`]).
 //! - **Idle**: from the end of a response until the next request's first byte; the connection is
-//!   closed gracefully when it runs out.
+//!   closed gracefully when it runs out, or earlier when the listener evicts it ([`Clock::evict`]).
 //!
 //! hyper's own header timer is off: it starts when hyper begins waiting for a request, so it would
 //! also cut idle keep-alive connections at the header budget.
@@ -42,39 +43,75 @@ pub struct Budgets {
 /// Where a connection is in its request cycle, and since when.
 #[derive(Debug, Clone, Copy)]
 enum Phase {
-    /// Waiting for a request's first byte.
-    Idle(Instant),
-    /// A request's head is arriving.
+    /// Waiting for a request's first byte: since the connection was accepted (`fresh`, timed by the
+    /// header budget) or since the last response (timed by the idle budget).
+    Idle { since: Instant, fresh: bool },
+    /// A request's head is arriving (since its first byte, or since the acceptance for the first).
     Head(Instant),
     /// A request is being served (its body timed by [`DeadlineBody`]).
     Busy,
 }
 
+/// What the connection task does when a phase's deadline passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expiry {
+    /// Close at once: the request head did not arrive in time.
+    Close,
+    /// Close gracefully: idle too long between requests.
+    Retire,
+}
+
+/// The phase and eviction mark of a connection.
+#[derive(Debug)]
+struct State {
+    phase: Phase,
+    evicted: bool,
+}
+
+/// A connection waiting for a request: since when, and whether it has sent nothing since accepted.
+#[derive(Debug, Clone, Copy)]
+pub struct Waiting {
+    /// Since the acceptance (silent) or the last response.
+    pub since: Instant,
+    /// No byte received since the connection was accepted.
+    pub silent: bool,
+}
+
 /// The phase of one connection, moved by the stream (bytes read), the service (request started) and
-/// the response body (request finished); the connection task sleeps until the phase's deadline.
+/// the response body (request finished); the connection task sleeps until the phase's deadline. The
+/// listener reads how long a connection has waited for a request, and evicts it.
 #[derive(Debug)]
 pub struct Clock {
-    phase: Mutex<Phase>,
+    state: Mutex<State>,
     changed: Notify,
+    /// Told whenever a connection turns idle (the listener waits on it for an evictable connection).
+    turned_idle: Arc<Notify>,
 }
 
 impl Clock {
-    fn new() -> Clock {
-        Clock { phase: Mutex::new(Phase::Idle(Instant::now())), changed: Notify::new() }
+    /// The clock of a connection accepted now; `turned_idle` is told each time it turns idle.
+    pub fn new(turned_idle: Arc<Notify>) -> Clock {
+        let phase = Phase::Idle { since: Instant::now(), fresh: true };
+        Clock { state: Mutex::new(State { phase, evicted: false }), changed: Notify::new(), turned_idle }
     }
 
     fn set(&self, next: impl FnOnce(Phase) -> Option<Phase>) {
-        if let Ok(mut phase) = self.phase.lock()
-            && let Some(next) = next(*phase)
+        if let Ok(mut state) = self.state.lock()
+            && let Some(next) = next(state.phase)
         {
-            *phase = next;
+            state.phase = next;
             self.changed.notify_one();
         }
     }
 
-    /// Bytes arrived: an idle connection starts receiving a request head.
+    /// Bytes arrived: an idle connection starts receiving a request head (the first request's head
+    /// keeps the acceptance as its start).
     pub fn received(&self) {
-        self.set(|phase| matches!(phase, Phase::Idle(_)).then(|| Phase::Head(Instant::now())));
+        self.set(|phase| match phase {
+            Phase::Idle { since, fresh: true } => Some(Phase::Head(since)),
+            Phase::Idle { fresh: false, .. } => Some(Phase::Head(Instant::now())),
+            Phase::Head(_) | Phase::Busy => None,
+        });
     }
 
     fn request_started(&self) {
@@ -82,33 +119,68 @@ impl Clock {
     }
 
     fn request_finished(&self) {
-        self.set(|_| Some(Phase::Idle(Instant::now())));
+        self.set(|_| Some(Phase::Idle { since: Instant::now(), fresh: false }));
+        self.turned_idle.notify_waiters();
     }
 
     /// Whether a request is being served (so what hyper writes is its answer).
     pub fn busy(&self) -> bool {
-        self.phase.lock().map_or(true, |phase| matches!(*phase, Phase::Busy))
+        self.state.lock().map_or(true, |state| matches!(state.phase, Phase::Busy))
     }
 
-    fn deadline(&self, budgets: &Budgets) -> Option<(Instant, Phase)> {
-        let phase = *self.phase.lock().ok()?;
+    /// Since when the connection has waited for a request without receiving a byte of one (idle
+    /// keep-alive, or silent since accepted); `None` while a request arrives or is served, or once
+    /// evicted.
+    pub fn waiting(&self) -> Option<Waiting> {
+        let state = self.state.lock().ok()?;
+        match state.phase {
+            Phase::Idle { since, fresh } if !state.evicted => Some(Waiting { since, silent: fresh }),
+            _ => None,
+        }
+    }
+
+    /// Asks the connection to close if it is still waiting for a request (no byte of one received);
+    /// whether it was.
+    pub fn evict(&self) -> bool {
+        let Ok(mut state) = self.state.lock() else { return false };
+        if state.evicted || !matches!(state.phase, Phase::Idle { .. }) {
+            return false;
+        }
+        state.evicted = true;
+        self.changed.notify_one();
+        true
+    }
+
+    fn evicted(&self) -> bool {
+        self.state.lock().is_ok_and(|state| state.evicted)
+    }
+
+    /// Whether nothing was received since the connection was accepted (hyper's graceful shutdown
+    /// would still wait for a first request).
+    fn silent(&self) -> bool {
+        self.state.lock().is_ok_and(|state| matches!(state.phase, Phase::Idle { fresh: true, .. }))
+    }
+
+    fn deadline(&self, budgets: &Budgets) -> Option<(Instant, Expiry)> {
+        let phase = self.state.lock().ok()?.phase;
         match phase {
-            Phase::Idle(since) => Some((since + budgets.idle, phase)),
-            Phase::Head(since) => Some((since + budgets.header, phase)),
+            Phase::Idle { since, fresh: true } | Phase::Head(since) => Some((since + budgets.header, Expiry::Close)),
+            Phase::Idle { since, fresh: false } => Some((since + budgets.idle, Expiry::Retire)),
             Phase::Busy => None,
         }
     }
 }
 
-/// Serves one connection until the client closes it, a budget runs out or `stop` turns true (then the
-/// request in flight is finished and the connection closed).
+/// Serves one connection, timed by `clock` (made when it was accepted), until the client closes it, a
+/// budget runs out, the listener evicts it, or `stop` turns true (then the request in flight is
+/// finished and the connection closed).
 pub async fn serve(
     stream: tokio::net::TcpStream,
+    clock: Arc<Clock>,
     app: axum::Router,
     budgets: Budgets,
     mut stop: watch::Receiver<bool>,
 ) {
-    let clock = Arc::new(Clock::new());
     let io = TokioIo::new(WatchedStream::new(stream, Arc::clone(&clock)));
     let service = {
         let clock = Arc::clone(&clock);
@@ -118,10 +190,10 @@ pub async fn serve(
     http.header_read_timeout(None);
     let connection = http.serve_connection(io, service);
     tokio::pin!(connection);
-    let mut stopping = *stop.borrow();
-    if stopping {
-        connection.as_mut().graceful_shutdown();
+    if *stop.borrow() {
+        return;
     }
+    let mut closing = false;
     loop {
         let deadline = clock.deadline(&budgets);
         let expiry = async {
@@ -137,20 +209,31 @@ pub async fn serve(
                 }
                 return;
             }
-            () = clock.changed.notified() => {}
+            () = clock.changed.notified() => {
+                if !closing && clock.evicted() {
+                    if clock.silent() {
+                        return;
+                    }
+                    closing = true;
+                    connection.as_mut().graceful_shutdown();
+                }
+            }
             () = expiry => match clock.deadline(&budgets) {
-                Some((at, Phase::Head(_))) if at <= Instant::now() => {
+                Some((at, Expiry::Close)) if at <= Instant::now() => {
                     tracing::debug!("request headers not received in time: closing the connection");
                     return;
                 }
-                Some((at, Phase::Idle(_))) if at <= Instant::now() => {
+                Some((at, Expiry::Retire)) if at <= Instant::now() => {
                     connection.as_mut().graceful_shutdown();
                 }
                 _ => {}
             },
-            changed = stop.changed(), if !stopping => {
-                stopping = true;
+            changed = stop.changed(), if !closing => {
                 if changed.is_err() || *stop.borrow() {
+                    if clock.silent() {
+                        return;
+                    }
+                    closing = true;
                     connection.as_mut().graceful_shutdown();
                 }
             }

@@ -1,13 +1,19 @@
-//! The accept loop of `registry serve`: at most `max_connections` connections open at once (further
-//! clients wait in the listen backlog, so the process never runs out of file descriptors), each
-//! served by [`super::connection::serve`] under the time budgets, and a graceful stop.
+//! The accept loop of `registry serve`: at most `max_connections` connections open at once and
+//! `max_connections_per_peer` from one client address ([`Admission`]), each served by
+//! [`super::connection::serve`] under the time budgets from the moment it is accepted, and a graceful
+//! stop. At the limit, the connection waiting longest for a request (idle between requests, or
+//! silent since accepted) is evicted to admit the newcomer; while none is, further clients wait in
+//! the listen backlog, so the process never runs out of file descriptors.
 
-use super::connection::{self, Budgets};
+use super::admission::{Admission, SILENT_GRACE};
+use super::connection::{self, Budgets, Clock};
 use registry_settings::ServerSettings;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
 /// Serves `app` on `listener` until `stop` completes; then accepts no more connections, lets each
 /// open one finish its request in flight (idle ones close at once) and returns when all are closed.
@@ -20,22 +26,16 @@ pub async fn serve(
     let budgets =
         Budgets { header: settings.header_timeout(), body: settings.body_timeout(), idle: settings.idle_timeout() };
     let slots = Arc::new(Semaphore::new(settings.max_connections as usize));
+    let admission = Admission::new(settings.max_connections_per_peer, SILENT_GRACE);
     let (stopping, stop_seen) = watch::channel(false);
     tokio::pin!(stop);
     loop {
-        let slot = tokio::select! {
-            slot = Arc::clone(&slots).acquire_owned() => match slot {
-                Ok(slot) => slot,
-                Err(_) => break,
-            },
-            () = &mut stop => break,
-        };
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             () = &mut stop => break,
         };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
             Err(error) => {
                 // Out of descriptors or a connection reset before it was accepted: log, pause, retry.
                 tracing::warn!(%error, "accept failed");
@@ -43,15 +43,50 @@ pub async fn serve(
                 continue;
             }
         };
+        let Some(admitted) = admission.admit(peer.ip()) else {
+            tracing::debug!(%peer, "connection refused: its address holds REGISTRY_MAX_CONNECTIONS_PER_PEER");
+            continue;
+        };
+        let Some(slot) = free_slot(&slots, &admission, stop.as_mut()).await else { break };
         let _ = stream.set_nodelay(true);
+        let clock = Arc::new(Clock::new(admission.turned_idle()));
+        admitted.track(Arc::clone(&clock));
         let app = app.clone();
         let stop_seen = stop_seen.clone();
         tokio::spawn(async move {
-            connection::serve(stream, app, budgets, stop_seen).await;
+            connection::serve(stream, clock, app, budgets, stop_seen).await;
+            drop(admitted);
             drop(slot);
         });
     }
     drop(listener);
     let _ = stopping.send(true);
     let _ = slots.acquire_many(settings.max_connections).await;
+}
+
+/// A free place for an accepted connection: at once when there is one, else once an open
+/// connection closes, evicting one that waits for a request whenever there is one; `None` when
+/// `stop` completes first.
+async fn free_slot(
+    slots: &Arc<Semaphore>,
+    admission: &Admission,
+    mut stop: Pin<&mut impl Future<Output = ()>>,
+) -> Option<OwnedSemaphorePermit> {
+    loop {
+        let turned_idle = admission.turned_idle();
+        let idle = turned_idle.notified();
+        tokio::pin!(idle);
+        idle.as_mut().enable();
+        if let Ok(slot) = Arc::clone(slots).try_acquire_owned() {
+            return Some(slot);
+        }
+        let evicted = admission.evict_one();
+        tokio::select! {
+            slot = Arc::clone(slots).acquire_owned() => return slot.ok(),
+            () = &mut idle, if !evicted => {}
+            // A silent connection becomes evictable once past the grace.
+            () = tokio::time::sleep(SILENT_GRACE), if !evicted => {}
+            () = &mut stop => return None,
+        }
+    }
 }
