@@ -152,11 +152,11 @@ pub struct SchemasQuery {
 #[derive(Debug, Clone)]
 pub struct Registry {
     shared: Arc<Shared>,
-}
     /// Who this handle's requests act for (see [`crate::access`]): consulted for every subject a
     /// request reaches indirectly.
     access: Access,
 
+}
 /// What the clones of one [`Registry`] share. Its fields are the registry's own.
 #[derive(Debug)]
 pub struct Shared {
