@@ -151,21 +151,35 @@ pub async fn race_mixed(store: Arc<dyn Store>, tasks: usize, schemas: usize) {
     }
 }
 
+/// Attempts of one allocation in [`race_allocate_id`] before it fails instead of spinning: each
+/// `Conflict` means another allocation moved the counter, so far fewer are ever needed; the
+/// bound turns a livelock into a failure.
+const MAX_ALLOCATION_ATTEMPTS: usize = 1000;
+
 /// `tasks` allocations for distinct fingerprints at once, each retried on `Conflict` (a lost
-/// counter race): every ID distinct, bound both ways, and none above `max_id`.
+/// counter race) unless the fingerprint got bound meanwhile (a concurrent allocation committed it,
+/// as [`Store::allocate_id_in`] allows): every ID distinct, bound both ways, and none above `max_id`.
 pub async fn race_allocate_id(store: Arc<dyn Store>, tasks: usize) {
     let handles: Vec<_> = (0..tasks)
         .map(|i| {
             let store = store.clone();
             tokio::spawn(async move {
                 let (fingerprint, _) = stored_body(store.as_ref(), &unique_name(&format!("race-alloc-{i}"))).await;
-                loop {
+                for _ in 0..MAX_ALLOCATION_ATTEMPTS {
                     match store.allocate_id(&fingerprint).await {
                         Ok(id) => return (fingerprint, id),
-                        Err(StoreError::Conflict(_)) => continue,
+                        // A lost counter race, or a concurrent allocation committed this
+                        // fingerprint's claim on its behalf: bound now, or retried.
+                        Err(StoreError::Conflict(_)) => {
+                            let bound = store.id_for_fingerprint(&fingerprint).await.expect("id_for_fingerprint");
+                            if let Some(id) = bound {
+                                return (fingerprint, id);
+                            }
+                        }
                         Err(e) => panic!("race: allocate_id failed: {e}"),
                     }
                 }
+                panic!("race: allocate_id conflicted {MAX_ALLOCATION_ATTEMPTS} times for one fingerprint")
             })
         })
         .collect();
