@@ -1,9 +1,11 @@
 //! Store conformance suite: the same cases for every backend (feature `testkit`).
 //!
-//! Call [`run_conformance`] from a backend crate's test with a fresh or shared store. Every case
-//! works on a store that already holds data from other cases or earlier runs: names are unique
-//! per case ([`unique_name`]), IDs are compared relative to [`Store::max_id`], and global config
-//! and mode are restored after use. Failures panic with a message naming the case.
+//! Call [`run_conformance`] from a backend crate's test with a fresh or shared store, or generate
+//! one test per case, each on a store of its own, with
+//! [`conformance_cases!`](crate::conformance_cases). Every case works on a store that already
+//! holds data from other cases or earlier runs: names are unique per case ([`unique_name`]), IDs
+//! are compared relative to [`Store::max_id`], and global config and mode are restored after use.
+//! Failures panic with a message naming the case.
 //!
 //! Sections: `store_cases` checks each [`Store`] method's contract directly; `scoped` pages scoped
 //! listings through a [`crate::Registry`]; `race` drives the [`crate::Registry`] from many tokio
@@ -23,10 +25,10 @@ mod scoped;
 mod store_cases;
 
 pub use contexts::{
-    context_cases, contexts_have_independent_id_spaces, race_registrations_in_two_contexts,
-    rows_bindings_and_listing_are_per_context, unique_context,
+    contexts_have_independent_id_spaces, race_registrations_in_two_contexts, rows_bindings_and_listing_are_per_context,
+    unique_context,
 };
-pub use history::history_cases;
+pub use history::{check_history, history_cases, history_round, history_rounds};
 pub use hooked::{HookedStore, StoreCall, StoreHook};
 pub use id_bounds::{
     counter_at_the_top_restarts_below_imported_ids, counter_at_the_top_with_nothing_below_restarts_at_one,
@@ -50,42 +52,136 @@ pub use store_cases::{
 use crate::model::{Guid, SchemaBody, SchemaId, Subject, UnassignedRow, Version, VersionRow};
 use crate::store::{HardDeletion, NewVersion, Preconditions, SoftDeletion, Store, StoreResult};
 use registry_schema::{Fingerprint, SchemaReference, SchemaType};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Runs every case: the per-method store contract, scoped listings, the concurrency races
-/// through a [`crate::Registry`] built over `store`, then the per-context ID spaces.
+/// The conformance cases, declared once, in run order; each line is a call of a pub case function
+/// of this module: `&store` passes it the store as `&dyn Store`, `store` as `Arc<dyn Store>`, then
+/// the case's own arguments. A case added here runs everywhere: [`CASES`] (and so
+/// [`run_conformance`] for the memory and embedded stores) and every backend test that
+/// instantiates the list through this macro (the DynamoDB one: one test, and one table, per case).
+///
+/// `conformance_cases!(callback)` calls `callback! { Section name => case, ... }`, each `case` a
+/// closure that coerces to [`CaseFn`] and `Section` a [`Section`] variant.
+#[macro_export]
+macro_rules! conformance_cases {
+    ($callback:ident) => {
+        $crate::conformance_cases! { @each $callback
+            // The per-method store contract.
+            Store put_body_is_idempotent(&store);
+            Store allocate_id_is_unique_and_binds_both_ways(&store);
+            Store bind_id_rules_and_counter(&store);
+            Store bind_id_rebinds_an_id_no_row_carries(&store);
+            Store hard_delete_unbinds_the_schema_not_the_id(&store);
+            Store bind_guid_first_binding_wins(&store);
+            Store guid_resolves_to_the_carried_id(&store);
+            Store guid_resolves_in_named_contexts(&store);
+            Store create_version_is_create_if_absent(&store);
+            Store versions_page_pages_one_subject(&store);
+            Store set_version_deleted_rules(&store);
+            Store delete_version_is_idempotent(&store);
+            Store soft_delete_versions_is_all_or_nothing(&store);
+            Store hard_delete_versions_removes_rows_and_settings(&store);
+            Store rows_with_id_index(&store);
+            Store referrers_index(&store);
+            Store list_subjects_paging_and_filters(&store);
+            Store config_crud(&store);
+            Store mode_crud(&store);
+            Store layered_write_context_reads_every_level(&store);
+            Store usage_marker_moves_forward_only(&store);
+            // Scoped listings through a registry.
+            Scoped scoped_listings_page_inside_the_scope(store);
+            // Concurrent registrations, allocations and version creations, then imports racing
+            // for a freed ID.
+            Race race_same_schema_one_subject(store, $crate::testkit::RACE_TASKS);
+            Race race_same_schema_many_subjects(store, $crate::testkit::RACE_TASKS);
+            Race race_different_schemas_one_subject(store, $crate::testkit::RACE_TASKS);
+            Race race_mixed(store, 8, 4);
+            Race race_allocate_id(store, $crate::testkit::RACE_TASKS / 4);
+            Race race_create_version(store, $crate::testkit::RACE_TASKS / 4);
+            Race race_imports_for_a_freed_id(store, 8);
+            // One ID space per context.
+            Contexts contexts_have_independent_id_spaces(&store);
+            Contexts rows_bindings_and_listing_are_per_context(&store);
+            Contexts race_registrations_in_two_contexts(store, $crate::testkit::RACE_TASKS);
+            Contexts counter_at_the_top_restarts_below_imported_ids(&store);
+            Contexts counter_at_the_top_with_nothing_below_restarts_at_one(&store);
+        }
+    };
+    (@each $callback:ident $($section:ident $name:ident($($call:tt)*);)*) => {
+        $callback! { $($section $name => $crate::conformance_cases!(@case $name($($call)*)),)* }
+    };
+    (@case $name:ident(&store $(, $arg:expr)*)) => {
+        |store: ::std::sync::Arc<dyn $crate::Store>| -> $crate::testkit::CaseFuture {
+            ::std::boxed::Box::pin(async move { $crate::testkit::$name(store.as_ref() $(, $arg)*).await })
+        }
+    };
+    (@case $name:ident(store $(, $arg:expr)*)) => {
+        |store: ::std::sync::Arc<dyn $crate::Store>| -> $crate::testkit::CaseFuture {
+            ::std::boxed::Box::pin($crate::testkit::$name(store $(, $arg)*))
+        }
+    };
+}
+
+/// A running conformance case.
+pub type CaseFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// A conformance case: runs against the store it is given, panicking with a message naming the
+/// case on a failure.
+pub type CaseFn = fn(Arc<dyn Store>) -> CaseFuture;
+
+/// The section of the suite a case belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// Each [`Store`] method's contract, called directly.
+    Store,
+    /// Scoped listings paged through a [`crate::Registry`].
+    Scoped,
+    /// [`RACE_TASKS`]-wide races through a [`crate::Registry`] and on the store.
+    Race,
+    /// One ID space per context.
+    Contexts,
+}
+
+/// One case of [`CASES`].
+#[derive(Debug, Clone, Copy)]
+pub struct Case {
+    /// The case function's name.
+    pub name: &'static str,
+    pub section: Section,
+    pub run: CaseFn,
+}
+
+macro_rules! case_table {
+    ($($section:ident $name:ident => $case:expr,)*) => {
+        /// Every conformance case ([`conformance_cases!`](crate::conformance_cases)), in run order.
+        pub const CASES: &[Case] = &[$(Case { name: stringify!($name), section: Section::$section, run: $case }),*];
+    };
+}
+crate::conformance_cases!(case_table);
+
+/// Runs every case of [`CASES`] in sequence on `store`: the per-method store contract, scoped
+/// listings, the concurrency races through a [`crate::Registry`] built over `store`, then the
+/// per-context ID spaces.
 pub async fn run_conformance(store: Arc<dyn Store>) {
-    store_cases(store.as_ref()).await;
-    scoped_listings_page_inside_the_scope(store.clone()).await;
-    race_cases(store.clone()).await;
-    context_cases(store).await;
+    for case in CASES {
+        (case.run)(store.clone()).await;
+    }
+}
+
+/// Runs the cases of `section`, in sequence.
+pub async fn run_section(store: Arc<dyn Store>, section: Section) {
+    for case in CASES.iter().filter(|case| case.section == section) {
+        (case.run)(store.clone()).await;
+    }
 }
 
 /// The per-method contract cases, in sequence.
-pub async fn store_cases(store: &dyn Store) {
-    put_body_is_idempotent(store).await;
-    allocate_id_is_unique_and_binds_both_ways(store).await;
-    bind_id_rules_and_counter(store).await;
-    bind_id_rebinds_an_id_no_row_carries(store).await;
-    hard_delete_unbinds_the_schema_not_the_id(store).await;
-    bind_guid_first_binding_wins(store).await;
-    guid_resolves_to_the_carried_id(store).await;
-    guid_resolves_in_named_contexts(store).await;
-    create_version_is_create_if_absent(store).await;
-    versions_page_pages_one_subject(store).await;
-    set_version_deleted_rules(store).await;
-    delete_version_is_idempotent(store).await;
-    soft_delete_versions_is_all_or_nothing(store).await;
-    hard_delete_versions_removes_rows_and_settings(store).await;
-    rows_with_id_index(store).await;
-    referrers_index(store).await;
-    list_subjects_paging_and_filters(store).await;
-    config_crud(store).await;
-    mode_crud(store).await;
-    layered_write_context_reads_every_level(store).await;
-    usage_marker_moves_forward_only(store).await;
+pub async fn store_cases(store: Arc<dyn Store>) {
+    run_section(store, Section::Store).await;
 }
 
 /// Concurrent registrations per RACE case, on every backend.
@@ -94,13 +190,12 @@ pub const RACE_TASKS: usize = 64;
 /// The RACE section: [`RACE_TASKS`] concurrent registrations in several shapes, then concurrent
 /// allocations and version creations on the store itself, then imports racing for a freed ID.
 pub async fn race_cases(store: Arc<dyn Store>) {
-    race_same_schema_one_subject(store.clone(), RACE_TASKS).await;
-    race_same_schema_many_subjects(store.clone(), RACE_TASKS).await;
-    race_different_schemas_one_subject(store.clone(), RACE_TASKS).await;
-    race_mixed(store.clone(), 8, 4).await;
-    race_allocate_id(store.clone(), RACE_TASKS / 4).await;
-    race_create_version(store.clone(), RACE_TASKS / 4).await;
-    race_imports_for_a_freed_id(store, 8).await;
+    run_section(store, Section::Race).await;
+}
+
+/// Every CONTEXTS case, in sequence.
+pub async fn context_cases(store: Arc<dyn Store>) {
+    run_section(store, Section::Contexts).await;
 }
 
 /// A name no other case, run or process uses: `tk-<time>-<counter>-<case>`.

@@ -1,5 +1,10 @@
 //! The registry-core store conformance suite (`registry_core::testkit`) against `AwsStore` on the
-//! emulator, on a fresh table and bucket.
+//! emulator: one test per case of the suite, each on a fresh table and bucket, and the racing
+//! histories with a fresh table and bucket per round.
+//!
+//! A table per case, not one for the whole suite: the emulator copies a table once per item of
+//! every transaction on it, so on one table holding everything the suite wrote its cost grows with
+//! the square of the suite.
 
 mod support;
 
@@ -7,21 +12,34 @@ use registry_core::{Store, testkit};
 use std::sync::Arc;
 use support::with_store;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn aws_store_passes_the_conformance_suite() {
-    with_store(|store, _| async move {
-        let store: Arc<dyn Store> = Arc::new(store);
-        testkit::run_conformance(store).await;
-    })
-    .await;
+/// One test per case of [`registry_core::conformance_cases`], on a table and bucket of its own.
+macro_rules! aws_store_cases {
+    ($($section:ident $name:ident => $case:expr,)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn $name() {
+            let case: testkit::CaseFn = $case;
+            with_store(|store, _| async move { case(Arc::new(store)).await }).await;
+        }
+    )*};
 }
+registry_core::conformance_cases!(aws_store_cases);
+
+/// Rounds per instance count of the racing histories: the emulator is slow, so few rounds, each
+/// still sweeping where the late operation starts.
+const HISTORY_ROUNDS: usize = 3;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn aws_store_keeps_every_invariant_over_racing_histories() {
-    // The emulator is slow: few rounds, each still sweeping where the late operation starts.
-    with_store(|store, _| async move {
-        let findings = testkit::history_cases(Arc::new(store), 3).await;
-        eprintln!("history on DynamoDB: {findings:?}");
-    })
-    .await;
+    let mut findings = testkit::history::Findings::default();
+    for (instances, round) in testkit::history_rounds(HISTORY_ROUNDS) {
+        let found = with_store(|store, _| async move {
+            let store: Arc<dyn Store> = Arc::new(store);
+            testkit::history_round(store, instances, round).await
+        })
+        .await;
+        let Some(found) = found else { return };
+        findings.add(found);
+    }
+    testkit::check_history(&findings, HISTORY_ROUNDS);
+    eprintln!("history on DynamoDB: {findings:?}");
 }

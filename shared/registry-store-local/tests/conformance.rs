@@ -15,8 +15,8 @@ async fn local_store_passes_the_conformance_suite() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn local_store_passes_the_store_cases_on_a_reopened_database_with_data() {
     let dir = tempfile::tempdir().unwrap();
-    testkit::store_cases(&LocalStore::open(dir.path()).unwrap()).await;
-    testkit::store_cases(&LocalStore::open(dir.path()).unwrap()).await;
+    testkit::store_cases(Arc::new(LocalStore::open(dir.path()).unwrap())).await;
+    testkit::store_cases(Arc::new(LocalStore::open(dir.path()).unwrap())).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -136,12 +136,3 @@ pub async fn race_registrations_in_two_contexts(store: Arc<dyn Store>, tasks: us
         assert_eq!(got, dense, "race: the ids of {context} must be its own dense sequence");
     }
 }
-
-/// Every CONTEXTS case, in sequence.
-pub async fn context_cases(store: Arc<dyn Store>) {
-    contexts_have_independent_id_spaces(store.as_ref()).await;
-    rows_bindings_and_listing_are_per_context(store.as_ref()).await;
-    race_registrations_in_two_contexts(store.clone(), super::RACE_TASKS).await;
-    super::counter_at_the_top_restarts_below_imported_ids(store.as_ref()).await;
-    super::counter_at_the_top_with_nothing_below_restarts_at_one(store.as_ref()).await;
-}

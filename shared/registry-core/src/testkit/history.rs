@@ -26,11 +26,31 @@ use std::sync::Arc;
 /// lost, or no operation was refused because of a concurrent one). Returns the findings.
 pub async fn history_cases(store: Arc<dyn Store>, rounds: usize) -> Findings {
     let mut findings = Findings::default();
-    for instances in [1, 2] {
-        for round in 0..rounds {
-            scenarios::round(store.clone(), instances, round, &mut findings).await;
-        }
+    for (instances, round) in history_rounds(rounds) {
+        findings.add(history_round(store.clone(), instances, round).await);
     }
+    check_history(&findings, rounds);
+    findings
+}
+
+/// The rounds of [`history_cases`]: (registry instances, round number), `rounds` with one
+/// instance then `rounds` with two. A backend may run each on a store of its own with
+/// [`history_round`], add up the findings and [`check_history`] them.
+pub fn history_rounds(rounds: usize) -> impl Iterator<Item = (usize, usize)> {
+    [1, 2].into_iter().flat_map(move |instances| (0..rounds).map(move |round| (instances, round)))
+}
+
+/// Runs every scenario once with `instances` registry instances over `store`, in `round` (which
+/// varies where the late operations start), and returns what they found.
+pub async fn history_round(store: Arc<dyn Store>, instances: usize, round: usize) -> Findings {
+    let mut findings = Findings::default();
+    scenarios::round(store, instances, round, &mut findings).await;
+    findings
+}
+
+/// Panics listing every anomaly of `findings` (from `rounds` rounds), or when the races never
+/// interleaved: no conditional write lost, or no race decided both ways.
+pub fn check_history(findings: &Findings, rounds: usize) {
     assert!(
         findings.anomalies.is_empty(),
         "history: {} anomalies in {rounds} rounds:\n{}",
@@ -39,5 +59,4 @@ pub async fn history_cases(store: Arc<dyn Store>, rounds: usize) -> Findings {
     );
     assert!(findings.conflicts > 0, "history: no conditional write ever lost: the races did not interleave");
     assert!(findings.refused > 0 && findings.registered > 0, "history: no race was decided both ways: {findings:?}");
-    findings
 }

@@ -15,19 +15,21 @@ use std::panic::AssertUnwindSafe;
 pub use registry_store_aws::testing::emulator_sdk;
 
 /// Runs `test` against a store on a fresh table and bucket, then deletes them (even on panic).
-pub async fn with_store<F, Fut>(test: F)
+/// Returns what `test` returned, or `None` when the tests skip (no emulator).
+pub async fn with_store<F, Fut, T>(test: F) -> Option<T>
 where
     F: FnOnce(AwsStore, SdkConfig) -> Fut,
-    Fut: Future<Output = ()>,
+    Fut: Future<Output = T>,
 {
-    let Some(sdk) = emulator_sdk().await else { return };
+    let sdk = emulator_sdk().await?;
     let config = registry_store_aws::testing::unique_names("registry-test");
     create_resources(&sdk, &config, true).await.unwrap_or_else(|e| panic!("creating test resources: {e}"));
     let store = AwsStore::with_path_style(&sdk, config.clone(), true);
     let outcome = AssertUnwindSafe(test(store, sdk.clone())).catch_unwind().await;
     delete_resources(&sdk, &config, true).await.unwrap_or_else(|e| panic!("deleting test resources: {e}"));
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
+    match outcome {
+        Ok(value) => Some(value),
+        Err(panic) => std::panic::resume_unwind(panic),
     }
 }
 

@@ -28,6 +28,14 @@ pub struct Findings {
 }
 
 impl Findings {
+    /// Adds `other`'s anomalies and counts to these.
+    pub fn add(&mut self, other: Findings) {
+        self.anomalies.extend(other.anomalies);
+        self.registered += other.registered;
+        self.refused += other.refused;
+        self.conflicts += other.conflicts;
+    }
+
     fn absorb(&mut self, history: &History) {
         self.conflicts += history.conflicts();
         for (_, op) in history.operations() {
