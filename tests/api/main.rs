@@ -5,6 +5,7 @@ mod compatibility;
 mod concurrency;
 mod config_fields;
 mod config_mode;
+mod confluent_answers;
 mod content_types;
 mod context_settings;
 mod contexts;

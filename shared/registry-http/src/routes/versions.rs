@@ -70,6 +70,8 @@ struct VersionPages {
     /// Soft-deleted versions as negative numbers (`deletedAsNegative`).
     as_negative: bool,
     after: Option<Version>,
+    /// Some row was read, whatever the filter kept.
+    any_row: bool,
 }
 
 impl Pages for VersionPages {
@@ -95,6 +97,7 @@ impl Pages for VersionPages {
                 }
             };
             self.after = rows.last().map(|row| row.version);
+            self.any_row |= !rows.is_empty();
             let items = rows
                 .iter()
                 .filter(|row| self.filter.includes(row.deleted))
@@ -108,8 +111,13 @@ impl Pages for VersionPages {
         Box::pin(async move { write_json(&number, out) })
     }
 
-    /// A subject without a version visible under the filter is 40401, as Confluent.
+    /// A subject without a version visible under the filter is 40401, as Confluent; with `deletedOnly`
+    /// a subject with versions, none of them soft-deleted, is an empty list (Confluent's
+    /// `listVersions` asks `hasSubjects(subject, deleted || deletedOnly)`, then filters).
     fn when_empty(&self) -> Result<(), ApiError> {
+        if self.filter == DeletedFilter::DeletedOnly && self.any_row {
+            return Ok(());
+        }
         Err(RegistryError::SubjectNotFound { subject: self.subject.to_string() }.into())
     }
 }
@@ -143,7 +151,8 @@ pub async fn get_all_versions(
     let filter = DeletedFilter::of(query.deleted || query.deleted_as_negative, query.deleted_only);
     let as_negative = query.deleted_as_negative && filter == DeletedFilter::IncludeDeleted;
     let subject = Subject::new(subject)?;
-    let pages = VersionPages { registry: permit.acting(&state.registry), subject, filter, as_negative, after: None };
+    let registry = permit.acting(&state.registry);
+    let pages = VersionPages { registry, subject, filter, as_negative, after: None, any_row: false };
     json_stream::respond(pages, window, "version listing").await
 }
 
