@@ -10,6 +10,8 @@
 use crate::model::{Dek, DekAlgorithm, DekSeries, Kek};
 use crate::store::{Expect, KekGuard, KeyStore, StoreError, Stored, SubjectPage};
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -17,14 +19,62 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// How many writers the races start at once.
 pub const RACE_TASKS: usize = 16;
 
-/// Runs every case, the races included.
+/// The key store conformance cases, declared once, in run order; each line is a call of a pub
+/// case function of this module: `&store` passes it the store as `&dyn KeyStore`, `store` as
+/// `Arc<dyn KeyStore>`. A case added here runs in [`key_store_cases`] (the memory and embedded
+/// stores) and in every backend test that instantiates the list through this macro (the DynamoDB
+/// one: one test, and one table, per case).
+///
+/// `key_store_conformance_cases!(callback)` calls `callback! { name => case, ... }`, each `case`
+/// a closure that coerces to [`CaseFn`].
+#[macro_export]
+macro_rules! key_store_conformance_cases {
+    ($callback:ident) => {
+        $crate::key_store_conformance_cases! { @each $callback
+            kek_writes_are_conditional(&store);
+            keks_page_in_name_order(&store);
+            dek_writes_are_conditional_and_guarded(&store);
+            dek_listings_page_and_filter(&store);
+            race_same_dek_version(store);
+            race_kek_delete_and_dek_create(store);
+        }
+    };
+    (@each $callback:ident $($name:ident($($call:tt)*);)*) => {
+        $callback! { $($name => $crate::key_store_conformance_cases!(@case $name($($call)*)),)* }
+    };
+    (@case $name:ident(&store)) => {
+        |store: ::std::sync::Arc<dyn $crate::KeyStore>| -> $crate::testkit::CaseFuture {
+            ::std::boxed::Box::pin(async move { $crate::testkit::$name(store.as_ref()).await })
+        }
+    };
+    (@case $name:ident(store)) => {
+        |store: ::std::sync::Arc<dyn $crate::KeyStore>| -> $crate::testkit::CaseFuture {
+            ::std::boxed::Box::pin($crate::testkit::$name(store))
+        }
+    };
+}
+
+/// A running conformance case.
+pub type CaseFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// A key store conformance case: runs against the store it is given, panicking with a message
+/// naming the case on a failure.
+pub type CaseFn = fn(Arc<dyn KeyStore>) -> CaseFuture;
+
+macro_rules! case_table {
+    ($($name:ident => $case:expr,)*) => {
+        /// Every key store conformance case ([`key_store_conformance_cases!`](crate::key_store_conformance_cases)),
+        /// by name, in run order.
+        pub const CASES: &[(&str, CaseFn)] = &[$((stringify!($name), $case)),*];
+    };
+}
+crate::key_store_conformance_cases!(case_table);
+
+/// Runs every case of [`CASES`] in sequence on `store`, the races included.
 pub async fn key_store_cases(store: Arc<dyn KeyStore>) {
-    kek_writes_are_conditional(store.as_ref()).await;
-    keks_page_in_name_order(store.as_ref()).await;
-    dek_writes_are_conditional_and_guarded(store.as_ref()).await;
-    dek_listings_page_and_filter(store.as_ref()).await;
-    race_same_dek_version(store.clone()).await;
-    race_kek_delete_and_dek_create(store).await;
+    for (_, case) in CASES {
+        case(store.clone()).await;
+    }
 }
 
 /// A name no other case or run uses (a valid KEK name: letters, digits, `_`, `-`).

@@ -1,19 +1,33 @@
 //! The DEK registry's key store on DynamoDB (the emulator): the key store conformance suite
-//! (`registry_dek::testkit`, races included), and AWS calls per DEK operation as the service
-//! makes them. Prints the figures (`cargo test -p registry-store-aws --test deks -- --nocapture`).
+//! (`registry_dek::testkit`, races included; one test and one table per case), and AWS calls per
+//! DEK operation as the service makes them. Prints the figures
+//! (`cargo test -p registry-store-aws --test deks -- --nocapture`).
 
 mod support;
 
-use registry_dek::testkit::{dek, kek, key_store_cases, unique_name};
+use registry_dek::testkit::{dek, kek, unique_name};
 use registry_dek::{DekAlgorithm, DekSeries, Expect, KekGuard, KeyStore, SubjectPage};
 use registry_store_aws::AwsStore;
 use std::sync::Arc;
 use support::with_store;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn the_dynamodb_key_store_passes_the_conformance_suite() {
-    with_store(|store, _| async move { key_store_cases(Arc::new(store)).await }).await;
+/// One test per case of [`registry_dek::key_store_conformance_cases`], on a table and bucket of
+/// its own.
+macro_rules! dynamodb_key_store_cases {
+    ($($name:ident => $case:expr,)*) => {
+        mod key_store_conformance {
+            use super::*;
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    let case: registry_dek::testkit::CaseFn = $case;
+                    with_store(|store, _| async move { case(Arc::new(store)).await }).await;
+                }
+            )*
+        }
+    };
 }
+registry_dek::key_store_conformance_cases!(dynamodb_key_store_cases);
 
 /// Calls made by `op`.
 async fn count<T>(store: &AwsStore, op: impl std::future::Future<Output = T>) -> (u64, T) {
