@@ -17,6 +17,7 @@ mod delete;
 mod format;
 mod governance;
 mod live_ids;
+mod lookup_match;
 mod parse_cache;
 mod read;
 mod recent;

@@ -144,21 +144,10 @@ impl Registry {
             // Same fingerprint, same body: the answer needs no body read.
             return self.record_with(row, body).await;
         }
-        // A schema posted without data-contract parts also matches a version that carries some
-        // (e.g. `confluent:version` stamped by an explicit version), as serializers post bare text.
-        if body.metadata.is_none() && body.rule_set.is_none() {
-            for row in candidates.iter().rev() {
-                let record = self.record(row).await?;
-                let stored = &record.body;
-                if stored.schema_type == body.schema_type
-                    && stored.schema == body.schema
-                    && stored.references == body.references
-                {
-                    return Ok(record);
-                }
-            }
+        match self.match_without_fingerprint(subject, &candidates, schema, text, &body).await? {
+            Some(record) => Ok(record),
+            None => Err(RegistryError::SchemaNotFound),
         }
-        Err(RegistryError::SchemaNotFound)
     }
 
     /// `GET /schemas/ids/{id}` in the default context; see [`Registry::schema_by_id_in`].

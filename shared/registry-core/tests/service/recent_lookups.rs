@@ -4,7 +4,8 @@
 
 use crate::common::*;
 use registry_core::{
-    ConfigRecord, LookupOptions, MemoryStore, Registry, RegistryError, RegistrySettings, SchemaRecord, Store,
+    ConfigRecord, LookupOptions, MemoryStore, NewSchema, RegisterOptions, Registry, RegistryError, RegistrySettings,
+    SchemaRecord, SchemaType, Store,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -63,21 +64,29 @@ async fn a_hard_delete_by_the_same_registry_is_seen_at_once() {
 
 #[tokio::test]
 async fn a_config_change_by_the_same_registry_is_seen_at_once() {
-    // Given a schema whose normal form differs (custom properties sorted), looked up as posted
+    // Given a Protobuf schema whose normal form differs (fields sorted by tag), looked up as posted; a
+    // Protobuf lookup matches the stored text only (Confluent's `ParsedSchema.equivalent` compares
+    // canonical strings; only Avro compares parsed schemas)
     let r = registry();
-    let posted = r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int","zz":"1","aa":"2"}]}"#;
-    reg(&r, "s", posted).await;
-    ok(lookup(&r, "s", posted, LookupOptions::default()).await);
+    let posted = "syntax = \"proto3\";\nmessage M {\n  string b = 2;\n  int32 a = 1;\n}\n";
+    let schema =
+        NewSchema { schema: Some(posted.to_string()), schema_type: SchemaType::Protobuf, ..NewSchema::default() };
+    ok(r.register("s", schema.clone(), RegisterOptions::default()).await);
+    let lookup = |r: &Registry| {
+        let (r, schema) = (r.clone(), schema.clone());
+        async move { r.lookup("s", schema, LookupOptions::default()).await }
+    };
+    ok(lookup(&r).await);
     // When the subject's config turns normalization on
     let normalize = ConfigRecord { normalize: Some(true), ..ConfigRecord::default() };
     ok(r.set_config(&scope("s"), normalize).await);
     // Then the lookup answers as a registry with no memory does (the normal form is not stored)
     let fresh = Registry::new(r.store().clone(), RegistrySettings { lookup_ttl: Duration::ZERO, ..Default::default() });
-    assert!(matches!(err(lookup(&fresh, "s", posted, LookupOptions::default()).await), RegistryError::SchemaNotFound));
-    assert!(matches!(err(lookup(&r, "s", posted, LookupOptions::default()).await), RegistryError::SchemaNotFound));
+    assert!(matches!(err(lookup(&fresh).await), RegistryError::SchemaNotFound));
+    assert!(matches!(err(lookup(&r).await), RegistryError::SchemaNotFound));
     // And deleting the config is seen at once too
     ok(r.delete_config(&scope("s")).await);
-    ok(lookup(&r, "s", posted, LookupOptions::default()).await);
+    ok(lookup(&r).await);
 }
 
 #[tokio::test]
