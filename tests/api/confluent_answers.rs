@@ -4,6 +4,7 @@
 
 use api_tests::Harness;
 use api_tests::client::{avro, enc};
+use reqwest::Method;
 use serde_json::json;
 
 /// Confluent `SubjectVersionsResource.listVersions`: `hasSubjects(subject, deleted || deletedOnly)`
@@ -49,7 +50,44 @@ async fn a_normalized_lookup_finds_a_schema_registered_as_written(h: &Harness) {
     assert_eq!(found["id"].as_i64(), id, "{found}");
 }
 
+/// Every endpoint that takes a body, with its JAX-RS method and the index of its `@NotNull`
+/// request parameter in Confluent 8.3.1 (`SubjectVersionsResource.register`, `SubjectsResource`,
+/// `CompatibilityResource`, `ConfigResource`, `ModeResource`, `DekRegistryResource`).
+const BODY_ENDPOINTS: [(&str, &str, &str); 12] = [
+    ("POST", "/subjects/s/versions", "register.arg5"),
+    ("POST", "/subjects/s", "lookUpSchemaUnderSubject.arg5"),
+    ("POST", "/compatibility/subjects/s/versions/latest", "testCompatibilityBySubjectName.arg4"),
+    ("POST", "/compatibility/subjects/s/versions", "testCompatibilityForSubject.arg3"),
+    ("PUT", "/config", "updateTopLevelConfig.arg1"),
+    ("PUT", "/config/s", "updateSubjectLevelConfig.arg2"),
+    ("PUT", "/mode", "updateTopLevelMode.arg1"),
+    ("PUT", "/mode/s", "updateMode.arg2"),
+    ("POST", "/dek-registry/v1/keks", "createKek.arg3"),
+    ("PUT", "/dek-registry/v1/keks/k", "putKek.arg4"),
+    ("POST", "/dek-registry/v1/keks/k/deks", "createDek.arg3"),
+    ("POST", "/dek-registry/v1/keks/k/deks/s", "createDekWithSubject.arg5"),
+];
+
+/// A missing, empty or `null` body is Jackson's null entity, which the `@NotNull` on the request
+/// parameter refuses: rest-utils' `ConstraintViolationExceptionMapper` answers 422 / 422 with
+/// `ConstraintViolations.format`, `<method>.arg<N> must not be null (was null)`.
+async fn a_missing_body_is_422_naming_the_request_parameter(h: &Harness) {
+    for (method, path, parameter) in BODY_ENDPOINTS {
+        let method = Method::from_bytes(method.as_bytes()).unwrap_or(Method::POST);
+        let want = format!("{parameter} must not be null (was null)");
+        let v1 = Some(api_tests::client::V1_JSON);
+        for (body, content_type) in [(None, None), (Some(""), v1), (Some(" \n"), v1), (Some("null"), v1)] {
+            let answer = h.send(method.clone(), path, body.map(|b: &str| b.as_bytes().to_vec()), content_type).await;
+            let message = answer.assert_error(422, 422);
+            assert_eq!(message, want, "{method} {path} body {body:?}");
+        }
+    }
+    let answer = h.send(Method::POST, "/contexts/.c/subjects/s/versions", None, None).await;
+    assert_eq!(answer.assert_error(422, 422), "register.arg5 must not be null (was null)");
+}
+
 api_tests::api_cases!(
     deleted_only_versions_of_a_live_subject_are_an_empty_list,
     a_normalized_lookup_finds_a_schema_registered_as_written,
+    a_missing_body_is_422_naming_the_request_parameter,
 );

@@ -44,7 +44,8 @@ fn nested_arrays(depth: usize) -> String {
     format!("{}{}", "[".repeat(depth), "]".repeat(depth))
 }
 
-/// Bodies that are JSON but not an object, with the shape Jackson names in its message.
+/// Bodies that are JSON but not an object, with the shape Jackson names in its message (`null`, like an
+/// empty body, is a missing request: 422, see `confluent_answers`).
 fn non_objects(entity: Entity) -> Vec<(Vec<u8>, &'static str)> {
     // The entity's fields in declaration order: what serde would read a struct from, given an array.
     let in_field_order = match entity {
@@ -62,7 +63,6 @@ fn non_objects(entity: Entity) -> Vec<(Vec<u8>, &'static str)> {
         ("-1.5e400".to_string(), "Floating-point value (token `JsonToken.VALUE_NUMBER_FLOAT`)"),
         (" true".to_string(), "Boolean value (token `JsonToken.VALUE_TRUE`)"),
         ("false".to_string(), "Boolean value (token `JsonToken.VALUE_FALSE`)"),
-        ("\r\nnull".to_string(), "Null value (token `JsonToken.VALUE_NULL`)"),
     ]
     .into_iter()
     .map(|(body, shape)| (body.into_bytes(), shape))
@@ -73,8 +73,6 @@ fn non_objects(entity: Entity) -> Vec<(Vec<u8>, &'static str)> {
 fn malformed(entity: Entity) -> Vec<Vec<u8>> {
     let schema = json!(user_v1());
     let mut bodies: Vec<Vec<u8>> = vec![
-        b"".to_vec(),
-        b" \n\t ".to_vec(),
         b"{".to_vec(),
         b"{\"schema\": \"".to_vec(),
         b"{\"mode\": \"IMPORT\"".to_vec(),

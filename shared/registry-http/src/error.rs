@@ -30,6 +30,9 @@ pub enum ApiError {
     BadRequest(String),
     /// The body could not be read (client went away, transport error); the detail is logged only.
     BodyUnreadable(String),
+    /// No body, or a JSON `null`, where the endpoint requires one: Confluent's bean validation of the
+    /// `@NotNull` request parameter, named as JAX-RS names it (`register.arg5`).
+    NullBody(&'static str),
     /// A response could not be serialized; the detail is logged only.
     Internal(String),
     /// No valid credentials: 401 with the `WWW-Authenticate` challenges (`Bearer` too when tokens
@@ -202,6 +205,10 @@ impl ApiError {
             ApiError::BadRequest(message) => (StatusCode::BAD_REQUEST, 400, message.clone(), None),
             ApiError::BodyUnreadable(detail) => {
                 (StatusCode::BAD_REQUEST, 400, "HTTP 400 Bad Request".into(), Some(detail.clone()))
+            }
+            ApiError::NullBody(parameter) => {
+                let message = format!("{parameter} must not be null (was null)");
+                (StatusCode::UNPROCESSABLE_ENTITY, 422, message, None)
             }
             ApiError::Internal(detail) => {
                 (StatusCode::INTERNAL_SERVER_ERROR, 500, INTERNAL_MESSAGE.into(), Some(detail.clone()))

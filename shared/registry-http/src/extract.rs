@@ -1,6 +1,7 @@
 //! Request extractors with Confluent's rules: accepted body media types, JAX-RS-style path and query
 //! parameter parsing, and response media type negotiation. Every rejection is an [`ApiError`].
 
+use crate::endpoint::Endpoint;
 use crate::error::ApiError;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
@@ -32,7 +33,8 @@ const PRODUCED: [(&str, f32); 3] = [(MEDIA_V1, 1.0), (MEDIA_GENERIC, 0.9), (MEDI
 ///
 /// Accepts `Content-Type` v1, generic, `application/json`, `application/octet-stream` (parameters such as
 /// `charset` ignored) or no `Content-Type` at all; anything else, including an empty header, is 415.
-/// Bodies over [`crate::MAX_BODY_BYTES`] are 413; the body is then read by [`parse_object`] (400 for
+/// Bodies over [`crate::MAX_BODY_BYTES`] are 413; no body, only whitespace or `null` is Confluent's 422
+/// `<method>.argN must not be null (was null)`; the body is then read by [`parse_object`] (400 for
 /// anything but a JSON object of the right field types). Unknown fields are ignored by the target types.
 #[derive(Debug, Clone)]
 pub struct ConfluentJson<T>(pub T);
@@ -48,6 +50,7 @@ where
         if !is_consumed(req.headers()) {
             return Err(ApiError::UnsupportedMediaType);
         }
+        let operation = req.extensions().get::<Endpoint>().map(|endpoint| endpoint.operation);
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::PayloadTooLarge
@@ -55,7 +58,37 @@ where
                 ApiError::BodyUnreadable(rejection.body_text())
             }
         })?;
+        if is_null_body(&bytes) {
+            return Err(ApiError::NullBody(operation.map_or("request", not_null_parameter)));
+        }
         parse_object(&bytes).map(ConfluentJson)
+    }
+}
+
+/// Whether a body is what Jackson reads as a null entity: nothing, only whitespace, or `null`.
+fn is_null_body(bytes: &[u8]) -> bool {
+    let trimmed = bytes.trim_ascii();
+    trimmed.is_empty() || trimmed == b"null"
+}
+
+/// The request parameter a body-taking endpoint (by its operation name) declares `@NotNull`, as bean
+/// validation names it: the JAX-RS method of Confluent 8.3.1 and the parameter's index (the
+/// `AsyncResponse`, headers, path and query parameters before it count).
+fn not_null_parameter(operation: &str) -> &'static str {
+    match operation {
+        "register_schema" => "register.arg5",
+        "look_up_schema_under_subject" => "lookUpSchemaUnderSubject.arg5",
+        "test_compatibility_by_subject_name" => "testCompatibilityBySubjectName.arg4",
+        "test_compatibility_for_subject" => "testCompatibilityForSubject.arg3",
+        "update_top_level_config" => "updateTopLevelConfig.arg1",
+        "update_subject_level_config" => "updateSubjectLevelConfig.arg2",
+        "update_top_level_mode" => "updateTopLevelMode.arg1",
+        "update_subject_mode" => "updateMode.arg2",
+        "create_kek" => "createKek.arg3",
+        "put_kek" => "putKek.arg4",
+        "create_dek" => "createDek.arg3",
+        "create_dek_with_subject" => "createDekWithSubject.arg5",
+        _ => "request",
     }
 }
 

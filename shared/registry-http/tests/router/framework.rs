@@ -82,10 +82,20 @@ async fn accepted_request_media_types_reach_the_body_parser() {
 #[tokio::test]
 async fn malformed_json_is_400_with_the_parser_message() {
     let api = Api::new();
-    for body in ["{\"schema\":", "not json", "", "[1,2"] {
+    for body in ["{\"schema\":", "not json", "[1,2"] {
         let reply = api.raw(Method::POST, "/subjects/s/versions", Some(V1), &[], body).await;
         let message = reply.error(400, 400);
         assert!(!message.is_empty(), "{body:?}");
+    }
+}
+
+/// No body, or `null`, is the `@NotNull` request parameter's violation (Confluent: 422 / 422).
+#[tokio::test]
+async fn a_missing_body_is_422() {
+    let api = Api::new();
+    for body in ["", " ", "null"] {
+        let reply = api.raw(Method::POST, "/subjects/s/versions", Some(V1), &[], body).await;
+        assert_eq!(reply.error(422, 422), "register.arg5 must not be null (was null)", "{body:?}");
     }
 }
 
