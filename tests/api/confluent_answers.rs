@@ -91,3 +91,20 @@ api_tests::api_cases!(
     a_normalized_lookup_finds_a_schema_registered_as_written,
     a_missing_body_is_422_naming_the_request_parameter,
 );
+
+/// Authentication is decided before the path is: an unauthenticated request to a malformed
+/// `/contexts/{context}/...` path is 401, as to any other path (Confluent's authentication filter
+/// runs before its `ContextFilter` rewrites the path); with credentials it is the context's 400.
+async fn a_malformed_context_path_is_401_without_credentials(h: &Harness) {
+    let path = format!("/contexts/{}/subjects", enc(".a:b"));
+    let answer = h.get(&path).await;
+    answer.assert_error(401, 40101);
+    h.send_as("reader", Method::GET, &path, None).await.assert_error(400, 400);
+    let answer = h.send(Method::POST, &format!("/contexts/{}/subjects/s/versions", enc(".a:b")), None, None).await;
+    answer.assert_error(401, 40101);
+}
+
+mod authenticated {
+    use super::a_malformed_context_path_is_401_without_credentials;
+    api_tests::api_cases!(authenticated: a_malformed_context_path_is_401_without_credentials);
+}

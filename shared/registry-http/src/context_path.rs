@@ -22,10 +22,21 @@ const ESCAPED: &AsciiSet = &NON_ALPHANUMERIC.remove(b'.').remove(b'-').remove(b'
 pub(crate) async fn forward(api: axum::Router, request: Request) -> Response {
     let (mut parts, body) = request.into_parts();
     let rewritten = qualify(parts.uri.path(), parts.uri.query());
-    match rewritten.map(|uri| uri.and_then(|uri| uri.parse::<Uri>().ok())) {
-        Ok(Some(uri)) => parts.uri = uri,
-        Ok(None) => return ApiError::NotFound.into_response(),
-        Err(error) => return ApiError::from(error).into_response(),
+    // A path that does not rewrite is answered here, before any route's guard: a caller without
+    // valid credentials learns nothing of it (401, as for any other path).
+    let refused = match rewritten.map(|uri| uri.and_then(|uri| uri.parse::<Uri>().ok())) {
+        Ok(Some(uri)) => {
+            parts.uri = uri;
+            None
+        }
+        Ok(None) => Some(ApiError::NotFound),
+        Err(error) => Some(ApiError::from(error)),
+    };
+    if let Some(error) = refused {
+        return match parts.extensions.get::<Caller>() {
+            Some(Caller::Unauthenticated { bearer }) => ApiError::Unauthorized { bearer: *bearer }.into_response(),
+            _ => error.into_response(),
+        };
     }
     let caller = parts.extensions.remove::<Caller>();
     parts.extensions = Extensions::new();
