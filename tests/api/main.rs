@@ -10,6 +10,7 @@ mod content_types;
 mod context_settings;
 mod contexts;
 mod data_contracts;
+mod dek_limits;
 mod deks;
 mod errors;
 mod hostile;

@@ -212,6 +212,7 @@ impl DekRegistry {
         let kms_key_id = request.kms_key_id.filter(|id| !id.is_empty());
         let kms_key_id = kms_key_id.ok_or_else(|| DekError::InvalidKey("kmsKeyId".into()))?;
         let kms_type = request.kms_type.ok_or_else(|| DekError::InvalidKey("kmsType".into()))?;
+        validate::check_size("kmsType", kms_type.len(), validate::KMS_TYPE_MAX_BYTES)?;
         validate::check_kms_key_id(&kms_type, &kms_key_id)?;
         validate::check_size("kmsKeyId", kms_key_id.len(), validate::KMS_KEY_ID_MAX_BYTES)?;
         check_kek_text(&request.kms_props, request.doc.as_deref())?;

@@ -20,6 +20,9 @@ pub const FIELD_MAX_BYTES: usize = 16 * 1024;
 /// Longest `kmsKeyId`, in bytes (a KMS key ARN is under 300).
 pub const KMS_KEY_ID_MAX_BYTES: usize = 2048;
 
+/// Longest `kmsType`, in bytes (Confluent's types are a few characters: `aws-kms`, `hcvault`).
+pub const KMS_TYPE_MAX_BYTES: usize = 256;
+
 /// A KEK name: 1..=256 characters, a letter or `_` first, then letters, digits, `_` or `-`.
 pub fn check_name(name: &str) -> Result<(), DekError> {
     let mut chars = name.chars();
