@@ -4,7 +4,8 @@
 //! scope.
 
 use api_tests::Harness;
-use serde_json::json;
+use reqwest::Method;
+use serde_json::{Value, json};
 
 const KEKS: &str = "/dek-registry/v1/keks";
 
@@ -22,3 +23,35 @@ async fn an_oversized_kms_type_is_refused(h: &Harness) {
 
 api_tests::api_cases!(an_oversized_kms_type_is_refused);
 
+async fn send(h: &Harness, user: &str, method: Method, path: &str, body: Option<Value>) -> api_tests::client::Response {
+    h.send_as(user, method, path, body.as_ref()).await
+}
+
+/// Confluent's `AbstractDekRegistry.createDek` lets `rewrap=true` overwrite an existing version's
+/// `encryptedKeyMaterial` under a non-shared KEK (the registry cannot check that the new material wraps
+/// the same key): here that needs the admin role on the subject, so a writer cannot make data encrypted
+/// under the DEK undecryptable; the material it replaces stays in the record.
+async fn replacing_a_deks_wrapped_key_needs_admin(h: &Harness) {
+    let kek = json!({ "name": "k", "kmsType": "local-kms", "kmsKeyId": "local-key" });
+    send(h, "admin", Method::POST, KEKS, Some(kek)).await.ok_json(200);
+    let dek = format!("{KEKS}/k/deks/team-a.orders");
+    let first = json!({ "encryptedKeyMaterial": "d3JhcA==" });
+    send(h, "writer", Method::POST, &dek, Some(first)).await.ok_json(200);
+    let second = json!({ "encryptedKeyMaterial": "bmV3" });
+    let rewrap = format!("{dek}?rewrap=true");
+    send(h, "writer", Method::POST, &rewrap, Some(second.clone())).await.assert_error(403, 40301);
+    send(h, "team-a", Method::POST, &rewrap, Some(second.clone())).await.assert_error(403, 40301);
+    let kept = send(h, "reader", Method::GET, &dek, None).await.ok_json(200);
+    assert_eq!(kept["encryptedKeyMaterial"], "d3JhcA==", "{kept}");
+    let deprecated = json!({ "subject": "team-a.orders", "encryptedKeyMaterial": "bmV3" });
+    let path = format!("{KEKS}/k/deks?rewrap=true");
+    send(h, "writer", Method::POST, &path, Some(deprecated)).await.assert_error(403, 40301);
+    send(h, "team-a-admin", Method::POST, &rewrap, Some(second)).await.ok_json(200);
+    let replaced = send(h, "reader", Method::GET, &dek, None).await.ok_json(200);
+    assert_eq!(replaced["encryptedKeyMaterial"], "bmV3", "{replaced}");
+}
+
+mod authenticated {
+    use super::replacing_a_deks_wrapped_key_needs_admin;
+    api_tests::api_cases!(authenticated: replacing_a_deks_wrapped_key_needs_admin);
+}

@@ -148,7 +148,16 @@ pub struct Dek {
     pub ts: i64,
     #[serde(default)]
     pub deleted: bool,
+    /// Wrapped keys a `rewrap` replaced under a non-shared KEK, oldest first, kept in the record so that
+    /// data encrypted under them stays recoverable (the registry cannot check that a client's new
+    /// material wraps the same key); never in an answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub superseded_key_materials: Vec<String>,
 }
+
+/// Most wrapped keys one DEK version keeps in [`Dek::superseded_key_materials`]: with the current one
+/// they fit one DynamoDB item at the largest `encryptedKeyMaterial`. A replacement past it is refused.
+pub const MAX_SUPERSEDED_KEY_MATERIALS: usize = 16;
 
 impl Dek {
     pub fn id(&self) -> DekId {
@@ -200,6 +209,7 @@ mod tests {
             encrypted_key_material: "ZW0=".into(),
             ts: 5,
             deleted: false,
+            superseded_key_materials: Vec::new(),
         };
         let json = serde_json::to_value(&dek)?;
         assert_eq!(json["kekName"], "k");

@@ -8,7 +8,9 @@
 use crate::error::DekError;
 use crate::keygen::generate_key_material;
 use crate::kms::KmsRegistry;
-use crate::model::{Dek, DekAlgorithm, DekId, DekSeries, Kek, MIN_VERSION, normalize_kms_type};
+use crate::model::{
+    Dek, DekAlgorithm, DekId, DekSeries, Kek, MAX_SUPERSEDED_KEY_MATERIALS, MIN_VERSION, normalize_kms_type,
+};
 use crate::store::{Expect, KekGuard, KeyStore, StoreError, Stored, SubjectPage};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -111,6 +113,21 @@ pub struct DekRegistry {
 fn check_kek_text(kms_props: &BTreeMap<String, String>, doc: Option<&str>) -> Result<(), DekError> {
     validate::check_size("kmsProps", validate::props_bytes(kms_props), validate::FIELD_MAX_BYTES)?;
     validate::check_size("doc", doc.map_or(0, str::len), validate::FIELD_MAX_BYTES)
+}
+
+/// The wrapped keys a write of `material` over `old` keeps: `old`'s, and `old`'s own material when this
+/// write replaces it with a client's (`client_wrapped`: a non-shared KEK; a shared KEK's rewrap is the
+/// registry's own, checked by unwrapping); `None` when that would pass [`MAX_SUPERSEDED_KEY_MATERIALS`].
+fn superseded(old: Option<&Dek>, material: &str, client_wrapped: bool) -> Option<Vec<String>> {
+    let Some(old) = old else { return Some(Vec::new()) };
+    let mut kept = old.superseded_key_materials.clone();
+    if client_wrapped && old.encrypted_key_material != material {
+        if kept.len() >= MAX_SUPERSEDED_KEY_MATERIALS {
+            return None;
+        }
+        kept.push(old.encrypted_key_material.clone());
+    }
+    Some(kept)
 }
 
 fn now_millis() -> i64 {
@@ -478,6 +495,9 @@ impl DekRegistry {
             }
             (None, false) => return Err(DekError::InvalidKey("encryptedKeyMaterial".into())),
         };
+        let superseded_key_materials =
+            superseded(old.as_ref().map(|old| &old.value), &encrypted_key_material, !kek.shared)
+                .ok_or_else(already_exists)?;
         let dek = Dek {
             kek_name: id.kek_name,
             subject: id.subject,
@@ -486,6 +506,7 @@ impl DekRegistry {
             encrypted_key_material,
             ts: now_millis(),
             deleted: request.deleted,
+            superseded_key_materials,
         };
         // Unwrapping before the write proves the key can be read back (Confluent's round trip).
         let key_material = match kek.shared {

@@ -106,6 +106,7 @@ pub fn dek(kek_name: &str, subject: &str, algorithm: DekAlgorithm, version: i32)
         encrypted_key_material: format!("d3JhcHBlZA=={version}"),
         ts: 1,
         deleted: false,
+        superseded_key_materials: Vec::new(),
     }
 }
 

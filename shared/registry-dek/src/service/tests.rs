@@ -329,3 +329,27 @@ async fn oversized_fields_are_refused_naming_the_field() -> Result {
     assert_code(registry.dek("k1", "s", DekVersion::Number(1), None, false).await, "40470");
     Ok(())
 }
+
+/// A rewrap that replaces a client-wrapped key keeps the replaced one in the record (never destroyed),
+/// up to [`MAX_SUPERSEDED_KEY_MATERIALS`]; past it the replacement is refused, and a retry with the
+/// current key adds nothing.
+#[tokio::test]
+async fn a_replaced_client_wrapped_key_stays_in_the_record() -> Result {
+    let (registry, _) = registry();
+    registry.create_kek(new_kek("k", "local-kms", false), false).await?;
+    registry.create_dek("k", false, new_dek("s", None, Some("b2xk"))).await?;
+    let replaced = registry.create_dek("k", true, new_dek("s", None, Some("bmV3"))).await?;
+    assert_eq!(replaced.dek.encrypted_key_material, "bmV3");
+    assert_eq!(replaced.dek.superseded_key_materials, ["b2xk"]);
+    let again = registry.create_dek("k", true, new_dek("s", None, Some("bmV3"))).await?;
+    assert_eq!(again.dek.superseded_key_materials, ["b2xk"], "the same key supersedes nothing");
+    for i in 1..MAX_SUPERSEDED_KEY_MATERIALS {
+        let material = BASE64.encode(format!("key {i}"));
+        registry.create_dek("k", true, new_dek("s", None, Some(&material))).await?;
+    }
+    assert_code(registry.create_dek("k", true, new_dek("s", None, Some("bGFzdA=="))).await, "40971");
+    let stored = registry.dek("k", "s", DekVersion::Latest, None, false).await?.dek;
+    assert_eq!(stored.superseded_key_materials.len(), MAX_SUPERSEDED_KEY_MATERIALS);
+    assert_eq!(stored.superseded_key_materials[0], "b2xk");
+    Ok(())
+}

@@ -91,7 +91,7 @@ pub struct DekDto {
 
 impl From<DekAnswer> for DekDto {
     fn from(answer: DekAnswer) -> Self {
-        let Dek { kek_name, subject, version, algorithm, encrypted_key_material, ts, deleted } = answer.dek;
+        let Dek { kek_name, subject, version, algorithm, encrypted_key_material, ts, deleted, .. } = answer.dek;
         DekDto {
             kek_name,
             subject,
@@ -312,20 +312,36 @@ pub async fn create_dek(
 ) -> ApiResult {
     let subject = request.subject.clone().unwrap_or_default();
     permit.require(Operation::Register, Some(&subject))?;
-    create(&state, &name, subject, query.rewrap, request).await
+    create(&state, &permit, &name, subject, query.rewrap, request).await
 }
 
 /// `POST /dek-registry/v1/keks/{name}/deks/{subject}`: the path's subject wins over the body's.
 pub async fn create_dek_with_subject(
     State(state): State<AppState>,
+    permit: Permit,
     Params((name, subject)): Params<(String, String)>,
     ConfluentQuery(query): ConfluentQuery<RewrapQuery>,
     ConfluentJson(request): ConfluentJson<CreateDekRequest>,
 ) -> ApiResult {
-    create(&state, &name, subject, query.rewrap, request).await
+    create(&state, &permit, &name, subject, query.rewrap, request).await
 }
 
-async fn create(state: &AppState, name: &str, subject: String, rewrap: bool, request: CreateDekRequest) -> ApiResult {
+/// Creates the DEK. A `rewrap` that brings its own `encryptedKeyMaterial` replaces an existing
+/// version's wrapped key under a non-shared KEK, which the registry cannot check wraps the same key
+/// (Confluent allows it to whoever may create DEKs): here it needs the admin role on the subject, the
+/// permission of a permanent delete, and the replaced key stays in the record
+/// ([`registry_dek::Dek::superseded_key_materials`]).
+async fn create(
+    state: &AppState,
+    permit: &Permit,
+    name: &str,
+    subject: String,
+    rewrap: bool,
+    request: CreateDekRequest,
+) -> ApiResult {
+    if rewrap && request.encrypted_key_material.is_some() {
+        permit.require(Operation::HardDelete, Some(&subject))?;
+    }
     let request = NewDek {
         subject,
         version: request.version,
