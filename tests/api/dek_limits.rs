@@ -4,6 +4,7 @@
 //! scope.
 
 use api_tests::Harness;
+use api_tests::client::strings;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -51,7 +52,40 @@ async fn replacing_a_deks_wrapped_key_needs_admin(h: &Harness) {
     assert_eq!(replaced["encryptedKeyMaterial"], "bmV3", "{replaced}");
 }
 
+/// Most `subjectPrefix` values one KEK listing takes.
+const MAX_PREFIXES: usize = 16;
+
+/// Confluent `AbstractDekRegistry.getKekNames`: the KEKs with a DEK whose subject starts with one of
+/// the prefixes. Here a prefix counts only inside the caller's scope (a scoped reader learns nothing
+/// of other subjects' DEKs), and more than [`MAX_PREFIXES`] prefixes are refused before any read.
+async fn kek_listing_by_subject_prefix_is_scoped_and_bounded(h: &Harness) {
+    for name in ["ka", "kb"] {
+        let kek = json!({ "name": name, "kmsType": "local-kms", "kmsKeyId": "local-key" });
+        send(h, "admin", Method::POST, KEKS, Some(kek)).await.ok_json(200);
+    }
+    let material = json!({ "encryptedKeyMaterial": "d3JhcA==" });
+    send(h, "writer", Method::POST, &format!("{KEKS}/ka/deks/team-a.x"), Some(material.clone())).await.ok_json(200);
+    send(h, "writer", Method::POST, &format!("{KEKS}/kb/deks/team-b.x"), Some(material)).await.ok_json(200);
+    let names = |user: &'static str, query: &'static str| async move {
+        strings(&send(h, user, Method::GET, &format!("{KEKS}{query}"), None).await.ok_json(200))
+    };
+    assert_eq!(names("reader", "?subjectPrefix=team-b.").await, ["kb"]);
+    assert_eq!(names("reader", "?subjectPrefix=team").await, ["ka", "kb"]);
+    assert_eq!(names("reader", "?subjectPrefix=team-a.x&subjectPrefix=team-b.x").await, ["ka", "kb"]);
+    assert_eq!(names("team-a-reader", "?subjectPrefix=team-b.").await, Vec::<String>::new());
+    assert_eq!(names("team-a-reader", "?subjectPrefix=team").await, ["ka"]);
+    assert_eq!(names("team-a-reader", "?subjectPrefix=team-a.x").await, ["ka"]);
+    assert_eq!(names("team-a-reader", "").await, ["ka", "kb"], "KEK names are not subject-scoped");
+    let many: String = (0..=MAX_PREFIXES).map(|i| format!("&subjectPrefix=p{i}")).collect();
+    let answer = send(h, "reader", Method::GET, &format!("{KEKS}?deleted=false{many}"), None).await;
+    let message = answer.assert_error(422, 42271);
+    assert!(message.contains("'subjectPrefix'"), "{message}");
+}
+
 mod authenticated {
-    use super::replacing_a_deks_wrapped_key_needs_admin;
-    api_tests::api_cases!(authenticated: replacing_a_deks_wrapped_key_needs_admin);
+    use super::{kek_listing_by_subject_prefix_is_scoped_and_bounded, replacing_a_deks_wrapped_key_needs_admin};
+    api_tests::api_cases!(
+        authenticated: replacing_a_deks_wrapped_key_needs_admin,
+        kek_listing_by_subject_prefix_is_scoped_and_bounded,
+    );
 }

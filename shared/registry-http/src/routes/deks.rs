@@ -17,7 +17,9 @@ use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::IntoResponse;
 use registry_auth::Operation;
-use registry_dek::{Dek, DekAlgorithm, DekAnswer, DekRegistry, DekVersion, Kek, KekUpdate, NewDek, NewKek, Page};
+use registry_dek::{
+    Dek, DekAlgorithm, DekAnswer, DekError, DekRegistry, DekVersion, Kek, KekUpdate, NewDek, NewKek, Page,
+};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
@@ -210,14 +212,35 @@ fn no_content() -> ApiResult {
 
 // --- KEKs --------------------------------------------------------------------------------------
 
+/// Most `subjectPrefix` values of one KEK listing, counted before and after narrowing them to the
+/// caller's scope: each costs reads under every KEK. More is 422 / 42271 naming `subjectPrefix`
+/// (Confluent sets no bound).
+pub const MAX_SUBJECT_PREFIXES: usize = 16;
+
 /// `GET /dek-registry/v1/keks`: KEK names, `subjectPrefix` (repeatable) keeping those with DEKs of
-/// such subjects.
+/// such subjects. A prefix counts only inside the caller's scope (narrowed to the scope's own
+/// prefixes it covers, dropped when outside): a scoped reader learns nothing of other subjects.
 pub async fn get_kek_names(
     State(state): State<AppState>,
+    permit: Permit,
     ConfluentQuery(query): ConfluentQuery<DeletedPaged>,
     lists: QueryLists,
 ) -> ApiResult {
-    let prefixes: Vec<String> = lists.all("subjectPrefix").into_iter().map(str::to_owned).collect();
+    let requested = lists.all("subjectPrefix");
+    let too_many = || ApiError::from(DekError::InvalidKey("subjectPrefix".into()));
+    if requested.len() > MAX_SUBJECT_PREFIXES {
+        return Err(too_many());
+    }
+    let scope = permit.subjects();
+    let mut prefixes: Vec<String> = requested.iter().flat_map(|prefix| scope.ranges(prefix)).collect();
+    prefixes.sort();
+    prefixes.dedup();
+    if prefixes.len() > MAX_SUBJECT_PREFIXES {
+        return Err(too_many());
+    }
+    if !requested.is_empty() && prefixes.is_empty() {
+        return json(&Vec::<String>::new());
+    }
     json(&deks(&state)?.kek_names(&prefixes, query.deleted, page(query.paging)).await?)
 }
 
