@@ -125,6 +125,25 @@ pub enum Backend {
     Aws,
 }
 
+/// What an admin command waits for and holds of a remote registry (`--from`, `--to`, `--url`), which
+/// it does not trust: a silent, endless or redirecting answer ends the command with an error naming
+/// the request and the bound.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct RemoteArgs {
+    /// Milliseconds to wait for a connection to a remote registry.
+    #[arg(long, env = "REGISTRY_REMOTE_CONNECT_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub remote_connect_timeout_ms: u64,
+    /// Milliseconds one request to a remote registry may take, until the last byte of its answer.
+    #[arg(long, env = "REGISTRY_REMOTE_TIMEOUT_MS", default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub remote_timeout_ms: u64,
+    /// Largest answer read from a remote registry, in bytes.
+    #[arg(long, env = "REGISTRY_REMOTE_MAX_ANSWER_BYTES", default_value_t = 64 << 20, value_parser = clap::value_parser!(u64).range(1..))]
+    pub remote_max_answer_bytes: u64,
+    /// Most pages of a paged listing (`GET /contexts`, 1000 names a page) read from a remote registry.
+    #[arg(long, env = "REGISTRY_REMOTE_MAX_PAGES", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub remote_max_pages: u32,
+}
+
 /// Where an admin command works: `--url` (a running registry) or else the configured store.
 #[derive(Debug, Clone, clap::Args)]
 pub struct TargetArgs {
@@ -134,6 +153,8 @@ pub struct TargetArgs {
     /// `USER:PASSWORD` for `--url` (HTTP basic auth).
     #[arg(long)]
     pub user: Option<String>,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
     /// The configured store (same flags and variables as `serve`).
     #[command(flatten)]
     pub store: ServeConfig,
@@ -176,6 +197,9 @@ pub struct ImportArgs {
     pub dry_run: bool,
     #[command(flatten)]
     pub selection: SelectionArgs,
+    /// Bounds on `--from` and `--to`.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
     /// The configured store (same flags and variables as `serve`).
     #[command(flatten)]
     pub store: ServeConfig,
@@ -289,6 +313,30 @@ mod tests {
     }
 
     #[test]
+    fn remote_bounds_have_defaults_and_refuse_zero() {
+        let import = |args: &[&str]| {
+            let argv = ["registry", "import", "--from", "http://source"].iter().chain(args).copied();
+            Cli::try_parse_from(argv).map(|cli| match cli.command {
+                Command::Import(args) => args.remote,
+                other => panic!("parsed as {other:?}"),
+            })
+        };
+        let defaults = import(&[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (
+                defaults.remote_connect_timeout_ms,
+                defaults.remote_timeout_ms,
+                defaults.remote_max_answer_bytes,
+                defaults.remote_max_pages
+            ),
+            (10_000, 60_000, 64 << 20, 100)
+        );
+        let set = import(&["--remote-timeout-ms", "300", "--remote-max-pages", "2"]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((set.remote_timeout_ms, set.remote_max_pages), (300, 2));
+        assert!(import(&["--remote-max-answer-bytes", "0"]).is_err());
+    }
+
+    #[test]
     fn unknown_backend_and_level_are_rejected() {
         assert!(serve(&["--backend", "cassandra"]).is_err());
         assert!(serve(&["--default-compatibility", "SIDEWAYS"]).is_err());
@@ -343,7 +391,7 @@ mod tests {
                 }
                 // Tables without a host column (the budgets under it) apply to both hosts.
                 let (by_serve, by_lambda) = match host.as_str() {
-                    "serve" => (true, false),
+                    "serve" | "admin" => (true, false),
                     "Lambda" => (false, true),
                     _ => (true, true),
                 };

@@ -99,7 +99,7 @@ async fn store_api(config: &ServeConfig) -> Result<Api, AdminError> {
 /// `--url` when given, else the configured store.
 async fn target_api(target: &TargetArgs) -> Result<Api, AdminError> {
     match &target.url {
-        Some(url) => Api::remote(url, target.user.as_deref()),
+        Some(url) => Api::remote(url, target.user.as_deref(), target.remote),
         None => store_api(&target.store).await,
     }
 }
@@ -108,7 +108,9 @@ async fn target_api(target: &TargetArgs) -> Result<Api, AdminError> {
 pub async fn import(args: ImportArgs) -> Result<(), AdminError> {
     let selection = Selection::new(&args.selection)?;
     let snapshot = match (&args.from, &args.from_file) {
-        (Some(url), _) => Snapshot::read(&Api::remote(url, args.from_user.as_deref())?, &selection).await?,
+        (Some(url), _) => {
+            Snapshot::read(&Api::remote(url, args.from_user.as_deref(), args.remote)?, &selection).await?
+        }
         (None, Some(file)) => {
             let input = std::fs::File::open(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
             Snapshot::read_lines(BufReader::new(input))?.select(&selection)
@@ -116,7 +118,7 @@ pub async fn import(args: ImportArgs) -> Result<(), AdminError> {
         (None, None) => return Err("give --from URL or --from-file FILE".into()),
     };
     let target = match &args.to {
-        Some(url) => Api::remote(url, args.to_user.as_deref())?,
+        Some(url) => Api::remote(url, args.to_user.as_deref(), args.remote)?,
         None => store_api(&args.store).await?,
     };
     tracing::info!("importing {} versions into {}", snapshot.schemas.len(), target.describe());

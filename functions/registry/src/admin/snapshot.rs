@@ -141,9 +141,14 @@ impl Snapshot {
         }
         let subjects: Vec<String> = listed.into_iter().filter(|s| selection.subject(s)).collect();
         let bar = progress::bar(subjects.len(), "reading subjects");
+        let mut without_versions = Vec::new();
         for subject in &subjects {
             let live: BTreeSet<i32> = api.versions(subject, false).await?.into_iter().collect();
-            for version in api.versions(subject, true).await? {
+            let versions = api.versions(subject, true).await?;
+            if versions.is_empty() {
+                without_versions.push(subject.as_str());
+            }
+            for version in versions {
                 snapshot.schemas.push(read_version(api, subject, version, &live).await?);
             }
             if let Some(config) = api.config(Some(subject)).await? {
@@ -155,6 +160,22 @@ impl Snapshot {
             bar.inc(1);
         }
         bar.finish_and_clear();
+        // A subject deleted while it was read has no versions; a registry that lists subjects and
+        // answers no version of any is not one to copy from (nothing would be, and nothing said).
+        if let Some(first) = without_versions.first()
+            && snapshot.schemas.is_empty()
+        {
+            return Err(format!(
+                "{} lists {} subject(s) but answers no version of any (GET /subjects/{}/versions?deleted=true: none)",
+                api.describe(),
+                without_versions.len(),
+                super::api::segment(first)
+            )
+            .into());
+        }
+        if !without_versions.is_empty() {
+            tracing::warn!(subjects = ?without_versions, "listed subjects without versions (deleted while read?)");
+        }
         let mut unknown = BTreeSet::new();
         loop {
             let missing: Vec<(String, i32)> =
@@ -285,7 +306,10 @@ async fn read_version(api: &Api, subject: &str, version: i32, live: &BTreeSet<i3
         // The subject as listed (qualified in a named context), whatever form the answer uses.
         object.insert("subject".to_string(), Value::String(subject.to_string()));
     }
-    serde_json::from_value(answer).map_err(|e| format!("version {version} of {subject}: unexpected answer: {e}").into())
+    serde_json::from_value(answer).map_err(|e| {
+        let path = format!("/subjects/{}/versions/{version}?deleted=true", super::api::segment(subject));
+        format!("version {version} of {subject}: GET {}{path}: unexpected answer: {e}", api.describe()).into()
+    })
 }
 
 /// Apply order: by (subject, version), except that every referenced version comes before its
