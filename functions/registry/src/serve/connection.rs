@@ -151,7 +151,8 @@ impl Clock {
         true
     }
 
-    fn evicted(&self) -> bool {
+    /// Whether the listener evicted the connection (it was idle: nothing of a request is left unread).
+    pub fn evicted(&self) -> bool {
         self.state.lock().is_ok_and(|state| state.evicted)
     }
 

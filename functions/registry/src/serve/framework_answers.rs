@@ -11,7 +11,8 @@
 //! whole request, such as a 413 for a `Content-Length` over the limit), the stream sends its FIN, then
 //! reads and discards what the client still sends, for at most [`LINGER`] and [`LINGER_BYTES`],
 //! before the socket closes. Closing with unread bytes would make the kernel reset the connection,
-//! and a client still sending its body would then lose the answer to the reset.
+//! and a client still sending its body would then lose the answer to the reset. A connection the
+//! listener evicted was idle between requests, with nothing to drain: it closes at once.
 
 use super::connection::Clock;
 use axum::http::StatusCode;
@@ -117,6 +118,10 @@ impl AsyncWrite for WatchedStream {
         ready!(self.poll_replacement(cx))?;
         if self.lingering.is_none() {
             ready!(Pin::new(&mut self.inner).poll_shutdown(cx))?;
+            // An evicted connection was idle: no unread request to drain, and its place is wanted now.
+            if self.clock.evicted() {
+                return Poll::Ready(Ok(()));
+            }
             self.lingering = Some((Box::pin(tokio::time::sleep(LINGER)), 0));
         }
         let this = &mut *self;
