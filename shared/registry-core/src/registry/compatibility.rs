@@ -1,6 +1,6 @@
 //! Compatibility: the check a registration must pass, and `POST /compatibility/...`.
 
-use super::support::{Effective, latest_live, parse_stored_now, version_not_found};
+use super::support::{Effective, RowsRead, latest_live, parse_stored_now, version_not_found};
 use super::{CompatibilityReport, NewSchema, Registry};
 use crate::access::SubjectOperation;
 use crate::error::RegistryError;
@@ -88,8 +88,11 @@ impl Registry {
     ) -> Result<Vec<String>, RegistryError> {
         let mut stored = Vec::with_capacity(checked.len());
         let mut rows = Vec::with_capacity(checked.len());
+        // Versions referencing the same subjects read them once for the whole check.
+        let mut read = RowsRead::new();
         for (row, body) in checked {
-            let dependencies = self.dependencies(&row.subject.context(), &body.references, false).await?;
+            let context = row.subject.context();
+            let dependencies = self.dependencies_reading(&context, &body.references, false, &mut read).await?;
             rows.push(row);
             stored.push((body, dependencies));
         }

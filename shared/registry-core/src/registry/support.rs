@@ -28,7 +28,7 @@ const MAX_DEPENDENCIES: usize = 10_000;
 /// The rows of each subject one reference resolution read: every referenced subject is read once
 /// however many references name it (a posted schema may list thousands of `latest` references to
 /// one subject).
-type RowsRead = HashMap<Subject, Arc<Vec<VersionRow>>>;
+pub(super) type RowsRead = HashMap<Subject, Arc<Vec<VersionRow>>>;
 
 /// The effective compatibility settings of a subject.
 #[derive(Debug, Clone)]
@@ -139,7 +139,7 @@ impl Registry {
     }
 
     /// [`Registry::dependencies`], reading each subject's rows at most once into `read`.
-    async fn dependencies_reading(
+    pub(super) async fn dependencies_reading(
         &self,
         context: &Context,
         references: &[SchemaReference],
@@ -189,7 +189,8 @@ impl Registry {
         Ok(out)
     }
 
-    /// The body `reference` names, read at `subject` (its target).
+    /// The body `reference` names, read at `subject` (its target): a numbered version is one
+    /// point read (or found in the rows `read` already holds), `latest` needs the subject's rows.
     async fn referenced_body(
         &self,
         reference: &SchemaReference,
@@ -197,12 +198,12 @@ impl Registry {
         must_be_live: bool,
         read: &mut RowsRead,
     ) -> Result<SchemaBody, RegistryError> {
-        let rows = self.rows_once(subject, read).await?;
-        let row = match reference.version {
-            -1 => rows.iter().rev().find(|r| !r.deleted),
-            version => rows.iter().find(|r| r.version == Version(version) && (!must_be_live || !r.deleted)),
+        let row = match (reference.version, read.get(subject)) {
+            (-1, _) => latest_live(&self.rows_once(subject, read).await?).cloned(),
+            (version, Some(rows)) => rows.iter().find(|r| r.version == Version(version)).cloned(),
+            (version, None) => self.store.get_version(subject, Version(version)).await?,
         };
-        match row {
+        match row.filter(|row| !must_be_live || !row.deleted) {
             Some(row) => self.body(&row.fingerprint).await,
             None => Err(missing_reference(reference)),
         }
