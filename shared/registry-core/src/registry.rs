@@ -32,8 +32,8 @@ pub use cpu::default_schema_workers;
 pub use governance::{SubjectReport, body_guid};
 pub use usage::{MAX_REMEMBERED, civil_date, epoch_day, period_start};
 
-use crate::model::SchemaId;
 use crate::access::Access;
+use crate::model::SchemaId;
 use crate::model::{Context, SchemaBody};
 use crate::store::Store;
 use crate::subject_scope::SubjectScope;
@@ -156,8 +156,8 @@ pub struct Registry {
     /// Who this handle's requests act for (see [`crate::access`]): consulted for every subject a
     /// request reaches indirectly.
     access: Access,
-
 }
+
 /// What the clones of one [`Registry`] share. Its fields are the registry's own.
 #[derive(Debug)]
 pub struct Shared {

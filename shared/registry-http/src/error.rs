@@ -166,11 +166,11 @@ impl ApiError {
                     R::InvalidRuleSet { .. } => (unprocessable, 42210, message, None),
                     R::OwnerRequired { .. } => (unprocessable, 42201, message, None),
                     R::TooManyRegistrations { .. } => (StatusCode::TOO_MANY_REQUESTS, 42901, message, None),
+                    // The text is the route guard's (`ApiError::Forbidden`), for a subject reached indirectly.
+                    R::Forbidden { .. } => (StatusCode::FORBIDDEN, 40301, message, None),
                     R::Store(store) => store_parts(store),
                 }
             }
-                    // The text is the route guard's (`ApiError::Forbidden`), for a subject reached indirectly.
-                    R::Forbidden { .. } => (StatusCode::FORBIDDEN, 40301, message, None),
             ApiError::Dek(error) => {
                 let message = error.to_string();
                 match error {
