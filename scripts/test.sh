@@ -29,7 +29,7 @@ SAMPLER=""
 STARTED=$(date +%s%N)
 
 # nextest runs each test in a process of its own and reports each test's time; its default profile
-# never ends a test for being slow (.config/nextest.toml).
+# never ends a test for being slow.
 nextest() { "$CARGO" nextest run --workspace --no-fail-fast "$@"; }
 
 report() {
