@@ -2,7 +2,7 @@
 # Starts the AWS emulator (moto's server: DynamoDB + S3 with conditional writes, transactions and
 # S3 If-None-Match) on 127.0.0.1:4566 for the registry-store-aws tests. Idempotent: installs a pinned
 # moto into ./.venv only if missing, starts it only if nothing answers yet.
-#   PID: .emulator/moto.pid   log: .emulator/moto.log
+#   PID: .emulator/<port>/moto.pid   log: .emulator/<port>/moto.log (one emulator per port)
 # Tests then need: AWS_ENDPOINT_URL=http://127.0.0.1:4566 AWS_REGION=us-east-1
 #                  AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test
 set -euo pipefail
@@ -12,7 +12,7 @@ HOST="${EMULATOR_HOST:-127.0.0.1}"
 PORT="${EMULATOR_PORT:-4566}"
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-STATE="$ROOT/.emulator"
+STATE="$ROOT/.emulator/$PORT"
 PID_FILE="$STATE/moto.pid"
 LOG_FILE="$STATE/moto.log"
 URL="http://$HOST:$PORT/moto-api/"

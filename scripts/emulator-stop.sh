@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Stops the emulator started by scripts/emulator-start.sh, by the PID it recorded. Idempotent.
+# Stops the emulator on EMULATOR_PORT (4566) started by scripts/emulator-start.sh, by the PID it
+# recorded. Idempotent.
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-PID_FILE="$ROOT/.emulator/moto.pid"
+PID_FILE="$ROOT/.emulator/${EMULATOR_PORT:-4566}/moto.pid"
 
 if [ ! -f "$PID_FILE" ]; then
   echo "emulator not running (no $PID_FILE)"

@@ -78,7 +78,7 @@ step() {
   "$CARGO" install --locked cargo-nextest || exit 1; }
 
 "$ROOT/scripts/emulator-start.sh" || exit 1
-python3 "$ROOT/scripts/peak_memory.py" $$ "$WORK/peak" "$ROOT/.emulator/moto.pid" &
+python3 "$ROOT/scripts/peak_memory.py" $$ "$WORK/peak" "$ROOT/.emulator/$EMULATOR_PORT/moto.pid" &
 SAMPLER=$!
 
 API='package(api-tests) and binary(api)'
