@@ -1,0 +1,443 @@
+//! One synchronisation pass of an exporter: makes the destination hold, for every exported
+//! subject, what the source holds, through two [`RegistryApi`] ports speaking Confluent's REST API
+//! (the source is this registry's own router in process, the destination any Confluent-compatible
+//! registry).
+//!
+//! A pass compares instead of replaying a log, so it never skips a change and is idempotent: a
+//! pass interrupted anywhere (crash, destination down) is simply run again, and the destination
+//! ends identical. Per exported subject (matching names, and every subject their versions
+//! reference, renamed the same way):
+//! - the destination context (or, for `contextType` NONE, the destination subject) is put in
+//!   IMPORT mode, as Confluent's exporter does;
+//! - each source version missing at the destination is registered with its ID and version,
+//!   schema type, references, metadata and rule set (referenced subjects first), then
+//!   soft-deleted if it is soft-deleted at the source;
+//! - a version soft-deleted at the source is soft-deleted at the destination; one hard-deleted at
+//!   the source (gone) is hard-deleted there; a destination version with another ID than the
+//!   source's is a conflict, the pass fails with both IDs (the exporter goes to ERROR);
+//! - the subject's own config (`/config/{subject}`) is copied, or removed when the source has none.
+//!
+//! In a named destination context (AUTO, CUSTOM), the exporter owns the context: a destination
+//! subject whose source subject is gone altogether is hard-deleted too. With NONE the destination
+//! default context may hold the destination's own subjects, so those are left alone.
+
+use crate::model::Exporter;
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The HTTP methods a pass uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Post,
+    Put,
+    Delete,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
+/// An answer: the status and the JSON body (`Null` when empty or not JSON).
+#[derive(Clone, Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Answer {
+    /// The Confluent `error_code` of a refusal.
+    pub fn error_code(&self) -> Option<i64> {
+        self.body.get("error_code").and_then(Value::as_i64)
+    }
+
+    fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+}
+
+/// A registry spoken to through Confluent's REST API. `Err` is a transport failure (connection
+/// refused, timeout): the registry did not answer.
+#[async_trait]
+pub trait RegistryApi: Send + Sync {
+    /// `method path` (path and query, from `/`) with `body` as JSON.
+    async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Answer, String>;
+
+    /// Where this registry is, for messages.
+    fn describe(&self) -> String;
+}
+
+/// Why a pass stopped: the text that goes into the exporter's `trace`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PassError(pub String);
+
+/// A path segment: everything but unreserved characters percent-encoded.
+pub fn segment(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// One source version as the pass needs it.
+#[derive(Clone, Debug)]
+struct SourceVersion {
+    version: i64,
+    id: i64,
+    deleted: bool,
+    /// The register body (schema, type, references renamed, metadata, rule set, id, version).
+    body: Value,
+    /// The subjects the version references (source names).
+    referenced: Vec<String>,
+}
+
+/// One pass of `exporter` from `source` to `destination`; the number of writes made at the
+/// destination (0 when it was already current).
+pub async fn sync_pass(
+    exporter: &Exporter,
+    source: &dyn RegistryApi,
+    destination: &dyn RegistryApi,
+) -> Result<u64, PassError> {
+    let mut pass = Pass { exporter, source, destination, writes: 0, done: BTreeSet::new(), import_set: false };
+    pass.run().await?;
+    Ok(pass.writes)
+}
+
+struct Pass<'a> {
+    exporter: &'a Exporter,
+    source: &'a dyn RegistryApi,
+    destination: &'a dyn RegistryApi,
+    writes: u64,
+    /// Source subjects already synchronised in this pass.
+    done: BTreeSet<String>,
+    /// Whether the destination context's IMPORT mode was checked in this pass.
+    import_set: bool,
+}
+
+impl Pass<'_> {
+    async fn run(&mut self) -> Result<(), PassError> {
+        let listed = self.get_ok(Side::Source, "/subjects?deleted=true").await?;
+        let subjects: Vec<String> = strings(&listed)
+            .into_iter()
+            .filter(|subject| !subject.starts_with(':') && self.exporter.matches(subject))
+            .collect();
+        for subject in &subjects {
+            self.sync_subject(subject, 0).await?;
+        }
+        if let Some(context) = self.exporter.destination_context() {
+            self.remove_vanished(&context).await?;
+        }
+        Ok(())
+    }
+
+    /// Makes the destination subject of `subject` match the source (referenced subjects first).
+    async fn sync_subject(&mut self, subject: &str, depth: usize) -> Result<(), PassError> {
+        if depth > 64 {
+            return Err(PassError(format!("references of subject '{subject}' nest deeper than 64")));
+        }
+        if !self.done.insert(subject.to_owned()) {
+            return Ok(());
+        }
+        let versions = self.source_versions(subject).await?;
+        for referenced in versions.iter().flat_map(|version| version.referenced.clone()).collect::<BTreeSet<_>>() {
+            Box::pin(self.sync_subject(&referenced, depth + 1)).await?;
+        }
+        let target = self.exporter.destination_subject(subject);
+        self.ensure_import_mode(&target).await?;
+        let existing = self.destination_versions(&target).await?;
+        for version in &versions {
+            match existing.get(&version.version) {
+                None => {
+                    let path = format!("/subjects/{}/versions?normalize=false", segment(&target));
+                    self.write(Method::Post, &path, Some(&version.body), &target).await?;
+                    if version.deleted {
+                        self.delete_version(&target, version.version, false).await?;
+                    }
+                }
+                Some(&(id, deleted)) => {
+                    if id != version.id {
+                        return Err(PassError(format!(
+                            "destination {} subject '{target}' version {} has ID {id}, the source's has ID {}",
+                            self.destination.describe(),
+                            version.version,
+                            version.id
+                        )));
+                    }
+                    if version.deleted && !deleted {
+                        self.delete_version(&target, version.version, false).await?;
+                    }
+                }
+            }
+        }
+        let kept: BTreeSet<i64> = versions.iter().map(|version| version.version).collect();
+        for (&number, &(_, deleted)) in &existing {
+            if !kept.contains(&number) {
+                if !deleted {
+                    self.delete_version(&target, number, false).await?;
+                }
+                self.delete_version(&target, number, true).await?;
+            }
+        }
+        self.sync_config(subject, &target).await
+    }
+
+    /// Hard-deletes the destination subjects of `context` whose source subject is gone.
+    async fn remove_vanished(&mut self, context: &str) -> Result<(), PassError> {
+        let prefix = format!(":{context}:");
+        let path = format!("/subjects?deleted=true&subjectPrefix={}", segment(&prefix));
+        let listed = self.get_ok(Side::Destination, &path).await?;
+        for target in strings(&listed) {
+            let Some(renamed) = target.strip_prefix(&prefix) else { continue };
+            let Some(subject) = self.source_name(renamed) else { continue };
+            if self.done.contains(&subject) || !self.exporter.matches(&subject) {
+                continue;
+            }
+            for (number, (_, deleted)) in self.destination_versions(&target).await? {
+                if !deleted {
+                    self.delete_version(&target, number, false).await?;
+                }
+                self.delete_version(&target, number, true).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The source subject a renamed destination subject came from, when the rename format tells.
+    fn source_name(&self, renamed: &str) -> Option<String> {
+        let format = &self.exporter.subject_rename_format;
+        let (before, after) = format.split_once(crate::model::SUBJECT_PLACEHOLDER)?;
+        let subject = renamed.strip_prefix(before)?.strip_suffix(after)?;
+        Some(subject.to_owned())
+    }
+
+    async fn source_versions(&self, subject: &str) -> Result<Vec<SourceVersion>, PassError> {
+        let path = format!("/subjects/{}/versions?deleted=true", segment(subject));
+        let answer = self.call(Side::Source, Method::Get, &path, None).await?;
+        if answer.status == 404 {
+            return Ok(Vec::new());
+        }
+        let listed = expect_ok(answer, Side::Source, &path)?;
+        let mut versions = Vec::new();
+        for number in listed.as_array().into_iter().flatten().filter_map(Value::as_i64) {
+            let path = format!("/subjects/{}/versions/{number}?deleted=true", segment(subject));
+            let answer = self.call(Side::Source, Method::Get, &path, None).await?;
+            if answer.status == 404 {
+                continue; // hard-deleted since the listing
+            }
+            let record = expect_ok(answer, Side::Source, &path)?;
+            versions.push(self.source_version(&record)?);
+        }
+        Ok(versions)
+    }
+
+    fn source_version(&self, record: &Value) -> Result<SourceVersion, PassError> {
+        let number = |field: &str| {
+            record.get(field).and_then(Value::as_i64).ok_or_else(|| PassError(format!("source answered no {field}")))
+        };
+        let (version, id) = (number("version")?, number("id")?);
+        let mut referenced = Vec::new();
+        let mut references = Vec::new();
+        for reference in record.get("references").and_then(Value::as_array).into_iter().flatten() {
+            let mut reference = reference.clone();
+            if let Some(subject) = reference.get("subject").and_then(Value::as_str).map(str::to_owned) {
+                let renamed = self.exporter.subject_rename_format.replace(crate::model::SUBJECT_PLACEHOLDER, &subject);
+                reference["subject"] = Value::String(renamed);
+                referenced.push(subject);
+            }
+            references.push(reference);
+        }
+        let mut body = Map::new();
+        for field in ["schema", "schemaType", "metadata", "ruleSet"] {
+            if let Some(value) = record.get(field).filter(|value| !value.is_null()) {
+                body.insert(field.to_owned(), value.clone());
+            }
+        }
+        if !references.is_empty() {
+            body.insert("references".to_owned(), Value::Array(references));
+        }
+        body.insert("id".to_owned(), json!(id));
+        body.insert("version".to_owned(), json!(version));
+        let deleted = record.get("deleted").and_then(Value::as_bool).unwrap_or(false);
+        Ok(SourceVersion { version, id, deleted, body: Value::Object(body), referenced })
+    }
+
+    /// The destination subject's versions: version → (ID, soft-deleted).
+    async fn destination_versions(&self, target: &str) -> Result<BTreeMap<i64, (i64, bool)>, PassError> {
+        let path = format!("/subjects/{}/versions?deleted=true", segment(target));
+        let answer = self.call(Side::Destination, Method::Get, &path, None).await?;
+        if answer.status == 404 {
+            return Ok(BTreeMap::new());
+        }
+        let listed = expect_ok(answer, Side::Destination, &path)?;
+        let live_path = format!("/subjects/{}/versions", segment(target));
+        let live_answer = self.call(Side::Destination, Method::Get, &live_path, None).await?;
+        let live: BTreeSet<i64> = if live_answer.status == 404 {
+            BTreeSet::new()
+        } else {
+            expect_ok(live_answer, Side::Destination, &live_path)?
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_i64)
+                .collect()
+        };
+        let mut versions = BTreeMap::new();
+        for number in listed.as_array().into_iter().flatten().filter_map(Value::as_i64) {
+            let path = format!("/subjects/{}/versions/{number}?deleted=true", segment(target));
+            let answer = self.call(Side::Destination, Method::Get, &path, None).await?;
+            if answer.status == 404 {
+                continue;
+            }
+            let record = expect_ok(answer, Side::Destination, &path)?;
+            let id = record.get("id").and_then(Value::as_i64).unwrap_or(-1);
+            versions.insert(number, (id, !live.contains(&number)));
+        }
+        Ok(versions)
+    }
+
+    /// IMPORT mode on the destination context (once per pass), or on the subject for NONE.
+    async fn ensure_import_mode(&mut self, target: &str) -> Result<(), PassError> {
+        let scope = match self.exporter.destination_context() {
+            Some(_) if self.import_set => return Ok(()),
+            Some(context) => format!(":{context}:"),
+            None => target.to_owned(),
+        };
+        let path = format!("/mode/{}", segment(&scope));
+        let answer = self.call(Side::Destination, Method::Get, &path, None).await?;
+        let current = answer.body.get("mode").and_then(Value::as_str).map(str::to_owned);
+        if !(answer.is_success() && current.as_deref() == Some("IMPORT")) {
+            let path = format!("{path}?force=true");
+            self.write(Method::Put, &path, Some(&json!({ "mode": "IMPORT" })), target).await?;
+        }
+        self.import_set = true;
+        Ok(())
+    }
+
+    async fn delete_version(&mut self, target: &str, version: i64, permanent: bool) -> Result<(), PassError> {
+        let path = format!("/subjects/{}/versions/{version}?permanent={permanent}", segment(target));
+        let answer = self.call(Side::Destination, Method::Delete, &path, None).await?;
+        // Already gone (or already soft-deleted) is done: a retried pass repeats deletes.
+        if answer.is_success() || matches!(answer.error_code(), Some(40401 | 40402 | 40406)) {
+            self.writes += 1;
+            return Ok(());
+        }
+        Err(refused(Side::Destination, Method::Delete, &path, &answer, self.destination))
+    }
+
+    /// Copies the subject's own config, or removes the destination's when the source has none.
+    async fn sync_config(&mut self, subject: &str, target: &str) -> Result<(), PassError> {
+        let source_path = format!("/config/{}", segment(subject));
+        let source = self.call(Side::Source, Method::Get, &source_path, None).await?;
+        let target_path = format!("/config/{}", segment(target));
+        let current = self.call(Side::Destination, Method::Get, &target_path, None).await?;
+        let source_config = if source.is_success() { Some(source.body) } else { None };
+        let target_config = if current.is_success() { Some(current.body) } else { None };
+        if source_config == target_config {
+            return Ok(());
+        }
+        match source_config {
+            Some(Value::Object(fields)) => {
+                let update: Map<String, Value> =
+                    fields
+                        .into_iter()
+                        .map(|(key, value)| {
+                            if key == "compatibilityLevel" { ("compatibility".to_owned(), value) } else { (key, value) }
+                        })
+                        .collect();
+                self.write(Method::Put, &target_path, Some(&Value::Object(update)), target).await
+            }
+            _ => {
+                let answer = self.call(Side::Destination, Method::Delete, &target_path, None).await?;
+                if answer.is_success() || answer.status == 404 {
+                    self.writes += 1;
+                    Ok(())
+                } else {
+                    Err(refused(Side::Destination, Method::Delete, &target_path, &answer, self.destination))
+                }
+            }
+        }
+    }
+
+    /// A write at the destination that must succeed.
+    async fn write(
+        &mut self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        _target: &str,
+    ) -> Result<(), PassError> {
+        let answer = self.call(Side::Destination, method, path, body).await?;
+        if !answer.is_success() {
+            return Err(refused(Side::Destination, method, path, &answer, self.destination));
+        }
+        self.writes += 1;
+        Ok(())
+    }
+
+    async fn get_ok(&self, side: Side, path: &str) -> Result<Value, PassError> {
+        let answer = self.call(side, Method::Get, path, None).await?;
+        expect_ok(answer, side, path)
+    }
+
+    async fn call(&self, side: Side, method: Method, path: &str, body: Option<&Value>) -> Result<Answer, PassError> {
+        let api = match side {
+            Side::Source => self.source,
+            Side::Destination => self.destination,
+        };
+        api.call(method, path, body).await.map_err(|error| {
+            PassError(format!("{} {} {} {path}: {error}", side.name(), api.describe(), method.as_str()))
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Side {
+    Source,
+    Destination,
+}
+
+impl Side {
+    fn name(self) -> &'static str {
+        match self {
+            Side::Source => "source",
+            Side::Destination => "destination",
+        }
+    }
+}
+
+fn expect_ok(answer: Answer, side: Side, path: &str) -> Result<Value, PassError> {
+    if answer.is_success() {
+        Ok(answer.body)
+    } else {
+        Err(PassError(format!("{} GET {path} answered HTTP {}: {}", side.name(), answer.status, answer.body)))
+    }
+}
+
+fn refused(side: Side, method: Method, path: &str, answer: &Answer, api: &dyn RegistryApi) -> PassError {
+    PassError(format!(
+        "{} {} refused {} {path}: HTTP {}: {}",
+        side.name(),
+        api.describe(),
+        method.as_str(),
+        answer.status,
+        answer.body
+    ))
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value.as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect()
+}

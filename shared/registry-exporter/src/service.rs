@@ -1,0 +1,327 @@
+//! [`ExporterService`]: the `/exporters` operations over an [`ExporterStore`], with Confluent's
+//! validation and state rules:
+//! - `POST /exporters` needs a name and a `config` naming the destination
+//!   (`schema.registry.url`); `contextType` defaults to AUTO, `subjects` to `["*"]`,
+//!   `subjectRenameFormat` to `${subject}`; a new exporter is STARTING;
+//! - `PUT /exporters/{name}`, `PUT .../config`, `reset` and `resume` need the exporter PAUSED
+//!   (40963 otherwise): a definition never changes under a running pass;
+//! - `pause` stops it in any state (again: no change); `reset` sets the offset back to 0, so the
+//!   next pass after `resume` copies everything again;
+//! - credentials are sealed before they are stored and answered as [`MASK`].
+
+use crate::error::ExporterError;
+use crate::model::{
+    ContextType, DESTINATION_URL, Exporter, ExporterRecord, ExporterState, ExporterStatus, SUBJECT_PLACEHOLDER, now_ms,
+};
+use crate::secrets::{MASK, SecretBox, is_credential};
+use crate::store::{Expect, ExporterStore, StoreError, Stored};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Most exporters one registry holds (40964 past it).
+pub const MAX_EXPORTERS: usize = 100;
+
+/// Longest exporter name, context, subject pattern, rename format and config value accepted.
+const MAX_TEXT: usize = 4096;
+
+/// Most subject patterns and config entries of one exporter.
+const MAX_ITEMS: usize = 1000;
+
+/// Conditional writes retried on conflicts before giving up.
+const WRITE_ATTEMPTS: usize = 20;
+
+/// The fields of a create or update request (`null` or absent: default on create, unchanged on
+/// update).
+#[derive(Clone, Debug, Default)]
+pub struct ExporterUpdate {
+    pub name: Option<String>,
+    pub context_type: Option<String>,
+    pub context: Option<String>,
+    pub subjects: Option<Vec<String>>,
+    pub subject_rename_format: Option<String>,
+    pub config: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ExporterService {
+    store: Arc<dyn ExporterStore>,
+    secrets: Arc<SecretBox>,
+}
+
+impl ExporterService {
+    pub fn new(store: Arc<dyn ExporterStore>, secrets: Arc<SecretBox>) -> Self {
+        Self { store, secrets }
+    }
+
+    /// The store, for the engine's runner.
+    pub fn store(&self) -> &Arc<dyn ExporterStore> {
+        &self.store
+    }
+
+    /// Exporter names, in order.
+    pub async fn list(&self) -> Result<Vec<String>, ExporterError> {
+        Ok(self.store.exporters().await?.into_iter().map(|stored| stored.value.exporter.name).collect())
+    }
+
+    /// `POST /exporters`: the new exporter's name.
+    pub async fn create(&self, request: ExporterUpdate) -> Result<String, ExporterError> {
+        let name = request.name.clone().unwrap_or_default();
+        validate_name(&name)?;
+        let context_type = match request.context_type.as_deref() {
+            None => ContextType::Auto,
+            Some(text) => parse_context_type(text)?,
+        };
+        let Some(config) = request.config.clone() else {
+            return Err(ExporterError::InvalidConfig(format!("'config' with '{DESTINATION_URL}' is required")));
+        };
+        let exporter = Exporter {
+            name: name.clone(),
+            context_type,
+            context: request.context.clone(),
+            subjects: request.subjects.clone().unwrap_or_else(|| vec!["*".to_owned()]),
+            subject_rename_format: request
+                .subject_rename_format
+                .clone()
+                .unwrap_or_else(|| SUBJECT_PLACEHOLDER.to_owned()),
+            config: self.seal_config(config, &BTreeMap::new())?,
+        };
+        validate(&exporter)?;
+        if self.store.exporter(&name).await?.is_some() {
+            return Err(ExporterError::AlreadyExists(name));
+        }
+        if self.store.exporters().await?.len() >= MAX_EXPORTERS {
+            return Err(ExporterError::TooMany(MAX_EXPORTERS));
+        }
+        let status = ExporterStatus { state: ExporterState::Starting, offset: 0, ts: now_ms(), trace: None };
+        match self.store.put_exporter(&ExporterRecord { exporter, status }, Expect::Absent).await {
+            Ok(_) => Ok(name),
+            Err(StoreError::Conflict(_)) => Err(ExporterError::AlreadyExists(name)),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// `GET /exporters/{name}`: the definition, credentials masked.
+    pub async fn get(&self, name: &str) -> Result<Exporter, ExporterError> {
+        let mut exporter = self.read(name).await?.value.exporter;
+        exporter.config = masked(&exporter.config);
+        Ok(exporter)
+    }
+
+    /// `GET /exporters/{name}/config`, credentials masked.
+    pub async fn config(&self, name: &str) -> Result<BTreeMap<String, String>, ExporterError> {
+        Ok(self.get(name).await?.config)
+    }
+
+    /// `GET /exporters/{name}/status`.
+    pub async fn status(&self, name: &str) -> Result<ExporterStatus, ExporterError> {
+        Ok(self.read(name).await?.value.status)
+    }
+
+    /// `PUT /exporters/{name}`: the named fields replace the stored ones (a config replaces the
+    /// whole config; a credential sent as [`MASK`] keeps its stored value). Needs PAUSED.
+    pub async fn update(&self, name: &str, request: ExporterUpdate) -> Result<String, ExporterError> {
+        self.modify(name, |service, record| {
+            require_paused(record)?;
+            let exporter = &mut record.exporter;
+            if let Some(text) = &request.context_type {
+                exporter.context_type = parse_context_type(text)?;
+            }
+            if request.context.is_some() {
+                exporter.context = request.context.clone();
+            }
+            if let Some(subjects) = &request.subjects {
+                exporter.subjects = subjects.clone();
+            }
+            if let Some(format) = &request.subject_rename_format {
+                exporter.subject_rename_format = format.clone();
+            }
+            if let Some(config) = &request.config {
+                exporter.config = service.seal_config(config.clone(), &exporter.config)?;
+            }
+            validate(exporter)
+        })
+        .await
+    }
+
+    /// `PUT /exporters/{name}/config`: replaces the config (a credential sent as [`MASK`] keeps its
+    /// stored value). Needs PAUSED.
+    pub async fn put_config(&self, name: &str, config: BTreeMap<String, String>) -> Result<String, ExporterError> {
+        self.update(name, ExporterUpdate { config: Some(config), ..ExporterUpdate::default() }).await
+    }
+
+    /// `PUT /exporters/{name}/pause`.
+    pub async fn pause(&self, name: &str) -> Result<String, ExporterError> {
+        self.modify(name, |_, record| {
+            if record.status.state != ExporterState::Paused {
+                record.status.state = ExporterState::Paused;
+                record.status.ts = now_ms();
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// `PUT /exporters/{name}/resume`: STARTING again, from the stored offset. Needs PAUSED.
+    pub async fn resume(&self, name: &str) -> Result<String, ExporterError> {
+        self.modify(name, |_, record| {
+            require_paused(record)?;
+            record.status =
+                ExporterStatus { state: ExporterState::Starting, ts: now_ms(), trace: None, ..record.status };
+            Ok(())
+        })
+        .await
+    }
+
+    /// `PUT /exporters/{name}/reset`: offset 0, so the next pass copies everything again. Needs PAUSED.
+    pub async fn reset(&self, name: &str) -> Result<String, ExporterError> {
+        self.modify(name, |_, record| {
+            require_paused(record)?;
+            record.status = ExporterStatus { state: ExporterState::Paused, offset: 0, ts: now_ms(), trace: None };
+            Ok(())
+        })
+        .await
+    }
+
+    /// `DELETE /exporters/{name}`.
+    pub async fn delete(&self, name: &str) -> Result<(), ExporterError> {
+        for _ in 0..WRITE_ATTEMPTS {
+            let stored = self.read(name).await?;
+            match self.store.remove_exporter(name, stored.revision).await {
+                Err(StoreError::Conflict(_)) => continue,
+                other => return Ok(other?),
+            }
+        }
+        Err(StoreError::Conflict(format!("exporter '{name}' kept changing")).into())
+    }
+
+    /// The destination client settings of `exporter` with its credentials opened.
+    pub fn destination_config(&self, exporter: &Exporter) -> Result<BTreeMap<String, String>, ExporterError> {
+        exporter
+            .config
+            .iter()
+            .map(|(key, value)| {
+                let value = if is_credential(key) {
+                    self.secrets.open(value).map_err(|error| ExporterError::Secret(error.0))?
+                } else {
+                    value.clone()
+                };
+                Ok((key.clone(), value))
+            })
+            .collect()
+    }
+
+    async fn read(&self, name: &str) -> Result<Stored<ExporterRecord>, ExporterError> {
+        self.store.exporter(name).await?.ok_or_else(|| ExporterError::NotFound(name.to_owned()))
+    }
+
+    /// Applies `change` to the stored record and writes it back conditionally, re-reading on
+    /// conflicts (the engine records progress concurrently).
+    async fn modify<F>(&self, name: &str, change: F) -> Result<String, ExporterError>
+    where
+        F: Fn(&Self, &mut ExporterRecord) -> Result<(), ExporterError>,
+    {
+        for _ in 0..WRITE_ATTEMPTS {
+            let stored = self.read(name).await?;
+            let mut record = stored.value.clone();
+            change(self, &mut record)?;
+            if record == stored.value {
+                return Ok(name.to_owned());
+            }
+            match self.store.put_exporter(&record, Expect::Revision(stored.revision)).await {
+                Ok(_) => return Ok(name.to_owned()),
+                Err(StoreError::Conflict(_)) => continue,
+                Err(error) => return Err(error.into()),
+            }
+        }
+        Err(StoreError::Conflict(format!("exporter '{name}' kept changing")).into())
+    }
+
+    /// `config` with its credentials sealed; a credential sent as [`MASK`] keeps `stored`'s value.
+    fn seal_config(
+        &self,
+        config: BTreeMap<String, String>,
+        stored: &BTreeMap<String, String>,
+    ) -> Result<BTreeMap<String, String>, ExporterError> {
+        config
+            .into_iter()
+            .map(|(key, value)| {
+                if !is_credential(&key) {
+                    return Ok((key, value));
+                }
+                if value == MASK
+                    && let Some(kept) = stored.get(&key)
+                {
+                    return Ok((key, kept.clone()));
+                }
+                let sealed = self.secrets.seal(&value).map_err(|error| ExporterError::Secret(error.0))?;
+                Ok((key, sealed))
+            })
+            .collect()
+    }
+}
+
+/// `config` as answered: credentials replaced by [`MASK`].
+fn masked(config: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    config
+        .iter()
+        .map(|(key, value)| (key.clone(), if is_credential(key) { MASK.to_owned() } else { value.clone() }))
+        .collect()
+}
+
+fn require_paused(record: &ExporterRecord) -> Result<(), ExporterError> {
+    if record.status.state == ExporterState::Paused {
+        Ok(())
+    } else {
+        Err(ExporterError::NotPaused(record.exporter.name.clone()))
+    }
+}
+
+fn parse_context_type(text: &str) -> Result<ContextType, ExporterError> {
+    ContextType::parse(text)
+        .ok_or_else(|| ExporterError::InvalidConfig(format!("contextType '{text}' is not one of AUTO, CUSTOM, NONE")))
+}
+
+/// A name is 1 to 256 letters, digits, `.`, `_` and `-`.
+fn validate_name(name: &str) -> Result<(), ExporterError> {
+    let valid = !name.is_empty()
+        && name.len() <= 256
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if valid { Ok(()) } else { Err(ExporterError::InvalidName(format!("'{name}'"))) }
+}
+
+fn validate(exporter: &Exporter) -> Result<(), ExporterError> {
+    let config = |message: String| Err(ExporterError::InvalidConfig(message));
+    let subjects = |message: String| Err(ExporterError::InvalidSubjects(message));
+    match exporter.config.get(DESTINATION_URL) {
+        Some(url) if url.starts_with("http://") || url.starts_with("https://") => {}
+        Some(url) => return config(format!("'{DESTINATION_URL}' '{url}' is not an http(s) URL")),
+        None => return config(format!("'{DESTINATION_URL}' is required")),
+    }
+    if exporter.config.len() > MAX_ITEMS
+        || exporter.config.iter().any(|(key, value)| key.len() > MAX_TEXT || value.len() > MAX_TEXT)
+    {
+        return config(format!("at most {MAX_ITEMS} entries of at most {MAX_TEXT} bytes"));
+    }
+    if exporter.context_type == ContextType::Custom {
+        match exporter.context.as_deref() {
+            None | Some("") => return config("contextType CUSTOM needs a context".to_owned()),
+            Some(context)
+                if context.len() > MAX_TEXT || context.contains(':') || context.trim_matches('.').is_empty() =>
+            {
+                return config(format!("context '{context}' is not a context name"));
+            }
+            Some(_) => {}
+        }
+    }
+    if exporter.subjects.is_empty() || exporter.subjects.len() > MAX_ITEMS {
+        return subjects(format!("between 1 and {MAX_ITEMS} subjects or patterns are required"));
+    }
+    if let Some(bad) = exporter.subjects.iter().find(|subject| subject.is_empty() || subject.len() > MAX_TEXT) {
+        return subjects(format!("'{bad}' is not a subject name or pattern"));
+    }
+    let format = &exporter.subject_rename_format;
+    if format.is_empty() || format.len() > MAX_TEXT || format.contains(':') {
+        return subjects(format!("subjectRenameFormat '{format}' is not a subject name format"));
+    }
+    Ok(())
+}
