@@ -2,15 +2,16 @@
 //! the write's preconditions (see `conditions.rs`).
 //!
 //! Bound: a transaction holds at most 100 items. A soft delete costs one item per version plus
-//! the subject's index item and up to four settings checks, so up to 95 versions are atomic. A hard
-//! delete costs, per version, the row, its rows-by-id edge and one edge per referenced version,
-//! plus the index item, the settings checks or deletes and one binding delete per orphaned ID;
-//! above 100 items the delete is split into several transactions, each atomic: the first carries
-//! the settings checks (the commit point), each conditions the subject's revision on the one
-//! before it, and the last ones remove the settings and the orphaned bindings (as many
-//! transactions as they need: a subject of 100 distinct schemas orphans 100 bindings).
+//! the subject's index item and the settings checks (up to eight), so about 90 versions are
+//! atomic. A hard delete costs, per version, the row, its rows-by-id edge and one edge per
+//! referenced version, plus the index item, the settings checks or deletes and one binding delete
+//! per orphaned ID; above 100 items either is split into several transactions by [`Commit`], each
+//! atomic: the first carries the settings checks (the commit point), each conditions the subject's
+//! revision on the one before it, and the last ones remove the settings and the orphaned bindings
+//! (as many transactions as they need: a subject of 100 distinct schemas orphans 100 bindings).
 
 use crate::AwsStore;
+use crate::commit::{Commit, RevisionStep};
 use crate::conditions::{USES, kind_pk, setting_condition};
 use crate::errors::AwsError;
 use crate::ids::build_error;
@@ -19,13 +20,10 @@ use crate::items::{ItemExt, attr, key, n};
 use crate::keys::{self, PK};
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem, Update};
 use registry_core::{
-    Context, Fingerprint, IdRowsPage, Preconditions, Revision, SchemaId, Scope, SettingSeen, Subject, Version,
-    VersionRow,
+    Context, Fingerprint, IdRowsPage, Preconditions, SchemaId, Scope, SettingKind, Subject, Version, VersionRow,
 };
 use std::collections::BTreeSet;
 
-/// DynamoDB's limit on items in one transaction.
-const MAX_ITEMS: usize = 100;
 /// How often a hard delete without a revision condition re-reads rows that changed under it.
 const ATTEMPTS: usize = 5;
 
@@ -46,34 +44,24 @@ impl AwsStore {
         versions: &[Version],
         preconditions: &Preconditions,
     ) -> Result<(), AwsError> {
-        let versions: Vec<Version> = versions.iter().copied().collect::<BTreeSet<_>>().into_iter().collect();
-        let checks = self.settings_checks(preconditions, |_| false)?;
-        let per_chunk = MAX_ITEMS - 1 - checks.len();
-        let mut revision = preconditions.revision;
-        let mut checks = Some(checks);
-        for chunk in versions.chunks(per_chunk.max(1)) {
-            let mut items = Vec::with_capacity(chunk.len() + 5);
-            for version in chunk {
-                let flag = Update::builder()
-                    .table_name(&self.table)
-                    .set_key(Some(key(keys::subject_pk(subject), keys::version_sk(*version))))
-                    .update_expression("SET #deleted = :to")
-                    .condition_expression("attribute_exists(#pk) AND #deleted = :from")
-                    .expression_attribute_names("#pk", PK)
-                    .expression_attribute_names("#deleted", attr::DELETED)
-                    .expression_attribute_values(":to", AttributeValue::Bool(true))
-                    .expression_attribute_values(":from", AttributeValue::Bool(false))
-                    .build()
-                    .map_err(|e| build_error("soft_delete_versions", e))?;
-                items.push(TransactWriteItem::builder().update(flag).build());
-            }
-            let live = -i64::try_from(chunk.len()).unwrap_or(i64::MAX);
-            items.push(self.subject_update(subject, 0, live, revision)?);
-            items.extend(checks.take().unwrap_or_default());
-            self.transact("TransactWriteItems(soft_delete_versions)", items).await?;
-            revision = revision.map(|Revision(r)| Revision(r + 1));
+        let versions: BTreeSet<Version> = versions.iter().copied().collect();
+        let op = "TransactWriteItems(soft_delete_versions)";
+        let mut commit = Commit::subject(self, op, subject, RevisionStep::Changing, preconditions);
+        for version in versions {
+            let flag = Update::builder()
+                .table_name(&self.table)
+                .set_key(Some(key(keys::subject_pk(subject), keys::version_sk(version))))
+                .update_expression("SET #deleted = :to")
+                .condition_expression("attribute_exists(#pk) AND #deleted = :from")
+                .expression_attribute_names("#pk", PK)
+                .expression_attribute_names("#deleted", attr::DELETED)
+                .expression_attribute_values(":to", AttributeValue::Bool(true))
+                .expression_attribute_values(":from", AttributeValue::Bool(false))
+                .build()
+                .map_err(|e| build_error("soft_delete_versions", e))?;
+            commit = commit.rows(vec![TransactWriteItem::builder().update(flag).build()], 0, -1);
         }
-        Ok(())
+        commit.commit().await
     }
 
     pub(crate) async fn hard_delete_all(
@@ -136,55 +124,27 @@ impl AwsStore {
         preconditions: &Preconditions,
         orphans: Vec<Orphan>,
     ) -> Result<(), AwsError> {
-        let removes_subject_scope =
-            |seen: &SettingSeen| remove_settings && matches!(&seen.scope, Scope::Subject(s) if s == subject);
-        let checks = self.settings_checks(preconditions, removes_subject_scope)?;
-        // Groups of items that must share a transaction: each binding delete with the removal of
-        // its guid item's `id` (which must never outlive the binding).
-        let mut tail: Vec<Vec<TransactWriteItem>> = Vec::new();
+        let op = "TransactWriteItems(hard_delete_versions)";
+        let mut commit = Commit::subject(self, op, subject, RevisionStep::Changing, preconditions);
+        // Chunks of row removals, then the tail: the settings deletes, and each binding delete
+        // with the removal of its guid item's `id` (which must never outlive the binding).
+        for row in rows {
+            let items = self.row_removal(subject, row, "hard_delete_versions")?;
+            commit = commit.rows(items, -1, -i64::from(!row.deleted));
+        }
         if remove_settings {
-            tail.extend(self.settings_deletes(subject, preconditions)?.into_iter().map(|item| vec![item]));
+            let scope = Scope::Subject(subject.clone());
+            for (kind, delete) in self.settings_deletes(subject, preconditions)? {
+                commit = commit.setting(kind, &scope, delete);
+            }
         }
         for orphan in orphans {
             let mut group =
                 vec![self.binding_delete(&subject.context(), &orphan.fingerprint, orphan.id, orphan.uses)?];
             group.extend(orphan.guid_id_removal);
-            tail.push(group);
+            commit = commit.group(group);
         }
-        // Chunks of row removals; the first also carries the checks, the last the tail.
-        let mut chunks: Vec<(Vec<TransactWriteItem>, i64, i64)> = Vec::new();
-        let mut current: Vec<TransactWriteItem> = checks;
-        let (mut total, mut live) = (0i64, 0i64);
-        for row in rows {
-            let items = self.row_removal(subject, row, "hard_delete_versions")?;
-            if current.len() + items.len() + 1 > MAX_ITEMS && total != 0 {
-                chunks.push((std::mem::take(&mut current), total, live));
-                (total, live) = (0, 0);
-            }
-            current.extend(items);
-            total -= 1;
-            live -= i64::from(!row.deleted);
-        }
-        // The tail (one binding delete per orphaned ID) can itself exceed a transaction: it is
-        // split like the rows, after them, each chunk under the revision of the one before.
-        for group in tail {
-            if current.len() + group.len() + 1 > MAX_ITEMS {
-                chunks.push((std::mem::take(&mut current), total, live));
-                (total, live) = (0, 0);
-            }
-            current.extend(group);
-        }
-        chunks.push((current, total, live));
-        let mut revision = preconditions.revision;
-        for (mut items, total, live) in chunks {
-            if items.is_empty() {
-                continue;
-            }
-            items.push(self.subject_update(subject, total, live, revision)?);
-            self.transact("TransactWriteItems(hard_delete_versions)", items).await?;
-            revision = revision.map(|Revision(r)| Revision(r + 1));
-        }
-        Ok(())
+        commit.commit().await
     }
 
     /// Deletes of the subject's own config and mode items, each conditioned as it was read.
@@ -192,10 +152,10 @@ impl AwsStore {
         &self,
         subject: &Subject,
         preconditions: &Preconditions,
-    ) -> Result<Vec<TransactWriteItem>, AwsError> {
+    ) -> Result<Vec<(SettingKind, TransactWriteItem)>, AwsError> {
         let scope = Scope::Subject(subject.clone());
         let mut items = Vec::new();
-        for kind in [registry_core::SettingKind::Config, registry_core::SettingKind::Mode] {
+        for kind in [SettingKind::Config, SettingKind::Mode] {
             let (pk, sk) = keys::scoped(kind_pk(kind), &scope);
             let mut delete = Delete::builder().table_name(&self.table).set_key(Some(key(pk, sk)));
             if let Some(seen) = preconditions.settings.iter().find(|seen| seen.kind == kind && seen.scope == scope) {
@@ -206,7 +166,7 @@ impl AwsStore {
                     .set_expression_attribute_values((!condition.values.is_empty()).then_some(condition.values));
             }
             let delete = delete.build().map_err(|e| build_error("hard_delete_versions", e))?;
-            items.push(TransactWriteItem::builder().delete(delete).build());
+            items.push((kind, TransactWriteItem::builder().delete(delete).build()));
         }
         Ok(items)
     }

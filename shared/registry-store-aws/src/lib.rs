@@ -3,19 +3,24 @@
 //!
 //! # Data model
 //!
+//! Every item kind with its attributes, and which transaction writes which items under which
+//! guards with which revision step, are in `docs/dynamodb.md` in the repository. In short:
+//!
 //! ```text
 //!  S3 bucket (REGISTRY_BUCKET)                 DynamoDB table (REGISTRY_TABLE), pk + sk strings, no GSI
 //!  ───────────────────────────                 ───────────────────────────────────────────────────────────────
 //!  schemas/<sha256 hex>  ◄──────────┐          pk                        sk                       attributes
 //!    SchemaBody JSON,               │          COUNTER                   ID                       max_id
-//!    If-None-Match: * ,             ├───────── FP#<sha256 hex>           ID                       id, uses, guid
-//!    written FIRST                  └───────── ID#<id:010>               FP                       fingerprint, carried
+//!    If-None-Match: * ,             ├───────── FP#<sha256 hex>           ID                       id, uses (stamp), guid
+//!    written FIRST                  └───────── ID#<id:010>               FP                       fingerprint,
+//!                                                                                                 carried (stamp)
 //!                                              GUID#<md5 hex>            FP                       fingerprint (first wins),
-//!                                                                                                 id (while carried)
+//!                                                                                                 id, id:<ctx> (while carried)
 //!  ids/<id:010> (the ID ledger)                ID#<id:010>               R#<subject>␁<ver:010>    → row (rows by id)
 //!    {id, fingerprint}, If-None-Match: *,      S#<subject>               V#<ver:010>              id, fingerprint, deleted,
 //!    claimed before the counter commits                                                           refs, ts, subject, version
-//!                                              SUBJECTS                  <subject>                total, live (row counts)
+//!                                              SUBJECTS                  <subject>                total, live (row counts),
+//!                                                                                                 rev (revision stamp)
 //!                                              REF#<ver:010>#<subject>   R#<subject>␁<ver:010>    → referring row
 //!                                              CONFIG | MODE             GLOBAL | S#<subject>     value
 //!                                              S#<subject>               USED                     day (last-used marker)
@@ -24,6 +29,14 @@
 //!                                              KEK                       <kek name>               value, rev, deleted (DEK
 //!                                              DEK#<kek name>            <subject>␁<alg>␁<ver>    registry, see `deks`)
 //! ```
+//!
+//! `rev`, `uses` and `carried` are concurrency stamps, not counts: a write raises
+//! one so that another write conditioned on the value it read before fails. `rev` is the subject's
+//! revision, raised by every transaction that writes the subject's rows (by 1, or by 2^32 when the
+//! subject's live-version records stay true, see `live_versions`); `uses` the fingerprint
+//! binding's use stamp, raised by every row committed under it; `carried` the ID binding's import
+//! stamp, raised by every IMPORT row naming the ID and by every rebind. Every subject transaction
+//! is built by `commit::Commit`, which adds the revision update and every guard.
 //!
 //! (`␁` is U+0001, below every character a subject may hold, so edges sort by (subject, version).)
 //!
@@ -77,6 +90,7 @@ mod assign;
 mod batch;
 mod blobs;
 mod calls;
+mod commit;
 mod conditions;
 pub mod config;
 pub mod dek_registry;
@@ -100,7 +114,7 @@ mod store;
 pub mod testing;
 mod usage;
 
-pub use calls::CallCounter;
+pub use calls::{CallCounter, SentWrite};
 // The DEK registry's key store: `impl registry_dek::KeyStore for AwsStore` (module `deks`).
 pub use config::{AwsEnv, AwsStoreConfig, ConfigError};
 pub use kms::AwsKms;

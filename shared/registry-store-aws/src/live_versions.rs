@@ -21,12 +21,13 @@
 //! one needs no rows. Records are never deleted: a hard-deleted subject's stay, untrusted.
 
 use crate::AwsStore;
+use crate::commit::{Commit, RevisionStep};
 use crate::errors::AwsError;
 use crate::ids::build_error;
 use crate::items::{Item, ItemExt, attr, key, n};
 use crate::keys::{self, PK, SK};
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
-use registry_core::{Fingerprint, Revision, SchemaId, Subject, Version, VersionRow};
+use registry_core::{Fingerprint, Preconditions, Revision, SchemaId, Subject, Version, VersionRow};
 
 /// How much a write that keeps the subject's records true raises its revision; other writes
 /// raise it by 1, so the revision modulo this counts them.
@@ -93,7 +94,8 @@ impl AwsStore {
     /// [`registry_core::Store::record_live_version`]: the record, and a ConditionCheck that the
     /// subject's revision is still `revision`, in one TransactWriteItems.
     pub(crate) async fn write_live_version(&self, row: &VersionRow, revision: Revision) -> Result<(), AwsError> {
-        let items = vec![self.revision_check(&row.subject, revision)?, self.record_put(row, revision)?];
-        self.transact("TransactWriteItems(live version)", items).await
+        let preconditions = Preconditions { revision: Some(revision), ..Preconditions::default() };
+        let op = "TransactWriteItems(live version)";
+        Commit::subject(self, op, &row.subject, RevisionStep::Unchanged, &preconditions).record(row).commit().await
     }
 }

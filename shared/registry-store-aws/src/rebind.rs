@@ -16,6 +16,7 @@
 //! (`bind` finds the table giving it the ID and rewrites the ledger).
 
 use crate::AwsStore;
+use crate::commit::Commit;
 use crate::conditions::{CARRIED, USES};
 use crate::errors::AwsError;
 use crate::ids::{build_error, fingerprint_binding_key};
@@ -65,7 +66,7 @@ impl AwsStore {
             by_fingerprint.insert(attr::ID.into(), n(id.0));
             items.push(TransactWriteItem::builder().put(self.put_if_absent(by_fingerprint)?).build());
         }
-        self.transact("TransactWriteItems(rebind_id)", items).await?;
+        Commit::unsubjected(self, "TransactWriteItems(rebind_id)").group(items).commit().await?;
         self.raise_counter(context, id, true).await?;
         self.reissue_claim(context, id, fingerprint).await
     }

@@ -4,6 +4,7 @@
 //! which no subject's key can equal (a subject's name inside its context is never empty).
 
 use crate::AwsStore;
+use crate::commit::Commit;
 use crate::conditions::{kind_pk, setting_condition};
 use crate::errors::{AwsError, classify};
 use crate::ids::build_error;
@@ -14,8 +15,6 @@ use registry_core::{ConfigRecord, Mode, Preconditions, Scope, SettingChange, Set
 
 /// Partition of config items.
 const CONFIG: &str = "CONFIG";
-/// Partition of mode items.
-const MODE: &str = "MODE";
 
 impl AwsStore {
     async fn read_setting(&self, kind: &str, scope: &Scope) -> Result<Option<String>, AwsError> {
@@ -109,36 +108,12 @@ impl AwsStore {
                     .build()
             }
         };
-        let mut items = vec![write];
-        items.extend(self.settings_checks(preconditions, written)?);
-        if let Some((subject, revision)) = revision {
-            items.push(self.revision_check(subject, revision)?);
-        }
-        self.transact("TransactWriteItems(write_setting)", items).await
+        let op = "TransactWriteItems(write_setting)";
+        Commit::at_scope(self, op, scope, preconditions).setting(kind, scope, write).commit().await
     }
 
     pub(crate) async fn read_config(&self, scope: &Scope) -> Result<Option<ConfigRecord>, AwsError> {
         self.read_setting(CONFIG, scope).await?.map(|text| parse_config(&text)).transpose()
-    }
-
-    pub(crate) async fn write_config(&self, scope: &Scope, config: &ConfigRecord) -> Result<(), AwsError> {
-        self.put_setting_item(CONFIG, scope, config_text(config)?).await
-    }
-
-    pub(crate) async fn remove_config(&self, scope: &Scope) -> Result<Option<ConfigRecord>, AwsError> {
-        self.remove_setting(CONFIG, scope).await?.map(|text| parse_config(&text)).transpose()
-    }
-
-    pub(crate) async fn read_mode(&self, scope: &Scope) -> Result<Option<Mode>, AwsError> {
-        self.read_setting(MODE, scope).await?.map(|text| parse_mode(&text)).transpose()
-    }
-
-    pub(crate) async fn write_mode(&self, scope: &Scope, mode: Mode) -> Result<(), AwsError> {
-        self.put_setting_item(MODE, scope, mode.as_str().to_string()).await
-    }
-
-    pub(crate) async fn remove_mode(&self, scope: &Scope) -> Result<Option<Mode>, AwsError> {
-        self.remove_setting(MODE, scope).await?.map(|text| parse_mode(&text)).transpose()
     }
 }
 
