@@ -1,9 +1,20 @@
 //! Registry domain and service.
 //!
-//! Invariants every operation keeps, on every [`Store`]:
-//! - an ID is bound to exactly one schema body and is never handed out twice, even after a hard delete;
-//! - the same schema (same fingerprint) registered anywhere gets the same ID;
+//! Invariants every operation keeps, on every [`Store`] (the conformance suite, `testkit`, checks each
+//! backend against them, with racing histories across processes where the backend allows):
+//! - each context numbers its own IDs; within a context an ID names one schema body while any version
+//!   carries it, and allocation never hands out an ID issued before (the counter never goes back, not
+//!   even after a hard delete). Only IMPORT binds an ID that no version carries any more (its schema
+//!   hard-deleted) to another schema, as Confluent does;
+//! - the same schema (same fingerprint) registered anywhere in a context gets that context's one ID;
 //! - versions of a subject are created with create-if-absent, so two writers never take one number;
+//! - every decision commits on what it read: a write hands the store [`Preconditions`] (the subject's
+//!   revision read before its rows, the config and mode items of every scope it resolved, the versions
+//!   it references, the binding whose ID it reuses) and the store checks them in the same atomic step
+//!   as the write, so each acknowledged write is ordered after every write it could have missed
+//!   (linearizable per subject, across any number of processes);
+//! - a version another subject's version references is never hard-deleted (even when that referrer is
+//!   soft-deleted), and not soft-deleted while the referrer is live;
 //! - a write interrupted between any two storage calls leaves a state the next call completes or ignores:
 //!   bodies are written before IDs point at them, IDs are bound before versions carry them.
 
