@@ -12,6 +12,7 @@
 //! | `ctx-a-admin` | admin | in context `.ctx-a` (starting with `:.ctx-a:`) |
 //! | `team-a-reader` | read | starting with `team-a.` |
 //! | `orders-reader` | read | starting with `orders` |
+//! | `ctx-a-team-b-admin` | admin | in context `.ctx-a`, or starting with `:.ctx-b:team-b.` |
 //!
 //! Each password is `<user>-secret`.
 
@@ -24,7 +25,7 @@ pub fn users_file() -> &'static str {
     static TEXT: OnceLock<String> = OnceLock::new();
     TEXT.get_or_init(|| {
         let mut file = UsersFile::default();
-        let users: [(&str, Role, &[&str]); 9] = [
+        let users: [(&str, Role, &[&str]); 10] = [
             ("admin", Role::Admin, &[]),
             ("writer", Role::Write, &[]),
             ("reader", Role::Read, &[]),
@@ -34,6 +35,7 @@ pub fn users_file() -> &'static str {
             ("ctx-a-admin", Role::Admin, &[":.ctx-a:"]),
             ("team-a-reader", Role::Read, &["team-a."]),
             ("orders-reader", Role::Read, &["orders"]),
+            ("ctx-a-team-b-admin", Role::Admin, &[":.ctx-a:", ":.ctx-b:team-b."]),
         ];
         for (user, role, prefixes) in users {
             let hash = match hash_password(&password(user), HashCost::TEST) {

@@ -6,7 +6,12 @@
 //!   operation, hard deletes included) and whenever it is followed (the request's own operation);
 //! - each context-fallback candidate of an unqualified read (`Read`; a candidate the caller may not
 //!   read is skipped, as if absent);
-//! - each subject a posted schema references (`Read`), before any of them is read.
+//! - each subject a reference names, directly or nested, posted or stored (`Read`), before it is
+//!   read;
+//! - a by-ID request's `?subject=` (`Read`).
+//!
+//! An IMPORT (explicit ID) is decided on the subject's whole context
+//! ([`SubjectOperation::decided_on`]), for the path's subject and an alias target alike.
 //!
 //! Admin tooling and a registry without authentication act with [`Access::all`].
 
@@ -33,10 +38,35 @@ pub enum SubjectOperation {
     Configure,
 }
 
+impl SubjectOperation {
+    /// What `self` on `subject` is decided on: the subject itself (as stored: `:.ctx:name` for a
+    /// named context), except for an [`SubjectOperation::Import`]: an explicit ID raises the ID
+    /// counter every subject of the context shares, so an import is decided on the whole context,
+    /// `:.ctx:` for a named one and the registry (`None`) for the default one, whose subjects share
+    /// no prefix. The route guard and the registry both ask this, for the path's subject and for
+    /// every subject reached indirectly (an alias target).
+    pub fn decided_on(self, subject: &Subject) -> Option<String> {
+        match self {
+            SubjectOperation::Import => {
+                let context = subject.context();
+                (!context.is_default()).then(|| context.subject_prefix())
+            }
+            _ => Some(subject.to_string()),
+        }
+    }
+}
+
 /// Decides whether the caller of a request may perform an operation on a subject.
 pub trait SubjectGuard: Send + Sync + fmt::Debug {
-    /// Whether `operation` on `subject` (as stored: `:.ctx:name` for a named context) is allowed.
-    fn allows(&self, operation: SubjectOperation, subject: &str) -> bool;
+    /// Whether `operation` on `subject` (as [`SubjectOperation::decided_on`] names it: a subject,
+    /// a context's `:.ctx:`, or `None` for the whole registry) is allowed.
+    fn allows(&self, operation: SubjectOperation, subject: Option<&str>) -> bool;
+
+    /// Whether the caller may read every subject (an unscoped reader): answers remembered for
+    /// another caller need no check of the subjects their resolution reached.
+    fn reads_every_subject(&self) -> bool {
+        false
+    }
 }
 
 /// The caller a [`crate::Registry`] acts for: every subject allowed, or what a guard allows.
@@ -57,17 +87,24 @@ impl Access {
         Access { guard: Some(guard) }
     }
 
-    /// Whether `operation` on `subject` is allowed.
+    /// Whether `operation` on `subject` is allowed (decided on what
+    /// [`SubjectOperation::decided_on`] names).
     pub fn allows(&self, operation: SubjectOperation, subject: &Subject) -> bool {
-        self.guard.as_ref().is_none_or(|guard| guard.allows(operation, subject.as_str()))
+        self.guard.as_ref().is_none_or(|guard| guard.allows(operation, operation.decided_on(subject).as_deref()))
     }
 
-    /// `Ok` when `operation` on `subject` is allowed, else [`RegistryError::Forbidden`] (403).
+    /// Whether every subject may be read (see [`SubjectGuard::reads_every_subject`]).
+    pub fn reads_every_subject(&self) -> bool {
+        self.guard.as_ref().is_none_or(|guard| guard.reads_every_subject())
+    }
+
+    /// `Ok` when `operation` on `subject` is allowed, else [`RegistryError::Forbidden`] (403)
+    /// naming what it was decided on.
     pub fn require(&self, operation: SubjectOperation, subject: &Subject) -> Result<(), RegistryError> {
         if self.allows(operation, subject) {
             return Ok(());
         }
-        Err(RegistryError::Forbidden { operation, subject: subject.to_string() })
+        Err(RegistryError::Forbidden { operation, subject: operation.decided_on(subject) })
     }
 }
 
@@ -80,8 +117,8 @@ mod tests {
     struct Prefix(&'static str);
 
     impl SubjectGuard for Prefix {
-        fn allows(&self, operation: SubjectOperation, subject: &str) -> bool {
-            operation == SubjectOperation::Read && subject.starts_with(self.0)
+        fn allows(&self, operation: SubjectOperation, subject: Option<&str>) -> bool {
+            operation != SubjectOperation::Configure && subject.is_some_and(|subject| subject.starts_with(self.0))
         }
     }
 
@@ -92,9 +129,30 @@ mod tests {
         assert!(guarded.require(SubjectOperation::Read, &inside).is_ok());
         assert!(matches!(
             guarded.require(SubjectOperation::Read, &outside),
-            Err(RegistryError::Forbidden { operation: SubjectOperation::Read, subject }) if subject == "b.x"
+            Err(RegistryError::Forbidden { operation: SubjectOperation::Read, subject: Some(subject) }) if subject == "b.x"
         ));
-        assert!(!guarded.allows(SubjectOperation::Register, &inside));
+        assert!(!guarded.allows(SubjectOperation::Configure, &inside));
         assert!(Access::all().allows(SubjectOperation::HardDelete, &outside));
+    }
+
+    #[test]
+    fn an_import_is_decided_on_the_whole_context() {
+        let (named, default) = (Subject::new(":.ctx:a.x").unwrap(), Subject::new("a.x").unwrap());
+        assert_eq!(SubjectOperation::Import.decided_on(&named).as_deref(), Some(":.ctx:"));
+        assert_eq!(SubjectOperation::Import.decided_on(&default), None);
+        assert_eq!(SubjectOperation::Register.decided_on(&named).as_deref(), Some(":.ctx:a.x"));
+        // A scope holding the subject but not its whole context may register there, not import.
+        let subject_scoped = Access::guarded(Arc::new(Prefix(":.ctx:a.")));
+        assert!(subject_scoped.allows(SubjectOperation::Register, &named));
+        assert!(matches!(
+            subject_scoped.require(SubjectOperation::Import, &named),
+            Err(RegistryError::Forbidden { operation: SubjectOperation::Import, subject: Some(context) }) if context == ":.ctx:"
+        ));
+        assert!(Access::guarded(Arc::new(Prefix(":.ctx:"))).allows(SubjectOperation::Import, &named));
+        let default_scoped = Access::guarded(Arc::new(Prefix("a.")));
+        assert!(matches!(
+            default_scoped.require(SubjectOperation::Import, &default),
+            Err(RegistryError::Forbidden { subject: None, .. })
+        ));
     }
 }

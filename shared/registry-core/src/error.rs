@@ -92,12 +92,19 @@ pub enum RegistryError {
     )]
     TooManyRegistrations { subject: String, limit: u32 },
     /// 403 / 40301: the caller may not perform `operation` on `subject`, a subject the request
-    /// reached indirectly (an alias target, a referenced subject); see [`crate::access`].
-    #[error("User is denied operation {} on Subject: {subject}", operation_name(*operation))]
-    Forbidden { operation: crate::access::SubjectOperation, subject: String },
+    /// reached indirectly (an alias target, a referenced subject), a context's `:.ctx:` or the
+    /// registry (`None`) as [`crate::access::SubjectOperation::decided_on`] names it; see
+    /// [`crate::access`].
+    #[error("User is denied operation {} on {}", operation_name(*operation), target_name(subject.as_deref()))]
+    Forbidden { operation: crate::access::SubjectOperation, subject: Option<String> },
     /// 50001 / 50002 / 500: storage failed; the detail is logged, never returned.
     #[error("storage error: {0}")]
     Store(#[from] StoreError),
+}
+
+/// What a 403 message names: `Subject: <s>`, or `SchemaRegistry` for a registry-wide decision.
+fn target_name(subject: Option<&str>) -> String {
+    subject.map_or_else(|| "SchemaRegistry".to_string(), |subject| format!("Subject: {subject}"))
 }
 
 /// The name 403 messages give an operation, as the authorization layer's (Confluent's

@@ -15,9 +15,11 @@
 //!   `admin` (so a new route is never open by accident).
 //! - Subjects reached indirectly are authorized by the registry itself, on the same decision
 //!   ([`crate::endpoint::Permit::acting`], `registry_core::access`): an alias target when the alias
-//!   is set (admin on the target) and whenever it is followed (the request's operation), each
-//!   referenced subject of a posted schema (read), and each context-fallback candidate of an
-//!   unqualified read (read; one the caller may not read is skipped, answered as if absent).
+//!   is set (admin on the target) and whenever it is followed (the request's operation; an IMPORT
+//!   on the target's whole context), every subject a reference resolved by the request names
+//!   (read; posted or stored, direct or nested), a by-ID request's `?subject=` (read), and each
+//!   context-fallback candidate of an unqualified read (read; one the caller may not read is
+//!   skipped, answered as if absent).
 //! - Subject scopes: a request naming a subject outside the principal's prefixes is 403. For scoped
 //!   principals, `GET /subjects`, `GET /schemas`, `GET /schemas/ids/{id}/subjects` and `.../versions`
 //!   list only in-scope subjects, before `offset`/`limit` and still streamed. Schema bodies by ID

@@ -117,7 +117,7 @@ impl Permit {
 struct PrincipalGuard(Principal);
 
 impl SubjectGuard for PrincipalGuard {
-    fn allows(&self, operation: SubjectOperation, subject: &str) -> bool {
+    fn allows(&self, operation: SubjectOperation, subject: Option<&str>) -> bool {
         let operation = match operation {
             SubjectOperation::Read => Operation::Read,
             SubjectOperation::Register => Operation::Register,
@@ -126,11 +126,15 @@ impl SubjectGuard for PrincipalGuard {
             SubjectOperation::HardDelete => Operation::HardDelete,
             SubjectOperation::Configure => Operation::Configure,
         };
-        let allowed = authorize(&self.0, operation, Some(subject)) == Decision::Allow;
+        let allowed = authorize(&self.0, operation, subject) == Decision::Allow;
         if !allowed {
             tracing::debug!(principal = %self.0.name, operation = operation.as_str(), subject, "access denied");
         }
         allowed
+    }
+
+    fn reads_every_subject(&self) -> bool {
+        self.0.scope == Scope::All && authorize(&self.0, Operation::Read, None) == Decision::Allow
     }
 }
 

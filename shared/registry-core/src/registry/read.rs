@@ -67,14 +67,12 @@ impl Registry {
     }
 
     /// Whether the caller may read what a remembered lookup answer `record` for `schema` resolved:
-    /// the subject it names and each subject the posted references name.
+    /// the subject it names and every subject its references reach.
     fn may_read_answer(&self, record: &SchemaRecord, schema: &NewSchema) -> bool {
-        let context = record.subject.context();
-        let referenced = schema.references.iter().map(|reference| context.referenced_subject(&reference.subject));
+        // References may lead on to references of their own, known only by reading them again:
+        // a caller that may not read everything resolves them itself.
         self.access.allows(SubjectOperation::Read, &record.subject)
-            && referenced
-                .into_iter()
-                .all(|subject| subject.is_ok_and(|s| self.access.allows(SubjectOperation::Read, &s)))
+            && (schema.references.is_empty() || self.access.reads_every_subject())
     }
 
     /// `subject` (unqualified, in the default context) qualified with each listed named context,
@@ -173,19 +171,24 @@ impl Registry {
     /// a qualified `subject` (`:.ctx:name`, or `:.ctx:` alone as the base-URL form sends) names its
     /// context; an unqualified one is the default context when a row of it carries `id` there,
     /// else the first listed context where `:.ctx:subject` carries `id`, else the default context
-    /// again. No `subject` (or an invalid one): the default context.
+    /// again. No `subject` (or an invalid one): the default context. A `subject` the caller may
+    /// not read is refused (403), as a path naming it would be; a context alone (`:.ctx:`) names
+    /// no subject.
     pub async fn context_for_id(&self, id: i32, subject: Option<&str>) -> Result<Context, RegistryError> {
         let name = match subject.map(QualifiedName::split) {
-            Some(QualifiedName::In { context, .. }) if context != "." => {
+            Some(QualifiedName::In { context, name }) if context != "." => {
+                if let (false, Some(Ok(subject))) = (name.is_empty(), subject.map(Subject::new)) {
+                    self.access.require(SubjectOperation::Read, &subject)?;
+                }
                 return Ok(Context::parse(context).unwrap_or(Context::DEFAULT));
             }
             Some(QualifiedName::In { name, .. }) => name,
             Some(QualifiedName::Wildcard { .. }) | None => return Ok(Context::DEFAULT),
         };
-        // A subject the caller may not read is ignored, as an invalid one.
-        let Some(subject) = Subject::new(name).ok().filter(|s| self.access.allows(SubjectOperation::Read, s)) else {
+        let Ok(subject) = Subject::new(name) else {
             return Ok(Context::DEFAULT);
         };
+        self.access.require(SubjectOperation::Read, &subject)?;
         let (subject, rows) = self.rows_following_alias(subject).await?;
         if !subject.context().is_default() {
             // An alias naming a subject of another context.

@@ -157,7 +157,7 @@ impl Registry {
             if steps > MAX_DEPENDENCIES {
                 return Err(too_many_references());
             }
-            let target = referrer.referenced_subject(&reference.subject).map_err(|_| missing_reference(&reference))?;
+            let target = self.referenced_subject(&referrer, &reference)?;
             let key = (target, reference.version);
             if expanded {
                 if done.insert(key.clone())
@@ -187,6 +187,17 @@ impl Registry {
             stack.extend(body.references.iter().rev().map(|r| (r.clone(), nested.clone(), false, false)));
         }
         Ok(out)
+    }
+
+    /// The subject `reference`, found in a schema of `referrer`, names, as
+    /// [`Context::referenced_subject`] says (42201 as a missing reference when it is no subject),
+    /// once the caller may read it (403 otherwise). Every reference a request resolves goes
+    /// through here before anything is read at its subject: posted and stored, direct and nested,
+    /// so a chain of references reaches no subject the caller may not read, whoever wrote it.
+    fn referenced_subject(&self, referrer: &Context, reference: &SchemaReference) -> Result<Subject, RegistryError> {
+        let subject = referrer.referenced_subject(&reference.subject).map_err(|_| missing_reference(reference))?;
+        self.access.require(SubjectOperation::Read, &subject)?;
+        Ok(subject)
     }
 
     /// The body `reference` names, read at `subject` (its target): a numbered version is one
@@ -239,10 +250,7 @@ impl Registry {
             return Err(too_many_references());
         }
         for reference in &schema.references {
-            // A name that is no subject is answered as a missing reference when it is resolved.
-            if let Ok(subject) = context.referenced_subject(&reference.subject) {
-                self.access.require(SubjectOperation::Read, &subject)?;
-            }
+            self.referenced_subject(context, reference)?;
         }
         let mut read = RowsRead::new();
         let references = self.pin_latest_references(context, &schema.references, &mut read).await?;
@@ -277,15 +285,9 @@ impl Registry {
                 pinned.push(reference.clone());
                 continue;
             }
-            let missing = || RegistryError::InvalidSchema {
-                reason: format!(
-                    "Invalid schema: reference {} to subject '{}' version -1 does not exist",
-                    reference.name, reference.subject
-                ),
-            };
-            let subject = context.referenced_subject(&reference.subject).map_err(|_| missing())?;
+            let subject = self.referenced_subject(context, reference)?;
             let rows = self.rows_once(&subject, read).await?;
-            let latest = latest_live(&rows).ok_or_else(missing)?;
+            let latest = latest_live(&rows).ok_or_else(|| missing_reference(reference))?;
             pinned.push(SchemaReference { version: latest.version.0, ..reference.clone() });
         }
         Ok(pinned)

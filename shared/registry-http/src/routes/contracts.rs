@@ -1,9 +1,11 @@
 //! Data-contract reads: `GET /subjects/{s}/metadata` (latest version by metadata properties) and
 //! CP 8's `GET /schemas/guids/{guid}`.
 
+use super::versions::apply_format_as;
 use super::{ApiResult, DeletedQuery, FormatQuery, apply_format, json};
 use crate::AppState;
 use crate::dto::{SchemaDto, SchemaStringDto};
+use crate::endpoint::Permit;
 use crate::error::ApiError;
 use crate::extract::{ConfluentQuery, QueryLists, Segment};
 use axum::extract::State;
@@ -14,6 +16,7 @@ use registry_core::registry::contracts::is_guid;
 /// Confluent's `getLatestWithMetadata`). 40401 unknown subject; 40403 when no version matches.
 pub async fn get_latest_with_metadata(
     State(state): State<AppState>,
+    permit: Permit,
     Segment(subject): Segment,
     ConfluentQuery(query): ConfluentQuery<DeletedQuery>,
     lists: QueryLists,
@@ -24,8 +27,9 @@ pub async fn get_latest_with_metadata(
         .zip(lists.all("value"))
         .map(|(key, value)| (key.to_string(), value.to_string()))
         .collect();
-    let mut record = state.registry.latest_with_metadata(&subject, &filter, query.deleted).await?;
-    apply_format(&state, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
+    let registry = permit.acting(&state.registry);
+    let mut record = registry.latest_with_metadata(&subject, &filter, query.deleted).await?;
+    apply_format_as(&registry, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
     json(&SchemaDto::from_record(&record))
 }
 

@@ -120,8 +120,10 @@ pub async fn look_up_schema_under_subject(
     ConfluentJson(request): ConfluentJson<RegisterSchemaRequest>,
 ) -> ApiResult {
     let options = LookupOptions { normalize: query.normalize, include_deleted: query.deleted };
-    let mut record = permit.acting(&state.registry).lookup(&subject, request.into_new_schema()?, options).await?;
-    super::apply_format(&state, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
+    let registry = permit.acting(&state.registry);
+    let mut record = registry.lookup(&subject, request.into_new_schema()?, options).await?;
+    super::versions::apply_format_as(&registry, &record.subject.context(), &mut record.body, query.format.as_deref())
+        .await?;
     json(&SchemaDto::from_record(&record))
 }
 

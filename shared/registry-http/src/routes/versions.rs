@@ -3,7 +3,7 @@
 
 use super::json_stream::{self, PageRead, Pages, write_json};
 use super::schemas::LIST_LIMIT;
-use super::{ApiResult, DeleteQuery, DeletedPagedQuery, DeletedQuery, apply_format, json, raw_schema};
+use super::{ApiResult, DeleteQuery, DeletedPagedQuery, DeletedQuery, json, raw_schema};
 use crate::AppState;
 use crate::dto::{RegisterSchemaRequest, SchemaDto};
 use crate::endpoint::Permit;
@@ -12,7 +12,10 @@ use crate::extract::{ConfluentJson, ConfluentQuery, Paging, Segment, SubjectVers
 use axum::extract::State;
 use futures::future::BoxFuture;
 use registry_auth::Operation;
-use registry_core::{DeletedFilter, RegisterOptions, Registry, RegistryError, SchemaRecord, Subject, Version};
+use registry_core::{
+    Context, DeletedFilter, RegisterOptions, Registry, RegistryError, SchemaBody, SchemaRecord, Subject,
+    SubjectOperation, Version,
+};
 use serde::Deserialize;
 
 /// Query of `POST /subjects/{s}/versions`.
@@ -21,7 +24,7 @@ pub struct RegisterQuery {
     /// Register Confluent's normal form.
     #[serde(default, deserialize_with = "flag")]
     pub normalize: bool,
-    /// How the answer's `schema` is rendered ([`apply_format`]).
+    /// How the answer's `schema` is rendered ([`super::apply_format`]).
     #[serde(default, deserialize_with = "text")]
     pub format: Option<String>,
 }
@@ -42,20 +45,39 @@ pub async fn register_schema(
         require_import_in_context(&permit, &subject)?;
     }
     let options = RegisterOptions { normalize: query.normalize };
-    let mut record = permit.acting(&state.registry).register(&subject, request.into_new_schema()?, options).await?;
-    apply_format(&state, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
+    let registry = permit.acting(&state.registry);
+    let mut record = registry.register(&subject, request.into_new_schema()?, options).await?;
+    apply_format_as(&registry, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
     json(&SchemaDto::registered(&record))
+}
+
+/// [`super::apply_format`] for a schema reached through a subject, by `registry` acting for the caller:
+/// rendering resolves the schema's references, each of which needs read on its subject (nested
+/// ones too), as when it is registered. Bodies reached by ID or guid use [`super::apply_format`] (they are
+/// readable by every reader).
+pub(crate) async fn apply_format_as(
+    registry: &Registry,
+    context: &Context,
+    body: &mut SchemaBody,
+    format: Option<&str>,
+) -> Result<bool, ApiError> {
+    if let Some(format) = format.filter(|format| !format.is_empty())
+        && let Some(text) = registry.formatted(context, body, format).await?
+    {
+        body.schema = text;
+        return Ok(true);
+    }
+    Ok(false)
 }
 
 /// An explicit ID raises its context's ID counter, which every subject of the context shares: a
 /// caller scoped to some subjects of a context may not move the IDs the others get. Its scope must
 /// hold the whole context (a prefix of `:.ctx:`; unscoped for the default context, whose subjects
-/// share no prefix). A subject that does not parse is left to the registry's 42208.
+/// share no prefix), as [`SubjectOperation::decided_on`] says for the registry's own checks (an
+/// alias target). A subject that does not parse is left to the registry's 42208.
 fn require_import_in_context(permit: &Permit, subject: &str) -> Result<(), ApiError> {
     let Ok(subject) = Subject::new(subject) else { return Ok(()) };
-    let context = subject.context();
-    let prefix = context.subject_prefix();
-    permit.require(Operation::Import, (!context.is_default()).then_some(prefix.as_str()))
+    permit.require(Operation::Import, SubjectOperation::Import.decided_on(&subject).as_deref())
 }
 
 /// Rows of one subject read per store page while listing its versions.
@@ -157,7 +179,7 @@ pub async fn get_all_versions(
 }
 
 /// The version `version` of `subject` (a soft-deleted one too with `deleted`), its schema rendered
-/// as `format` asks ([`apply_format`]).
+/// as `format` asks ([`super::apply_format`]).
 async fn formatted_version(
     state: &AppState,
     permit: &Permit,
@@ -166,13 +188,14 @@ async fn formatted_version(
     query: &DeletedQuery,
 ) -> Result<SchemaRecord, ApiError> {
     let selector = parse_version(version)?;
-    let mut record = permit.acting(&state.registry).version(subject, selector, query.deleted).await?;
-    apply_format(state, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
+    let registry = permit.acting(&state.registry);
+    let mut record = registry.version(subject, selector, query.deleted).await?;
+    apply_format_as(&registry, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
     Ok(record)
 }
 
 /// `GET /subjects/{s}/versions/{v}`: `{"subject","version","id","schemaType","references"?,"schema",..}`;
-/// `deleted` returns a soft-deleted version too; `format` as in [`apply_format`].
+/// `deleted` returns a soft-deleted version too; `format` as in [`super::apply_format`].
 pub async fn get_schema_by_version(
     State(state): State<AppState>,
     permit: Permit,
