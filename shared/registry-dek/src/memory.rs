@@ -46,13 +46,14 @@ fn next_revision<T>(current: Option<&Stored<T>>, expect: Expect, what: &str) -> 
     }
 }
 
-/// The KEK's DEKs, from the first of `kek_name` on.
-fn deks_of<'a>(state: &'a State, kek_name: &'a str) -> impl Iterator<Item = &'a Stored<Dek>> + 'a {
-    let start = (kek_name.to_owned(), String::new(), DekAlgorithm::Aes128Gcm, i32::MIN);
+/// The KEK's DEKs of the subjects starting with `prefix` (all of them for an empty one): the range
+/// from the prefix itself to the first subject without it.
+fn deks_of<'a>(state: &'a State, kek_name: &'a str, prefix: &'a str) -> impl Iterator<Item = &'a Stored<Dek>> + 'a {
+    let start = (kek_name.to_owned(), prefix.to_owned(), DekAlgorithm::Aes128Gcm, i32::MIN);
     state
         .deks
         .range((Bound::Included(start), Bound::Unbounded))
-        .take_while(move |((kek, ..), _)| kek == kek_name)
+        .take_while(move |((kek, subject, ..), _)| kek == kek_name && subject.starts_with(prefix))
         .map(|(_, dek)| dek)
 }
 
@@ -111,10 +112,10 @@ impl KeyStore for MemoryKeyStore {
     }
 
     async fn dek_subjects(&self, page: SubjectPage<'_>) -> StoreResult<Vec<String>> {
-        let SubjectPage { kek_name, after, limit, include_deleted } = page;
+        let SubjectPage { kek_name, prefix, after, limit, include_deleted } = page;
         let state = self.state();
         let mut subjects: Vec<String> = Vec::new();
-        for dek in deks_of(&state, kek_name) {
+        for dek in deks_of(&state, kek_name, prefix) {
             if subjects.len() >= limit {
                 break;
             }

@@ -207,16 +207,9 @@ impl DekRegistry {
         include_deleted: bool,
     ) -> Result<bool, DekError> {
         for prefix in prefixes {
-            // The first subject at or after the prefix: the prefix itself, or the first after it.
-            for algorithm in DekAlgorithm::ALL {
-                let series = DekSeries { kek_name, subject: prefix, algorithm };
-                if self.store.latest_dek(series, include_deleted).await?.is_some() {
-                    return Ok(true);
-                }
-            }
-            let page = SubjectPage { kek_name, after: Some(prefix), limit: 1, include_deleted };
-            let next = self.store.dek_subjects(page).await?;
-            if next.first().is_some_and(|subject| subject.starts_with(prefix.as_str())) {
+            // One read of the range of subjects starting with the prefix.
+            let page = SubjectPage { kek_name, prefix, after: None, limit: 1, include_deleted };
+            if !self.store.dek_subjects(page).await?.is_empty() {
                 return Ok(true);
             }
         }
@@ -365,7 +358,8 @@ impl DekRegistry {
         let mut subjects: Vec<String> = Vec::new();
         while page.wants(subjects.len()) {
             let after = subjects.last().map(String::as_str);
-            let batch = self.store.dek_subjects(SubjectPage { kek_name, after, limit: PAGE, include_deleted }).await?;
+            let page = SubjectPage { kek_name, prefix: "", after, limit: PAGE, include_deleted };
+            let batch = self.store.dek_subjects(page).await?;
             let full = batch.len() == PAGE;
             subjects.extend(batch);
             if !full {

@@ -45,15 +45,33 @@ pub enum KekGuard {
     Live,
 }
 
-/// A page of the subjects with a DEK under one KEK: the first `limit` after `after`, of subjects
-/// with a DEK of any algorithm; a subject whose DEKs are all deleted counts only when
-/// `include_deleted`.
+/// A page of the subjects with a DEK under one KEK: the first `limit` after `after` that start
+/// with `prefix` (empty: every subject), of subjects with a DEK of any algorithm; a subject whose
+/// DEKs are all deleted counts only when `include_deleted`. A backend reads only the range of
+/// subjects starting with `prefix` ([`prefix_end`]): one read answers whether a prefix has a
+/// subject, however many others the KEK holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SubjectPage<'a> {
     pub kek_name: &'a str,
+    pub prefix: &'a str,
     pub after: Option<&'a str>,
     pub limit: usize,
     pub include_deleted: bool,
+}
+
+/// The least string above every string that starts with `prefix` (in code point order, which is
+/// also UTF-8 byte order): `prefix` with its last character raised by one (dropping trailing
+/// `char::MAX`s). `None` when no string bounds them (an empty prefix, or only `char::MAX`s).
+pub fn prefix_end(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        let next = (u32::from(last) + 1..=u32::from(char::MAX)).find_map(char::from_u32);
+        if let Some(next) = next {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
 }
 
 /// Persistent KEKs and DEKs. Reads observe every write acknowledged before they started.
@@ -91,7 +109,7 @@ pub trait KeyStore: Send + Sync + Debug {
 
     /// Whether `kek_name` has a DEK (counting deleted ones when `include_deleted`).
     async fn has_deks(&self, kek_name: &str, include_deleted: bool) -> StoreResult<bool> {
-        let page = SubjectPage { kek_name, after: None, limit: 1, include_deleted };
+        let page = SubjectPage { kek_name, prefix: "", after: None, limit: 1, include_deleted };
         Ok(!self.dek_subjects(page).await?.is_empty())
     }
 
@@ -101,4 +119,25 @@ pub trait KeyStore: Send + Sync + Debug {
 
     /// Removes one DEK version if it is at `revision`.
     async fn remove_dek(&self, id: &DekId, revision: u64) -> StoreResult<()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefix_end;
+
+    #[test]
+    fn prefix_end_bounds_exactly_the_strings_with_the_prefix() {
+        assert_eq!(prefix_end("team-a."), Some("team-a/".to_string()));
+        assert_eq!(prefix_end("a\u{d7ff}"), Some("a\u{e000}".to_string()), "surrogates are no characters");
+        assert_eq!(prefix_end("a\u{10ffff}"), Some("b".to_string()));
+        assert_eq!(prefix_end(""), None);
+        assert_eq!(prefix_end("\u{10ffff}"), None);
+        let end = prefix_end("team-a.").unwrap_or_default();
+        for inside in ["team-a.", "team-a.x", "team-a.\u{10ffff}"] {
+            assert!(inside >= "team-a." && inside < end.as_str(), "{inside}");
+        }
+        for outside in ["team-a", "team-a/", "team-b", "team-a-"] {
+            assert!(outside < "team-a." || outside >= end.as_str(), "{outside}");
+        }
+    }
 }

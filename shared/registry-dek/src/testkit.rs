@@ -7,7 +7,15 @@
 // A test kit: a failed expectation is an assertion failure, so `expect` is the right tool here.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod counting;
+mod kek_removal;
+
+pub use counting::CountingKeyStore;
+pub use kek_removal::{race_kek_removal_and_deleted_dek_create, race_kek_removal_and_deleted_dek_create_over};
+
+use crate::kms::KmsRegistry;
 use crate::model::{Dek, DekAlgorithm, DekSeries, Kek};
+use crate::service::{DekRegistry, Page};
 use crate::store::{Expect, KekGuard, KeyStore, StoreError, Stored, SubjectPage};
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -35,8 +43,10 @@ macro_rules! key_store_conformance_cases {
             keks_page_in_name_order(&store);
             dek_writes_are_conditional_and_guarded(&store);
             dek_listings_page_and_filter(&store);
+            kek_prefix_listing_reads_once_per_prefix(store);
             race_same_dek_version(store);
             race_kek_delete_and_dek_create(store);
+            race_kek_removal_and_deleted_dek_create(store);
         }
     };
     (@each $callback:ident $($name:ident($($call:tt)*);)*) => {
@@ -222,12 +232,19 @@ pub async fn dek_listings_page_and_filter(store: &dyn KeyStore) {
     assert_eq!(store.latest_dek(series("b", DekAlgorithm::Aes256Gcm), true).await.unwrap(), None);
 
     let subjects = |after, limit, include_deleted| {
-        store.dek_subjects(SubjectPage { kek_name: &name, after, limit, include_deleted })
+        store.dek_subjects(SubjectPage { kek_name: &name, prefix: "", after, limit, include_deleted })
     };
     assert_eq!(subjects(None, 10, false).await.unwrap(), ["a", "b"], "dek_lists: live subjects");
     assert_eq!(subjects(None, 10, true).await.unwrap(), ["a", "b", "c"], "dek_lists: with deleted");
     assert_eq!(subjects(None, 1, true).await.unwrap(), ["a"], "dek_lists: limit");
     assert_eq!(subjects(Some("a"), 10, true).await.unwrap(), ["b", "c"], "dek_lists: after a cursor");
+    let with_prefix = |prefix, after| {
+        store.dek_subjects(SubjectPage { kek_name: &name, prefix, after, limit: 10, include_deleted: true })
+    };
+    assert_eq!(with_prefix("b", None).await.unwrap(), ["b"], "dek_lists: a prefix equal to a subject");
+    assert_eq!(with_prefix("", Some("b")).await.unwrap(), ["c"], "dek_lists: an empty prefix");
+    assert!(with_prefix("b", Some("b")).await.unwrap().is_empty(), "dek_lists: a prefix and a cursor past it");
+    assert!(with_prefix("bb", None).await.unwrap().is_empty(), "dek_lists: a prefix longer than a subject");
     assert!(store.has_deks(&name, false).await.unwrap());
 
     // Only deleted DEKs left: live listings are empty, deleted ones are not.
@@ -242,6 +259,54 @@ pub async fn dek_listings_page_and_filter(store: &dyn KeyStore) {
     assert!(!store.has_deks(&name, false).await.unwrap(), "dek_lists: no live DEK left");
     assert!(store.has_deks(&name, true).await.unwrap(), "dek_lists: deleted DEKs still count");
     assert_eq!(store.latest_dek(series("a", DekAlgorithm::Aes256Gcm), false).await.unwrap(), None);
+}
+
+/// `GET /keks?subjectPrefix=...`: each (KEK, prefix) costs one store read, of the KEK's subjects
+/// that start with the prefix (a subject equal to it included), however many subjects, algorithms
+/// and versions the KEK holds; a KEK stops at its first matching prefix.
+pub async fn kek_prefix_listing_reads_once_per_prefix(store: Arc<dyn KeyStore>) {
+    let (matching, other) = (unique_name("prefix_matching"), unique_name("prefix_other"));
+    for name in [&matching, &other] {
+        store.put_kek(&kek(name), Expect::Absent).await.unwrap();
+    }
+    for algorithm in DekAlgorithm::ALL {
+        for version in 1..=3 {
+            let key = dek(&matching, "team-a.orders", algorithm, version);
+            store.put_dek(&key, Expect::Absent, KekGuard::Live).await.unwrap();
+        }
+    }
+    for subject in ["team-a", "team-b.x", "team-d.a", "team-d.b"] {
+        store
+            .put_dek(&dek(&matching, subject, DekAlgorithm::Aes256Gcm, 1), Expect::Absent, KekGuard::Live)
+            .await
+            .unwrap();
+    }
+    let mut deleted = dek(&matching, "team-c.y", DekAlgorithm::Aes256Gcm, 1);
+    deleted.deleted = true;
+    store.put_dek(&deleted, Expect::Absent, KekGuard::Unchecked).await.unwrap();
+    store.put_dek(&dek(&other, "other", DekAlgorithm::Aes256Gcm, 1), Expect::Absent, KekGuard::Live).await.unwrap();
+
+    let counting = Arc::new(CountingKeyStore::new(store));
+    let registry = DekRegistry::new(counting.clone(), KmsRegistry::new());
+    let listed = |prefixes: &'static [&'static str], include_deleted: bool| {
+        let (registry, counting, matching, other) = (&registry, &counting, &matching, &other);
+        async move {
+            let (before, before_other) = (counting.reads_of(matching), counting.reads_of(other));
+            let prefixes: Vec<String> = prefixes.iter().map(|prefix| prefix.to_string()).collect();
+            let names = registry.kek_names(&prefixes, include_deleted, Page::default()).await.unwrap();
+            assert!(!names.contains(other), "kek_prefix_listing: {other} has no subject with {prefixes:?}");
+            let reads = (counting.reads_of(matching) - before, counting.reads_of(other) - before_other);
+            (names.contains(matching), reads)
+        }
+    };
+    // Misses: a deleted-only subject, a prefix after every subject, one sorting between two
+    // subjects, one longer than a subject it starts like.
+    let misses: &[&str] = &["team-c.", "team-z.", "team-aa", "team-b.xy"];
+    assert_eq!(listed(misses, false).await, (false, (4, 4)), "kek_prefix_listing: one read per (KEK, prefix)");
+    assert_eq!(listed(&["team-z.", "team-a."], false).await, (true, (2, 2)), "kek_prefix_listing: a prefix match");
+    assert_eq!(listed(&["team-b.x"], false).await, (true, (1, 1)), "kek_prefix_listing: a subject equal to the prefix");
+    assert_eq!(listed(&["team-d.b"], false).await, (true, (1, 1)), "kek_prefix_listing: the last subject");
+    assert_eq!(listed(&["team-c."], true).await, (true, (1, 1)), "kek_prefix_listing: deleted DEKs when asked");
 }
 
 /// [`RACE_TASKS`] writers create the same DEK version: exactly one wins, and the KEK revision

@@ -22,6 +22,7 @@ use crate::items::{Item, ItemExt, key, n, s};
 use crate::keys::{EDGE_SEPARATOR, PK, SK};
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
 use registry_core::{StoreError, StoreResult};
+use registry_dek::store::prefix_end;
 use registry_dek::{Dek, DekAlgorithm, DekId, DekSeries, Expect, Kek, KekGuard, KeyStore, Stored, SubjectPage};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -206,6 +207,23 @@ enum SortRange {
     Between(String, String),
 }
 
+/// The sort-key range of the subjects starting with `prefix` (empty: all) after `after`. The keys
+/// of a subject `s` are `s␁…`: below `s` followed by U+0002 and above every subject below `s`
+/// (subjects hold no control character), so the keys of the subjects after `after` are those
+/// above `after␂`, and the keys of the subjects starting with `prefix` lie between `prefix`
+/// and [`prefix_end`] (no key equals it). `None` when no subject can be in both.
+fn subject_range(prefix: &str, after: Option<&str>) -> Option<SortRange> {
+    let after = after.map(|after| format!("{after}\u{2}"));
+    let Some(end) = prefix_end(prefix) else {
+        return Some(after.map_or(SortRange::All, SortRange::After));
+    };
+    let start = match after {
+        Some(after) if after.as_str() > prefix => after,
+        _ => prefix.to_string(),
+    };
+    (start < end).then_some(SortRange::Between(start, end))
+}
+
 /// The sort-key range of the versions with `prefix`, from version `first` on.
 fn version_range(prefix: &str, first: u32) -> SortRange {
     SortRange::Between(format!("{prefix}{}", padded_u32(first)), format!("{prefix}{}", padded_u32(u32::MAX)))
@@ -279,18 +297,18 @@ impl KeyStore for AwsStore {
     }
 
     async fn dek_subjects(&self, page: SubjectPage<'_>) -> StoreResult<Vec<String>> {
-        let SubjectPage { kek_name, after, limit, include_deleted } = page;
+        let SubjectPage { kek_name, prefix, after, limit, include_deleted } = page;
         let mut subjects: Vec<String> = Vec::new();
         if limit == 0 {
             return Ok(subjects);
         }
-        // The keys of `after` itself are `after␁…`, below `after` followed by U+0002; every
-        // subject that sorts after `after` has keys above it.
-        let range = after.map_or(SortRange::All, |after| SortRange::After(format!("{after}\u{2}")));
+        let Some(range) = subject_range(prefix, after) else {
+            return Ok(subjects);
+        };
         self.query_range("Query(DEK subjects)", dek_pk(kek_name), range, true, PAGE_ITEMS, |item| {
             let subject = item.string(SUBJECT)?;
             let listed = subjects.last().is_some_and(|last| last == subject);
-            if !listed && (include_deleted || !item.flag(DELETED)?) {
+            if !listed && subject.starts_with(prefix) && (include_deleted || !item.flag(DELETED)?) {
                 subjects.push(subject.to_string());
             }
             Ok(subjects.len() < limit)

@@ -70,9 +70,19 @@ async fn each_dek_operation_costs_a_constant_few_calls() {
         assert!(got.unwrap_or_else(|e| panic!("{e}")).is_some());
         let (list_versions, versions) = count(&store, store.deks(series, 0, 100)).await;
         assert_eq!(versions.unwrap_or_else(|e| panic!("{e}")).len(), 6);
-        let page = SubjectPage { kek_name: &name, after: None, limit: 100, include_deleted: false };
+        let page = SubjectPage { kek_name: &name, prefix: "", after: None, limit: 100, include_deleted: false };
         let (list_subjects, subjects) = count(&store, store.dek_subjects(page)).await;
         assert_eq!(subjects.unwrap_or_else(|e| panic!("{e}")).len(), 21);
+        // `GET /keks?subjectPrefix=...` asks this once per (KEK, prefix): a hit, and a miss
+        // between subjects.
+        let mut by_prefix = Vec::new();
+        for prefix in ["orders-", "other-1", "other-10x"] {
+            let page = SubjectPage { kek_name: &name, prefix, after: None, limit: 1, include_deleted: false };
+            let (calls, subjects) = count(&store, store.dek_subjects(page)).await;
+            by_prefix.push((calls, subjects.unwrap_or_else(|e| panic!("{e}"))));
+        }
+        let expected = [(1, vec!["orders-value".to_string()]), (1, vec!["other-1".to_string()]), (1, Vec::new())];
+        assert_eq!(by_prefix, expected, "subjects by prefix: one Query page each");
         let (has_live, has) = count(&store, store.has_deks(&name, false)).await;
         assert!(has.unwrap_or_else(|e| panic!("{e}")));
 

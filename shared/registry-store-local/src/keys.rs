@@ -6,7 +6,7 @@
 use crate::LocalStore;
 use crate::error::{LocalError, LocalResult};
 use async_trait::async_trait;
-use registry_dek::store::{Expect, KekGuard, KeyStore, StoreResult, Stored, SubjectPage};
+use registry_dek::store::{Expect, KekGuard, KeyStore, StoreResult, Stored, SubjectPage, prefix_end};
 use registry_dek::{Dek, DekId, DekSeries, Kek};
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -156,15 +156,31 @@ impl KeyStore for LocalStore {
     }
 
     async fn dek_subjects(&self, page: SubjectPage<'_>) -> StoreResult<Vec<String>> {
-        let SubjectPage { kek_name, after, limit: size, include_deleted } = page;
+        let SubjectPage { kek_name, prefix, after, limit: size, include_deleted } = page;
         let (kek_name, after) = (kek_name.to_owned(), after.unwrap_or_default().to_owned());
+        // The primary key's range of the prefix: from the prefix itself to the first string
+        // without it (none above an empty prefix).
+        let (start, end) = (prefix.to_owned(), prefix_end(prefix));
         self.read_sized(size, move |conn| {
-            let sql = "SELECT DISTINCT subject FROM deks
-                       WHERE kek_name = ?1 AND subject > ?2 AND (?3 OR deleted = 0)
-                       ORDER BY subject LIMIT ?4";
-            let mut statement = conn.prepare_cached(sql)?;
-            let rows = statement.query_map(params![kek_name, after, include_deleted, limit(size)], |row| row.get(0))?;
-            Ok(rows.collect::<Result<Vec<String>, _>>()?)
+            let bounded = "SELECT DISTINCT subject FROM deks
+                           WHERE kek_name = ?1 AND subject > ?2 AND subject >= ?5 AND subject < ?6
+                             AND (?3 OR deleted = 0)
+                           ORDER BY subject LIMIT ?4";
+            let open = "SELECT DISTINCT subject FROM deks
+                        WHERE kek_name = ?1 AND subject > ?2 AND subject >= ?5 AND (?3 OR deleted = 0)
+                        ORDER BY subject LIMIT ?4";
+            let mut statement = conn.prepare_cached(if end.is_some() { bounded } else { open })?;
+            let rows = match &end {
+                Some(end) => {
+                    let values = params![kek_name, after, include_deleted, limit(size), start, end];
+                    statement.query_map(values, |row| row.get(0))?.collect::<Result<Vec<String>, _>>()
+                }
+                None => {
+                    let values = params![kek_name, after, include_deleted, limit(size), start];
+                    statement.query_map(values, |row| row.get(0))?.collect::<Result<Vec<String>, _>>()
+                }
+            };
+            Ok(rows?)
         })
         .await
     }
