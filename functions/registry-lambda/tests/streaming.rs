@@ -6,7 +6,7 @@
 use futures::StreamExt;
 use lambda_http::request::LambdaRequest;
 use lambda_http::{Context, LambdaEvent, StreamAdapter};
-use registry_core::testkit::{record_body, row};
+use registry_core::testkit::{StoreTestExt, record_body, row};
 use registry_core::{MemoryStore, Registry, RegistrySettings, Store, Subject};
 use registry_lambda::handler;
 use std::sync::Arc;

@@ -17,10 +17,10 @@
 //! store's override is lost.
 
 use crate::bounded::BoundedMap;
-use crate::model::{ConfigRecord, Context, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow};
+use crate::model::{ConfigRecord, Context, Guid, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow};
 use crate::store::{
     GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion, Preconditions, Revision, SettingWrite,
-    SoftDeletion, Store, StoreResult, SubjectsPage, VersionsPage, WriteContext,
+    SoftDeletion, Store, StoreResult, SubjectsPage, VersionsPage,
 };
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
@@ -165,27 +165,17 @@ forward_to_inner! {
     versions(subject: &Subject) -> Vec<VersionRow>;
     versions_page(page: VersionsPage<'_>) -> Vec<VersionRow>;
     get_version(subject: &Subject, version: Version) -> Option<VersionRow>;
-    write_context(scope: &Scope) -> WriteContext;
-    layered_write_context(scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> Option<LayeredContext>;
-    write_context_for(scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> WriteContext;
+    layered_write_context(scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> LayeredContext;
     record_live_version(row: &VersionRow, revision: Revision) -> ();
     create_version(row: &VersionRow, preconditions: &Preconditions) -> ();
     create_version_assigning_id(version: NewVersion<'_>) -> (SchemaId, bool);
-    set_version_deleted(subject: &Subject, version: Version, deleted: bool) -> ();
-    delete_version(subject: &Subject, version: Version) -> ();
     soft_delete_versions(deletion: SoftDeletion<'_>) -> ();
     hard_delete_versions(deletion: HardDeletion<'_>) -> ();
-    rows_with_id_in(context: &Context, id: SchemaId) -> Vec<VersionRow>;
     rows_with_id_page_in(context: &Context, page: IdRowsPage<'_>) -> Vec<VersionRow>;
     referrers(subject: &Subject, version: Version) -> Vec<VersionRow>;
     list_subjects(page: SubjectsPage<'_>) -> Vec<Subject>;
     get_config(scope: &Scope) -> Option<ConfigRecord>;
-    put_config(scope: &Scope, config: &ConfigRecord) -> ();
-    delete_config(scope: &Scope) -> Option<ConfigRecord>;
     write_setting(write: SettingWrite<'_>) -> ();
-    get_mode(scope: &Scope) -> Option<Mode>;
-    put_mode(scope: &Scope, mode: Mode) -> ();
-    delete_mode(scope: &Scope) -> Option<Mode>;
     last_used(subject: &Subject) -> Option<u32>;
     mark_used(subject: &Subject, day: u32) -> ();
     @hand_written {
@@ -241,7 +231,7 @@ mod tests {
 
     use super::*;
     use crate::memory::MemoryStore;
-    use crate::testkit::{self, HookedStore, StoreCall, StoreHook, record_body, row, unique_subject};
+    use crate::testkit::{self, HookedStore, StoreCall, StoreHook, StoreTestExt, record_body, row, unique_subject};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -50,6 +50,6 @@ pub use registry_schema::{CompatibilityLevel, Fingerprint, Limits, SchemaReferen
 pub use store::{
     BindingsSeen, GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion, Preconditions, Revision,
     SettingChange, SettingKind, SettingSeen, SettingWrite, SettingsAt, SoftDeletion, Store, StoreError, StoreResult,
-    SubjectsPage, VersionsPage, WriteContext, carried_in_contexts,
+    SubjectsPage, VersionsPage, carried_in_contexts,
 };
 pub use subject_scope::SubjectScope;

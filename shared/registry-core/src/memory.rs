@@ -5,7 +5,7 @@ use crate::model::{
 };
 use crate::store::{
     HardDeletion, IdRowsPage, LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingSeen,
-    SettingWrite, SettingsAt, SoftDeletion, Store, StoreError, StoreResult, SubjectsPage, VersionsPage, WriteContext,
+    SettingWrite, SettingsAt, SoftDeletion, Store, StoreError, StoreResult, SubjectsPage, VersionsPage,
 };
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
@@ -273,72 +273,32 @@ impl Store for MemoryStore {
         Ok(self.state().rows.get(&(subject.clone(), version)).cloned())
     }
 
-    async fn write_context(&self, scope: &Scope) -> StoreResult<WriteContext> {
-        let state = self.state();
-        let mut scopes = vec![Scope::Global];
-        if let Scope::Subject(_) = scope {
-            scopes.insert(0, scope.clone());
-        }
-        let seen = state.seen(&scopes);
-        let own = |scope: &Scope| matches!(scope, Scope::Subject(_)).then(|| scope.clone());
-        Ok(WriteContext {
-            revision: match scope {
-                Scope::Subject(subject) => state.revision(subject),
-                Scope::Global => Revision::default(),
-            },
-            config: own(scope).and_then(|scope| state.configs.get(&scope).cloned()),
-            global_config: state.configs.get(&Scope::Global).cloned(),
-            mode: own(scope).and_then(|scope| state.modes.get(&scope).copied()),
-            global_mode: state.modes.get(&Scope::Global).copied(),
-            seen,
-            bindings: Vec::new(),
-            last_used: match scope {
-                Scope::Subject(subject) => state.used.get(subject).copied(),
-                Scope::Global => None,
-            },
-        })
-    }
-
     async fn layered_write_context(
         &self,
         scope: &Scope,
         _schemas: &[(Fingerprint, Guid)],
-    ) -> StoreResult<Option<LayeredContext>> {
-        Ok(Some(self.state().layered_context(scope)))
+    ) -> StoreResult<LayeredContext> {
+        Ok(self.state().layered_context(scope))
     }
 
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
         let mut state = self.state();
         let key = (row.subject.clone(), row.version);
-        if state.rows.contains_key(&key) {
-            return Err(StoreError::Conflict(format!("{} version {} exists", row.subject, row.version)));
+        if state.rows.get(&key)
+            != preconditions.replaces.as_ref().filter(|old| (&old.subject, old.version) == (&key.0, key.1))
+        {
+            return Err(StoreError::Conflict(format!("{} version {} is not as read", row.subject, row.version)));
         }
         state.check(&row.subject, preconditions)?;
-        state.rows.insert(key, row.clone());
+        if let Some(replaced) = state.rows.insert(key, row.clone()) {
+            state.unbind_if_orphaned(&replaced);
+        }
         state.bump(&row.subject);
+        for raised in &preconditions.raises {
+            state.bump(raised);
+            state.space_mut(&raised.context());
+        }
         state.bump_referenced(&row.subject, preconditions);
-        Ok(())
-    }
-
-    async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {
-        let mut state = self.state();
-        match state.rows.get_mut(&(subject.clone(), version)) {
-            Some(row) if row.deleted != deleted => {
-                row.deleted = deleted;
-                state.bump(subject);
-                Ok(())
-            }
-            _ => Err(StoreError::Conflict(format!(
-                "{subject} version {version} is missing or already deleted={deleted}"
-            ))),
-        }
-    }
-
-    async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()> {
-        let mut state = self.state();
-        if state.rows.remove(&(subject.clone(), version)).is_some() {
-            state.bump(subject);
-        }
         Ok(())
     }
 
@@ -384,12 +344,6 @@ impl Store for MemoryStore {
         }
         state.bump(subject);
         Ok(())
-    }
-
-    async fn rows_with_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
-        let state = self.state();
-        let carriers = state.rows.values().filter(|row| row.id == id && row.subject.context() == *context);
-        Ok(carriers.cloned().collect())
     }
 
     async fn rows_with_id_page_in(&self, context: &Context, page: IdRowsPage<'_>) -> StoreResult<Vec<VersionRow>> {
@@ -456,15 +410,6 @@ impl Store for MemoryStore {
         Ok(self.state().configs.get(scope).cloned())
     }
 
-    async fn put_config(&self, scope: &Scope, config: &ConfigRecord) -> StoreResult<()> {
-        self.state().configs.insert(scope.clone(), config.clone());
-        Ok(())
-    }
-
-    async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
-        Ok(self.state().configs.remove(scope))
-    }
-
     async fn write_setting(&self, write: SettingWrite<'_>) -> StoreResult<()> {
         let SettingWrite { scope, change, preconditions } = write;
         let mut state = self.state();
@@ -479,19 +424,6 @@ impl Store for MemoryStore {
             SettingChange::Mode(None) => drop(state.modes.remove(scope)),
         }
         Ok(())
-    }
-
-    async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
-        Ok(self.state().modes.get(scope).copied())
-    }
-
-    async fn put_mode(&self, scope: &Scope, mode: Mode) -> StoreResult<()> {
-        self.state().modes.insert(scope.clone(), mode);
-        Ok(())
-    }
-
-    async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
-        Ok(self.state().modes.remove(scope))
     }
 
     async fn last_used(&self, subject: &Subject) -> StoreResult<Option<u32>> {

@@ -7,7 +7,7 @@
 //! a crash between them leaves a state the registry already handles (see each method).
 
 use crate::model::{
-    ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, UnassignedRow, Version,
+    ConfigRecord, Context, DeletedFilter, Guid, SchemaBody, SchemaId, Scope, Subject, UnassignedRow, Version,
     VersionRow,
 };
 use async_trait::async_trait;
@@ -17,7 +17,6 @@ use std::fmt::Debug;
 mod conditions;
 pub use conditions::{
     BindingsSeen, LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingSeen, SettingsAt,
-    WriteContext,
 };
 
 /// What a storage call can fail with, classified by what the caller must do.
@@ -140,38 +139,11 @@ pub trait Store: Send + Sync + Debug {
 
     /// Stops listing the named `context` (`DELETE /contexts/{context}`; the registry checks that
     /// no subject is left first). Its counter stays, so an ID is never handed out twice there even
-    /// if the context is used again. Succeeds if it was not listed.
+    /// if the context is used again. Succeeds if it was not listed. `Conflict` when a subject of
+    /// the context has a row (live or soft-deleted) at the moment it would unlist: checked in the
+    /// same atomic step, or conditioned on the context's revision ([`Preconditions::raises`]) as
+    /// read before the subjects, so a registration racing the delete is never left unlisted.
     async fn unlist_context(&self, context: &Context) -> StoreResult<()>;
-
-    /// [`Store::id_for_fingerprint_in`] the default context.
-    async fn id_for_fingerprint(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaId>> {
-        self.id_for_fingerprint_in(&Context::DEFAULT, fingerprint).await
-    }
-
-    /// [`Store::fingerprint_for_id_in`] the default context.
-    async fn fingerprint_for_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-        self.fingerprint_for_id_in(&Context::DEFAULT, id).await
-    }
-
-    /// [`Store::fingerprint_for_carried_id_in`] the default context.
-    async fn fingerprint_for_carried_id(&self, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-        self.fingerprint_for_carried_id_in(&Context::DEFAULT, id).await
-    }
-
-    /// [`Store::allocate_id_in`] the default context.
-    async fn allocate_id(&self, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
-        self.allocate_id_in(&Context::DEFAULT, fingerprint).await
-    }
-
-    /// [`Store::bind_id_in`] the default context.
-    async fn bind_id(&self, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
-        self.bind_id_in(&Context::DEFAULT, id, fingerprint).await
-    }
-
-    /// [`Store::max_id_in`] the default context.
-    async fn max_id(&self) -> StoreResult<Option<SchemaId>> {
-        self.max_id_in(&Context::DEFAULT).await
-    }
 
     // --- guid index (CP 8 `GET /schemas/guids/{guid}`) ------------------------------------------
 
@@ -214,37 +186,20 @@ pub trait Store: Send + Sync + Debug {
     async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>>;
 
     /// What a write at `scope` decides on, read together (one call where the backend can) before
-    /// the subject's rows are read: for a subject its revision and the config and mode at its
-    /// scope and the global one; for the global scope the global config and mode only (revision
-    /// 0, no subject settings).
-    async fn write_context(&self, scope: &Scope) -> StoreResult<WriteContext>;
-
-    /// What [`Store::write_context_for`] reads, with the config and mode at every scope of
-    /// [`Scope::settings_read`] (a subject's context's own settings and the registry-wide ones
-    /// too), in one call; its `seen` lists every item read, so a write conditioned on them misses
-    /// no racing change at any level. The bindings of `schemas` as `write_context_for` reads them
-    /// (none where the store does not read them together). `None`, the default, from a backend
-    /// that does not read those levels (the registry then reads [`Store::write_context_for`] and
-    /// serves no settings at a context or registry-wide scope). A backend answering `Some` must
-    /// check `seen` items of every scope in [`Store::write_setting`] and the other conditioned
-    /// writes.
+    /// the subject's rows: for a subject its revision (revision 0 for the global scope), and the
+    /// config and mode at every scope of [`Scope::settings_read`] (the scope itself, its context's,
+    /// the registry-wide and the global ones); its `seen` lists every settings item read, so a
+    /// write conditioned on them misses no racing change at any level (every conditioned write
+    /// checks `seen` items of every scope). With the bindings of each schema in `schemas`
+    /// (fingerprint and guid) in the subject's context ([`LayeredContext::bindings`]) where the
+    /// backend reads them in the same call (DynamoDB: one BatchGetItem), none otherwise; and the
+    /// subject's last-used marker where it reads that too. Every decision of the registry starts
+    /// here, and what the reads of settings answer (`GET /config`, `GET /mode`) too.
     async fn layered_write_context(
         &self,
         scope: &Scope,
         schemas: &[(Fingerprint, Guid)],
-    ) -> StoreResult<Option<LayeredContext>> {
-        let _ = (scope, schemas);
-        Ok(None)
-    }
-
-    /// [`Store::write_context`] of a subject together with the bindings of each schema in
-    /// `schemas` (fingerprint and guid) in the subject's context ([`WriteContext::bindings`]), in
-    /// the same call where the backend can (DynamoDB: one BatchGetItem). The default reads the
-    /// write context alone and returns no bindings.
-    async fn write_context_for(&self, scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> StoreResult<WriteContext> {
-        let _ = schemas;
-        self.write_context(scope).await
-    }
+    ) -> StoreResult<LayeredContext>;
 
     /// Records that `row` is its subject's newest live version with its fingerprint, as the rows
     /// read at `revision` said, for a store answering [`BindingsSeen::live_version`] (a
@@ -264,7 +219,7 @@ pub trait Store: Send + Sync + Debug {
 
     /// Creates `row` as [`Store::create_version`] does, under the ID its fingerprint is bound to
     /// (which must still be bound when it commits, as [`Preconditions::binding`]) or, when the
-    /// fingerprint is unbound, under a newly allocated ID bound to it as [`Store::allocate_id`]
+    /// fingerprint is unbound, under a newly allocated ID bound to it as [`Store::allocate_id_in`]
     /// does; and binds `guid` to the fingerprint when `guid` is unbound (a guid bound to another
     /// fingerprint keeps its binding, as [`Store::bind_guid`] says). Returns the row's ID and whether
     /// it was allocated. `Conflict` as `create_version`'s, and when the fingerprint got bound or the
@@ -276,13 +231,6 @@ pub trait Store: Send + Sync + Debug {
     async fn create_version_assigning_id(&self, version: NewVersion<'_>) -> StoreResult<(SchemaId, bool)> {
         assign_id_in_steps(self, version).await
     }
-
-    /// Sets the row's `deleted` flag to `deleted` if it is currently `!deleted`; `Conflict` if
-    /// the row is missing or already in that state.
-    async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()>;
-
-    /// Removes the row (hard delete). Succeeds if it was already gone.
-    async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()>;
 
     /// Soft-deletes every version in `versions` of `subject` ([`SoftDeletion`]) as one atomic write
     /// (all of them or none) under `preconditions`, raising the subject's revision. `Conflict` if any
@@ -300,9 +248,6 @@ pub trait Store: Send + Sync + Debug {
     /// batching note as [`Store::soft_delete_versions`].
     async fn hard_delete_versions(&self, deletion: HardDeletion<'_>) -> StoreResult<()>;
 
-    /// Every row of `context` that carries `id`, sorted by (subject, version).
-    async fn rows_with_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Vec<VersionRow>>;
-
     /// One page of the rows of `context` carrying `id` whose subject starts with `prefix` (`""`:
     /// every subject of the context), sorted by (subject, version), strictly after `after`, at
     /// most `limit` ([`IdRowsPage`]): for the listings by ID (scoped ones read one prefix at a
@@ -310,16 +255,6 @@ pub trait Store: Send + Sync + Debug {
     /// it, none of which may read every carrier of a schema that many subjects share. No default, as
     /// [`Store::versions_page`].
     async fn rows_with_id_page_in(&self, context: &Context, page: IdRowsPage<'_>) -> StoreResult<Vec<VersionRow>>;
-
-    /// [`Store::rows_with_id_in`] the default context.
-    async fn rows_with_id(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
-        self.rows_with_id_in(&Context::DEFAULT, id).await
-    }
-
-    /// [`Store::rows_with_id_page_in`] the default context.
-    async fn rows_with_id_page(&self, page: IdRowsPage<'_>) -> StoreResult<Vec<VersionRow>> {
-        self.rows_with_id_page_in(&Context::DEFAULT, page).await
-    }
 
     /// Every row whose references include (`subject`, `version`), sorted by ID.
     async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>>;
@@ -334,27 +269,12 @@ pub trait Store: Send + Sync + Debug {
     /// The config stored at `scope`, if any.
     async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>>;
 
-    /// Replaces the config at `scope`.
-    async fn put_config(&self, scope: &Scope, config: &ConfigRecord) -> StoreResult<()>;
-
-    /// Removes the config at `scope`, returning what was there.
-    async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>>;
-
     /// Replaces (`Some`) or removes (`None`) the config or mode at `scope` ([`SettingWrite`]) if
     /// every one of `preconditions` holds, in one atomic step; `Conflict` otherwise. A precondition on the
     /// written item itself is checked on that write. The revision precondition names the subject
     /// of `scope` (ignored for the global scope). Raises no revision: decisions that depend on a
     /// setting carry it as a settings precondition.
     async fn write_setting(&self, write: SettingWrite<'_>) -> StoreResult<()>;
-
-    /// The mode stored at `scope`, if any.
-    async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>>;
-
-    /// Replaces the mode at `scope`.
-    async fn put_mode(&self, scope: &Scope, mode: Mode) -> StoreResult<()>;
-
-    /// Removes the mode at `scope`, returning what was there.
-    async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>>;
 
     // --- usage marker ------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ mod id_bounds;
 mod race;
 mod scoped;
 mod store_cases;
+mod store_ext;
 
 pub use contexts::{
     contexts_have_independent_id_spaces, race_registrations_in_two_contexts, rows_bindings_and_listing_are_per_context,
@@ -48,6 +49,7 @@ pub use store_cases::{
     set_version_deleted_rules, soft_delete_versions_is_all_or_nothing, usage_marker_moves_forward_only,
     versions_page_pages_one_subject,
 };
+pub use store_ext::StoreTestExt;
 
 use crate::model::{Guid, SchemaBody, SchemaId, Subject, UnassignedRow, Version, VersionRow};
 use crate::store::{HardDeletion, NewVersion, Preconditions, SoftDeletion, Store, StoreResult};

@@ -4,7 +4,7 @@
 //! A failed storage call stands for a process killed between two storage calls: the registry
 //! stops at the first error (it retries only `Conflict`), so nothing after call N happens.
 
-use registry_core::testkit::{HookedStore, StoreCall, StoreHook};
+use registry_core::testkit::{HookedStore, StoreCall, StoreHook, StoreTestExt};
 use registry_core::{
     ConfigRecord, DeletedFilter, Guid, MemoryStore, Mode, NewSchema, RegisterOptions, Registry, RegistryError,
     RegistrySettings, SchemaId, Scope, Store, StoreError, StoreResult, Subject, SubjectsPage, Version, VersionSelector,

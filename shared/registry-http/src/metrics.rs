@@ -28,7 +28,7 @@ pub const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// `GET /metrics`.
 pub async fn get_metrics(State(state): State<AppState>) -> Response {
     let mut snapshot = state.registry.metrics().snapshot();
-    if let Ok(Some(id)) = state.registry.store().max_id().await {
+    if let Ok(Some(id)) = state.registry.store().max_id_in(&registry_core::Context::DEFAULT).await {
         snapshot.max_schema_id = snapshot.max_schema_id.max(i64::from(id.0));
     }
     let text = render(&snapshot, state.registry.store().cache_stats());

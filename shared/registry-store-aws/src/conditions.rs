@@ -27,7 +27,7 @@ use crate::live_versions::{KEEPING_STEP, trusted_record};
 use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, TransactWriteItem, Update};
 use registry_core::{
     BindingsSeen, Context, Fingerprint, Guid, LayeredContext, Preconditions, Revision, SchemaId, Scope, SettingKind,
-    SettingSeen, Subject, WriteContext,
+    SettingSeen, Subject,
 };
 use std::collections::HashMap;
 
@@ -93,47 +93,7 @@ struct DecisionRead {
     last_used: Option<u32>,
 }
 
-impl DecisionRead {
-    fn stored(&self, kind: SettingKind, at: &Scope) -> Option<&str> {
-        self.seen.iter().find(|s| s.kind == kind && s.scope == *at).and_then(|s| s.stored.as_deref())
-    }
-}
-
 impl AwsStore {
-    /// What a write at `scope` decides on, as [`registry_core::Store::write_context`]: the settings
-    /// items at the scope and the global scope (see [`AwsStore::read_decision`]).
-    pub(crate) async fn read_write_context(
-        &self,
-        scope: &Scope,
-        schemas: &[(Fingerprint, Guid)],
-    ) -> Result<WriteContext, AwsError> {
-        let mut levels = vec![Scope::Global];
-        if let Scope::Subject(_) = scope {
-            levels.insert(0, scope.clone());
-        }
-        let read = self.read_decision(scope, &levels, schemas).await?;
-        let own = |kind: SettingKind| match scope {
-            Scope::Subject(_) => read.stored(kind, scope),
-            Scope::Global => None,
-        };
-        let config = own(SettingKind::Config).map(crate::settings::parse_config).transpose()?;
-        let global_config =
-            read.stored(SettingKind::Config, &Scope::Global).map(crate::settings::parse_config).transpose()?;
-        let mode = own(SettingKind::Mode).map(crate::settings::parse_mode).transpose()?;
-        let global_mode =
-            read.stored(SettingKind::Mode, &Scope::Global).map(crate::settings::parse_mode).transpose()?;
-        Ok(WriteContext {
-            revision: read.revision,
-            config,
-            global_config,
-            mode,
-            global_mode,
-            seen: read.seen,
-            bindings: read.bindings,
-            last_used: read.last_used,
-        })
-    }
-
     /// What a write at `scope` decides on with every settings layer, as
     /// [`registry_core::Store::layered_write_context`]: the settings items at every scope of
     /// [`Scope::settings_read`] (a named context's subject: eight items) in the same BatchGetItem.

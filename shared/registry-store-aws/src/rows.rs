@@ -351,13 +351,6 @@ impl AwsStore {
         Ok(items)
     }
 
-    pub(crate) async fn rows_for_id(&self, context: &Context, id: SchemaId) -> Result<Vec<VersionRow>, AwsError> {
-        let mut rows = self.rows_by_edges(keys::id_pk(context, id)).await?;
-        rows.retain(|row| row.id == id);
-        rows.sort_by(|a, b| (&a.subject, a.version).cmp(&(&b.subject, b.version)));
-        Ok(rows)
-    }
-
     pub(crate) async fn rows_referencing(
         &self,
         subject: &Subject,

@@ -15,8 +15,6 @@ use registry_core::{ConfigRecord, Mode, Preconditions, Scope, SettingChange, Set
 
 /// Partition of config items.
 const CONFIG: &str = "CONFIG";
-/// Partition of mode items.
-const MODE: &str = "MODE";
 
 impl AwsStore {
     async fn read_setting(&self, kind: &str, scope: &Scope) -> Result<Option<String>, AwsError> {
@@ -116,26 +114,6 @@ impl AwsStore {
 
     pub(crate) async fn read_config(&self, scope: &Scope) -> Result<Option<ConfigRecord>, AwsError> {
         self.read_setting(CONFIG, scope).await?.map(|text| parse_config(&text)).transpose()
-    }
-
-    pub(crate) async fn write_config(&self, scope: &Scope, config: &ConfigRecord) -> Result<(), AwsError> {
-        self.put_setting_item(CONFIG, scope, config_text(config)?).await
-    }
-
-    pub(crate) async fn remove_config(&self, scope: &Scope) -> Result<Option<ConfigRecord>, AwsError> {
-        self.remove_setting(CONFIG, scope).await?.map(|text| parse_config(&text)).transpose()
-    }
-
-    pub(crate) async fn read_mode(&self, scope: &Scope) -> Result<Option<Mode>, AwsError> {
-        self.read_setting(MODE, scope).await?.map(|text| parse_mode(&text)).transpose()
-    }
-
-    pub(crate) async fn write_mode(&self, scope: &Scope, mode: Mode) -> Result<(), AwsError> {
-        self.put_setting_item(MODE, scope, mode.as_str().to_string()).await
-    }
-
-    pub(crate) async fn remove_mode(&self, scope: &Scope) -> Result<Option<Mode>, AwsError> {
-        self.remove_setting(MODE, scope).await?.map(|text| parse_mode(&text)).transpose()
     }
 }
 

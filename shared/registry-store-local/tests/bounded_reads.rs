@@ -3,7 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use registry_core::{Fingerprint, SchemaBody, SchemaId, SchemaType, Store, Subject, Version, VersionRow};
+use registry_core::testkit::StoreTestExt;
+use registry_core::{Fingerprint, SchemaBody, SchemaId, SchemaType, Subject, Version, VersionRow};
 use registry_store_local::LocalStore;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

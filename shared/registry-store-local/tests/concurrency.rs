@@ -5,7 +5,8 @@
 mod common;
 
 use common::{body, store};
-use registry_core::{SchemaId, Store};
+use registry_core::SchemaId;
+use registry_core::testkit::StoreTestExt;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn readers_see_every_acknowledged_write_while_writes_continue() {

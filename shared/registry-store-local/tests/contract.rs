@@ -6,6 +6,7 @@
 mod common;
 
 use common::{body, reference, row, store, subject};
+use registry_core::testkit::StoreTestExt;
 use registry_core::{ConfigRecord, DeletedFilter, MemoryStore, Mode, SchemaId, Scope, Store, SubjectsPage, Version};
 use registry_store_local::LocalStore;
 

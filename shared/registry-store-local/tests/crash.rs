@@ -5,6 +5,7 @@
 mod common;
 
 use common::{body, row, subject};
+use registry_core::testkit::StoreTestExt;
 use registry_core::{SchemaId, Store, Version};
 use registry_store_local::LocalStore;
 use std::io::{BufRead, BufReader, Write};

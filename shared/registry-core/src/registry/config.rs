@@ -4,10 +4,7 @@ use super::Registry;
 use super::support::{MAX_ATTEMPTS, subject_not_found, writable};
 use crate::error::RegistryError;
 use crate::model::{ConfigRecord, ConfigUpdate, Context, DeletedFilter, Mode, Scope};
-use crate::store::{
-    LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingWrite, SettingsAt, StoreError,
-    SubjectsPage,
-};
+use crate::store::{LayeredContext, Preconditions, SettingChange, SettingWrite, StoreError, SubjectsPage};
 
 impl Registry {
     /// `GET /config[/{s}]`, as Confluent's `getConfig`/`getConfigInScope`. Global: the stored
@@ -17,7 +14,7 @@ impl Registry {
     /// fields over global, else the first config of its context, or of the registry, else the
     /// server default).
     pub async fn config(&self, scope: &Scope, default_to_global: bool) -> Result<ConfigRecord, RegistryError> {
-        let layers = self.settings_layers(scope, SettingKind::Config).await?;
+        let layers = self.decision_context(scope).await?;
         let filled = |config: ConfigRecord| ConfigRecord {
             compatibility_level: config.compatibility_level.or(Some(self.settings.default_compatibility)),
             ..config
@@ -85,7 +82,7 @@ impl Registry {
     /// A subject's or context's own mode; without one 40409, or with `default_to_global` the
     /// effective mode.
     pub async fn mode(&self, scope: &Scope, default_to_global: bool) -> Result<Mode, RegistryError> {
-        let layers = self.settings_layers(scope, SettingKind::Mode).await?;
+        let layers = self.decision_context(scope).await?;
         match scope {
             _ if default_to_global => Ok(layers.effective_mode()),
             Scope::Global => Ok(layers.own_mode().unwrap_or_default()),
@@ -106,7 +103,6 @@ impl Registry {
     pub async fn set_mode(&self, scope: &Scope, mode: Mode, force: bool) -> Result<Mode, RegistryError> {
         for attempt in 0..MAX_ATTEMPTS {
             let context = self.decision_context(scope).await?;
-            settable(&context)?;
             let current = context.effective_mode();
             let mut preconditions = Preconditions { settings: context.seen.clone(), ..Preconditions::default() };
             if mode == Mode::Import && !force && current != Mode::Import {
@@ -134,58 +130,19 @@ impl Registry {
         removed(scope, context.own_mode(), || Mode::ReadWrite)
     }
 
-    /// What a write at `scope` decides on: every settings layer in one read where the store has
-    /// it, else the store's write context (the scope's own and the global settings).
+    /// What a write at `scope` decides on: every settings layer in one read.
     pub(super) async fn decision_context(&self, scope: &Scope) -> Result<LayeredContext, RegistryError> {
         self.decision_context_for(scope, &[]).await
     }
 
     /// [`Registry::decision_context`] with the bindings of `schemas` where the store reads them
-    /// together ([`crate::Store::write_context_for`]).
+    /// together ([`crate::Store::layered_write_context`]).
     pub(super) async fn decision_context_for(
         &self,
         scope: &Scope,
         schemas: &[(registry_schema::Fingerprint, crate::model::Guid)],
     ) -> Result<LayeredContext, RegistryError> {
-        if let Some(context) = self.store.layered_write_context(scope, schemas).await? {
-            return Ok(context);
-        }
-        Ok(LayeredContext::from((scope.clone(), self.store.write_context_for(scope, schemas).await?)))
-    }
-
-    /// The settings a read at `scope` resolves through: every layer in one read where the store
-    /// has it, else point reads of the `kind` items at the scope and the global scope, the only
-    /// ones such a store can hold.
-    pub(super) async fn settings_layers(
-        &self,
-        scope: &Scope,
-        kind: SettingKind,
-    ) -> Result<LayeredContext, RegistryError> {
-        if let Some(context) = self.store.layered_write_context(scope, &[]).await? {
-            return Ok(context);
-        }
-        let mut at = vec![Scope::Global];
-        if *scope != Scope::Global {
-            at.insert(0, scope.clone());
-        }
-        let mut levels = Vec::with_capacity(at.len());
-        for scope in at {
-            let (config, mode) = match kind {
-                SettingKind::Config => (self.store.get_config(&scope).await?, None),
-                SettingKind::Mode => (None, self.store.get_mode(&scope).await?),
-            };
-            levels.push(SettingsAt { scope, config, mode });
-        }
-        let revision = Revision::default();
-        Ok(LayeredContext {
-            scope: scope.clone(),
-            revision,
-            levels,
-            seen: Vec::new(),
-            all_levels: false,
-            bindings: Vec::new(),
-            last_used: None,
-        })
+        Ok(self.store.layered_write_context(scope, schemas).await?)
     }
 
     /// Reads the settings at `scope`, lets `decide` choose the change, and writes it conditioned
@@ -198,7 +155,6 @@ impl Registry {
     ) -> Result<LayeredContext, RegistryError> {
         for attempt in 0..MAX_ATTEMPTS {
             let context = self.decision_context(scope).await?;
-            settable(&context)?;
             let change = decide(&context)?;
             let preconditions = Preconditions { settings: context.seen.clone(), ..Preconditions::default() };
             if self.commit_setting(scope, &change, &preconditions, attempt).await? {
@@ -300,17 +256,6 @@ fn subjects_prefix(scope: &Scope) -> Option<String> {
         (_, Some(_)) if scope.is_registry_wide() => Some(String::new()),
         (_, Some(context)) => Some(context.subject_prefix()),
         (Scope::Subject(_), None) => None,
-    }
-}
-
-/// 42208 for settings at a context or registry-wide scope on a store that does not read those
-/// layers with a write's decision ([`crate::Store::layered_write_context`]): it could not honour them.
-fn settable(context: &LayeredContext) -> Result<(), RegistryError> {
-    match (&context.scope, context.scope.settings_context()) {
-        (Scope::Subject(subject), Some(_)) if !context.all_levels => {
-            Err(RegistryError::InvalidSubject { subject: subject.to_string() })
-        }
-        _ => Ok(()),
     }
 }
 

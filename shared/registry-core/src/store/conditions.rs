@@ -3,7 +3,7 @@
 //! Many processes write one store without a leader, so a write's decision (mode, compatibility
 //! level, the subject's rows, the versions it references, the ID it reuses) can go stale between
 //! the reads it was made from and its commit. Every subject write therefore reads a
-//! [`WriteContext`] first, then the rows, decides, and hands the store [`Preconditions`] that the
+//! [`LayeredContext`] first, then the rows, decides, and hands the store [`Preconditions`] that the
 //! store checks in the same atomic step as the write (one DynamoDB transaction, one SQLite
 //! transaction, one lock). A failed condition is `Conflict`: the registry reads again and decides
 //! again, so every acknowledged write is ordered after every write it could have missed.
@@ -53,27 +53,8 @@ pub struct SettingSeen {
     pub stored: Option<String>,
 }
 
-/// What a write to one subject decides on, read by [`crate::Store::write_context`] in one call
-/// before the subject's rows: its revision, and its own and the global config and mode.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct WriteContext {
-    pub revision: Revision,
-    pub config: Option<ConfigRecord>,
-    pub global_config: Option<ConfigRecord>,
-    pub mode: Option<Mode>,
-    pub global_mode: Option<Mode>,
-    /// The four settings items as read, for [`Preconditions::settings`].
-    pub seen: Vec<SettingSeen>,
-    /// The bindings of the schemas asked for ([`crate::Store::write_context_for`]), where the store
-    /// read them in the same call; empty otherwise.
-    pub bindings: Vec<BindingsSeen>,
-    /// The subject's last-used marker day ([`crate::Store::last_used`]) where the store reads it in
-    /// the same call; `None` when absent, not read, or for the global scope.
-    pub last_used: Option<u32>,
-}
-
 /// A schema's ID and guid bindings and its context's ID counter, as a store read them together
-/// with a [`WriteContext`]: what a registration needs before its commit and a re-registration
+/// with a [`LayeredContext`]: what a registration needs before its commit and a re-registration
 /// before its answer, read in the call it makes anyway. A snapshot, not a condition: a store that
 /// commits from it conditions its write on it (and conflicts when it went stale).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,26 +74,6 @@ pub struct BindingsSeen {
     pub live_version: Option<VersionRow>,
 }
 
-impl WriteContext {
-    /// Mode: a global READONLY_OVERRIDE wins; else the subject's, then the global, then READWRITE.
-    pub fn effective_mode(&self) -> Mode {
-        if self.global_mode == Some(Mode::ReadOnlyOverride) {
-            return Mode::ReadOnlyOverride;
-        }
-        self.mode.or(self.global_mode).unwrap_or_default()
-    }
-
-    /// The subject's config over the global one, field by field (unset fields stay unset).
-    pub fn merged_config(&self) -> ConfigRecord {
-        self.config.clone().unwrap_or_default().over(self.global_config.clone().unwrap_or_default())
-    }
-
-    /// Conditions that hold while nothing this context was read from has changed.
-    pub fn unchanged(&self) -> Preconditions {
-        Preconditions { revision: Some(self.revision), settings: self.seen.clone(), ..Preconditions::default() }
-    }
-}
-
 /// The config and mode stored at one scope, as a decision read them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SettingsAt {
@@ -123,9 +84,7 @@ pub struct SettingsAt {
 
 /// What a write at `scope` decides on, with the settings at every scope it resolves through
 /// ([`Scope::settings_read`]: the scope, its context's, the registry-wide and the global ones),
-/// read by [`crate::Store::layered_write_context`] in one call; or, from a backend that reads only
-/// what [`crate::Store::write_context`] reads, the scope's own and the global settings
-/// (`all_levels` false: no settings can be stored at a context or registry-wide scope there).
+/// read by [`crate::Store::layered_write_context`] in one call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LayeredContext {
     pub scope: Scope,
@@ -134,11 +93,11 @@ pub struct LayeredContext {
     pub levels: Vec<SettingsAt>,
     /// Every settings item as read, for [`Preconditions::settings`].
     pub seen: Vec<SettingSeen>,
-    /// Whether every scope of [`Scope::settings_read`] was read.
-    pub all_levels: bool,
-    /// [`WriteContext::bindings`] when the store read them with this context; empty otherwise.
+    /// The bindings of the schemas asked for ([`crate::Store::layered_write_context`]), where the
+    /// store read them in the same call; empty otherwise.
     pub bindings: Vec<BindingsSeen>,
-    /// [`WriteContext::last_used`] when the store read it with this context; `None` otherwise.
+    /// The subject's last-used marker day ([`crate::Store::last_used`]) where the store reads it in
+    /// the same call; `None` when absent, not read, or for the global scope.
     pub last_used: Option<u32>,
 }
 
@@ -152,15 +111,7 @@ impl LayeredContext {
         seen: Vec<SettingSeen>,
         last_used: Option<u32>,
     ) -> LayeredContext {
-        LayeredContext {
-            scope: scope.clone(),
-            revision,
-            levels,
-            seen,
-            all_levels: true,
-            bindings: Vec::new(),
-            last_used,
-        }
+        LayeredContext { scope: scope.clone(), revision, levels, seen, bindings: Vec::new(), last_used }
     }
 
     /// [`LayeredContext::every_level`] from the settings items as the store holds them (`seen`,
@@ -228,26 +179,6 @@ impl LayeredContext {
     /// Conditions that hold while nothing this context was read from has changed.
     pub fn unchanged(&self) -> Preconditions {
         Preconditions { revision: Some(self.revision), settings: self.seen.clone(), ..Preconditions::default() }
-    }
-}
-
-impl From<(Scope, WriteContext)> for LayeredContext {
-    /// The layers of a [`crate::Store::write_context`] read at `scope`: its own and the global ones.
-    fn from((scope, context): (Scope, WriteContext)) -> Self {
-        let mut levels = Vec::with_capacity(2);
-        if scope != Scope::Global {
-            levels.push(SettingsAt { scope: scope.clone(), config: context.config, mode: context.mode });
-        }
-        levels.push(SettingsAt { scope: Scope::Global, config: context.global_config, mode: context.global_mode });
-        LayeredContext {
-            scope,
-            revision: context.revision,
-            levels,
-            seen: context.seen,
-            all_levels: false,
-            bindings: context.bindings,
-            last_used: context.last_used,
-        }
     }
 }
 

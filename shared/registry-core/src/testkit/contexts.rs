@@ -1,6 +1,7 @@
 //! CONTEXTS section: each context has its own ID space. Store-level cases check the `_in` calls
 //! directly; a registry-level race registers into two contexts at once.
 
+use super::StoreTestExt;
 use super::{hard_delete, row, stored_body, unique_name};
 use crate::model::{Context, SchemaId, Subject, Version};
 use crate::registry::{NewSchema, RegisterOptions, Registry, RegistrySettings};

@@ -1,10 +1,10 @@
 //! [`HookedStore`]: a store that asks a [`StoreHook`] before forwarding each call to an inner store.
 //! The one place tests inject faults or count calls, so a new [`Store`] method is forwarded once.
 
-use crate::model::{ConfigRecord, Context, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow};
+use crate::model::{ConfigRecord, Context, Guid, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow};
 use crate::store::{
     GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion, Preconditions, Revision, SettingKind,
-    SettingWrite, SoftDeletion, Store, StoreResult, SubjectsPage, VersionsPage, WriteContext, assign_id_in_steps,
+    SettingWrite, SoftDeletion, Store, StoreResult, SubjectsPage, VersionsPage, assign_id_in_steps,
 };
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
@@ -201,26 +201,17 @@ forward_after_hook! {
     versions(subject: &Subject) -> Vec<VersionRow> => StoreCall::Versions;
     versions_page(page: VersionsPage<'_>) -> Vec<VersionRow> => StoreCall::VersionsPage { limit: page.limit };
     get_version(subject: &Subject, version: Version) -> Option<VersionRow> => StoreCall::GetVersion;
-    write_context(scope: &Scope) -> WriteContext => StoreCall::WriteContext;
-    layered_write_context(scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> Option<LayeredContext>
+    layered_write_context(scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> LayeredContext
         => StoreCall::LayeredWriteContext;
     create_version(row: &VersionRow, preconditions: &Preconditions) -> () => StoreCall::CreateVersion;
-    set_version_deleted(subject: &Subject, version: Version, deleted: bool) -> () => StoreCall::SetVersionDeleted;
-    delete_version(subject: &Subject, version: Version) -> () => StoreCall::DeleteVersion;
     soft_delete_versions(deletion: SoftDeletion<'_>) -> () => StoreCall::SoftDeleteVersions;
     hard_delete_versions(deletion: HardDeletion<'_>) -> () => StoreCall::HardDeleteVersions;
-    rows_with_id_in(context: &Context, id: SchemaId) -> Vec<VersionRow> => StoreCall::RowsWithId;
     rows_with_id_page_in(context: &Context, page: IdRowsPage<'_>) -> Vec<VersionRow>
         => StoreCall::RowsWithIdPage { limit: page.limit };
     referrers(subject: &Subject, version: Version) -> Vec<VersionRow> => StoreCall::Referrers;
     list_subjects(page: SubjectsPage<'_>) -> Vec<Subject> => StoreCall::ListSubjects { limit: page.limit };
     get_config(scope: &Scope) -> Option<ConfigRecord> => StoreCall::GetConfig;
-    put_config(scope: &Scope, config: &ConfigRecord) -> () => StoreCall::PutConfig;
-    delete_config(scope: &Scope) -> Option<ConfigRecord> => StoreCall::DeleteConfig;
-    get_mode(scope: &Scope) -> Option<Mode> => StoreCall::GetMode;
-    put_mode(scope: &Scope, mode: Mode) -> () => StoreCall::PutMode;
     write_setting(write: SettingWrite<'_>) -> () => StoreCall::WriteSetting { kind: write.change.kind() };
-    delete_mode(scope: &Scope) -> Option<Mode> => StoreCall::DeleteMode;
     last_used(subject: &Subject) -> Option<u32> => StoreCall::LastUsed;
     mark_used(subject: &Subject, day: u32) -> () => StoreCall::MarkUsed;
     record_live_version(row: &VersionRow, revision: Revision) -> () => StoreCall::RecordLiveVersion;
@@ -247,7 +238,7 @@ mod tests {
     use crate::memory::MemoryStore;
     use crate::model::{DeletedFilter, UnassignedRow};
     use crate::store::StoreError;
-    use crate::testkit::{record_body, unique_subject};
+    use crate::testkit::{StoreTestExt, record_body, unique_subject};
 
     #[tokio::test]
     async fn a_refused_call_never_reaches_the_inner_store() {

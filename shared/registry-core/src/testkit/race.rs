@@ -3,6 +3,7 @@
 //! Two store-level races check the conditional writes under them directly (`allocate_id`,
 //! `create_version`).
 
+use super::StoreTestExt;
 use super::{row, stored_body, unique_name, unique_subject};
 use crate::model::{ConfigRecord, SchemaId, SchemaRecord, Scope, Subject};
 use crate::registry::{NewSchema, RegisterOptions, Registry, RegistrySettings};

@@ -2,6 +2,7 @@
 //! in the store queries, before paging, so every page but the last is full and the pages together
 //! are exactly the subjects inside the scope, in order.
 
+use super::StoreTestExt;
 use super::store_cases::fresh_id;
 use super::{row, unique_name};
 use crate::model::{Context, DeletedFilter, Subject, Version, VersionRow};

@@ -2,6 +2,7 @@
 
 use crate::common::*;
 use registry_core::SubjectScope;
+use registry_core::testkit::StoreTestExt;
 use registry_core::{
     CompatibilityLevel, ConfigRecord, DeletedFilter, Mode, NewSchema, RegisterOptions, RegistryError, Scope,
 };

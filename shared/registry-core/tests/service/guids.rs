@@ -2,7 +2,7 @@
 //! 40403 cases, and the repair of entries missing from data written before the index existed.
 
 use crate::common::*;
-use registry_core::testkit;
+use registry_core::testkit::{self, StoreTestExt};
 use registry_core::{
     Guid, MemoryStore, Registry, RegistryError, RegistrySettings, SchemaBody, SchemaType, Store, Subject,
 };

@@ -5,7 +5,7 @@
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
-use registry_core::testkit::{HookedStore, StoreCall, StoreHook};
+use registry_core::testkit::{HookedStore, StoreCall, StoreHook, StoreTestExt};
 use registry_core::{
     Fingerprint, MemoryStore, Registry, RegistrySettings, SchemaBody, SchemaId, Store, StoreError, StoreResult,
     Subject, Version, VersionRow,

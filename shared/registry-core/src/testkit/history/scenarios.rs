@@ -8,7 +8,7 @@ use super::record::{Call, Cluster, History, Outcome, Request};
 use crate::model::{ConfigRecord, Mode, SchemaId, Scope, Subject, Version, VersionRow};
 use crate::registry::{NewSchema, RegisterOptions, Registry};
 use crate::store::SettingKind;
-use crate::testkit::{StoreCall, unique_name};
+use crate::testkit::{StoreCall, StoreTestExt, unique_name};
 use registry_schema::{CompatibilityLevel, Fingerprint, SchemaReference};
 use std::collections::BTreeSet;
 use std::sync::Arc;
