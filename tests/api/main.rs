@@ -13,6 +13,8 @@ mod data_contracts;
 mod dek_limits;
 mod deks;
 mod errors;
+mod exporter_sync;
+mod exporters;
 mod hostile;
 mod hostile_bodies;
 mod import_bounds;

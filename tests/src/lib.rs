@@ -12,6 +12,7 @@ pub use client::Response;
 use registry_core::{MemoryStore, Registry, RegistrySettings, Store};
 use registry_dek::model::LOCAL_KMS;
 use registry_dek::{DekBackend, DekRegistry, LocalKms, MemoryKeyStore};
+use registry_exporter::{ExporterService, ExporterStore, MemoryExporterStore, SecretBox};
 use registry_http::AppOptions;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -111,7 +112,8 @@ impl Harness {
         serving: Serving,
     ) -> Harness {
         let registry = Registry::new(store.clone(), settings);
-        let options = AppOptions { deks: dek_registry(&backend), ..serving.app_options() };
+        let options =
+            AppOptions { deks: dek_registry(&backend), exporters: exporter_service(&backend), ..serving.app_options() };
         let app = registry_http::app(registry, options);
         let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
             Ok(listener) => listener,
@@ -270,6 +272,26 @@ pub fn dek_registry(backend: &Backend) -> Option<Arc<DekRegistry>> {
     };
     let kms = dek_backend.kms.with(LOCAL_KMS, Arc::new(local));
     Some(Arc::new(DekRegistry::new(dek_backend.key_store, kms)))
+}
+
+/// The key exporter credentials are sealed with on every server under test (the runner of an
+/// end-to-end test opens them with it).
+pub const EXPORTER_SECRET: &[u8] = b"api-tests-exporter-secret";
+
+/// The exporters API of a server on `backend` (credentials sealed under [`EXPORTER_SECRET`]);
+/// `None` where the backend has no exporter store yet (its `/exporters` paths answer 404).
+pub fn exporter_service(backend: &Backend) -> Option<Arc<ExporterService>> {
+    let store: Arc<dyn ExporterStore> = match backend {
+        Backend::Memory => Arc::new(MemoryExporterStore::new()),
+        // A second handle on the same database, as for the DEK registry.
+        Backend::Local(dir) => Arc::new(open_local(dir)),
+        Backend::Aws(_) | Backend::Lambda(_) => return None,
+    };
+    let secrets = match SecretBox::new(EXPORTER_SECRET) {
+        Ok(secrets) => secrets,
+        Err(error) => panic!("exporter secrets: {error}"),
+    };
+    Some(Arc::new(ExporterService::new(store, Arc::new(secrets))))
 }
 
 fn http_client() -> reqwest::Client {

@@ -3,6 +3,7 @@
 mod admin;
 mod aws_init;
 mod config;
+mod exporters;
 mod passwd;
 mod serve;
 mod store;

@@ -6,8 +6,9 @@ mod framework_answers;
 mod listener;
 
 use crate::config::ServeConfig;
-use crate::store;
+use crate::{exporters, store};
 use registry_core::Registry;
+use registry_exporter::runner::Pacing;
 use std::time::Instant;
 use tokio::net::TcpListener;
 
@@ -22,7 +23,24 @@ pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn st
     let mut options = config.settings.app_options(authenticator)?;
     let opened = store::open(&config).await?;
     options.deks = opened.dek.map(|backend| config.settings.dek.registry(backend)).transpose()?;
-    let app = registry_http::app(Registry::new(opened.store, config.settings.registry()), options);
+    let registry = Registry::new(opened.store, config.settings.registry());
+    let trigger = match opened.exporters {
+        Some((store, secrets)) => {
+            // The exporters' source: this registry's router in process, without authentication.
+            let source = registry_http::app(registry.clone(), registry_http::AppOptions::default());
+            let (service, trigger) = exporters::start(store, secrets, source, Pacing::default());
+            options.exporters = Some(service);
+            Some(trigger)
+        }
+        None => None,
+    };
+    let app = registry_http::app(registry, options);
+    let app = match trigger {
+        Some(trigger) => app.layer(axum::middleware::from_fn(move |request, next| {
+            exporters::notify_writes(trigger.clone(), request, next)
+        })),
+        None => app,
+    };
 
     let address = format!("{}:{}", config.bind, config.port);
     let listener = TcpListener::bind(&address).await.map_err(|error| format!("cannot listen on {address}: {error}"))?;

@@ -3,6 +3,7 @@
 use crate::config::{Backend, ServeConfig};
 use registry_core::{CachedStore, MemoryStore, Store};
 use registry_dek::{DekBackend, MemoryKeyStore};
+use registry_exporter::{ExporterStore, MemoryExporterStore, SecretBox};
 use std::sync::Arc;
 
 /// The opened store, the DEK registry's backend beside it (`None`: this backend has none yet, its
@@ -10,6 +11,9 @@ use std::sync::Arc;
 pub struct Opened {
     pub store: Arc<dyn Store>,
     pub dek: Option<DekBackend>,
+    /// Schema linking's store and the key its credentials are sealed with (`None`: this backend
+    /// has none yet, its `/exporters` paths answer 404).
+    pub exporters: Option<(Arc<dyn ExporterStore>, SecretBox)>,
     pub description: String,
 }
 
@@ -22,8 +26,10 @@ pub async fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Er
         Backend::Embedded => {
             let store = registry_store_local::LocalStore::open(&config.data_dir)
                 .map_err(|error| format!("cannot open the embedded store in {}: {error}", config.data_dir.display()))?;
+            let secrets = crate::exporters::embedded_secrets(&config.data_dir)?;
             Opened {
                 dek: Some(DekBackend::new(Arc::new(store.clone()))),
+                exporters: Some((Arc::new(store.clone()), secrets)),
                 store: Arc::new(CachedStore::with_capacity(store, config.settings.cache_bytes)),
                 description: format!("embedded {}", config.data_dir.display()),
             }
@@ -31,6 +37,7 @@ pub async fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Er
         Backend::Memory => Opened {
             store: Arc::new(MemoryStore::new()),
             dek: Some(DekBackend::new(Arc::new(MemoryKeyStore::new()))),
+            exporters: Some((Arc::new(MemoryExporterStore::new()), SecretBox::ephemeral()?)),
             description: "memory".to_string(),
         },
         Backend::Aws => {
@@ -38,6 +45,7 @@ pub async fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Er
             let names = store.config();
             Opened {
                 dek: registry_store_aws::dek_registry::dek_backend(&store),
+                exporters: None,
                 store: Arc::new(CachedStore::with_capacity(store, config.settings.cache_bytes)),
                 description: format!("aws table {} bucket {}", names.table, names.bucket),
             }

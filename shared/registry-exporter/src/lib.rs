@@ -19,6 +19,8 @@ pub mod runner;
 pub mod secrets;
 pub mod service;
 pub mod store;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 
 pub use error::ExporterError;
 pub use memory::MemoryExporterStore;

@@ -51,3 +51,11 @@ impl ExporterStore for MemoryExporterStore {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[tokio::test]
+    async fn conforms() {
+        crate::testkit::exporter_store_conformance(&super::MemoryExporterStore::new()).await;
+    }
+}

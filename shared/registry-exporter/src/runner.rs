@@ -1,5 +1,5 @@
-//! The background task of `registry serve`: every `interval`, one [`sync_pass`] per exporter that
-//! is not PAUSED, the outcome recorded in its status: RUNNING with the offset raised by the
+//! The background task of `registry serve`: on each tick (after a write, a backoff, or `interval`),
+//! one [`sync_pass`] per exporter that is not PAUSED, the outcome recorded in its status: RUNNING with the offset raised by the
 //! writes made, or ERROR with the reason in `trace` and the exporter retried after a backoff that
 //! doubles up to `max_backoff` (a destination that comes back is caught up by the next pass;
 //! nothing is skipped, since a pass compares the whole exported state).
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 /// How the runner paces itself.
 #[derive(Clone, Copy, Debug)]
 pub struct Pacing {
-    /// Time between two ticks.
+    /// Longest time between two ticks.
     pub interval: Duration,
     /// First retry delay after an ERROR, doubled on each further failure.
     pub first_backoff: Duration,
@@ -50,12 +50,24 @@ impl Runner {
         Self { service, source, pacing, backoff: HashMap::new() }
     }
 
-    /// Runs for ever on the current runtime.
-    pub fn spawn(mut self) -> tokio::task::JoinHandle<()> {
+    /// Runs for ever on the current runtime: a tick when `trigger` is notified (the host notifies
+    /// it after every write it serves), when an exporter's backoff is over, and at least every
+    /// `interval` (changes made by another process on the same store).
+    pub fn spawn(mut self, trigger: Arc<tokio::sync::Notify>) -> tokio::task::JoinHandle<()> {
         tokio::spawn(async move {
             loop {
                 self.tick().await;
-                tokio::time::sleep(self.pacing.interval).await;
+                let now = Instant::now();
+                let wait = self
+                    .backoff
+                    .values()
+                    .map(|(until, _)| until.saturating_duration_since(now))
+                    .min()
+                    .map_or(self.pacing.interval, |due| due.min(self.pacing.interval));
+                tokio::select! {
+                    () = trigger.notified() => {}
+                    () = tokio::time::sleep(wait) => {}
+                }
             }
         })
     }

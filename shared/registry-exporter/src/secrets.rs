@@ -21,6 +21,10 @@ const INFO: &[u8] = b"registry exporter credentials";
 /// credential or user info.
 pub fn is_credential(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
+    // `basic.auth.credentials.source` and `bearer.auth.credentials.source` name a kind, not a secret.
+    if key.ends_with(".source") {
+        return false;
+    }
     ["password", "secret", "token", "credential", "user.info", "userinfo", "api.key"]
         .iter()
         .any(|word| key.contains(word))
@@ -69,6 +73,13 @@ impl SecretBox {
         Self::new(&secret)
     }
 
+    /// A new random secret (32 bytes, hex) for a host to keep and pass to [`SecretBox::new`].
+    pub fn generate_secret() -> Result<String, SecretError> {
+        let mut secret = [0u8; 32];
+        aws_lc_rs::rand::fill(&mut secret).map_err(|_| SecretError("no randomness".to_owned()))?;
+        Ok(secret.iter().map(|byte| format!("{byte:02x}")).collect())
+    }
+
     /// `value` sealed.
     pub fn seal(&self, value: &str) -> Result<String, SecretError> {
         let mut nonce = [0u8; NONCE_LEN];
@@ -107,7 +118,7 @@ mod tests {
         assert_eq!(sealed_box.open(&sealed)?, "user:pass");
         assert!(SecretBox::new(b"other")?.open(&sealed).is_err());
         assert!(is_credential("basic.auth.user.info") && is_credential("bearer.auth.token"));
-        assert!(!is_credential("schema.registry.url"));
+        assert!(!is_credential("schema.registry.url") && !is_credential("basic.auth.credentials.source"));
         Ok(())
     }
 }

@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use registry_auth::Operation;
 use registry_core::{RegistryError, StoreError};
 use registry_dek::DekError;
+use registry_exporter::ExporterError;
 use serde::Serialize;
 
 /// Everything a request can fail with: the service's errors plus what the HTTP layer itself rejects.
@@ -18,6 +19,8 @@ pub enum ApiError {
     Registry(RegistryError),
     /// A DEK registry error (Confluent's `DekRegistryErrors`).
     Dek(DekError),
+    /// A schema linking error (Confluent's exporter errors).
+    Exporter(ExporterError),
     /// No such path, or a path parameter that is not of its type (JAX-RS answers 404 for both).
     NotFound,
     /// The path exists but not with this method.
@@ -49,6 +52,12 @@ pub enum ApiError {
 impl From<DekError> for ApiError {
     fn from(error: DekError) -> Self {
         ApiError::Dek(error)
+    }
+}
+
+impl From<ExporterError> for ApiError {
+    fn from(error: ExporterError) -> Self {
+        ApiError::Exporter(error)
     }
 }
 
@@ -188,6 +197,14 @@ impl ApiError {
                     }
                     DekError::Store(store) => store_parts(store),
                 }
+            }
+            ApiError::Exporter(ExporterError::Store(store)) => store_parts(store),
+            ApiError::Exporter(error) => {
+                let message = error.to_string();
+                let (status, code) = error.status_and_code();
+                let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+                let detail = status.is_server_error().then(|| message.clone());
+                (status, code, message, detail)
             }
             ApiError::NotFound => (StatusCode::NOT_FOUND, 404, "HTTP 404 Not Found".into(), None),
             ApiError::MethodNotAllowed => {

@@ -88,6 +88,9 @@ fn not_null_parameter(operation: &str) -> &'static str {
         "put_kek" => "putKek.arg4",
         "create_dek" => "createDek.arg3",
         "create_dek_with_subject" => "createDekWithSubject.arg5",
+        "create_exporter" => "registerExporter.arg3",
+        "update_exporter" => "updateExporterInfo.arg4",
+        "update_exporter_config" => "updateExporterConfig.arg4",
         _ => "request",
     }
 }

@@ -42,6 +42,7 @@ use http_cache::HttpConfig;
 use registry_auth::Authenticator;
 use registry_core::Registry;
 use registry_dek::DekRegistry;
+use registry_exporter::ExporterService;
 use routes::{compatibility, config, contracts, deks, metadata, schemas, subjects, versions};
 use std::sync::Arc;
 
@@ -49,11 +50,13 @@ use std::sync::Arc;
 /// registry's `max_schema_bytes` (42209).
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-/// What every handler gets: the registry service, and the DEK registry when the host has one.
+/// What every handler gets: the registry service, and the DEK registry and the exporters when the
+/// host has them.
 #[derive(Debug, Clone)]
 pub struct AppState {
     pub registry: Registry,
     pub deks: Option<Arc<DekRegistry>>,
+    pub exporters: Option<Arc<ExporterService>>,
 }
 
 /// How [`app`] is assembled: the HTTP caching settings and, when set, the authenticator every
@@ -72,6 +75,8 @@ pub struct AppOptions {
     pub incompatible_error_code: error::IncompatibleErrorCode,
     /// The DEK registry (`/dek-registry/v1/...`, [`routes::deks`]); `None`: those paths are 404.
     pub deks: Option<Arc<DekRegistry>>,
+    /// Schema linking (`/exporters`, [`routes::exporters`]); `None`: those paths are 404.
+    pub exporters: Option<Arc<ExporterService>>,
 }
 
 /// The whole application over `registry`, the one composition every host uses (`registry serve`,
@@ -85,7 +90,8 @@ pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
         Some(_) => options.http.for_authenticated(),
         None => options.http,
     };
-    let routes = routes(AppState { registry: registry.clone(), deks: options.deks }, http);
+    let routes =
+        routes(AppState { registry: registry.clone(), deks: options.deks, exporters: options.exporters }, http);
     let routes = match options.authenticator {
         Some(authenticator) => auth::protect(routes, authenticator),
         None => routes,
@@ -217,6 +223,7 @@ fn api_routes(state: AppState, config: HttpConfig) -> axum::Router {
                 .delete(declare("delete_subject_mode", CONFIGURE, config::delete_subject_mode)),
         )
         .merge(dek_routes(state.deks.is_some()))
+        .merge(exporter_routes(state.exporters.is_some()))
         .fallback(declare(UNKNOWN_OPERATION, Access::Unserved, not_found))
         .method_not_allowed_fallback(declare(UNKNOWN_OPERATION, Access::Unserved, method_not_allowed))
         .layer(axum::middleware::from_fn(http_cache::no_store_by_default))
@@ -285,6 +292,43 @@ fn dek_routes(served: bool) -> axum::Router<AppState> {
             &format!("{KEKS}/{{name}}/deks/{{subject}}/versions/{{version}}/undelete"),
             post(declare("undelete_dek_version", DELETE, deks::undelete_dek_version)),
         )
+}
+
+/// Schema linking's endpoints ([`routes::exporters`]), all for `admin`, when `served`.
+fn exporter_routes(served: bool) -> axum::Router<AppState> {
+    use endpoint::{CONFIGURE, endpoint as declare};
+    use routes::exporters as x;
+    use routing::{get, put};
+    if !served {
+        return axum::Router::new();
+    }
+    axum::Router::new()
+        .route(
+            "/exporters",
+            get(declare("list_exporters", CONFIGURE, x::list_exporters)).post(declare(
+                "create_exporter",
+                CONFIGURE,
+                x::create_exporter,
+            )),
+        )
+        .route(
+            "/exporters/{name}",
+            get(declare("get_exporter", CONFIGURE, x::get_exporter))
+                .put(declare("update_exporter", CONFIGURE, x::update_exporter))
+                .delete(declare("delete_exporter", CONFIGURE, x::delete_exporter)),
+        )
+        .route("/exporters/{name}/status", get(declare("get_exporter_status", CONFIGURE, x::get_exporter_status)))
+        .route(
+            "/exporters/{name}/config",
+            get(declare("get_exporter_config", CONFIGURE, x::get_exporter_config)).put(declare(
+                "update_exporter_config",
+                CONFIGURE,
+                x::update_exporter_config,
+            )),
+        )
+        .route("/exporters/{name}/pause", put(declare("pause_exporter", CONFIGURE, x::pause_exporter)))
+        .route("/exporters/{name}/resume", put(declare("resume_exporter", CONFIGURE, x::resume_exporter)))
+        .route("/exporters/{name}/reset", put(declare("reset_exporter", CONFIGURE, x::reset_exporter)))
 }
 
 async fn not_found() -> ApiError {

@@ -318,7 +318,14 @@ impl Settings {
     pub fn app_options(&self, authenticator: Option<Arc<Authenticator>>) -> Result<AppOptions, SettingsError> {
         let http = HttpConfig::with_id_cache_control(&self.id_cache_control).map_err(SettingsError::CacheControl)?;
         let incompatible_error_code = self.incompatible_error_code;
-        Ok(AppOptions { http, authenticator, request_budget: Default::default(), incompatible_error_code, deks: None })
+        Ok(AppOptions {
+            http,
+            authenticator,
+            request_budget: Default::default(),
+            incompatible_error_code,
+            deks: None,
+            exporters: None,
+        })
     }
 }
 

@@ -27,7 +27,8 @@
 //! gets entries as schemas are registered again or imported, never by a scan at open) and
 //! `subject_revisions` (each subject's write revision, raised in the transaction of every change to
 //! its rows; the write preconditions of `conditions.rs` compare it, so it is never removed), and the
-//! DEK registry's `keks` and `deks` (`keys.rs`, the [`registry_dek::KeyStore`] of this store).
+//! DEK registry's `keks` and `deks` (`keys.rs`, the [`registry_dek::KeyStore`] of this store), and
+//! schema linking's `exporters` (`exporters.rs`, the [`registry_exporter::ExporterStore`]).
 //!
 //! **Concurrency.** Each write call is one atomic operation on the writer thread, which commits
 //! the operations queued meanwhile as one group (one `IMMEDIATE` transaction, each operation in its
@@ -41,6 +42,7 @@ mod bounded;
 mod codec;
 mod conditions;
 mod error;
+mod exporters;
 mod keys;
 mod ops;
 mod pool;
@@ -50,7 +52,7 @@ mod writer;
 
 use error::{LocalError, LocalResult};
 use pool::Pool;
-use registry_core::{Fingerprint, Guid, SchemaBody, StoreError, StoreResult, Subject, VersionRow};
+use registry_core::{Fingerprint, Guid, SchemaBody, SchemaId, StoreError, StoreResult, Subject, VersionRow};
 use rusqlite::Connection;
 use std::path::Path;
 use std::sync::Arc;
@@ -172,13 +174,22 @@ impl LocalStore {
             }
         }
     }
+
+    /// Every row carrying `id`: inline when there are at most [`bounded::INLINE_ROWS`] (the usual
+    /// case), else on the blocking pool.
+    async fn rows_with_id_bounded(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
+        match self.read(move |conn| bounded::rows_with_id_upto(conn, id, bounded::INLINE_ROWS)).await? {
+            Some(rows) => Ok(rows),
+            None => self.read_blocking(move |conn| ops::rows_with_id(conn, id)).await,
+        }
+    }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use registry_core::{SchemaId, SchemaType, Store, Version};
+    use registry_core::{SchemaType, Store, Version};
     use std::pin::pin;
     use std::task::{Context, Poll, Waker};
 

@@ -136,6 +136,13 @@ CREATE TABLE deks (
     PRIMARY KEY (kek_name, subject, algorithm, version)
 ) WITHOUT ROWID;
 "#,
+    r#"
+CREATE TABLE exporters (
+    name     TEXT PRIMARY KEY,
+    record   TEXT NOT NULL,
+    revision INTEGER NOT NULL
+) WITHOUT ROWID;
+"#,
 ];
 
 /// The `user_version` this build writes and understands.

@@ -4,6 +4,7 @@ pub mod compatibility;
 pub mod config;
 pub mod contracts;
 pub mod deks;
+pub mod exporters;
 pub mod json_stream;
 pub mod metadata;
 pub mod schemas;
