@@ -52,7 +52,7 @@ mod writer;
 
 use error::{LocalError, LocalResult};
 use pool::Pool;
-use registry_core::{Fingerprint, Guid, SchemaBody, SchemaId, StoreError, StoreResult, Subject, VersionRow};
+use registry_core::{Fingerprint, Guid, SchemaBody, StoreError, StoreResult, Subject, VersionRow};
 use rusqlite::Connection;
 use std::path::Path;
 use std::sync::Arc;
@@ -174,22 +174,13 @@ impl LocalStore {
             }
         }
     }
-
-    /// Every row carrying `id`: inline when there are at most [`bounded::INLINE_ROWS`] (the usual
-    /// case), else on the blocking pool.
-    async fn rows_with_id_bounded(&self, id: SchemaId) -> StoreResult<Vec<VersionRow>> {
-        match self.read(move |conn| bounded::rows_with_id_upto(conn, id, bounded::INLINE_ROWS)).await? {
-            Some(rows) => Ok(rows),
-            None => self.read_blocking(move |conn| ops::rows_with_id(conn, id)).await,
-        }
-    }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use registry_core::{SchemaType, Store, Version};
+    use registry_core::{SchemaId, SchemaType, Store, Version};
     use std::pin::pin;
     use std::task::{Context, Poll, Waker};
 
