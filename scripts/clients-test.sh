@@ -18,6 +18,8 @@
 #   CLIENTS_SUITES="python js rust"          which suites to run on embedded (default all)
 #   REGISTRY_BIN=path                        use this registry binary instead of building target/debug/registry
 #   LAMBDA_EMULATOR=path                     use this lambda-emulator (it runs registry-lambda from its own directory)
+#   CLIENTS_PREPARE_ONLY=1                   install the packages and build the Rust suite, run nothing
+#                                            (`make test` does it in its build step)
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -162,18 +164,18 @@ run_suite() {
 
 # python_suite LABEL BACKEND [ENV=VALUE...]: test_auth.py starts its own server with authentication on,
 # from REGISTRY_BIN on REGISTRY_BACKEND with the given environment (the run's AWS variables for aws;
-# LAMBDA_EMULATOR among them for the function).
+# LAMBDA_EMULATOR among them for the function: test_auth.py starts the function when it is set, so
+# it is set only then).
 python_suite() {
   local label="$1" backend="$2"
   shift 2
-  run_suite "python ($label)" env REGISTRY_BIN="$REGISTRY_BIN" REGISTRY_BACKEND="$backend" "$@" \
+  run_suite "python ($label)" env -u LAMBDA_EMULATOR REGISTRY_BIN="$REGISTRY_BIN" REGISTRY_BACKEND="$backend" "$@" \
     "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$CLIENTS/python"
 }
 js_suite() { run_suite "js ($1)" bash -c "cd '$CLIENTS/js' && node --test"; }
-rust_suite() {
-  run_suite "rust ($1)" env CARGO_TARGET_DIR="$ROOT/target/clients-rust" \
-    "$CARGO" test --quiet --locked --manifest-path "$CLIENTS/rust/Cargo.toml"
-}
+RUST_TEST=(env CARGO_TARGET_DIR="$ROOT/target/clients-rust" "$CARGO" test --quiet --locked
+  --manifest-path "$CLIENTS/rust/Cargo.toml")
+rust_suite() { run_suite "rust ($1)" "${RUST_TEST[@]}"; }
 
 wants() { [[ " $2 " == *" $1 "* ]]; }
 
@@ -221,6 +223,16 @@ run_lambda() {
   stop_server
   delete_aws_resources
 }
+
+if [ "${CLIENTS_PREPARE_ONLY:-0}" = 1 ]; then
+  install_python
+  if wants js "$SUITES"; then install_js; fi
+  if wants rust "$SUITES"; then
+    log "building the Rust suite"
+    "${RUST_TEST[@]}" --no-run
+  fi
+  exit 0
+fi
 
 if [ -z "$REGISTRY_BIN" ]; then
   log "building the registry binary"

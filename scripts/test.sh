@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `make test`: every test of the project, in steps, then one line per step with its time and the
-# peak memory of everything it started (test processes, servers, functions and the emulator).
+# peak memory of everything it started (test processes, servers, functions and the emulators).
 #
-#   build                 every test binary, the registry and registry-lambda binaries
+#   build                 every test binary, the registry and registry-lambda binaries, and what the
+#                         client suites install and build (Python packages, npm packages, the Rust
+#                         client crate)
 #   unit, router, stores  every crate's unit and integration tests that need no emulator
 #                         (domain, formats, router, memory and SQLite conformance, admin commands)
 #   aws store             registry-store-aws on the emulator (conformance: one table per case)
@@ -11,87 +13,180 @@
 #   clients <backend>     the real-client suites (scripts/clients-test.sh) on embedded, aws, lambda
 #   infra check           scripts/infra-check.sh (terraform fmt, infra_check.py, checkov)
 #
-# The emulator (scripts/emulator-start.sh) is started first and stopped by its PID at the end, also
-# on failure. The first failing step ends the run. Env: EMULATOR_PORT (4566), TEST_STEPS (the steps
-# to run, by the names above with spaces as dashes, e.g. "build api-memory"; default all).
+# After the build, three lanes run at once, each its steps in order: aws store, clients aws and
+# clients lambda on the emulator at EMULATOR_PORT; api aws and api lambda on a second emulator; and
+# the steps that need no emulator of their own (unit, router, stores; api memory, local and other;
+# clients embedded; infra check), whose few AWS tests use the first emulator. The emulator-bound
+# lanes mostly wait on the emulators (each a single Python process serving one request at a
+# time), so the lanes overlap that waiting with the CPU work of the third. Each step's output is written to a log and printed when the step ends (one
+# step's output at a time). A failing step ends its lane; the other lanes run to their end, and the
+# run fails. Both emulators are started first and stopped by their PIDs at the end, also on
+# failure.
+#
+# Env: EMULATOR_PORT (4566) and SECOND_EMULATOR_PORT (a free port) place the emulators;
+# EMULATOR_TEST_THREADS (4) is nextest's --test-threads in the emulator-bound steps; TEST_STEPS
+# (the steps to run, by the names above with spaces as dashes, e.g. "build api-memory"; default
+# all).
 set -uo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
 CARGO="${CARGO:-cargo}"
+export CARGO
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
 export EMULATOR_PORT="${EMULATOR_PORT:-4566}"
-export AWS_ENDPOINT_URL="http://127.0.0.1:$EMULATOR_PORT" AWS_REGION=us-east-1 \
-  AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test
+SECOND_EMULATOR_PORT="${SECOND_EMULATOR_PORT:-$(free_port)}"
+export AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/make-test.XXXXXX")"
-TIMES="$WORK/steps"
+mkdir -p "$WORK/times" "$WORK/logs" "$WORK/status"
 SAMPLER=""
+LANES=()
 STARTED=$(date +%s%N)
+
+# order_of STEP: the step's place in the report (each lane records its own lines; the report sorts
+# them back into this order).
+order_of() {
+  local order=("build" "unit, router, stores" "aws store" "api memory" "api local" "api aws" "api lambda"
+    "api other" "clients embedded" "clients aws" "clients lambda" "infra check") i
+  for i in "${!order[@]}"; do
+    if [ "${order[$i]}" = "$1" ]; then printf '%02d' "$i"; return; fi
+  done
+  echo 99
+}
 
 # nextest runs each test in a process of its own and reports each test's time; its default profile
 # never ends a test for being slow.
 nextest() { "$CARGO" nextest run --workspace --no-fail-fast "$@"; }
+# Tests at once in the emulator-bound steps: they mostly wait on the emulator, so more than one per
+# core keep it busy (and, on a machine loaded by other jobs, get the run a larger share of it).
+EMULATOR_TEST_THREADS="${EMULATOR_TEST_THREADS:-4}"
+
+stop_emulators() {
+  EMULATOR_PORT="$SECOND_EMULATOR_PORT" "$ROOT/scripts/emulator-stop.sh" >/dev/null 2>&1 || true
+  "$ROOT/scripts/emulator-stop.sh" >/dev/null 2>&1 || true
+}
 
 report() {
-  local status=$?
+  local status=$? lane
+  for lane in "${LANES[@]}"; do
+    # Only on an interrupted run: each lane is a job of its own process group, ended as a group.
+    kill -0 "$lane" 2>/dev/null && kill -TERM -- "-$lane" 2>/dev/null
+  done
   if [ -n "$SAMPLER" ]; then
     kill -TERM "$SAMPLER" 2>/dev/null
     wait "$SAMPLER" 2>/dev/null
   fi
-  "$ROOT/scripts/emulator-stop.sh" >/dev/null 2>&1 || true
+  stop_emulators
   echo
   echo "make test: time per step"
-  cat "$TIMES" 2>/dev/null
+  cat "$WORK"/times/* 2>/dev/null
   printf '  %-24s %6d s\n' "total" "$(seconds_since "$STARTED")"
   if [ -s "$WORK/peak" ]; then
-    printf '  %-24s %6d MB (all processes of the run, the emulator included)\n' "peak memory" \
+    printf '  %-24s %6d MB (all processes of the run, the emulators included)\n' "peak memory" \
       "$(($(cat "$WORK/peak") / 1000000))"
   fi
   rm -rf "$WORK"
   exit "$status"
 }
 trap report EXIT
+trap 'exit 130' INT TERM
 
 seconds_since() { echo $((($(date +%s%N) - $1) / 1000000000)); }
 
 wanted() { [ -z "${TEST_STEPS:-}" ] || [[ " $TEST_STEPS " == *" ${1// /-} "* ]]; }
 
-# step NAME COMMAND...: runs COMMAND as the step NAME (unless TEST_STEPS leaves it out), records its
-# time, and ends the run when it fails.
+# step NAME COMMAND...: runs COMMAND as the step NAME (unless TEST_STEPS leaves it out) with its
+# output in a log printed when it ends, records its time, and returns its status.
 step() {
-  local name="$1" started status
+  local name="$1" started status log
   shift
   wanted "$name" || return 0
-  echo "=== make test: $name" >&2
+  log="$WORK/logs/${name//[ ,]/-}.log"
+  echo "=== make test: $name started" >&2
   started=$(date +%s%N)
-  "$@"
+  "$@" >"$log" 2>&1 </dev/null
   status=$?
   printf '  %-24s %6d s%s\n' "$name" "$(seconds_since "$started")" \
-    "$([ "$status" = 0 ] || echo "  FAILED (exit $status)")" >>"$TIMES"
-  if [ "$status" != 0 ]; then
-    echo "make test: step '$name' failed (exit $status)" >&2
-    exit "$status"
-  fi
+    "$([ "$status" = 0 ] || echo "  FAILED (exit $status)")" >"$WORK/times/$(order_of "$name")"
+  flock "$WORK/print.lock" bash -c 'echo "=== make test: $1 ($2)"; cat "$3"' _ "$name" \
+    "$([ "$status" = 0 ] && echo "passed in $(seconds_since "$started") s" || echo "FAILED, exit $status")" \
+    "$log" >&2
+  return "$status"
+}
+
+# on_emulator PORT COMMAND...: COMMAND with the AWS variables (and EMULATOR_PORT, which the client
+# suites read) aimed at the emulator on PORT.
+on_emulator() {
+  local port="$1"
+  shift
+  EMULATOR_PORT="$port" AWS_ENDPOINT_URL="http://127.0.0.1:$port" "$@"
+}
+
+API='package(api-tests) and binary(api)'
+# Each API case is instantiated once per backend as <module>::<backend>::<case> (the embedded store
+# is `local`); the few cases outside that scheme run in "api other".
+api() {
+  local backend="$1"
+  shift
+  nextest -E "$API and test(/::$backend::/)" "$@"
+}
+# The client suites use the binaries of the build step (no cargo build of their own).
+clients() {
+  CLIENTS_BACKENDS="$1" REGISTRY_BIN="$ROOT/target/debug/registry" LAMBDA_EMULATOR="$ROOT/target/debug/lambda-emulator" \
+    "$ROOT/scripts/clients-test.sh"
+}
+
+build() {
+  "$CARGO" nextest run --workspace --no-run && CLIENTS_PREPARE_ONLY=1 "$ROOT/scripts/clients-test.sh"
+}
+
+store_lane() {
+  on_emulator "$EMULATOR_PORT" step "aws store" nextest --test-threads "$EMULATOR_TEST_THREADS" \
+    -E 'package(registry-store-aws)' &&
+    on_emulator "$EMULATOR_PORT" step "clients aws" clients aws &&
+    on_emulator "$EMULATOR_PORT" step "clients lambda" clients lambda
+}
+
+api_aws_lane() {
+  on_emulator "$SECOND_EMULATOR_PORT" step "api aws" api aws --test-threads "$EMULATOR_TEST_THREADS" &&
+    on_emulator "$SECOND_EMULATOR_PORT" step "api lambda" api lambda --test-threads "$EMULATOR_TEST_THREADS"
+}
+
+local_lane() {
+  on_emulator "$EMULATOR_PORT" step "unit, router, stores" \
+    nextest -E "not package(registry-store-aws) and not ($API)" &&
+    on_emulator "$EMULATOR_PORT" step "api memory" api memory &&
+    on_emulator "$EMULATOR_PORT" step "api local" api local &&
+    on_emulator "$EMULATOR_PORT" step "api other" nextest -E "$API and not test(/::(memory|local|aws|lambda)::/)" &&
+    on_emulator "$EMULATOR_PORT" step "clients embedded" clients embedded &&
+    step "infra check" "$ROOT/scripts/infra-check.sh"
 }
 
 "$CARGO" nextest --version >/dev/null 2>&1 || { echo "make test: installing cargo-nextest" >&2; \
   "$CARGO" install --locked cargo-nextest || exit 1; }
 
 "$ROOT/scripts/emulator-start.sh" || exit 1
-python3 "$ROOT/scripts/peak_memory.py" $$ "$WORK/peak" "$ROOT/.emulator/$EMULATOR_PORT/moto.pid" &
+EMULATOR_PORT="$SECOND_EMULATOR_PORT" "$ROOT/scripts/emulator-start.sh" || exit 1
+python3 "$ROOT/scripts/peak_memory.py" $$ "$WORK/peak" "$ROOT/.emulator/$EMULATOR_PORT/moto.pid" \
+  "$ROOT/.emulator/$SECOND_EMULATOR_PORT/moto.pid" &
 SAMPLER=$!
 
-API='package(api-tests) and binary(api)'
-step "build" "$CARGO" nextest run --workspace --no-run
-step "unit, router, stores" nextest -E "not package(registry-store-aws) and not ($API)"
-step "aws store" nextest -E 'package(registry-store-aws)'
-# Each API case is instantiated once per backend as <module>::<backend>::<case> (the embedded store
-# is `local`); the few cases outside that scheme run in the last API step.
-for backend in memory local aws lambda; do
-  step "api $backend" nextest -E "$API and test(/::$backend::/)"
+step "build" build || exit 1
+
+# Job control puts each lane in a process group of its own, so an interrupted run ends each lane
+# with everything it started.
+set -m
+for lane in store_lane api_aws_lane local_lane; do
+  "$lane" &
+  LANES+=($!)
 done
-step "api other" nextest -E "$API and not test(/::(memory|local|aws|lambda)::/)"
-for backend in embedded aws lambda; do
-  step "clients $backend" env CLIENTS_BACKENDS="$backend" "$ROOT/scripts/clients-test.sh"
+set +m
+failed=0
+for lane in "${LANES[@]}"; do
+  wait "$lane" || failed=1
 done
-step "infra check" "$ROOT/scripts/infra-check.sh"
+LANES=()
+exit "$failed"
