@@ -96,7 +96,9 @@ start_server() {
     "$REGISTRY_BIN" serve >"$WORK/$name-server.log" 2>&1 &
   SERVER_PID=$!
   REGISTRY_URL="http://127.0.0.1:$port"
-  for _ in $(seq 1 150); do
+  # Up to 120 s (a start takes milliseconds: only a server that never answers fails here, never a
+  # slow machine); a server that exits ends the wait at once.
+  for _ in $(seq 1 600); do
     if curl -fsS -o /dev/null "$REGISTRY_URL/subjects"; then
       log "$name: registry serve (pid $SERVER_PID) answers on $REGISTRY_URL"
       return 0
@@ -121,7 +123,7 @@ start_function() {
     >"$WORK/$name-server.log" 2>&1 &
   SERVER_PID=$!
   REGISTRY_URL="http://127.0.0.1:$port"
-  for _ in $(seq 1 300); do
+  for _ in $(seq 1 600); do
     if curl -fsS -o /dev/null "$REGISTRY_URL/" 2>/dev/null; then
       log "$name: $(grep -m1 'serves' "$WORK/$name-server.log" || echo "lambda-emulator (pid $SERVER_PID) on $REGISTRY_URL")"
       return 0

@@ -20,7 +20,7 @@ URL="http://$HOST:$PORT/moto-api/"
 answers() { python3 - "$URL" <<'PY'
 import sys, urllib.request
 try:
-    urllib.request.urlopen(sys.argv[1], timeout=1)
+    urllib.request.urlopen(sys.argv[1], timeout=10)
 except Exception:
     sys.exit(1)
 PY
@@ -151,7 +151,10 @@ server.main(sys.argv[1:])
 nohup "$VENV/bin/python" -c "$SERIAL_MOTO" -H "$HOST" -p "$PORT" >"$LOG_FILE" 2>&1 &
 echo $! >"$PID_FILE"
 
-for _ in $(seq 1 100); do
+# Up to 120 s: moto's imports take seconds, many more on a machine busy with other jobs; an
+# emulator that exits ends the wait at once.
+waited_until=$((SECONDS + 120))
+while [ "$SECONDS" -lt "$waited_until" ]; do
   if answers; then
     echo "emulator started (pid $(cat "$PID_FILE")) on $HOST:$PORT"
     exit 0
@@ -163,5 +166,5 @@ for _ in $(seq 1 100); do
   fi
   sleep 0.2
 done
-echo "emulator did not answer on $HOST:$PORT within 20s; see $LOG_FILE" >&2
+echo "emulator did not answer on $HOST:$PORT within 120 s; see $LOG_FILE" >&2
 exit 1

@@ -51,7 +51,7 @@ def _get(url: str, headers: dict | None = None) -> tuple[int, Message, bytes]:
     """Status, headers (case-insensitive) and body of a GET, also for error statuses."""
     request = urllib.request.Request(url, headers=headers or {})
     try:
-        with urllib.request.urlopen(request, timeout=5) as response:
+        with urllib.request.urlopen(request, timeout=60) as response:
             return response.status, response.headers, response.read()
     except urllib.error.HTTPError as error:
         return error.code, error.headers, error.read()
@@ -101,7 +101,9 @@ def auth_url(tmp_path_factory) -> str:
     with open(log_path, "wb") as log:
         server = subprocess.Popen(command, env=env, stdout=log, stderr=log)
     try:
-        deadline = time.monotonic() + 30
+        # Bounded far above a start (milliseconds) so that only a server that never answers fails
+        # here, never a slow machine; a server that exits ends the wait at once.
+        deadline = time.monotonic() + 120
         while True:
             try:
                 if _get(url + "/")[0] == 200:
