@@ -12,9 +12,9 @@
 //! Everything mutable (versions, config, mode, listings, the ID counter) goes straight to the
 //! inner store on every call, so the read-after-write contract of [`Store`] still holds.
 //!
-//! Every [`Store`] method is forwarded explicitly (listed in `forward_to_inner!`), the batch deletes
-//! included: a method added to the trait with a default body must be listed there too, or the inner
-//! store's override is lost.
+//! The [`Store`] impl is generated from the trait's one method list
+//! ([`crate::store::for_each_store_method!`]), so every method, one with a default body included,
+//! reaches the inner store's own implementation.
 
 use crate::bounded::BoundedMap;
 use crate::model::{ConfigRecord, Context, Guid, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow};
@@ -132,96 +132,87 @@ fn value_bytes(value: &Value) -> usize {
     }
 }
 
-/// Implements [`Store`] for [`CachedStore`]: each listed method is forwarded to the inner store
-/// with its arguments unchanged; the methods after `@hand_written` (what the cache answers or
-/// fills) are written out.
-macro_rules! forward_to_inner {
-    ($($method:ident($($arg:ident: $ty:ty),*) -> $answer:ty;)* @hand_written { $($extra:item)* }) => {
+/// Implements [`Store`] for [`CachedStore`] from [`for_each_store_method!`]: every method goes to
+/// [`cached_call!`], which answers the cached ones and forwards the rest to the inner store.
+macro_rules! cached_store {
+    ($($kind:ident $method:ident($($arg:ident: $ty:ty),*) -> $answer:ty
+        => $variant:ident $({ $($field:ident: $field_ty:ty = $value:expr),* })?;)*) => {
         #[async_trait]
         impl<S: Store> Store for CachedStore<S> {
             $(
                 async fn $method(&self, $($arg: $ty),*) -> StoreResult<$answer> {
-                    self.inner.$method($($arg),*).await
+                    cached_call!(self, $method($($arg),*))
                 }
             )*
 
-            $($extra)*
+            fn cache_stats(&self) -> Option<CacheStats> {
+                Some(self.stats())
+            }
         }
     };
 }
 
-forward_to_inner! {
-    put_body(fingerprint: &Fingerprint, body: &SchemaBody) -> ();
-    // Not cached: a hard delete of the last row carrying an ID unbinds its fingerprint.
-    id_for_fingerprint_in(context: &Context, fingerprint: &Fingerprint) -> Option<SchemaId>;
-    // Not cached: IMPORT may rebind an ID no row carries any more.
-    fingerprint_for_id_in(context: &Context, id: SchemaId) -> Option<Fingerprint>;
-    fingerprint_for_carried_id_in(context: &Context, id: SchemaId) -> Option<Fingerprint>;
-    allocate_id_in(context: &Context, fingerprint: &Fingerprint) -> SchemaId;
-    bind_id_in(context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> ();
-    max_id_in(context: &Context) -> Option<SchemaId>;
-    list_contexts() -> Vec<Context>;
-    unlist_context(context: &Context) -> ();
-    versions(subject: &Subject) -> Vec<VersionRow>;
-    versions_page(page: VersionsPage<'_>) -> Vec<VersionRow>;
-    get_version(subject: &Subject, version: Version) -> Option<VersionRow>;
-    layered_write_context(scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> LayeredContext;
-    record_live_version(row: &VersionRow, revision: Revision) -> ();
-    create_version(row: &VersionRow, preconditions: &Preconditions) -> ();
-    create_version_assigning_id(version: NewVersion<'_>) -> (SchemaId, bool);
-    soft_delete_versions(deletion: SoftDeletion<'_>) -> ();
-    hard_delete_versions(deletion: HardDeletion<'_>) -> ();
-    rows_with_id_page_in(context: &Context, page: IdRowsPage<'_>) -> Vec<VersionRow>;
-    referrers(subject: &Subject, version: Version) -> Vec<VersionRow>;
-    list_subjects(page: SubjectsPage<'_>) -> Vec<Subject>;
-    get_config(scope: &Scope) -> Option<ConfigRecord>;
-    write_setting(write: SettingWrite<'_>) -> ();
-    last_used(subject: &Subject) -> Option<u32>;
-    mark_used(subject: &Subject, day: u32) -> ();
-    @hand_written {
-        async fn get_body(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaBody>> {
-            let key = Key::Body(*fingerprint);
-            if let Some(Value::Body(body)) = self.cache().get(&key) {
-                return Ok(Some(body));
-            }
-            let body = self.inner.get_body(fingerprint).await?;
-            if let Some(body) = &body {
-                self.cache().put(key, Value::Body(body.clone()));
-            }
-            Ok(body)
-        }
+/// One [`CachedStore`] method: the immutable reads and the guid binding go through the cache; the
+/// rest (mutable data, and the ID bindings a hard delete or IMPORT may change) to the inner store.
+macro_rules! cached_call {
+    ($self:ident, get_body($fingerprint:ident)) => {
+        $self.cached_body($fingerprint).await
+    };
+    ($self:ident, bind_guid($guid:ident, $fingerprint:ident)) => {
+        $self.bind_guid_cached($guid, $fingerprint).await
+    };
+    ($self:ident, fingerprint_for_guid($guid:ident)) => {
+        $self.cached_fingerprint_for_guid($guid).await
+    };
+    ($self:ident, carried_id_for_guid($guid:ident)) => {
+        $self.carried_id_for_guid_caching($guid).await
+    };
+    ($self:ident, $method:ident($($arg:ident),*)) => {
+        $self.inner.$method($($arg),*).await
+    };
+}
 
-        async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
-            self.inner.bind_guid(guid, fingerprint).await?;
-            self.cache().put(Key::FingerprintOfGuid(*guid), Value::Fingerprint(*fingerprint));
-            Ok(())
-        }
+crate::store::for_each_store_method!(cached_store);
 
-        async fn fingerprint_for_guid(&self, guid: &Guid) -> StoreResult<Option<Fingerprint>> {
-            let key = Key::FingerprintOfGuid(*guid);
-            if let Some(Value::Fingerprint(fingerprint)) = self.cache().get(&key) {
-                return Ok(Some(fingerprint));
-            }
-            let fingerprint = self.inner.fingerprint_for_guid(guid).await?;
-            if let Some(fingerprint) = fingerprint {
-                self.cache().put(key, Value::Fingerprint(fingerprint));
-            }
-            Ok(fingerprint)
+impl<S: Store> CachedStore<S> {
+    async fn cached_body(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaBody>> {
+        let key = Key::Body(*fingerprint);
+        if let Some(Value::Body(body)) = self.cache().get(&key) {
+            return Ok(Some(body));
         }
+        let body = self.inner.get_body(fingerprint).await?;
+        if let Some(body) = &body {
+            self.cache().put(key, Value::Body(body.clone()));
+        }
+        Ok(body)
+    }
 
-        /// Whether a row carries the ID may change (a hard delete), so it is always asked; the guid's
-        /// fingerprint in a positive answer is immutable and cached.
-        async fn carried_id_for_guid(&self, guid: &Guid) -> StoreResult<Option<GuidCarried>> {
-            let carried = self.inner.carried_id_for_guid(guid).await?;
-            if let Some(found) = &carried {
-                self.cache().put(Key::FingerprintOfGuid(*guid), Value::Fingerprint(found.fingerprint));
-            }
-            Ok(carried)
-        }
+    async fn bind_guid_cached(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
+        self.inner.bind_guid(guid, fingerprint).await?;
+        self.cache().put(Key::FingerprintOfGuid(*guid), Value::Fingerprint(*fingerprint));
+        Ok(())
+    }
 
-        fn cache_stats(&self) -> Option<CacheStats> {
-            Some(self.stats())
+    async fn cached_fingerprint_for_guid(&self, guid: &Guid) -> StoreResult<Option<Fingerprint>> {
+        let key = Key::FingerprintOfGuid(*guid);
+        if let Some(Value::Fingerprint(fingerprint)) = self.cache().get(&key) {
+            return Ok(Some(fingerprint));
         }
+        let fingerprint = self.inner.fingerprint_for_guid(guid).await?;
+        if let Some(fingerprint) = fingerprint {
+            self.cache().put(key, Value::Fingerprint(fingerprint));
+        }
+        Ok(fingerprint)
+    }
+
+    /// Whether a row carries the ID may change (a hard delete), so it is always asked; the guid's
+    /// fingerprint in a positive answer is immutable and cached.
+    async fn carried_id_for_guid_caching(&self, guid: &Guid) -> StoreResult<Option<GuidCarried>> {
+        let carried = self.inner.carried_id_for_guid(guid).await?;
+        if let Some(found) = &carried {
+            self.cache().put(Key::FingerprintOfGuid(*guid), Value::Fingerprint(found.fingerprint));
+        }
+        Ok(carried)
     }
 }
 

@@ -436,3 +436,51 @@ pub async fn assign_id_in_steps<S: Store + ?Sized>(
     store.create_version(&row.with_id(id), &preconditions).await?;
     Ok((id, allocated))
 }
+
+/// The list every wrapper of [`Store`] is generated from, so that none can forget a method: calls
+/// `$callback!` with one line per async method of the trait (all but [`Store::cache_stats`]), in
+/// trait order: `read` or `write` (whether it changes stored state), the method with its
+/// arguments and answer, and the `testkit::StoreCall` variant naming the call (with the fields a
+/// hook looks at: their types, and how each is computed from the arguments). `CachedStore` and `HookedStore` implement the
+/// trait from it, and `StoreCall` is declared from it.
+macro_rules! for_each_store_method {
+    ($callback:ident) => {
+        $callback! {
+            write put_body(fingerprint: &Fingerprint, body: &SchemaBody) -> () => PutBody;
+            read get_body(fingerprint: &Fingerprint) -> Option<SchemaBody> => GetBody;
+            read id_for_fingerprint_in(context: &Context, fingerprint: &Fingerprint) -> Option<SchemaId>
+                => IdForFingerprint;
+            read fingerprint_for_id_in(context: &Context, id: SchemaId) -> Option<Fingerprint> => FingerprintForId;
+            read fingerprint_for_carried_id_in(context: &Context, id: SchemaId) -> Option<Fingerprint>
+                => FingerprintForCarriedId;
+            write allocate_id_in(context: &Context, fingerprint: &Fingerprint) -> SchemaId => AllocateId;
+            write bind_id_in(context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> () => BindId;
+            read max_id_in(context: &Context) -> Option<SchemaId> => MaxId;
+            read list_contexts() -> Vec<Context> => ListContexts;
+            write unlist_context(context: &Context) -> () => UnlistContext;
+            write bind_guid(guid: &Guid, fingerprint: &Fingerprint) -> () => BindGuid;
+            read fingerprint_for_guid(guid: &Guid) -> Option<Fingerprint> => FingerprintForGuid;
+            read carried_id_for_guid(guid: &Guid) -> Option<GuidCarried> => CarriedIdForGuid;
+            read versions(subject: &Subject) -> Vec<VersionRow> => Versions;
+            read versions_page(page: VersionsPage<'_>) -> Vec<VersionRow> => VersionsPage { limit: usize = page.limit };
+            read get_version(subject: &Subject, version: Version) -> Option<VersionRow> => GetVersion;
+            read layered_write_context(scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> LayeredContext
+                => LayeredWriteContext;
+            write record_live_version(row: &VersionRow, revision: Revision) -> () => RecordLiveVersion;
+            write create_version(row: &VersionRow, preconditions: &Preconditions) -> () => CreateVersion;
+            write create_version_assigning_id(version: NewVersion<'_>) -> (SchemaId, bool)
+                => CreateVersionAssigningId;
+            write soft_delete_versions(deletion: SoftDeletion<'_>) -> () => SoftDeleteVersions;
+            write hard_delete_versions(deletion: HardDeletion<'_>) -> () => HardDeleteVersions;
+            read rows_with_id_page_in(context: &Context, page: IdRowsPage<'_>) -> Vec<VersionRow>
+                => RowsWithIdPage { limit: usize = page.limit };
+            read referrers(subject: &Subject, version: Version) -> Vec<VersionRow> => Referrers;
+            read list_subjects(page: SubjectsPage<'_>) -> Vec<Subject> => ListSubjects { limit: usize = page.limit };
+            read get_config(scope: &Scope) -> Option<ConfigRecord> => GetConfig;
+            write write_setting(write: SettingWrite<'_>) -> () => WriteSetting { kind: SettingKind = write.change.kind() };
+            read last_used(subject: &Subject) -> Option<u32> => LastUsed;
+            write mark_used(subject: &Subject, day: u32) -> () => MarkUsed;
+        }
+    };
+}
+pub(crate) use for_each_store_method;

@@ -11,86 +11,32 @@ use registry_schema::Fingerprint;
 use std::fmt;
 use std::sync::Arc;
 
-/// Which [`Store`] method is being called, with the arguments hooks look at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum StoreCall {
-    PutBody,
-    GetBody,
-    IdForFingerprint,
-    FingerprintForId,
-    AllocateId,
-    BindId,
-    WriteContext,
-    /// [`Store::layered_write_context`].
-    LayeredWriteContext,
-    MaxId,
-    ListContexts,
-    UnlistContext,
-    BindGuid,
-    FingerprintForGuid,
-    CarriedIdForGuid,
-    Versions,
-    VersionsPage {
-        limit: usize,
-    },
-    GetVersion,
-    CreateVersion,
-    /// [`Store::create_version_assigning_id`]: a version commit, with the ID and guid it binds.
-    CreateVersionAssigningId,
-    SetVersionDeleted,
-    DeleteVersion,
-    SoftDeleteVersions,
-    HardDeleteVersions,
-    RowsWithId,
-    RowsWithIdPage {
-        limit: usize,
-    },
-    Referrers,
-    ListSubjects {
-        limit: usize,
-    },
-    GetConfig,
-    PutConfig,
-    DeleteConfig,
-    GetMode,
-    PutMode,
-    DeleteMode,
-    LastUsed,
-    MarkUsed,
-    /// [`Store::record_live_version`].
-    RecordLiveVersion,
-    WriteSetting {
-        kind: SettingKind,
-    },
+/// Declares [`StoreCall`] from [`crate::store::for_each_store_method!`]: one variant per method.
+macro_rules! declare_store_call {
+    ($($kind:ident $method:ident($($arg:ident: $ty:ty),*) -> $answer:ty
+        => $variant:ident $({ $($field:ident: $field_ty:ty = $value:expr),* })?;)*) => {
+        /// Which [`Store`] method is being called, with the arguments hooks look at.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[non_exhaustive]
+        pub enum StoreCall {
+            $(
+                #[doc = concat!("[`Store::", stringify!($method), "`].")]
+                $variant $({ $($field: $field_ty),* })?,
+            )*
+        }
+
+        impl StoreCall {
+            /// Whether the call changes stored state.
+            pub fn is_write(self) -> bool {
+                match self {
+                    $(StoreCall::$variant { .. } => stringify!($kind) == "write",)*
+                }
+            }
+        }
+    };
 }
 
-impl StoreCall {
-    /// Whether the call changes stored state.
-    pub fn is_write(self) -> bool {
-        matches!(
-            self,
-            Self::PutBody
-                | Self::AllocateId
-                | Self::BindId
-                | Self::UnlistContext
-                | Self::BindGuid
-                | Self::CreateVersion
-                | Self::CreateVersionAssigningId
-                | Self::SetVersionDeleted
-                | Self::DeleteVersion
-                | Self::SoftDeleteVersions
-                | Self::HardDeleteVersions
-                | Self::PutConfig
-                | Self::DeleteConfig
-                | Self::PutMode
-                | Self::DeleteMode
-                | Self::MarkUsed
-                | Self::RecordLiveVersion
-                | Self::WriteSetting { .. }
-        )
-    }
-}
+crate::store::for_each_store_method!(declare_store_call);
 
 /// Decides, before each call, whether it reaches the inner store. Closures are hooks.
 pub trait StoreHook: Send + Sync {
@@ -156,79 +102,55 @@ impl<H> fmt::Debug for HookedStore<H> {
     }
 }
 
-/// Implements [`Store`] for [`HookedStore`]: each listed method asks the hook with its
-/// [`StoreCall`], then forwards its arguments to the inner store unchanged; the methods after
-/// `@hand_written` are written out.
-macro_rules! forward_after_hook {
-    ($($method:ident($($arg:ident: $ty:ty),*) -> $answer:ty => $call:expr;)* @hand_written { $($extra:item)* }) => {
+/// Implements [`Store`] for [`HookedStore`] from [`crate::store::for_each_store_method!`]: every
+/// method asks the hook with its [`StoreCall`], then forwards its arguments to the inner store
+/// unchanged ([`HookedStore::forward`]); a version commit may instead run in steps through the hook.
+macro_rules! hooked_store {
+    ($($kind:ident $method:ident($($arg:ident: $ty:ty),*) -> $answer:ty
+        => $variant:ident $({ $($field:ident: $field_ty:ty = $value:expr),* })?;)*) => {
         #[async_trait]
         impl<H: StoreHook> Store for HookedStore<H> {
             $(
                 async fn $method(&self, $($arg: $ty),*) -> StoreResult<$answer> {
-                    for _ in 0..self.hook.yields($call) {
-                        tokio::task::yield_now().await;
-                    }
-                    self.hook.before($call)?;
-                    let answer = self.inner.$method($($arg),*).await;
-                    self.hook.after($call, answer.is_ok());
-                    answer
+                    let call = StoreCall::$variant $({ $($field: $value),* })?;
+                    hooked_call!(self, call, $method($($arg),*))
                 }
             )*
 
             fn cache_stats(&self) -> Option<crate::CacheStats> {
                 self.inner.cache_stats()
             }
-
-            $($extra)*
         }
     };
 }
 
-forward_after_hook! {
-    put_body(fingerprint: &Fingerprint, body: &SchemaBody) -> () => StoreCall::PutBody;
-    get_body(fingerprint: &Fingerprint) -> Option<SchemaBody> => StoreCall::GetBody;
-    id_for_fingerprint_in(context: &Context, fingerprint: &Fingerprint) -> Option<SchemaId>
-        => StoreCall::IdForFingerprint;
-    fingerprint_for_id_in(context: &Context, id: SchemaId) -> Option<Fingerprint> => StoreCall::FingerprintForId;
-    allocate_id_in(context: &Context, fingerprint: &Fingerprint) -> SchemaId => StoreCall::AllocateId;
-    bind_id_in(context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> () => StoreCall::BindId;
-    max_id_in(context: &Context) -> Option<SchemaId> => StoreCall::MaxId;
-    list_contexts() -> Vec<Context> => StoreCall::ListContexts;
-    unlist_context(context: &Context) -> () => StoreCall::UnlistContext;
-    bind_guid(guid: &Guid, fingerprint: &Fingerprint) -> () => StoreCall::BindGuid;
-    fingerprint_for_guid(guid: &Guid) -> Option<Fingerprint> => StoreCall::FingerprintForGuid;
-    carried_id_for_guid(guid: &Guid) -> Option<GuidCarried> => StoreCall::CarriedIdForGuid;
-    versions(subject: &Subject) -> Vec<VersionRow> => StoreCall::Versions;
-    versions_page(page: VersionsPage<'_>) -> Vec<VersionRow> => StoreCall::VersionsPage { limit: page.limit };
-    get_version(subject: &Subject, version: Version) -> Option<VersionRow> => StoreCall::GetVersion;
-    layered_write_context(scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> LayeredContext
-        => StoreCall::LayeredWriteContext;
-    create_version(row: &VersionRow, preconditions: &Preconditions) -> () => StoreCall::CreateVersion;
-    soft_delete_versions(deletion: SoftDeletion<'_>) -> () => StoreCall::SoftDeleteVersions;
-    hard_delete_versions(deletion: HardDeletion<'_>) -> () => StoreCall::HardDeleteVersions;
-    rows_with_id_page_in(context: &Context, page: IdRowsPage<'_>) -> Vec<VersionRow>
-        => StoreCall::RowsWithIdPage { limit: page.limit };
-    referrers(subject: &Subject, version: Version) -> Vec<VersionRow> => StoreCall::Referrers;
-    list_subjects(page: SubjectsPage<'_>) -> Vec<Subject> => StoreCall::ListSubjects { limit: page.limit };
-    get_config(scope: &Scope) -> Option<ConfigRecord> => StoreCall::GetConfig;
-    write_setting(write: SettingWrite<'_>) -> () => StoreCall::WriteSetting { kind: write.change.kind() };
-    last_used(subject: &Subject) -> Option<u32> => StoreCall::LastUsed;
-    mark_used(subject: &Subject, day: u32) -> () => StoreCall::MarkUsed;
-    record_live_version(row: &VersionRow, revision: Revision) -> () => StoreCall::RecordLiveVersion;
-    @hand_written {
-        async fn create_version_assigning_id(&self, version: NewVersion<'_>) -> StoreResult<(SchemaId, bool)> {
-            if self.assign_in_steps {
-                return assign_id_in_steps(self, version).await;
-            }
-            let call = StoreCall::CreateVersionAssigningId;
-            for _ in 0..self.hook.yields(call) {
-                tokio::task::yield_now().await;
-            }
-            self.hook.before(call)?;
-            let answer = self.inner.create_version_assigning_id(version).await;
-            self.hook.after(call, answer.is_ok());
-            answer
+/// One [`HookedStore`] method: [`Store::create_version_assigning_id`] runs as its separate steps
+/// when asked ([`HookedStore::assigning_ids_in_steps`]); every call is forwarded after the hook.
+macro_rules! hooked_call {
+    ($self:ident, $call:ident, create_version_assigning_id($version:ident)) => {{
+        if $self.assign_in_steps {
+            return assign_id_in_steps($self, $version).await;
         }
+        $self.forward($call, $self.inner.create_version_assigning_id($version)).await
+    }};
+    ($self:ident, $call:ident, $method:ident($($arg:ident),*)) => {
+        $self.forward($call, $self.inner.$method($($arg),*)).await
+    };
+}
+
+crate::store::for_each_store_method!(hooked_store);
+
+impl<H: StoreHook> HookedStore<H> {
+    /// Yields as the hook asks, asks [`StoreHook::before`], then runs `answer` (the inner store's
+    /// call, not started before) and reports it to [`StoreHook::after`].
+    async fn forward<T>(&self, call: StoreCall, answer: impl Future<Output = StoreResult<T>>) -> StoreResult<T> {
+        for _ in 0..self.hook.yields(call) {
+            tokio::task::yield_now().await;
+        }
+        self.hook.before(call)?;
+        let answer = answer.await;
+        self.hook.after(call, answer.is_ok());
+        answer
     }
 }
 

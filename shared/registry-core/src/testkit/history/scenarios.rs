@@ -160,12 +160,8 @@ fn changes_subject(call: StoreCall) -> bool {
         call,
         StoreCall::CreateVersion
             | StoreCall::CreateVersionAssigningId
-            | StoreCall::SetVersionDeleted
-            | StoreCall::DeleteVersion
             | StoreCall::SoftDeleteVersions
             | StoreCall::HardDeleteVersions
-            | StoreCall::PutConfig
-            | StoreCall::DeleteConfig
             | StoreCall::WriteSetting { kind: SettingKind::Config }
     )
 }
