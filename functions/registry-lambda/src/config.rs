@@ -43,6 +43,37 @@ pub struct LambdaConfig {
     pub function_name: String,
 }
 
+/// The variable naming what a function instance handles ([`HandlerKind`]). Read on its own, before
+/// the API's settings: the exporter function needs none of them.
+pub const HANDLER_VAR: &str = "REGISTRY_LAMBDA_HANDLER";
+
+/// What a function instance handles: `api` (unset), the Confluent API behind the Function URL, or
+/// `exporter`, the registry table's stream and the scheduled catch-up runs of its exporters (the
+/// Terraform module's second function, `exporter.tf`). One bootstrap serves both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandlerKind {
+    /// HTTP requests of the Confluent API (Function URL events).
+    Api,
+    /// DynamoDB stream batches of the registry table and scheduled catch-up runs.
+    Exporter,
+}
+
+impl HandlerKind {
+    /// The kind [`HANDLER_VAR`] names; unset is `api`, anything else unknown is an error.
+    pub fn from_env() -> Result<Self, String> {
+        Self::parse(std::env::var(HANDLER_VAR).ok().as_deref())
+    }
+
+    /// The kind `value` names (`None`: unset).
+    pub fn parse(value: Option<&str>) -> Result<Self, String> {
+        match value.map(str::trim) {
+            None | Some("") | Some("api") => Ok(HandlerKind::Api),
+            Some("exporter") => Ok(HandlerKind::Exporter),
+            Some(other) => Err(format!("{HANDLER_VAR}={other:?}: expected api or exporter")),
+        }
+    }
+}
+
 impl LambdaConfig {
     /// Reads the process environment; a value the function cannot use is an error (init fails loudly).
     pub fn from_env() -> Result<Self, clap::Error> {
@@ -95,6 +126,14 @@ mod tests {
         assert_eq!(config.settings.registry().default_compatibility, CompatibilityLevel::FullTransitive);
         let options = config.settings.app_options(None).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(options.http.id_cache_control.as_ref().and_then(|v| v.to_str().ok()), Some("no-cache"));
+    }
+
+    #[test]
+    fn the_handler_is_the_api_unless_the_exporter_is_asked_for() {
+        assert_eq!(HandlerKind::parse(None), Ok(HandlerKind::Api));
+        assert_eq!(HandlerKind::parse(Some("api")), Ok(HandlerKind::Api));
+        assert_eq!(HandlerKind::parse(Some("exporter")), Ok(HandlerKind::Exporter));
+        assert!(HandlerKind::parse(Some("stream")).is_err());
     }
 
     #[test]

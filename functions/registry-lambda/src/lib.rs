@@ -15,6 +15,10 @@ pub mod auth;
 pub mod auth_origin;
 pub mod config;
 pub mod emf;
+pub mod exporter;
+pub mod exporter_engine;
+pub mod exporter_store;
+pub mod stream;
 
 pub use config::LambdaConfig;
 

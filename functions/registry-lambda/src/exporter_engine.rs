@@ -1,0 +1,91 @@
+//! [`ServiceEngine`]: the [`ExportEngine`] the exporter function runs: the exporters of an
+//! [`ExporterService`] (records in the registry's table, [`crate::exporter_store`]), each pass a
+//! [`sync_pass`] from this registry's router (in process) to the destination over HTTP, and its
+//! outcome recorded in the exporter's status as `registry serve`'s runner records it: RUNNING with
+//! the offset raised by the writes made, or ERROR with the reason in `trace`. The status write is
+//! conditioned on the revision listed, so a pause, reset or new definition made through the API
+//! meanwhile wins and the outcome is dropped.
+
+use crate::exporter::ExportEngine;
+use registry_exporter::engine::{PassError, RegistryApi, sync_pass};
+use registry_exporter::model::now_ms;
+use registry_exporter::store::{Expect, StoreError, Stored};
+use registry_exporter::transport::HttpApi;
+use registry_exporter::{ExporterRecord, ExporterService, ExporterState, ExporterStatus};
+use std::sync::Arc;
+
+/// The exporters of `service`, exported from `source`.
+pub struct ServiceEngine {
+    service: ExporterService,
+    source: Arc<dyn RegistryApi>,
+}
+
+impl ServiceEngine {
+    /// `source` is this registry's own router, called without authentication.
+    pub fn new(service: ExporterService, source: Arc<dyn RegistryApi>) -> Self {
+        Self { service, source }
+    }
+
+    async fn sync(&self, record: &ExporterRecord) -> Result<u64, PassError> {
+        let config = self.service.destination_config(&record.exporter).map_err(|error| PassError(error.to_string()))?;
+        let destination = HttpApi::from_config(&record.exporter.name, &config).map_err(PassError)?;
+        sync_pass(&record.exporter, self.source.as_ref(), &destination).await
+    }
+
+    /// Writes `outcome` into the exporter's status, unless it changed since it was listed.
+    async fn record(
+        &self,
+        stored: &Stored<ExporterRecord>,
+        outcome: &Result<u64, PassError>,
+    ) -> Result<(), StoreError> {
+        let before = &stored.value.status;
+        let status = match outcome {
+            Ok(0) if before.state == ExporterState::Running => return Ok(()),
+            Ok(writes) => ExporterStatus {
+                state: ExporterState::Running,
+                offset: before.offset.saturating_add(i64::try_from(*writes).unwrap_or(i64::MAX)),
+                ts: now_ms(),
+                trace: None,
+            },
+            Err(error) if before.state == ExporterState::Error && before.trace.as_deref() == Some(error.0.as_str()) => {
+                return Ok(());
+            }
+            Err(error) => ExporterStatus {
+                state: ExporterState::Error,
+                offset: before.offset,
+                ts: now_ms(),
+                trace: Some(error.0.clone()),
+            },
+        };
+        let record = ExporterRecord { exporter: stored.value.exporter.clone(), status };
+        match self.service.store().put_exporter(&record, Expect::Revision(stored.revision)).await {
+            Ok(_) | Err(StoreError::Conflict(_)) => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+}
+
+impl ExportEngine for ServiceEngine {
+    type Exporter = Stored<ExporterRecord>;
+
+    async fn running(&self) -> Result<Vec<Self::Exporter>, String> {
+        let exporters = self.service.store().exporters().await.map_err(|error| error.to_string())?;
+        Ok(exporters.into_iter().filter(|stored| stored.value.status.state != ExporterState::Paused).collect())
+    }
+
+    fn name<'a>(&self, exporter: &'a Self::Exporter) -> &'a str {
+        &exporter.value.exporter.name
+    }
+
+    fn matches(&self, exporter: &Self::Exporter, subject: &str) -> bool {
+        exporter.value.exporter.matches(subject)
+    }
+
+    /// The pass, then its outcome recorded. A status that cannot be written fails the pass too:
+    /// the change is retried rather than acknowledged with the exporter's offset not moved.
+    async fn pass(&self, exporter: &Self::Exporter) -> Result<(), String> {
+        let outcome = self.sync(&exporter.value).await;
+        self.record(exporter, &outcome).await.map_err(|error| format!("status not recorded: {error}"))?;
+        outcome.map(|_| ()).map_err(|error| error.0)
+    }
+}

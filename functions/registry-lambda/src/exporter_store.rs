@@ -1,0 +1,166 @@
+//! [`DynamoExporterStore`]: the exporters' records (definition, offset, state) as items of the
+//! registry's own table, one per exporter:
+//!
+//! ```text
+//! pk         sk       attributes
+//! EXPORTER   <name>   value (the ExporterRecord JSON, credentials sealed), rev (1 when created, +1 per write)
+//! ```
+//!
+//! Every write is conditioned on the revision its writer read (`attribute_not_exists(pk)` to
+//! create), so the API and the exporter function never overwrite each other's changes. The one
+//! partition is what the exporter function's role may write (`exporter.tf`: `dynamodb:LeadingKeys`
+//! `EXPORTER`), and what its stream filters leave out, so its own writes never invoke it again.
+//! Exporters are few (the service bounds them at 100): listing is one consistent Query.
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::types::AttributeValue;
+use registry_exporter::ExporterRecord;
+use registry_exporter::store::{Expect, ExporterStore, StoreError, StoreResult, Stored, next_revision};
+use registry_store_aws::keys::{PK, SK};
+use std::collections::HashMap;
+
+/// The partition of exporter records.
+pub const EXPORTER_PK: &str = "EXPORTER";
+/// The record's JSON.
+const VALUE: &str = "value";
+/// The record's revision.
+const REVISION: &str = "rev";
+
+type Item = HashMap<String, AttributeValue>;
+
+/// Exporter records in the registry's DynamoDB table.
+#[derive(Clone, Debug)]
+pub struct DynamoExporterStore {
+    client: aws_sdk_dynamodb::Client,
+    table: String,
+}
+
+impl DynamoExporterStore {
+    /// The records in `table`, through `client`.
+    pub fn new(client: aws_sdk_dynamodb::Client, table: impl Into<String>) -> Self {
+        Self { client, table: table.into() }
+    }
+
+    fn key(name: &str) -> Item {
+        HashMap::from([
+            (PK.to_owned(), AttributeValue::S(EXPORTER_PK.to_owned())),
+            (SK.to_owned(), AttributeValue::S(name.to_owned())),
+        ])
+    }
+}
+
+/// A record item as its record and revision.
+fn stored(item: &Item) -> StoreResult<Stored<ExporterRecord>> {
+    let name = item.get(SK).and_then(|v| v.as_s().ok()).map_or("?", String::as_str);
+    let corrupt = |what: &str| StoreError::Corrupt(format!("exporter item {name}: {what}"));
+    let value = item.get(VALUE).and_then(|v| v.as_s().ok()).ok_or_else(|| corrupt("no value"))?;
+    let revision = item
+        .get(REVISION)
+        .and_then(|v| v.as_n().ok())
+        .and_then(|n| n.parse::<u64>().ok())
+        .ok_or_else(|| corrupt("no revision"))?;
+    let value = serde_json::from_str(value).map_err(|error| corrupt(&error.to_string()))?;
+    Ok(Stored { value, revision })
+}
+
+/// A failed call: a failed condition is `Conflict`, throttling and transport trouble `Unavailable`.
+fn classify<E, R>(op: &str, error: SdkError<E, R>) -> StoreError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug,
+{
+    let code = error.code().unwrap_or_default().to_owned();
+    let detail = format!("{op}: {}", error.message().map_or_else(|| code.clone(), str::to_owned));
+    match code.as_str() {
+        "ConditionalCheckFailedException" => StoreError::Conflict(detail),
+        "ProvisionedThroughputExceededException"
+        | "ThrottlingException"
+        | "RequestLimitExceeded"
+        | "InternalServerError"
+        | "ServiceUnavailable" => StoreError::Unavailable(detail),
+        _ if matches!(error, SdkError::TimeoutError(_) | SdkError::DispatchFailure(_)) => {
+            StoreError::Unavailable(detail)
+        }
+        _ => StoreError::Other(detail.into()),
+    }
+}
+
+#[async_trait]
+impl ExporterStore for DynamoExporterStore {
+    async fn exporter(&self, name: &str) -> StoreResult<Option<Stored<ExporterRecord>>> {
+        let output = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(Self::key(name)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|error| classify("GetItem(exporter)", error))?;
+        output.item.as_ref().map(stored).transpose()
+    }
+
+    async fn exporters(&self) -> StoreResult<Vec<Stored<ExporterRecord>>> {
+        let mut found = Vec::new();
+        let mut start: Option<Item> = None;
+        loop {
+            let output = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("#pk = :pk")
+                .expression_attribute_names("#pk", PK)
+                .expression_attribute_values(":pk", AttributeValue::S(EXPORTER_PK.to_owned()))
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(|error| classify("Query(exporters)", error))?;
+            for item in output.items() {
+                found.push(stored(item)?);
+            }
+            match output.last_evaluated_key {
+                Some(key) if !key.is_empty() => start = Some(key),
+                _ => return Ok(found),
+            }
+        }
+    }
+
+    async fn put_exporter(&self, record: &ExporterRecord, expect: Expect) -> StoreResult<u64> {
+        let revision = match expect {
+            Expect::Absent => next_revision(None, expect)?,
+            Expect::Revision(current) => next_revision(Some(current), expect)?,
+        };
+        let value = serde_json::to_string(record).map_err(|error| StoreError::Other(error.into()))?;
+        let mut item = Self::key(&record.exporter.name);
+        item.insert(VALUE.to_owned(), AttributeValue::S(value));
+        item.insert(REVISION.to_owned(), AttributeValue::N(revision.to_string()));
+        let request = self.client.put_item().table_name(&self.table).set_item(Some(item));
+        let request = match expect {
+            Expect::Absent => {
+                request.condition_expression("attribute_not_exists(#pk)").expression_attribute_names("#pk", PK)
+            }
+            Expect::Revision(current) => request
+                .condition_expression("#rev = :rev")
+                .expression_attribute_names("#rev", REVISION)
+                .expression_attribute_values(":rev", AttributeValue::N(current.to_string())),
+        };
+        request.send().await.map_err(|error| classify("PutItem(exporter)", error))?;
+        Ok(revision)
+    }
+
+    async fn remove_exporter(&self, name: &str, revision: u64) -> StoreResult<()> {
+        self.client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(Self::key(name)))
+            .condition_expression("#rev = :rev")
+            .expression_attribute_names("#rev", REVISION)
+            .expression_attribute_values(":rev", AttributeValue::N(revision.to_string()))
+            .send()
+            .await
+            .map_err(|error| classify("DeleteItem(exporter)", error))?;
+        Ok(())
+    }
+}
