@@ -43,6 +43,8 @@ NAME_LIMITS = {
     ("aws_cloudfront_cache_policy", "name"): 128,
     ("aws_cloudfront_origin_access_control", "name"): 64,
     ("aws_sns_topic", "name"): 256,
+    ("aws_sqs_queue", "name"): 80,
+    ("aws_cloudwatch_event_rule", "name"): 64,
 }
 # (An attribute whose value is another resource's attribute, e.g. bucket = aws_s3_bucket.bodies.id,
 # names that resource and is sized where it is declared.)
@@ -607,10 +609,11 @@ REQUIRED = {"name": "payments", "lambda_zip_path": "bootstrap.zip"}
 
 
 def permissions_in(scope: Scope) -> list[dict]:
-    """The aws_lambda_permission statements that exist in this scope, evaluated."""
+    """The aws_lambda_permission statements of the API function (its Function URL's callers) that
+    exist in this scope, evaluated."""
     statements = []
     for key, body in MODULE_CONFIG.resources.items():
-        if key[0] != "aws_lambda_permission":
+        if key[0] != "aws_lambda_permission" or "aws_lambda_function.registry." not in body["function_name"]:
             continue
         for instance in MODULE_CONFIG.instances(key, scope):
             statement = {attribute: evaluate(body[attribute], instance) for attribute in body if not attribute.startswith("__") and attribute not in ("count", "for_each")}
@@ -1254,6 +1257,211 @@ def check_alarms_and_keys():
     return problems
 
 
+# The exporter (schema linking): exporter.tf. Each check runs on the defaults (exporter on) and
+# fails on a module without the exporter.
+EXPORTER_OFF = {**REQUIRED, "exporter_enabled": False}
+
+
+def plain(value) -> str:
+    """A value as text, a reference's markers dropped: `aws_x.y.arn/stream/*`."""
+    return re.sub(r"[<>]", "", str(value))
+
+
+def exporter_resource(type_name: str, name: str = "exporter") -> tuple[dict, Scope] | None:
+    """The body of a module resource and the default scope, when it exists with the defaults."""
+    key = (type_name, name)
+    scope = MODULE_CONFIG.scope(REQUIRED)
+    if key not in MODULE_CONFIG.resources or not MODULE_CONFIG.instances(key, scope):
+        return None
+    return MODULE_CONFIG.resources[key], scope
+
+
+def check_exporter_stream():
+    """The table's stream (old and new images) feeds the exporter function through a mapping that
+    reports partial failures, bisects on errors, bounds its retries and record age, keeps shard order,
+    starts at the oldest record, and parks exhausted batches in an encrypted queue."""
+    problems = []
+    table = MODULE_CONFIG.resources[("aws_dynamodb_table", "registry")]
+    for overrides, expected in ((REQUIRED, (True, "NEW_AND_OLD_IMAGES")), (EXPORTER_OFF, (False, None))):
+        if "exporter_enabled" not in MODULE_CONFIG.variables:
+            problems.append("no exporter_enabled input")
+            break
+        scope = MODULE_CONFIG.scope(overrides)
+        found = (evaluate(table.get("stream_enabled", "false"), scope) is True, evaluate(table.get("stream_view_type", "null"), scope))
+        if found != expected:
+            problems.append(f"with {overrides}: the table's stream is {found}, expected {expected}")
+    found = exporter_resource("aws_lambda_event_source_mapping")
+    if not found:
+        return problems + ["no event source mapping from the table's stream to an exporter function"]
+    mapping, scope = found
+    value = lambda name, default="null": evaluate(mapping.get(name, default), scope)  # noqa: E731
+    if "aws_dynamodb_table.registry.stream_arn" not in plain(value("event_source_arn")):
+        problems.append(f"the mapping reads {value('event_source_arn')}, not the table's stream")
+    if "aws_lambda_function.exporter" not in plain(value("function_name")):
+        problems.append("the mapping does not invoke the exporter function")
+    if value("starting_position") != "TRIM_HORIZON":
+        problems.append(f"starting_position {value('starting_position')!r}: LATEST skips what was written before the mapping")
+    if "ReportBatchItemFailures" not in (value("function_response_types", "[]") or []):
+        problems.append("no ReportBatchItemFailures: one failing record fails (and re-sends) its whole batch")
+    if value("bisect_batch_on_function_error", "false") is not True:
+        problems.append("bisect_batch_on_function_error is off: a record that crashes the handler blocks its batch")
+    if value("parallelization_factor", "1") != 1:
+        problems.append("parallelization_factor is not 1: an exporter's records would be handled out of order")
+    retries, age = value("maximum_retry_attempts", "-1"), value("maximum_record_age_in_seconds", "-1")
+    if not isinstance(retries, int) or retries < 0:
+        problems.append(f"maximum_retry_attempts {retries}: unbounded, one refused change holds the shard for 24 hours")
+    if not isinstance(age, int) or not 60 <= age < 86400:
+        problems.append(f"maximum_record_age_in_seconds {age}: must be bounded under the stream's 24 hours")
+    batch = value("batch_size", "100")
+    timeout = evaluate(MODULE_CONFIG.resources[("aws_lambda_function", "exporter")]["timeout"], scope)
+    if batch * 1 > timeout:  # at least a second per change (a few destination requests) must fit
+        problems.append(f"batch_size {batch} does not fit the function's {timeout} s at a second per change")
+    failure = [d for config in mapping.get("destination_config", []) for d in config.get("on_failure", [])]
+    target = evaluate(failure[0]["destination_arn"], scope) if failure else None
+    match = re.search(r"aws_sqs_queue\.([a-z0-9_]+)", str(target))
+    if not match:
+        problems.append(f"no on-failure destination queue (found {target})")
+    elif "kms_master_key_id" not in MODULE_CONFIG.resources[("aws_sqs_queue", match.group(1))]:
+        problems.append(f"the failure queue aws_sqs_queue.{match.group(1)} is not encrypted with a KMS key")
+    off = MODULE_CONFIG.scope(EXPORTER_OFF)
+    for (type_name, name), body in MODULE_CONFIG.resources.items():
+        if "exporter" in name and MODULE_CONFIG.instances((type_name, name), off):
+            problems.append(f"exporter_enabled = false still creates {type_name}.{name}")
+    return problems
+
+
+def check_exporter_filters():
+    """The stream filters pass version rows and configs and never the exporters' own items, which the
+    function writes (a filter passing them would invoke it for its own writes, again and again)."""
+    problems = []
+    if not exporter_resource("aws_lambda_event_source_mapping"):
+        return ["no event source mapping, so no stream filters"]
+    scope = MODULE_CONFIG.scope(REQUIRED)
+    try:
+        filters, partitions = scope.local("exporter_stream_filters"), scope.local("exporter_partitions")
+    except Unknown as error:
+        return [str(error)]
+
+    def passes(pattern: dict, pk: str, sk: str) -> bool:
+        keys = pattern.get("dynamodb", {}).get("Keys", {})
+        for name, value in (("pk", pk), ("sk", sk)):
+            rules = keys.get(name, {}).get("S")
+            if rules is None:
+                continue
+            if not any(value == rule if isinstance(rule, str) else value.startswith(rule.get("prefix", "\0")) for rule in rules):
+                return False
+        return True
+
+    wanted = {("S#orders-value", "V#0000000001"): True, ("CONFIG", "S#orders-value"): True, ("CONFIG", "GLOBAL"): True,
+              ("COUNTER", "ID"): False, ("ID#0000000001", "FP"): False, ("S#orders-value", "USED"): False}
+    for partition in partitions:
+        wanted[(partition.replace("*", "orders"), "STATE")] = False
+    for (pk, sk), expected in wanted.items():
+        if any(passes(pattern, pk, sk) for pattern in filters) != expected:
+            problems.append(f"the stream filters {'drop' if expected else 'pass'} {pk} / {sk}")
+    if len(filters) > 5:
+        problems.append(f"{len(filters)} filters: an event source mapping takes at most 5")
+    return problems
+
+
+def check_exporter_schedule():
+    """A scheduled catch-up run invokes the exporter function, which EventBridge may invoke only from
+    that rule."""
+    problems = []
+    found = exporter_resource("aws_cloudwatch_event_rule", "exporter_catch_up")
+    if not found:
+        return ["no scheduled catch-up run (a reset or a pause over the stream's 24 hours would never catch up)"]
+    rule, scope = found
+    schedule = evaluate(rule["schedule_expression"], scope)
+    if not re.fullmatch(r"rate\((1 minute|(?!1 )[1-9][0-9]* minutes|1 hour|(?!1 )[1-9][0-9]* hours)\)", str(schedule)):
+        problems.append(f"schedule {schedule!r} is not a valid rate (note: 'rate(1 minutes)' is refused)")
+    for minutes in (1, 5, 1440, 1441):
+        refused = "exporter_catch_up_minutes" in MODULE_CONFIG.failed_validations({**REQUIRED, "exporter_catch_up_minutes": minutes})
+        if refused != (minutes in (1, 1441)):
+            problems.append(f"exporter_catch_up_minutes = {minutes} is {'refused' if refused else 'accepted'}")
+    targets = [body for (type_name, _), body in MODULE_CONFIG.resources.items() if type_name == "aws_cloudwatch_event_target"]
+    if not any("aws_lambda_function.exporter" in str(body.get("arn")) and "exporter_catch_up" in str(body.get("rule")) for body in targets):
+        problems.append("no event target sends the catch-up rule to the exporter function")
+    permissions = [body for (type_name, _), body in MODULE_CONFIG.resources.items() if type_name == "aws_lambda_permission" and "aws_lambda_function.exporter" in body["function_name"]]
+    if not any(evaluate(body["principal"], scope) == "events.amazonaws.com" and "exporter_catch_up" in str(body.get("source_arn")) for body in permissions):
+        problems.append("EventBridge may not invoke the exporter function from the catch-up rule (permission with the rule as source_arn)")
+    return problems
+
+
+def check_exporter_iam():
+    """The exporter's role reads the stream, the registry's items and bodies, writes only exporter
+    partitions, sends to its failure queue, uses the key only via services, and nothing is '*'."""
+    problems = []
+    if ("aws_iam_policy_document", "exporter") not in MODULE_CONFIG.data:
+        return ["no exporter policy document"]
+    found = statements("exporter")
+    actions = {action for statement in found for action in statement.get("actions", [])}
+    for needed in ("dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:DescribeStream", "dynamodb:ListStreams", "sqs:SendMessage", "s3:GetObject", "s3:ListBucket"):
+        if needed not in actions:
+            problems.append(f"the exporter's role lacks {needed}")
+    for forbidden in ("dynamodb:Scan", "s3:PutObject", "s3:DeleteObject", "dynamodb:*", "kms:Encrypt"):
+        if forbidden in actions:
+            problems.append(f"the exporter's role has {forbidden}")
+    writes = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
+    for statement in found:
+        resources = [plain(resource) for resource in statement.get("resources", [])]
+        if any(resource == "*" for resource in resources):
+            problems.append(f"statement {statement.get('sid')} has resource '*'")
+        if writes & set(statement.get("actions", [])):
+            leading = [c for c in statement.get("condition", []) if c.get("variable") == "dynamodb:LeadingKeys"]
+            if not leading or any("S#" in value or value == "*" for c in leading for value in c.get("values", [])):
+                problems.append(f"statement {statement.get('sid')} writes items without a dynamodb:LeadingKeys condition on the exporter partitions")
+        if any(action.startswith("dynamodb:GetRecords") for action in statement.get("actions", [])) and not all(r.endswith("/stream/*") for r in resources):
+            problems.append(f"the stream actions are granted on {resources}, not only the table's stream")
+        if any(action.startswith("kms:") for action in statement.get("actions", [])):
+            via = [c for c in statement.get("condition", []) if c.get("variable") == "kms:ViaService"]
+            services = " ".join(str(v) for c in via for v in c.get("values", []))
+            if not via or "sqs." not in services:
+                problems.append("the module's key is not usable through SQS (the encrypted failure queue) only via services")
+    policy = MODULE_CONFIG.data[("aws_iam_policy_document", "kms")]
+    scope = MODULE_CONFIG.scope(REQUIRED)
+    logs = [evaluate(c["values"], scope) for s in policy["statement"] for c in s.get("condition", []) if "aws:logs:arn" in c["variable"]]
+    if not any(plain(value).endswith("/aws/lambda/schema-registry-payments-exporter") for values in logs for value in (values if isinstance(values, list) else [values])):
+        problems.append("the key policy does not let CloudWatch Logs encrypt the exporter's log group")
+    return problems
+
+
+def check_exporter_alarms():
+    """Alarms on the exporter's lag (IteratorAge), its errors and its failure queue."""
+    problems = []
+    alarms = MODULE_CONFIG.scope(REQUIRED).local("alarms")
+    metrics = {(alarm["metric"].get("metric_name"), str(alarm["metric"].get("dimensions"))) for alarm in alarms.values() if alarm.get("metric")}
+    for metric, dimension in (("IteratorAge", "aws_lambda_function.exporter"), ("Errors", "aws_lambda_function.exporter"), ("ApproximateNumberOfMessagesVisible", "aws_sqs_queue.exporter")):
+        if not any(name == metric and dimension in dimensions for name, dimensions in metrics):
+            problems.append(f"no alarm on {metric} of {dimension}")
+    age = [alarm for alarm in alarms.values() if alarm.get("metric", {}).get("metric_name") == "IteratorAge"]
+    if age and not age[0]["threshold"] < 86400 * 1000:
+        problems.append("the IteratorAge alarm fires only after the stream has dropped records (24 hours)")
+    off = MODULE_CONFIG.scope(EXPORTER_OFF).local("alarms") if "exporter_enabled" in MODULE_CONFIG.variables else {}
+    if any("exporter" in name for name in off):
+        problems.append("exporter_enabled = false still creates exporter alarms")
+    return problems
+
+
+def check_exporter_environment():
+    """The exporter function starts as the stream handler and is given only variables the Rust
+    sources read."""
+    found = exporter_resource("aws_lambda_function")
+    if not found:
+        return ["no exporter function"]
+    body, scope = found
+    environment = evaluate(body["environment"][0]["variables"], scope)
+    problems = []
+    if environment.get("REGISTRY_LAMBDA_HANDLER") != "exporter":
+        problems.append(f"REGISTRY_LAMBDA_HANDLER is {environment.get('REGISTRY_LAMBDA_HANDLER')!r}, not 'exporter'")
+    read = rust_variables()
+    for name in sorted(set(environment) - set(read)):
+        problems.append(f"the exporter function is given {name}, which no Rust source reads")
+    if "REGISTRY_LAMBDA_HANDLER" in module_environment({}):
+        problems.append("the API function is given REGISTRY_LAMBDA_HANDLER")
+    return problems
+
+
 CHECKS = [
     ("invoke permissions match the Function URL's auth type", check_invoke_permissions),
     ("open registry, custom domain, concurrency and name are explicit choices", check_access_choices),
@@ -1277,6 +1485,12 @@ CHECKS = [
     ("alarms, KMS conditions and the KEK allow-list", check_alarms_and_keys),
     ("published versions and an alias to roll back with", check_rollback),
     ("the origin header CloudFront sends is the one the function requires", check_origin_header),
+    ("exporter: the table's stream feeds the exporter through a bounded, bisecting, partial-failure mapping with an encrypted failure queue", check_exporter_stream),
+    ("exporter: the stream filters pass rows and configs, never the exporter's own items", check_exporter_filters),
+    ("exporter: a scheduled catch-up run EventBridge may invoke", check_exporter_schedule),
+    ("exporter: least-privilege role (stream, reads, exporter partitions only, queue, key via services)", check_exporter_iam),
+    ("exporter: alarms on iterator age, errors and the failure queue", check_exporter_alarms),
+    ("exporter: the function starts as the stream handler with variables the Rust sources read", check_exporter_environment),
 ]
 
 

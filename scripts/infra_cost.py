@@ -48,8 +48,21 @@ PRICES = {
     "log_ingest_gb": (0.50, "CloudWatch Logs ingestion (standard class), $0.50 per GB (CloudWatch pricing, 2025)"),
     "log_store_gb_month": (0.03, "CloudWatch Logs storage, $0.03 per GB-month, compressed (CloudWatch pricing, 2025)"),
 }
-# 5xx, 4xx, errors, throttles, concurrency, p99 duration, DynamoDB reads + writes, churn, ID growth.
-ALARM_METRICS = 10
+# 5xx, 4xx, errors, throttles, concurrency, p99 duration, DynamoDB reads + writes, churn, ID growth;
+# the exporter's iterator age, errors and failure queue (exporter_enabled, on by default).
+ALARM_METRICS = 13
+
+# The exporter (exporter.tf). Lambda's reads of the table's stream are free; records the stream filters
+# drop invoke nothing. Per change exported: the subject's rows (one Query), the body (one S3 GET), the
+# exporter's offset (one write) and about two requests to the destination (its own cost, not counted),
+# assumed 50 ms each. A batch of up to exporter_batch_size changes is one invocation: a lone change
+# pays the request price alone.
+EXPORTER_CHANGE = {"reads": 1, "writes": 1, "s3_gets": 1, "destination_requests": 2, "ms_per_destination_request": 50}
+# Scheduled catch-up runs (exporter_catch_up_minutes = 15): one Query of the exporters' items each,
+# about 20 ms when they are level.
+EXPORTER_RUNS_PER_MONTH = 30 * 24 * 60 // 15
+EXPORTER_RUN_MS = 20
+SQS_REQUEST = 0.40 / 1e6  # SQS standard requests, $0.40 per 1M after 1M free (SQS pricing, 2025)
 
 # Log bytes per request (CloudWatch bills the event plus 26 bytes): the EMF line (registry_lambda::emf,
 # about 450 bytes for a read, 700 for a registration that declares its counters), the request's log
@@ -84,6 +97,17 @@ def operation_cost(reads, writes, s3_gets, s3_puts):
 
 def money(value):
     return f"${value:,.2f}" if value >= 0.1 else f"${value:,.4f}"
+
+
+def exporter_costs():
+    """(per change exported in a batch, per lone change, catch-up runs per month), in dollars."""
+    change = EXPORTER_CHANGE
+    ms = (change["reads"] + change["writes"]) * MS_PER_DYNAMODB_CALL + change["s3_gets"] * MS_PER_S3_CALL
+    ms += change["destination_requests"] * change["ms_per_destination_request"]
+    duration = ms / 1000 * MEMORY_GB * price("lambda_gb_s")
+    storage = change["reads"] * price("dynamodb_read") + change["writes"] * price("dynamodb_write") + change["s3_gets"] * price("s3_get")
+    runs = EXPORTER_RUNS_PER_MONTH * (price("lambda_request") + EXPORTER_RUN_MS / 1000 * MEMORY_GB * price("lambda_gb_s") + price("dynamodb_read"))
+    return duration + storage, duration + storage + price("lambda_request"), runs
 
 
 def section():
@@ -137,6 +161,12 @@ def section():
         "  an ID answered from the edge cache (auth off, see Caching at the edge) then costs only that: the edge",
         "  saves Lambda time and concurrency more than money.",
         "- Registrations are dominated by the S3 PUT of the body and the DynamoDB writes, not by Lambda.",
+        f"- **Exporter** (`exporter_enabled`, schema linking): Lambda's reads of the table's stream are free and",
+        f"  filtered-out records invoke nothing. A change exported costs about {money(exporter_costs()[0] * 1e3)} per 1,000 in a batch",
+        f"  ({money(exporter_costs()[1] * 1e3)} per 1,000 as lone changes, one invocation each): its rows, body and offset, and",
+        f"  {EXPORTER_CHANGE['destination_requests']} requests to the destination ({EXPORTER_CHANGE['ms_per_destination_request']} ms each assumed), which bills them as its own traffic. The",
+        f"  catch-up run every 15 minutes costs about {money(exporter_costs()[2])} a month; the failure queue costs nothing while empty",
+        f"  ({money(SQS_REQUEST * 1e6)} per 1M messages). Its 3 alarms are counted above.",
         "- Per cold start: one `GetSecretValue` per secret ($0.05 per 10,000) and a few KMS requests (20,000 free",
         "  a month, then $0.03 per 10,000); then one `GetSecretValue` per secret per `auth_reload_seconds` while the",
         "  instance serves (about $0.22 a month for an instance serving all month at 60 s).",

@@ -1,5 +1,5 @@
 # Alarms an operator needs first: errors, 4xx bursts, throttles, concurrency, slowness, storage
-# throttling, ID churn and growth.
+# throttling, ID churn and growth; with the exporter, its lag, errors and failed batches (exporter.tf).
 locals {
   alarm_actions = var.alarm_sns_topic_arn == "" ? [] : [var.alarm_sns_topic_arn]
   # 80% of the reservation when there is one, else the operator's threshold.
@@ -13,7 +13,7 @@ locals {
   # evaluation period unless it says otherwise). An alarm on one metric names it in `metric`
   # (statistic or extended_statistic); an alarm on metric math has an `expression` and the
   # `metrics` (by id) the expression reads.
-  alarms = { for name, alarm in local.alarm_definitions : name => merge({ metric = {}, evaluation_periods = 1, expression = null, metrics = {} }, alarm) }
+  alarms = { for name, alarm in merge(local.alarm_definitions, local.exporter_alarm_definitions) : name => merge({ metric = {}, evaluation_periods = 1, expression = null, metrics = {} }, alarm) }
   alarm_definitions = {
     "5xx" = {
       description = "The registry answered 5xx: storage errors or crashes. Clients retry, but producers stall."

@@ -10,6 +10,10 @@ resource "aws_dynamodb_table" "registry" {
   hash_key                    = local.hash_key
   range_key                   = local.range_key
   deletion_protection_enabled = true
+  # The change stream the exporter function reads (exporter.tf): old and new images, so a delete
+  # still names the row it removed and a change can be told from a rewrite of the same value.
+  stream_enabled   = local.exporter
+  stream_view_type = local.exporter ? "NEW_AND_OLD_IMAGES" : null
 
   dynamic "attribute" {
     for_each = local.table.AttributeDefinitions

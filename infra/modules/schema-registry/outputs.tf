@@ -37,3 +37,13 @@ output "users_secret_arn" {
   description = "Secrets Manager secret to fill with the users file (aws secretsmanager put-secret-value). Empty when auth_enabled = false."
   value       = var.auth_enabled ? aws_secretsmanager_secret.auth["users"].arn : ""
 }
+
+output "exporter_function_name" {
+  description = "The exporter function (schema linking). Empty with exporter_enabled = false."
+  value       = local.exporter ? aws_lambda_function.exporter[0].function_name : ""
+}
+
+output "exporter_failure_queue_url" {
+  description = "The exporter's failure queue: stream batches that exhausted their retries and failed catch-up runs. Empty with exporter_enabled = false."
+  value       = local.exporter ? aws_sqs_queue.exporter_failures[0].url : ""
+}

@@ -403,3 +403,42 @@ variable "kms_key_arns" {
     error_message = "kms_key_arns must be key ARNs (arn:aws:kms:<region>:<account>:key/<id>), not alias ARNs or key IDs: IAM grants on keys, and the registry compares the KEK's kmsKeyId with this list."
   }
 }
+
+variable "exporter_enabled" {
+  description = "Schema linking: the table's change stream (NEW_AND_OLD_IMAGES) drives an exporter function that copies the subjects of every exporter (POST /exporters) to its destination registry, with a scheduled catch-up run, a failure queue and alarms (exporter.tf). false: no stream, no exporter function; exporters can be configured but export nothing."
+  type        = bool
+  default     = true
+}
+
+variable "exporter_batch_size" {
+  description = "Stream records per exporter invocation (1 to 1000): the handler coalesces a batch's records per subject, and each change costs a few requests to the destination within the function's 300 s."
+  type        = number
+  default     = 100
+
+  validation {
+    condition     = var.exporter_batch_size >= 1 && var.exporter_batch_size <= 1000 && floor(var.exporter_batch_size) == var.exporter_batch_size
+    error_message = "exporter_batch_size must be a whole number from 1 to 1000."
+  }
+}
+
+variable "exporter_catch_up_minutes" {
+  description = "Minutes between scheduled catch-up runs, which bring every exporter level from the table after a reset, a resume after a pause longer than the stream's 24 hours, or a batch that exhausted its retries (5 to 1440)."
+  type        = number
+  default     = 15
+
+  validation {
+    condition     = var.exporter_catch_up_minutes >= 5 && var.exporter_catch_up_minutes <= 1440 && floor(var.exporter_catch_up_minutes) == var.exporter_catch_up_minutes
+    error_message = "exporter_catch_up_minutes must be a whole number of minutes from 5 to 1440."
+  }
+}
+
+variable "alarm_exporter_iterator_age_seconds" {
+  description = "Alarm when exports lag the table by more than this (the exporter function's IteratorAge). Under the stream's 24 hours, so there is time to act before records leave it."
+  type        = number
+  default     = 3600
+
+  validation {
+    condition     = var.alarm_exporter_iterator_age_seconds >= 60 && var.alarm_exporter_iterator_age_seconds < 86400
+    error_message = "alarm_exporter_iterator_age_seconds must be from 60 to under 86400 (the stream keeps records 24 hours)."
+  }
+}
