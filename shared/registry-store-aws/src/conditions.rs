@@ -316,19 +316,9 @@ impl AwsStore {
         Ok(TransactWriteItem::builder().update(update).build())
     }
 
-    /// `ADD total, live, rev 1` on the subject's index item, conditioned on its revision when
-    /// `revision` is given (the commit point of every change to the subject's rows).
-    pub(crate) fn subject_update(
-        &self,
-        subject: &Subject,
-        total: i64,
-        live: i64,
-        revision: Option<Revision>,
-    ) -> Result<TransactWriteItem, AwsError> {
-        self.subject_update_by(subject, total, live, revision, 1)
-    }
-
-    /// [`AwsStore::subject_update`] raising the revision by `step` (see `live_versions`).
+    /// `ADD total, live, rev <step>` on the subject's index item, conditioned on its revision when
+    /// `revision` is given (the commit point of every change to the subject's rows; built by
+    /// [`crate::commit::Commit`], which chooses the step, see `live_versions`).
     pub(crate) fn subject_update_by(
         &self,
         subject: &Subject,

@@ -7,12 +7,12 @@
 //! Readers of edges resolve them with a strongly consistent BatchGetItem of the rows.
 
 use crate::AwsStore;
+use crate::commit::{Commit, RevisionStep};
 use crate::errors::{AwsError, classify};
 use crate::ids::build_error;
 use crate::ids::fingerprint_binding_key;
 use crate::items::{Item, attr, edge_item, edge_target, fingerprint_of, key, row_from_item, row_item};
 use crate::keys::{self, PK, SK};
-use crate::live_versions::KEEPING_STEP;
 use crate::requests::MAX_BATCH_KEYS;
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem, Update};
 use registry_core::{Context, Fingerprint, IdRowsPage, Preconditions, SchemaId, Subject, Version, VersionRow};
@@ -228,53 +228,43 @@ impl AwsStore {
         self.transact("TransactWriteItems(create_version)", items).await
     }
 
-    /// `items` followed by the items of [`AwsStore::create_row`]'s transaction; `Limit` when they
-    /// are more than one transaction holds.
+    /// `lead` followed by the items of [`AwsStore::create_row`]'s transaction; `Limit` when they
+    /// are more than one transaction holds. The revision step keeps the subject's records when
+    /// the decision read every row at the revision the write is conditioned on and the new live
+    /// row is the only one of its fingerprint (its record is written with it); else it changes them.
     pub(crate) fn row_items(
         &self,
         row: &VersionRow,
         preconditions: &Preconditions,
-        mut items: Vec<TransactWriteItem>,
+        lead: Vec<TransactWriteItem>,
     ) -> Result<Vec<TransactWriteItem>, AwsError> {
         let referenced: BTreeSet<(&str, i32)> =
             row.references.iter().map(|r| (r.subject.as_str(), r.version)).collect();
         let live = if row.deleted { 0 } else { 1 };
-        items.push(TransactWriteItem::builder().put(self.put_if_absent(row_item(row)?)?).build());
-        match preconditions.revision.filter(|_| preconditions.sole_live_fingerprint && !row.deleted) {
-            // Every other record of the subject stays true, and this row's is written: keeping.
-            Some(revision) => items.extend([
-                self.subject_update_by(&row.subject, 1, live, Some(revision), KEEPING_STEP)?,
-                self.record_put(row, revision)?,
-            ]),
-            None => items.push(self.subject_update(&row.subject, 1, live, preconditions.revision)?),
-        }
-        items.push(self.put_edge(keys::id_pk(&row.subject.context(), row.id), row)?);
+        let keeping = preconditions.revision.is_some() && preconditions.sole_live_fingerprint && !row.deleted;
+        let step = if keeping { RevisionStep::Keeping } else { RevisionStep::Changing };
+        let mut items = vec![
+            TransactWriteItem::builder().put(self.put_if_absent(row_item(row)?)?).build(),
+            self.put_edge(keys::id_pk(&row.subject.context(), row.id), row)?,
+        ];
         for (subject, version) in &referenced {
             items.push(self.put_edge(keys::referenced_pk(subject, *version), row)?);
         }
-        items.extend(self.settings_checks(preconditions, |_| false)?);
-        items.extend(self.referenced_items(&row.subject, preconditions)?);
-        if let Some((fingerprint, id)) = &preconditions.binding {
-            items.push(self.binding_use(&row.subject.context(), fingerprint, *id, None)?);
+        let op = "create_version";
+        let mut commit = Commit::subject(self, op, &row.subject, step, preconditions).lead(lead).rows(items, 1, live);
+        if keeping {
+            commit = commit.record(row);
         }
-        if let Some((id, fingerprint)) = &preconditions.id_binding {
-            items.push(self.id_binding_use(&row.subject.context(), *id, fingerprint)?);
-        }
-        if items.len() > MAX_TRANSACTION_ITEMS {
+        commit.transaction(|count| {
             let subjects: BTreeSet<&str> = referenced.iter().map(|(subject, _)| *subject).collect();
-            return Err(AwsError::Limit {
-                op: "create_version",
-                detail: format!(
-                    "Schema references {} versions of {} subjects; registering it needs {} items in one \
-                     DynamoDB transaction, above its limit of {MAX_TRANSACTION_ITEMS} (each referenced version \
-                     costs an edge and a liveness check, each referenced subject a revision update)",
-                    referenced.len(),
-                    subjects.len(),
-                    items.len()
-                ),
-            });
-        }
-        Ok(items)
+            format!(
+                "Schema references {} versions of {} subjects; registering it needs {count} items in one \
+                 DynamoDB transaction, above its limit of {MAX_TRANSACTION_ITEMS} (each referenced version \
+                 costs an edge and a liveness check, each referenced subject a revision update)",
+                referenced.len(),
+                subjects.len(),
+            )
+        })
     }
 
     pub(crate) async fn set_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> Result<(), AwsError> {
@@ -289,11 +279,11 @@ impl AwsStore {
             .expression_attribute_values(":from", AttributeValue::Bool(!deleted))
             .build()
             .map_err(|e| build_error("set_version_deleted", e))?;
-        let items = vec![
-            TransactWriteItem::builder().update(flag).build(),
-            self.subject_update(subject, 0, if deleted { -1 } else { 1 }, None)?,
-        ];
-        self.transact("TransactWriteItems(set_version_deleted)", items).await
+        let nothing = Preconditions::default();
+        let op = "TransactWriteItems(set_version_deleted)";
+        let item = TransactWriteItem::builder().update(flag).build();
+        let live = if deleted { -1 } else { 1 };
+        Commit::subject(self, op, subject, RevisionStep::Changing, &nothing).rows(vec![item], 0, live).commit().await
     }
 
     /// Removes the row with its index items, conditioned on the row being as read, so the
@@ -310,13 +300,14 @@ impl AwsStore {
             };
             let live = if row.deleted { 0 } else { -1 };
             let mut items = self.row_removal(subject, &row, "delete_version")?;
-            items.push(self.subject_update(subject, -1, live, None)?);
             let context = subject.context();
             let binding_key = fingerprint_binding_key(&context, &row.fingerprint);
             if let Some(binding) = self.get_item("GetItem(fingerprint)", binding_key).await? {
                 items.extend(self.guid_id_removal(&context, &binding)?);
             }
-            match self.transact("TransactWriteItems(delete_version)", items).await {
+            let (nothing, op) = (Preconditions::default(), "TransactWriteItems(delete_version)");
+            let commit = Commit::subject(self, op, subject, RevisionStep::Changing, &nothing).rows(items, -1, live);
+            match commit.commit().await {
                 Ok(_) => return Ok(()),
                 Err(AwsError::ConditionFailed { .. }) if attempt < DELETE_ATTEMPTS => continue,
                 Err(other) => return Err(other),
