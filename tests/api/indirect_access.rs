@@ -98,8 +98,16 @@ async fn context_fallback_skips_subjects_the_caller_may_not_read(h: &Harness) {
     }
     let lookup = as_scoped(Method::POST, "/subjects/orders-value".into(), Some(hidden.clone())).await;
     assert_eq!(missing(lookup), "Subject 'orders-value' not found.");
-    let by_id = as_scoped(Method::GET, format!("/schemas/ids/{id}/versions?subject=orders-value"), None).await;
-    by_id.assert_error(404, 40403);
+    for listing in ["versions", "subjects"] {
+        let path = format!("/schemas/ids/{id}/{listing}?subject=orders-value");
+        as_scoped(Method::GET, path, None).await.assert_error(404, 40403);
+    }
+    for path in
+        [format!("/schemas/ids/{id}?subject=orders-value"), format!("/schemas/ids/{id}/schema?subject=orders-value")]
+    {
+        let message = as_scoped(Method::GET, path.clone(), None).await.assert_error(404, 40403);
+        assert_eq!(message, format!("Schema {id} not found"), "{path}: the hidden context is not searched");
+    }
 
     // Unscoped readers still get Confluent's fallback.
     let found = send(h, "reader", Method::GET, "/subjects/orders-value/versions/1", None).await.ok_json(200);
