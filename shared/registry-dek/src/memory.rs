@@ -133,9 +133,11 @@ impl KeyStore for MemoryKeyStore {
         let mut state = self.state();
         let key = dek_key(&dek.id());
         let revision = next_revision(state.deks.get(&key), expect, &dek.subject)?;
-        if kek == KekGuard::Live {
-            let Some(stored_kek) = state.keks.get_mut(&dek.kek_name).filter(|kek| !kek.value.deleted) else {
-                return Err(StoreError::Conflict(format!("KEK {} is not live", dek.kek_name)));
+        if kek != KekGuard::Unchecked {
+            let live_only = kek == KekGuard::Live;
+            let Some(stored_kek) = state.keks.get_mut(&dek.kek_name).filter(|kek| !(live_only && kek.value.deleted))
+            else {
+                return Err(StoreError::Conflict(format!("KEK {} is not {kek:?}", dek.kek_name)));
             };
             stored_kek.revision += 1;
         }

@@ -508,7 +508,13 @@ impl DekRegistry {
             false => None,
         };
         let expect = old.map_or(Expect::Absent, |old| Expect::Revision(old.revision));
-        let guard = if dek.deleted { KekGuard::Unchecked } else { KekGuard::Live };
+        // A new DEK, even a deleted one, is a reason to refuse a permanent KEK delete that may have
+        // read none: the write raises the KEK's revision. An existing one was there to be read.
+        let guard = match (dek.deleted, expect) {
+            (false, _) => KekGuard::Live,
+            (true, Expect::Absent) => KekGuard::Present,
+            (true, _) => KekGuard::Unchecked,
+        };
         self.store.put_dek(&dek, expect, guard).await?;
         Ok(DekAnswer { dek, key_material })
     }

@@ -43,6 +43,9 @@ pub enum KekGuard {
     Unchecked,
     /// The KEK record exists and is not deleted; its revision rises by one in the same write.
     Live,
+    /// The KEK record exists, deleted or not; its revision rises by one in the same write (a DEK
+    /// created deleted: a permanent KEK delete that read no DEK under it cannot commit after it).
+    Present,
 }
 
 /// A page of the subjects with a DEK under one KEK: the first `limit` after `after` that start

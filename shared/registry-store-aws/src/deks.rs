@@ -14,9 +14,12 @@
 //! of the DEK put and an update of the KEK item conditioned on the KEK being there and not
 //! deleted, raising its revision: a KEK delete conditioned on the revision it read cannot commit
 //! after a DEK was created under the KEK, and no DEK is created under a KEK deleted before it.
+//! Under [`KekGuard::Present`] (a DEK created deleted) the KEK update is conditioned on the item
+//! only existing, deleted or not: a permanent KEK delete that read no DEK cannot commit after it.
 
 use crate::AwsStore;
-use crate::errors::{AwsError, classify, classify_transaction};
+use crate::commit::Commit;
+use crate::errors::{AwsError, classify};
 use crate::ids::build_error;
 use crate::items::{Item, ItemExt, key, n, s};
 use crate::keys::{EDGE_SEPARATOR, PK, SK};
@@ -181,19 +184,23 @@ impl AwsStore {
 
     /// The KEK item's update that a guarded DEK write carries: the KEK is there and not deleted,
     /// and its revision rises by one.
-    fn kek_guard(&self, kek_name: &str) -> Result<TransactWriteItem, AwsError> {
+    fn kek_guard(&self, kek_name: &str, guard: KekGuard) -> Result<TransactWriteItem, AwsError> {
         let update = Update::builder()
             .table_name(&self.table)
             .set_key(Some(key(KEK_PK, kek_name)))
             .update_expression("SET #rev = #rev + :one")
-            .condition_expression("attribute_exists(#pk) AND #deleted = :false")
             .expression_attribute_names("#pk", PK)
             .expression_attribute_names("#rev", REVISION)
-            .expression_attribute_names("#deleted", DELETED)
-            .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":false", AttributeValue::Bool(false))
-            .build()
-            .map_err(|e| build_error("Update(KEK guard)", e))?;
+            .expression_attribute_values(":one", n(1));
+        // Present: the KEK item exists, deleted or not (a deleted DEK's creation).
+        let update = match guard {
+            KekGuard::Present => update.condition_expression("attribute_exists(#pk)"),
+            KekGuard::Live | KekGuard::Unchecked => update
+                .condition_expression("attribute_exists(#pk) AND #deleted = :false")
+                .expression_attribute_names("#deleted", DELETED)
+                .expression_attribute_values(":false", AttributeValue::Bool(false)),
+        };
+        let update = update.build().map_err(|e| build_error("Update(KEK guard)", e))?;
         Ok(TransactWriteItem::builder().update(update).build())
     }
 }
@@ -328,9 +335,8 @@ impl KeyStore for AwsStore {
         let put = conditioned!(Put::builder().table_name(&self.table).set_item(Some(item)), condition)
             .build()
             .map_err(|e| build_error("Put(DEK)", e))?;
-        let items = vec![TransactWriteItem::builder().put(put).build(), self.kek_guard(&dek.kek_name)?];
-        let result = self.dynamo.transact_write_items().set_transact_items(Some(items)).send().await;
-        result.map_err(|e| classify_transaction("TransactWriteItems(DEK under live KEK)", e).0)?;
+        let items = vec![TransactWriteItem::builder().put(put).build(), self.kek_guard(&dek.kek_name, kek)?];
+        Commit::unsubjected(self, "TransactWriteItems(DEK under live KEK)").group(items).commit().await?;
         Ok(revision)
     }
 

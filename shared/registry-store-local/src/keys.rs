@@ -191,11 +191,15 @@ impl KeyStore for LocalStore {
         self.write_revision(move |conn| {
             let id = dek.id();
             let revision = next_revision(dek_revision(conn, &id)?, expect, &id.subject)?;
-            if guard == KekGuard::Live {
-                let sql = "UPDATE keks SET revision = revision + 1 WHERE name = ?1 AND deleted = 0";
-                if conn.execute(sql, [&id.kek_name])? != 1 {
-                    return Err(LocalError::Conflict(format!("KEK {} is not live", id.kek_name)));
-                }
+            let sql = match guard {
+                KekGuard::Unchecked => None,
+                KekGuard::Live => Some("UPDATE keks SET revision = revision + 1 WHERE name = ?1 AND deleted = 0"),
+                KekGuard::Present => Some("UPDATE keks SET revision = revision + 1 WHERE name = ?1"),
+            };
+            if let Some(sql) = sql
+                && conn.execute(sql, [&id.kek_name])? != 1
+            {
+                return Err(LocalError::Conflict(format!("KEK {} is not {guard:?}", id.kek_name)));
             }
             let sql = "INSERT OR REPLACE INTO deks (kek_name, subject, algorithm, version, deleted, dek, revision)
                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";

@@ -14,6 +14,15 @@ async fn local_store_passes_the_key_store_suite() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_kek_removal_and_a_deleted_dek_creation_race_through_two_handles() {
+    // Two handles on one data directory: two processes.
+    let dir = tempfile::tempdir().unwrap();
+    let first = Arc::new(LocalStore::open(dir.path()).unwrap());
+    let second = Arc::new(LocalStore::open(dir.path()).unwrap());
+    testkit::race_kek_removal_and_deleted_dek_create_over(first, second).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn keys_survive_a_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let kek = testkit::kek("kept");
