@@ -202,6 +202,19 @@ pub struct Preconditions {
     /// that read the ID's carriers before conflicts, and a row never commits under an ID rebound
     /// to another schema meanwhile.
     pub id_binding: Option<(SchemaId, Fingerprint)>,
+    /// The row at the new row's (subject, version) as the decision read it, which the new row
+    /// replaces (IMPORT over a taken version number, as Confluent's log keyed by subject and
+    /// version); `None`: the version must be free. Only with `revision` (so the row is still as
+    /// read). The write removes it as [`crate::Store::hard_delete_versions`] would (its index
+    /// entries, and its fingerprint's binding when no other row of the context carries its ID) in
+    /// the same atomic step as the new row, so a replacement that fails removes nothing.
+    pub replaces: Option<VersionRow>,
+    /// Subjects whose revision the write raises besides its own: a registration that makes a
+    /// subject of a named context live raises its context's settings pseudo-subject's (`:.ctx:`,
+    /// [`Scope::of_context`]), so a decision that read that revision and then found no subject
+    /// there (an IMPORT mode at the context, [`crate::Store::unlist_context`]) conflicts; the write
+    /// also lists that context again if a delete unlisted it meanwhile.
+    pub raises: Vec<Subject>,
     /// Not a condition: the new row's bindings as read with the write context, which
     /// [`crate::Store::create_version_assigning_id`] may use instead of reading them again (its
     /// write is conditioned on what it used, so a stale snapshot only conflicts).
