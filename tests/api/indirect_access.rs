@@ -245,6 +245,9 @@ async fn nested_references_are_authorized_link_by_link(h: &Harness) {
     let by_writer = send(h, "writer", Method::POST, "/subjects/team-a.order/versions", Some(&body)).await.ok_json(200);
     let found = send(h, "reader", Method::POST, "/subjects/team-a.order", Some(&body)).await.ok_json(200);
     assert_eq!(found["id"], by_writer["id"]);
+    // The answer the unscoped reader's lookup left in memory is not the scoped reader's.
+    let remembered = send(h, "team-a-reader", Method::POST, "/subjects/team-a.order", Some(&body)).await;
+    denied(remembered, "Read", "team-b.cust");
     let rendered = send(h, "reader", Method::GET, "/subjects/team-a.mid/versions/1?format=resolved", None).await;
     assert!(rendered.ok_json(200)["schema"].as_str().is_some_and(|text| text.contains("Customer")));
 }
