@@ -154,6 +154,19 @@ impl State {
         }
     }
 
+    /// Unbinds the fingerprint of `removed` (a row just removed) from its ID when no row of its
+    /// context carries that ID any more, as a hard delete does.
+    fn unbind_if_orphaned(&mut self, removed: &VersionRow) {
+        let context = removed.subject.context();
+        let carried = self.rows.values().any(|other| other.id == removed.id && other.subject.context() == context);
+        if let Some(space) = self.ids.get_mut(&context)
+            && !carried
+            && space.id_by_fingerprint.get(&removed.fingerprint) == Some(&removed.id)
+        {
+            space.id_by_fingerprint.remove(&removed.fingerprint);
+        }
+    }
+
     fn subject_rows<'a>(&'a self, subject: &'a Subject) -> impl Iterator<Item = &'a VersionRow> + 'a {
         self.rows.range((subject.clone(), Version(i32::MIN))..=(subject.clone(), Version(i32::MAX))).map(|(_, row)| row)
     }
