@@ -1,6 +1,10 @@
 # Two teams, two registries: separate tables, buckets, functions, URLs and alarms, so one
 # team's churn or outage never reaches the other (no shared fate).
 #
+# Payments serves from two regions (docs/multi-region.md): each reads its local replica of the table
+# and its own bucket, writes are committed in the home region (the first), and a failover is
+# `registry failover --to <second_region>` with home_region set to match.
+#
 # Applies on a fresh account: nothing reserves concurrency (a new account's quota is often 10, and
 # Lambda refuses a reservation that leaves fewer than 100 unreserved). To give a team reserved
 # concurrency, first ask for a quota increase (Service Quotas, "Lambda concurrent executions", to
@@ -26,9 +30,15 @@ provider "aws" {
 }
 
 variable "region" {
-  description = "AWS region for both registries."
+  description = "AWS region for both registries (the home region of payments)."
   type        = string
   default     = "eu-west-1"
+}
+
+variable "second_region" {
+  description = "The second region payments serves from (reads locally, writes committed in the home region)."
+  type        = string
+  default     = "eu-central-1"
 }
 
 variable "alarm_email" {
@@ -94,6 +104,30 @@ resource "aws_sns_topic_subscription" "registry_alarms_email" {
   endpoint  = var.alarm_email
 }
 
+# The second region's alarms (the payments function there, replication from there) notify a topic of
+# that region: CloudWatch alarms publish only to topics in their own region.
+resource "aws_kms_key" "registry_alarms_second" {
+  region                  = var.second_region
+  description             = "schema-registry alarms topic (${var.second_region})"
+  enable_key_rotation     = true
+  deletion_window_in_days = 30
+  policy                  = data.aws_iam_policy_document.registry_alarms_key.json
+}
+
+resource "aws_sns_topic" "registry_alarms_second" {
+  region            = var.second_region
+  name              = "schema-registry-alarms"
+  kms_master_key_id = aws_kms_key.registry_alarms_second.arn
+}
+
+resource "aws_sns_topic_subscription" "registry_alarms_second_email" {
+  count     = var.alarm_email == "" ? 0 : 1
+  region    = var.second_region
+  topic_arn = aws_sns_topic.registry_alarms_second.arn
+  protocol  = "email"
+  endpoint  = var.alarm_email
+}
+
 output "alarm_topic_arn" {
   description = "Subscribe the on-call tool (PagerDuty, Opsgenie, chat) to this topic."
   value       = aws_sns_topic.registry_alarms.arn
@@ -106,6 +140,13 @@ module "payments" {
   alarm_sns_topic_arn = aws_sns_topic.registry_alarms.arn
   serve_alias         = true # a new deployment: the URL serves the alias "live", for rollbacks
   tags                = { team = "payments" }
+
+  # Two regions: the first (the provider's) is home; the second reads locally. Registrations are
+  # acknowledged once the second region's replica shows them (RPO 0), waiting at most 2 s.
+  regions                     = [var.region, var.second_region]
+  ack_regions                 = [var.second_region]
+  ack_timeout_ms              = 2000
+  region_alarm_sns_topic_arns = { (var.second_region) = aws_sns_topic.registry_alarms_second.arn }
 }
 
 module "logistics" {
@@ -120,6 +161,11 @@ module "logistics" {
 
 output "payments_registry_url" {
   value = module.payments.registry_url
+}
+
+# Per region: clients in each region use their region's URL.
+output "payments_registry_urls" {
+  value = module.payments.registry_urls
 }
 
 output "logistics_registry_url" {

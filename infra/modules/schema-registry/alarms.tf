@@ -13,7 +13,8 @@ locals {
   # evaluation period unless it says otherwise). An alarm on one metric names it in `metric`
   # (statistic or extended_statistic); an alarm on metric math has an `expression` and the
   # `metrics` (by id) the expression reads.
-  alarms = { for name, alarm in merge(local.alarm_definitions, local.exporter_alarm_definitions) : name => merge({ metric = {}, evaluation_periods = 1, expression = null, metrics = {} }, alarm) }
+  # An alarm with a `region` lives in that region (regions.tf), the others in the provider's.
+  alarms = { for name, alarm in merge(local.alarm_definitions, local.exporter_alarm_definitions, local.region_alarm_definitions) : name => merge({ metric = {}, evaluation_periods = 1, expression = null, metrics = {}, region = null }, alarm) }
   alarm_definitions = {
     "5xx" = {
       description = "The registry answered 5xx: storage errors or crashes. Clients retry, but producers stall."
@@ -84,6 +85,7 @@ locals {
 
 resource "aws_cloudwatch_metric_alarm" "registry" {
   for_each            = local.alarms
+  region              = each.value.region
   alarm_name          = "${local.prefix}-${each.key}"
   alarm_description   = each.value.description
   namespace           = lookup(each.value.metric, "namespace", null)
@@ -96,8 +98,8 @@ resource "aws_cloudwatch_metric_alarm" "registry" {
   threshold           = each.value.threshold
   comparison_operator = "GreaterThanThreshold"
   treat_missing_data  = "notBreaching"
-  alarm_actions       = local.alarm_actions
-  ok_actions          = local.alarm_actions
+  alarm_actions       = each.value.region == null ? local.alarm_actions : local.region_alarm_actions[each.value.region]
+  ok_actions          = each.value.region == null ? local.alarm_actions : local.region_alarm_actions[each.value.region]
   tags                = local.tags
 
   dynamic "metric_query" {

@@ -22,6 +22,17 @@ resource "aws_secretsmanager_secret" "auth" {
   kms_key_id              = aws_kms_key.registry.arn
   recovery_window_in_days = 7
   tags                    = local.tags
+
+  # With several regions (regions.tf): a replica in every further region, under that region's key,
+  # so each region's function reads its secrets locally and keeps reading them when another region
+  # is down. Writing the value in the first region updates every replica.
+  dynamic "replica" {
+    for_each = local.extra_regions
+    content {
+      region     = replica.value
+      kms_key_id = aws_kms_key.replica[replica.value].arn
+    }
+  }
 }
 
 # The accepted origin-header values, one per line: the current one (what CloudFront sends) first.
@@ -41,9 +52,10 @@ data "aws_iam_policy_document" "auth" {
   count = local.registry_auth || local.origin_secret ? 1 : 0
 
   statement {
-    sid       = "ReadAuthSecrets"
-    actions   = ["secretsmanager:GetSecretValue"]
-    resources = values(aws_secretsmanager_secret.auth)[*].arn
+    sid     = "ReadAuthSecrets"
+    actions = ["secretsmanager:GetSecretValue"]
+    # Each secret and its replicas (the same ARN in another region).
+    resources = flatten([for secret in values(aws_secretsmanager_secret.auth) : concat([secret.arn], [for region in local.extra_regions : replace(secret.arn, ":${local.primary_region}:", ":${region}:")])])
   }
 }
 

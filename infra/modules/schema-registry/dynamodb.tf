@@ -11,9 +11,11 @@ resource "aws_dynamodb_table" "registry" {
   range_key                   = local.range_key
   deletion_protection_enabled = true
   # The change stream the exporter function reads (exporter.tf): old and new images, so a delete
-  # still names the row it removed and a change can be told from a rewrite of the same value.
-  stream_enabled   = local.exporter
-  stream_view_type = local.exporter ? "NEW_AND_OLD_IMAGES" : null
+  # still names the row it removed and a change can be told from a rewrite of the same value. A
+  # global table (several regions) replicates through it too: multi-Region eventual consistency
+  # needs the stream, with both images, on every replica.
+  stream_enabled   = local.exporter || local.multi_region
+  stream_view_type = local.exporter || local.multi_region ? "NEW_AND_OLD_IMAGES" : null
 
   dynamic "attribute" {
     for_each = local.table.AttributeDefinitions
@@ -32,5 +34,32 @@ resource "aws_dynamodb_table" "registry" {
     kms_key_arn = aws_kms_key.registry.arn
   }
 
+  # A replica in every further region (regions.tf): a global table, version 2019.11.21, with
+  # multi-Region eventual consistency. Not strong consistency: MRSC global tables refuse
+  # TransactWriteItems, and every registration, delete and ID allocation is one (docs/multi-region.md
+  # "What AWS guarantees"). Writes stay in the home region, so last-writer-wins between regions never
+  # has two writers to choose from. Each replica has what a table needs on its own: point-in-time
+  # recovery, deletion protection and its region's key (neither is inherited from this table).
+  dynamic "replica" {
+    for_each = local.extra_regions
+    content {
+      region_name                 = replica.value
+      kms_key_arn                 = aws_kms_key.replica[replica.value].arn
+      point_in_time_recovery      = true
+      deletion_protection_enabled = true
+      propagate_tags              = true
+      consistency_mode            = "EVENTUAL"
+    }
+  }
+
   tags = local.tags
+
+  lifecycle {
+    # The table (and the bucket and function next to it) stay where they always were: the provider's
+    # region must be the first of regions, or this table would be planned somewhere it is not.
+    precondition {
+      condition     = length(var.regions) == 0 || var.regions[0] == data.aws_region.current.region
+      error_message = "The first of regions must be the AWS provider's region (where the table, bucket and function already are)."
+    }
+  }
 }

@@ -1,6 +1,7 @@
 # Least privilege: exactly the item and object actions the backend issues, on this registry's
 # table, bucket prefixes (bodies, ID ledger), key and log group. No Scan, no DeleteObject, no
-# wildcard resources.
+# wildcard resources. With several regions (regions.tf) the one role serves every region's function:
+# it reads every region's replica and bucket, and writes only the home region's.
 data "aws_iam_policy_document" "assume_lambda" {
   statement {
     actions = ["sts:AssumeRole"]
@@ -19,23 +20,38 @@ resource "aws_iam_role" "registry" {
 
 data "aws_iam_policy_document" "registry" {
   statement {
-    sid = "RegistryItems"
+    sid = "RegistryReads"
     actions = [
       "dynamodb:GetItem",
       "dynamodb:BatchGetItem",
       "dynamodb:Query",
+    ]
+    resources = local.readable_table_arns
+  }
+
+  # Writes (and the condition checks of transactions) only where writes are committed: the home
+  # region's replica. A write to another replica would race the home's, last writer wins.
+  statement {
+    sid = "RegistryWrites"
+    actions = [
       "dynamodb:PutItem",
       "dynamodb:UpdateItem",
       "dynamodb:DeleteItem",
       "dynamodb:ConditionCheckItem",
     ]
-    resources = [aws_dynamodb_table.registry.arn]
+    resources = [local.writable_table_arn]
   }
 
   statement {
     sid       = "SchemaBodies"
-    actions   = ["s3:GetObject", "s3:PutObject"]
-    resources = ["${aws_s3_bucket.bodies.arn}/schemas/*"]
+    actions   = ["s3:GetObject"]
+    resources = [for arn in local.readable_bucket_arns : "${arn}/schemas/*"]
+  }
+
+  statement {
+    sid       = "SchemaBodyWrites"
+    actions   = ["s3:PutObject"]
+    resources = ["${local.writable_bucket_arn}/schemas/*"]
   }
 
   # The ID ledger (ids/<id>, one object per ID ever issued, created with If-None-Match: *): an
@@ -43,8 +59,14 @@ data "aws_iam_policy_document" "registry" {
   # restore of the table cannot rewind (README "Restoring the table").
   statement {
     sid       = "IdLedger"
-    actions   = ["s3:GetObject", "s3:PutObject"]
-    resources = ["${aws_s3_bucket.bodies.arn}/ids/*"]
+    actions   = ["s3:GetObject"]
+    resources = [for arn in local.readable_bucket_arns : "${arn}/ids/*"]
+  }
+
+  statement {
+    sid       = "IdLedgerWrites"
+    actions   = ["s3:PutObject"]
+    resources = ["${local.writable_bucket_arn}/ids/*"]
   }
 
   # Listing, on the whole bucket: the ledger is listed by prefix, and without s3:ListBucket S3
@@ -55,7 +77,7 @@ data "aws_iam_policy_document" "registry" {
   statement {
     sid       = "ListBucket"
     actions   = ["s3:ListBucket"]
-    resources = [aws_s3_bucket.bodies.arn]
+    resources = local.readable_bucket_arns
   }
 
   # The module's key encrypts the table, the bucket, the secrets and the function's environment; the
@@ -66,11 +88,11 @@ data "aws_iam_policy_document" "registry" {
   statement {
     sid       = "EncryptionKeyViaServices"
     actions   = ["kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey"]
-    resources = [aws_kms_key.registry.arn]
+    resources = local.registry_key_arns
     condition {
       test     = "StringEquals"
       variable = "kms:ViaService"
-      values   = [for service in local.key_services : "${service}.${data.aws_region.current.region}.amazonaws.com"]
+      values   = flatten([for region in local.registry_regions : [for service in local.key_services : "${service}.${region}.amazonaws.com"]])
     }
   }
 
@@ -89,7 +111,7 @@ data "aws_iam_policy_document" "registry" {
   statement {
     sid       = "Logs"
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
-    resources = ["${aws_cloudwatch_log_group.registry.arn}:*"]
+    resources = [for arn in local.log_group_arns : "${arn}:*"]
   }
 }
 

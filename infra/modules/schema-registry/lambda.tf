@@ -36,6 +36,15 @@ locals {
     # encryption"); "none" names no key, so every aws-kms KEK is refused before any KMS call.
     REGISTRY_KMS_KEY_ARNS = length(var.kms_key_arns) > 0 ? join(",", var.kms_key_arns) : "none"
   }
+
+  # Several regions (regions.tf): where writes are committed and whom they wait for. Unset in a
+  # single-region registry, whose function commits in its own table as it always did.
+  region_environment = {
+    REGISTRY_HOME_REGION    = local.multi_region ? local.home_region : null
+    REGISTRY_HOME_BUCKET    = local.multi_region ? local.bucket_ids[local.home_region] : null
+    REGISTRY_ACK_REGIONS    = local.multi_region && length(var.ack_regions) > 0 ? join(",", [for region in var.ack_regions : "${region}=${local.bucket_ids[region]}"]) : null
+    REGISTRY_ACK_TIMEOUT_MS = local.multi_region && length(var.ack_regions) > 0 ? tostring(var.ack_timeout_ms) : null
+  }
 }
 
 # One function serves the whole Confluent API (see README.md "One function, not a read/write split").
@@ -68,7 +77,7 @@ resource "aws_lambda_function" "registry" {
   publish = true
 
   environment {
-    variables = merge(local.function_environment, { for name, value in local.function_optional_environment : name => value if value != null })
+    variables = merge(local.function_environment, { for name, value in merge(local.function_optional_environment, local.region_environment) : name => value if value != null })
   }
 
   tracing_config {

@@ -47,3 +47,21 @@ output "exporter_failure_queue_url" {
   description = "The exporter's failure queue: stream batches that exhausted their retries and failed catch-up runs. Empty with exporter_enabled = false."
   value       = local.exporter ? aws_sqs_queue.exporter_failures[0].url : ""
 }
+
+output "home_region" {
+  description = "The region that commits writes (home_region, or the first of regions)."
+  value       = local.home_region
+}
+
+output "registry_urls" {
+  description = "Per region: what clients in that region put in schema.registry.url (its Function URL; the first region's is registry_url, the custom domain when set). A single-region registry: its one URL, under the provider's region."
+  value = merge(
+    { (local.primary_region) = local.custom_domain ? "https://${var.custom_domain}" : trimsuffix(aws_lambda_function_url.registry.function_url, "/") },
+    { for region in local.extra_regions : region => trimsuffix(aws_lambda_function_url.replica[region].function_url, "/") },
+  )
+}
+
+output "bucket_names" {
+  description = "Per region: the S3 bucket of schema bodies that region's function reads (REGISTRY_BUCKET there)."
+  value       = merge({ (local.primary_region) = aws_s3_bucket.bodies.id }, { for region in local.extra_regions : region => aws_s3_bucket.replica[region].id })
+}

@@ -6,7 +6,7 @@
 # way before the table commits the ID, so a restore of the table cannot make an ID be issued again.
 resource "aws_s3_bucket" "bodies" {
   # checkov:skip=CKV_AWS_18: access logging needs a separate log bucket per team; CloudTrail data events cover audits when wanted.
-  # checkov:skip=CKV_AWS_144: cross-region replication is a disaster-recovery choice left to the caller; bodies are also re-creatable from an export.
+  # checkov:skip=CKV_AWS_144: replicated when the registry serves several regions (regions = [...]: aws_s3_bucket_replication_configuration.bodies, regions.tf); a single-region registry's bodies are re-creatable from an export.
   # checkov:skip=CKV2_AWS_62: nothing consumes bucket events; the registry is the only writer.
   bucket_prefix = "${local.prefix}-"
   tags          = local.tags

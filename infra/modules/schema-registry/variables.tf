@@ -442,3 +442,65 @@ variable "alarm_exporter_iterator_age_seconds" {
     error_message = "alarm_exporter_iterator_age_seconds must be from 60 to under 86400 (the stream keeps records 24 hours)."
   }
 }
+
+variable "regions" {
+  description = "Regions the registry serves from (docs/multi-region.md). Each gets a replica of the table (a DynamoDB global table, multi-Region eventual consistency), its own bucket (S3 replication both ways), a function and a Function URL; reads are answered from the region's replica, every write is committed in home_region. The first must be the AWS provider's region: the table, bucket and function the module always created stay there, under the same addresses, so adding regions to an existing registry destroys nothing. Empty (default) or a single region: today's single-region registry, nothing replicated."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for region in var.regions : can(regex("^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-[0-9]$", region))]) && length(distinct(var.regions)) == length(var.regions)
+    error_message = "regions must be distinct AWS region names (e.g. [\"ap-south-1\", \"ap-southeast-1\"])."
+  }
+}
+
+variable "home_region" {
+  description = "The region that commits every write (the ID counter, versions, config, mode, deletes, DEKs): one of regions. Empty (default): the first of regions. Changing it is the Terraform half of a failover (docs/multi-region.md \"Failover and failback runbook\"): every function is pointed at the new home and the role may write only there."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = var.home_region == "" || contains(var.regions, var.home_region)
+    error_message = "home_region must be empty (the first of regions) or one of regions."
+  }
+}
+
+variable "ack_regions" {
+  description = "RPO 0 on request: read regions whose replica (table and bucket) must show a registration before the home region acknowledges it (REGISTRY_ACK_REGIONS), waiting at most ack_timeout_ms. Empty (default): a write is acknowledged once committed in the home region, and a loss of the home region can take the writes of the last replication lag (ReplicationLatency) with it."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for region in var.ack_regions : contains(var.regions, region) && region != (var.home_region != "" ? var.home_region : (length(var.regions) > 0 ? var.regions[0] : ""))])
+    error_message = "ack_regions must be regions other than the home region."
+  }
+}
+
+variable "ack_timeout_ms" {
+  description = "With ack_regions: the longest a registration waits for them (REGISTRY_ACK_TIMEOUT_MS); past it the client gets a retryable error (registering again is idempotent). Keep it under timeout_seconds."
+  type        = number
+  default     = 2000
+
+  validation {
+    condition     = var.ack_timeout_ms >= 100 && var.ack_timeout_ms <= 60000 && floor(var.ack_timeout_ms) == var.ack_timeout_ms
+    error_message = "ack_timeout_ms must be a whole number of milliseconds from 100 to 60000."
+  }
+}
+
+variable "alarm_replication_latency_ms" {
+  description = "With several regions: alarm when DynamoDB's ReplicationLatency from one region's replica to another stays above this (ms, maximum per minute, 5 minutes in a row). Replication usually takes under a second; what it takes is the window of acknowledged writes a regional loss can take (without ack_regions) and how long a read region answers from the home region instead of its replica."
+  type        = number
+  default     = 30000
+}
+
+variable "alarm_s3_replication_latency_seconds" {
+  description = "With several regions: alarm when S3's ReplicationLatency of a replication rule (bodies and ID ledger, one region's bucket to another's) stays above this (seconds, maximum over 5 minutes, 3 periods in a row). Until a body arrives, the read region reads it from the home bucket."
+  type        = number
+  default     = 900
+}
+
+variable "region_alarm_sns_topic_arns" {
+  description = "With several regions: an SNS topic per region other than the first, for the alarms that live there (CloudWatch alarms notify topics of their own region only): the function's errors and 5xx in that region and the replication from it. A region missing here gets alarms without actions. The first region's alarms use alarm_sns_topic_arn."
+  type        = map(string)
+  default     = {}
+}

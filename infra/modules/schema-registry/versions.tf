@@ -8,7 +8,9 @@ terraform {
     aws = {
       source = "hashicorp/aws"
       # 6.28: aws_lambda_permission.invoked_via_function_url, the lambda:InvokeFunction statement a
-      # Function URL needs since October 2025.
+      # Function URL needs since October 2025. (Several regions, regions.tf, also need the
+      # per-resource region argument of 6.0, replica consistency_mode of 6.3 and replica
+      # deletion_protection_enabled of 6.9.)
       version = ">= 6.28.0"
     }
   }
