@@ -1975,6 +1975,15 @@ def check_replication_alarms():
             problems.append(f"alarm {name} in ap-southeast-1 notifies {actions}, a topic of another region")
     if "region" not in body:
         problems.append("alarms cannot be created outside the provider's region")
+    # The cost estimate counts the alarms a region adds (scripts/infra_cost.py).
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import infra_cost
+
+    added = len(alarms) - len(MODULE_CONFIG.scope(REQUIRED).local("alarms"))
+    pairs = len(REGIONS) * (len(REGIONS) - 1)
+    counted = infra_cost.REGION_FUNCTION_ALARMS * (len(REGIONS) - 1) + infra_cost.REPLICATION_ALARMS_PER_PAIR * pairs
+    if added != counted:
+        problems.append(f"{len(REGIONS)} regions add {added} alarms, the cost estimate counts {counted} (REGION_FUNCTION_ALARMS, REPLICATION_ALARMS_PER_PAIR)")
     return problems
 
 

@@ -7,13 +7,18 @@ scripts/infra_check.py fails while the README and this output differ.
 
 # AWS calls per operation on a cold instance (nothing in memory yet), measured on the emulator through
 # the registry itself by registry-store-aws's `calls` test (BENCHMARKS.md: [5, 1, 2, 2, 2]). The split
-# into S3 and DynamoDB calls, and into reads and writes, is read off the store code; DynamoDB writes
-# are priced as transactional (2 write units each), an upper bound. The usage marker (one conditional
-# write per subject per day per instance, by lookups and re-registrations whose subject has no
-# version registered that day) is left out: it is not per request.
+# into S3 and DynamoDB calls, and into reads and writes, is read off the store code. A DynamoDB write
+# call is one transaction; it is priced by the items it writes (docs/dynamodb.md, "create_version,
+# new id"), 2 write units each (transactional, items under 1 KB); its condition checks are not
+# counted. The usage marker (one conditional write per subject per day per instance, by lookups and
+# re-registrations whose subject has no version registered that day) is left out: it is not per
+# request.
 COUNTS_SOURCE = "BENCHMARKS.md, cold instance: register new 5, re-register 1, lookup 2, get by ID 2, get by guid 2"
+# A new schema's registration writes the ID counter, the fingerprint and ID bindings, the guid item,
+# the version row, the ID's edge, the subject index item and the subject's record of its live version.
+NEW_REGISTRATION_ITEMS = 8
 OPERATIONS = [
-    # name, DynamoDB reads, DynamoDB writes, S3 GETs, S3 PUTs, answered from memory when warm
+    # name, DynamoDB reads, DynamoDB write calls, S3 GETs, S3 PUTs, answered from memory when warm
     # Write context with the schema's bindings, the subject's rows; one transaction; S3: the body and the ID ledger claim.
     ("register a new schema", 2, 1, 0, 2, False),
     # Write context with the schema's bindings (the guid index check) and the subject's record of its live version
@@ -48,6 +53,60 @@ PRICES = {
     "log_ingest_gb": (0.50, "CloudWatch Logs ingestion (standard class), $0.50 per GB (CloudWatch pricing, 2025)"),
     "log_store_gb_month": (0.03, "CloudWatch Logs storage, $0.03 per GB-month, compressed (CloudWatch pricing, 2025)"),
 }
+# Several regions (regions.tf, docs/multi-region.md): what each region beyond the first adds.
+PRICES.update({
+    "dynamodb_replicated_write": (0.625 / 1e6, "DynamoDB global tables, on-demand replicated writes, $0.625 per 1M replicated write request units, as a single-region write (since 2024-11-01)"),
+    "dynamodb_storage_gb_month": (0.25, "DynamoDB Standard storage, $0.25 per GB-month, per replica (DynamoDB pricing, 2025)"),
+    "dynamodb_pitr_gb_month": (0.20, "DynamoDB point-in-time recovery, $0.20 per GB-month, per replica (DynamoDB pricing, 2025)"),
+    "s3_storage_gb_month": (0.023, "S3 Standard storage, $0.023 per GB-month, first 50 TB (S3 pricing, 2025)"),
+    "inter_region_gb": (0.02, "Data transfer between regions, $0.02 per GB out of us-east-1 (DynamoDB replication and S3 replication alike; more out of some regions, Asia Pacific and South America among them: check the pair) (AWS data transfer pricing, 2025)"),
+    "kms_request": (0.03 / 1e4, "KMS requests, $0.03 per 10,000 after 20,000 free per month (KMS pricing, 2025)"),
+})
+# Sizes crossing regions: a replicated item (a version row, binding or index item; the schema text
+# lives in S3) and a new schema's body (the canonical text as JSON) and ledger entry.
+REPLICATED_ITEM_KB = 0.5
+NEW_SCHEMA_OBJECT_KB = {"body": 2.0, "ledger": 0.1}
+# S3 replication metrics, per rule (one rule per destination): ReplicationLatency,
+# BytesPendingReplication, OperationsPendingReplication, OperationsFailedReplication, billed as custom
+# metrics for the hours they receive data (an upper bound: all month).
+S3_REPLICATION_METRICS_PER_RULE = 4
+# Alarms a region adds (regions.tf): its function's 5xx and errors, and for every ordered pair of
+# regions, DynamoDB and S3 replication latency and S3 failed replication.
+REGION_FUNCTION_ALARMS = 2
+REPLICATION_ALARMS_PER_PAIR = 3
+# A registration through a read region is committed in the home region: each of its calls crosses
+# regions (assumed round trip, e.g. ap-south-1 to ap-southeast-1) and carries about this much.
+CROSS_REGION_RTT_MS = 70
+CROSS_REGION_CALL_KB = 3.0
+# RPO 0 (ack_regions): the home waits until the acknowledging region shows the registration, polling
+# its replica (one BatchGetItem of the row and the ID binding, eventually consistent: 1 read unit) every
+# 50 ms and then reading the body from its bucket once. Assumed replication lag while it waits.
+ACK_LAG_MS = 1000
+ACK_POLL_MS = 50
+
+
+def region_costs(regions=2):
+    """What the `regions`-th region adds: (per month while idle, per 1M new registrations, per 1M
+    registrations through a read region, per 1M registrations waiting for it with ack_regions, alarms,
+    S3 replication metrics per month), in dollars."""
+    pairs_added = 2 * (regions - 1)  # to and from each region already there
+    alarms = REGION_FUNCTION_ALARMS + REPLICATION_ALARMS_PER_PAIR * pairs_added
+    metrics = S3_REPLICATION_METRICS_PER_RULE * pairs_added * price("custom_metric_month")
+    idle = price("kms_key_month") + price("secret_month") + alarms * price("alarm_metric_month")
+    # A new registration reaches the region: its items as replicated writes, the body and ledger entry
+    # as S3 replication requests (billed as PUTs in the destination), and their bytes across regions.
+    replicated = NEW_REGISTRATION_ITEMS * price("dynamodb_replicated_write") + 2 * price("s3_put")
+    kilobytes = NEW_REGISTRATION_ITEMS * REPLICATED_ITEM_KB + sum(NEW_SCHEMA_OBJECT_KB.values())
+    replicated += kilobytes / 1e6 * price("inter_region_gb")
+    # Through a read region: the same calls, each a round trip away, and their bytes across regions.
+    calls = sum(OPERATIONS[0][1:5])
+    through = calls * CROSS_REGION_RTT_MS / 1000 * MEMORY_GB * price("lambda_gb_s") + calls * CROSS_REGION_CALL_KB / 1e6 * price("inter_region_gb")
+    # Waiting for an acknowledging region: the home's function waits, and polls.
+    polls = ACK_LAG_MS // ACK_POLL_MS
+    ack = ACK_LAG_MS / 1000 * MEMORY_GB * price("lambda_gb_s") + polls * price("dynamodb_read") + price("s3_get")
+    return idle, replicated * 1e6, through * 1e6, ack * 1e6, alarms, metrics
+
+
 # 5xx, 4xx, errors, throttles, concurrency, p99 duration, DynamoDB reads + writes, churn, ID growth;
 # the exporter's iterator age, errors and failure queue (exporter_enabled, on by default).
 ALARM_METRICS = 13
@@ -90,7 +149,8 @@ def operation_cost(reads, writes, s3_gets, s3_puts):
     """(Lambda ms, Lambda $, storage $) of one operation."""
     ms = (reads + writes) * MS_PER_DYNAMODB_CALL + (s3_gets + s3_puts) * MS_PER_S3_CALL + MS_IN_PROCESS
     lambda_cost = price("lambda_request") + ms / 1000 * MEMORY_GB * price("lambda_gb_s")
-    storage = reads * price("dynamodb_read") + writes * 2 * price("dynamodb_write")
+    items = writes * NEW_REGISTRATION_ITEMS
+    storage = reads * price("dynamodb_read") + items * 2 * price("dynamodb_write")
     storage += s3_gets * price("s3_get") + s3_puts * price("s3_put")
     return ms, lambda_cost, storage
 
@@ -170,6 +230,33 @@ def section():
         "- Per cold start: one `GetSecretValue` per secret ($0.05 per 10,000) and a few KMS requests (20,000 free",
         "  a month, then $0.03 per 10,000); then one `GetSecretValue` per secret per `auth_reload_seconds` while the",
         "  instance serves (about $0.22 a month for an instance serving all month at 60 s).",
+        f"- A new schema's registration is one transaction of {NEW_REGISTRATION_ITEMS} items ({NEW_REGISTRATION_ITEMS * 2} write units), priced as such above.",
+    ]
+    idle, replicated, through, ack, alarms, metrics = region_costs(2)
+    third = region_costs(3)
+    gb_month = price("dynamodb_storage_gb_month") + price("dynamodb_pitr_gb_month")
+    lines += [
+        "",
+        "**Each further region** (`regions`, [docs/multi-region.md](../../../docs/multi-region.md)): reads there cost what",
+        "the table above says (they are answered from the region's own replica and bucket, by its own function);",
+        "what the region adds:",
+        "",
+        "| what | the second region | why |",
+        "|---|---|---|",
+        f"| idle, per month | {money(idle)} | its KMS key, the users secret's replica (billed as a secret; the JWKS secret's adds as much), {alarms} alarm metrics (its function's 5xx and errors, and {REPLICATION_ALARMS_PER_PAIR} per direction of replication) |",
+        f"| S3 replication metrics, per month | up to {money(metrics)} | {S3_REPLICATION_METRICS_PER_RULE} metrics per replication rule, one rule each way, billed for the hours they receive data |",
+        f"| storage, per GB-month of table | {money(gb_month)} | the replica and its point-in-time recovery; bodies add {money(price('s3_storage_gb_month'))} per GB-month in its bucket |",
+        f"| per 1M new schemas registered anywhere | {money(replicated)} | {NEW_REGISTRATION_ITEMS} replicated writes, 2 S3 replication requests (body and ledger entry, billed as PUTs) and about {NEW_REGISTRATION_ITEMS * REPLICATED_ITEM_KB + sum(NEW_SCHEMA_OBJECT_KB.values()):.1f} KB across regions |",
+        f"| per 1M registrations sent to a read region | +{money(through)} | committed in the home region: {sum(OPERATIONS[0][1:5])} calls a round trip away ({CROSS_REGION_RTT_MS} ms assumed each: Lambda time) and about {CROSS_REGION_CALL_KB:.0f} KB each across regions |",
+        f"| per 1M registrations with `ack_regions` naming it | +{money(ack)} | the home's function waits for the region's replica ({ACK_LAG_MS} ms of lag assumed), polling it every {ACK_POLL_MS} ms, then reads the body there once |",
+        "| the function, its URL, logs and custom metrics | as the first region's | per request (the table above) and per registry-month with traffic (custom metrics); nothing while idle |",
+        "",
+        f"A third region adds {money(third[0])} a month idle ({third[4]} alarm metrics: replication to and from both",
+        f"regions already there), up to {money(third[5])} of S3 replication metrics, and its own {money(third[1])} per 1M new schemas.",
+        "Re-registrations, lookups and config reads write nothing and replicate nothing. KMS: replication",
+        "decrypts each object in its source region and encrypts it in the destination; the buckets' S3 Bucket",
+        f"Keys make that a request per bucket key period rather than per object (without them, up to 4 requests",
+        f"per new schema, {money(4 * price('kms_request') * 1e6)} per 1M).",
         "",
         "Prices used:",
     ]
