@@ -1126,6 +1126,16 @@ def check_cost_section():
         return ["README.md has no cost section between <!-- cost:begin --> and <!-- cost:end -->"]
     if match.group(1).strip() != infra_cost.section().strip():
         return ["README.md's cost section differs from scripts/infra_cost.py's output: regenerate it"]
+    # docs/multi-region.md quotes what a further region adds: each figure it quotes must be one the
+    # script computes.
+    doc = (ROOT / "docs" / "multi-region.md").read_text()
+    costs = doc.split("\n## Costs\n", 1)[1].split("\n## ", 1)[0] if "\n## Costs\n" in doc else ""
+    figures = re.findall(r"\$[0-9][0-9,]*\.[0-9]+", costs)
+    if not figures:
+        return ["docs/multi-region.md has no Costs section quoting the estimate"]
+    stale = [figure for figure in figures if figure not in infra_cost.section()]
+    if stale:
+        return [f"docs/multi-region.md quotes {stale}, which scripts/infra_cost.py does not compute: update its Costs section"]
     return []
 
 
@@ -2000,7 +2010,7 @@ CHECKS = [
     ("moved blocks lead from undeclared addresses to declared instances", check_moved),
     ("the example's module calls pass the module's validations", check_example_module_calls),
     ("the example applies on a fresh account and its alarm topic can reach someone", check_example_fresh_account),
-    ("the README's cost estimate matches its counts and prices", check_cost_section),
+    ("the README's cost estimate matches its counts and prices, and docs/multi-region.md quotes it", check_cost_section),
     ("revocation: users and keys are read again, a JWKS change updates the function", check_revocation),
     ("a restored table can be adopted and gets PITR, deletion protection and tags back", check_restore_adoption),
     ("a missing object reads as absent (S3 answers 404 to the role)", check_missing_objects),
