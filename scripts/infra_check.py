@@ -318,8 +318,13 @@ class Parser:
             return self.for_object()
         result = {}
         while self.peek()[1] != "}":
-            key_kind, key = self.take()
-            key = template(key[1:-1], self.scope) if key_kind == "string" else key
+            if self.peek()[1] == "(":  # (expression) = value: the key is the expression's value
+                self.take("(")
+                key = self.expression()
+                self.take(")")
+            else:
+                key_kind, key = self.take()
+                key = template(key[1:-1], self.scope) if key_kind == "string" else key
             if self.peek()[1] not in ("=", ":"):
                 raise Unknown(f"object key {key!r} without '='")
             self.take()

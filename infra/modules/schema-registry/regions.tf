@@ -17,9 +17,9 @@ locals {
   extra_regions = [for region in var.regions : region if region != local.primary_region]
 
   # Per region: its bucket, bucket ARN and key (the first region's are the module's own).
-  bucket_ids  = { for region in var.regions : region => region == local.primary_region ? aws_s3_bucket.bodies.id : aws_s3_bucket.replica[region].id }
-  bucket_arns = { for region in var.regions : region => region == local.primary_region ? aws_s3_bucket.bodies.arn : aws_s3_bucket.replica[region].arn }
-  key_arns    = { for region in var.regions : region => region == local.primary_region ? aws_kms_key.registry.arn : aws_kms_key.replica[region].arn }
+  bucket_ids  = merge({ (local.primary_region) = aws_s3_bucket.bodies.id }, { for region in local.extra_regions : region => aws_s3_bucket.replica[region].id })
+  bucket_arns = merge({ (local.primary_region) = aws_s3_bucket.bodies.arn }, { for region in local.extra_regions : region => aws_s3_bucket.replica[region].arn })
+  key_arns    = merge({ (local.primary_region) = aws_kms_key.registry.arn }, { for region in local.extra_regions : region => aws_kms_key.replica[region].arn })
   # Every replica of the table has the table's name; its ARN differs by region.
   table_arn_in = { for region in var.regions : region => "arn:${data.aws_partition.current.partition}:dynamodb:${region}:${data.aws_caller_identity.current.account_id}:table/${aws_dynamodb_table.registry.name}" }
 
