@@ -11,12 +11,14 @@
 //! listings through a [`crate::Registry`]; `race` drives the [`crate::Registry`] from many tokio
 //! tasks at once and checks the registry invariants; `contexts` checks that every context has its
 //! own ID space ([`context_cases`], with a race of [`RACE_TASKS`] writers in two contexts);
-//! `hooked` wraps any store to inject faults or count calls in other tests.
+//! `decisions` puts a whole operation between another one's reads and its commit
+//! ([`decision_cases`]); `hooked` wraps any store to inject faults or count calls in other tests.
 
 // A test kit: a failed expectation is an assertion failure, so `expect` is the right tool here.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 mod contexts;
+mod decisions;
 pub mod history;
 mod hooked;
 mod id_bounds;
@@ -29,8 +31,9 @@ pub use contexts::{
     contexts_have_independent_id_spaces, race_registrations_in_two_contexts, rows_bindings_and_listing_are_per_context,
     unique_context,
 };
+pub use decisions::alias_change_between_decision_and_commit;
 pub use history::{check_history, history_cases, history_round, history_rounds};
-pub use hooked::{HookedStore, StoreCall, StoreHook};
+pub use hooked::{HookedStore, Interleaved, StoreCall, StoreHook};
 pub use id_bounds::{
     counter_at_the_top_restarts_below_imported_ids, counter_at_the_top_with_nothing_below_restarts_at_one,
 };
@@ -111,6 +114,8 @@ macro_rules! conformance_cases {
             Contexts race_registrations_in_two_contexts(store, $crate::testkit::RACE_TASKS);
             Contexts counter_at_the_top_restarts_below_imported_ids(&store);
             Contexts counter_at_the_top_with_nothing_below_restarts_at_one(&store);
+            // Another operation between a decision's reads and its commit.
+            Decisions alias_change_between_decision_and_commit(store);
         }
     };
     (@each $callback:ident $($section:ident $name:ident($($call:tt)*);)*) => {
@@ -146,6 +151,9 @@ pub enum Section {
     Race,
     /// One ID space per context.
     Contexts,
+    /// Another operation between a decision's reads and its commit: the commit conditions on
+    /// what the decision read.
+    Decisions,
 }
 
 /// One case of [`CASES`].
@@ -193,6 +201,11 @@ pub const RACE_TASKS: usize = 64;
 /// allocations and version creations on the store itself, then imports racing for a freed ID.
 pub async fn race_cases(store: Arc<dyn Store>) {
     run_section(store, Section::Race).await;
+}
+
+/// Every DECISIONS case, in sequence.
+pub async fn decision_cases(store: Arc<dyn Store>) {
+    run_section(store, Section::Decisions).await;
 }
 
 /// Every CONTEXTS case, in sequence.

@@ -28,3 +28,8 @@ async fn memory_store_keeps_every_invariant_over_racing_histories() {
     let findings = testkit::history_cases(Arc::new(MemoryStore::new()), 30).await;
     eprintln!("history on memory: {findings:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn memory_store_commits_each_decision_on_what_it_read() {
+    testkit::decision_cases(Arc::new(MemoryStore::new())).await;
+}

@@ -32,3 +32,9 @@ async fn local_store_keeps_every_invariant_over_racing_histories() {
     let findings = testkit::history_cases(Arc::new(LocalStore::open(dir.path()).unwrap()), 15).await;
     eprintln!("history on the embedded store: {findings:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn local_store_commits_each_decision_on_what_it_read() {
+    let dir = tempfile::tempdir().unwrap();
+    testkit::decision_cases(Arc::new(LocalStore::open(dir.path()).unwrap())).await;
+}

@@ -18,7 +18,7 @@ use super::Registry;
 use crate::access::SubjectOperation;
 use crate::error::RegistryError;
 use crate::model::{ConfigRecord, Scope, Subject, VersionRow};
-use crate::store::LayeredContext;
+use crate::store::{LayeredContext, SettingKind, SettingSeen};
 
 impl Registry {
     /// The subject `subject`'s alias names, from its own config (one read), for a read through
@@ -73,6 +73,14 @@ impl Registry {
             None => Ok((subject, rows?)),
         }
     }
+}
+
+/// What a write through the alias `subject` commits under besides its target's own conditions:
+/// the aliasing subject's config as `context` (read at `subject`) saw it. A write that followed an
+/// alias conflicts when the alias changed before it committed, and decides again from `subject`.
+pub(super) fn alias_seen(subject: &Subject, context: &LayeredContext) -> Vec<SettingSeen> {
+    let own = Scope::Subject(subject.clone());
+    context.seen.iter().filter(|seen| seen.kind == SettingKind::Config && seen.scope == own).cloned().collect()
 }
 
 /// The subject `own` (the config stored at `subject` itself) makes `subject` an alias of: the

@@ -11,7 +11,7 @@ use super::support::{MAX_ATTEMPTS, latest_live, reference_exists, subject_not_fo
 use crate::access::SubjectOperation;
 use crate::error::RegistryError;
 use crate::model::{Scope, Subject, Version, VersionRow, VersionSelector};
-use crate::store::{LayeredContext, SoftDeletion, StoreError};
+use crate::store::{LayeredContext, Preconditions, SettingSeen, SoftDeletion, StoreError};
 
 impl Registry {
     /// `DELETE /subjects/{s}/versions/{v}`: the deleted version number. Checks in Confluent's
@@ -26,12 +26,13 @@ impl Registry {
         version: VersionSelector,
         permanent: bool,
     ) -> Result<Version, RegistryError> {
-        let mut subject = Subject::new(subject)?;
-        let mut aliased = false;
+        let requested = Subject::new(subject)?;
+        let mut reached = Reached::at(&requested);
         for attempt in 0..MAX_ATTEMPTS {
-            let Some((context, rows)) = self.delete_reads(&mut subject, &mut aliased, permanent).await? else {
+            let Some((context, rows)) = self.delete_reads(&mut reached, permanent).await? else {
                 continue;
             };
+            let subject = reached.subject.clone();
             let row = match version {
                 VersionSelector::Latest => latest_live(&rows),
                 VersionSelector::Number(number) => rows.iter().find(|r| r.version == number),
@@ -57,7 +58,7 @@ impl Registry {
                     version: row.version.0,
                 });
             }
-            let preconditions = context.unchanged();
+            let preconditions = reached.unchanged(&context);
             let written = if permanent {
                 // The last row takes the subject's config and mode with it, in the same atomic write.
                 let last = rows.len() == 1;
@@ -73,12 +74,13 @@ impl Registry {
                 Ok(()) => return Ok(row.version),
                 // A concurrent write changed the subject: read again and answer as if it came first.
                 Err(StoreError::Conflict(_)) => {
+                    reached = Reached::at(&requested);
                     self.after_conflict(attempt).await;
                 }
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(StoreError::Unavailable(format!("delete of {subject}: too many concurrent writers")).into())
+        Err(StoreError::Unavailable(format!("delete of {requested}: too many concurrent writers")).into())
     }
 
     /// `DELETE /subjects/{s}`: the deleted version numbers (soft: the live ones; permanent:
@@ -88,12 +90,13 @@ impl Registry {
     /// removes the subject's config and mode, and the fingerprint → ID binding of every ID no row
     /// carries any more.
     pub async fn delete_subject(&self, subject: &str, permanent: bool) -> Result<Vec<Version>, RegistryError> {
-        let mut subject = Subject::new(subject)?;
-        let mut aliased = false;
+        let requested = Subject::new(subject)?;
+        let mut reached = Reached::at(&requested);
         for attempt in 0..MAX_ATTEMPTS {
-            let Some((context, rows)) = self.delete_reads(&mut subject, &mut aliased, permanent).await? else {
+            let Some((context, rows)) = self.delete_reads(&mut reached, permanent).await? else {
                 continue;
             };
+            let subject = reached.subject.clone();
             if rows.is_empty() {
                 return Err(subject_not_found(&subject));
             }
@@ -116,7 +119,7 @@ impl Registry {
             if permanent && !live.is_empty() {
                 return Err(RegistryError::SubjectNotSoftDeleted { subject: subject.to_string() });
             }
-            let preconditions = context.unchanged();
+            let preconditions = reached.unchanged(&context);
             let written = if permanent {
                 self.hard_delete(&subject, &targets, true, &preconditions).await
             } else {
@@ -129,31 +132,55 @@ impl Registry {
                 Ok(()) => return Ok(targets),
                 // A concurrent delete or registration changed the rows: re-read and decide again.
                 Err(StoreError::Conflict(_)) => {
+                    reached = Reached::at(&requested);
                     self.after_conflict(attempt).await;
                 }
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(StoreError::Unavailable(format!("delete of {subject}: too many concurrent writers")).into())
+        Err(StoreError::Unavailable(format!("delete of {requested}: too many concurrent writers")).into())
+    }
+}
+
+/// The subject a delete attempt acts on: the requested one, or the target of its alias with the
+/// aliasing subject's config as read (a condition of the delete). Every attempt after a lost
+/// commit starts again at the requested subject, so an alias changed meanwhile is followed anew.
+struct Reached {
+    subject: Subject,
+    aliased: bool,
+    alias: Vec<SettingSeen>,
+}
+
+impl Reached {
+    fn at(requested: &Subject) -> Reached {
+        Reached { subject: requested.clone(), aliased: false, alias: Vec::new() }
+    }
+
+    /// Conditions that hold while nothing the delete decided on changed: the subject's write
+    /// context and the alias it was reached through.
+    fn unchanged(&self, context: &LayeredContext) -> Preconditions {
+        let mut preconditions = context.unchanged();
+        preconditions.settings.extend(self.alias.iter().cloned());
+        preconditions
     }
 }
 
 impl Registry {
     /// One delete attempt's reads: the subject's write context, then its rows; `None` when the
-    /// subject is an alias, after `subject` was moved to its target (the attempt reads again).
+    /// subject is an alias, after `reached` was moved to its target (the attempt reads again).
     async fn delete_reads(
         &self,
-        subject: &mut Subject,
-        aliased: &mut bool,
+        reached: &mut Reached,
         permanent: bool,
     ) -> Result<Option<(LayeredContext, Vec<VersionRow>)>, RegistryError> {
-        let context = self.decision_context(&Scope::Subject(subject.clone())).await?;
+        let context = self.decision_context(&Scope::Subject(reached.subject.clone())).await?;
         let operation = if permanent { SubjectOperation::HardDelete } else { SubjectOperation::SoftDelete };
-        if let Some(target) = self.follow_alias(subject, &context, aliased, operation)? {
-            *subject = target;
+        if let Some(target) = self.follow_alias(&reached.subject, &context, &mut reached.aliased, operation)? {
+            reached.alias = super::alias::alias_seen(&reached.subject, &context);
+            reached.subject = target;
             return Ok(None);
         }
-        let rows = self.rows(subject).await?;
+        let rows = self.rows(&reached.subject).await?;
         Ok(Some((context, rows)))
     }
 }

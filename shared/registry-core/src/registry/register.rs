@@ -27,7 +27,7 @@ use crate::metrics::Registration;
 use crate::model::{
     Guid, Mode, SchemaBody, SchemaId, SchemaRecord, Scope, Subject, UnassignedRow, Version, VersionRow,
 };
-use crate::store::{LayeredContext, NewVersion, Preconditions, StoreError};
+use crate::store::{LayeredContext, NewVersion, Preconditions, SettingSeen, StoreError};
 use registry_schema::{Fingerprint, ParsedSchema, SchemaReference, Validation};
 
 /// What one attempt read: the request, the subject's write context and then its rows.
@@ -36,6 +36,19 @@ pub(super) struct Attempt<'a> {
     pub schema: &'a NewSchema,
     pub context: &'a LayeredContext,
     pub rows: &'a [VersionRow],
+    /// The aliasing subject's config as read when the request followed an alias to `subject`
+    /// (empty otherwise): a condition of the write the attempt makes.
+    pub alias: &'a [SettingSeen],
+}
+
+impl Attempt<'_> {
+    /// Conditions that hold while nothing the attempt decided on changed: the subject's write
+    /// context and the alias it was reached through.
+    pub fn unchanged(&self) -> Preconditions {
+        let mut preconditions = self.context.unchanged();
+        preconditions.settings.extend(self.alias.iter().cloned());
+        preconditions
+    }
 }
 
 /// What an attempt decided.
@@ -105,8 +118,10 @@ impl Registry {
         schema: NewSchema,
         options: RegisterOptions,
     ) -> Result<(SchemaRecord, Registration), RegistryError> {
-        let mut subject = Subject::new(subject)?;
+        let requested = Subject::new(subject)?;
+        let mut subject = requested.clone();
         let mut aliased = false;
+        let mut alias = Vec::new();
         if schema.schema.as_ref().is_some_and(|s| s.len() > self.settings.max_schema_bytes) {
             return Err(RegistryError::SchemaTooLarge);
         }
@@ -124,6 +139,7 @@ impl Registry {
             let context = self.decision_context_for(&Scope::Subject(subject.clone()), &expected).await?;
             if let Some(target) = self.follow_alias(&subject, &context, &mut aliased, operation)? {
                 // References resolve in the target's context: parse again there.
+                alias = super::alias::alias_seen(&subject, &context);
                 subject = target;
                 parsed = Parsed::default();
                 continue;
@@ -132,7 +148,7 @@ impl Registry {
                 return Ok(found);
             }
             let rows = self.rows(&subject).await?;
-            let attempt = Attempt { subject: &subject, schema: &schema, context: &context, rows: &rows };
+            let attempt = Attempt { subject: &subject, schema: &schema, context: &context, rows: &rows, alias: &alias };
             let decision = if context.effective_mode() == Mode::Import {
                 self.decide_import(&attempt, &mut parsed).await?
             } else {
@@ -153,6 +169,11 @@ impl Registry {
             };
             if let Some(done) = self.commit(&rows, candidate).await? {
                 return Ok(done);
+            }
+            if aliased {
+                // The alias may have changed: the next attempt follows it anew from the start.
+                (subject, aliased, parsed) = (requested.clone(), false, Parsed::default());
+                alias.clear();
             }
             parsed.forget_if_referencing(&schema);
             self.after_conflict(round).await;
@@ -248,7 +269,7 @@ impl Registry {
             return Err(RegistryError::InvalidSchema { reason });
         }
         self.check_churn(subject)?;
-        let mut preconditions = context.unchanged();
+        let mut preconditions = attempt.unchanged();
         if references_checked {
             preconditions.live_rows = referenced_rows(subject, &body)?;
         }

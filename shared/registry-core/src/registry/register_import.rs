@@ -21,7 +21,7 @@ impl Registry {
         attempt: &Attempt<'a>,
         parsed: &mut Parsed,
     ) -> Result<Decision<'a>, RegistryError> {
-        let Attempt { subject, schema, context, rows } = *attempt;
+        let Attempt { subject, schema, rows, .. } = *attempt;
         let explicit_id = schema.id.filter(|id| *id > 0).map(SchemaId);
         let posted = self.posted(subject, schema, true, false, parsed).await?;
         if let Some((_, body)) = &posted
@@ -49,7 +49,7 @@ impl Registry {
         let version = schema.version.filter(|v| *v > 0).map_or_else(|| next_version(rows), Version);
         self.stage(&body, &fingerprint).await?;
         self.bind_import_id(&subject.context(), id, &fingerprint).await?;
-        let mut preconditions = context.unchanged();
+        let mut preconditions = attempt.unchanged();
         if rows.iter().any(|r| r.version == version) {
             // IMPORT replaces a taken version number, as Confluent's log keyed by (subject, version).
             return match self.hard_delete(subject, &[version], false, &preconditions).await {

@@ -52,7 +52,16 @@ pub trait StoreHook: Send + Sync {
 
     /// Called when a forwarded `call` returned, with whether it succeeded (not for refused calls).
     fn after(&self, _call: StoreCall, _ok: bool) {}
+
+    /// Work to run to its end before `call` is asked about and forwarded (`None`: nothing): how a
+    /// case puts a whole other operation between a decision's reads and its commit.
+    fn interleave(&self, _call: StoreCall) -> Option<Interleaved> {
+        None
+    }
 }
+
+/// Work a [`StoreHook`] runs before a call ([`StoreHook::interleave`]).
+pub type Interleaved = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
 
 impl<F: Fn(StoreCall) -> StoreResult<()> + Send + Sync> StoreHook for F {
     fn before(&self, call: StoreCall) -> StoreResult<()> {
@@ -146,6 +155,9 @@ impl<H: StoreHook> HookedStore<H> {
     async fn forward<T>(&self, call: StoreCall, answer: impl Future<Output = StoreResult<T>>) -> StoreResult<T> {
         for _ in 0..self.hook.yields(call) {
             tokio::task::yield_now().await;
+        }
+        if let Some(work) = self.hook.interleave(call) {
+            work.await;
         }
         self.hook.before(call)?;
         let answer = answer.await;
