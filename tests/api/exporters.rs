@@ -1,6 +1,7 @@
-//! Schema linking's API (`/exporters`) over the wire, on every backend with an exporter store:
-//! Confluent's answers and error codes for every endpoint, the state rules (changes need the
-//! exporter paused), credentials never answered, and admin-only access.
+//! Schema linking's API (`/exporters`) over the wire, on every backend (memory, embedded, AWS in
+//! process, and the Lambda function): Confluent's answers and error codes for every endpoint, the
+//! state rules (changes need the exporter paused), credentials never answered (on AWS: stored only
+//! as KMS ciphertext), and admin-only access.
 
 use api_tests::Harness;
 use api_tests::client::strings;
@@ -175,32 +176,62 @@ async fn exporter_limit(h: &Harness) {
     assert_eq!(h.get("/exporters").await.ok_json(200).as_array().map(Vec::len), Some(100));
 }
 
-macro_rules! exporter_cases {
-    ($serving:expr; $($case:ident),* $(,)?) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let harness = api_tests::Harness::start_kind_as(api_tests::Kind::Memory, $serving).await;
-                    super::$case(&harness).await;
-                    harness.stop().await;
-                }
-            )*
-        }
-        mod local {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let harness = api_tests::Harness::start_kind_as(api_tests::Kind::Local, $serving).await;
-                    super::$case(&harness).await;
-                    harness.stop().await;
-                }
-            )*
-        }
-    };
-}
+api_tests::api_cases!(exporter_lifecycle, exporter_defaults, exporter_errors, exporter_limit);
 
-exporter_cases!(api_tests::Serving::Open; exporter_lifecycle, exporter_defaults, exporter_errors, exporter_limit);
+/// On AWS a credential is stored as a KMS ciphertext: the exporter's item holds no plaintext, every
+/// answer shows `[hidden]`, and the exporters' service (as the exporter function builds it) opens
+/// it back through KMS for the destination's client.
+mod kms_sealed {
+    use super::{SECRET, exporter, path};
+    use api_tests::{Backend, Harness};
+    use aws_sdk_dynamodb::types::AttributeValue;
+    use registry_store_aws::exporter_secrets::SEALED_PREFIX;
+    use registry_store_aws::exporter_store::{EXPORTER_PK, exporter_service};
+    use registry_store_aws::keys::{PK, SK};
+
+    async fn exporter_credentials_sealed_by_kms(h: &Harness) {
+        let target = match h.backend() {
+            Backend::Aws(target) | Backend::Lambda(target) => target,
+            other => panic!("an AWS backend, not {other:?}"),
+        };
+        h.post("/exporters", &exporter("sealed")).await.ok_json(200);
+
+        let item = aws_sdk_dynamodb::Client::new(&target.sdk)
+            .get_item()
+            .table_name(&target.names.table)
+            .key(PK, AttributeValue::S(EXPORTER_PK.to_owned()))
+            .key(SK, AttributeValue::S("sealed".to_owned()))
+            .consistent_read(true)
+            .send()
+            .await
+            .unwrap_or_else(|error| panic!("GetItem: {error}"))
+            .item
+            .unwrap_or_else(|| panic!("no item for the exporter"));
+        let raw = format!("{item:?}");
+        assert!(!raw.contains(SECRET) && !raw.contains("alice"), "plaintext in the stored item: {raw}");
+
+        let service = exporter_service(&target.env());
+        let stored = service.store().exporter("sealed").await.unwrap_or_else(|e| panic!("{e}"));
+        let exporter = stored.unwrap_or_else(|| panic!("no record")).value.exporter;
+        let sealed = &exporter.config["basic.auth.user.info"];
+        assert!(sealed.starts_with(SEALED_PREFIX), "not a KMS ciphertext: {sealed}");
+        assert_eq!(exporter.config["basic.auth.credentials.source"], "USER_INFO", "other settings stay plain");
+
+        for tail in ["", "/config"] {
+            let answer = h.get(&path("sealed", tail)).await;
+            assert!(!answer.text.contains(SECRET), "{tail}: {}", answer.text);
+            let config = answer.ok_json(200);
+            let config = if tail.is_empty() { &config["config"] } else { &config };
+            assert_eq!(config["basic.auth.user.info"], "[hidden]", "{tail}");
+        }
+
+        let opened = service.destination_config(&exporter).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(opened["basic.auth.user.info"], format!("alice:{SECRET}"), "KMS Decrypt gives the credential back");
+    }
+
+    api_tests::api_cases!(@emulated aws, api_tests::aws::AwsCase::start(); exporter_credentials_sealed_by_kms);
+    api_tests::api_cases!(@emulated lambda, api_tests::aws::AwsCase::start_lambda(1); exporter_credentials_sealed_by_kms);
+}
 
 /// With authentication on, every exporter endpoint needs `admin`.
 mod access {
@@ -229,5 +260,5 @@ mod access {
         assert_eq!(anonymous.status, 401, "{}", anonymous.text);
     }
 
-    exporter_cases!(api_tests::Serving::Authenticated; exporters_need_admin);
+    api_tests::api_cases!(authenticated: exporters_need_admin);
 }

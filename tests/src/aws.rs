@@ -20,8 +20,11 @@ use std::sync::Arc;
 pub struct AwsTarget {
     /// Region, credentials and endpoint of the emulator.
     pub sdk: SdkConfig,
-    /// Table and bucket, created by [`AwsCase::start`] and deleted by [`AwsCase::finish`].
+    /// Table and bucket, created by [`AwsTarget::create`] and deleted by [`AwsCase::finish`].
     pub names: AwsStoreConfig,
+    /// The KMS key exporter credentials are sealed with (`REGISTRY_EXPORTER_KMS_KEY`), created
+    /// with the table (the emulator keeps keys until it stops).
+    pub exporter_kms_key: String,
 }
 
 pub use registry_store_aws::testing::emulator_sdk;
@@ -37,7 +40,19 @@ impl AwsTarget {
             let _ = delete_resources(&sdk, &names, true).await;
             panic!("creating table and bucket {}: {error}", names.table);
         }
-        Some(AwsTarget { sdk, names })
+        let exporter_kms_key = create_kms_key(&sdk, "exporter credentials of an API test").await;
+        Some(AwsTarget { sdk, names, exporter_kms_key })
+    }
+
+    /// The AWS environment of a registry on this target (what `AwsEnv::from_env` would read).
+    pub fn env(&self) -> registry_store_aws::AwsEnv {
+        registry_store_aws::AwsEnv {
+            sdk: self.sdk.clone(),
+            store: self.names.clone(),
+            s3_path_style: true,
+            kms_key_arns: Vec::new(),
+            exporter_kms_key: Some(self.exporter_kms_key.clone()),
+        }
     }
 
     /// The environment a function needs to serve this table and bucket: `REGISTRY_TABLE`,
@@ -47,6 +62,7 @@ impl AwsTarget {
             ("REGISTRY_TABLE".to_string(), self.names.table.clone()),
             ("REGISTRY_BUCKET".to_string(), self.names.bucket.clone()),
             ("REGISTRY_LOCAL_KMS_SECRET".to_string(), crate::LOCAL_KMS_SECRET.to_string()),
+            (registry_store_aws::exporter_secrets::KEY_VAR.to_string(), self.exporter_kms_key.clone()),
         ];
         if let Some(endpoint) = self.sdk.endpoint_url() {
             env.push(("AWS_ENDPOINT_URL".to_string(), endpoint.to_string()));
@@ -60,6 +76,16 @@ impl AwsTarget {
             }
         }
         env
+    }
+}
+
+/// A new symmetric KMS key on the emulator, its ID. Panics if it cannot be created.
+pub async fn create_kms_key(sdk: &SdkConfig, description: &str) -> String {
+    let created = aws_sdk_kms::Client::new(sdk).create_key().description(description).send().await;
+    match created.map(|output| output.key_metadata.map(|metadata| metadata.key_id)) {
+        Ok(Some(key)) => key,
+        Ok(None) => panic!("CreateKey answered no key"),
+        Err(error) => panic!("CreateKey: {}", aws_sdk_kms::error::DisplayErrorContext(&error)),
     }
 }
 

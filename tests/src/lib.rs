@@ -278,14 +278,16 @@ pub fn dek_registry(backend: &Backend) -> Option<Arc<DekRegistry>> {
 /// end-to-end test opens them with it).
 pub const EXPORTER_SECRET: &[u8] = b"api-tests-exporter-secret";
 
-/// The exporters API of a server on `backend` (credentials sealed under [`EXPORTER_SECRET`]);
-/// `None` where the backend has no exporter store yet (its `/exporters` paths answer 404).
+/// The exporters API of a server on `backend`: credentials sealed under [`EXPORTER_SECRET`], or on
+/// AWS with the target's KMS key, as the Lambda function seals them.
 pub fn exporter_service(backend: &Backend) -> Option<Arc<ExporterService>> {
     let store: Arc<dyn ExporterStore> = match backend {
         Backend::Memory => Arc::new(MemoryExporterStore::new()),
         // A second handle on the same database, as for the DEK registry.
         Backend::Local(dir) => Arc::new(open_local(dir)),
-        Backend::Aws(_) | Backend::Lambda(_) => return None,
+        Backend::Aws(target) | Backend::Lambda(target) => {
+            return Some(Arc::new(registry_store_aws::exporter_store::exporter_service(&target.env())));
+        }
     };
     let secrets = match SecretBox::new(EXPORTER_SECRET) {
         Ok(secrets) => secrets,

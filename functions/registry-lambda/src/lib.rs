@@ -17,8 +17,10 @@ pub mod config;
 pub mod emf;
 pub mod exporter;
 pub mod exporter_engine;
-pub mod exporter_store;
 pub mod stream;
+
+/// The exporter records in the registry's table (moved to the store crate; the API uses them too).
+pub use registry_store_aws::exporter_store;
 
 pub use config::LambdaConfig;
 

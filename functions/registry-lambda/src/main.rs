@@ -1,4 +1,5 @@
-//! The Lambda entry point: settings → AWS store → warm-instance cache → registry → `registry_http::app`,
+//! The Lambda entry point: settings → AWS store → warm-instance cache → registry → `registry_http::app`
+//! (with `/exporters` over the exporter records in the same table, credentials sealed by KMS),
 //! served with a streaming response (Function URL `RESPONSE_STREAM`) so large lists are never cut at
 //! 6 MB. Nothing is read from storage at init. With `REGISTRY_LAMBDA_HANDLER=exporter` the same
 //! bootstrap is the exporter function instead (`registry_lambda::exporter`).
@@ -7,11 +8,9 @@ use lambda_http::Error;
 use lambda_http::LambdaEvent;
 use registry_core::{CachedStore, Registry};
 use registry_exporter::transport::RouterApi;
-use registry_exporter::{ExporterService, SecretBox};
 use registry_lambda::config::HandlerKind;
 use registry_lambda::exporter;
 use registry_lambda::exporter_engine::ServiceEngine;
-use registry_lambda::exporter_store::DynamoExporterStore;
 use registry_lambda::{LambdaConfig, guarded_handler};
 use registry_store_aws::AwsStore;
 use std::sync::Arc;
@@ -28,7 +27,9 @@ async fn main() -> Result<(), Error> {
     if HandlerKind::from_env()? == HandlerKind::Exporter {
         return run_exporter(&config).await;
     }
-    let store = AwsStore::from_env().await?;
+    let env = registry_store_aws::AwsEnv::from_env().await?;
+    let exporters = registry_store_aws::exporter_store::exporter_service(&env);
+    let store = AwsStore::with_path_style(&env.sdk, env.store, env.s3_path_style).with_kms_key_arns(env.kms_key_arns);
     let dek = registry_store_aws::dek_registry::dek_backend(&store);
     let store = Arc::new(CachedStore::with_capacity(store, config.settings.cache_bytes));
     let registry = Registry::new(store, config.settings.registry());
@@ -36,22 +37,20 @@ async fn main() -> Result<(), Error> {
     let mut options = config.settings.app_options(authenticator)?;
     options.request_budget = config.request_budget();
     options.deks = dek.map(|backend| config.settings.dek.registry(backend)).transpose()?;
+    options.exporters = Some(Arc::new(exporters));
     let origin = registry_lambda::auth::origin_guard(config.origin_secret.as_deref(), &config.settings.auth).await?;
     lambda_http::run_with_streaming_response(guarded_handler(registry, options, Some(config.emf()), origin)).await
 }
 
 /// The exporter function: stream batches and catch-up runs over the exporters whose records are in
 /// the registry's table, the source this registry's router without authentication. Credentials are
-/// opened with a key that lives as long as the instance: until the AWS API seals them under a key
-/// of its own, an exporter whose config holds sealed credentials goes to ERROR naming the secret.
+/// opened by KMS `Decrypt` (sealed by the API function under `REGISTRY_EXPORTER_KMS_KEY`).
 async fn run_exporter(config: &LambdaConfig) -> Result<(), Error> {
     let env = registry_store_aws::AwsEnv::from_env().await?;
-    let table = env.store.table.clone();
+    let service = registry_store_aws::exporter_store::exporter_service(&env);
     let store = AwsStore::with_path_style(&env.sdk, env.store, env.s3_path_style);
     let registry = Registry::new(Arc::new(store), config.settings.registry());
     let source = registry_http::app(registry, registry_http::AppOptions::default());
-    let records = DynamoExporterStore::new(aws_sdk_dynamodb::Client::new(&env.sdk), table);
-    let service = ExporterService::new(Arc::new(records), Arc::new(SecretBox::ephemeral()?));
     let engine = Arc::new(ServiceEngine::new(service, Arc::new(RouterApi::new(source))));
     lambda_http::lambda_runtime::run(lambda_http::service_fn(move |event: LambdaEvent<serde_json::Value>| {
         let engine = engine.clone();

@@ -2,11 +2,12 @@
 //! runner that keeps each exporter's destination current ([`registry_exporter::runner`]), its source
 //! this registry's own router called in process. Credentials are sealed under a key kept in the data
 //! directory (`exporter-credentials.key`, created on first start, readable by the owner only) on the
-//! embedded store, or a key that lives as long as the process on the memory store.
+//! embedded store, a key that lives as long as the process on the memory store, and the KMS key
+//! `REGISTRY_EXPORTER_KMS_KEY` on the aws store.
 
 use registry_exporter::runner::{Pacing, Runner};
 use registry_exporter::transport::RouterApi;
-use registry_exporter::{ExporterService, ExporterStore, SecretBox};
+use registry_exporter::{ExporterService, SecretBox};
 use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::Notify;
@@ -54,16 +55,10 @@ fn write_private(path: &Path, text: &str) -> Result<(), BoxError> {
     std::fs::write(path, text).map_err(|error| format!("cannot create {}: {error}", path.display()).into())
 }
 
-/// The exporter service over `store`, and its runner started with `source` (the registry's own
-/// router without authentication) as the source. The returned [`Notify`] is to be notified after
-/// every write the server serves.
-pub fn start(
-    store: Arc<dyn ExporterStore>,
-    secrets: SecretBox,
-    source: axum::Router,
-    pacing: Pacing,
-) -> (Arc<ExporterService>, Arc<Notify>) {
-    let service = ExporterService::new(store, Arc::new(secrets));
+/// The exporter service's runner started with `source` (the registry's own router without
+/// authentication) as the source. The returned [`Notify`] is to be notified after every write the
+/// server serves.
+pub fn start(service: ExporterService, source: axum::Router, pacing: Pacing) -> (Arc<ExporterService>, Arc<Notify>) {
     let trigger = Arc::new(Notify::new());
     Runner::new(service.clone(), Arc::new(RouterApi::new(source)), pacing).spawn(trigger.clone());
     (Arc::new(service), trigger)

@@ -25,10 +25,10 @@ pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn st
     options.deks = opened.dek.map(|backend| config.settings.dek.registry(backend)).transpose()?;
     let registry = Registry::new(opened.store, config.settings.registry());
     let trigger = match opened.exporters {
-        Some((store, secrets)) => {
+        Some(service) => {
             // The exporters' source: this registry's router in process, without authentication.
             let source = registry_http::app(registry.clone(), registry_http::AppOptions::default());
-            let (service, trigger) = exporters::start(store, secrets, source, Pacing::default());
+            let (service, trigger) = exporters::start(service, source, Pacing::default());
             options.exporters = Some(service);
             Some(trigger)
         }

@@ -3,7 +3,7 @@
 use crate::config::{Backend, ServeConfig};
 use registry_core::{CachedStore, MemoryStore, Store};
 use registry_dek::{DekBackend, MemoryKeyStore};
-use registry_exporter::{ExporterStore, MemoryExporterStore, SecretBox};
+use registry_exporter::{ExporterService, MemoryExporterStore, SecretBox};
 use std::sync::Arc;
 
 /// The opened store, the DEK registry's backend beside it (`None`: this backend has none yet, its
@@ -11,9 +11,9 @@ use std::sync::Arc;
 pub struct Opened {
     pub store: Arc<dyn Store>,
     pub dek: Option<DekBackend>,
-    /// Schema linking's store and the key its credentials are sealed with (`None`: this backend
-    /// has none yet, its `/exporters` paths answer 404).
-    pub exporters: Option<(Arc<dyn ExporterStore>, SecretBox)>,
+    /// Schema linking's service: its store and what seals its credentials (`None`: this backend
+    /// has none, its `/exporters` paths answer 404).
+    pub exporters: Option<ExporterService>,
     pub description: String,
 }
 
@@ -29,7 +29,7 @@ pub async fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Er
             let secrets = crate::exporters::embedded_secrets(&config.data_dir)?;
             Opened {
                 dek: Some(DekBackend::new(Arc::new(store.clone()))),
-                exporters: Some((Arc::new(store.clone()), secrets)),
+                exporters: Some(ExporterService::new(Arc::new(store.clone()), Arc::new(secrets))),
                 store: Arc::new(CachedStore::with_capacity(store, config.settings.cache_bytes)),
                 description: format!("embedded {}", config.data_dir.display()),
             }
@@ -37,15 +37,21 @@ pub async fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Er
         Backend::Memory => Opened {
             store: Arc::new(MemoryStore::new()),
             dek: Some(DekBackend::new(Arc::new(MemoryKeyStore::new()))),
-            exporters: Some((Arc::new(MemoryExporterStore::new()), SecretBox::ephemeral()?)),
+            exporters: Some(ExporterService::new(
+                Arc::new(MemoryExporterStore::new()),
+                Arc::new(SecretBox::ephemeral()?),
+            )),
             description: "memory".to_string(),
         },
         Backend::Aws => {
-            let store = registry_store_aws::AwsStore::from_env().await?;
+            let env = registry_store_aws::AwsEnv::from_env().await?;
+            let exporters = registry_store_aws::exporter_store::exporter_service(&env);
+            let store = registry_store_aws::AwsStore::with_path_style(&env.sdk, env.store, env.s3_path_style)
+                .with_kms_key_arns(env.kms_key_arns);
             let names = store.config();
             Opened {
                 dek: registry_store_aws::dek_registry::dek_backend(&store),
-                exporters: None,
+                exporters: Some(exporters),
                 store: Arc::new(CachedStore::with_capacity(store, config.settings.cache_bytes)),
                 description: format!("aws table {} bucket {}", names.table, names.bucket),
             }

@@ -119,7 +119,8 @@ impl Runner {
     }
 
     async fn pass(&self, record: &ExporterRecord) -> Result<u64, PassError> {
-        let config = self.service.destination_config(&record.exporter).map_err(|error| PassError(error.to_string()))?;
+        let config =
+            self.service.destination_config(&record.exporter).await.map_err(|error| PassError(error.to_string()))?;
         let destination = HttpApi::from_config(&record.exporter.name, &config).map_err(PassError)?;
         sync_pass(&record.exporter, self.source.as_ref(), &destination).await
     }

@@ -1,8 +1,14 @@
-//! Credentials in an exporter's `config` at rest: sealed with AES-256-GCM under a key derived
-//! (HKDF-SHA256) from the host's secret, stored as `sealed:v1:<base64 nonce|ciphertext|tag>`, and
-//! never answered: reads show [`MASK`] in their place. A write that sends [`MASK`] back for a key
-//! keeps the stored value, so a read-modify-write of the config does not lose the credentials.
+//! Credentials in an exporter's `config` at rest: sealed by the host's [`Sealer`] before they are
+//! stored, and never answered: reads show [`MASK`] in their place. A write that sends [`MASK`] back
+//! for a key keeps the stored value, so a read-modify-write of the config does not lose the
+//! credentials.
+//!
+//! [`SecretBox`] is the sealer of `registry serve`'s embedded and memory stores: AES-256-GCM under
+//! a key derived (HKDF-SHA256) from the host's secret, stored as
+//! `sealed:v1:<base64 nonce|ciphertext|tag>`. On AWS the sealer is a KMS key
+//! (`registry_store_aws::exporter_secrets`).
 
+use async_trait::async_trait;
 use aws_lc_rs::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use aws_lc_rs::hkdf::{HKDF_SHA256, KeyType, Salt};
 use base64::Engine;
@@ -28,6 +34,16 @@ pub fn is_credential(key: &str) -> bool {
     ["password", "secret", "token", "credential", "user.info", "userinfo", "api.key"]
         .iter()
         .any(|word| key.contains(word))
+}
+
+/// Seals credentials before they are stored and opens them for the destination's client.
+#[async_trait]
+pub trait Sealer: Send + Sync + std::fmt::Debug {
+    /// `value` sealed, as it is stored.
+    async fn seal(&self, value: &str) -> Result<String, SecretError>;
+
+    /// The plaintext of a value [`Sealer::seal`] made.
+    async fn open(&self, value: &str) -> Result<String, SecretError>;
 }
 
 struct KeyLength(usize);
@@ -103,6 +119,17 @@ impl SecretBox {
         let mut buffer = sealed.to_vec();
         let plaintext = self.key.open_in_place(nonce, Aad::empty(), &mut buffer).map_err(|_| undecryptable())?;
         String::from_utf8(plaintext.to_vec()).map_err(|_| undecryptable())
+    }
+}
+
+#[async_trait]
+impl Sealer for SecretBox {
+    async fn seal(&self, value: &str) -> Result<String, SecretError> {
+        SecretBox::seal(self, value)
+    }
+
+    async fn open(&self, value: &str) -> Result<String, SecretError> {
+        SecretBox::open(self, value)
     }
 }
 

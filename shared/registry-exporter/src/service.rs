@@ -13,7 +13,7 @@ use crate::error::ExporterError;
 use crate::model::{
     ContextType, DESTINATION_URL, Exporter, ExporterRecord, ExporterState, ExporterStatus, SUBJECT_PLACEHOLDER, now_ms,
 };
-use crate::secrets::{MASK, SecretBox, is_credential};
+use crate::secrets::{MASK, Sealer, is_credential};
 use crate::store::{Expect, ExporterStore, StoreError, Stored};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -45,11 +45,11 @@ pub struct ExporterUpdate {
 #[derive(Debug, Clone)]
 pub struct ExporterService {
     store: Arc<dyn ExporterStore>,
-    secrets: Arc<SecretBox>,
+    secrets: Arc<dyn Sealer>,
 }
 
 impl ExporterService {
-    pub fn new(store: Arc<dyn ExporterStore>, secrets: Arc<SecretBox>) -> Self {
+    pub fn new(store: Arc<dyn ExporterStore>, secrets: Arc<dyn Sealer>) -> Self {
         Self { store, secrets }
     }
 
@@ -83,7 +83,7 @@ impl ExporterService {
                 .subject_rename_format
                 .clone()
                 .unwrap_or_else(|| SUBJECT_PLACEHOLDER.to_owned()),
-            config: self.seal_config(config, &BTreeMap::new())?,
+            config: config.clone(),
         };
         validate(&exporter)?;
         if self.store.exporter(&name).await?.is_some() {
@@ -92,6 +92,9 @@ impl ExporterService {
         if self.store.exporters().await?.len() >= MAX_EXPORTERS {
             return Err(ExporterError::TooMany(MAX_EXPORTERS));
         }
+        // Sealed once the request is known to be valid: a refused one calls no KMS.
+        let config = kept_or_sealed(self.seal_credentials(config).await?, &BTreeMap::new());
+        let exporter = Exporter { config, ..exporter };
         let status = ExporterStatus { state: ExporterState::Starting, offset: 0, ts: now_ms(), trace: None };
         match self.store.put_exporter(&ExporterRecord { exporter, status }, Expect::Absent).await {
             Ok(_) => Ok(name),
@@ -120,7 +123,12 @@ impl ExporterService {
     /// `PUT /exporters/{name}`: the named fields replace the stored ones (a config replaces the
     /// whole config; a credential sent as [`MASK`] keeps its stored value). Needs PAUSED.
     pub async fn update(&self, name: &str, request: ExporterUpdate) -> Result<String, ExporterError> {
-        self.modify(name, |service, record| {
+        // Sealing may call a KMS: done once, before the read-modify-write loop.
+        let config = match &request.config {
+            Some(config) => Some(self.seal_credentials(config.clone()).await?),
+            None => None,
+        };
+        self.modify(name, |record| {
             require_paused(record)?;
             let exporter = &mut record.exporter;
             if let Some(text) = &request.context_type {
@@ -135,8 +143,8 @@ impl ExporterService {
             if let Some(format) = &request.subject_rename_format {
                 exporter.subject_rename_format = format.clone();
             }
-            if let Some(config) = &request.config {
-                exporter.config = service.seal_config(config.clone(), &exporter.config)?;
+            if let Some(config) = &config {
+                exporter.config = kept_or_sealed(config.clone(), &exporter.config);
             }
             validate(exporter)
         })
@@ -151,7 +159,7 @@ impl ExporterService {
 
     /// `PUT /exporters/{name}/pause`.
     pub async fn pause(&self, name: &str) -> Result<String, ExporterError> {
-        self.modify(name, |_, record| {
+        self.modify(name, |record| {
             if record.status.state != ExporterState::Paused {
                 record.status.state = ExporterState::Paused;
                 record.status.ts = now_ms();
@@ -163,7 +171,7 @@ impl ExporterService {
 
     /// `PUT /exporters/{name}/resume`: STARTING again, from the stored offset. Needs PAUSED.
     pub async fn resume(&self, name: &str) -> Result<String, ExporterError> {
-        self.modify(name, |_, record| {
+        self.modify(name, |record| {
             require_paused(record)?;
             record.status =
                 ExporterStatus { state: ExporterState::Starting, ts: now_ms(), trace: None, ..record.status };
@@ -174,7 +182,7 @@ impl ExporterService {
 
     /// `PUT /exporters/{name}/reset`: offset 0, so the next pass copies everything again. Needs PAUSED.
     pub async fn reset(&self, name: &str) -> Result<String, ExporterError> {
-        self.modify(name, |_, record| {
+        self.modify(name, |record| {
             require_paused(record)?;
             record.status = ExporterStatus { state: ExporterState::Paused, offset: 0, ts: now_ms(), trace: None };
             Ok(())
@@ -195,19 +203,17 @@ impl ExporterService {
     }
 
     /// The destination client settings of `exporter` with its credentials opened.
-    pub fn destination_config(&self, exporter: &Exporter) -> Result<BTreeMap<String, String>, ExporterError> {
-        exporter
-            .config
-            .iter()
-            .map(|(key, value)| {
-                let value = if is_credential(key) {
-                    self.secrets.open(value).map_err(|error| ExporterError::Secret(error.0))?
-                } else {
-                    value.clone()
-                };
-                Ok((key.clone(), value))
-            })
-            .collect()
+    pub async fn destination_config(&self, exporter: &Exporter) -> Result<BTreeMap<String, String>, ExporterError> {
+        let mut config = BTreeMap::new();
+        for (key, value) in &exporter.config {
+            let value = if is_credential(key) {
+                self.secrets.open(value).await.map_err(|error| ExporterError::Secret(error.0))?
+            } else {
+                value.clone()
+            };
+            config.insert(key.clone(), value);
+        }
+        Ok(config)
     }
 
     async fn read(&self, name: &str) -> Result<Stored<ExporterRecord>, ExporterError> {
@@ -218,12 +224,12 @@ impl ExporterService {
     /// conflicts (the engine records progress concurrently).
     async fn modify<F>(&self, name: &str, change: F) -> Result<String, ExporterError>
     where
-        F: Fn(&Self, &mut ExporterRecord) -> Result<(), ExporterError>,
+        F: Fn(&mut ExporterRecord) -> Result<(), ExporterError>,
     {
         for _ in 0..WRITE_ATTEMPTS {
             let stored = self.read(name).await?;
             let mut record = stored.value.clone();
-            change(self, &mut record)?;
+            change(&mut record)?;
             if record == stored.value {
                 return Ok(name.to_owned());
             }
@@ -236,28 +242,39 @@ impl ExporterService {
         Err(StoreError::Conflict(format!("exporter '{name}' kept changing")).into())
     }
 
-    /// `config` with its credentials sealed; a credential sent as [`MASK`] keeps `stored`'s value.
-    fn seal_config(
-        &self,
-        config: BTreeMap<String, String>,
-        stored: &BTreeMap<String, String>,
-    ) -> Result<BTreeMap<String, String>, ExporterError> {
-        config
-            .into_iter()
-            .map(|(key, value)| {
-                if !is_credential(&key) {
-                    return Ok((key, value));
-                }
-                if value == MASK
-                    && let Some(kept) = stored.get(&key)
-                {
-                    return Ok((key, kept.clone()));
-                }
-                let sealed = self.secrets.seal(&value).map_err(|error| ExporterError::Secret(error.0))?;
-                Ok((key, sealed))
-            })
-            .collect()
+    /// `config` with each credential sealed, or marked as sent as [`MASK`] ([`kept_or_sealed`]
+    /// then keeps the stored value). A credential's length is checked here, before it is sealed.
+    async fn seal_credentials(&self, config: BTreeMap<String, String>) -> Result<SealedConfig, ExporterError> {
+        let mut sealed = BTreeMap::new();
+        for (key, value) in config {
+            let entry = if !is_credential(&key) || value == MASK {
+                (value == MASK, value)
+            } else if value.len() > MAX_TEXT {
+                return Err(ExporterError::InvalidConfig(format!("'{key}' is longer than {MAX_TEXT} bytes")));
+            } else {
+                (false, self.secrets.seal(&value).await.map_err(|error| ExporterError::Secret(error.0))?)
+            };
+            sealed.insert(key, entry);
+        }
+        Ok(sealed)
     }
+}
+
+/// A config whose credentials are sealed, each with whether it was sent as [`MASK`] (kept as is).
+type SealedConfig = BTreeMap<String, (bool, String)>;
+
+/// The config to store: `sealed`, where a credential sent as [`MASK`] keeps `stored`'s value.
+fn kept_or_sealed(sealed: SealedConfig, stored: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    sealed
+        .into_iter()
+        .map(|(key, (masked, value))| {
+            let value = match stored.get(&key) {
+                Some(kept) if masked => kept.clone(),
+                _ => value,
+            };
+            (key, value)
+        })
+        .collect()
 }
 
 /// `config` as answered: credentials replaced by [`MASK`].
@@ -297,9 +314,10 @@ fn validate(exporter: &Exporter) -> Result<(), ExporterError> {
         Some(url) => return config(format!("'{DESTINATION_URL}' '{url}' is not an http(s) URL")),
         None => return config(format!("'{DESTINATION_URL}' is required")),
     }
-    if exporter.config.len() > MAX_ITEMS
-        || exporter.config.iter().any(|(key, value)| key.len() > MAX_TEXT || value.len() > MAX_TEXT)
-    {
+    // A sealed credential is longer than what was sent: its length is checked before sealing.
+    let too_long =
+        |(key, value): (&String, &String)| key.len() > MAX_TEXT || (value.len() > MAX_TEXT && !is_credential(key));
+    if exporter.config.len() > MAX_ITEMS || exporter.config.iter().any(too_long) {
         return config(format!("at most {MAX_ITEMS} entries of at most {MAX_TEXT} bytes"));
     }
     if exporter.context_type == ContextType::Custom {

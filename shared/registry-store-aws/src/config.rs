@@ -31,6 +31,9 @@ pub struct AwsEnv {
     /// KMS key ARNs `aws-kms` KEKs may name (`REGISTRY_KMS_KEY_ARNS`, comma-separated); empty:
     /// any key the process's credentials may use.
     pub kms_key_arns: Vec<String>,
+    /// The KMS key (ID, ARN or alias) exporter credentials are sealed with
+    /// (`REGISTRY_EXPORTER_KMS_KEY`, [`crate::exporter_secrets`]); unset: credentials are refused.
+    pub exporter_kms_key: Option<String>,
 }
 
 impl AwsEnv {
@@ -40,8 +43,9 @@ impl AwsEnv {
         let bucket = required("REGISTRY_BUCKET")?;
         let s3_path_style = ["AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"].iter().any(|name| required(name).is_ok());
         let kms_key_arns = std::env::var("REGISTRY_KMS_KEY_ARNS").map(|list| key_arns(&list)).unwrap_or_default();
+        let exporter_kms_key = required(crate::exporter_secrets::KEY_VAR).ok().map(|key| key.trim().to_owned());
         let sdk = aws_config::load_from_env().await;
-        Ok(AwsEnv { sdk, store: AwsStoreConfig { table, bucket }, s3_path_style, kms_key_arns })
+        Ok(AwsEnv { sdk, store: AwsStoreConfig { table, bucket }, s3_path_style, kms_key_arns, exporter_kms_key })
     }
 }
 

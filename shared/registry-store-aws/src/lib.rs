@@ -96,6 +96,8 @@ pub mod config;
 pub mod dek_registry;
 mod deks;
 mod errors;
+pub mod exporter_secrets;
+pub mod exporter_store;
 mod guids;
 mod ids;
 mod items;

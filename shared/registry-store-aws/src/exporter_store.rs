@@ -10,15 +10,20 @@
 //! create), so the API and the exporter function never overwrite each other's changes. The one
 //! partition is what the exporter function's role may write (`exporter.tf`: `dynamodb:LeadingKeys`
 //! `EXPORTER`), and what its stream filters leave out, so its own writes never invoke it again.
+//! The API (the Lambda function's `/exporters`, `registry serve` on this backend) and the exporter
+//! function share these records; credentials in them are sealed by [`crate::exporter_secrets`].
 //! Exporters are few (the service bounds them at 100): listing is one consistent Query.
 
+use crate::AwsEnv;
+use crate::exporter_secrets::KmsSealer;
+use crate::keys::{PK, SK};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::AttributeValue;
-use registry_exporter::ExporterRecord;
 use registry_exporter::store::{Expect, ExporterStore, StoreError, StoreResult, Stored, next_revision};
-use registry_store_aws::keys::{PK, SK};
+use registry_exporter::{ExporterRecord, ExporterService};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The partition of exporter records.
 pub const EXPORTER_PK: &str = "EXPORTER";
@@ -48,6 +53,13 @@ impl DynamoExporterStore {
             (SK.to_owned(), AttributeValue::S(name.to_owned())),
         ])
     }
+}
+
+/// The exporters API on this backend: records in `env`'s table, credentials sealed with the KMS
+/// key `env` names ([`KmsSealer`]).
+pub fn exporter_service(env: &AwsEnv) -> ExporterService {
+    let records = DynamoExporterStore::new(aws_sdk_dynamodb::Client::new(&env.sdk), env.store.table.clone());
+    ExporterService::new(Arc::new(records), Arc::new(KmsSealer::new(&env.sdk, env.exporter_kms_key.clone())))
 }
 
 /// A record item as its record and revision.

@@ -1,0 +1,69 @@
+//! Schema linking on the emulator: the exporter records in the registry's table pass the exporter
+//! store conformance cases, and credentials sealed by [`KmsSealer`] are KMS ciphertexts that open
+//! only under their encryption context, with a clear refusal when no key is configured.
+
+use aws_config::SdkConfig;
+use registry_exporter::Sealer;
+use registry_store_aws::exporter_secrets::{KmsSealer, SEALED_PREFIX};
+use registry_store_aws::exporter_store::DynamoExporterStore;
+use registry_store_aws::provision::{create_resources, delete_resources};
+use registry_store_aws::testing::{emulator_sdk, unique_names};
+
+/// A new symmetric key on the emulator: its ARN.
+async fn create_key(sdk: &SdkConfig) -> String {
+    let created = aws_sdk_kms::Client::new(sdk).create_key().description("exporter credentials").send().await;
+    let metadata = created.unwrap_or_else(|e| panic!("CreateKey: {e:?}")).key_metadata;
+    metadata.and_then(|m| m.arn).unwrap_or_else(|| panic!("CreateKey answered no ARN"))
+}
+
+#[tokio::test]
+async fn exporter_records_conform() {
+    let Some(sdk) = emulator_sdk().await else { return };
+    let names = unique_names("exporters");
+    create_resources(&sdk, &names, true).await.unwrap_or_else(|e| panic!("creating {}: {e}", names.table));
+    let store = DynamoExporterStore::new(aws_sdk_dynamodb::Client::new(&sdk), names.table.clone());
+    let outcome = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
+        registry_exporter::testkit::exporter_store_conformance(&store),
+    ))
+    .await;
+    let deleted = delete_resources(&sdk, &names, true).await;
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+    deleted.unwrap_or_else(|e| panic!("deleting {}: {e}", names.table));
+}
+
+#[tokio::test]
+async fn credentials_are_kms_ciphertexts() {
+    let Some(sdk) = emulator_sdk().await else { return };
+    let sealer = KmsSealer::new(&sdk, Some(create_key(&sdk).await));
+    let sealed = sealer.seal("alice:s3cret").await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(sealed.starts_with(SEALED_PREFIX) && !sealed.contains("alice"), "{sealed}");
+    assert_ne!(
+        sealer.seal("alice:s3cret").await.unwrap_or_else(|e| panic!("{e}")),
+        sealed,
+        "a fresh ciphertext each time"
+    );
+    assert_eq!(sealer.open(&sealed).await.unwrap_or_else(|e| panic!("{e}")), "alice:s3cret");
+
+    // Opening needs no key configured (KMS finds it in the ciphertext); sealing does.
+    let keyless = KmsSealer::new(&sdk, None);
+    assert_eq!(keyless.open(&sealed).await.unwrap_or_else(|e| panic!("{e}")), "alice:s3cret");
+    let refused = keyless.seal("alice:s3cret").await.map_err(|e| e.0);
+    assert!(refused.as_ref().is_err_and(|e| e.contains("REGISTRY_EXPORTER_KMS_KEY")), "{refused:?}");
+
+    // A ciphertext of the same key without the exporters' encryption context does not open.
+    let key = create_key(&sdk).await;
+    let plain = aws_sdk_kms::Client::new(&sdk)
+        .encrypt()
+        .key_id(&key)
+        .plaintext(aws_sdk_kms::primitives::Blob::new("alice:s3cret"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("Encrypt: {e:?}"));
+    let blob = plain.ciphertext_blob.unwrap_or_else(|| panic!("no ciphertext"));
+    use base64::Engine;
+    let foreign = format!("{SEALED_PREFIX}{}", base64::engine::general_purpose::STANDARD.encode(blob.as_ref()));
+    assert!(sealer.open(&foreign).await.is_err(), "opened a ciphertext made for another use");
+    assert!(sealer.open("sealed:v1:AAAA").await.is_err(), "a locally sealed value is refused, not passed on");
+}
