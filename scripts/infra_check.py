@@ -1165,6 +1165,22 @@ def check_revocation():
     return problems
 
 
+# The encryption context of every KMS call on exporter credentials (shared/registry-store-aws/src/exporter_secrets.rs).
+EXPORTER_CREDENTIAL_CONTEXT = ("purpose", "registry-exporter-credential")
+
+
+def exporter_credentials_grant(statement: dict) -> bool:
+    """Whether `statement` grants a key only for exporter credentials: kms:Encrypt and/or kms:Decrypt,
+    conditioned on exactly their encryption context, so it opens nothing else the key protects."""
+    actions = set(statement.get("actions", []))
+    variable, value = EXPORTER_CREDENTIAL_CONTEXT
+    conditioned = any(
+        c.get("test") == "StringEquals" and c.get("variable") == f"kms:EncryptionContext:{variable}" and [str(v) for v in c.get("values", [])] == [value]
+        for c in statement.get("condition", [])
+    )
+    return bool(actions) and actions <= {"kms:Encrypt", "kms:Decrypt"} and conditioned
+
+
 def statements(document: str, overrides: dict | None = None) -> list[dict]:
     """The statements of the module's policy document `document`, evaluated (dynamic ones included)."""
     body = MODULE_CONFIG.data[("aws_iam_policy_document", document)]
@@ -1333,9 +1349,17 @@ def check_alarms_and_keys():
     if growth.get("metric", {}).get("metric_name") != "NewSchemaIds" or growth["metric"].get("statistic") != "Sum":
         problems.append("the id-growth alarm must sum NewSchemaIds (allocations counted where they happen)")
     kek = {"kms_key_arns": ["arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"]}
-    for statement in statements("registry", kek):
+    registry_statements = statements("registry", kek)
+    if not any(exporter_credentials_grant(s) and {"kms:Encrypt", "kms:Decrypt"} <= set(s.get("actions", [])) for s in registry_statements):
+        problems.append("the function cannot encrypt and decrypt exporter credentials (kms:Encrypt, kms:Decrypt under their encryption context)")
+    source = (ROOT / "shared" / "registry-store-aws" / "src" / "exporter_secrets.rs").read_text()
+    if 'const CONTEXT: (&str, &str) = ("{}", "{}");'.format(*EXPORTER_CREDENTIAL_CONTEXT) not in source:
+        problems.append("the encryption context the IAM conditions name is not the one exporter_secrets.rs uses")
+    for statement in registry_statements:
         resources = [str(r) for r in statement.get("resources", [])]
         actions = statement.get("actions", [])
+        if exporter_credentials_grant(statement):
+            continue
         if any("kms:" in action for action in actions) and "aws_kms_key.registry" in " ".join(resources):
             if not any(c.get("variable") == "kms:ViaService" for c in statement.get("condition", [])):
                 problems.append(f"statement {statement.get('sid')} lets the role use the module's key directly (no kms:ViaService)")
@@ -1492,6 +1516,8 @@ def check_exporter_iam():
     for needed in ("dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:DescribeStream", "dynamodb:ListStreams", "sqs:SendMessage", "s3:GetObject", "s3:ListBucket"):
         if needed not in actions:
             problems.append(f"the exporter's role lacks {needed}")
+    if not any(exporter_credentials_grant(statement) for statement in found):
+        problems.append("the exporter's role cannot decrypt the destinations' credentials (kms:Decrypt under their encryption context)")
     for forbidden in ("dynamodb:Scan", "s3:PutObject", "s3:DeleteObject", "dynamodb:*", "kms:Encrypt"):
         if forbidden in actions:
             problems.append(f"the exporter's role has {forbidden}")
@@ -1506,6 +1532,10 @@ def check_exporter_iam():
                 problems.append(f"statement {statement.get('sid')} writes items without a dynamodb:LeadingKeys condition on the exporter partitions")
         if any(action.startswith("dynamodb:GetRecords") for action in statement.get("actions", [])) and not all(r.endswith("/stream/*") for r in resources):
             problems.append(f"the stream actions are granted on {resources}, not only the table's stream")
+        if exporter_credentials_grant(statement):
+            if statement.get("actions") != ["kms:Decrypt"]:
+                problems.append("the exporter's role may do more than decrypt credentials with the key")
+            continue
         if any(action.startswith("kms:") for action in statement.get("actions", [])):
             via = [c for c in statement.get("condition", []) if c.get("variable") == "kms:ViaService"]
             services = " ".join(str(v) for c in via for v in c.get("values", []))
@@ -1929,6 +1959,8 @@ def check_region_iam():
         if regions != set(REGIONS):
             problems.append(f"{action} reaches {sorted(regions)}, not every region's replica or bucket")
     for statement in found:
+        if exporter_credentials_grant(statement):
+            continue
         if any(action.startswith("kms:") for action in statement.get("actions", [])) and "aws_kms_key.registry" in str(statement.get("resources")):
             via = " ".join(str(v) for c in statement.get("condition", []) if c.get("variable") == "kms:ViaService" for v in c.get("values", []))
             for region in REGIONS:

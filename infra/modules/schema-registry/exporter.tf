@@ -256,6 +256,19 @@ data "aws_iam_policy_document" "exporter" {
     }
   }
 
+  # The destinations' credentials, which the API function encrypted under the module's key: Decrypt
+  # only, and only of values carrying their encryption context (as ExporterCredentials in iam.tf).
+  statement {
+    sid       = "ExporterCredentials"
+    actions   = ["kms:Decrypt"]
+    resources = [aws_kms_key.registry.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:EncryptionContext:purpose"
+      values   = ["registry-exporter-credential"]
+    }
+  }
+
   statement {
     sid       = "Logs"
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]

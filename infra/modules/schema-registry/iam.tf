@@ -96,6 +96,21 @@ data "aws_iam_policy_document" "registry" {
     }
   }
 
+  # Schema linking: credentials in an exporter's config are encrypted by KMS directly (Encrypt when
+  # an admin writes them, Decrypt to show the role can read them back), always with the encryption
+  # context purpose=registry-exporter-credential: the condition keeps this grant from opening
+  # anything else the key protects, which carries other contexts or none.
+  statement {
+    sid       = "ExporterCredentials"
+    actions   = ["kms:Encrypt", "kms:Decrypt"]
+    resources = local.registry_key_arns
+    condition {
+      test     = "StringEquals"
+      variable = "kms:EncryptionContext:purpose"
+      values   = ["registry-exporter-credential"]
+    }
+  }
+
   # Shared aws-kms KEKs: the registry wraps and unwraps the DEKs it generates (it generates them
   # itself, so kms:GenerateDataKey is never called) under exactly the keys listed in
   # var.kms_key_arns; with none listed, this statement does not exist.

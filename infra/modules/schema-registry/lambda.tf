@@ -17,6 +17,9 @@ locals {
     REGISTRY_USAGE_GRANULARITY_DAYS             = tostring(var.usage_granularity_days)
     REGISTRY_ANSWER_MEMORY_MS                   = tostring(var.answer_memory_ms)
     REGISTRY_AUTH_RELOAD_SECONDS                = tostring(var.auth_reload_seconds)
+    # Exporter credentials are encrypted by KMS under the module's key (its alias names each region's
+    # key in its own region), for this use only: ExporterCredentials in iam.tf.
+    REGISTRY_EXPORTER_KMS_KEY = aws_kms_alias.registry.name
   }
 
   # Set only when configured: null leaves the variable unset, so the function's default applies.
