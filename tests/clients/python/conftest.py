@@ -2,7 +2,13 @@
 scripts/clients-test.sh), a fresh SchemaRegistryClient per test (no cache shared between tests) and
 unique subject/topic names, so tests never see each other's subjects on the one server."""
 
+import contextlib
 import os
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
 import uuid
 
 import pytest
@@ -21,6 +27,42 @@ def wire_id(data: bytes) -> int:
     assert len(data) >= 5, f"framed payload too short: {data!r}"
     assert data[0] == 0, f"magic byte must be 0x00, got {data[0]:#04x}"
     return int.from_bytes(data[1:5], "big")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serving(command: list[str], env: dict, url: str, log_path, what: str):
+    """Runs `command` (a server answering on `url`) with its output in `log_path`: yields once
+    `GET url/` answers 200, and stops the process by its PID afterwards, also on failure. The wait is
+    bounded far above a start (milliseconds), so only a server that never answers fails here, never a
+    slow machine; a server that exits ends the wait at once."""
+    with open(log_path, "wb") as log:
+        server = subprocess.Popen(command, env=env, stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/", timeout=60) as response:
+                    if response.status == 200:
+                        break
+            except (OSError, urllib.error.HTTPError):
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"{what} did not come up:\n{log_path.read_text()}")
+            time.sleep(0.1)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=10)
 
 
 @pytest.fixture(scope="session")

@@ -11,16 +11,14 @@ file, instead of `registry serve`."""
 
 import json
 import os
-import socket
 import subprocess
-import time
 import urllib.error
 import urllib.request
 import uuid
 from email.message import Message
 
 import pytest
-from conftest import payment_schema, wire_id
+from conftest import free_port, payment_schema, serving, wire_id
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
@@ -39,12 +37,6 @@ USERS = {
 
 PAYMENT = payment_schema({"name": "note", "type": ["null", "string"], "default": None})
 RECORD = {"id": "p-1", "amount": 12.5, "note": "auth"}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _get(url: str, headers: dict | None = None) -> tuple[int, Message, bytes]:
@@ -80,7 +72,7 @@ def auth_url(tmp_path_factory) -> str:
     for _, password, _ in USERS.values():
         assert password not in stored, "the users file must hold hashes, never passwords"
 
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "PORT": str(port),
@@ -96,31 +88,9 @@ def auth_url(tmp_path_factory) -> str:
         command = [emulator, "--port", str(port), "--log", str(work / "function.log")]
     else:
         command = [binary, "serve", "--backend", backend]
-    log_path = work / "server.log"
     url = f"http://127.0.0.1:{port}"
-    with open(log_path, "wb") as log:
-        server = subprocess.Popen(command, env=env, stdout=log, stderr=log)
-    try:
-        # Bounded far above a start (milliseconds) so that only a server that never answers fails
-        # here, never a slow machine; a server that exits ends the wait at once.
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if _get(url + "/")[0] == 200:
-                    break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"registry serve (auth, {backend}) did not come up:\n{log_path.read_text()}")
-            time.sleep(0.1)
+    with serving(command, env, url, work / "server.log", f"registry serve (auth, {backend})"):
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=10)
 
 
 @pytest.fixture

@@ -17,15 +17,13 @@ functions/registry-lambda/tests/exporter_stream.rs drives that function from the
 
 import json
 import os
-import socket
-import subprocess
 import time
 import urllib.error
 import urllib.request
 import uuid
 
 import pytest
-from conftest import payment_schema, wire_id
+from conftest import free_port, payment_schema, serving, wire_id
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 
@@ -37,12 +35,6 @@ PATIENCE_SECONDS = 120
 
 V1 = payment_schema()
 V2 = payment_schema({"name": "note", "type": ["null", "string"], "default": None})
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _call(method: str, url: str, body: dict | None = None) -> tuple[int, object]:
@@ -77,7 +69,7 @@ def destination_url(tmp_path_factory) -> str:
     if not os.access(binary, os.X_OK):
         pytest.fail(f"no registry binary at {binary}: run through scripts/clients-test.sh or set REGISTRY_BIN")
     work = tmp_path_factory.mktemp("destination")
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "PORT": str(port),
@@ -87,29 +79,9 @@ def destination_url(tmp_path_factory) -> str:
     }
     env.pop("REGISTRY_USERS_FILE", None)
     env.pop("REGISTRY_USERS", None)
-    log_path = work / "server.log"
     url = f"http://127.0.0.1:{port}"
-    with open(log_path, "wb") as log:
-        server = subprocess.Popen([binary, "serve", "--backend", "memory"], env=env, stdout=log, stderr=log)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if _call("GET", url + "/subjects")[0] == 200:
-                    break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the destination registry did not come up:\n{log_path.read_text()}")
-            time.sleep(0.1)
+    with serving([binary, "serve", "--backend", "memory"], env, url, work / "server.log", "the destination registry"):
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
 
 
 def test_records_written_at_the_source_decode_at_the_destination_context(
