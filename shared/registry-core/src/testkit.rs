@@ -31,7 +31,11 @@ pub use contexts::{
     contexts_have_independent_id_spaces, race_registrations_in_two_contexts, rows_bindings_and_listing_are_per_context,
     unique_context,
 };
-pub use decisions::alias_change_between_decision_and_commit;
+pub use decisions::{
+    alias_change_between_decision_and_commit, context_delete_and_first_registration_serialize,
+    context_import_mode_and_first_registration_serialize, import_mode_keeps_versions_a_deleted_referrer_references,
+    import_replacing_a_version_removes_it_only_with_its_replacement,
+};
 pub use history::{check_history, history_cases, history_round, history_rounds};
 pub use hooked::{HookedStore, Interleaved, StoreCall, StoreHook};
 pub use id_bounds::{
@@ -116,6 +120,7 @@ macro_rules! conformance_cases {
             Contexts counter_at_the_top_with_nothing_below_restarts_at_one(&store);
             // Another operation between a decision's reads and its commit.
             Decisions alias_change_between_decision_and_commit(store);
+            Decisions import_mode_keeps_versions_a_deleted_referrer_references(store);
         }
     };
     (@each $callback:ident $($section:ident $name:ident($($call:tt)*);)*) => {

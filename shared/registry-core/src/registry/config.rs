@@ -3,7 +3,7 @@
 use super::Registry;
 use super::support::{MAX_ATTEMPTS, subject_not_found, writable};
 use crate::error::RegistryError;
-use crate::model::{ConfigRecord, ConfigUpdate, Context, DeletedFilter, Mode, Scope};
+use crate::model::{ConfigRecord, ConfigUpdate, Context, DeletedFilter, Mode, Scope, Subject, Version};
 use crate::store::{LayeredContext, Preconditions, SettingChange, SettingWrite, StoreError, SubjectsPage};
 
 impl Registry {
@@ -97,7 +97,8 @@ impl Registry {
     /// without `force`) is refused with 42205 `Cannot import since found existing subjects`
     /// while the scope has live versions (a context: its subjects; the global and registry-wide
     /// scopes: every subject); when allowed, the scope's leftover soft-deleted rows
-    /// are hard-deleted first, as Confluent's `ClearSubjectKey` (imports bring their own).
+    /// are hard-deleted first, as Confluent's `ClearSubjectKey` (imports bring their own), but for
+    /// those another subject's row still references (their hard delete is refused with 42206).
     /// For a subject the mode write is conditioned on its revision as read before its rows, so a
     /// registration racing it either commits first (and IMPORT is refused) or reads IMPORT.
     pub async fn set_mode(&self, scope: &Scope, mode: Mode, force: bool) -> Result<Mode, RegistryError> {
@@ -226,13 +227,25 @@ impl Registry {
         }
         let mut cleared = false;
         for subject in subjects {
-            let deleted: Vec<_> = self.rows(&subject).await?.iter().filter(|r| r.deleted).map(|r| r.version).collect();
+            let mut deleted = Vec::new();
+            for row in self.rows(&subject).await?.iter().filter(|r| r.deleted) {
+                if !self.referenced_by_another_subject(&subject, row.version).await? {
+                    deleted.push(row.version);
+                }
+            }
             if !deleted.is_empty() {
                 self.hard_delete(&subject, &deleted, false, &Preconditions::default()).await?;
                 cleared = true;
             }
         }
         Ok(cleared)
+    }
+
+    /// Whether a row of another subject (live or soft-deleted) references `subject` `version`: its
+    /// hard delete is refused (42206), so clearing a scope for IMPORT keeps it too and its referrer
+    /// still resolves. No referrer appears meanwhile: a registration references only live versions.
+    async fn referenced_by_another_subject(&self, subject: &Subject, version: Version) -> Result<bool, RegistryError> {
+        Ok(self.store.referrers(subject, version).await?.iter().any(|referrer| referrer.subject != *subject))
     }
 
     async fn has_live_versions(&self, scope: &Scope) -> Result<bool, RegistryError> {

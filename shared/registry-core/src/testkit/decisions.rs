@@ -5,9 +5,9 @@
 //! decides again on what the second one left, or it wins and the second one saw it. Deterministic,
 //! one interleaving per case: no sweep, no sleeps, so every case ends in a few operations.
 
-use super::{StoreCall, StoreHook, unique_name, unique_subject};
+use super::{StoreCall, StoreHook, unique_context, unique_name, unique_subject};
 use crate::error::RegistryError;
-use crate::model::{ConfigRecord, Scope, Subject, Version};
+use crate::model::{ConfigRecord, Context, Mode, Scope, Subject, Version};
 use crate::registry::{NewSchema, RegisterOptions, Registry, RegistrySettings};
 use crate::store::{Store, StoreResult};
 use registry_schema::CompatibilityLevel;
@@ -144,4 +144,180 @@ pub async fn alias_change_between_decision_and_commit(store: Arc<dyn Store>) {
         live_versions(&store, &first).await.is_empty(),
         "{case}: the delete went to the alias's target when it committed"
     );
+}
+
+/// `PUT /mode/{s} IMPORT` clears the subject's soft-deleted versions first, but not one a row of
+/// another subject still references (soft-deleted or not): the hard delete of it is refused with
+/// 42206, and clearing for IMPORT keeps the same rule, so the referrer still resolves.
+pub async fn import_mode_keeps_versions_a_deleted_referrer_references(store: Arc<dyn Store>) {
+    let case = "import_mode_keeps_versions_a_deleted_referrer_references";
+    let registry = plain(&store);
+    let (lib, app) = (unique_subject("lib"), unique_subject("app"));
+    let tag = unique_name("lib");
+    register(&registry, &lib, avro(&tag), case).await;
+    let type_name: String =
+        format!("D_{}", tag.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect::<String>());
+    let referrer = NewSchema {
+        schema: Some(format!(r#"{{"type":"record","name":"App","fields":[{{"name":"l","type":"{type_name}"}}]}}"#)),
+        references: vec![registry_schema::SchemaReference { name: type_name, subject: lib.to_string(), version: 1 }],
+        ..NewSchema::default()
+    };
+    register(&registry, &app, referrer, case).await;
+    registry.delete_subject(app.as_str(), false).await.unwrap_or_else(|e| panic!("{case}: soft-delete {app}: {e}"));
+    registry.delete_subject(lib.as_str(), false).await.unwrap_or_else(|e| panic!("{case}: soft-delete {lib}: {e}"));
+
+    let scope = Scope::Subject(lib.clone());
+    registry.set_mode(&scope, Mode::Import, false).await.unwrap_or_else(|e| panic!("{case}: IMPORT mode: {e}"));
+    let rows = store.versions(&lib).await.expect("decisions: versions");
+    assert!(
+        rows.iter().any(|row| row.version == Version(1) && row.deleted),
+        "{case}: IMPORT mode hard-deleted {lib} version 1, which soft-deleted {app} version 1 references: {rows:?}"
+    );
+    let refused = registry.delete_subject(lib.as_str(), true).await;
+    assert!(
+        matches!(refused, Err(RegistryError::ReferenceExists { .. })),
+        "{case}: the hard delete answers 42206: {refused:?}"
+    );
+}
+
+/// IMPORT over a taken version number: the replaced row goes in the new row's own atomic write,
+/// so an import that fails (here: another import took its ID between its reads and its commit, so
+/// it answers 42205) leaves the acknowledged version it meant to replace in place.
+pub async fn import_replacing_a_version_removes_it_only_with_its_replacement(store: Arc<dyn Store>) {
+    let case = "import_replacing_a_version_removes_it_only_with_its_replacement";
+    let setup = plain(&store);
+    let (subject, other) = (unique_subject("replaced"), unique_subject("taker"));
+    for at in [&subject, &other] {
+        let scope = Scope::Subject(at.clone());
+        setup.set_mode(&scope, Mode::Import, false).await.unwrap_or_else(|e| panic!("{case}: IMPORT mode: {e}"));
+    }
+    let base = store.max_id_in(&Context::DEFAULT).await.expect("decisions: max_id").map_or(0, |id| id.0) + 1000;
+    let imported = |tag: &str, id: i32| NewSchema { id: Some(id), version: Some(1), ..avro(&unique_name(tag)) };
+    let original = setup.register(subject.as_str(), imported("original", base + 1), RegisterOptions::default()).await;
+    let original = original.unwrap_or_else(|e| panic!("{case}: import version 1: {e}"));
+
+    // Another import takes the ID between the replacing import's reads and its first write.
+    let taking = {
+        let (registry, other, schema) = (plain(&store), other.clone(), imported("taker", base + 2));
+        async move { registry.register(other.as_str(), schema, RegisterOptions::default()).await }
+    };
+    let first_write = |call: StoreCall| matches!(call, StoreCall::HardDeleteVersions | StoreCall::CreateVersion);
+    let (registry, answer) = interleaved(&store, first_write, taking);
+    let replacing =
+        registry.register(subject.as_str(), imported("replacing", base + 2), RegisterOptions::default()).await;
+    let taken = second(answer, case).await.unwrap_or_else(|e| panic!("{case}: the other import: {e}"));
+    assert_eq!(taken.id.0, base + 2, "{case}: the other import holds the ID");
+    assert!(
+        matches!(replacing, Err(RegistryError::OperationNotPermitted { .. })),
+        "{case}: the replacing import answers 42205 once its ID names another schema: {replacing:?}"
+    );
+    let rows = store.versions(&subject).await.expect("decisions: versions");
+    let kept: Vec<_> = rows.iter().map(|row| (row.version, row.id, row.deleted)).collect();
+    assert_eq!(
+        kept,
+        [(Version(1), original.id, false)],
+        "{case}: a failed import removed the acknowledged version it meant to replace"
+    );
+}
+
+/// `PUT /mode/:.ctx: IMPORT` (allowed only while no subject of the context has a live version)
+/// and a first registration in the context: never both acknowledged, in either order between
+/// one's reads and its commit. The registration raises the context's revision, which the mode
+/// write is conditioned on; the mode write changes a setting the registration is conditioned on.
+pub async fn context_import_mode_and_first_registration_serialize(store: Arc<dyn Store>) {
+    let case = "context_import_mode_and_first_registration_serialize";
+
+    // The registration between the mode's reads and its write.
+    let context = unique_context("imp");
+    let (scope, subject) = (Scope::of_context(&context), in_context(&context, "s"));
+    let registering = {
+        let (registry, subject) = (plain(&store), subject.clone());
+        async move { registry.register(subject.as_str(), avro(&unique_name("first")), RegisterOptions::default()).await }
+    };
+    let (registry, answer) = interleaved(&store, |call| matches!(call, StoreCall::WriteSetting { .. }), registering);
+    let mode = registry.set_mode(&scope, Mode::Import, false).await;
+    let registered = second(answer, case).await;
+    assert!(registered.is_ok(), "{case}: the registration read READWRITE: {registered:?}");
+    assert!(mode.is_err(), "{case}: IMPORT mode at {context} acknowledged after a registration there committed");
+    let stored = plain(&store).mode(&scope, false).await.ok();
+    assert_ne!(stored, Some(Mode::Import), "{case}: {context} is in IMPORT mode with a live subject");
+
+    // The mode between the registration's reads and its commit.
+    let context = unique_context("imp");
+    let (scope, subject) = (Scope::of_context(&context), in_context(&context, "s"));
+    let entering = {
+        let (registry, scope) = (plain(&store), scope.clone());
+        async move { registry.set_mode(&scope, Mode::Import, false).await }
+    };
+    let (registry, answer) = interleaved(&store, row_commit, entering);
+    let registered = registry.register(subject.as_str(), avro(&unique_name("first")), RegisterOptions::default()).await;
+    let mode = second(answer, case).await;
+    assert!(
+        !(mode.is_ok() && registered.is_ok()),
+        "{case}: IMPORT mode at {context} and a registration there both acknowledged ({registered:?})"
+    );
+}
+
+/// `DELETE /contexts/{ctx}` (only of a context no subject has a row in) and a first registration
+/// in the context: whichever comes between the other's reads and its commit, a context holding a
+/// subject stays listed. The unlisting conflicts while a subject has a row (answered 42211, as a
+/// context found not empty); a first registration lists its context again.
+pub async fn context_delete_and_first_registration_serialize(store: Arc<dyn Store>) {
+    let case = "context_delete_and_first_registration_serialize";
+    let setup = plain(&store);
+    // A schema bound in each context below with no row carrying it: listed and empty, and a
+    // registration of it there takes the bound ID (no allocation, which would list the context).
+    let schema = avro(&unique_name("bound"));
+    let probe = unique_subject("probe");
+    register(&setup, &probe, schema.clone(), case).await;
+    let fingerprint = store.versions(&probe).await.expect("decisions: versions")[0].fingerprint;
+    let empty_context = || async {
+        let context = unique_context("del");
+        store.allocate_id_in(&context, &fingerprint).await.expect("decisions: allocate_id_in");
+        context
+    };
+    let listed = |context: Context| {
+        let store = store.clone();
+        async move { store.list_contexts().await.expect("decisions: list_contexts").contains(&context) }
+    };
+
+    // The registration between the delete's reads and its unlisting.
+    let context = empty_context().await;
+    let subject = in_context(&context, "s");
+    let registering = {
+        let (registry, subject, schema) = (plain(&store), subject.clone(), schema.clone());
+        async move { registry.register(subject.as_str(), schema, RegisterOptions::default()).await }
+    };
+    let (registry, answer) = interleaved(&store, |call| call == StoreCall::UnlistContext, registering);
+    let deleted = registry.delete_context(context.name()).await;
+    let registered = second(answer, case).await;
+    assert!(registered.is_ok(), "{case}: the registration into {subject}: {registered:?}");
+    assert!(listed(context.clone()).await, "{case}: {context} unlisted while {subject} has a live version");
+    assert!(
+        matches!(deleted, Err(RegistryError::ContextNotEmpty { .. })),
+        "{case}: the delete answers 42211 once a subject is there: {deleted:?}"
+    );
+
+    // The delete between the registration's reads and its commit.
+    let context = empty_context().await;
+    let subject = in_context(&context, "s");
+    let deleting = {
+        let (registry, context) = (plain(&store), context.name().to_string());
+        async move { registry.delete_context(&context).await }
+    };
+    let (registry, answer) = interleaved(&store, row_commit, deleting);
+    let registered = registry.register(subject.as_str(), schema.clone(), RegisterOptions::default()).await;
+    let deleted = second(answer, case).await;
+    assert!(deleted.is_ok(), "{case}: the delete of the empty {context}: {deleted:?}");
+    let registered = registered.unwrap_or_else(|e| panic!("{case}: the registration into {subject}: {e}"));
+    assert_eq!(
+        store.id_for_fingerprint_in(&context, &fingerprint).await.expect("decisions: id_for_fingerprint_in"),
+        Some(registered.id),
+        "{case}: the registration took the ID bound in {context}"
+    );
+    assert!(listed(context.clone()).await, "{case}: {context} unlisted while {subject} has a live version");
+}
+
+fn in_context(context: &Context, name: &str) -> Subject {
+    Subject::new(context.qualify(name)).expect("decisions: generated subject names are valid")
 }
