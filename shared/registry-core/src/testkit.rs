@@ -121,6 +121,7 @@ macro_rules! conformance_cases {
             // Another operation between a decision's reads and its commit.
             Decisions alias_change_between_decision_and_commit(store);
             Decisions import_mode_keeps_versions_a_deleted_referrer_references(store);
+            Decisions import_replacing_a_version_removes_it_only_with_its_replacement(store);
         }
     };
     (@each $callback:ident $($section:ident $name:ident($($call:tt)*);)*) => {

@@ -28,7 +28,7 @@ use std::collections::BTreeSet;
 const ATTEMPTS: usize = 5;
 
 /// A fingerprint binding a hard delete removes: no row keeps its ID once the doomed rows are gone.
-struct Orphan {
+pub(crate) struct Orphan {
     fingerprint: Fingerprint,
     id: SchemaId,
     /// Its `uses` as read before the carriers.
@@ -92,7 +92,11 @@ impl AwsStore {
     /// its `uses` as read. The binding is read before the ID's carriers, so a registration that
     /// commits a new carrier after the carriers were read has raised `uses` and fails the delete.
     /// One more carrier than the doomed rows of an ID is enough to know whether another row keeps it.
-    async fn orphaned_bindings(&self, subject: &Subject, doomed: &[VersionRow]) -> Result<Vec<Orphan>, AwsError> {
+    pub(crate) async fn orphaned_bindings(
+        &self,
+        subject: &Subject,
+        doomed: &[VersionRow],
+    ) -> Result<Vec<Orphan>, AwsError> {
         let context = &subject.context();
         let mut orphans = Vec::new();
         let mut seen: BTreeSet<SchemaId> = BTreeSet::new();
@@ -139,12 +143,17 @@ impl AwsStore {
             }
         }
         for orphan in orphans {
-            let mut group =
-                vec![self.binding_delete(&subject.context(), &orphan.fingerprint, orphan.id, orphan.uses)?];
-            group.extend(orphan.guid_id_removal);
-            commit = commit.group(group);
+            commit = commit.group(self.orphan_removal(&subject.context(), orphan)?);
         }
         commit.commit().await
+    }
+
+    /// The delete of an orphaned binding with the removal of its guid item's `id`, which must share
+    /// its transaction (the guid item's `id` never outlives the binding).
+    pub(crate) fn orphan_removal(&self, context: &Context, orphan: Orphan) -> Result<Vec<TransactWriteItem>, AwsError> {
+        let mut group = vec![self.binding_delete(context, &orphan.fingerprint, orphan.id, orphan.uses)?];
+        group.extend(orphan.guid_id_removal);
+        Ok(group)
     }
 
     /// Deletes of the subject's own config and mode items, each conditioned as it was read.

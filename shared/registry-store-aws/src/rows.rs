@@ -23,6 +23,16 @@ const MAX_TRANSACTION_ITEMS: usize = 100;
 /// How often a hard delete re-reads a row that changed under it.
 const DELETE_ATTEMPTS: usize = 5;
 
+/// What a row replacing another at its version removes in its transaction ([`AwsStore::create_row`]).
+struct Replacement {
+    /// The replaced row's `deleted` flag as read.
+    deleted: bool,
+    /// Its edges the new row does not rewrite.
+    items: Vec<TransactWriteItem>,
+    /// Its ID's fingerprint binding (with its guid item's `id`) when no other row carries the ID.
+    orphans: Vec<Vec<TransactWriteItem>>,
+}
+
 /// Which sort keys of a partition a `Query` reads.
 #[derive(Debug, Clone, Copy)]
 enum SortKeys<'a> {
@@ -223,9 +233,54 @@ impl AwsStore {
 
     /// One transaction: the row (create-if-absent), the subject's counts and revision (conditioned
     /// on the revision read), the rows-by-ID and referrer edges, and the precondition items.
+    /// With [`Preconditions::replaces`] (IMPORT over a taken version number) the same transaction
+    /// removes the replaced row's index items and, when no other row of the context carries its
+    /// ID, its fingerprint binding ([`AwsStore::replacement`]), so a failed import removes nothing.
     pub(crate) async fn create_row(&self, row: &VersionRow, preconditions: &Preconditions) -> Result<(), AwsError> {
-        let items = self.row_items(row, preconditions, Vec::new())?;
+        let replaced = match preconditions.replaces.as_ref() {
+            Some(old) if (&old.subject, old.version) == (&row.subject, row.version) => {
+                Some(self.replacement(old, row, preconditions).await?)
+            }
+            _ => None,
+        };
+        let items = self.row_items_replacing(row, preconditions, Vec::new(), replaced)?;
         self.transact("TransactWriteItems(create_version)", items).await
+    }
+
+    /// What replacing `old` by `new` (same subject and version) removes besides the row itself:
+    /// the old row's edges the new one does not rewrite, and the fingerprint binding of its ID when
+    /// no other row of the context carries it (read as a hard delete reads it: the binding's
+    /// `uses` before the carriers, so a registration reusing the ID meanwhile fails the write).
+    async fn replacement(
+        &self,
+        old: &VersionRow,
+        new: &VersionRow,
+        preconditions: &Preconditions,
+    ) -> Result<Replacement, AwsError> {
+        let context = old.subject.context();
+        let mut items = Vec::new();
+        if old.id != new.id {
+            items.push(self.delete_edge(keys::id_pk(&context, old.id), old)?);
+        }
+        let kept: BTreeSet<(&str, i32)> = new.references.iter().map(|r| (r.subject.as_str(), r.version)).collect();
+        let dropped: BTreeSet<(&str, i32)> = old
+            .references
+            .iter()
+            .map(|r| (r.subject.as_str(), r.version))
+            .filter(|reference| !kept.contains(reference))
+            .collect();
+        for (subject, version) in dropped {
+            items.push(self.delete_edge(keys::referenced_pk(subject, version), old)?);
+        }
+        let mut orphans = Vec::new();
+        // The binding a new row's ID was read from carries that write's own condition.
+        let guarded = preconditions.binding.as_ref().is_some_and(|(fingerprint, _)| *fingerprint == old.fingerprint);
+        if old.id != new.id && !guarded {
+            for orphan in self.orphaned_bindings(&old.subject, std::slice::from_ref(old)).await? {
+                orphans.push(self.orphan_removal(&context, orphan)?);
+            }
+        }
+        Ok(Replacement { deleted: old.deleted, items, orphans })
     }
 
     /// `lead` followed by the items of [`AwsStore::create_row`]'s transaction; `Limit` when they
@@ -238,20 +293,52 @@ impl AwsStore {
         preconditions: &Preconditions,
         lead: Vec<TransactWriteItem>,
     ) -> Result<Vec<TransactWriteItem>, AwsError> {
+        self.row_items_replacing(row, preconditions, lead, None)
+    }
+
+    /// [`AwsStore::row_items`], the row replacing another at its version when `replaced` says so:
+    /// the row's Put is then conditioned on the old row as read (and overwrites it), the counts
+    /// change by the difference, the revision step changes records, and `replaced`'s removals
+    /// join the transaction.
+    fn row_items_replacing(
+        &self,
+        row: &VersionRow,
+        preconditions: &Preconditions,
+        lead: Vec<TransactWriteItem>,
+        replaced: Option<Replacement>,
+    ) -> Result<Vec<TransactWriteItem>, AwsError> {
         let referenced: BTreeSet<(&str, i32)> =
             row.references.iter().map(|r| (r.subject.as_str(), r.version)).collect();
         let live = if row.deleted { 0 } else { 1 };
-        let keeping = preconditions.revision.is_some() && preconditions.sole_live_fingerprint && !row.deleted;
+        let keeping = preconditions.revision.is_some()
+            && preconditions.sole_live_fingerprint
+            && !row.deleted
+            && replaced.is_none();
         let step = if keeping { RevisionStep::Keeping } else { RevisionStep::Changing };
+        let put = match &replaced {
+            Some(replaced) => self.put_over(row, replaced.deleted)?,
+            None => self.put_if_absent(row_item(row)?)?,
+        };
         let mut items = vec![
-            TransactWriteItem::builder().put(self.put_if_absent(row_item(row)?)?).build(),
+            TransactWriteItem::builder().put(put).build(),
             self.put_edge(keys::id_pk(&row.subject.context(), row.id), row)?,
         ];
         for (subject, version) in &referenced {
             items.push(self.put_edge(keys::referenced_pk(subject, *version), row)?);
         }
+        let (total, live, orphans) = match replaced {
+            Some(replaced) => {
+                items.extend(replaced.items);
+                (0, live - i64::from(!replaced.deleted), replaced.orphans)
+            }
+            None => (1, live, Vec::new()),
+        };
         let op = "create_version";
-        let mut commit = Commit::subject(self, op, &row.subject, step, preconditions).lead(lead).rows(items, 1, live);
+        let mut commit =
+            Commit::subject(self, op, &row.subject, step, preconditions).lead(lead).rows(items, total, live);
+        for orphan in orphans {
+            commit = commit.group(orphan);
+        }
         if keeping {
             commit = commit.record(row);
         }
@@ -265,6 +352,20 @@ impl AwsStore {
                 subjects.len(),
             )
         })
+    }
+
+    /// The Put of `row` over the row at its version, conditioned on that row existing with the
+    /// `deleted` flag it was read with (the revision condition says it is otherwise unchanged).
+    fn put_over(&self, row: &VersionRow, deleted: bool) -> Result<aws_sdk_dynamodb::types::Put, AwsError> {
+        aws_sdk_dynamodb::types::Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(row_item(row)?))
+            .condition_expression("attribute_exists(#pk) AND #deleted = :seen")
+            .expression_attribute_names("#pk", PK)
+            .expression_attribute_names("#deleted", attr::DELETED)
+            .expression_attribute_values(":seen", AttributeValue::Bool(deleted))
+            .build()
+            .map_err(|e| build_error("create_version", e))
     }
 
     pub(crate) async fn set_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> Result<(), AwsError> {

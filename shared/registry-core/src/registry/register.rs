@@ -58,8 +58,6 @@ pub(super) enum Decision<'a> {
     Existing(&'a VersionRow, SchemaBody),
     /// A new row to commit.
     New(Box<Candidate>),
-    /// The attempt changed the subject (IMPORT replaced a version): read again.
-    Again,
 }
 
 /// A staged new row (its body stored) and the conditions it commits under.
@@ -165,7 +163,6 @@ impl Registry {
                     return Ok(found);
                 }
                 Decision::New(candidate) => *candidate,
-                Decision::Again => continue,
             };
             if let Some(done) = self.commit(&rows, candidate).await? {
                 return Ok(done);
@@ -320,6 +317,7 @@ impl Registry {
         candidate: Candidate,
     ) -> Result<Option<(SchemaRecord, Registration)>, RegistryError> {
         let Candidate { row, id, body, import, preconditions } = candidate;
+        let replaces = preconditions.replaces.is_some();
         let created = match id {
             Some(id) => self.store.create_version(&row.with_id(id), &preconditions).await.map(|()| (id, false)),
             None => {
@@ -329,6 +327,10 @@ impl Registry {
             }
         };
         self.forget_lookups();
+        if replaces {
+            // The replaced row may have been its ID's last carrier, as after a hard delete.
+            self.forget_live_ids();
+        }
         let (id, new_id) = match created {
             Ok(assigned) => assigned,
             Err(StoreError::Conflict(_)) => return Ok(None),

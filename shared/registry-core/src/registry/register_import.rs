@@ -14,8 +14,8 @@ use registry_schema::Fingerprint;
 
 impl Registry {
     /// Lookup-first by fingerprint and explicit ID; 42205 without an explicit ID or with one above
-    /// [`SchemaId::MAX_IMPORTED`]; binds the ID (42205 when it names another schema); replaces a
-    /// taken version number, then reads again.
+    /// [`SchemaId::MAX_IMPORTED`]; binds the ID (42205 when it names another schema); a taken
+    /// version number is replaced by the commit itself ([`crate::store::Preconditions::replaces`]).
     pub(super) async fn decide_import<'a>(
         &self,
         attempt: &Attempt<'a>,
@@ -50,13 +50,9 @@ impl Registry {
         self.stage(&body, &fingerprint).await?;
         self.bind_import_id(&subject.context(), id, &fingerprint).await?;
         let mut preconditions = attempt.unchanged();
-        if rows.iter().any(|r| r.version == version) {
-            // IMPORT replaces a taken version number, as Confluent's log keyed by (subject, version).
-            return match self.hard_delete(subject, &[version], false, &preconditions).await {
-                Ok(()) | Err(StoreError::Conflict(_)) => Ok(Decision::Again),
-                Err(e) => Err(e.into()),
-            };
-        }
+        // IMPORT replaces a taken version number, as Confluent's log keyed by (subject, version):
+        // the old row goes in the new row's own atomic write, so a failed import removes nothing.
+        preconditions.replaces = rows.iter().find(|r| r.version == version).cloned();
         if references_checked {
             preconditions.live_rows = referenced_rows(subject, &body)?;
         }
