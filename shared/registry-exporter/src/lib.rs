@@ -25,7 +25,7 @@ pub mod testkit;
 pub use error::ExporterError;
 pub use memory::MemoryExporterStore;
 pub use model::{ContextType, Exporter, ExporterRecord, ExporterState, ExporterStatus};
-pub use secrets::{SecretBox, Sealer};
+pub use secrets::{Sealer, SecretBox};
 pub use service::{ExporterService, ExporterUpdate};
 pub use store::{Expect, ExporterStore, Stored};
 pub mod transport;
