@@ -333,11 +333,15 @@ impl AwsStore {
             }
             None => (1, live, Vec::new()),
         };
+        let raised = self.raised_items(preconditions, &lead)?;
         let op = "create_version";
         let mut commit =
             Commit::subject(self, op, &row.subject, step, preconditions).lead(lead).rows(items, total, live);
         for orphan in orphans {
             commit = commit.group(orphan);
+        }
+        for item in raised {
+            commit = commit.write(item);
         }
         if keeping {
             commit = commit.record(row);
@@ -352,6 +356,45 @@ impl AwsStore {
                 subjects.len(),
             )
         })
+    }
+
+    /// The items of [`Preconditions::raises`]: each raised subject's revision `+1` (unconditioned:
+    /// the pseudo-subject of a named context, whose revision a context-level decision read), and
+    /// the listing of its context, which a delete may have unlisted meanwhile (unless `lead`, an
+    /// allocation, sets the counter already: one transaction takes one action per item).
+    fn raised_items(
+        &self,
+        preconditions: &Preconditions,
+        lead: &[TransactWriteItem],
+    ) -> Result<Vec<TransactWriteItem>, AwsError> {
+        let mut items = Vec::new();
+        for raised in &preconditions.raises {
+            let raise = Update::builder()
+                .table_name(&self.table)
+                .set_key(Some(key(keys::SUBJECTS_PK, raised.as_str())))
+                .update_expression("ADD #rev :one")
+                .expression_attribute_names("#rev", crate::conditions::REVISION)
+                .expression_attribute_values(":one", AttributeValue::N("1".to_string()))
+                .build()
+                .map_err(|e| build_error("Update(raised subject)", e))?;
+            items.push(TransactWriteItem::builder().update(raise).build());
+            let context = raised.context();
+            let counter = key(keys::COUNTER_PK, keys::counter_sk(&context));
+            let counter_in_lead = lead.iter().any(|item| item.update().is_some_and(|update| *update.key() == counter));
+            if context.is_default() || counter_in_lead {
+                continue;
+            }
+            let listing = Update::builder()
+                .table_name(&self.table)
+                .set_key(Some(counter))
+                .update_expression("SET #listed = :listed")
+                .expression_attribute_names("#listed", attr::LISTED)
+                .expression_attribute_values(":listed", AttributeValue::Bool(true))
+                .build()
+                .map_err(|e| build_error("Update(counter listing)", e))?;
+            items.push(TransactWriteItem::builder().update(listing).build());
+        }
+        Ok(items)
     }
 
     /// The Put of `row` over the row at its version, conditioned on that row existing with the

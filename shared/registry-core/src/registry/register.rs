@@ -43,10 +43,19 @@ pub(super) struct Attempt<'a> {
 
 impl Attempt<'_> {
     /// Conditions that hold while nothing the attempt decided on changed: the subject's write
-    /// context and the alias it was reached through.
+    /// context and the alias it was reached through. A row that makes a subject of a named context
+    /// live (none of its rows is) also raises the context's revision ([`Preconditions::raises`]),
+    /// so a context-level decision that read it and found no live subject there (IMPORT mode at
+    /// the context, a context delete) conflicts, and lists the context again if a delete unlisted
+    /// it meanwhile.
     pub fn unchanged(&self) -> Preconditions {
         let mut preconditions = self.context.unchanged();
         preconditions.settings.extend(self.alias.iter().cloned());
+        if let Scope::Subject(context) = Scope::of_context(&self.subject.context())
+            && !self.rows.iter().any(|row| !row.deleted)
+        {
+            preconditions.raises.push(context);
+        }
         preconditions
     }
 }
