@@ -76,26 +76,14 @@ fn stored(item: &Item) -> StoreResult<Stored<ExporterRecord>> {
     Ok(Stored { value, revision })
 }
 
-/// A failed call: a failed condition is `Conflict`, throttling and transport trouble `Unavailable`.
-fn classify<E, R>(op: &str, error: SdkError<E, R>) -> StoreError
+/// A failed call, classified as every call of this store is (a failed condition is `Conflict`,
+/// throttling and transport trouble `Unavailable`).
+fn classify<E, R>(op: &'static str, error: SdkError<E, R>) -> StoreError
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     R: std::fmt::Debug,
 {
-    let code = error.code().unwrap_or_default().to_owned();
-    let detail = format!("{op}: {}", error.message().map_or_else(|| code.clone(), str::to_owned));
-    match code.as_str() {
-        "ConditionalCheckFailedException" => StoreError::Conflict(detail),
-        "ProvisionedThroughputExceededException"
-        | "ThrottlingException"
-        | "RequestLimitExceeded"
-        | "InternalServerError"
-        | "ServiceUnavailable" => StoreError::Unavailable(detail),
-        _ if matches!(error, SdkError::TimeoutError(_) | SdkError::DispatchFailure(_)) => {
-            StoreError::Unavailable(detail)
-        }
-        _ => StoreError::Other(detail.into()),
-    }
+    crate::errors::classify(op, error).into()
 }
 
 #[async_trait]
