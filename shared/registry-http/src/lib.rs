@@ -32,6 +32,7 @@ pub mod extract;
 pub mod http_cache;
 pub mod metrics;
 pub mod observability;
+pub mod regional;
 pub mod request_limits;
 pub mod routes;
 

@@ -108,6 +108,47 @@ pub struct Settings {
 
     #[command(flatten)]
     pub dek: DekSettings,
+
+    #[command(flatten)]
+    pub regions: RegionSettings,
+}
+
+/// A multi-region registry (`docs/multi-region.md`): every region reads its own replica of the
+/// table and its own bucket, the home region commits every write. All unset: one region, as before.
+/// The function's own region is the standard `AWS_REGION`; the table has the same name everywhere
+/// (a global table) and `REGISTRY_BUCKET` is this region's bucket.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RegionSettings {
+    /// The region that commits every write; unset: a single-region registry.
+    #[arg(long, env = "REGISTRY_HOME_REGION")]
+    pub home_region: Option<String>,
+
+    /// The home region's bucket (schema bodies, ID ledger) that writes from another region use;
+    /// unset: `REGISTRY_BUCKET` (right in the home region itself).
+    #[arg(long, env = "REGISTRY_HOME_BUCKET")]
+    pub home_bucket: Option<String>,
+
+    /// Read regions (comma-separated; `region=bucket` to also wait for the body in that bucket)
+    /// whose replicas must show a registration before it is acknowledged: RPO 0 for them.
+    #[arg(long, env = "REGISTRY_ACK_REGIONS", default_value = "")]
+    pub ack_regions: String,
+
+    /// How long, in milliseconds, a registration waits for those replicas before it answers a
+    /// retryable error (registering again is idempotent).
+    #[arg(long, env = "REGISTRY_ACK_TIMEOUT_MS", default_value_t = 5_000)]
+    pub ack_timeout_ms: u64,
+}
+
+impl RegionSettings {
+    /// The home region, when one is set (empty counts as unset).
+    pub fn home_region(&self) -> Option<&str> {
+        self.home_region.as_deref().map(str::trim).filter(|region| !region.is_empty())
+    }
+
+    /// How long a registration waits for the acknowledging replicas.
+    pub fn ack_timeout(&self) -> Duration {
+        Duration::from_millis(self.ack_timeout_ms)
+    }
 }
 
 /// The DEK registry's KMS settings (`/dek-registry/v1/...`, client-side field-level encryption).

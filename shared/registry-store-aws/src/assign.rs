@@ -77,10 +77,11 @@ impl AwsStore {
         let mut items = self.allocation_items(context, found.max_id, next, fingerprint, first_carrier)?;
         items.extend(guid_write(SchemaId(next))?);
         let items = self.row_items(&row.with_id(SchemaId(next)), preconditions, items)?;
-        let result = self.dynamo.transact_write_items().set_transact_items(Some(items)).send().await;
+        let result = self.dynamo.transact_write_items().set_transact_items(Some(self.fenced(items)?)).send().await;
+        let op = "TransactWriteItems(create_version, new id)";
         match result {
             Ok(_) => Ok((SchemaId(next), true)),
-            Err(error) => Err(allocation_error("TransactWriteItems(create_version, new id)", next, error)),
+            Err(error) => Err(self.fence_refusal(op, &error).unwrap_or_else(|| allocation_error(op, next, error))),
         }
     }
 

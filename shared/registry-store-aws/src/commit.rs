@@ -175,10 +175,12 @@ impl<'a> Commit<'a> {
         too_many: impl FnOnce(usize) -> String,
     ) -> Result<Vec<TransactWriteItem>, AwsError> {
         let op = self.op;
+        // A multi-region store's fence takes one item of each transaction (see `fence`).
+        let capacity = MAX_ITEMS - self.store.fence_items();
         let mut transactions = self.transactions(usize::MAX)?;
         match transactions.len() {
             0 => Ok(Vec::new()),
-            1 if transactions[0].len() <= MAX_ITEMS => Ok(transactions.remove(0)),
+            1 if transactions[0].len() <= capacity => Ok(transactions.remove(0)),
             _ => {
                 let items = transactions.iter().map(Vec::len).sum();
                 Err(AwsError::Limit { op, detail: too_many(items) })
@@ -190,7 +192,7 @@ impl<'a> Commit<'a> {
     /// Nothing is sent when it writes nothing.
     pub(crate) async fn commit(self) -> Result<(), AwsError> {
         let (store, op) = (self.store, self.op);
-        for items in self.transactions(MAX_ITEMS)? {
+        for items in self.transactions(MAX_ITEMS - store.fence_items())? {
             store.transact(op, items).await?;
         }
         Ok(())

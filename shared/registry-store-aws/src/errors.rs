@@ -22,13 +22,18 @@ pub(crate) enum AwsError {
     /// Any other service or client error.
     #[error("{op}: {detail}")]
     Service { op: &'static str, detail: String },
+    /// A multi-region write refused because this region is no longer home (see `fence`), or not
+    /// yet visible in a region that must show it before it is acknowledged (see `replicas`):
+    /// retryable once the deployment points at the right home, or once replication catches up.
+    #[error("{op}: {detail}")]
+    Fenced { op: &'static str, detail: String },
 }
 
 impl From<AwsError> for StoreError {
     fn from(error: AwsError) -> Self {
         match error {
             AwsError::ConditionFailed { .. } => StoreError::Conflict(error.to_string()),
-            AwsError::Unavailable { .. } => StoreError::Unavailable(error.to_string()),
+            AwsError::Unavailable { .. } | AwsError::Fenced { .. } => StoreError::Unavailable(error.to_string()),
             AwsError::Limit { detail, .. } => StoreError::Limit(detail),
             AwsError::Corrupt(detail) => StoreError::Corrupt(detail),
             AwsError::Service { .. } => StoreError::Other(Box::new(error)),

@@ -96,10 +96,11 @@ impl AwsStore {
         }
         let next = self.claim_next(context, read, fingerprint).await?;
         let items = self.allocation_items(context, read, next, fingerprint, None)?;
-        let result = self.dynamo.transact_write_items().set_transact_items(Some(items)).send().await;
+        let result = self.dynamo.transact_write_items().set_transact_items(Some(self.fenced(items)?)).send().await;
+        let op = "TransactWriteItems(allocate_id)";
         match result {
             Ok(_) => Ok(SchemaId(next)),
-            Err(error) => Err(allocation_error("TransactWriteItems(allocate_id)", next, error)),
+            Err(error) => Err(self.fence_refusal(op, &error).unwrap_or_else(|| allocation_error(op, next, error))),
         }
     }
 
@@ -237,10 +238,15 @@ impl AwsStore {
         holder: &Fingerprint,
     ) -> Result<bool, AwsError> {
         let items = self.allocation_items(context, read, next, holder, None)?;
+        let items = self.fenced(items)?;
         let Err(error) = self.dynamo.transact_write_items().set_transact_items(Some(items)).send().await else {
             return Ok(true);
         };
-        let (error, reasons) = classify_transaction("TransactWriteItems(commit claim)", error);
+        let op = "TransactWriteItems(commit claim)";
+        if let Some(fenced) = self.fence_refusal(op, &error) {
+            return Err(fenced);
+        }
+        let (error, reasons) = classify_transaction(op, error);
         let failed = |i: usize| reasons.get(i).is_some_and(|r| r.as_deref() == Some("ConditionalCheckFailed"));
         match error {
             AwsError::ConditionFailed { .. } if !failed(0) && (failed(1) || failed(2)) => Ok(false),
@@ -269,12 +275,35 @@ impl AwsStore {
                 .expression_attribute_values(":listed", AttributeValue::Bool(true)),
             false => raise.update_expression("SET #max = :id"),
         };
-        match raise.send().await.map_err(|e| classify("UpdateItem(counter)", e)) {
+        let raised = match self.fence_items() {
+            // Fenced: the same update in a transaction beside the fence (see `fence`).
+            1 => self.raise_fenced(raise.as_input().clone()).await,
+            _ => raise.send().await.map(drop).map_err(|e| classify("UpdateItem(counter)", e)),
+        };
+        match raised {
             Ok(_) => Ok(()),
             Err(AwsError::ConditionFailed { .. }) if list => self.set_listed(context, true).await,
             Err(AwsError::ConditionFailed { .. }) => Ok(()),
             Err(other) => Err(other),
         }
+    }
+
+    /// A counter raise (`UpdateItem` input) sent as a transaction with the fence; a failed
+    /// counter condition is `ConditionFailed` as the plain update's.
+    async fn raise_fenced(
+        &self,
+        input: aws_sdk_dynamodb::operation::update_item::builders::UpdateItemInputBuilder,
+    ) -> Result<(), AwsError> {
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(input.get_key().clone())
+            .set_update_expression(input.get_update_expression().clone())
+            .set_condition_expression(input.get_condition_expression().clone())
+            .set_expression_attribute_names(input.get_expression_attribute_names().clone())
+            .set_expression_attribute_values(input.get_expression_attribute_values().clone())
+            .build()
+            .map_err(|e| build_error("Update(counter)", e))?;
+        self.transact("TransactWriteItems(counter)", vec![TransactWriteItem::builder().update(update).build()]).await
     }
 
     /// Lists (`true`) or unlists a named context: sets or removes `listed` on its counter item.

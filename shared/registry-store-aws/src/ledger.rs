@@ -244,7 +244,7 @@ impl AwsStore {
     }
 
     /// The named contexts with ledger entries: the common prefixes `ids/<context>:` under `ids/.`.
-    async fn ledger_contexts(&self) -> Result<Vec<Context>, AwsError> {
+    pub(crate) async fn ledger_contexts(&self) -> Result<Vec<Context>, AwsError> {
         let named = format!("{LEDGER_PREFIX}.");
         let mut contexts = Vec::new();
         let mut token: Option<String> = None;

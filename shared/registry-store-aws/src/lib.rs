@@ -98,6 +98,7 @@ mod deks;
 mod errors;
 pub mod exporter_secrets;
 pub mod exporter_store;
+pub mod fence;
 mod guids;
 mod ids;
 mod items;
@@ -108,6 +109,7 @@ mod listing;
 mod live_versions;
 pub mod provision;
 mod rebind;
+pub mod regions;
 mod requests;
 mod rows;
 mod settings;
@@ -135,6 +137,11 @@ pub struct AwsStore {
     calls: CallCounter,
     /// `aws-kms` for the DEK registry's shared KEKs, with the same SDK configuration.
     kms: AwsKms,
+    /// Multi-region: the home region every transaction is conditioned on (see `fence`).
+    fence: Option<String>,
+    /// Multi-region: the read regions whose replicas must show a registration before it is
+    /// acknowledged (see `regions`).
+    acks: Option<std::sync::Arc<regions::AckReplicas>>,
 }
 
 impl AwsStore {
@@ -150,6 +157,8 @@ impl AwsStore {
             bucket: config.bucket,
             calls,
             kms: AwsKms::new(sdk, Vec::new()),
+            fence: None,
+            acks: None,
         }
     }
 

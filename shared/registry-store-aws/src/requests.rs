@@ -13,8 +13,9 @@ pub(crate) const MAX_BATCH_KEYS: usize = 100;
 impl AwsStore {
     /// `items` as one TransactWriteItems; `op` names the call in errors.
     pub(crate) async fn transact(&self, op: &'static str, items: Vec<TransactWriteItem>) -> Result<(), AwsError> {
+        let items = self.fenced(items)?;
         let result = self.dynamo.transact_write_items().set_transact_items(Some(items)).send().await;
-        result.map(drop).map_err(|e| classify_transaction(op, e).0)
+        result.map(drop).map_err(|e| self.fence_refusal(op, &e).unwrap_or_else(|| classify_transaction(op, e).0))
     }
 
     /// Strongly consistent BatchGetItem of `wanted` (at most [`MAX_BATCH_KEYS`] keys), retrying

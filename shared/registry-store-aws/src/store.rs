@@ -97,11 +97,14 @@ impl Store for AwsStore {
     }
 
     async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
-        Ok(self.create_row(row, preconditions).await?)
+        self.create_row(row, preconditions).await?;
+        Ok(self.acknowledge(row).await?)
     }
 
     async fn create_version_assigning_id(&self, version: NewVersion<'_>) -> StoreResult<(SchemaId, bool)> {
-        Ok(self.create_row_assigning_id(version.row, version.guid, version.preconditions).await?)
+        let (id, allocated) = self.create_row_assigning_id(version.row, version.guid, version.preconditions).await?;
+        self.acknowledge(&version.row.with_id(id)).await?;
+        Ok((id, allocated))
     }
 
     async fn soft_delete_versions(&self, deletion: SoftDeletion<'_>) -> StoreResult<()> {

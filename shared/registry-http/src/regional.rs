@@ -1,0 +1,105 @@
+//! A read region's application in a multi-region registry: reads are answered by an [`app`](crate::app)
+//! over the local replica, writes by one over the home region's storage.
+//!
+//! - `GET`/`HEAD` and lookups (`POST /subjects/{subject}`, also under `/contexts/{context}`) go to
+//!   the local application. An answer of 404 (a subject, version or ID this replica has not
+//!   received yet, or one that does not exist) is asked again of the home application, whose
+//!   answer is final: a client never gets a "not found" the home region would not give it.
+//! - Every other request (registrations, deletes, config and mode changes, compatibility checks,
+//!   DEK writes, exporters) goes to the home application, which commits in the home region exactly
+//!   as a single-region registry does, and answers what a home-region call answers.
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+use tower::ServiceExt;
+
+/// The two applications a read region serves.
+#[derive(Clone)]
+struct Apps {
+    local: axum::Router,
+    home: axum::Router,
+}
+
+/// `local` (over the local replica) and `home` (over the home region's storage) as one
+/// application, dispatched as the module documentation says.
+pub fn app(local: axum::Router, home: axum::Router) -> axum::Router {
+    axum::Router::new().fallback(dispatch).with_state(Arc::new(Apps { local, home }))
+}
+
+/// Whether a request only reads.
+pub fn is_read(method: &Method, path: &str) -> bool {
+    match *method {
+        Method::GET | Method::HEAD => true,
+        Method::POST => is_lookup(path),
+        _ => false,
+    }
+}
+
+/// `/subjects/{subject}` (one segment, optional trailing slash), also under `/contexts/{context}`.
+fn is_lookup(path: &str) -> bool {
+    let path = match path.strip_prefix("/contexts/") {
+        Some(rest) => match rest.split_once('/') {
+            Some((_, rest)) => rest,
+            None => return false,
+        },
+        None => path.strip_prefix('/').unwrap_or(path),
+    };
+    let path = path.strip_suffix('/').unwrap_or(path);
+    matches!(path.split_once('/'), Some(("subjects", subject)) if !subject.is_empty() && !subject.contains('/'))
+}
+
+async fn dispatch(State(apps): State<Arc<Apps>>, request: Request) -> Response {
+    if !is_read(request.method(), request.uri().path()) {
+        return answer(apps.home.clone(), request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, crate::MAX_BODY_BYTES).await else {
+        let message = format!("HTTP 413 Payload Too Large: the request body exceeds {} bytes", crate::MAX_BODY_BYTES);
+        let body = serde_json::json!({"error_code": 413, "message": message});
+        return (StatusCode::PAYLOAD_TOO_LARGE, axum::Json(body)).into_response();
+    };
+    let again = |bytes: &axum::body::Bytes| {
+        let mut request = Request::new(Body::from(bytes.clone()));
+        *request.method_mut() = parts.method.clone();
+        *request.uri_mut() = parts.uri.clone();
+        *request.version_mut() = parts.version;
+        *request.headers_mut() = parts.headers.clone();
+        *request.extensions_mut() = parts.extensions.clone();
+        request
+    };
+    let local = answer(apps.local.clone(), again(&bytes)).await;
+    if local.status() != StatusCode::NOT_FOUND {
+        return local;
+    }
+    answer(apps.home.clone(), again(&bytes)).await
+}
+
+async fn answer(app: axum::Router, request: Request) -> Response {
+    match app.oneshot(request).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_are_gets_and_lookups() {
+        assert!(is_read(&Method::GET, "/schemas/ids/1"));
+        assert!(is_read(&Method::HEAD, "/subjects"));
+        assert!(is_read(&Method::POST, "/subjects/orders-value"));
+        assert!(is_read(&Method::POST, "/subjects/orders-value/"));
+        assert!(is_read(&Method::POST, "/contexts/.team/subjects/orders-value"));
+        assert!(!is_read(&Method::POST, "/subjects/orders-value/versions"));
+        assert!(!is_read(&Method::POST, "/contexts/.team/subjects/orders-value/versions"));
+        assert!(!is_read(&Method::POST, "/compatibility/subjects/s/versions/latest"));
+        assert!(!is_read(&Method::POST, "/subjects/"));
+        assert!(!is_read(&Method::PUT, "/config"));
+        assert!(!is_read(&Method::DELETE, "/subjects/s"));
+    }
+}

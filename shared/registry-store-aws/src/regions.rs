@@ -1,0 +1,487 @@
+//! Multi-region: every region reads its local replica, one region (the home) commits every write.
+//!
+//! - [`RegionalStore`]: the store of a *read* region's read requests. Reads go to the local
+//!   replica of the (global) table and the local bucket. A by-ID, by-guid, by-fingerprint, body or
+//!   version read that misses locally is asked again of the home region's table and bucket before
+//!   the registry answers "not found": an ID the home committed and this region has not received
+//!   yet is still answered (never a false 40403). Every write it is asked for goes to the home.
+//! - Writes are made by a plain [`AwsStore`] over the home region's table and bucket (a second SDK
+//!   client for the home region), fenced on the home marker ([`AwsStore::fenced_by`]): the write
+//!   path is the single-region one, in the home region, whatever region the function runs in.
+//! - RPO 0 on request ([`AckReplicas`]): a registration is acknowledged only once the named read
+//!   regions' replicas show its row and ID binding (and its body, for a region whose bucket is
+//!   named), polled for at most the configured time; past it the registration answers a retryable
+//!   error (registration is idempotent) and counts `replication_ack_timeout_total`.
+//! - [`AwsStore::fail_over`]: `registry failover --to REGION`.
+
+use crate::blobs;
+use crate::errors::AwsError;
+use crate::fence::HomeMarker;
+use crate::items::key;
+use crate::keys;
+use crate::{AwsEnv, AwsStore, AwsStoreConfig};
+use async_trait::async_trait;
+use aws_config::{Region, SdkConfig};
+use registry_core::{
+    ConfigRecord, Context, Fingerprint, Guid, GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion,
+    Preconditions, Revision, SchemaBody, SchemaId, Scope, SettingWrite, SoftDeletion, Store, StoreError, StoreResult,
+    Subject, SubjectsPage, Version, VersionRow, VersionsPage,
+};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// How often a replica is asked again while a registration waits for it.
+const ACK_POLL: Duration = Duration::from_millis(50);
+
+/// The multi-region settings (`REGISTRY_HOME_REGION`, `REGISTRY_HOME_BUCKET`,
+/// `REGISTRY_ACK_REGIONS`, `REGISTRY_ACK_TIMEOUT_MS`); the function's own region is the SDK's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegionConfig {
+    /// The region that commits every write.
+    pub home_region: String,
+    /// The home region's bucket (the local one when this is the home region).
+    pub home_bucket: String,
+    /// Read regions whose replicas must show a registration before it is acknowledged.
+    pub ack_regions: Vec<AckRegion>,
+    /// The longest a registration waits for them.
+    pub ack_timeout: Duration,
+}
+
+/// A region a registration waits for: its table replica always, its bucket when named
+/// (`REGISTRY_ACK_REGIONS` entry `region=bucket`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AckRegion {
+    pub region: String,
+    pub bucket: Option<String>,
+}
+
+impl AckRegion {
+    /// The entries of a comma-separated list of `region` or `region=bucket`.
+    pub fn parse_list(list: &str) -> Vec<AckRegion> {
+        list.split(',')
+            .map(str::trim)
+            .filter(|entry| !entry.is_empty())
+            .map(|entry| match entry.split_once('=') {
+                Some((region, bucket)) => {
+                    AckRegion { region: region.trim().to_string(), bucket: Some(bucket.trim().to_string()) }
+                }
+                None => AckRegion { region: entry.to_string(), bucket: None },
+            })
+            .collect()
+    }
+}
+
+/// The read replicas a registration waits for, and how many waits ran out.
+#[derive(Debug)]
+pub struct AckReplicas {
+    replicas: Vec<Replica>,
+    timeout: Duration,
+    timeouts: AtomicU64,
+}
+
+#[derive(Debug)]
+struct Replica {
+    region: String,
+    /// A store over the replica's table (and its bucket, or the home's when not named: then the
+    /// body is not waited for).
+    store: AwsStore,
+    body: bool,
+}
+
+impl AckReplicas {
+    /// Waits run out after `timeout`.
+    pub fn new(sdk: &SdkConfig, table: &str, home_bucket: &str, regions: &[AckRegion], timeout: Duration) -> Self {
+        let path_style = path_style(sdk);
+        let replicas = regions
+            .iter()
+            .map(|ack| {
+                let config = AwsStoreConfig {
+                    table: table.to_string(),
+                    bucket: ack.bucket.clone().unwrap_or_else(|| home_bucket.to_string()),
+                };
+                let store = AwsStore::with_path_style(&in_region(sdk, &ack.region), config, path_style);
+                Replica { region: ack.region.clone(), store, body: ack.bucket.is_some() }
+            })
+            .collect();
+        AckReplicas { replicas, timeout, timeouts: AtomicU64::new(0) }
+    }
+
+    /// Waits that ran out since the process started (`replication_ack_timeout_total`).
+    pub fn timeouts(&self) -> u64 {
+        self.timeouts.load(Ordering::Relaxed)
+    }
+
+    /// Polls every replica until it shows `row` and its ID binding (and its body where the bucket
+    /// is known), at most the timeout in all; `Fenced` (a retryable 5xx) naming the first region
+    /// that did not, past it.
+    async fn wait_for(&self, row: &VersionRow) -> Result<(), AwsError> {
+        let deadline = Instant::now() + self.timeout;
+        let context = row.subject.context();
+        let wanted = vec![
+            key(keys::subject_pk(&row.subject), keys::version_sk(row.version)),
+            key(keys::id_pk(&context, row.id), keys::ID_BINDING_SK),
+        ];
+        for replica in &self.replicas {
+            loop {
+                let found = replica.store.batch_get("BatchGetItem(replica ack)", wanted.clone()).await?;
+                let body = match (found.len() == wanted.len(), replica.body) {
+                    (true, true) => {
+                        let (s3, bucket, key) =
+                            (&replica.store.s3, &replica.store.bucket, keys::body_key(&row.fingerprint));
+                        blobs::get_bytes(s3, bucket, &key, "GetObject(replica ack)").await?.is_some()
+                    }
+                    (shown, _) => shown,
+                };
+                if body {
+                    break;
+                }
+                if Instant::now() >= deadline {
+                    self.timeouts.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(
+                        metric = "replication_ack_timeout_total",
+                        region = %replica.region,
+                        subject = %row.subject,
+                        version = row.version.0,
+                        id = row.id.0,
+                        "a registration committed in the home region is not yet visible in {} after {} ms",
+                        replica.region,
+                        self.timeout.as_millis()
+                    );
+                    let detail = format!(
+                        "committed in the home region but not yet visible in {} after {} ms \
+                         (REGISTRY_ACK_TIMEOUT_MS); retry: registering again is idempotent",
+                        replica.region,
+                        self.timeout.as_millis()
+                    );
+                    return Err(AwsError::Fenced { op: "replication acknowledgement", detail });
+                }
+                tokio::time::sleep(ACK_POLL.min(deadline.saturating_duration_since(Instant::now()))).await;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl AwsStore {
+    /// This store acknowledging a registration only once `acks` show it.
+    pub fn with_acks(mut self, acks: Arc<AckReplicas>) -> AwsStore {
+        self.acks = Some(acks);
+        self
+    }
+
+    /// The replicas this store waits for, if any.
+    pub fn acks(&self) -> Option<&Arc<AckReplicas>> {
+        self.acks.as_ref()
+    }
+
+    /// After a committed registration of `row`: waits for the acknowledging replicas, if any.
+    pub(crate) async fn acknowledge(&self, row: &VersionRow) -> Result<(), AwsError> {
+        match &self.acks {
+            Some(acks) => acks.wait_for(row).await,
+            None => Ok(()),
+        }
+    }
+}
+
+/// `sdk` in `region` (same credentials and endpoint settings).
+pub fn in_region(sdk: &SdkConfig, region: &str) -> SdkConfig {
+    sdk.to_builder().region(Region::new(region.to_string())).build()
+}
+
+/// Whether S3 needs path-style addressing with `sdk` (an endpoint is set: an emulator).
+fn path_style(sdk: &SdkConfig) -> bool {
+    sdk.endpoint_url().is_some()
+}
+
+/// The stores a process of a multi-region registry uses.
+// Built once per process: the size of a variant does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+pub enum Deployment {
+    /// No home region configured: one store, today's single-region registry.
+    Single(AwsStore),
+    /// This is the home region: one store, fenced, waiting for the acknowledging replicas.
+    Home(AwsStore),
+    /// A read region: reads through `reads`, writes through `writes` (the home's table and bucket).
+    Read { reads: RegionalStore, writes: AwsStore },
+}
+
+impl Deployment {
+    /// The stores for `env` (the local table and bucket, the function's region) and `regions`.
+    pub fn open(env: &AwsEnv, regions: Option<&RegionConfig>) -> Deployment {
+        let local = AwsStore::with_path_style(&env.sdk, env.store.clone(), env.s3_path_style)
+            .with_kms_key_arns(env.kms_key_arns.clone());
+        let Some(regions) = regions else { return Deployment::Single(local) };
+        let own = env.sdk.region().map(|r| r.as_ref().to_string()).unwrap_or_default();
+        let acks = (!regions.ack_regions.is_empty()).then(|| {
+            let table = &env.store.table;
+            Arc::new(AckReplicas::new(&env.sdk, table, &regions.home_bucket, &regions.ack_regions, regions.ack_timeout))
+        });
+        let with_acks = |store: AwsStore| match &acks {
+            Some(acks) => store.with_acks(acks.clone()),
+            None => store,
+        };
+        if own == regions.home_region {
+            return Deployment::Home(with_acks(local.fenced_by(&regions.home_region)));
+        }
+        let home_config = AwsStoreConfig { table: env.store.table.clone(), bucket: regions.home_bucket.clone() };
+        let home =
+            AwsStore::with_path_style(&in_region(&env.sdk, &regions.home_region), home_config, env.s3_path_style)
+                .with_kms_key_arns(env.kms_key_arns.clone());
+        let writes = with_acks(home.clone().fenced_by(&regions.home_region));
+        Deployment::Read { reads: RegionalStore::new(local, writes.clone()), writes }
+    }
+}
+
+/// A read region's store: local reads with the home as fallback, writes to the home.
+#[derive(Debug, Clone)]
+pub struct RegionalStore {
+    local: AwsStore,
+    home: AwsStore,
+    fallbacks: Arc<AtomicU64>,
+}
+
+impl RegionalStore {
+    /// Reads from `local`, falling back to (and writing through) `home`.
+    pub fn new(local: AwsStore, home: AwsStore) -> RegionalStore {
+        RegionalStore { local, home, fallbacks: Arc::default() }
+    }
+
+    /// The local replica's store.
+    pub fn local(&self) -> &AwsStore {
+        &self.local
+    }
+
+    /// The home region's store.
+    pub fn home(&self) -> &AwsStore {
+        &self.home
+    }
+
+    /// Reads answered by the home region since the process started (`home_fallback_total`).
+    pub fn fallbacks(&self) -> u64 {
+        self.fallbacks.load(Ordering::Relaxed)
+    }
+
+    /// Counts (and logs) one read the local replica did not hold.
+    fn fell_back(&self, what: &'static str) {
+        self.fallbacks.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(
+            metric = "home_fallback_total",
+            read = what,
+            "read missed the local replica; asked the home region"
+        );
+    }
+}
+
+/// `$local` when it found something, else `$home` (counted as a fallback).
+macro_rules! local_or_home {
+    ($self:ident, $what:literal, $store:ident => $read:expr) => {{
+        let found = {
+            let $store = &$self.local;
+            $read
+        };
+        match found {
+            Some(found) => Ok(Some(found)),
+            None => {
+                $self.fell_back($what);
+                let $store = &$self.home;
+                Ok($read)
+            }
+        }
+    }};
+}
+
+#[async_trait]
+impl Store for RegionalStore {
+    async fn put_body(&self, fingerprint: &Fingerprint, body: &SchemaBody) -> StoreResult<()> {
+        self.home.put_body(fingerprint, body).await
+    }
+
+    async fn get_body(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaBody>> {
+        local_or_home!(self, "body", store => store.get_body(fingerprint).await?)
+    }
+
+    async fn id_for_fingerprint_in(
+        &self,
+        context: &Context,
+        fingerprint: &Fingerprint,
+    ) -> StoreResult<Option<SchemaId>> {
+        local_or_home!(self, "id by fingerprint", store => store.id_for_fingerprint_in(context, fingerprint).await?)
+    }
+
+    async fn fingerprint_for_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        local_or_home!(self, "id", store => store.fingerprint_for_id_in(context, id).await?)
+    }
+
+    async fn fingerprint_for_carried_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        local_or_home!(self, "carried id", store => store.fingerprint_for_carried_id_in(context, id).await?)
+    }
+
+    async fn allocate_id_in(&self, context: &Context, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
+        self.home.allocate_id_in(context, fingerprint).await
+    }
+
+    async fn bind_id_in(&self, context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
+        self.home.bind_id_in(context, id, fingerprint).await
+    }
+
+    async fn max_id_in(&self, context: &Context) -> StoreResult<Option<SchemaId>> {
+        self.local.max_id_in(context).await
+    }
+
+    async fn list_contexts(&self) -> StoreResult<Vec<Context>> {
+        self.local.list_contexts().await
+    }
+
+    async fn unlist_context(&self, context: &Context) -> StoreResult<()> {
+        self.home.unlist_context(context).await
+    }
+
+    async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
+        self.home.bind_guid(guid, fingerprint).await
+    }
+
+    async fn fingerprint_for_guid(&self, guid: &Guid) -> StoreResult<Option<Fingerprint>> {
+        local_or_home!(self, "guid", store => store.fingerprint_for_guid(guid).await?)
+    }
+
+    async fn carried_id_for_guid(&self, guid: &Guid) -> StoreResult<Option<GuidCarried>> {
+        local_or_home!(self, "guid id", store => store.carried_id_for_guid(guid).await?)
+    }
+
+    async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {
+        self.local.versions(subject).await
+    }
+
+    async fn versions_page(&self, page: VersionsPage<'_>) -> StoreResult<Vec<VersionRow>> {
+        self.local.versions_page(page).await
+    }
+
+    async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>> {
+        local_or_home!(self, "version", store => store.get_version(subject, version).await?)
+    }
+
+    async fn layered_write_context(
+        &self,
+        scope: &Scope,
+        schemas: &[(Fingerprint, Guid)],
+    ) -> StoreResult<LayeredContext> {
+        self.local.layered_write_context(scope, schemas).await
+    }
+
+    /// Not recorded: the record is an optimization of the home's registrations, and a read region
+    /// decides nothing on it.
+    async fn record_live_version(&self, _row: &VersionRow, _revision: Revision) -> StoreResult<()> {
+        Ok(())
+    }
+
+    async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
+        self.home.create_version(row, preconditions).await
+    }
+
+    async fn create_version_assigning_id(&self, version: NewVersion<'_>) -> StoreResult<(SchemaId, bool)> {
+        self.home.create_version_assigning_id(version).await
+    }
+
+    async fn soft_delete_versions(&self, deletion: SoftDeletion<'_>) -> StoreResult<()> {
+        self.home.soft_delete_versions(deletion).await
+    }
+
+    async fn hard_delete_versions(&self, deletion: HardDeletion<'_>) -> StoreResult<()> {
+        self.home.hard_delete_versions(deletion).await
+    }
+
+    async fn rows_with_id_page_in(&self, context: &Context, page: IdRowsPage<'_>) -> StoreResult<Vec<VersionRow>> {
+        self.local.rows_with_id_page_in(context, page).await
+    }
+
+    async fn referrers(&self, subject: &Subject, version: Version) -> StoreResult<Vec<VersionRow>> {
+        self.local.referrers(subject, version).await
+    }
+
+    async fn list_subjects(&self, page: SubjectsPage<'_>) -> StoreResult<Vec<Subject>> {
+        self.local.list_subjects(page).await
+    }
+
+    async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
+        self.local.get_config(scope).await
+    }
+
+    async fn write_setting(&self, write: SettingWrite<'_>) -> StoreResult<()> {
+        self.home.write_setting(write).await
+    }
+
+    async fn last_used(&self, subject: &Subject) -> StoreResult<Option<u32>> {
+        self.local.last_used(subject).await
+    }
+
+    async fn mark_used(&self, subject: &Subject, day: u32) -> StoreResult<()> {
+        self.home.mark_used(subject, day).await
+    }
+}
+
+/// What [`AwsStore::fail_over`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failover {
+    /// The marker before (`None`: no failover had run).
+    pub before: Option<HomeMarker>,
+    /// The marker written.
+    pub after: HomeMarker,
+    /// Each context's counter: (context, highest ID seen in the replica's counter or ledger, the
+    /// counter after the jump).
+    pub counters: Vec<(Context, Option<SchemaId>, SchemaId)>,
+}
+
+impl AwsStore {
+    /// Makes `region` the home: run against `region`'s own table replica and bucket (this store).
+    /// First raises every context's counter (each one the replica's counter table knows, and each
+    /// one its ledger holds IDs of) past the highest ID its counter or its ledger shows plus `gap`,
+    /// IDs the old home may have allocated without their replication having arrived yet; then
+    /// writes the home marker naming `region` with the next epoch (conditioned on the marker read),
+    /// which fences every store still fenced on the old home once it reaches that region's replica.
+    /// Idempotent but for the jump, which each run makes again.
+    pub async fn fail_over(&self, region: &str, gap: u32) -> Result<Failover, StoreError> {
+        let before = self.home_marker().await?;
+        let mut contexts = vec![Context::DEFAULT];
+        for item in self.query_prefix(keys::COUNTER_PK.to_string(), keys::NAMED_COUNTER_SK_PREFIX).await? {
+            let sk = item.get(keys::SK).and_then(|v| v.as_s().ok()).map(String::as_str).unwrap_or_default();
+            if let Some(context) = keys::context_of_counter_sk(sk).and_then(|name| Context::parse(name).ok()) {
+                contexts.push(context);
+            }
+        }
+        contexts.extend(self.ledger_contexts().await?);
+        contexts.sort();
+        contexts.dedup();
+        let mut counters = Vec::new();
+        for context in contexts {
+            let counter = self.read_max_id(&context).await?;
+            let ledger = self.ledger_max_after(&context, SchemaId(counter.unwrap_or(0))).await?;
+            let seen = counter.map(SchemaId).max(ledger);
+            let jumped = seen.map_or(0, |id| id.0).saturating_add(i32::try_from(gap).unwrap_or(i32::MAX));
+            let jumped = SchemaId(jumped.min(SchemaId::MAX_IMPORTED.0));
+            self.raise_counter(&context, jumped, false).await?;
+            counters.push((context, seen, jumped));
+        }
+        let epoch = self.write_home_marker(region, before.as_ref()).await?;
+        Ok(Failover { before, after: HomeMarker { region: region.to_string(), epoch }, counters })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ack_regions_take_an_optional_bucket() {
+        let parsed = AckRegion::parse_list(" eu-west-1 , ap-south-1=bodies-mumbai,,");
+        assert_eq!(
+            parsed,
+            [
+                AckRegion { region: "eu-west-1".into(), bucket: None },
+                AckRegion { region: "ap-south-1".into(), bucket: Some("bodies-mumbai".into()) },
+            ]
+        );
+        assert!(AckRegion::parse_list("").is_empty());
+    }
+}

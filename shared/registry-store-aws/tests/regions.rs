@@ -1,0 +1,453 @@
+//! Multi-region on the emulator: a home region (us-east-1) and a read region (eu-west-1) over one
+//! table name and a bucket each, with a test-only [`Replicator`] standing in for global tables and
+//! S3 replication, run when the test says (a lag of zero at each `sync`, paused between). The
+//! applications are the ones the function serves: `registry_http::app` at home, and in the read
+//! region `registry_http::regional::app` over the local replica's registry and the home's.
+
+mod support;
+
+use aws_config::SdkConfig;
+use aws_sdk_dynamodb::types::AttributeValue;
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use registry_core::{Registry, RegistrySettings, Store};
+use registry_http::AppOptions;
+use registry_store_aws::provision::{create_resources, delete_resources};
+use registry_store_aws::regions::{AckRegion, AckReplicas, RegionalStore, in_region};
+use registry_store_aws::{AwsStore, AwsStoreConfig};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tower::ServiceExt;
+
+const HOME: &str = "us-east-1";
+const READ: &str = "eu-west-1";
+
+/// One region's table and bucket.
+#[derive(Clone)]
+struct Site {
+    sdk: SdkConfig,
+    config: AwsStoreConfig,
+}
+
+impl Site {
+    fn store(&self) -> AwsStore {
+        AwsStore::with_path_style(&self.sdk, self.config.clone(), true)
+    }
+
+    fn dynamo(&self) -> aws_sdk_dynamodb::Client {
+        aws_sdk_dynamodb::Client::new(&self.sdk)
+    }
+
+    fn s3(&self) -> aws_sdk_s3::Client {
+        let config = aws_sdk_s3::config::Builder::from(&self.sdk).force_path_style(true).build();
+        aws_sdk_s3::Client::from_conf(config)
+    }
+}
+
+type Item = HashMap<String, AttributeValue>;
+
+/// A site's items by key.
+type Items = HashMap<(String, String), Item>;
+
+/// Stands in for global-table and S3 replication: each call of [`Replicator::replicate`] applies
+/// the changes a site's table made since the last call that read it (as a stream delivers them: an
+/// item is sent only when its own site wrote it, so a stale copy never travels back), and copies
+/// the bucket objects the other site lacks. Deletes are not replicated (no case here deletes).
+#[derive(Default)]
+struct Replicator {
+    /// Per site (its bucket name), each item as the replicator last saw or wrote it.
+    seen: std::sync::Mutex<HashMap<String, Items>>,
+}
+
+fn item_key(item: &Item) -> (String, String) {
+    let part = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned().unwrap_or_default();
+    (part("pk"), part("sk"))
+}
+
+impl Replicator {
+    async fn scan(site: &Site) -> Vec<Item> {
+        let mut items = Vec::new();
+        let mut start = None;
+        loop {
+            let page = site
+                .dynamo()
+                .scan()
+                .table_name(&site.config.table)
+                .consistent_read(true)
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("scan: {e:?}"));
+            items.extend(page.items().iter().cloned());
+            match page.last_evaluated_key() {
+                Some(last) => start = Some(last.clone()),
+                None => return items,
+            }
+        }
+    }
+
+    /// Applies `from`'s changes to `to`; the number of items and objects copied.
+    async fn replicate(&self, from: &Site, to: &Site) -> usize {
+        let current = Self::scan(from).await;
+        let changed: Vec<Item> = {
+            let mut seen = self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let before = seen.entry(from.config.bucket.clone()).or_default();
+            let changed = current.iter().filter(|item| before.get(&item_key(item)) != Some(*item)).cloned().collect();
+            for item in &current {
+                before.insert(item_key(item), item.clone());
+            }
+            changed
+        };
+        let mut copied = 0;
+        for item in changed {
+            let put = to.dynamo().put_item().table_name(&to.config.table).set_item(Some(item.clone()));
+            put.send().await.unwrap_or_else(|e| panic!("put: {e:?}"));
+            let mut seen = self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            seen.entry(to.config.bucket.clone()).or_default().insert(item_key(&item), item);
+            copied += 1;
+        }
+        let (source, target) = (from.s3(), to.s3());
+        let listed = source.list_objects_v2().bucket(&from.config.bucket).send().await;
+        let listed = listed.unwrap_or_else(|e| panic!("list: {e:?}"));
+        for key in listed.contents().iter().filter_map(|o| o.key()) {
+            if target.head_object().bucket(&to.config.bucket).key(key).send().await.is_ok() {
+                continue;
+            }
+            let object = source.get_object().bucket(&from.config.bucket).key(key).send().await;
+            let bytes = object.unwrap_or_else(|e| panic!("get {key}: {e:?}")).body.collect().await;
+            let bytes = bytes.unwrap_or_else(|e| panic!("read {key}: {e}")).into_bytes();
+            let put = target.put_object().bucket(&to.config.bucket).key(key).body(bytes.into()).send().await;
+            put.unwrap_or_else(|e| panic!("put {key}: {e:?}"));
+            copied += 1;
+        }
+        copied
+    }
+}
+
+/// A registry answering from its store alone (no answer memory), so the calls counted are each
+/// request's own.
+fn registry(store: Arc<dyn Store>) -> Registry {
+    let settings =
+        RegistrySettings { live_id_ttl: Duration::ZERO, lookup_ttl: Duration::ZERO, ..RegistrySettings::default() };
+    Registry::new(store, settings)
+}
+
+fn app(store: Arc<dyn Store>) -> axum::Router {
+    registry_http::app(registry(store), AppOptions::default())
+}
+
+/// The read region's application: local reads over `reads`, writes through `writes` (the home's).
+fn read_region_app(reads: RegionalStore, writes: AwsStore) -> axum::Router {
+    registry_http::regional::app(app(Arc::new(reads)), app(Arc::new(writes)))
+}
+
+async fn call(app: &axum::Router, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+    let mut request = Request::builder().method(method).uri(path);
+    if body.is_some() {
+        request = request.header("content-type", "application/vnd.schemaregistry.v1+json");
+    }
+    let body = body.map_or_else(Body::empty, |b| Body::from(b.to_string()));
+    let request = request.body(body).unwrap_or_else(|e| panic!("{e}"));
+    let response = app.clone().oneshot(request).await.unwrap_or_else(|never| match never {});
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap_or_else(|e| panic!("{e}"));
+    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+/// A schema of its own per `tag`, each compatible with every other (BACKWARD): one record, the
+/// tag an optional field.
+fn schema(tag: &str) -> String {
+    let fields = json!([{"name": "f", "type": "string"}, {"name": tag, "type": ["null", "string"], "default": null}]);
+    json!({"type": "record", "name": "Event", "fields": fields}).to_string()
+}
+
+/// Registers `schema` under `subject`: the ID, or the error answer.
+async fn register(app: &axum::Router, subject: &str, schema: &str) -> Result<i64, (StatusCode, Value)> {
+    let (status, body) =
+        call(app, Method::POST, &format!("/subjects/{subject}/versions"), Some(json!({"schema": schema}))).await;
+    match (status, body["id"].as_i64()) {
+        (StatusCode::OK, Some(id)) => Ok(id),
+        _ => Err((status, body)),
+    }
+}
+
+async fn schema_by_id(app: &axum::Router, id: i64) -> (StatusCode, Value) {
+    call(app, Method::GET, &format!("/schemas/ids/{id}"), None).await
+}
+
+/// The two sites on the emulator (one table name, a bucket each), deleted after `test`.
+async fn with_regions<F, Fut>(test: F)
+where
+    F: FnOnce(Site, Site) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let Some(sdk) = support::emulator_sdk().await else { return };
+    let names = registry_store_aws::testing::unique_names("regions");
+    let home = Site {
+        sdk: in_region(&sdk, HOME),
+        config: AwsStoreConfig { table: names.table.clone(), bucket: format!("{}-home", names.bucket) },
+    };
+    let read = Site {
+        sdk: in_region(&sdk, READ),
+        config: AwsStoreConfig { table: names.table.clone(), bucket: format!("{}-read", names.bucket) },
+    };
+    for site in [&home, &read] {
+        create_resources(&site.sdk, &site.config, true).await.unwrap_or_else(|e| panic!("creating: {e}"));
+    }
+    use futures::FutureExt;
+    let outcome = std::panic::AssertUnwindSafe(test(home.clone(), read.clone())).catch_unwind().await;
+    for site in [&home, &read] {
+        delete_resources(&site.sdk, &site.config, true).await.unwrap_or_else(|e| panic!("deleting: {e}"));
+    }
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+/// The read region's stores: the local replica, and the home's fenced on `HOME` (a second client).
+fn read_region(home: &Site, read: &Site) -> (RegionalStore, AwsStore) {
+    let writes = home.store().fenced_by(HOME);
+    (RegionalStore::new(read.store(), writes.clone()), writes)
+}
+
+#[tokio::test]
+async fn reads_in_the_read_region_fall_back_to_home_before_replication_and_are_local_after() {
+    with_regions(|home, read| async move {
+        let home_store = home.store().fenced_by(HOME);
+        let home_app = app(Arc::new(home_store.clone()));
+        let (reads, writes) = read_region(&home, &read);
+        let read_app = read_region_app(reads.clone(), writes);
+        let text = schema("Order");
+        let id = register(&home_app, "orders-value", &text).await.unwrap_or_else(|e| panic!("{e:?}"));
+
+        // At home: the calls one by-ID read costs.
+        let before = home_store.calls().get();
+        let (status, at_home) = schema_by_id(&home_app, id).await;
+        assert_eq!(status, StatusCode::OK, "{at_home}");
+        let home_calls = home_store.calls().get() - before;
+
+        // Not replicated yet: the read region answers from the home region, never 40403.
+        let (local_before, home_before) = (reads.local().calls().get(), reads.home().calls().get());
+        let (status, fallback) = schema_by_id(&read_app, id).await;
+        assert_eq!(status, StatusCode::OK, "{fallback}");
+        assert_eq!(fallback["schema"], at_home["schema"]);
+        let fallback_local = reads.local().calls().get() - local_before;
+        let fallback_home = reads.home().calls().get() - home_before;
+        assert!(reads.fallbacks() >= 1);
+        let (status, version) = call(&read_app, Method::GET, "/subjects/orders-value/versions/1", None).await;
+        assert_eq!((status, version["id"].as_i64()), (StatusCode::OK, Some(id)), "{version}");
+
+        // Replicated: answered locally with the calls a home read costs, none of them at home.
+        let replicator = Replicator::default();
+        assert!(replicator.replicate(&home, &read).await > 0);
+        let (local_before, home_before) = (reads.local().calls().get(), reads.home().calls().get());
+        let (status, replicated) = schema_by_id(&read_app, id).await;
+        assert_eq!(status, StatusCode::OK, "{replicated}");
+        assert_eq!(replicated["schema"], at_home["schema"]);
+        let replicated_local = reads.local().calls().get() - local_before;
+        assert_eq!(reads.home().calls().get() - home_before, 0, "a replicated read asks nothing of the home region");
+        assert_eq!(replicated_local, home_calls, "a replicated read costs what it costs at home");
+        assert_eq!(fallback_local + fallback_home, replicated_local + home_calls, "fallback: the local misses + the home's");
+        eprintln!(
+            "GET /schemas/ids/{{id}} calls: home {home_calls}; read region replicated {replicated_local} local + 0 home; \
+             before replication {fallback_local} local + {fallback_home} home"
+        );
+
+        // An ID nobody issued is still 40403, after asking the home region.
+        let (status, missing) = schema_by_id(&read_app, id + 1000).await;
+        assert_eq!((status, missing["error_code"].as_i64()), (StatusCode::NOT_FOUND, Some(40403)), "{missing}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_write_through_the_read_region_commits_at_home_and_reads_its_own_id() {
+    with_regions(|home, read| async move {
+        let home_app = app(Arc::new(home.store().fenced_by(HOME)));
+        let (reads, writes) = read_region(&home, &read);
+        let read_app = read_region_app(reads.clone(), writes);
+        let text = schema("Payment");
+        let id = register(&read_app, "payments-value", &text).await.unwrap_or_else(|e| panic!("{e:?}"));
+        // Committed at home, where the same registration answers the same ID.
+        assert_eq!(register(&home_app, "payments-value", &text).await.ok(), Some(id));
+        let (status, at_home) = schema_by_id(&home_app, id).await;
+        assert_eq!(status, StatusCode::OK, "{at_home}");
+        // Nothing replicated: the local replica holds none of it.
+        assert_eq!(
+            reads
+                .local()
+                .fingerprint_for_id_in(&registry_core::Context::DEFAULT, registry_core::SchemaId(id as i32))
+                .await
+                .ok()
+                .flatten(),
+            None
+        );
+        // Read-your-writes: its ID, its subject's version and a lookup in the region that wrote it.
+        let (status, mine) = schema_by_id(&read_app, id).await;
+        assert_eq!((status, &mine["schema"]), (StatusCode::OK, &at_home["schema"]), "{mine}");
+        let (status, latest) = call(&read_app, Method::GET, "/subjects/payments-value/versions/latest", None).await;
+        assert_eq!((status, latest["id"].as_i64()), (StatusCode::OK, Some(id)), "{latest}");
+        let (status, lookup) =
+            call(&read_app, Method::POST, "/subjects/payments-value", Some(json!({"schema": text}))).await;
+        assert_eq!((status, lookup["id"].as_i64()), (StatusCode::OK, Some(id)), "{lookup}");
+        // Registering again through the read region is idempotent.
+        assert_eq!(register(&read_app, "payments-value", &text).await.ok(), Some(id));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn rpo_zero_acknowledges_only_what_the_read_replica_shows() {
+    with_regions(|home, read| async move {
+        let timeout = Duration::from_millis(400);
+        let acks = Arc::new(AckReplicas::new(
+            &home.sdk,
+            &home.config.table,
+            &home.config.bucket,
+            &[AckRegion { region: READ.into(), bucket: Some(read.config.bucket.clone()) }],
+            timeout,
+        ));
+        let home_app = app(Arc::new(home.store().fenced_by(HOME).with_acks(acks.clone())));
+        let text = schema("Shipment");
+
+        // Replication paused: a bounded wait, then a retryable answer, counted.
+        let started = Instant::now();
+        let refused = register(&home_app, "shipments-value", &text).await;
+        let waited = started.elapsed();
+        let Err((status, body)) = refused else { panic!("acknowledged without the replica: {refused:?}") };
+        assert_eq!((status, body["error_code"].as_i64()), (StatusCode::INTERNAL_SERVER_ERROR, Some(50002)), "{body}");
+        assert!(waited >= timeout && waited < timeout + Duration::from_secs(5), "waited {waited:?}");
+        assert_eq!(acks.timeouts(), 1);
+
+        // Replication running: the retry is acknowledged, with the ID the first attempt committed.
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        let (from, to) = (home.clone(), read.clone());
+        let replicator = tokio::spawn(async move {
+            let replicator = Replicator::default();
+            loop {
+                replicator.replicate(&from, &to).await;
+                tokio::select! {
+                    _ = &mut stopped => return,
+                    _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+                }
+            }
+        });
+        let retried = register(&home_app, "shipments-value", &text).await;
+        let other = register(&home_app, "shipments-value", &schema("Shipment2")).await;
+        let _ = stop.send(());
+        replicator.await.unwrap_or_else(|e| panic!("{e}"));
+        let id = retried.unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(other.is_ok(), "{other:?}");
+        assert_eq!(acks.timeouts(), 1, "no more waits ran out");
+        let (reads, writes) = read_region(&home, &read);
+        let read_app = read_region_app(reads.clone(), writes);
+        let (status, _) = schema_by_id(&read_app, id).await;
+        assert_eq!(status, StatusCode::OK);
+        let before = reads.home().calls().get();
+        let (status, _) = schema_by_id(&read_app, id).await;
+        assert_eq!(
+            (status, reads.home().calls().get() - before),
+            (StatusCode::OK, 0),
+            "acknowledged: readable locally"
+        );
+    })
+    .await;
+}
+
+/// Every (ID → schema) any client was answered, checked to name one schema each and answered so
+/// by both regions.
+#[derive(Default)]
+struct Seen(BTreeMap<i64, String>);
+
+impl Seen {
+    fn record(&mut self, id: i64, schema: &str) {
+        let known = self.0.entry(id).or_insert_with(|| schema.to_string());
+        assert_eq!(known, schema, "ID {id} was given to two schemas");
+    }
+
+    async fn check(&self, apps: &[&axum::Router]) {
+        for (id, schema) in &self.0 {
+            for app in apps {
+                let (status, answer) = schema_by_id(app, *id).await;
+                assert_eq!(status, StatusCode::OK, "ID {id}: {answer}");
+                let answered: Value =
+                    serde_json::from_str(answer["schema"].as_str().unwrap_or_default()).unwrap_or_default();
+                let registered: Value = serde_json::from_str(schema).unwrap_or_default();
+                assert_eq!(answered, registered, "ID {id} names another schema");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn failover_never_reissues_an_id_fences_the_old_home_and_fails_back() {
+    with_regions(|us, eu| async move {
+        let mut seen = Seen::default();
+        let replicator = Replicator::default();
+        let us_home = app(Arc::new(us.store().fenced_by(HOME)));
+        for n in 0..3 {
+            let text = schema(&format!("Replicated{n}"));
+            seen.record(register(&us_home, "s", &text).await.unwrap_or_else(|e| panic!("{e:?}")), &text);
+        }
+        replicator.replicate(&us, &eu).await;
+        // Allocations in flight: committed at home, replication paused before they arrive.
+        let mut unreplicated = Vec::new();
+        for n in 0..3 {
+            let text = schema(&format!("InFlight{n}"));
+            let id = register(&us_home, "s", &text).await.unwrap_or_else(|e| panic!("{e:?}"));
+            seen.record(id, &text);
+            unreplicated.push(id);
+        }
+
+        // Fail over to eu-west-1 (run against its replica), then point its functions at it.
+        let gap = 100;
+        let failover = eu.store().fail_over(READ, gap).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((failover.after.region.as_str(), failover.after.epoch), (READ, 1));
+        let eu_home = app(Arc::new(eu.store().fenced_by(READ)));
+        // A function still fenced on the old home cannot write through eu-west-1's replica.
+        let stale = app(Arc::new(eu.store().fenced_by(HOME)));
+        let refused = register(&stale, "s", &schema("Stale")).await;
+        assert!(matches!(&refused, Err((StatusCode::INTERNAL_SERVER_ERROR, _))), "{refused:?}");
+        let mut new_ids = Vec::new();
+        for n in 0..3 {
+            let text = schema(&format!("AfterFailover{n}"));
+            let id = register(&eu_home, "t", &text).await.unwrap_or_else(|e| panic!("{e:?}"));
+            seen.record(id, &text);
+            new_ids.push(id);
+        }
+        // The residual window: the old home has not received the marker yet and still commits.
+        let text = schema("InTheWindow");
+        let id = register(&us_home, "s", &text).await.unwrap_or_else(|e| panic!("{e:?}"));
+        seen.record(id, &text);
+        unreplicated.push(id);
+        let highest_old = unreplicated.iter().max().copied().unwrap_or_default();
+        assert!(new_ids.iter().all(|id| *id > highest_old), "new home issued {new_ids:?} after {unreplicated:?}");
+
+        // Once the marker is replicated the old home refuses every write.
+        replicator.replicate(&eu, &us).await;
+        let refused = register(&us_home, "s", &schema("OldHome")).await;
+        let Err((status, body)) = &refused else { panic!("the old home wrote after the marker: {refused:?}") };
+        assert_eq!((*status, body["error_code"].as_i64()), (StatusCode::INTERNAL_SERVER_ERROR, Some(50002)), "{body}");
+
+        // The old home's in-flight registrations arrive late; every ID still names one schema.
+        replicator.replicate(&us, &eu).await;
+        seen.check(&[&us_home, &eu_home]).await;
+
+        // Failback: the same command, run against us-east-1's replica.
+        replicator.replicate(&eu, &us).await;
+        let failback = us.store().fail_over(HOME, gap).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((failback.after.region.as_str(), failback.after.epoch), (HOME, 2));
+        let text = schema("AfterFailback");
+        let id = register(&us_home, "u", &text).await.unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(new_ids.iter().all(|new| id > *new), "failback issued {id} after {new_ids:?}");
+        seen.record(id, &text);
+        replicator.replicate(&us, &eu).await;
+        let refused = register(&eu_home, "t", &schema("Fenced")).await;
+        assert!(matches!(&refused, Err((StatusCode::INTERNAL_SERVER_ERROR, _))), "{refused:?}");
+        seen.check(&[&us_home, &eu_home]).await;
+        eprintln!("IDs checked across failover and failback: {:?}", seen.0.keys().collect::<Vec<_>>());
+    })
+    .await;
+}
