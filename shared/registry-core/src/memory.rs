@@ -254,7 +254,11 @@ impl Store for MemoryStore {
     }
 
     async fn unlist_context(&self, context: &Context) -> StoreResult<()> {
-        if let Some(space) = self.state().ids.get_mut(context) {
+        let mut state = self.state();
+        if state.rows.keys().any(|(subject, _)| subject.context() == *context) {
+            return Err(StoreError::Conflict(format!("a subject of {context} has versions")));
+        }
+        if let Some(space) = state.ids.get_mut(context) {
             space.listed = false;
         }
         Ok(())

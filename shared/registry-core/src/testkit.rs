@@ -123,6 +123,7 @@ macro_rules! conformance_cases {
             Decisions import_mode_keeps_versions_a_deleted_referrer_references(store);
             Decisions import_replacing_a_version_removes_it_only_with_its_replacement(store);
             Decisions context_import_mode_and_first_registration_serialize(store);
+            Decisions context_delete_and_first_registration_serialize(store);
         }
     };
     (@each $callback:ident $($section:ident $name:ident($($call:tt)*);)*) => {

@@ -11,7 +11,7 @@ use crate::commit::{Commit, RevisionStep};
 use crate::errors::{AwsError, classify};
 use crate::ids::build_error;
 use crate::ids::fingerprint_binding_key;
-use crate::items::{Item, attr, edge_item, edge_target, fingerprint_of, key, row_from_item, row_item};
+use crate::items::{Item, ItemExt, attr, edge_item, edge_target, fingerprint_of, key, row_from_item, row_item};
 use crate::keys::{self, PK, SK};
 use crate::requests::MAX_BATCH_KEYS;
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem, Update};
@@ -395,6 +395,47 @@ impl AwsStore {
             items.push(TransactWriteItem::builder().update(listing).build());
         }
         Ok(items)
+    }
+
+    /// Stops listing the named `context` unless a subject of it has a row (`ConditionFailed`
+    /// then). The context's revision (its pseudo-subject's, which a registration making a subject
+    /// of it live raises: [`Preconditions::raises`]) is read before the subjects and the unlisting
+    /// is conditioned on it, so a first registration committed after the subjects were read makes
+    /// it fail; one committed after the unlisting lists the context again itself. A context that
+    /// never took an ID has nothing to unlist.
+    pub(crate) async fn unlist_if_empty(&self, context: &Context) -> Result<(), AwsError> {
+        if context.is_default() {
+            return Ok(());
+        }
+        let pseudo = context.subject_prefix();
+        let index = self.get_item("GetItem(subject index)", key(keys::SUBJECTS_PK, pseudo.as_str())).await?;
+        let revision = match &index {
+            Some(item) => item.optional_number::<u64>(crate::conditions::REVISION)?.unwrap_or(0),
+            None => 0,
+        };
+        let counter = key(keys::COUNTER_PK, keys::counter_sk(context));
+        if self.get_item("GetItem(counter)", counter.clone()).await?.is_none() {
+            return Ok(());
+        }
+        let left = self.subjects_page(&pseudo, registry_core::DeletedFilter::IncludeDeleted, None, 1).await?;
+        if let Some(subject) = left.first() {
+            let detail = format!("{subject} of {context} has versions");
+            return Err(AwsError::ConditionFailed { op: "unlist_context", detail });
+        }
+        let unlisting = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(counter))
+            .update_expression("REMOVE #listed")
+            .expression_attribute_names("#listed", attr::LISTED)
+            .build()
+            .map_err(|e| build_error("unlist_context", e))?;
+        let scope = registry_core::Scope::of_context(context);
+        let decided = Preconditions { revision: Some(registry_core::Revision(revision)), ..Preconditions::default() };
+        let op = "TransactWriteItems(unlist_context)";
+        Commit::at_scope(self, op, &scope, &decided)
+            .write(TransactWriteItem::builder().update(unlisting).build())
+            .commit()
+            .await
     }
 
     /// The Put of `row` over the row at its version, conditioned on that row existing with the

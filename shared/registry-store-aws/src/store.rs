@@ -53,7 +53,7 @@ impl Store for AwsStore {
     }
 
     async fn unlist_context(&self, context: &Context) -> StoreResult<()> {
-        Ok(self.set_listed(context, false).await?)
+        Ok(self.unlist_if_empty(context).await?)
     }
 
     async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {

@@ -186,7 +186,8 @@ impl Registry {
     }
 
     /// `DELETE /contexts/{context}`: stops listing an empty context; 42211 while any subject
-    /// (even one whose versions are all soft-deleted) is left in it. The default context always
+    /// (even one whose versions are all soft-deleted) is left in it, also when one appears between
+    /// that check and the unlisting (the store refuses it: [`crate::Store::unlist_context`]). The default context always
     /// exists: deleting it only checks that it is empty.
     pub async fn delete_context(&self, context: &str) -> Result<(), RegistryError> {
         let context = Context::parse(context)?;
@@ -197,7 +198,14 @@ impl Registry {
             return Err(RegistryError::ContextNotEmpty { context: context.name().to_string() });
         }
         if !context.is_default() {
-            self.store.unlist_context(&context).await?;
+            match self.store.unlist_context(&context).await {
+                Ok(()) => {}
+                // A subject appeared there after the listing above: as if it came first.
+                Err(StoreError::Conflict(_)) => {
+                    return Err(RegistryError::ContextNotEmpty { context: context.name().to_string() });
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
         Ok(())
     }
