@@ -27,6 +27,7 @@ pub mod memory;
 pub mod metrics;
 pub mod model;
 pub mod registry;
+pub mod revision;
 pub mod store;
 pub mod subject_scope;
 #[cfg(feature = "testkit")]

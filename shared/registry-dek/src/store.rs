@@ -17,24 +17,9 @@
 
 use crate::model::{Dek, DekId, DekSeries, Kek};
 use async_trait::async_trait;
+pub use registry_core::revision::{Expect, Stored};
 pub use registry_core::{StoreError, StoreResult};
 use std::fmt::Debug;
-
-/// A record with the revision the store gave it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Stored<T> {
-    pub value: T,
-    pub revision: u64,
-}
-
-/// What a conditional write expects of the record it writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Expect {
-    /// The record must not exist (create).
-    Absent,
-    /// The record must exist at this revision (update, delete).
-    Revision(u64),
-}
 
 /// What a DEK write requires of the DEK's KEK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

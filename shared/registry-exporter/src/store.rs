@@ -8,24 +8,9 @@
 
 use crate::model::ExporterRecord;
 use async_trait::async_trait;
+pub use registry_core::revision::{Expect, Stored};
 pub use registry_core::{StoreError, StoreResult};
 use std::fmt::Debug;
-
-/// A record with the revision the store gave it (1 when created, +1 on every write).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Stored<T> {
-    pub value: T,
-    pub revision: u64,
-}
-
-/// What a conditional write expects of the record it writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Expect {
-    /// The record must not exist (create).
-    Absent,
-    /// The record must exist at this revision (update).
-    Revision(u64),
-}
 
 /// Persistent exporters. Reads observe every write acknowledged before they started.
 #[async_trait]
