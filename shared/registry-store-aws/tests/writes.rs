@@ -9,7 +9,7 @@ mod support;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use registry_core::{
     ConfigRecord, Context, Mode, NewSchema, RegisterOptions, Registry, RegistrySettings, SchemaId, SchemaReference,
-    Scope, Subject, Version, VersionSelector,
+    Scope, Store, Subject, Version, VersionSelector,
 };
 use registry_dek::{DekAlgorithm, Expect, KekGuard, KeyStore};
 use registry_store_aws::{AwsStore, SentWrite, keys};
@@ -240,9 +240,17 @@ fn check_rules(path: &str, writes: &[SentWrite]) -> Vec<Transaction> {
             }
         }
         // A subject raised without a write of its own is a referenced one: keeping, and its
-        // referenced row is checked live in the same transaction.
+        // referenced row is checked live in the same transaction; or a named context's
+        // pseudo-subject a first row of one of its subjects raises by 1, unconditioned.
         for action in transaction.actions.iter().filter(|a| a.kind == "Update" && a.pk == keys::SUBJECTS_PK) {
             if transaction.written_subjects().contains(&action.sk) {
+                continue;
+            }
+            if is_context_pseudo_subject(&action.sk) {
+                assert_eq!(action.added("rev"), Some(1), "{path}: context {} raised", action.sk);
+                assert!(!action.conditions("rev"), "{path}: context {} raised under a condition", action.sk);
+                let of_context = transaction.written_subjects().iter().any(|s| s.starts_with(action.sk.as_str()));
+                assert!(of_context, "{path}: context {} raised by no row of its subjects", action.sk);
                 continue;
             }
             assert_eq!(action.added("rev"), Some(KEEPING), "{path}: referenced subject {} bumped", action.sk);
@@ -254,6 +262,11 @@ fn check_rules(path: &str, writes: &[SentWrite]) -> Vec<Transaction> {
         }
     }
     transactions
+}
+
+/// Whether `subject` is a named context's settings pseudo-subject (`:.ctx:`).
+fn is_context_pseudo_subject(subject: &str) -> bool {
+    subject.strip_prefix(":.").and_then(|rest| rest.strip_suffix(':')).is_some_and(|name| !name.contains(':'))
 }
 
 /// The one transaction of `transactions` that writes `subject`'s rows or records.
@@ -412,6 +425,51 @@ async fn every_write_path_raises_the_revision_by_its_step_under_its_guards() {
         assert!(matches!(t.revised("imp")[..], [Revised::Raised { conditioned: true, .. }]), "{path}");
         let id_key = keys::id_pk(&Context::DEFAULT, SchemaId(500));
         assert!(t.find("Update", &id_key, keys::ID_BINDING_SK).is_some_and(|s| s.added("carried") == Some(1)));
+
+        // IMPORT over the taken version 2: the old row goes in the new row's transaction, with its
+        // ID edge and, its ID carried by no other row, its fingerprint binding (under its stamp).
+        let path = "IMPORT replacing a version";
+        let imported = NewSchema { id: Some(501), version: Some(2), ..schema(&record("K")) };
+        let written = sent(&store, path, registry.register("imp", imported, options())).await;
+        let t = writing(path, &written, "imp");
+        assert_eq!(t.revised("imp"), [Revised::Raised { step: 1, conditioned: true }], "{path}");
+        assert!(t.checks_settings_of(&scope("imp")), "{path}: settings checks");
+        let over = t.find("Put", "S#imp", &keys::version_sk(Version(2)));
+        assert!(over.is_some_and(|put| put.conditions("deleted")), "{path}: the row put over the one read: {t:#?}");
+        let imp = Subject::new("imp").unwrap_or_else(|e| panic!("{e}"));
+        let old_edge = keys::edge_sk(&imp, Version(2));
+        assert!(t.has("Delete", &keys::id_pk(&Context::DEFAULT, SchemaId(500)), &old_edge), "{path}: old ID edge");
+        let binding = t.actions.iter().find(|a| a.kind == "Delete" && a.pk.starts_with("FP#"));
+        assert!(binding.is_some_and(|b| b.conditions("uses") && b.conditions("id")), "{path}: binding delete {t:#?}");
+
+        // The first row of a subject of a named context raises the context's revision (its
+        // allocation lists the context); the context's delete is conditioned on that revision.
+        let path = "first registration in a named context";
+        let written = sent(&store, path, registry.register(":.w:s", schema(&record("W")), options())).await;
+        let t = writing(path, &written, ":.w:s");
+        assert_eq!(t.revised(":.w:"), [Revised::Raised { step: 1, conditioned: false }], "{path}");
+        assert_eq!(t.actions.iter().filter(|a| a.pk == keys::COUNTER_PK).count(), 1, "{path}: one counter write");
+        let w = Context::parse(".w").unwrap_or_else(|e| panic!("{e}"));
+        let in_w = |name: &str| Subject::new(w.qualify(name)).unwrap_or_else(|e| panic!("{e}"));
+        let fingerprint = Store::versions(&store, &in_w("s")).await.unwrap_or_else(|e| panic!("{e}"))[0].fingerprint;
+        let path = "context emptied";
+        sent(&store, path, registry.delete_subject(":.w:s", false)).await;
+        sent(&store, path, registry.delete_subject(":.w:s", true)).await;
+        let path = "context delete";
+        let written = sent(&store, path, registry.delete_context(".w")).await;
+        let [t] = written.as_slice() else { panic!("{path}: one transaction: {written:#?}") };
+        assert_eq!(t.revised(":.w:"), [Revised::Checked], "{path}");
+        let unlisting = t.find("Update", keys::COUNTER_PK, &keys::counter_sk(&w));
+        assert!(unlisting.is_some_and(|u| u.update.starts_with("REMOVE")), "{path}: {t:#?}");
+        // A first row again, under an ID bound there (no allocation): it lists the context again.
+        let path = "first registration in an unlisted context";
+        let bound = Store::allocate_id_in(&store, &w, &fingerprint).await;
+        assert!(bound.is_ok(), "{path}: {bound:?}");
+        let written = sent(&store, path, registry.register(":.w:t", schema(&record("W")), options())).await;
+        let t = writing(path, &written, ":.w:t");
+        assert_eq!(t.revised(":.w:"), [Revised::Raised { step: 1, conditioned: false }], "{path}");
+        let listing = t.find("Update", keys::COUNTER_PK, &keys::counter_sk(&w));
+        assert!(listing.is_some_and(|u| u.update.starts_with("SET") && u.condition.is_empty()), "{path}: {t:#?}");
 
         // A DEK under a live KEK: no subject; the KEK's own revision rises by one, guarded live.
         let path = "DEK guard";
