@@ -53,7 +53,17 @@ pub fn guarded_handler(
     emf: Option<emf::EmfConfig>,
     origin: Option<Arc<auth_origin::OriginGuard>>,
 ) -> Handler {
-    let app = registry_http::app(registry.clone(), options);
+    guarded_app_handler(registry_http::app(registry.clone(), options), registry, emf, origin)
+}
+
+/// [`guarded_handler`] for an application already assembled (a read region's
+/// `registry_http::regional::app`), with `registry` the one its metrics lines describe.
+pub fn guarded_app_handler(
+    app: axum::Router,
+    registry: Registry,
+    emf: Option<emf::EmfConfig>,
+    origin: Option<Arc<auth_origin::OriginGuard>>,
+) -> Handler {
     let app = match emf {
         Some(config) => emf::layer(app, registry, Arc::new(emf::Emf::new(config))),
         None => app,

@@ -11,8 +11,9 @@ use registry_exporter::transport::RouterApi;
 use registry_lambda::config::HandlerKind;
 use registry_lambda::exporter;
 use registry_lambda::exporter_engine::ServiceEngine;
-use registry_lambda::{LambdaConfig, guarded_handler};
+use registry_lambda::{LambdaConfig, guarded_app_handler, guarded_handler};
 use registry_store_aws::AwsStore;
+use registry_store_aws::regions::{Deployment, RegionConfig};
 use std::sync::Arc;
 
 #[tokio::main]
@@ -29,17 +30,57 @@ async fn main() -> Result<(), Error> {
     }
     let env = registry_store_aws::AwsEnv::from_env().await?;
     let exporters = registry_store_aws::exporter_store::exporter_service(&env);
-    let store = AwsStore::with_path_style(&env.sdk, env.store, env.s3_path_style).with_kms_key_arns(env.kms_key_arns);
-    let dek = registry_store_aws::dek_registry::dek_backend(&store);
-    let store = Arc::new(CachedStore::with_capacity(store, config.settings.cache_bytes));
-    let registry = Registry::new(store, config.settings.registry());
+    let regions = &config.settings.regions;
+    let regions = RegionConfig::from_settings(
+        regions.home_region(),
+        regions.home_bucket.as_deref(),
+        &env.store.bucket,
+        &regions.ack_regions,
+        regions.ack_timeout(),
+    );
     let authenticator = registry_lambda::auth::authenticator(&config.settings.auth).await?;
     let mut options = config.settings.app_options(authenticator)?;
     options.request_budget = config.request_budget();
-    options.deks = dek.map(|backend| config.settings.dek.registry(backend)).transpose()?;
-    options.exporters = Some(Arc::new(exporters));
     let origin = registry_lambda::auth::origin_guard(config.origin_secret.as_deref(), &config.settings.auth).await?;
-    lambda_http::run_with_streaming_response(guarded_handler(registry, options, Some(config.emf()), origin)).await
+    let cached = |store: AwsOrRegional| {
+        let registry = |store: Arc<dyn registry_core::Store>| Registry::new(store, config.settings.registry());
+        let bytes = config.settings.cache_bytes;
+        match store {
+            AwsOrRegional::Aws(store) => registry(Arc::new(CachedStore::with_capacity(store, bytes))),
+            AwsOrRegional::Regional(store) => registry(Arc::new(CachedStore::with_capacity(store, bytes))),
+        }
+    };
+    let deks = |store: &AwsStore| {
+        let backend = registry_store_aws::dek_registry::dek_backend(store);
+        backend.map(|backend| config.settings.dek.registry(backend)).transpose()
+    };
+    let handler = match Deployment::open(&env, regions.as_ref()) {
+        Deployment::Single(store) | Deployment::Home(store) => {
+            options.deks = deks(&store)?;
+            options.exporters = Some(Arc::new(exporters));
+            guarded_handler(cached(AwsOrRegional::Aws(store)), options, Some(config.emf()), origin)
+        }
+        // A read region: reads from the local replica, writes (and exporters, whose records the
+        // home's table holds) through the home region.
+        Deployment::Read { reads, writes } => {
+            let mut home_options = options.clone();
+            home_options.deks = deks(&writes)?;
+            options.deks = deks(reads.local())?;
+            let (local, home) = (cached(AwsOrRegional::Regional(reads)), cached(AwsOrRegional::Aws(writes)));
+            let app = registry_http::regional::app(
+                registry_http::app(local.clone(), options),
+                registry_http::app(home, home_options),
+            );
+            guarded_app_handler(app, local, Some(config.emf()), origin)
+        }
+    };
+    lambda_http::run_with_streaming_response(handler).await
+}
+
+/// The store under one registry of the function.
+enum AwsOrRegional {
+    Aws(AwsStore),
+    Regional(registry_store_aws::regions::RegionalStore),
 }
 
 /// The exporter function: stream batches and catch-up runs over the exporters whose records are in

@@ -48,6 +48,26 @@ pub enum Command {
     /// After a restore of the DynamoDB table: raise its ID counter past every ID the ledger in the
     /// bucket records as issued, so no ID is handed out again (`REGISTRY_TABLE`, `REGISTRY_BUCKET`).
     RestoreCheck(RestoreCheckArgs),
+    /// Multi-region: make `--to REGION` the home region. Raises every ID counter in that region's
+    /// replica past what the old home may have issued (plus `--gap`), then writes the home marker
+    /// that fences the old home (docs/multi-region.md). Failback is the same command.
+    Failover(FailoverArgs),
+}
+
+/// `registry failover`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct FailoverArgs {
+    /// The region that becomes the home; the command works on its replica of `REGISTRY_TABLE`.
+    #[arg(long)]
+    pub to: String,
+    /// That region's bucket (its replica of the ID ledger); default `REGISTRY_BUCKET`.
+    #[arg(long)]
+    pub bucket: Option<String>,
+    /// IDs skipped past the highest one the new home's replica shows in each context: at least
+    /// the most IDs the old home can allocate within the replication lag (peak allocations per
+    /// second times the worst lag in seconds).
+    #[arg(long, default_value_t = 10_000)]
+    pub gap: u32,
 }
 
 /// `registry restore-check`.

@@ -35,6 +35,7 @@ fn main() -> ExitCode {
         Command::CapVersions(args) => runtime.block_on(admin::cap_versions(*args)),
         Command::Report(args) => runtime.block_on(admin::report(*args)),
         Command::RestoreCheck(args) => runtime.block_on(admin::restore_check(args)),
+        Command::Failover(args) => runtime.block_on(admin::failover(args)),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

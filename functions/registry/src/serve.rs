@@ -34,7 +34,16 @@ pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn st
         }
         None => None,
     };
-    let app = registry_http::app(registry, options);
+    let app = match opened.local_reads {
+        // A read region: reads from the local replica, writes through the home region.
+        Some((reads, dek)) => {
+            let mut read_options = options.clone();
+            read_options.deks = dek.map(|backend| config.settings.dek.registry(backend)).transpose()?;
+            let reads = registry_http::app(Registry::new(reads, config.settings.registry()), read_options);
+            registry_http::regional::app(reads, registry_http::app(registry, options))
+        }
+        None => registry_http::app(registry, options),
+    };
     let app = match trigger {
         Some(trigger) => app.layer(axum::middleware::from_fn(move |request, next| {
             exporters::notify_writes(trigger.clone(), request, next)

@@ -15,6 +15,11 @@ pub struct Opened {
     /// has none, its `/exporters` paths answer 404).
     pub exporters: Option<ExporterService>,
     pub description: String,
+    /// A read region of a multi-region registry (`REGISTRY_HOME_REGION` names another region):
+    /// the store of read requests (the local replica, falling back to the home) with its DEK
+    /// backend; `store` and `dek` are then the home region's, which every write and every admin
+    /// command uses.
+    pub local_reads: Option<(Arc<dyn Store>, Option<DekBackend>)>,
 }
 
 /// Opens the backend `config` names. Both persistent backends sit behind a bounded cache of
@@ -32,6 +37,7 @@ pub async fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Er
                 exporters: Some(ExporterService::new(Arc::new(store.clone()), Arc::new(secrets))),
                 store: Arc::new(CachedStore::with_capacity(store, config.settings.cache_bytes)),
                 description: format!("embedded {}", config.data_dir.display()),
+                local_reads: None,
             }
         }
         Backend::Memory => Opened {
@@ -42,18 +48,41 @@ pub async fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Er
                 Arc::new(SecretBox::ephemeral()?),
             )),
             description: "memory".to_string(),
+            local_reads: None,
         },
         Backend::Aws => {
+            use registry_store_aws::regions::{Deployment, RegionConfig};
             let env = registry_store_aws::AwsEnv::from_env().await?;
-            let exporters = registry_store_aws::exporter_store::exporter_service(&env);
-            let store = registry_store_aws::AwsStore::with_path_style(&env.sdk, env.store, env.s3_path_style)
-                .with_kms_key_arns(env.kms_key_arns);
-            let names = store.config();
-            Opened {
-                dek: registry_store_aws::dek_registry::dek_backend(&store),
-                exporters: Some(exporters),
-                store: Arc::new(CachedStore::with_capacity(store, config.settings.cache_bytes)),
-                description: format!("aws table {} bucket {}", names.table, names.bucket),
+            let regions = &config.settings.regions;
+            let regions = RegionConfig::from_settings(
+                regions.home_region(),
+                regions.home_bucket.as_deref(),
+                &env.store.bucket,
+                &regions.ack_regions,
+                regions.ack_timeout(),
+            );
+            let bytes = config.settings.cache_bytes;
+            let names = env.store.clone();
+            let description = format!("aws table {} bucket {}", names.table, names.bucket);
+            match Deployment::open(&env, regions.as_ref()) {
+                Deployment::Single(store) | Deployment::Home(store) => Opened {
+                    dek: registry_store_aws::dek_registry::dek_backend(&store),
+                    exporters: Some(registry_store_aws::exporter_store::exporter_service(&env)),
+                    store: Arc::new(CachedStore::with_capacity(store, bytes)),
+                    description,
+                    local_reads: None,
+                },
+                // Exporters are managed in the home region (their records are written there).
+                Deployment::Read { reads, writes } => Opened {
+                    dek: registry_store_aws::dek_registry::dek_backend(&writes),
+                    exporters: None,
+                    local_reads: Some((
+                        Arc::new(CachedStore::with_capacity(reads.clone(), bytes)),
+                        registry_store_aws::dek_registry::dek_backend(reads.local()),
+                    )),
+                    store: Arc::new(CachedStore::with_capacity(writes, bytes)),
+                    description: format!("{description} (reads; writes in the home region)"),
+                },
             }
         }
     };

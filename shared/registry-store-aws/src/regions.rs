@@ -48,6 +48,27 @@ pub struct RegionConfig {
     pub ack_timeout: Duration,
 }
 
+impl RegionConfig {
+    /// The configuration the settings give (`None`: no home region, a single-region registry);
+    /// the home bucket defaults to `local_bucket`.
+    pub fn from_settings(
+        home_region: Option<&str>,
+        home_bucket: Option<&str>,
+        local_bucket: &str,
+        ack_regions: &str,
+        ack_timeout: Duration,
+    ) -> Option<RegionConfig> {
+        let home_region = home_region.map(str::trim).filter(|region| !region.is_empty())?;
+        let home_bucket = home_bucket.map(str::trim).filter(|bucket| !bucket.is_empty()).unwrap_or(local_bucket);
+        Some(RegionConfig {
+            home_region: home_region.to_string(),
+            home_bucket: home_bucket.to_string(),
+            ack_regions: AckRegion::parse_list(ack_regions),
+            ack_timeout,
+        })
+    }
+}
+
 /// A region a registration waits for: its table replica always, its bucket when named
 /// (`REGISTRY_ACK_REGIONS` entry `region=bucket`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -208,6 +229,22 @@ pub enum Deployment {
 }
 
 impl Deployment {
+    /// The store of read requests (every request in a single or home region).
+    pub fn reads(&self) -> &dyn Store {
+        match self {
+            Deployment::Single(store) | Deployment::Home(store) => store,
+            Deployment::Read { reads, .. } => reads,
+        }
+    }
+
+    /// The local table's store (the DEK registry's and the exporters' records).
+    pub fn local(&self) -> &AwsStore {
+        match self {
+            Deployment::Single(store) | Deployment::Home(store) => store,
+            Deployment::Read { reads, .. } => reads.local(),
+        }
+    }
+
     /// The stores for `env` (the local table and bucket, the function's region) and `regions`.
     pub fn open(env: &AwsEnv, regions: Option<&RegionConfig>) -> Deployment {
         let local = AwsStore::with_path_style(&env.sdk, env.store.clone(), env.s3_path_style)

@@ -7,6 +7,7 @@
 mod api;
 mod cap;
 mod contexts;
+mod failover;
 mod import;
 mod progress;
 mod prune;
@@ -15,7 +16,8 @@ mod restore_check;
 mod snapshot;
 
 use crate::config::{
-    CapArgs, ExportArgs, ImportArgs, PruneArgs, ReportArgs, ReportFormat, RestoreCheckArgs, ServeConfig, TargetArgs,
+    CapArgs, ExportArgs, FailoverArgs, ImportArgs, PruneArgs, ReportArgs, ReportFormat, RestoreCheckArgs, ServeConfig,
+    TargetArgs,
 };
 use api::Api;
 use contexts::Selection;
@@ -192,4 +194,9 @@ pub async fn report(args: ReportArgs) -> Result<(), AdminError> {
 /// `registry restore-check`: the ID counter raised past the ledger (see `restore_check`).
 pub async fn restore_check(args: RestoreCheckArgs) -> Result<(), AdminError> {
     restore_check::run(args.dry_run).await?.finish()
+}
+
+/// `registry failover`.
+pub async fn failover(args: FailoverArgs) -> Result<(), AdminError> {
+    failover::run(&args).await?.finish()
 }
