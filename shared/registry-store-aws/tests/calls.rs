@@ -164,6 +164,32 @@ async fn each_store_call_is_one_aws_call_except_allocation() {
     .await;
 }
 
+/// `unlist_context` (`DELETE /contexts/{ctx}`): GetItem of the context's revision (its pseudo-subject's
+/// index item), GetItem of its counter, one Query page of one subject, then the TransactWriteItems
+/// conditioned on that revision; a context holding a subject is refused after the Query.
+#[tokio::test]
+async fn unlisting_a_context_reads_its_revision_its_counter_and_one_subject() {
+    with_store(|store, _| async move {
+        let context = |name: &str| Context::parse(name).unwrap_or_else(|e| panic!("{e}"));
+        let (empty, used) = (context(".empty"), context(".used"));
+        let bound = store.allocate_id_in(&empty, &body("\"e\"").fingerprint()).await;
+        assert!(bound.is_ok(), "{bound:?}");
+        let fp = body("\"u\"").fingerprint();
+        let id = store.allocate_id_in(&used, &fp).await.unwrap_or_else(|e| panic!("{e}"));
+        let created =
+            store.create_version(&row(":.used:s", 1, id.0, fp), &registry_core::Preconditions::default()).await;
+        assert!(created.is_ok(), "{created:?}");
+        let (unlisted, answer) = count(&store, store.unlist_context(&empty)).await;
+        assert!(answer.is_ok(), "{answer:?}");
+        let (refused, answer) = count(&store, store.unlist_context(&used)).await;
+        assert!(matches!(answer, Err(registry_core::StoreError::Conflict(_))), "{answer:?}");
+        println!("unlist_context: empty {unlisted}, holding a subject {refused}");
+        assert_eq!([unlisted, refused], [4, 3]);
+        assert_eq!(store.list_contexts().await.unwrap_or_else(|e| panic!("{e}")), vec![used]);
+    })
+    .await;
+}
+
 /// The registry itself over the cached store, as the functions run it: a cold instance answers a
 /// by-ID read with one item read and one body read, and a warm one repeats it from memory.
 #[tokio::test]
