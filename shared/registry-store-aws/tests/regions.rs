@@ -269,7 +269,11 @@ async fn a_write_through_the_read_region_commits_at_home_and_reads_its_own_id() 
         let (reads, writes) = read_region(&home, &read);
         let read_app = read_region_app(reads.clone(), writes);
         let text = schema("Payment");
+        let (local_before, home_before) = (reads.local().calls().get(), reads.home().calls().get());
         let id = register(&read_app, "payments-value", &text).await.unwrap_or_else(|e| panic!("{e:?}"));
+        let new_local = reads.local().calls().get() - local_before;
+        let new_home = reads.home().calls().get() - home_before;
+        assert_eq!(new_local, 0, "a write through the read region reads nothing of the local replica");
         // Committed at home, where the same registration answers the same ID.
         assert_eq!(register(&home_app, "payments-value", &text).await.ok(), Some(id));
         let (status, at_home) = schema_by_id(&home_app, id).await;
@@ -293,7 +297,10 @@ async fn a_write_through_the_read_region_commits_at_home_and_reads_its_own_id() 
             call(&read_app, Method::POST, "/subjects/payments-value", Some(json!({"schema": text}))).await;
         assert_eq!((status, lookup["id"].as_i64()), (StatusCode::OK, Some(id)), "{lookup}");
         // Registering again through the read region is idempotent.
+        let home_before = reads.home().calls().get();
         assert_eq!(register(&read_app, "payments-value", &text).await.ok(), Some(id));
+        let again_home = reads.home().calls().get() - home_before;
+        eprintln!("registration through the read region: new schema {new_home} home calls, again {again_home}");
     })
     .await;
 }
