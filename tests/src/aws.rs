@@ -27,7 +27,7 @@ pub struct AwsTarget {
     pub exporter_kms_key: String,
 }
 
-pub use registry_store_aws::testing::emulator_sdk;
+pub use registry_store_aws::testing::{create_kms_key, emulator_sdk};
 
 impl AwsTarget {
     /// A uniquely named table and bucket, created on the emulator; `None` when the emulator is not
@@ -76,16 +76,6 @@ impl AwsTarget {
             }
         }
         env
-    }
-}
-
-/// A new symmetric KMS key on the emulator, its ID. Panics if it cannot be created.
-pub async fn create_kms_key(sdk: &SdkConfig, description: &str) -> String {
-    let created = aws_sdk_kms::Client::new(sdk).create_key().description(description).send().await;
-    match created.map(|output| output.key_metadata.map(|metadata| metadata.key_id)) {
-        Ok(Some(key)) => key,
-        Ok(None) => panic!("CreateKey answered no key"),
-        Err(error) => panic!("CreateKey: {}", aws_sdk_kms::error::DisplayErrorContext(&error)),
     }
 }
 

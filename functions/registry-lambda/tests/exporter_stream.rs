@@ -5,19 +5,22 @@
 //! mapping reads them) and handed to the exporter handler; afterwards every GET of the exported
 //! subjects answers the same on source and destination. Also: a crash between the push and the
 //! offset re-sends idempotently, and a destination that is down fails the batch at the first record
-//! that concerns it, with the exporter in ERROR and the reason in its trace.
+//! that concerns it, with the exporter in ERROR and the reason in its trace. The destination asks
+//! for credentials: the exporters' are sealed by KMS (the item holds only the ciphertext) and
+//! opened by the pass, as the exporter function's own wiring does.
 //!
 //! Skips without `AWS_ENDPOINT_URL` (fails with `CI` set), as the store's emulator tests do.
 
 use registry_core::{Registry, RegistrySettings};
 use registry_exporter::engine::{Method, RegistryApi, sync_pass};
 use registry_exporter::transport::{HttpApi, RouterApi};
-use registry_exporter::{ExporterService, ExporterState, ExporterStore, ExporterUpdate, SecretBox};
+use registry_exporter::{ExporterService, ExporterState, ExporterStore, ExporterUpdate};
 use registry_lambda::exporter::{self, CATCH_UP_EVENT};
 use registry_lambda::exporter_engine::ServiceEngine;
 use registry_lambda::exporter_store::DynamoExporterStore;
+use registry_store_aws::exporter_secrets::{KmsSealer, SEALED_PREFIX};
 use registry_store_aws::provision::{create_resources, delete_resources};
-use registry_store_aws::testing::{emulator_sdk, unique_names};
+use registry_store_aws::testing::{create_kms_key, emulator_sdk, unique_names};
 use registry_store_aws::{AwsStore, AwsStoreConfig};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -83,10 +86,25 @@ impl StreamReader {
     }
 }
 
-/// A registry served on loopback (the destination): an embedded store in a directory of its own.
+/// The destination's one user (an admin) and its password.
+const USER: &str = "exporter";
+const PASSWORD: &str = "dest-password-never-stored-plain";
+
+/// A registry served on loopback (the destination): an embedded store in a directory of its own,
+/// HTTP Basic on with the one user [`USER`].
 async fn serve_embedded(dir: &std::path::Path) -> (String, tokio::task::JoinHandle<()>) {
     let store = registry_store_local::LocalStore::open(dir).unwrap_or_else(|e| panic!("{e}"));
-    let app = registry_http::app(Registry::new(Arc::new(store), RegistrySettings::default()), Default::default());
+    let mut users = registry_auth::UsersFile::default();
+    let hash = registry_auth::hash_password(PASSWORD, registry_auth::HashCost::TEST).unwrap_or_else(|e| panic!("{e}"));
+    users.upsert(registry_auth::UserEntry {
+        user: USER.to_owned(),
+        role: registry_auth::Role::Admin,
+        subject_prefixes: Vec::new(),
+        hash,
+    });
+    let authenticator = registry_auth::Authenticator::new(&users, None).unwrap_or_else(|e| panic!("{e}"));
+    let options = registry_http::AppOptions { authenticator: Some(Arc::new(authenticator)), ..Default::default() };
+    let app = registry_http::app(Registry::new(Arc::new(store), RegistrySettings::default()), options);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
     let address = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
     let server = tokio::spawn(async move {
@@ -160,8 +178,17 @@ fn create(name: &str, subjects: &[&str], url: &str) -> ExporterUpdate {
         context: Some(".team-a".to_owned()),
         subjects: Some(subjects.iter().map(|s| (*s).to_owned()).collect()),
         subject_rename_format: None,
-        config: Some(BTreeMap::from([("schema.registry.url".to_owned(), url.to_owned())])),
+        config: Some(destination_config(url)),
     }
+}
+
+/// The client settings of the destination at `url`, with its user's credentials.
+fn destination_config(url: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("schema.registry.url".to_owned(), url.to_owned()),
+        ("basic.auth.credentials.source".to_owned(), "USER_INFO".to_owned()),
+        ("basic.auth.user.info".to_owned(), format!("{USER}:{PASSWORD}")),
+    ])
 }
 
 fn avro(fields: &[&str]) -> Value {
@@ -219,14 +246,31 @@ async fn run(sdk: aws_config::SdkConfig, names: AwsStoreConfig) {
     let source = RouterApi::new(source_app.clone());
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let (url, server) = serve_embedded(dir.path()).await;
-    let destination = HttpApi::from_config("check", &BTreeMap::from([("schema.registry.url".to_owned(), url.clone())]))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let destination = HttpApi::from_config("check", &destination_config(&url)).unwrap_or_else(|e| panic!("{e}"));
+    let anonymous =
+        HttpApi::from_config("anonymous", &BTreeMap::from([("schema.registry.url".to_owned(), url.clone())]))
+            .unwrap_or_else(|e| panic!("{e}"));
+    let refused = anonymous.call(Method::Get, "/subjects", None).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(refused.status, 401, "the destination asks for credentials");
 
-    // The exporters, their records in the same table.
+    // The exporters, their records in the same table, their credentials sealed by KMS.
     let exporters: Arc<dyn ExporterStore> = Arc::new(DynamoExporterStore::new(dynamo.clone(), &names.table));
-    let service =
-        ExporterService::new(exporters.clone(), Arc::new(SecretBox::ephemeral().unwrap_or_else(|e| panic!("{e}"))));
+    let sealer = KmsSealer::new(&sdk, Some(create_kms_key(&sdk, "exporter credentials").await));
+    let service = ExporterService::new(exporters.clone(), Arc::new(sealer));
     service.create(create("team-a", &["orders-*"], &url)).await.unwrap_or_else(|e| panic!("{e}"));
+    let item = dynamo
+        .get_item()
+        .table_name(&names.table)
+        .key("pk", aws_sdk_dynamodb::types::AttributeValue::S("EXPORTER".to_owned()))
+        .key("sk", aws_sdk_dynamodb::types::AttributeValue::S("team-a".to_owned()))
+        .consistent_read(true)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .item
+        .unwrap_or_else(|| panic!("no exporter item"));
+    let raw = format!("{item:?}");
+    assert!(!raw.contains(PASSWORD) && raw.contains(SEALED_PREFIX), "the item holds only the ciphertext: {raw}");
     let engine = ServiceEngine::new(service.clone(), Arc::new(RouterApi::new(source_app)));
 
     // Writes at the source: versions, a reference, a soft delete, a config, a hard delete, and a

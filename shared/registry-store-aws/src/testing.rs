@@ -1,5 +1,5 @@
 //! Emulator fixtures shared by this crate's tests and the API tests (feature `testing`): the
-//! gating rule and unique table/bucket names.
+//! gating rule, unique table/bucket names and KMS keys.
 //!
 //! Gating: without `AWS_ENDPOINT_URL` a test skips (and says why), unless `CI` is set, in which
 //! case it fails, so a green CI run cannot hide the AWS backend.
@@ -37,4 +37,14 @@ pub fn unique_names(prefix: &str) -> AwsStoreConfig {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
     let name = format!("{prefix}-{}-{nanos}-{n}", std::process::id());
     AwsStoreConfig { table: name.clone(), bucket: name }
+}
+
+/// A new symmetric KMS key on the emulator: its ARN. Panics if it cannot be created.
+pub async fn create_kms_key(sdk: &SdkConfig, description: &str) -> String {
+    let created = aws_sdk_kms::Client::new(sdk).create_key().description(description).send().await;
+    match created.map(|output| output.key_metadata.and_then(|metadata| metadata.arn)) {
+        Ok(Some(arn)) => arn,
+        Ok(None) => panic!("CreateKey answered no key ARN"),
+        Err(error) => panic!("CreateKey: {}", aws_sdk_kms::error::DisplayErrorContext(&error)),
+    }
 }

@@ -2,19 +2,11 @@
 //! store conformance cases, and credentials sealed by [`KmsSealer`] are KMS ciphertexts that open
 //! only under their encryption context, with a clear refusal when no key is configured.
 
-use aws_config::SdkConfig;
 use registry_exporter::Sealer;
 use registry_store_aws::exporter_secrets::{KmsSealer, SEALED_PREFIX};
 use registry_store_aws::exporter_store::DynamoExporterStore;
 use registry_store_aws::provision::{create_resources, delete_resources};
-use registry_store_aws::testing::{emulator_sdk, unique_names};
-
-/// A new symmetric key on the emulator: its ARN.
-async fn create_key(sdk: &SdkConfig) -> String {
-    let created = aws_sdk_kms::Client::new(sdk).create_key().description("exporter credentials").send().await;
-    let metadata = created.unwrap_or_else(|e| panic!("CreateKey: {e:?}")).key_metadata;
-    metadata.and_then(|m| m.arn).unwrap_or_else(|| panic!("CreateKey answered no ARN"))
-}
+use registry_store_aws::testing::{create_kms_key, emulator_sdk, unique_names};
 
 #[tokio::test]
 async fn exporter_records_conform() {
@@ -36,7 +28,7 @@ async fn exporter_records_conform() {
 #[tokio::test]
 async fn credentials_are_kms_ciphertexts() {
     let Some(sdk) = emulator_sdk().await else { return };
-    let sealer = KmsSealer::new(&sdk, Some(create_key(&sdk).await));
+    let sealer = KmsSealer::new(&sdk, Some(create_kms_key(&sdk, "exporter credentials").await));
     let sealed = sealer.seal("alice:s3cret").await.unwrap_or_else(|e| panic!("{e}"));
     assert!(sealed.starts_with(SEALED_PREFIX) && !sealed.contains("alice"), "{sealed}");
     assert_ne!(
@@ -53,7 +45,7 @@ async fn credentials_are_kms_ciphertexts() {
     assert!(refused.as_ref().is_err_and(|e| e.contains("REGISTRY_EXPORTER_KMS_KEY")), "{refused:?}");
 
     // A ciphertext of the same key without the exporters' encryption context does not open.
-    let key = create_key(&sdk).await;
+    let key = create_kms_key(&sdk, "exporter credentials").await;
     let plain = aws_sdk_kms::Client::new(&sdk)
         .encrypt()
         .key_id(&key)
