@@ -33,7 +33,8 @@ pub use contexts::{
 };
 pub use decisions::{
     alias_change_between_decision_and_commit, context_delete_and_first_registration_serialize,
-    context_import_mode_and_first_registration_serialize, import_mode_keeps_versions_a_deleted_referrer_references,
+    context_import_mode_and_first_registration_serialize, decision_cases_over,
+    import_mode_keeps_versions_a_deleted_referrer_references,
     import_replacing_a_version_removes_it_only_with_its_replacement,
 };
 pub use history::{check_history, history_cases, history_round, history_rounds};

@@ -38,3 +38,13 @@ async fn local_store_commits_each_decision_on_what_it_read() {
     let dir = tempfile::tempdir().unwrap();
     testkit::decision_cases(Arc::new(LocalStore::open(dir.path()).unwrap())).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn local_store_commits_each_decision_on_what_it_read_with_two_handles() {
+    // The operation put in between goes through a second handle on the same data directory: two
+    // processes sharing it.
+    let dir = tempfile::tempdir().unwrap();
+    let first = Arc::new(LocalStore::open(dir.path()).unwrap());
+    let second = Arc::new(LocalStore::open(dir.path()).unwrap());
+    testkit::decision_cases_over(first, second).await;
+}

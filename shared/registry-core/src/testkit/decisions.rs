@@ -103,6 +103,12 @@ async fn live_versions(store: &Arc<dyn Store>, subject: &Subject) -> Vec<Version
 /// is acknowledged, a registration or a delete through `al` must not commit into `t1`. The
 /// aliasing subject's config, as the write read it, is a condition of its commit.
 pub async fn alias_change_between_decision_and_commit(store: Arc<dyn Store>) {
+    alias_change_between_decision_and_commit_over(store.clone(), store).await;
+}
+
+/// [`alias_change_between_decision_and_commit`] with the operation put in between
+/// made through `other` (another handle of the same store: another process).
+async fn alias_change_between_decision_and_commit_over(store: Arc<dyn Store>, other: Arc<dyn Store>) {
     let case = "alias_change_between_decision_and_commit";
     let (alias, first, second_target) = (unique_subject("al"), unique_subject("t1"), unique_subject("t2"));
     let setup = plain(&store);
@@ -110,7 +116,7 @@ pub async fn alias_change_between_decision_and_commit(store: Arc<dyn Store>) {
 
     // A registration through the alias, the alias moved to t2 right before its commit.
     let moved = {
-        let (registry, alias, target) = (plain(&store), alias.clone(), second_target.clone());
+        let (registry, alias, target) = (plain(&other), alias.clone(), second_target.clone());
         async move { set_alias(&registry, &alias, &target).await }
     };
     let (registry, answer) = interleaved(&store, row_commit, moved);
@@ -126,7 +132,7 @@ pub async fn alias_change_between_decision_and_commit(store: Arc<dyn Store>) {
     // A delete through the alias, the alias moved back to t1 right before its commit.
     register(&setup, &first, avro(&unique_name("first")), case).await;
     let moved = {
-        let (registry, alias, target) = (plain(&store), alias.clone(), first.clone());
+        let (registry, alias, target) = (plain(&other), alias.clone(), first.clone());
         async move { set_alias(&registry, &alias, &target).await }
     };
     let soft_delete = |call: StoreCall| call == StoreCall::SoftDeleteVersions;
@@ -184,10 +190,19 @@ pub async fn import_mode_keeps_versions_a_deleted_referrer_references(store: Arc
 /// so an import that fails (here: another import took its ID between its reads and its commit, so
 /// it answers 42205) leaves the acknowledged version it meant to replace in place.
 pub async fn import_replacing_a_version_removes_it_only_with_its_replacement(store: Arc<dyn Store>) {
+    import_replacing_a_version_removes_it_only_with_its_replacement_over(store.clone(), store).await;
+}
+
+/// [`import_replacing_a_version_removes_it_only_with_its_replacement`] with the operation put in between
+/// made through `other` (another handle of the same store: another process).
+async fn import_replacing_a_version_removes_it_only_with_its_replacement_over(
+    store: Arc<dyn Store>,
+    other: Arc<dyn Store>,
+) {
     let case = "import_replacing_a_version_removes_it_only_with_its_replacement";
     let setup = plain(&store);
-    let (subject, other) = (unique_subject("replaced"), unique_subject("taker"));
-    for at in [&subject, &other] {
+    let (subject, taker) = (unique_subject("replaced"), unique_subject("taker"));
+    for at in [&subject, &taker] {
         let scope = Scope::Subject(at.clone());
         setup.set_mode(&scope, Mode::Import, false).await.unwrap_or_else(|e| panic!("{case}: IMPORT mode: {e}"));
     }
@@ -198,8 +213,8 @@ pub async fn import_replacing_a_version_removes_it_only_with_its_replacement(sto
 
     // Another import takes the ID between the replacing import's reads and its first write.
     let taking = {
-        let (registry, other, schema) = (plain(&store), other.clone(), imported("taker", base + 2));
-        async move { registry.register(other.as_str(), schema, RegisterOptions::default()).await }
+        let (registry, taker, schema) = (plain(&other), taker.clone(), imported("taker", base + 2));
+        async move { registry.register(taker.as_str(), schema, RegisterOptions::default()).await }
     };
     let first_write = |call: StoreCall| matches!(call, StoreCall::HardDeleteVersions | StoreCall::CreateVersion);
     let (registry, answer) = interleaved(&store, first_write, taking);
@@ -225,14 +240,21 @@ pub async fn import_replacing_a_version_removes_it_only_with_its_replacement(sto
 /// one's reads and its commit. The registration raises the context's revision, which the mode
 /// write is conditioned on; the mode write changes a setting the registration is conditioned on.
 pub async fn context_import_mode_and_first_registration_serialize(store: Arc<dyn Store>) {
+    context_import_mode_and_first_registration_serialize_over(store.clone(), store).await;
+}
+
+/// [`context_import_mode_and_first_registration_serialize`] with the operation put in between
+/// made through `other` (another handle of the same store: another process).
+async fn context_import_mode_and_first_registration_serialize_over(store: Arc<dyn Store>, other: Arc<dyn Store>) {
     let case = "context_import_mode_and_first_registration_serialize";
 
     // The registration between the mode's reads and its write.
     let context = unique_context("imp");
     let (scope, subject) = (Scope::of_context(&context), in_context(&context, "s"));
     let registering = {
-        let (registry, subject) = (plain(&store), subject.clone());
-        async move { registry.register(subject.as_str(), avro(&unique_name("first")), RegisterOptions::default()).await }
+        let (registry, subject) = (plain(&other), subject.clone());
+        let schema = avro(&unique_name("first"));
+        async move { registry.register(subject.as_str(), schema, RegisterOptions::default()).await }
     };
     let (registry, answer) = interleaved(&store, |call| matches!(call, StoreCall::WriteSetting { .. }), registering);
     let mode = registry.set_mode(&scope, Mode::Import, false).await;
@@ -246,7 +268,7 @@ pub async fn context_import_mode_and_first_registration_serialize(store: Arc<dyn
     let context = unique_context("imp");
     let (scope, subject) = (Scope::of_context(&context), in_context(&context, "s"));
     let entering = {
-        let (registry, scope) = (plain(&store), scope.clone());
+        let (registry, scope) = (plain(&other), scope.clone());
         async move { registry.set_mode(&scope, Mode::Import, false).await }
     };
     let (registry, answer) = interleaved(&store, row_commit, entering);
@@ -263,6 +285,12 @@ pub async fn context_import_mode_and_first_registration_serialize(store: Arc<dyn
 /// subject stays listed. The unlisting conflicts while a subject has a row (answered 42211, as a
 /// context found not empty); a first registration lists its context again.
 pub async fn context_delete_and_first_registration_serialize(store: Arc<dyn Store>) {
+    context_delete_and_first_registration_serialize_over(store.clone(), store).await;
+}
+
+/// [`context_delete_and_first_registration_serialize`] with the operation put in between
+/// made through `other` (another handle of the same store: another process).
+async fn context_delete_and_first_registration_serialize_over(store: Arc<dyn Store>, other: Arc<dyn Store>) {
     let case = "context_delete_and_first_registration_serialize";
     let setup = plain(&store);
     // A schema bound in each context below with no row carrying it: listed and empty, and a
@@ -285,7 +313,7 @@ pub async fn context_delete_and_first_registration_serialize(store: Arc<dyn Stor
     let context = empty_context().await;
     let subject = in_context(&context, "s");
     let registering = {
-        let (registry, subject, schema) = (plain(&store), subject.clone(), schema.clone());
+        let (registry, subject, schema) = (plain(&other), subject.clone(), schema.clone());
         async move { registry.register(subject.as_str(), schema, RegisterOptions::default()).await }
     };
     let (registry, answer) = interleaved(&store, |call| call == StoreCall::UnlistContext, registering);
@@ -302,7 +330,7 @@ pub async fn context_delete_and_first_registration_serialize(store: Arc<dyn Stor
     let context = empty_context().await;
     let subject = in_context(&context, "s");
     let deleting = {
-        let (registry, context) = (plain(&store), context.name().to_string());
+        let (registry, context) = (plain(&other), context.name().to_string());
         async move { registry.delete_context(&context).await }
     };
     let (registry, answer) = interleaved(&store, row_commit, deleting);
@@ -320,4 +348,14 @@ pub async fn context_delete_and_first_registration_serialize(store: Arc<dyn Stor
 
 fn in_context(context: &Context, name: &str) -> Subject {
     Subject::new(context.qualify(name)).expect("decisions: generated subject names are valid")
+}
+
+/// The DECISIONS cases with the operation put in between made through `second`, another handle of
+/// `first`'s storage (two processes on one data directory, two instances on one table).
+pub async fn decision_cases_over(first: Arc<dyn Store>, second: Arc<dyn Store>) {
+    alias_change_between_decision_and_commit_over(first.clone(), second.clone()).await;
+    import_mode_keeps_versions_a_deleted_referrer_references(first.clone()).await;
+    import_replacing_a_version_removes_it_only_with_its_replacement_over(first.clone(), second.clone()).await;
+    context_import_mode_and_first_registration_serialize_over(first.clone(), second.clone()).await;
+    context_delete_and_first_registration_serialize_over(first, second).await;
 }
