@@ -124,6 +124,7 @@ async fn exporter_errors(h: &Harness) {
     }
     h.put(&path("nope", ""), &json!({ "subjects": ["a"] })).await.assert_error(404, 40450);
     h.put(&path("nope", "/config"), &json!({ "schema.registry.url": "http://x:1" })).await.assert_error(404, 40450);
+    h.put(&path("nope", ""), &exporter("nope")).await.assert_error(404, 40450);
 
     let with = |change: &dyn Fn(&mut Value)| {
         let mut body = exporter("bad");
@@ -231,6 +232,45 @@ mod kms_sealed {
 
     api_tests::api_cases!(@emulated aws, api_tests::aws::AwsCase::start(); exporter_credentials_sealed_by_kms);
     api_tests::api_cases!(@emulated lambda, api_tests::aws::AwsCase::start_lambda(1); exporter_credentials_sealed_by_kms);
+}
+
+/// An AWS registry deployed without `REGISTRY_EXPORTER_KMS_KEY` serves exporters without
+/// credentials; one carrying a credential is refused with 500 / 50001 and a message naming the
+/// variable, and only after what Confluent answers first: an unknown exporter (40450), one not
+/// paused (40963), an invalid change (4095x).
+mod without_kms_key {
+    use super::{exporter, path, put_empty};
+    use api_tests::Harness;
+    use serde_json::json;
+
+    async fn exporter_credentials_without_kms_key(h: &Harness) {
+        let refused = h.post("/exporters", &exporter("sealed")).await.assert_error(500, 50001);
+        assert!(refused.contains("REGISTRY_EXPORTER_KMS_KEY"), "{refused}");
+        assert_eq!(h.get("/exporters").await.ok_json(200), json!([]), "nothing was created");
+
+        h.put(&path("nope", ""), &exporter("nope")).await.assert_error(404, 40450);
+        let with_credential = json!({ "schema.registry.url": "http://x:1", "basic.auth.user.info": "a:b" });
+        h.put(&path("nope", "/config"), &with_credential).await.assert_error(404, 40450);
+
+        let plain = json!({ "name": "plain", "config": { "schema.registry.url": "http://127.0.0.1:9" } });
+        h.post("/exporters", &plain).await.ok_json(200);
+        h.put(&path("plain", "/config"), &with_credential).await.assert_error(409, 40963);
+        put_empty(h, &path("plain", "/pause")).await.ok_json(200);
+        h.put(&path("plain", "/config"), &json!({ "basic.auth.user.info": "a:b" })).await.assert_error(409, 40951);
+        let mut no_subjects = exporter("plain");
+        no_subjects["subjects"] = json!([]);
+        h.put(&path("plain", ""), &no_subjects).await.assert_error(409, 40952);
+
+        let refused = h.put(&path("plain", "/config"), &with_credential).await.assert_error(500, 50001);
+        assert!(refused.contains("REGISTRY_EXPORTER_KMS_KEY"), "{refused}");
+        let config = h.get(&path("plain", "/config")).await.ok_json(200);
+        assert_eq!(config, json!({ "schema.registry.url": "http://127.0.0.1:9" }), "the refused change is not stored");
+        h.put(&path("plain", "/config"), &json!({ "schema.registry.url": "http://x:1" })).await.ok_json(200);
+    }
+
+    api_tests::api_cases!(
+        @emulated aws, api_tests::aws::AwsCase::start_without_exporter_key(); exporter_credentials_without_kms_key
+    );
 }
 
 /// With authentication on, every exporter endpoint needs `admin`.

@@ -23,8 +23,9 @@ pub struct AwsTarget {
     /// Table and bucket, created by [`AwsTarget::create`] and deleted by [`AwsCase::finish`].
     pub names: AwsStoreConfig,
     /// The KMS key exporter credentials are sealed with (`REGISTRY_EXPORTER_KMS_KEY`), created
-    /// with the table (the emulator keeps keys until it stops).
-    pub exporter_kms_key: String,
+    /// with the table (the emulator keeps keys until it stops); `None`: a registry deployed
+    /// without one ([`AwsCase::start_without_exporter_key`]).
+    pub exporter_kms_key: Option<String>,
 }
 
 pub use registry_store_aws::testing::{create_kms_key, emulator_sdk};
@@ -41,7 +42,7 @@ impl AwsTarget {
             panic!("creating table and bucket {}: {error}", names.table);
         }
         let exporter_kms_key = create_kms_key(&sdk, "exporter credentials of an API test").await;
-        Some(AwsTarget { sdk, names, exporter_kms_key })
+        Some(AwsTarget { sdk, names, exporter_kms_key: Some(exporter_kms_key) })
     }
 
     /// The AWS environment of a registry on this target (what `AwsEnv::from_env` would read).
@@ -51,7 +52,7 @@ impl AwsTarget {
             store: self.names.clone(),
             s3_path_style: true,
             kms_key_arns: Vec::new(),
-            exporter_kms_key: Some(self.exporter_kms_key.clone()),
+            exporter_kms_key: self.exporter_kms_key.clone(),
         }
     }
 
@@ -62,8 +63,10 @@ impl AwsTarget {
             ("REGISTRY_TABLE".to_string(), self.names.table.clone()),
             ("REGISTRY_BUCKET".to_string(), self.names.bucket.clone()),
             ("REGISTRY_LOCAL_KMS_SECRET".to_string(), crate::LOCAL_KMS_SECRET.to_string()),
-            (registry_store_aws::exporter_secrets::KEY_VAR.to_string(), self.exporter_kms_key.clone()),
         ];
+        if let Some(key) = &self.exporter_kms_key {
+            env.push((registry_store_aws::exporter_secrets::KEY_VAR.to_string(), key.clone()));
+        }
         if let Some(endpoint) = self.sdk.endpoint_url() {
             env.push(("AWS_ENDPOINT_URL".to_string(), endpoint.to_string()));
         }
@@ -103,6 +106,15 @@ impl AwsCase {
         let backend = Backend::Aws(Box::new(target.clone()));
         let store = crate::open_store(&backend);
         let harness = Harness::serve_as(backend, store, RegistrySettings::default(), serving).await;
+        Some(AwsCase { harness, target, function_log: None })
+    }
+
+    /// As [`AwsCase::start`], for a registry deployed without `REGISTRY_EXPORTER_KMS_KEY`.
+    pub async fn start_without_exporter_key() -> Option<AwsCase> {
+        let target = AwsTarget { exporter_kms_key: None, ..AwsTarget::create().await? };
+        let backend = Backend::Aws(Box::new(target.clone()));
+        let store = crate::open_store(&backend);
+        let harness = Harness::serve(backend, store, RegistrySettings::default()).await;
         Some(AwsCase { harness, target, function_log: None })
     }
 

@@ -122,33 +122,19 @@ impl ExporterService {
 
     /// `PUT /exporters/{name}`: the named fields replace the stored ones (a config replaces the
     /// whole config; a credential sent as [`MASK`] keeps its stored value). Needs PAUSED.
+    ///
+    /// Answered in Confluent's order: an unknown exporter (40450), one not paused (40963), then an
+    /// invalid request (4095x); only a change that passes all three has its credentials sealed,
+    /// which may call a KMS (and fail when the host has no key), once, before the
+    /// read-modify-write loop.
     pub async fn update(&self, name: &str, request: ExporterUpdate) -> Result<String, ExporterError> {
-        // Sealing may call a KMS: done once, before the read-modify-write loop.
-        let config = match &request.config {
-            Some(config) => Some(self.seal_credentials(config.clone()).await?),
-            None => None,
+        let Some(config) = &request.config else {
+            return self.modify(name, |record| apply_update(record, &request, None)).await;
         };
-        self.modify(name, |record| {
-            require_paused(record)?;
-            let exporter = &mut record.exporter;
-            if let Some(text) = &request.context_type {
-                exporter.context_type = parse_context_type(text)?;
-            }
-            if request.context.is_some() {
-                exporter.context = request.context.clone();
-            }
-            if let Some(subjects) = &request.subjects {
-                exporter.subjects = subjects.clone();
-            }
-            if let Some(format) = &request.subject_rename_format {
-                exporter.subject_rename_format = format.clone();
-            }
-            if let Some(config) = &config {
-                exporter.config = kept_or_sealed(config.clone(), &exporter.config);
-            }
-            validate(exporter)
-        })
-        .await
+        let mut preview = self.read(name).await?.value;
+        apply_update(&mut preview, &request, Some(&unsealed(config)))?;
+        let sealed = self.seal_credentials(config.clone()).await?;
+        self.modify(name, |record| apply_update(record, &request, Some(&sealed))).await
     }
 
     /// `PUT /exporters/{name}/config`: replaces the config (a credential sent as [`MASK`] keeps its
@@ -243,14 +229,13 @@ impl ExporterService {
     }
 
     /// `config` with each credential sealed, or marked as sent as [`MASK`] ([`kept_or_sealed`]
-    /// then keeps the stored value). A credential's length is checked here, before it is sealed.
+    /// then keeps the stored value). Credentials' lengths are checked first.
     async fn seal_credentials(&self, config: BTreeMap<String, String>) -> Result<SealedConfig, ExporterError> {
+        check_credential_lengths(&config)?;
         let mut sealed = BTreeMap::new();
         for (key, value) in config {
             let entry = if !is_credential(&key) || value == MASK {
                 (value == MASK, value)
-            } else if value.len() > MAX_TEXT {
-                return Err(ExporterError::InvalidConfig(format!("'{key}' is longer than {MAX_TEXT} bytes")));
             } else {
                 (false, self.secrets.seal(&value).await.map_err(|error| ExporterError::Secret(error.0))?)
             };
@@ -262,6 +247,49 @@ impl ExporterService {
 
 /// A config whose credentials are sealed, each with whether it was sent as [`MASK`] (kept as is).
 type SealedConfig = BTreeMap<String, (bool, String)>;
+
+/// `config` as [`seal_credentials`](ExporterService::seal_credentials) marks it, its credentials
+/// left in plaintext: enough to validate a change before anything is sealed.
+fn unsealed(config: &BTreeMap<String, String>) -> SealedConfig {
+    config.iter().map(|(key, value)| (key.clone(), (value == MASK, value.clone()))).collect()
+}
+
+/// A credential is checked against [`MAX_TEXT`] before it is sealed ([`validate`] cannot: a sealed
+/// value is longer than what was sent).
+fn check_credential_lengths(config: &BTreeMap<String, String>) -> Result<(), ExporterError> {
+    match config.iter().find(|(key, value)| is_credential(key) && value.len() > MAX_TEXT) {
+        Some((key, _)) => Err(ExporterError::InvalidConfig(format!("'{key}' is longer than {MAX_TEXT} bytes"))),
+        None => Ok(()),
+    }
+}
+
+/// Applies the fields of `request` to `record` (`config`: the request's, as
+/// [`seal_credentials`](ExporterService::seal_credentials) or [`unsealed`] marks it) and validates
+/// the result; refused unless the exporter is paused.
+fn apply_update(
+    record: &mut ExporterRecord,
+    request: &ExporterUpdate,
+    config: Option<&SealedConfig>,
+) -> Result<(), ExporterError> {
+    require_paused(record)?;
+    let exporter = &mut record.exporter;
+    if let Some(text) = &request.context_type {
+        exporter.context_type = parse_context_type(text)?;
+    }
+    if request.context.is_some() {
+        exporter.context = request.context.clone();
+    }
+    if let Some(subjects) = &request.subjects {
+        exporter.subjects = subjects.clone();
+    }
+    if let Some(format) = &request.subject_rename_format {
+        exporter.subject_rename_format = format.clone();
+    }
+    if let Some(config) = config {
+        exporter.config = kept_or_sealed(config.clone(), &exporter.config);
+    }
+    validate(exporter)
+}
 
 /// The config to store: `sealed`, where a credential sent as [`MASK`] keeps `stored`'s value.
 fn kept_or_sealed(sealed: SealedConfig, stored: &BTreeMap<String, String>) -> BTreeMap<String, String> {
@@ -342,4 +370,73 @@ fn validate(exporter: &Exporter) -> Result<(), ExporterError> {
         return subjects(format!("subjectRenameFormat '{format}' is not a subject name format"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemoryExporterStore;
+    use crate::secrets::SecretError;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A host without a key: every seal is refused, and counted.
+    #[derive(Debug, Default)]
+    struct Keyless {
+        seals: AtomicUsize,
+    }
+
+    #[async_trait::async_trait]
+    impl Sealer for Keyless {
+        async fn seal(&self, _: &str) -> Result<String, SecretError> {
+            self.seals.fetch_add(1, Ordering::SeqCst);
+            Err(SecretError("no key".to_owned()))
+        }
+
+        async fn open(&self, value: &str) -> Result<String, SecretError> {
+            Ok(value.to_owned())
+        }
+    }
+
+    fn config(credential: &str) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            (DESTINATION_URL.to_owned(), "http://dest:8081".to_owned()),
+            ("basic.auth.user.info".to_owned(), credential.to_owned()),
+        ])
+    }
+
+    fn with_config(config: BTreeMap<String, String>) -> ExporterUpdate {
+        ExporterUpdate { config: Some(config), ..ExporterUpdate::default() }
+    }
+
+    /// An update is refused for what Confluent refuses it (unknown, not paused, invalid) before
+    /// any credential is sealed; only a valid change reaches the sealer.
+    #[tokio::test]
+    async fn update_seals_only_a_valid_change_of_a_paused_exporter() -> Result<(), ExporterError> {
+        let sealer = Arc::new(Keyless::default());
+        let service = ExporterService::new(Arc::new(MemoryExporterStore::new()), sealer.clone());
+        let code = |result: Result<String, ExporterError>| result.map_err(|error| error.status_and_code());
+
+        assert_eq!(code(service.update("nope", with_config(config("a:b"))).await), Err((404, 40450)));
+        let plain = ExporterUpdate {
+            name: Some("to-b".to_owned()),
+            config: Some(BTreeMap::from([(DESTINATION_URL.to_owned(), "http://dest:8081".to_owned())])),
+            ..ExporterUpdate::default()
+        };
+        service.create(plain).await?;
+        assert_eq!(code(service.update("to-b", with_config(config("a:b"))).await), Err((409, 40963)));
+        service.pause("to-b").await?;
+        let mut no_url = config("a:b");
+        no_url.remove(DESTINATION_URL);
+        assert_eq!(code(service.update("to-b", with_config(no_url)).await), Err((409, 40951)));
+        let too_long = with_config(config(&"x".repeat(MAX_TEXT + 1)));
+        assert_eq!(code(service.update("to-b", too_long).await), Err((409, 40951)));
+        let no_subjects = ExporterUpdate { subjects: Some(Vec::new()), ..with_config(config("a:b")) };
+        assert_eq!(code(service.update("to-b", no_subjects).await), Err((409, 40952)));
+        assert_eq!(sealer.seals.load(Ordering::SeqCst), 0, "nothing sealed for a refused update");
+
+        assert_eq!(code(service.update("to-b", with_config(config("a:b"))).await), Err((500, 50001)));
+        assert_eq!(sealer.seals.load(Ordering::SeqCst), 1, "a valid change is sealed");
+        assert_eq!(code(service.update("to-b", with_config(config(MASK))).await), Ok("to-b".to_owned()));
+        Ok(())
+    }
 }
