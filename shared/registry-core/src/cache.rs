@@ -19,8 +19,8 @@
 use crate::bounded::BoundedMap;
 use crate::model::{ConfigRecord, Context, Guid, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow};
 use crate::store::{
-    GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion, Preconditions, Revision, SettingWrite,
-    SoftDeletion, Store, StoreResult, SubjectsPage, VersionsPage,
+    CommitHints, GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion, Preconditions, Revision,
+    SettingWrite, SoftDeletion, Store, StoreResult, SubjectsPage, VersionsPage,
 };
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
@@ -344,7 +344,11 @@ mod tests {
         let (fingerprint, _, id) = stored(&store, "mutable").await;
         let subject = unique_subject("mutable");
         store
-            .create_version(&row(&subject, 1, id, fingerprint), &crate::store::Preconditions::default())
+            .create_version(
+                &row(&subject, 1, id, fingerprint),
+                &crate::store::Preconditions::default(),
+                &crate::CommitHints::default(),
+            )
             .await
             .unwrap();
         for _ in 0..2 {

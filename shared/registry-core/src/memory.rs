@@ -4,8 +4,8 @@ use crate::model::{
     ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
 };
 use crate::store::{
-    HardDeletion, IdRowsPage, LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingSeen,
-    SettingWrite, SettingsAt, SoftDeletion, Store, StoreError, StoreResult, SubjectsPage, VersionsPage,
+    CommitHints, HardDeletion, IdRowsPage, LayeredContext, Preconditions, Revision, SettingChange, SettingKind,
+    SettingSeen, SettingWrite, SettingsAt, SoftDeletion, Store, StoreError, StoreResult, SubjectsPage, VersionsPage,
 };
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
@@ -298,7 +298,12 @@ impl Store for MemoryStore {
         Ok(self.state().layered_context(scope))
     }
 
-    async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
+    async fn create_version(
+        &self,
+        row: &VersionRow,
+        preconditions: &Preconditions,
+        _: &CommitHints,
+    ) -> StoreResult<()> {
         let mut state = self.state();
         let key = (row.subject.clone(), row.version);
         if state.rows.get(&key)

@@ -16,7 +16,8 @@ use std::fmt::Debug;
 
 mod conditions;
 pub use conditions::{
-    BindingsSeen, LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingSeen, SettingsAt,
+    BindingsSeen, CommitHints, LayeredContext, Preconditions, Revision, SettingChange, SettingKind, SettingSeen,
+    SettingsAt,
 };
 
 /// What a storage call can fail with, classified by what the caller must do.
@@ -214,8 +215,14 @@ pub trait Store: Send + Sync + Debug {
 
     /// Creates `row` if no row has its (subject, version) and every one of `preconditions` holds,
     /// in one atomic step that also raises the subject's revision; `Conflict` otherwise. The row is
-    /// visible to every index (subject listings, rows by ID, referrers) once this returns.
-    async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()>;
+    /// visible to every index (subject listings, rows by ID, referrers) once this returns. `hints`
+    /// may spare reads and may be ignored ([`CommitHints`]).
+    async fn create_version(
+        &self,
+        row: &VersionRow,
+        preconditions: &Preconditions,
+        hints: &CommitHints,
+    ) -> StoreResult<()>;
 
     /// Creates `row` as [`Store::create_version`] does, under the ID its fingerprint is bound to
     /// (which must still be bound when it commits, as [`Preconditions::binding`]) or, when the
@@ -343,6 +350,8 @@ pub struct NewVersion<'a> {
     pub guid: &'a Guid,
     /// What must still hold when the row is created.
     pub preconditions: &'a Preconditions,
+    /// What the store may use to read less, or ignore ([`CommitHints`]).
+    pub hints: &'a CommitHints,
 }
 
 /// Versions of one subject to soft-delete together: what [`Store::soft_delete_versions`] writes.
@@ -422,7 +431,7 @@ pub async fn assign_id_in_steps<S: Store + ?Sized>(
     store: &S,
     version: NewVersion<'_>,
 ) -> StoreResult<(SchemaId, bool)> {
-    let NewVersion { row, guid, preconditions } = version;
+    let NewVersion { row, guid, preconditions, hints } = version;
     match store.bind_guid(guid, &row.fingerprint).await {
         Ok(()) | Err(StoreError::Conflict(_)) => {}
         Err(e) => return Err(e),
@@ -433,7 +442,7 @@ pub async fn assign_id_in_steps<S: Store + ?Sized>(
         None => (store.allocate_id_in(&context, &row.fingerprint).await?, true),
     };
     let preconditions = Preconditions { binding: Some((row.fingerprint, id)), ..preconditions.clone() };
-    store.create_version(&row.with_id(id), &preconditions).await?;
+    store.create_version(&row.with_id(id), &preconditions, hints).await?;
     Ok((id, allocated))
 }
 
@@ -467,7 +476,8 @@ macro_rules! for_each_store_method {
             read layered_write_context(scope: &Scope, schemas: &[(Fingerprint, Guid)]) -> LayeredContext
                 => LayeredWriteContext;
             write record_live_version(row: &VersionRow, revision: Revision) -> () => RecordLiveVersion;
-            write create_version(row: &VersionRow, preconditions: &Preconditions) -> () => CreateVersion;
+            write create_version(row: &VersionRow, preconditions: &Preconditions, hints: &CommitHints) -> ()
+                => CreateVersion;
             write create_version_assigning_id(version: NewVersion<'_>) -> (SchemaId, bool)
                 => CreateVersionAssigningId;
             write soft_delete_versions(deletion: SoftDeletion<'_>) -> () => SoftDeleteVersions;

@@ -285,7 +285,14 @@ pub fn row_referencing(
 
 /// [`Store::create_version_assigning_id`] of `row` binding `guid`, without preconditions.
 pub(crate) async fn assign(store: &dyn Store, row: &UnassignedRow, guid: &Guid) -> StoreResult<(SchemaId, bool)> {
-    store.create_version_assigning_id(NewVersion { row, guid, preconditions: &Preconditions::default() }).await
+    store
+        .create_version_assigning_id(NewVersion {
+            row,
+            guid,
+            preconditions: &Preconditions::default(),
+            hints: &crate::CommitHints::default(),
+        })
+        .await
 }
 
 /// [`Store::soft_delete_versions`] of `versions` of `subject`, without preconditions.

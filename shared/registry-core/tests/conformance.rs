@@ -33,3 +33,10 @@ async fn memory_store_keeps_every_invariant_over_racing_histories() {
 async fn memory_store_commits_each_decision_on_what_it_read() {
     testkit::decision_cases(Arc::new(MemoryStore::new())).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn memory_store_passes_the_conformance_suite_with_commit_hints_dropped() {
+    // A store may ignore every commit hint and stay correct (`CommitHints`).
+    let hinted_away = testkit::HookedStore::new(Arc::new(MemoryStore::new()), |_| Ok(())).dropping_hints();
+    testkit::run_conformance(Arc::new(hinted_away)).await;
+}

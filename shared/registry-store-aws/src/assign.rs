@@ -3,7 +3,7 @@
 //!
 //! The BatchGetItem reads the fingerprint's binding `FP#<hex>/ID`, the guid item and the ID counter.
 //! The registry usually has them already: `layered_write_context` reads the same items in the write
-//! context's BatchGetItem, and [`registry_core::Preconditions::bindings_seen`] hands them over; the
+//! context's BatchGetItem, and [`registry_core::CommitHints::bindings_seen`] hands them over; the
 //! transaction below is conditioned on what they say either way, so an older read only conflicts.
 //! - Bound: the row takes that ID, and the transaction conditions the binding on still naming it
 //!   (`ADD uses 1`, as every reuse; see `conditions.rs`).
@@ -33,7 +33,7 @@ use crate::ids::{FirstCarrier, allocation_error, build_error};
 use crate::items::{Item, ItemExt, attr, fingerprint_of, key, n, s};
 use crate::keys::{self, PK};
 use aws_sdk_dynamodb::types::{TransactWriteItem, Update};
-use registry_core::{BindingsSeen, Context, Fingerprint, Guid, Preconditions, SchemaId, UnassignedRow};
+use registry_core::{BindingsSeen, CommitHints, Context, Fingerprint, Guid, NewVersion, Preconditions, SchemaId};
 
 /// What the BatchGetItem before the transaction found.
 struct Bindings {
@@ -46,16 +46,12 @@ struct Bindings {
 }
 
 impl AwsStore {
-    pub(crate) async fn create_row_assigning_id(
-        &self,
-        row: &UnassignedRow,
-        guid: &Guid,
-        preconditions: &Preconditions,
-    ) -> Result<(SchemaId, bool), AwsError> {
+    pub(crate) async fn create_row_assigning_id(&self, version: NewVersion<'_>) -> Result<(SchemaId, bool), AwsError> {
+        let NewVersion { row, guid, preconditions, hints } = version;
         let fingerprint = &row.fingerprint;
+        let seen = hinted_bindings(hints, fingerprint, guid);
         // The binding's condition is this write's own (one item of a transaction takes one action).
-        let seen = preconditions_seen(preconditions, fingerprint, guid);
-        let preconditions = &Preconditions { binding: None, bindings_seen: None, ..preconditions.clone() };
+        let preconditions = &Preconditions { binding: None, ..preconditions.clone() };
         let found = match seen {
             Some(found) => found,
             None => self.read_bindings(&row.subject.context(), fingerprint, guid).await?,
@@ -67,7 +63,7 @@ impl AwsStore {
         if let Some(id) = found.id {
             let mut items = vec![self.binding_use(context, fingerprint, id, carries)?];
             items.extend(guid_write(id)?);
-            let items = self.row_items(&row.with_id(id), preconditions, items)?;
+            let items = self.row_items(&row.with_id(id), preconditions, hints, items)?;
             self.transact("TransactWriteItems(create_version, bound id)", items).await?;
             return Ok((id, false));
         }
@@ -76,7 +72,7 @@ impl AwsStore {
         let first_carrier = Some(FirstCarrier { guid: carries });
         let mut items = self.allocation_items(context, found.max_id, next, fingerprint, first_carrier)?;
         items.extend(guid_write(SchemaId(next))?);
-        let items = self.row_items(&row.with_id(SchemaId(next)), preconditions, items)?;
+        let items = self.row_items(&row.with_id(SchemaId(next)), preconditions, hints, items)?;
         let result = self.dynamo.transact_write_items().set_transact_items(Some(self.fenced(items)?)).send().await;
         let op = "TransactWriteItems(create_version, new id)";
         match result {
@@ -183,8 +179,8 @@ pub(crate) fn bindings_seen(
 }
 
 /// The bindings the registry read with the write context, when they are this row's.
-fn preconditions_seen(preconditions: &Preconditions, fingerprint: &Fingerprint, guid: &Guid) -> Option<Bindings> {
-    let seen = preconditions.bindings_seen.as_ref()?;
+fn hinted_bindings(hints: &CommitHints, fingerprint: &Fingerprint, guid: &Guid) -> Option<Bindings> {
+    let seen = hints.bindings_seen.as_ref()?;
     (seen.fingerprint == *fingerprint && seen.guid == *guid).then(|| seen.clone().into())
 }
 

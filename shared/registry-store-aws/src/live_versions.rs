@@ -5,7 +5,7 @@
 //! Trust. Every write that changes a subject's rows raises its revision (`rev` on the index item
 //! `SUBJECTS/<subject>`). A write that keeps every record of the subject true raises it by
 //! [`KEEPING_STEP`] (2^32): a registration that read every row under the revision condition and
-//! records its new row in the same transaction (`Preconditions::sole_live_fingerprint`), and the
+//! records its new row in the same transaction (`CommitHints::sole_live_fingerprint`), and the
 //! bump a registration gives the subjects it references (their rows do not change). Every other
 //! write raises it by 1: soft and hard deletes, IMPORT, the admin tools, and code written before
 //! records existed. A record holds the revision modulo 2^32 at its write (its epoch) and is

@@ -23,9 +23,9 @@ use crate::{AwsEnv, AwsStore, AwsStoreConfig};
 use async_trait::async_trait;
 use aws_config::{Region, SdkConfig};
 use registry_core::{
-    ConfigRecord, Context, Fingerprint, Guid, GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion,
-    Preconditions, Revision, SchemaBody, SchemaId, Scope, SettingWrite, SoftDeletion, Store, StoreError, StoreResult,
-    Subject, SubjectsPage, Version, VersionRow, VersionsPage,
+    CommitHints, ConfigRecord, Context, Fingerprint, Guid, GuidCarried, HardDeletion, IdRowsPage, LayeredContext,
+    NewVersion, Preconditions, Revision, SchemaBody, SchemaId, Scope, SettingWrite, SoftDeletion, Store, StoreError,
+    StoreResult, Subject, SubjectsPage, Version, VersionRow, VersionsPage,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -413,8 +413,13 @@ impl Store for RegionalStore {
         Ok(())
     }
 
-    async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
-        self.home.create_version(row, preconditions).await
+    async fn create_version(
+        &self,
+        row: &VersionRow,
+        preconditions: &Preconditions,
+        hints: &CommitHints,
+    ) -> StoreResult<()> {
+        self.home.create_version(row, preconditions, hints).await
     }
 
     async fn create_version_assigning_id(&self, version: NewVersion<'_>) -> StoreResult<(SchemaId, bool)> {

@@ -15,7 +15,9 @@ use crate::items::{Item, ItemExt, attr, edge_item, edge_target, fingerprint_of, 
 use crate::keys::{self, PK, SK};
 use crate::requests::MAX_BATCH_KEYS;
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem, Update};
-use registry_core::{Context, Fingerprint, IdRowsPage, Preconditions, SchemaId, Subject, Version, VersionRow};
+use registry_core::{
+    CommitHints, Context, Fingerprint, IdRowsPage, Preconditions, SchemaId, Subject, Version, VersionRow,
+};
 use std::collections::BTreeSet;
 
 /// DynamoDB's limit on items in one transaction.
@@ -236,14 +238,19 @@ impl AwsStore {
     /// With [`Preconditions::replaces`] (IMPORT over a taken version number) the same transaction
     /// removes the replaced row's index items and, when no other row of the context carries its
     /// ID, its fingerprint binding ([`AwsStore::replacement`]), so a failed import removes nothing.
-    pub(crate) async fn create_row(&self, row: &VersionRow, preconditions: &Preconditions) -> Result<(), AwsError> {
+    pub(crate) async fn create_row(
+        &self,
+        row: &VersionRow,
+        preconditions: &Preconditions,
+        hints: &CommitHints,
+    ) -> Result<(), AwsError> {
         let replaced = match preconditions.replaces.as_ref() {
             Some(old) if (&old.subject, old.version) == (&row.subject, row.version) => {
                 Some(self.replacement(old, row, preconditions).await?)
             }
             _ => None,
         };
-        let items = self.row_items_replacing(row, preconditions, Vec::new(), replaced)?;
+        let items = self.row_items_replacing(row, preconditions, hints, Vec::new(), replaced)?;
         self.transact("TransactWriteItems(create_version)", items).await
     }
 
@@ -291,9 +298,10 @@ impl AwsStore {
         &self,
         row: &VersionRow,
         preconditions: &Preconditions,
+        hints: &CommitHints,
         lead: Vec<TransactWriteItem>,
     ) -> Result<Vec<TransactWriteItem>, AwsError> {
-        self.row_items_replacing(row, preconditions, lead, None)
+        self.row_items_replacing(row, preconditions, hints, lead, None)
     }
 
     /// [`AwsStore::row_items`], the row replacing another at its version when `replaced` says so:
@@ -304,16 +312,15 @@ impl AwsStore {
         &self,
         row: &VersionRow,
         preconditions: &Preconditions,
+        hints: &CommitHints,
         lead: Vec<TransactWriteItem>,
         replaced: Option<Replacement>,
     ) -> Result<Vec<TransactWriteItem>, AwsError> {
         let referenced: BTreeSet<(&str, i32)> =
             row.references.iter().map(|r| (r.subject.as_str(), r.version)).collect();
         let live = if row.deleted { 0 } else { 1 };
-        let keeping = preconditions.revision.is_some()
-            && preconditions.sole_live_fingerprint
-            && !row.deleted
-            && replaced.is_none();
+        let keeping =
+            preconditions.revision.is_some() && hints.sole_live_fingerprint && !row.deleted && replaced.is_none();
         let step = if keeping { RevisionStep::Keeping } else { RevisionStep::Changing };
         let put = match &replaced {
             Some(replaced) => self.put_over(row, replaced.deleted)?,

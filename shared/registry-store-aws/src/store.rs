@@ -5,9 +5,9 @@ use crate::AwsStore;
 use crate::blobs;
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, Context, Fingerprint, Guid, GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion,
-    Preconditions, Revision, SchemaBody, SchemaId, Scope, SettingWrite, SoftDeletion, Store, StoreResult, Subject,
-    SubjectsPage, Version, VersionRow, VersionsPage,
+    CommitHints, ConfigRecord, Context, Fingerprint, Guid, GuidCarried, HardDeletion, IdRowsPage, LayeredContext,
+    NewVersion, Preconditions, Revision, SchemaBody, SchemaId, Scope, SettingWrite, SoftDeletion, Store, StoreResult,
+    Subject, SubjectsPage, Version, VersionRow, VersionsPage,
 };
 
 #[async_trait]
@@ -96,13 +96,18 @@ impl Store for AwsStore {
         Ok(self.write_live_version(row, revision).await?)
     }
 
-    async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
-        self.create_row(row, preconditions).await?;
+    async fn create_version(
+        &self,
+        row: &VersionRow,
+        preconditions: &Preconditions,
+        hints: &CommitHints,
+    ) -> StoreResult<()> {
+        self.create_row(row, preconditions, hints).await?;
         Ok(self.acknowledge(row).await?)
     }
 
     async fn create_version_assigning_id(&self, version: NewVersion<'_>) -> StoreResult<(SchemaId, bool)> {
-        let (id, allocated) = self.create_row_assigning_id(version.row, version.guid, version.preconditions).await?;
+        let (id, allocated) = self.create_row_assigning_id(version).await?;
         self.acknowledge(&version.row.with_id(id)).await?;
         Ok((id, allocated))
     }

@@ -30,7 +30,12 @@ async fn register(store: &AwsStore, subject: &Subject, body: &SchemaBody) -> (Sc
     };
     let preconditions = registry_core::Preconditions::default();
     let guid = Guid::of(body);
-    let version = NewVersion { row: &unassigned, guid: &guid, preconditions: &preconditions };
+    let version = NewVersion {
+        row: &unassigned,
+        guid: &guid,
+        preconditions: &preconditions,
+        hints: &registry_core::CommitHints::default(),
+    };
     let assigned = store.create_version_assigning_id(version).await;
     (assigned.unwrap_or_else(|e| panic!("{e}")).0, Version(next))
 }
@@ -147,7 +152,7 @@ async fn each_store_call_is_one_aws_call_except_allocation() {
     with_store(|store, _| async move {
         let fp = body("\"x\"").fingerprint();
         let (allocate, _) = count(&store, store.allocate_id(&fp)).await;
-        let (create, _) = count(&store, store.create_version(&row("s", 1, 1, fp), &registry_core::Preconditions::default())).await;
+        let (create, _) = count(&store, store.create_version(&row("s", 1, 1, fp), &registry_core::Preconditions::default(), &registry_core::CommitHints::default())).await;
         let (get, _) = count(&store, store.get_version(&subject("s"), Version(1))).await;
         let (soft, _) = count(&store, store.set_version_deleted(&subject("s"), Version(1), true)).await;
         let (hard, _) = count(&store, store.delete_version(&subject("s"), Version(1))).await;
@@ -176,8 +181,13 @@ async fn unlisting_a_context_reads_its_revision_its_counter_and_one_subject() {
         assert!(bound.is_ok(), "{bound:?}");
         let fp = body("\"u\"").fingerprint();
         let id = store.allocate_id_in(&used, &fp).await.unwrap_or_else(|e| panic!("{e}"));
-        let created =
-            store.create_version(&row(":.used:s", 1, id.0, fp), &registry_core::Preconditions::default()).await;
+        let created = store
+            .create_version(
+                &row(":.used:s", 1, id.0, fp),
+                &registry_core::Preconditions::default(),
+                &registry_core::CommitHints::default(),
+            )
+            .await;
         assert!(created.is_ok(), "{created:?}");
         let (unlisted, answer) = count(&store, store.unlist_context(&empty)).await;
         assert!(answer.is_ok(), "{answer:?}");
@@ -334,7 +344,10 @@ async fn a_table_without_live_version_records_upgrades_in_place() {
         let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
         let now_ms = i64::try_from(since_epoch.map(|d| d.as_millis()).unwrap_or(0)).unwrap_or(i64::MAX);
         let old = VersionRow { registered_at_ms: now_ms, ..row("before-value", 1, id.0, fp) };
-        store.create_version(&old, &bound).await.unwrap_or_else(|e| panic!("{e}"));
+        store
+            .create_version(&old, &bound, &registry_core::CommitHints::default())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         let (first, found) = reregister(&store, "before-value", text).await;
         assert_eq!((found.id, found.version), (id, Version(1)));
         let (second, found) = reregister(&store, "before-value", text).await;
@@ -412,7 +425,10 @@ async fn guid_items_without_the_id_still_resolve() {
         store.bind_guid(&guid, &fp).await.unwrap_or_else(|e| panic!("{e}"));
         let id = store.allocate_id(&fp).await.unwrap_or_else(|e| panic!("{e}"));
         let none = registry_core::Preconditions { binding: Some((fp, id)), ..Default::default() };
-        store.create_version(&row("old-value", 1, id.0, fp), &none).await.unwrap_or_else(|e| panic!("{e}"));
+        store
+            .create_version(&row("old-value", 1, id.0, fp), &none, &registry_core::CommitHints::default())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         let (old_way, found) = count(&store, store.carried_id_for_guid(&guid)).await;
         assert_eq!(carried(found), Some((fp, Context::DEFAULT, id)));
         let (again, _) = register(&store, &subject("new-value"), &schema).await;
@@ -439,7 +455,10 @@ async fn guid_items_without_a_named_contexts_id_still_resolve() {
         store.bind_guid(&guid, &fp).await.unwrap_or_else(|e| panic!("{e}"));
         let id = store.allocate_id_in(&team, &fp).await.unwrap_or_else(|e| panic!("{e}"));
         let none = registry_core::Preconditions { binding: Some((fp, id)), ..Default::default() };
-        store.create_version(&row(":.team:old-value", 1, id.0, fp), &none).await.unwrap_or_else(|e| panic!("{e}"));
+        store
+            .create_version(&row(":.team:old-value", 1, id.0, fp), &none, &registry_core::CommitHints::default())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         let (old_way, found) = count(&store, store.carried_id_for_guid(&guid)).await;
         assert_eq!(carried(found), Some((fp, team.clone(), id)));
         let (again, _) = register(&store, &subject(":.team:new-value"), &schema).await;
@@ -466,7 +485,10 @@ async fn a_usage_marker_written_by_one_instance_spares_the_others() {
         store.put_body(&fp, &schema).await.unwrap_or_else(|e| panic!("{e}"));
         let id = store.allocate_id(&fp).await.unwrap_or_else(|e| panic!("{e}"));
         let bound = registry_core::Preconditions { binding: Some((fp, id)), ..Default::default() };
-        store.create_version(&row("dormant", 1, id.0, fp), &bound).await.unwrap_or_else(|e| panic!("{e}"));
+        store
+            .create_version(&row("dormant", 1, id.0, fp), &bound, &registry_core::CommitHints::default())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         let lookup = |registry: registry_core::Registry| async move {
             registry.lookup("dormant", avro(text), LookupOptions::default()).await.map(|found| found.id)
         };

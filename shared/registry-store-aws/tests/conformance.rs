@@ -43,3 +43,19 @@ async fn aws_store_keeps_every_invariant_over_racing_histories() {
     testkit::check_history(&findings, HISTORY_ROUNDS);
     eprintln!("history on DynamoDB: {findings:?}");
 }
+
+/// The store ignoring every commit hint (`CommitHints`: the bindings read with the write context
+/// and the keeping revision step) stays correct: the registration races and the decisions over
+/// one subject pass with every version commit handed `CommitHints::default()`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn aws_store_registers_correctly_with_commit_hints_dropped() {
+    with_store(|store, _| async move {
+        let hinted_away: Arc<dyn Store> =
+            Arc::new(testkit::HookedStore::new(Arc::new(store), |_| Ok(())).dropping_hints());
+        testkit::race_same_schema_one_subject(hinted_away.clone(), testkit::RACE_TASKS).await;
+        testkit::race_different_schemas_one_subject(hinted_away.clone(), testkit::RACE_TASKS).await;
+        testkit::race_mixed(hinted_away.clone(), 8, 4).await;
+        testkit::alias_change_between_decision_and_commit(hinted_away).await;
+    })
+    .await;
+}

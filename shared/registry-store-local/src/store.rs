@@ -4,9 +4,9 @@ use crate::codec::scope_key;
 use crate::{LocalStore, conditions, ops};
 use async_trait::async_trait;
 use registry_core::{
-    ConfigRecord, Context, Fingerprint, Guid, HardDeletion, IdRowsPage, LayeredContext, Preconditions, SchemaBody,
-    SchemaId, Scope, SettingChange, SettingWrite, SoftDeletion, Store, StoreResult, Subject, SubjectsPage, Version,
-    VersionRow, VersionsPage,
+    CommitHints, ConfigRecord, Context, Fingerprint, Guid, HardDeletion, IdRowsPage, LayeredContext, Preconditions,
+    SchemaBody, SchemaId, Scope, SettingChange, SettingWrite, SoftDeletion, Store, StoreResult, Subject, SubjectsPage,
+    Version, VersionRow, VersionsPage,
 };
 
 #[async_trait]
@@ -92,7 +92,13 @@ impl Store for LocalStore {
         self.read(move |conn| conditions::layered_write_context(conn, &scope)).await
     }
 
-    async fn create_version(&self, row: &VersionRow, preconditions: &Preconditions) -> StoreResult<()> {
+    /// No hint is used: the bindings are read in the same transaction anyway.
+    async fn create_version(
+        &self,
+        row: &VersionRow,
+        preconditions: &Preconditions,
+        _: &CommitHints,
+    ) -> StoreResult<()> {
         let (row, preconditions) = (row.clone(), preconditions.clone());
         self.write(move |conn| {
             // The row there must be the one the write replaces, as read (none without one).

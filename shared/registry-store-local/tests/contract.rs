@@ -16,7 +16,14 @@ async fn populate(stores: [&dyn Store; 2]) {
     for store in stores {
         for (i, name) in names.iter().enumerate() {
             for v in 1..=((i % 3) as i32 + 1) {
-                store.create_version(&row(name, v, v, i), &registry_core::Preconditions::default()).await.unwrap();
+                store
+                    .create_version(
+                        &row(name, v, v, i),
+                        &registry_core::Preconditions::default(),
+                        &registry_core::CommitHints::default(),
+                    )
+                    .await
+                    .unwrap();
             }
         }
         for name in ["ab", "c.d", "d"] {
@@ -65,8 +72,18 @@ async fn everything_survives_a_reopen() {
         store.bind_id(SchemaId(40), &body(2).fingerprint()).await.unwrap();
         let mut r = row("s", 1, id.0, 1);
         r.references = vec![reference("base", 2)];
-        store.create_version(&r, &registry_core::Preconditions::default()).await.unwrap();
-        store.create_version(&row("gone", 1, id.0, 1), &registry_core::Preconditions::default()).await.unwrap();
+        store
+            .create_version(&r, &registry_core::Preconditions::default(), &registry_core::CommitHints::default())
+            .await
+            .unwrap();
+        store
+            .create_version(
+                &row("gone", 1, id.0, 1),
+                &registry_core::Preconditions::default(),
+                &registry_core::CommitHints::default(),
+            )
+            .await
+            .unwrap();
         store.set_version_deleted(&subject("gone"), Version(1), true).await.unwrap();
         store.put_config(&Scope::Global, &ConfigRecord { normalize: Some(true), ..Default::default() }).await.unwrap();
         store.put_mode(&Scope::Subject(subject("s")), Mode::ReadOnly).await.unwrap();

@@ -33,7 +33,11 @@ fn child(dir: &Path) {
             store.put_body(&schema.fingerprint(), &schema).await.unwrap();
             let id = store.allocate_id(&schema.fingerprint()).await.unwrap();
             store
-                .create_version(&row(&format!("crash-{n}"), 1, id.0, n), &registry_core::Preconditions::default())
+                .create_version(
+                    &row(&format!("crash-{n}"), 1, id.0, n),
+                    &registry_core::Preconditions::default(),
+                    &registry_core::CommitHints::default(),
+                )
                 .await
                 .unwrap();
             writeln!(out, "ack {n} {}", id.0).unwrap();

@@ -27,7 +27,7 @@ use crate::metrics::Registration;
 use crate::model::{
     Guid, Mode, SchemaBody, SchemaId, SchemaRecord, Scope, Subject, UnassignedRow, Version, VersionRow,
 };
-use crate::store::{LayeredContext, NewVersion, Preconditions, SettingSeen, StoreError};
+use crate::store::{CommitHints, LayeredContext, NewVersion, Preconditions, SettingSeen, StoreError};
 use registry_schema::{Fingerprint, ParsedSchema, SchemaReference, Validation};
 
 /// What one attempt read: the request, the subject's write context and then its rows.
@@ -78,6 +78,8 @@ pub(super) struct Candidate {
     pub body: SchemaBody,
     pub import: bool,
     pub preconditions: Preconditions,
+    /// What the commit may use to read less ([`CommitHints`]: a store may ignore it).
+    pub hints: CommitHints,
 }
 
 /// The posted schema parsed once per (validation, normalize) choice, parsed again after a lost
@@ -279,9 +281,9 @@ impl Registry {
         if references_checked {
             preconditions.live_rows = referenced_rows(subject, &body)?;
         }
-        preconditions.bindings_seen = context.bindings.iter().find(|seen| seen.fingerprint == fingerprint).cloned();
-        let id = explicit_id.map(Some).or_else(|| preconditions.bindings_seen.as_ref().map(|seen| seen.id));
-        preconditions.sole_live_fingerprint = sole_live_fingerprint(rows, &fingerprint, id);
+        let bindings_seen = context.bindings.iter().find(|seen| seen.fingerprint == fingerprint).cloned();
+        let id = explicit_id.map(Some).or_else(|| bindings_seen.as_ref().map(|seen| seen.id));
+        let hints = CommitHints { sole_live_fingerprint: sole_live_fingerprint(rows, &fingerprint, id), bindings_seen };
         if let Some(id) = explicit_id {
             // Checked above to be the fingerprint's ID: it must still be when the row commits.
             self.stage(&body, &fingerprint).await?;
@@ -290,7 +292,7 @@ impl Registry {
             self.store.put_body(&fingerprint, &body).await?;
         }
         let row = new_row(subject, next, fingerprint, &body)?;
-        Ok(Decision::New(Box::new(Candidate { row, id: explicit_id, body, import: false, preconditions })))
+        Ok(Decision::New(Box::new(Candidate { row, id: explicit_id, body, import: false, preconditions, hints })))
     }
 
     /// The posted schema parsed (IMPORT: leniently and as given; otherwise strictly, normalized
@@ -325,13 +327,13 @@ impl Registry {
         rows: &[VersionRow],
         candidate: Candidate,
     ) -> Result<Option<(SchemaRecord, Registration)>, RegistryError> {
-        let Candidate { row, id, body, import, preconditions } = candidate;
+        let Candidate { row, id, body, import, preconditions, hints } = candidate;
         let replaces = preconditions.replaces.is_some();
         let created = match id {
-            Some(id) => self.store.create_version(&row.with_id(id), &preconditions).await.map(|()| (id, false)),
+            Some(id) => self.store.create_version(&row.with_id(id), &preconditions, &hints).await.map(|()| (id, false)),
             None => {
                 let guid = Guid::of(&body);
-                let version = NewVersion { row: &row, guid: &guid, preconditions: &preconditions };
+                let version = NewVersion { row: &row, guid: &guid, preconditions: &preconditions, hints: &hints };
                 self.store.create_version_assigning_id(version).await
             }
         };

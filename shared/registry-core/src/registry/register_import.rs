@@ -9,7 +9,7 @@ use super::register::{Attempt, Candidate, Decision, Parsed, live_match, new_row,
 use super::support::not_read_write;
 use crate::error::RegistryError;
 use crate::model::{Context, SchemaId, Version};
-use crate::store::StoreError;
+use crate::store::{CommitHints, StoreError};
 use registry_schema::Fingerprint;
 
 impl Registry {
@@ -59,7 +59,14 @@ impl Registry {
         // The ID may be rebound (an ID whose schema was hard-deleted): commit only while it names ours.
         preconditions.id_binding = Some((id, fingerprint));
         let row = new_row(subject, version, fingerprint, &body)?;
-        Ok(Decision::New(Box::new(Candidate { row, id: Some(id), body, import: true, preconditions })))
+        Ok(Decision::New(Box::new(Candidate {
+            row,
+            id: Some(id),
+            body,
+            import: true,
+            preconditions,
+            hints: CommitHints::default(),
+        })))
     }
 
     /// IMPORT: binds the explicit ID in `context`; 42205 when a row there carries it with another

@@ -3,7 +3,7 @@
 //! write context. When that record names the posted schema, the registration answers it as the
 //! normal decision would from the rows (lookup-first: before the mode check, as Confluent's
 //! `registerOrForward`), with no read of the rows. The record is written by the registration that
-//! creates the version (`Preconditions::sole_live_fingerprint`), or once by a re-registration
+//! creates the version (`CommitHints::sole_live_fingerprint`), or once by a re-registration
 //! that had to read the rows ([`crate::Store::record_live_version`]), never while a soft-deleted
 //! row carrying the version's ID awaits its purge (a re-registration from the rows completes it).
 

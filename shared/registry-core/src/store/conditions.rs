@@ -215,13 +215,35 @@ pub struct Preconditions {
     /// there (an IMPORT mode at the context, [`crate::Store::unlist_context`]) conflicts; the write
     /// also lists that context again if a delete unlisted it meanwhile.
     pub raises: Vec<Subject>,
-    /// Not a condition: the new row's bindings as read with the write context, which
+}
+
+/// What a version commit may use to read less, handed beside its [`Preconditions`] to
+/// [`crate::Store::create_version`] and [`crate::Store::create_version_assigning_id`]: snapshots
+/// and facts the registry's decision read anyway, none of them a condition.
+///
+/// The contract: a store may ignore every hint (treat them as `CommitHints::default()`) and stay
+/// correct, only doing more reads. A store that uses one conditions its write on what it used, so a
+/// stale hint costs a `Conflict` and a retry, never a wrong commit. The conformance cases run
+/// with every hint dropped (`testkit::HookedStore::dropping_hints`) to hold stores to it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CommitHints {
+    /// The new row's bindings as read with the write context, which
     /// [`crate::Store::create_version_assigning_id`] may use instead of reading them again (its
-    /// write is conditioned on what it used, so a stale snapshot only conflicts).
+    /// write is conditioned on what it used: the fingerprint's binding as seen, the guid's as
+    /// seen, the counter as seen; so a stale snapshot only conflicts). Ignored: the store reads
+    /// the bindings itself (DynamoDB: one BatchGetItem more).
     pub bindings_seen: Option<BindingsSeen>,
-    /// Not a condition: the decision read every row of the subject at `revision` and the new row
+    /// The decision read every row of the subject at [`Preconditions::revision`] and the new row
     /// is then the subject's only live row with its fingerprint and supersedes no soft-deleted row
-    /// (none carries its ID). A store keeping [`BindingsSeen::live_version`] records may write the
-    /// new row's with it (committed only under `revision`).
+    /// (none carries its ID). A store keeping [`BindingsSeen::live_version`] records may then write
+    /// the new row's record with it and keep the subject's other records (the DynamoDB store's
+    /// "keeping" revision step), committed only under `revision`; without the hint (or without a
+    /// `revision`) it raises the revision by the changing step, so every record of the subject is
+    /// untrusted and the next re-registration reads the rows. Ignoring it is therefore safe: a dropped record only costs
+    /// reads. A wrong `true` is not: the kept records would be trusted although the new row
+    /// changed what they say (a live twin of the fingerprint, or a soft-deleted row the new row
+    /// supersedes), so a re-registration could answer a version the rows no longer give. It is
+    /// set only by the registry's decision over every row it read at `revision`, which the commit
+    /// is conditioned on.
     pub sole_live_fingerprint: bool,
 }

@@ -45,7 +45,10 @@ pub async fn contexts_have_independent_id_spaces(store: &dyn Store) {
 
     let holder = subject_in(&b, &unique_name("ctx-holder"));
     let carrier = row(&holder, 1, SchemaId(2), only_b);
-    store.create_version(&carrier, &Preconditions::default()).await.expect("create_version in b");
+    store
+        .create_version(&carrier, &Preconditions::default(), &crate::CommitHints::default())
+        .await
+        .expect("create_version in b");
     let clash = store.bind_id_in(&b, SchemaId(2), &only_a).await;
     assert!(matches!(clash, Err(StoreError::Conflict(_))), "contexts: id 2 of b is only_b's, got {clash:?}");
     store.bind_id_in(&a, SchemaId(2), &only_a).await.expect("bind_id_in: same binding again succeeds");
@@ -69,12 +72,19 @@ pub async fn rows_bindings_and_listing_are_per_context(store: &dyn Store) {
     let id_a = store.allocate_id_in(&a, &fingerprint).await.expect("allocate_id_in a");
     let id_b = store.allocate_id_in(&b, &fingerprint).await.expect("allocate_id_in b");
     let (subject_a, subject_b) = (subject_in(&a, "orders"), subject_in(&b, "orders"));
-    store.create_version(&row(&subject_a, 1, id_a, fingerprint), &none).await.expect("create_version a");
+    store
+        .create_version(&row(&subject_a, 1, id_a, fingerprint), &none, &crate::CommitHints::default())
+        .await
+        .expect("create_version a");
     let wrong = Preconditions { binding: Some((fingerprint, SchemaId(id_b.0 + 1))), ..Preconditions::default() };
-    let refused = store.create_version(&row(&subject_b, 1, id_b, fingerprint), &wrong).await;
+    let refused =
+        store.create_version(&row(&subject_b, 1, id_b, fingerprint), &wrong, &crate::CommitHints::default()).await;
     assert!(matches!(refused, Err(StoreError::Conflict(_))), "contexts: binding read in b, got {refused:?}");
     let right = Preconditions { binding: Some((fingerprint, id_b)), ..Preconditions::default() };
-    store.create_version(&row(&subject_b, 1, id_b, fingerprint), &right).await.expect("create_version b");
+    store
+        .create_version(&row(&subject_b, 1, id_b, fingerprint), &right, &crate::CommitHints::default())
+        .await
+        .expect("create_version b");
 
     let rows_a = store.rows_with_id_in(&a, id_a).await.expect("rows_with_id_in");
     assert_eq!(rows_a.iter().map(|r| &r.subject).collect::<Vec<_>>(), vec![&subject_a], "contexts: rows of a only");

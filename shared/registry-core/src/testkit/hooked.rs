@@ -3,8 +3,8 @@
 
 use crate::model::{ConfigRecord, Context, Guid, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow};
 use crate::store::{
-    GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion, Preconditions, Revision, SettingKind,
-    SettingWrite, SoftDeletion, Store, StoreResult, SubjectsPage, VersionsPage, assign_id_in_steps,
+    CommitHints, GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion, Preconditions, Revision,
+    SettingKind, SettingWrite, SoftDeletion, Store, StoreResult, SubjectsPage, VersionsPage, assign_id_in_steps,
 };
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
@@ -77,12 +77,15 @@ pub struct HookedStore<H> {
     /// Whether [`Store::create_version_assigning_id`] runs as its separate steps through the hook
     /// (see [`HookedStore::assigning_ids_in_steps`]) instead of as one forwarded call.
     assign_in_steps: bool,
+    /// Whether version commits reach `inner` with every hint dropped (see
+    /// [`HookedStore::dropping_hints`]).
+    drop_hints: bool,
 }
 
 impl<H: StoreHook> HookedStore<H> {
     /// Wraps `inner`; keep a clone of `inner` to inspect the state behind the hook.
     pub fn new(inner: Arc<dyn Store>, hook: H) -> Self {
-        Self { inner, hook, assign_in_steps: false }
+        Self { inner, hook, assign_in_steps: false, drop_hints: false }
     }
 
     /// Runs [`Store::create_version_assigning_id`] as the separate calls of
@@ -92,6 +95,20 @@ impl<H: StoreHook> HookedStore<H> {
     pub fn assigning_ids_in_steps(mut self) -> Self {
         self.assign_in_steps = true;
         self
+    }
+
+    /// Hands `inner` every version commit with [`CommitHints::default()`] instead of the caller's
+    /// hints: a store must stay correct when it ignores them ([`CommitHints`]), which the
+    /// conformance cases check through this wrapper.
+    pub fn dropping_hints(mut self) -> Self {
+        self.drop_hints = true;
+        self
+    }
+
+    /// The hints `inner` gets: the caller's, or none when dropping them.
+    fn passed<'a>(&self, hints: &'a CommitHints) -> &'a CommitHints {
+        static NONE: CommitHints = CommitHints { bindings_seen: None, sole_live_fingerprint: false };
+        if self.drop_hints { &NONE } else { hints }
     }
 
     /// The wrapped store (calls on it bypass the hook).
@@ -140,8 +157,12 @@ macro_rules! hooked_call {
         if $self.assign_in_steps {
             return assign_id_in_steps($self, $version).await;
         }
-        $self.forward($call, $self.inner.create_version_assigning_id($version)).await
+        let version = NewVersion { hints: $self.passed($version.hints), ..$version };
+        $self.forward($call, $self.inner.create_version_assigning_id(version)).await
     }};
+    ($self:ident, $call:ident, create_version($row:ident, $preconditions:ident, $hints:ident)) => {
+        $self.forward($call, $self.inner.create_version($row, $preconditions, $self.passed($hints))).await
+    };
     ($self:ident, $call:ident, $method:ident($($arg:ident),*)) => {
         $self.forward($call, $self.inner.$method($($arg),*)).await
     };
@@ -235,7 +256,8 @@ mod tests {
         };
         let guid = Guid::of(&body);
         let preconditions = Preconditions::default();
-        let version = NewVersion { row: &row, guid: &guid, preconditions: &preconditions };
+        let version =
+            NewVersion { row: &row, guid: &guid, preconditions: &preconditions, hints: &CommitHints::default() };
         let (id, allocated) = store.create_version_assigning_id(version).await.unwrap();
         assert!(allocated);
         assert_eq!(store.inner().fingerprint_for_id(id).await.unwrap(), Some(body.fingerprint()));

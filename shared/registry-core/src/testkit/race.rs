@@ -212,7 +212,16 @@ pub async fn race_create_version(store: Arc<dyn Store>, tasks: usize) {
         .map(|candidate| {
             let store = store.clone();
             tokio::spawn(async move {
-                (store.create_version(&candidate, &crate::store::Preconditions::default()).await, candidate)
+                (
+                    store
+                        .create_version(
+                            &candidate,
+                            &crate::store::Preconditions::default(),
+                            &crate::CommitHints::default(),
+                        )
+                        .await,
+                    candidate,
+                )
             })
         })
         .collect();

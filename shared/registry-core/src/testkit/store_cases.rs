@@ -87,7 +87,10 @@ pub async fn bind_id_rules_and_counter(store: &dyn Store) {
     store.bind_id(explicit, &fp_a).await.expect("bind_id on a free id");
     store.bind_id(explicit, &fp_a).await.expect("bind_id again with the same fingerprint succeeds");
     let holder = unique_subject("bind-holder");
-    store.create_version(&row(&holder, 1, explicit, fp_a), &Preconditions::default()).await.expect("create_version");
+    store
+        .create_version(&row(&holder, 1, explicit, fp_a), &Preconditions::default(), &crate::CommitHints::default())
+        .await
+        .expect("create_version");
     let clash = store.bind_id(explicit, &fp_b).await;
     assert!(is_conflict(&clash), "bind_id of a carried id to another fingerprint must be Conflict, got {clash:?}");
     assert_eq!(store.fingerprint_for_id(explicit).await.expect("fingerprint_for_id"), Some(fp_a));
@@ -124,14 +127,20 @@ pub async fn bind_id_rebinds_an_id_no_row_carries(store: &dyn Store) {
     let (new, _) = stored_body(store, &unique_name("rebind-new")).await;
     let (first, second) = (unique_subject("rebind-a"), unique_subject("rebind-b"));
     for subject in [&first, &second] {
-        store.create_version(&row(subject, 1, id, old), &none).await.expect("create_version");
+        store
+            .create_version(&row(subject, 1, id, old), &none, &crate::CommitHints::default())
+            .await
+            .expect("create_version");
     }
     let elsewhere = Context::parse(&format!(".{}", unique_name("rebind-ctx"))).expect("context");
     let (other, _) = stored_body(store, &unique_name("rebind-other")).await;
     store.bind_id_in(&elsewhere, id, &other).await.expect("bind_id_in another context");
     let qualified =
         Subject::new(format!("{}{}", elsewhere.subject_prefix(), unique_name("rebind-q"))).expect("subject");
-    store.create_version(&row(&qualified, 1, id, other), &none).await.expect("create_version in another context");
+    store
+        .create_version(&row(&qualified, 1, id, other), &none, &crate::CommitHints::default())
+        .await
+        .expect("create_version in another context");
 
     let live = store.bind_id(id, &new).await;
     assert!(is_conflict(&live), "rebind of an id live rows carry must be Conflict, got {live:?}");
@@ -154,10 +163,13 @@ pub async fn bind_id_rebinds_an_id_no_row_carries(store: &dyn Store) {
     // A row that read the old binding cannot commit under the rebound ID; one that read the new can.
     let importer = unique_subject("rebind-import");
     let stale = Preconditions { id_binding: Some((id, old)), ..Preconditions::default() };
-    let refused = store.create_version(&row(&importer, 1, id, old), &stale).await;
+    let refused = store.create_version(&row(&importer, 1, id, old), &stale, &crate::CommitHints::default()).await;
     assert!(is_conflict(&refused), "a row under a rebound id's old binding must be Conflict, got {refused:?}");
     let current = Preconditions { id_binding: Some((id, new)), ..Preconditions::default() };
-    store.create_version(&row(&importer, 1, id, new), &current).await.expect("create_version under the new binding");
+    store
+        .create_version(&row(&importer, 1, id, new), &current, &crate::CommitHints::default())
+        .await
+        .expect("create_version under the new binding");
     let back = store.bind_id(id, &old).await;
     assert!(is_conflict(&back), "the rebound id is carried now: Conflict, got {back:?}");
 
@@ -175,7 +187,10 @@ pub async fn bind_id_rebinds_an_id_no_row_carries(store: &dyn Store) {
     // The hard-deleted schema imported again under its own ID gets that ID back on both sides.
     let (id3, restored) = fresh_id(store, &unique_name("rebind-restore")).await;
     let gone = unique_subject("rebind-gone");
-    store.create_version(&row(&gone, 1, id3, restored), &none).await.expect("create_version");
+    store
+        .create_version(&row(&gone, 1, id3, restored), &none, &crate::CommitHints::default())
+        .await
+        .expect("create_version");
     hard_delete(store, &gone, &[Version(1)]).await.expect("hard delete");
     assert_eq!(store.id_for_fingerprint(&restored).await.expect("id_for_fingerprint"), None);
     store.bind_id(id3, &restored).await.expect("import of the schema under its freed id");
@@ -190,7 +205,10 @@ pub async fn hard_delete_unbinds_the_schema_not_the_id(store: &dyn Store) {
     let (id, fingerprint) = fresh_id(store, &unique_name("unbind")).await;
     let (first, second) = (unique_subject("unbind-a"), unique_subject("unbind-b"));
     for subject in [&first, &second] {
-        store.create_version(&row(subject, 1, id, fingerprint), &none).await.expect("create_version");
+        store
+            .create_version(&row(subject, 1, id, fingerprint), &none, &crate::CommitHints::default())
+            .await
+            .expect("create_version");
     }
     hard_delete(store, &first, &[Version(1)]).await.expect("hard delete, id kept elsewhere");
     assert_eq!(store.id_for_fingerprint(&fingerprint).await.expect("id_for_fingerprint"), Some(id), "still carried");
@@ -226,7 +244,10 @@ pub async fn bind_guid_first_binding_wins(store: &dyn Store) {
     let id = store.allocate_id(&fp_a).await.expect("allocate_id");
     let subject = unique_subject("guid-unbind");
     let none = Preconditions::default();
-    store.create_version(&row(&subject, 1, id, fp_a), &none).await.expect("create_version");
+    store
+        .create_version(&row(&subject, 1, id, fp_a), &none, &crate::CommitHints::default())
+        .await
+        .expect("create_version");
     hard_delete(store, &subject, &[Version(1)]).await.expect("hard delete unbinds fp_a");
     assert_eq!(
         store.fingerprint_for_guid(&guid_a).await.expect("fingerprint_for_guid"),
@@ -333,10 +354,19 @@ pub async fn create_version_is_create_if_absent(store: &dyn Store) {
     let (id, fp) = fresh_id(store, &unique_name("create")).await;
     assert!(store.versions(&subject).await.expect("versions").is_empty(), "new subject has no rows");
     for version in [3, 1, 2] {
-        store.create_version(&row(&subject, version, id, fp), &Preconditions::default()).await.expect("create_version");
+        store
+            .create_version(&row(&subject, version, id, fp), &Preconditions::default(), &crate::CommitHints::default())
+            .await
+            .expect("create_version");
     }
     let (other_id, other_fp) = fresh_id(store, &unique_name("create-other")).await;
-    let clash = store.create_version(&row(&subject, 2, other_id, other_fp), &Preconditions::default()).await;
+    let clash = store
+        .create_version(
+            &row(&subject, 2, other_id, other_fp),
+            &Preconditions::default(),
+            &crate::CommitHints::default(),
+        )
+        .await;
     assert!(is_conflict(&clash), "create_version on an existing version must be Conflict, got {clash:?}");
     let rows = store.versions(&subject).await.expect("versions");
     let numbers: Vec<i32> = rows.iter().map(|r| r.version.0).collect();
@@ -354,9 +384,15 @@ pub async fn versions_page_pages_one_subject(store: &dyn Store) {
     let neighbour = Subject::new(format!("{subject}-next")).expect("subject");
     let (id, fp) = fresh_id(store, &unique_name("page")).await;
     for version in [1, 2, 3, 5, 8] {
-        store.create_version(&row(&subject, version, id, fp), &Preconditions::default()).await.expect("create_version");
+        store
+            .create_version(&row(&subject, version, id, fp), &Preconditions::default(), &crate::CommitHints::default())
+            .await
+            .expect("create_version");
     }
-    store.create_version(&row(&neighbour, 4, id, fp), &Preconditions::default()).await.expect("create_version");
+    store
+        .create_version(&row(&neighbour, 4, id, fp), &Preconditions::default(), &crate::CommitHints::default())
+        .await
+        .expect("create_version");
     store.set_version_deleted(&subject, Version(3), true).await.expect("soft delete");
     let numbers = |rows: Vec<crate::model::VersionRow>| rows.iter().map(|r| r.version.0).collect::<Vec<i32>>();
     let page = |after, limit| store.versions_page(VersionsPage { subject: &subject, after, limit });
@@ -379,7 +415,10 @@ pub async fn versions_page_pages_one_subject(store: &dyn Store) {
 pub async fn set_version_deleted_rules(store: &dyn Store) {
     let subject = unique_subject("soft");
     let (id, fp) = fresh_id(store, &unique_name("soft")).await;
-    store.create_version(&row(&subject, 1, id, fp), &Preconditions::default()).await.expect("create_version");
+    store
+        .create_version(&row(&subject, 1, id, fp), &Preconditions::default(), &crate::CommitHints::default())
+        .await
+        .expect("create_version");
     store.set_version_deleted(&subject, Version(1), true).await.expect("soft delete a live row");
     let row1 = store.get_version(&subject, Version(1)).await.expect("get_version").expect("row still there");
     assert!(row1.deleted, "soft delete sets deleted");
@@ -402,8 +441,14 @@ pub async fn set_version_deleted_rules(store: &dyn Store) {
 pub async fn delete_version_is_idempotent(store: &dyn Store) {
     let subject = unique_subject("hard");
     let (id, fp) = fresh_id(store, &unique_name("hard")).await;
-    store.create_version(&row(&subject, 1, id, fp), &Preconditions::default()).await.expect("create_version");
-    store.create_version(&row(&subject, 2, id, fp), &Preconditions::default()).await.expect("create_version");
+    store
+        .create_version(&row(&subject, 1, id, fp), &Preconditions::default(), &crate::CommitHints::default())
+        .await
+        .expect("create_version");
+    store
+        .create_version(&row(&subject, 2, id, fp), &Preconditions::default(), &crate::CommitHints::default())
+        .await
+        .expect("create_version");
     store.delete_version(&subject, Version(1)).await.expect("delete_version");
     store.delete_version(&subject, Version(1)).await.expect("delete_version of a missing row succeeds");
     assert_eq!(store.get_version(&subject, Version(1)).await.expect("get_version"), None);
@@ -418,7 +463,7 @@ pub async fn delete_version_is_idempotent(store: &dyn Store) {
     assert!(listed.expect("list_subjects").is_empty(), "a subject without rows is not listed");
     assert_eq!(store.fingerprint_for_id(id).await.expect("fingerprint_for_id"), Some(fp), "the id stays bound");
     store
-        .create_version(&row(&subject, 1, id, fp), &Preconditions::default())
+        .create_version(&row(&subject, 1, id, fp), &Preconditions::default(), &crate::CommitHints::default())
         .await
         .expect("a hard-deleted version number can be created again");
 }
@@ -430,10 +475,22 @@ pub async fn rows_with_id_index(store: &dyn Store) {
     let s2 = Subject::new(format!("{prefix}-a")).expect("subject");
     let (id, fp) = fresh_id(store, &prefix).await;
     let (other, other_fp) = fresh_id(store, &unique_name("by-id-other")).await;
-    store.create_version(&row(&s1, 2, id, fp), &Preconditions::default()).await.expect("create_version");
-    store.create_version(&row(&s1, 1, other, other_fp), &Preconditions::default()).await.expect("create_version");
-    store.create_version(&row(&s2, 3, id, fp), &Preconditions::default()).await.expect("create_version");
-    store.create_version(&row(&s2, 1, id, fp), &Preconditions::default()).await.expect("create_version");
+    store
+        .create_version(&row(&s1, 2, id, fp), &Preconditions::default(), &crate::CommitHints::default())
+        .await
+        .expect("create_version");
+    store
+        .create_version(&row(&s1, 1, other, other_fp), &Preconditions::default(), &crate::CommitHints::default())
+        .await
+        .expect("create_version");
+    store
+        .create_version(&row(&s2, 3, id, fp), &Preconditions::default(), &crate::CommitHints::default())
+        .await
+        .expect("create_version");
+    store
+        .create_version(&row(&s2, 1, id, fp), &Preconditions::default(), &crate::CommitHints::default())
+        .await
+        .expect("create_version");
     store.set_version_deleted(&s2, Version(1), true).await.expect("soft delete");
     let rows = store.rows_with_id(id).await.expect("rows_with_id");
     let keys: Vec<(String, i32)> = rows.iter().map(|r| (r.subject.to_string(), r.version.0)).collect();
@@ -450,7 +507,10 @@ pub async fn rows_with_id_index(store: &dyn Store) {
     // characters (" " and "#" sort between "-a" and "-b"; "-a" is a prefix of the others).
     for (suffix, version) in [("-a#", 1), ("-a b", 2)] {
         let subject = Subject::new(format!("{prefix}{suffix}")).expect("subject");
-        store.create_version(&row(&subject, version, id, fp), &Preconditions::default()).await.expect("create_version");
+        store
+            .create_version(&row(&subject, version, id, fp), &Preconditions::default(), &crate::CommitHints::default())
+            .await
+            .expect("create_version");
     }
     let mut expected = store.rows_with_id(id).await.expect("rows_with_id");
     expected.sort_by(|a, b| (&a.subject, a.version).cmp(&(&b.subject, b.version)));
@@ -507,24 +567,37 @@ pub async fn referrers_index(store: &dyn Store) {
     let target = unique_subject("ref-target");
     let (target_id, target_fp) = fresh_id(store, &unique_name("ref-target")).await;
     store
-        .create_version(&row(&target, 1, target_id, target_fp), &Preconditions::default())
+        .create_version(
+            &row(&target, 1, target_id, target_fp),
+            &Preconditions::default(),
+            &crate::CommitHints::default(),
+        )
         .await
         .expect("create_version");
     store
-        .create_version(&row(&target, 2, target_id, target_fp), &Preconditions::default())
+        .create_version(
+            &row(&target, 2, target_id, target_fp),
+            &Preconditions::default(),
+            &crate::CommitHints::default(),
+        )
         .await
         .expect("create_version");
     let (low, low_fp) = fresh_id(store, &unique_name("ref-low")).await;
     let (high, high_fp) = fresh_id(store, &unique_name("ref-high")).await;
     let referrer = unique_subject("ref-referrer");
     store
-        .create_version(&row_referencing(&referrer, 1, high, high_fp, &[(&target, 1)]), &Preconditions::default())
+        .create_version(
+            &row_referencing(&referrer, 1, high, high_fp, &[(&target, 1)]),
+            &Preconditions::default(),
+            &crate::CommitHints::default(),
+        )
         .await
         .expect("create_version");
     store
         .create_version(
             &row_referencing(&referrer, 2, low, low_fp, &[(&target, 2), (&target, 1)]),
             &Preconditions::default(),
+            &crate::CommitHints::default(),
         )
         .await
         .expect("create_version");
@@ -537,7 +610,10 @@ pub async fn referrers_index(store: &dyn Store) {
     assert!(store.referrers(&target, Version(3)).await.expect("referrers").is_empty());
     let (twice, twice_fp) = fresh_id(store, &unique_name("ref-twice")).await;
     let doubled = row_referencing(&unique_subject("ref-twice"), 1, twice, twice_fp, &[(&target, 2), (&target, 2)]);
-    store.create_version(&doubled, &Preconditions::default()).await.expect("create_version");
+    store
+        .create_version(&doubled, &Preconditions::default(), &crate::CommitHints::default())
+        .await
+        .expect("create_version");
     let to_v2 = store.referrers(&target, Version(2)).await.expect("referrers");
     assert_eq!(to_v2.iter().map(|r| r.id).collect::<Vec<_>>(), vec![low, twice], "one entry per referring row");
     store.delete_version(&doubled.subject, doubled.version).await.expect("delete_version");
@@ -552,9 +628,15 @@ pub async fn list_subjects_paging_and_filters(store: &dyn Store) {
     let name = |suffix: &str| Subject::new(format!("{prefix}-{suffix}")).expect("subject");
     let (id, fp) = fresh_id(store, &prefix).await;
     for suffix in ["d", "a", "c", "b"] {
-        store.create_version(&row(&name(suffix), 1, id, fp), &Preconditions::default()).await.expect("create_version");
+        store
+            .create_version(&row(&name(suffix), 1, id, fp), &Preconditions::default(), &crate::CommitHints::default())
+            .await
+            .expect("create_version");
     }
-    store.create_version(&row(&name("c"), 2, id, fp), &Preconditions::default()).await.expect("create_version");
+    store
+        .create_version(&row(&name("c"), 2, id, fp), &Preconditions::default(), &crate::CommitHints::default())
+        .await
+        .expect("create_version");
     store.set_version_deleted(&name("b"), Version(1), true).await.expect("soft delete");
     store.set_version_deleted(&name("c"), Version(1), true).await.expect("soft delete");
     let prefix = prefix.as_str();
@@ -653,7 +735,10 @@ pub async fn usage_marker_moves_forward_only(store: &dyn Store) {
     assert_eq!(store.last_used(&other).await.expect("last_used"), None, "markers are per subject");
 
     let (id, fp) = fresh_id(store, &unique_name("usage")).await;
-    store.create_version(&row(&subject, 1, id, fp), &Preconditions::default()).await.expect("create_version");
+    store
+        .create_version(&row(&subject, 1, id, fp), &Preconditions::default(), &crate::CommitHints::default())
+        .await
+        .expect("create_version");
     let deletion = HardDeletion {
         subject: &subject,
         versions: &[Version(1)],
@@ -671,7 +756,10 @@ pub async fn soft_delete_versions_is_all_or_nothing(store: &dyn Store) {
     let subject = unique_subject("soft-batch");
     let (id, fp) = fresh_id(store, &unique_name("soft-batch")).await;
     for version in 1..=3 {
-        store.create_version(&row(&subject, version, id, fp), &Preconditions::default()).await.expect("create_version");
+        store
+            .create_version(&row(&subject, version, id, fp), &Preconditions::default(), &crate::CommitHints::default())
+            .await
+            .expect("create_version");
     }
     store.set_version_deleted(&subject, Version(2), true).await.expect("soft delete");
     let deleted = |rows: Vec<crate::model::VersionRow>| rows.iter().map(|r| r.deleted).collect::<Vec<_>>();
@@ -694,7 +782,10 @@ pub async fn hard_delete_versions_removes_rows_and_settings(store: &dyn Store) {
     let other = unique_subject("hard-batch-other");
     let (id, fp) = fresh_id(store, &unique_name("hard-batch")).await;
     for version in 1..=3 {
-        store.create_version(&row(&subject, version, id, fp), &Preconditions::default()).await.expect("create_version");
+        store
+            .create_version(&row(&subject, version, id, fp), &Preconditions::default(), &crate::CommitHints::default())
+            .await
+            .expect("create_version");
     }
     let none = ConfigRecord {
         compatibility_level: Some(CompatibilityLevel::None),
@@ -752,10 +843,16 @@ pub async fn layered_write_context_reads_every_level(store: &dyn Store) {
     let new_row = row(&subject, 1, id, fingerprint);
     let stale =
         Preconditions { revision: Some(before.revision), settings: before.seen.clone(), ..Preconditions::default() };
-    assert!(is_conflict(&store.create_version(&new_row, &stale).await), "a new version sees a context-level change");
+    assert!(
+        is_conflict(&store.create_version(&new_row, &stale, &crate::CommitHints::default()).await),
+        "a new version sees a context-level change"
+    );
     let fresh =
         Preconditions { revision: Some(after.revision), settings: after.seen.clone(), ..Preconditions::default() };
-    store.create_version(&new_row, &fresh).await.expect("create_version under what was read");
+    store
+        .create_version(&new_row, &fresh, &crate::CommitHints::default())
+        .await
+        .expect("create_version under what was read");
 
     let config = SettingChange::Config(Some(Box::new(ConfigRecord {
         compatibility_level: Some(CompatibilityLevel::None),

@@ -91,7 +91,7 @@ pub trait StoreTestExt: Store {
         };
         self.delete_version(subject, version).await?;
         self.bind_id_in(&subject.context(), row.id, &row.fingerprint).await?;
-        self.create_version(&VersionRow { deleted: false, ..row }, &preconditions).await
+        self.create_version(&VersionRow { deleted: false, ..row }, &preconditions, &crate::CommitHints::default()).await
     }
 
     /// Removes the row (hard delete, [`Store::hard_delete_versions`] of the one version, which also

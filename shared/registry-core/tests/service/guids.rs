@@ -82,7 +82,11 @@ async fn registering_an_unindexed_schema_again_creates_its_entry() {
         store.put_body(&fingerprint, &body).await?;
         let id = store.allocate_id(&fingerprint).await?;
         store
-            .create_version(&testkit::row(&subject, 1, id, fingerprint), &registry_core::Preconditions::default())
+            .create_version(
+                &testkit::row(&subject, 1, id, fingerprint),
+                &registry_core::Preconditions::default(),
+                &registry_core::CommitHints::default(),
+            )
             .await?;
         Ok::<_, registry_core::StoreError>(id)
     };

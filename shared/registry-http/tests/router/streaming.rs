@@ -35,7 +35,10 @@ async fn seeded(store: &MemoryStore, count: usize) {
             references: Vec::new(),
             registered_at_ms: 0,
         };
-        store.create_version(&row, &registry_core::Preconditions::default()).await.unwrap();
+        store
+            .create_version(&row, &registry_core::Preconditions::default(), &registry_core::CommitHints::default())
+            .await
+            .unwrap();
     }
 }
 
@@ -152,7 +155,10 @@ async fn seeded_versions(subjects: usize, versions: i32, deleted: &[i32]) -> Arc
                 references: Vec::new(),
                 registered_at_ms: 0,
             };
-            store.create_version(&row, &registry_core::Preconditions::default()).await.unwrap();
+            store
+                .create_version(&row, &registry_core::Preconditions::default(), &registry_core::CommitHints::default())
+                .await
+                .unwrap();
         }
     }
     Arc::new(store)
