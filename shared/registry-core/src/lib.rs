@@ -5,7 +5,9 @@
 //! - each context numbers its own IDs; within a context an ID names one schema body while any version
 //!   carries it, and allocation never hands out an ID issued before (the counter never goes back, not
 //!   even after a hard delete). Only IMPORT binds an ID that no version carries any more (its schema
-//!   hard-deleted) to another schema, as Confluent does;
+//!   hard-deleted) to another schema, as Confluent does. These ID rules (allocation, the counter
+//!   lowered from the top, IMPORT's bind and rebind, what a hard delete unbinds) are decided once, in
+//!   [`id_rules`], and every store commits those decisions in its own atomic step;
 //! - the same schema (same fingerprint) registered anywhere in a context gets that context's one ID;
 //! - versions of a subject are created with create-if-absent, so two writers never take one number;
 //! - every decision commits on what it read: a write hands the store [`Preconditions`] (the subject's
@@ -23,6 +25,7 @@ mod bounded;
 pub mod cache;
 pub mod churn;
 pub mod error;
+pub mod id_rules;
 pub mod memory;
 pub mod metrics;
 pub mod model;

@@ -1,5 +1,6 @@
 //! `MemoryStore`: the reference [`Store`], for tests. One mutex over ordered maps; every call is atomic.
 
+use crate::id_rules::{self, Allocation, BindDecision, BindRead};
 use crate::model::{
     ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
 };
@@ -154,14 +155,17 @@ impl State {
         }
     }
 
-    /// Unbinds the fingerprint of `removed` (a row just removed) from its ID when no row of its
-    /// context carries that ID any more, as a hard delete does.
+    /// Unbinds the fingerprint of `removed` (a row just removed) as [`id_rules::unbinds_on_removal`]
+    /// decides: when its side names the row's ID and no row of its context carries that ID any more.
     fn unbind_if_orphaned(&mut self, removed: &VersionRow) {
         let context = removed.subject.context();
         let carried = self.rows.values().any(|other| other.id == removed.id && other.subject.context() == context);
         if let Some(space) = self.ids.get_mut(&context)
-            && !carried
-            && space.id_by_fingerprint.get(&removed.fingerprint) == Some(&removed.id)
+            && id_rules::unbinds_on_removal(
+                space.id_by_fingerprint.get(&removed.fingerprint).copied(),
+                removed.id,
+                carried,
+            )
         {
             space.id_by_fingerprint.remove(&removed.fingerprint);
         }
@@ -198,16 +202,17 @@ impl Store for MemoryStore {
     async fn allocate_id_in(&self, context: &Context, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
         let mut state = self.state();
         let space = state.space_mut(context);
-        if space.id_by_fingerprint.contains_key(fingerprint) {
-            return Err(StoreError::Conflict(format!("fingerprint {fingerprint} already has an id in {context}")));
-        }
-        if space.max_id == Some(SchemaId(i32::MAX)) {
-            // An import pushed the counter to the top: it restarts below the imported IDs.
-            space.max_id = space.fingerprint_by_id.range(..=SchemaId::MAX_IMPORTED).next_back().map(|(id, _)| *id);
-        }
-        let next = match space.max_id {
-            None => SchemaId(1),
-            Some(SchemaId(max)) => SchemaId(max.checked_add(1).ok_or_else(|| StoreError::ids_exhausted(context))?),
+        let exhausted = |_| StoreError::ids_exhausted(context);
+        let next = match id_rules::allocation(space.id_by_fingerprint.get(fingerprint).copied(), space.max_id) {
+            Allocation::AlreadyBound(_) => {
+                return Err(StoreError::Conflict(format!("fingerprint {fingerprint} already has an id in {context}")));
+            }
+            // Lowered and allocated in the same step.
+            Allocation::LowerCounter => {
+                let floor = id_rules::lowering_floor(space.fingerprint_by_id.keys().copied());
+                id_rules::next_id(id_rules::counter_after_lowering(floor).map_err(exhausted)?).map_err(exhausted)?
+            }
+            Allocation::Take(next) => next,
         };
         if space.fingerprint_by_id.contains_key(&next) {
             return Err(StoreError::Corrupt(format!("id {next} is bound in {context} but above the counter")));
@@ -222,24 +227,31 @@ impl Store for MemoryStore {
         let mut state = self.state();
         let carried = state.rows.values().any(|row| row.id == id && row.subject.context() == *context);
         let space = state.space_mut(context);
-        match space.fingerprint_by_id.get(&id).copied() {
-            Some(bound) if bound == *fingerprint => {}
-            Some(bound) if carried => {
+        let id_bound_to = space.fingerprint_by_id.get(&id).copied();
+        let read = BindRead {
+            id_bound_to,
+            carried,
+            old_side: id_bound_to.and_then(|old| space.id_by_fingerprint.get(&old).copied()),
+            fingerprint_side: space.id_by_fingerprint.get(fingerprint).copied(),
+        };
+        let decision = id_rules::bind_decision(id, fingerprint, &read);
+        match decision {
+            BindDecision::Conflict { bound } => {
                 return Err(StoreError::Conflict(format!("id {id} is bound to {bound} in {context}")));
             }
-            Some(freed) => {
-                // No row carries it: its schema was hard-deleted, so IMPORT may give it another.
-                if space.id_by_fingerprint.get(&freed) == Some(&id) {
-                    space.id_by_fingerprint.remove(&freed);
+            BindDecision::AlreadyBound { .. } => {}
+            BindDecision::Bind { .. } => drop(space.fingerprint_by_id.insert(id, *fingerprint)),
+            BindDecision::Rebind { old, unbind_old, .. } => {
+                if unbind_old {
+                    space.id_by_fingerprint.remove(&old);
                 }
                 space.fingerprint_by_id.insert(id, *fingerprint);
             }
-            None => {
-                space.fingerprint_by_id.insert(id, *fingerprint);
-            }
         }
-        space.id_by_fingerprint.entry(*fingerprint).or_insert(id);
-        space.max_id = space.max_id.max(Some(id));
+        if decision.bind_reverse() {
+            space.id_by_fingerprint.insert(*fingerprint, id);
+        }
+        space.max_id = Some(id_rules::counter_after_binding(space.max_id, id));
         Ok(())
     }
 
@@ -349,15 +361,8 @@ impl Store for MemoryStore {
         for version in versions {
             removed.extend(state.rows.remove(&(subject.clone(), *version)));
         }
-        let context = subject.context();
         for row in &removed {
-            let carried = state.rows.values().any(|other| other.id == row.id && other.subject.context() == context);
-            if let Some(space) = state.ids.get_mut(&context)
-                && !carried
-                && space.id_by_fingerprint.get(&row.fingerprint) == Some(&row.id)
-            {
-                space.id_by_fingerprint.remove(&row.fingerprint);
-            }
+            state.unbind_if_orphaned(row);
         }
         if remove_subject_settings {
             let scope = Scope::Subject(subject.clone());
