@@ -112,15 +112,18 @@ pub(crate) fn bump_referenced(conn: &Connection, subject: &Subject, precondition
     Ok(())
 }
 
-/// Removes the fingerprint → ID binding of `id` in `context` when no row of the context carries
-/// `id` any more.
+/// Removes the fingerprint → ID binding of a row just removed (carrying `id` under `fingerprint`)
+/// as [`registry_core::id_rules::unbinds_on_removal`] decides: when it names `id` and no row of the
+/// context carries `id` any more.
 pub(crate) fn unbind_if_orphaned(
     conn: &Connection,
     context: &registry_core::Context,
     id: registry_core::SchemaId,
     fingerprint: &registry_core::Fingerprint,
 ) -> LocalResult<()> {
-    if ops::rows_with_id_page(conn, context, id, "", None, 1)?.is_empty() {
+    let still_carried = !ops::rows_with_id_page(conn, context, id, "", None, 1)?.is_empty();
+    let side = ops::id_for_fingerprint(conn, context, fingerprint)?;
+    if registry_core::id_rules::unbinds_on_removal(side, id, still_carried) {
         ops::unbind_fingerprint(conn, context, fingerprint, id)?;
     }
     Ok(())

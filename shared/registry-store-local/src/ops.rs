@@ -4,6 +4,7 @@
 
 use crate::codec::{self, VERSION_COLUMNS, VERSION_COLUMNS_V};
 use crate::error::{LocalError, LocalResult};
+use registry_core::id_rules::{self, Allocation, BindDecision, BindRead};
 use registry_core::{
     ConfigRecord, Context, DeletedFilter, Fingerprint, Guid, Mode, SchemaBody, SchemaId, Subject, Version, VersionRow,
 };
@@ -85,9 +86,9 @@ pub(crate) fn max_id(conn: &Connection, context: &Context) -> LocalResult<Option
     value.map(|v| codec::narrow(v, "id counter").map(SchemaId)).transpose()
 }
 
-/// Sets the context's counter to the greatest ID at or below [`SchemaId::MAX_IMPORTED`] ever bound
-/// there (bindings outlive hard deletes), inside the caller's transaction; answers it.
-fn lower_max_id(conn: &Connection, context: &Context) -> LocalResult<Option<SchemaId>> {
+/// The greatest ID at or below [`SchemaId::MAX_IMPORTED`] ever bound in `context` (bindings
+/// outlive hard deletes): [`id_rules::lowering_floor`] as one query.
+fn lowering_floor(conn: &Connection, context: &Context) -> LocalResult<Option<SchemaId>> {
     let floor: Option<i64> = if context.is_default() {
         conn.prepare_cached("SELECT max(id) FROM ids WHERE id <= ?1")?
             .query_row([SchemaId::MAX_IMPORTED.0], |row| row.get(0))?
@@ -95,41 +96,32 @@ fn lower_max_id(conn: &Connection, context: &Context) -> LocalResult<Option<Sche
         conn.prepare_cached("SELECT max(id) FROM context_ids WHERE context = ?1 AND id <= ?2")?
             .query_row(params![context.name(), SchemaId::MAX_IMPORTED.0], |row| row.get(0))?
     };
-    let floor = floor.unwrap_or(0);
-    if context.is_default() {
-        conn.prepare_cached("UPDATE counters SET value = ?2 WHERE name = ?1")?.execute(params![MAX_ID, floor])?;
-    } else {
-        conn.prepare_cached("UPDATE contexts SET max_id = ?2 WHERE context = ?1")?
-            .execute(params![context.name(), floor])?;
-    }
-    let floor = codec::narrow(floor, "id counter")?;
-    Ok((floor > 0).then_some(SchemaId(floor)))
+    floor.map(|floor| codec::narrow(floor, "id").map(SchemaId)).transpose()
 }
 
-/// Raises the context's counter to `id` (never lowers it) and lists a named context.
-fn raise_max_id(conn: &Connection, context: &Context, id: SchemaId) -> LocalResult<()> {
+/// Sets the context's counter to `value` and lists a named context, inside the caller's
+/// transaction (which read the counter the value was decided on).
+fn set_max_id(conn: &Connection, context: &Context, value: SchemaId) -> LocalResult<()> {
     if context.is_default() {
         conn.prepare_cached(
-            "INSERT INTO counters (name, value) VALUES (?1, ?2)
-             ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)",
+            "INSERT INTO counters (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
         )?
-        .execute(params![MAX_ID, id.0])?;
+        .execute(params![MAX_ID, value.0])?;
     } else {
         conn.prepare_cached(
             "INSERT INTO contexts (context, max_id, listed) VALUES (?1, ?2, 1)
-             ON CONFLICT (context) DO UPDATE SET max_id = max(max_id, excluded.max_id), listed = 1",
+             ON CONFLICT (context) DO UPDATE SET max_id = excluded.max_id, listed = 1",
         )?
-        .execute(params![context.name(), id.0])?;
+        .execute(params![context.name(), value.0])?;
     }
     Ok(())
 }
 
-fn insert_id(conn: &Connection, context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> LocalResult<()> {
+/// Binds id → fingerprint in `context` (the ID side, unbound as read).
+fn bind_id_side(conn: &Connection, context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> LocalResult<()> {
     let default = "INSERT INTO ids (id, fingerprint) VALUES (?2, ?1)";
     let named = "INSERT INTO context_ids (context, id, fingerprint) VALUES (?3, ?2, ?1)";
-    execute_in_context(conn, context, fingerprint, id, [default, named])?;
-    bind_fingerprint_if_unbound(conn, context, fingerprint, id)?;
-    raise_max_id(conn, context, id)
+    execute_in_context(conn, context, fingerprint, id, [default, named])
 }
 
 /// Binds fingerprint → id in `context` unless the fingerprint is bound already.
@@ -162,24 +154,26 @@ fn execute_in_context(
     Ok(())
 }
 
+/// [`id_rules::allocation`] on the fingerprint's binding and the counter read in the caller's
+/// transaction; a counter at the top is lowered and the allocation made in the same transaction.
 pub(crate) fn allocate_id(conn: &Connection, context: &Context, fingerprint: &Fingerprint) -> LocalResult<SchemaId> {
-    if let Some(id) = id_for_fingerprint(conn, context, fingerprint)? {
-        return Err(LocalError::Conflict(format!("fingerprint {fingerprint} already has id {id} in {context}")));
-    }
-    let counter = match max_id(conn, context)? {
-        // An import pushed the counter to the top: it restarts below the imported IDs.
-        Some(SchemaId(i32::MAX)) => lower_max_id(conn, context)?,
-        counter => counter,
-    };
-    let next = match counter {
-        None => SchemaId(1),
-        Some(SchemaId(max)) => SchemaId(max.checked_add(1).ok_or_else(|| LocalError::IdsExhausted(context.clone()))?),
+    let exhausted = |_| LocalError::IdsExhausted(context.clone());
+    let next = match id_rules::allocation(id_for_fingerprint(conn, context, fingerprint)?, max_id(conn, context)?) {
+        Allocation::AlreadyBound(id) => {
+            return Err(LocalError::Conflict(format!("fingerprint {fingerprint} already has id {id} in {context}")));
+        }
+        Allocation::LowerCounter => {
+            let lowered = id_rules::counter_after_lowering(lowering_floor(conn, context)?).map_err(exhausted)?;
+            id_rules::next_id(lowered).map_err(exhausted)?
+        }
+        Allocation::Take(next) => next,
     };
     if fingerprint_for_id(conn, context, next)?.is_some() {
         return Err(LocalError::Corrupt(format!("id {next} is bound in {context} but above the counter")));
     }
-    insert_id(conn, context, next, fingerprint)?;
-    Ok(next)
+    bind_id_side(conn, context, next, fingerprint)?;
+    bind_fingerprint_if_unbound(conn, context, fingerprint, next)?;
+    set_max_id(conn, context, next).map(|()| next)
 }
 
 pub(crate) fn unbind_fingerprint(
@@ -193,42 +187,43 @@ pub(crate) fn unbind_fingerprint(
     execute_in_context(conn, context, fingerprint, id, [default, named])
 }
 
+/// IMPORT's bind: [`id_rules::bind_decision`] on what the caller's transaction reads (the carriers
+/// and the old schema's side only when `id` names another schema), committed in it.
 pub(crate) fn bind_id(
     conn: &Connection,
     context: &Context,
     id: SchemaId,
     fingerprint: &Fingerprint,
 ) -> LocalResult<()> {
-    match fingerprint_for_id(conn, context, id)? {
-        Some(bound) if bound == *fingerprint => {
-            // Its schema may have been hard-deleted (which unbinds that side) and imported again.
-            bind_fingerprint_if_unbound(conn, context, fingerprint, id)?;
-            raise_max_id(conn, context, id)
+    let id_bound_to = fingerprint_for_id(conn, context, id)?;
+    let (carried, old_side) = match id_rules::needs_carriers(id_bound_to, fingerprint) {
+        Some(old) => {
+            (!rows_with_id_page(conn, context, id, "", None, 1)?.is_empty(), id_for_fingerprint(conn, context, &old)?)
         }
-        Some(bound) if !rows_with_id_page(conn, context, id, "", None, 1)?.is_empty() => {
-            Err(LocalError::Conflict(format!("id {id} is bound to {bound} in {context}")))
+        None => (false, None),
+    };
+    let fingerprint_side = id_for_fingerprint(conn, context, fingerprint)?;
+    let decision =
+        id_rules::bind_decision(id, fingerprint, &BindRead { id_bound_to, carried, old_side, fingerprint_side });
+    match decision {
+        BindDecision::Conflict { bound } => {
+            return Err(LocalError::Conflict(format!("id {id} is bound to {bound} in {context}")));
         }
-        Some(freed) => rebind_id(conn, context, id, &freed, fingerprint),
-        None => insert_id(conn, context, id, fingerprint),
+        BindDecision::AlreadyBound { .. } => {}
+        BindDecision::Bind { .. } => bind_id_side(conn, context, id, fingerprint)?,
+        BindDecision::Rebind { old, unbind_old, .. } => {
+            if unbind_old {
+                unbind_fingerprint(conn, context, &old, id)?;
+            }
+            let default = "UPDATE ids SET fingerprint = ?1 WHERE id = ?2";
+            let named = "UPDATE context_ids SET fingerprint = ?1 WHERE context = ?3 AND id = ?2";
+            execute_in_context(conn, context, fingerprint, id, [default, named])?;
+        }
     }
-}
-
-/// Gives `id`, which no row of `context` carries any more (its schema `freed` was hard-deleted),
-/// to `fingerprint`, inside the caller's transaction: the old schema's side is unbound where it
-/// named `id`, the new one's bound where it is free.
-fn rebind_id(
-    conn: &Connection,
-    context: &Context,
-    id: SchemaId,
-    freed: &Fingerprint,
-    fingerprint: &Fingerprint,
-) -> LocalResult<()> {
-    unbind_fingerprint(conn, context, freed, id)?;
-    let default = "UPDATE ids SET fingerprint = ?1 WHERE id = ?2";
-    let named = "UPDATE context_ids SET fingerprint = ?1 WHERE context = ?3 AND id = ?2";
-    execute_in_context(conn, context, fingerprint, id, [default, named])?;
-    bind_fingerprint_if_unbound(conn, context, fingerprint, id)?;
-    raise_max_id(conn, context, id)
+    if decision.bind_reverse() {
+        bind_fingerprint_if_unbound(conn, context, fingerprint, id)?;
+    }
+    set_max_id(conn, context, id_rules::counter_after_binding(max_id(conn, context)?, id))
 }
 
 pub(crate) fn list_contexts(conn: &Connection) -> LocalResult<Vec<Context>> {
