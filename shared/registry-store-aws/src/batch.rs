@@ -19,6 +19,7 @@ use crate::ids::fingerprint_binding_key;
 use crate::items::{ItemExt, attr, key, n};
 use crate::keys::{self, PK};
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem, Update};
+use registry_core::id_rules;
 use registry_core::{
     Context, Fingerprint, IdRowsPage, Preconditions, SchemaId, Scope, SettingKind, Subject, Version, VersionRow,
 };
@@ -88,10 +89,12 @@ impl AwsStore {
         }
     }
 
-    /// The bindings `FP#<hex>/ID` that name an ID no row keeps once `doomed` are gone, each with
-    /// its `uses` as read. The binding is read before the ID's carriers, so a registration that
-    /// commits a new carrier after the carriers were read has raised `uses` and fails the delete.
-    /// One more carrier than the doomed rows of an ID is enough to know whether another row keeps it.
+    /// The bindings `FP#<hex>/ID` that name an ID no row keeps once `doomed` are gone, as
+    /// [`id_rules::unbinds_on_removal`] decides, each with its `uses` as read. The binding is read
+    /// before the ID's carriers, so a registration that commits a new carrier after the carriers
+    /// were read has raised `uses` and fails the delete. One more carrier than the doomed rows of an
+    /// ID is enough to know whether another row keeps it; a binding that would not be removed even
+    /// without carriers spares their read.
     pub(crate) async fn orphaned_bindings(
         &self,
         subject: &Subject,
@@ -103,7 +106,8 @@ impl AwsStore {
         for row in doomed.iter().filter(|row| seen.insert(row.id)) {
             let binding_key = fingerprint_binding_key(context, &row.fingerprint);
             let Some(binding) = self.get_item("GetItem(fingerprint)", binding_key).await? else { continue };
-            if binding.number::<i32>(attr::ID)? != row.id.0 {
+            let side = Some(SchemaId(binding.number::<i32>(attr::ID)?));
+            if !id_rules::unbinds_on_removal(side, row.id, false) {
                 continue;
             }
             let uses: Option<u64> = binding.optional_number(USES)?;
@@ -112,7 +116,7 @@ impl AwsStore {
             let carriers = self.rows_for_id_page(context, page).await?;
             let kept = carriers.len() > doomed_with_id
                 || carriers.iter().any(|c| &c.subject != subject || !doomed.iter().any(|d| d.version == c.version));
-            if !kept {
+            if id_rules::unbinds_on_removal(side, row.id, kept) {
                 let guid_id_removal = self.guid_id_removal(context, &binding)?;
                 orphans.push(Orphan { fingerprint: row.fingerprint, id: row.id, uses, guid_id_removal });
             }

@@ -19,6 +19,7 @@ use crate::items::{Item, ItemExt, attr, fingerprint_of, key, n, s};
 use crate::keys::{self, PK};
 use crate::ledger::Claim;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
+use registry_core::id_rules::{self, Allocation, BindDecision, BindRead};
 use registry_core::{Context, Fingerprint, Guid, SchemaId};
 
 /// An allocation committed with the ID's first carrier: the binding starts with that one use,
@@ -85,14 +86,17 @@ impl AwsStore {
         let binding = fingerprint_binding_key(context, fingerprint);
         let counter = key(keys::COUNTER_PK, keys::counter_sk(context));
         let found = self.batch_get("BatchGetItem(counter, fingerprint)", vec![binding, counter]).await?;
-        let mut read = None;
+        let (mut read, mut bound) = (None, None);
         for item in &found {
             if item.get(PK).and_then(|v| v.as_s().ok()).is_some_and(|pk| pk == keys::COUNTER_PK) {
                 read = item.optional_number(attr::MAX_ID)?;
             } else {
-                let detail = format!("fingerprint {fingerprint} already has an id in {context}");
-                return Err(AwsError::ConditionFailed { op: "allocate_id", detail });
+                bound = Some(SchemaId(item.number(attr::ID)?));
             }
+        }
+        if let Allocation::AlreadyBound(id) = id_rules::allocation(bound, read.map(SchemaId)) {
+            let detail = format!("fingerprint {fingerprint} already has id {id} in {context}");
+            return Err(AwsError::ConditionFailed { op: "allocate_id", detail });
         }
         let next = self.claim_next(context, read, fingerprint).await?;
         let items = self.allocation_items(context, read, next, fingerprint, None)?;
@@ -153,8 +157,10 @@ impl AwsStore {
         ])
     }
 
-    /// The ID an allocation in `context` after counter value `read` takes: the next one, claimed
-    /// for `fingerprint` in the context's ledger. When another fingerprint holds that claim (a
+    /// The ID an allocation in `context` after counter value `read` takes ([`id_rules::allocation`]
+    /// for `fingerprint`, read unbound): the next one, claimed for it in the context's ledger; a
+    /// counter at the top is lowered first and the allocation conflicts (the caller's retry reads
+    /// the lowered counter). When another fingerprint holds that claim (a
     /// concurrent allocation, one abandoned by a failed writer, or one a restore of the table
     /// rewound), the claim is committed for its holder ([`AwsStore::commit_claim`]) and this
     /// allocation conflicts: the caller reads the counter again and takes the ID after it, so
@@ -168,12 +174,18 @@ impl AwsStore {
         fingerprint: &Fingerprint,
     ) -> Result<i32, AwsError> {
         const MAX_CLAIMS: usize = 8;
-        if read == Some(i32::MAX) {
-            self.lower_counter_from_top(context).await?;
-            let detail = format!("the counter of {context} was at the top of the ID space and was lowered");
-            return Err(AwsError::ConditionFailed { op: "allocate_id", detail });
-        }
-        let mut next = successor(context, read)?;
+        let mut next = match id_rules::allocation(None, read.map(SchemaId)) {
+            Allocation::Take(next) => next.0,
+            Allocation::LowerCounter => {
+                self.lower_counter_from_top(context).await?;
+                let detail = format!("the counter of {context} was at the top of the ID space and was lowered");
+                return Err(AwsError::ConditionFailed { op: "allocate_id", detail });
+            }
+            Allocation::AlreadyBound(id) => {
+                let detail = format!("fingerprint {fingerprint} already has id {id} in {context}");
+                return Err(AwsError::ConditionFailed { op: "allocate_id", detail });
+            }
+        };
         for _ in 0..MAX_CLAIMS {
             match self.claim_id(context, SchemaId(next), fingerprint).await? {
                 Claim::Ours => return Ok(next),
@@ -196,16 +208,14 @@ impl AwsStore {
     }
 
     /// Lowers `context`'s counter from `i32::MAX` (an IMPORT above [`SchemaId::MAX_IMPORTED`] put it
-    /// there before the registry refused those) to the greatest ID at or below `MAX_IMPORTED` in the
-    /// ledger, past the run of IDs the ledger holds right after it ([`AwsStore::ledger_floor`]), in
-    /// one update conditioned on the counter still being at the top (a concurrent lowering wins).
-    /// IDs above stay in the ledger and bound, so they are never handed out. `Limit` when that run
-    /// reaches the top: every ID is taken.
+    /// there before the registry refused those) to [`id_rules::counter_after_lowering`] of the
+    /// greatest ID at or below `MAX_IMPORTED` in the ledger, past the run of IDs the ledger holds
+    /// right after it ([`AwsStore::ledger_floor`]), in one update conditioned on the counter still
+    /// being at the top (a concurrent lowering wins). IDs above stay in the ledger and bound, so
+    /// they are never handed out. `Limit` when that run reaches the top: every ID is taken.
     async fn lower_counter_from_top(&self, context: &Context) -> Result<(), AwsError> {
         let floor = self.ledger_floor(context).await?;
-        if floor == Some(SchemaId(i32::MAX)) {
-            return Err(exhausted(context));
-        }
+        let floor = id_rules::counter_after_lowering(floor).map_err(|_| exhausted(context))?;
         let lower = self
             .dynamo
             .update_item()
@@ -256,7 +266,7 @@ impl AwsStore {
     }
 
     /// Raises `context`'s counter to `id`; never lowers it (a counter already at or above `id` is
-    /// left as it is). With `list`, a named context is listed too (one more call when its counter
+    /// left as it is): [`id_rules::counter_after_binding`] as the update's condition, without a read. With `list`, a named context is listed too (one more call when its counter
     /// was already at or above `id`).
     pub(crate) async fn raise_counter(&self, context: &Context, id: SchemaId, list: bool) -> Result<(), AwsError> {
         let list = list && !context.is_default();
@@ -346,13 +356,15 @@ impl AwsStore {
         Ok(contexts)
     }
 
-    /// Claims `id` for `fingerprint` in the ledger, raises the counter to `id` (never lowers it),
-    /// then binds id → fingerprint (or accepts the same binding), then fingerprint → id if that
-    /// side is free. Each step is idempotent, and a crash after any of them leaves at most an unused
-    /// gap below the counter. An ID the ledger gives another fingerprint while the table binds it
-    /// to none is refused (`ConditionFailed`) before anything is written: the table is read first
-    /// because IDs issued before the ledger existed have no ledger entry. An ID the table binds to
-    /// another fingerprint is rebound if no row carries it any more (`rebind`), refused otherwise.
+    /// IMPORT's bind ([`id_rules::bind_decision`]): an ID the table binds to another fingerprint
+    /// goes to `rebind`, which reads the carriers and decides. Otherwise claims `id` for
+    /// `fingerprint` in the ledger, raises the counter to `id` (never lowers it), then binds id →
+    /// fingerprint unless the same binding is there, then fingerprint → id if that side is free
+    /// (not read: the put is conditioned on its absence, which decides it). Each step is
+    /// idempotent, and a crash after any of them leaves at most an unused gap below the counter.
+    /// An ID the ledger gives another fingerprint while the table binds it to none is refused
+    /// (`ConditionFailed`) before anything is written: the table is read first because IDs issued
+    /// before the ledger existed have no ledger entry.
     pub(crate) async fn bind(
         &self,
         context: &Context,
@@ -364,9 +376,11 @@ impl AwsStore {
             detail: format!("id {id} in {context} {detail}"),
         };
         let bound = self.read_fingerprint_for_id(context, id).await?;
-        if let Some(freed) = bound.filter(|bound| bound != fingerprint) {
+        if let Some(freed) = id_rules::needs_carriers(bound, fingerprint) {
             return self.rebind(context, id, &freed, fingerprint).await;
         }
+        let decision =
+            id_rules::bind_decision(id, fingerprint, &BindRead { id_bound_to: bound, ..BindRead::default() });
         match self.claim_id(context, id, fingerprint).await? {
             // The table gives it this schema: a rebind whose ledger write a crash cut off.
             Claim::Taken(_) if bound.is_some() => self.reissue_claim(context, id, fingerprint).await?,
@@ -374,10 +388,20 @@ impl AwsStore {
             Claim::Ours => {}
         }
         self.raise_counter(context, id, true).await?;
-        if bound.is_none() {
+        match decision {
             // Written only when absent: a binding already there keeps its `carried` count (`rebind`).
-            let by_id = key(keys::id_pk(context, id), keys::ID_BINDING_SK);
-            self.put_fingerprint_binding("PutItem(id)", by_id, fingerprint).await?;
+            BindDecision::Bind { .. } => {
+                let by_id = key(keys::id_pk(context, id), keys::ID_BINDING_SK);
+                self.put_fingerprint_binding("PutItem(id)", by_id, fingerprint).await?;
+            }
+            BindDecision::AlreadyBound { .. } => {}
+            // Not reached: an ID bound to another schema went to `rebind`.
+            BindDecision::Rebind { .. } | BindDecision::Conflict { .. } => {
+                return Err(refused("was rebound concurrently"));
+            }
+        }
+        if !decision.bind_reverse() {
+            return Ok(());
         }
         let mut by_fingerprint = fingerprint_binding_key(context, fingerprint);
         by_fingerprint.insert(attr::ID.into(), n(id.0));
@@ -423,9 +447,9 @@ pub(crate) fn allocation_error(op: &'static str, next: i32, error: TransactionEr
     error
 }
 
-/// The ID after `current` (1 when there is none yet).
+/// The ID after `current` (1 when there is none yet): [`id_rules::next_id`].
 fn successor(context: &Context, current: Option<i32>) -> Result<i32, AwsError> {
-    current.map_or(Some(1), |max| max.checked_add(1)).ok_or_else(|| exhausted(context))
+    id_rules::next_id(current.map(SchemaId)).map(|next| next.0).map_err(|_| exhausted(context))
 }
 
 /// No ID of `context` is left to allocate.

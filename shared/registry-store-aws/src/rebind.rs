@@ -23,11 +23,14 @@ use crate::ids::{build_error, fingerprint_binding_key};
 use crate::items::{Item, ItemExt, attr, fingerprint_of, key, n, s};
 use crate::keys::{self, PK, SK};
 use aws_sdk_dynamodb::types::{TransactWriteItem, Update};
+use registry_core::id_rules::{self, BindDecision, BindRead};
 use registry_core::{Context, Fingerprint, SchemaId};
 
 impl AwsStore {
-    /// Rebinds `id` from `freed` to `fingerprint` in `context` if no row carries it; `ConditionFailed`
-    /// when a row carries it or the binding changed meanwhile.
+    /// Rebinds `id` from `freed` to `fingerprint` in `context` as [`id_rules::bind_decision`] decides
+    /// on what this reads (the binding still naming `freed`, the carriers, both fingerprints'
+    /// sides), in one transaction conditioned on it; `ConditionFailed` when a row carries it or the
+    /// binding changed meanwhile.
     pub(crate) async fn rebind(
         &self,
         context: &Context,
@@ -50,18 +53,28 @@ impl AwsStore {
         if fingerprint_of(binding)? != *freed {
             return Err(refused("was rebound concurrently"));
         }
-        let carried: Option<u64> = binding.optional_number(CARRIED)?;
-        if self.id_is_carried(context, id).await? {
-            return Err(refused("is bound to another schema a row carries"));
-        }
-        let mut items = vec![self.id_binding_move(&id_key, freed, fingerprint, carried)?];
-        if let Some(old) = item_at(&freed_key)
-            && old.number::<i32>(attr::ID)? == id.0
-        {
+        let carried_count: Option<u64> = binding.optional_number(CARRIED)?;
+        let side = |item: Option<&Item>| item.map(|item| item.number::<i32>(attr::ID).map(SchemaId)).transpose();
+        let read = BindRead {
+            id_bound_to: Some(*freed),
+            carried: self.id_is_carried(context, id).await?,
+            old_side: side(item_at(&freed_key))?,
+            fingerprint_side: side(item_at(&new_key))?,
+        };
+        let (unbind_old, bind_reverse) = match id_rules::bind_decision(id, fingerprint, &read) {
+            BindDecision::Rebind { unbind_old, bind_reverse, .. } => (unbind_old, bind_reverse),
+            BindDecision::Conflict { .. } => return Err(refused("is bound to another schema a row carries")),
+            // Not reached: the binding read names `freed`, another schema.
+            BindDecision::AlreadyBound { .. } | BindDecision::Bind { .. } => {
+                return Err(refused("was rebound concurrently"));
+            }
+        };
+        let mut items = vec![self.id_binding_move(&id_key, freed, fingerprint, carried_count)?];
+        if let Some(old) = item_at(&freed_key).filter(|_| unbind_old) {
             items.push(self.binding_delete(context, freed, id, old.optional_number(USES)?)?);
             items.extend(self.guid_id_removal(context, old)?);
         }
-        if item_at(&new_key).is_none() {
+        if bind_reverse {
             let mut by_fingerprint = new_key;
             by_fingerprint.insert(attr::ID.into(), n(id.0));
             items.push(TransactWriteItem::builder().put(self.put_if_absent(by_fingerprint)?).build());
