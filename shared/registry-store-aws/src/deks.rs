@@ -16,19 +16,23 @@
 //! after a DEK was created under the KEK, and no DEK is created under a KEK deleted before it.
 //! Under [`KekGuard::Present`] (a DEK created deleted) the KEK update is conditioned on the item
 //! only existing, deleted or not: a permanent KEK delete that read no DEK cannot commit after it.
+//!
+//! On a fenced home-region store every write is fenced on the home marker (see `fence`): the
+//! transactions carry the check, and a write of one record (a KEK put or delete, a DEK put under
+//! [`KekGuard::Unchecked`], a DEK delete) is sent as a TransactWriteItems of the write and the check.
 
-use crate::AwsStore;
 use crate::commit::Commit;
-use crate::errors::{AwsError, classify};
+use crate::errors::AwsError;
 use crate::ids::build_error;
-use crate::items::{Item, ItemExt, key, n, s};
+use crate::items::{key, n, s, Item, ItemExt};
 use crate::keys::{EDGE_SEPARATOR, PK, SK};
+use crate::AwsStore;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
 use registry_core::{StoreError, StoreResult};
 use registry_dek::store::prefix_end;
 use registry_dek::{Dek, DekAlgorithm, DekId, DekSeries, Expect, Kek, KekGuard, KeyStore, Stored, SubjectPage};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use std::collections::HashMap;
 
 /// Partition of the KEKs (sort key: the KEK's name).
@@ -126,19 +130,22 @@ macro_rules! conditioned {
 }
 
 impl AwsStore {
-    /// A conditional PutItem of `item` under `expect`; answers the new revision.
+    /// A conditional PutItem of `item` under `expect` (fenced on a home-region store: one
+    /// TransactWriteItems with the fence, see `fence`); answers the new revision.
     async fn put_record(&self, op: &'static str, item: Item, expect: Expect) -> StoreResult<u64> {
         let condition = condition(expect);
+        let revision = condition.revision;
         let put = self.dynamo.put_item().table_name(&self.table).set_item(Some(item));
-        conditioned!(put, condition).send().await.map_err(|e| classify(op, e))?;
-        Ok(condition.revision)
+        self.put_item_fenced(op, conditioned!(put, condition)).await?;
+        Ok(revision)
     }
 
-    /// A DeleteItem of `item_key` conditioned on the record being at `revision`.
+    /// A DeleteItem of `item_key` conditioned on the record being at `revision` (fenced as
+    /// [`AwsStore::put_record`] is).
     async fn remove_record(&self, op: &'static str, item_key: Item, revision: u64) -> StoreResult<()> {
         let condition = condition(Expect::Revision(revision));
         let delete = self.dynamo.delete_item().table_name(&self.table).set_key(Some(item_key));
-        conditioned!(delete, condition).send().await.map_err(|e| classify(op, e))?;
+        self.delete_item_fenced(op, conditioned!(delete, condition)).await?;
         Ok(())
     }
 

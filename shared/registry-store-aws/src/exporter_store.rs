@@ -13,14 +13,19 @@
 //! The API (the Lambda function's `/exporters`, `registry serve` on this backend) and the exporter
 //! function share these records; credentials in them are sealed by [`crate::exporter_secrets`].
 //! Exporters are few (the service bounds them at 100): listing is one consistent Query.
+//!
+//! In a multi-region registry the API's store is fenced on the home marker
+//! ([`DynamoExporterStore::fenced_by`]): each write is one TransactWriteItems of the put or delete
+//! and the marker's check (see `fence`), so an old home refuses it. The exporter function's own
+//! store (its offsets and state, in the first region) is not fenced.
 
-use crate::AwsEnv;
 use crate::exporter_secrets::KmsSealer;
 use crate::keys::{PK, SK};
+use crate::AwsEnv;
 use async_trait::async_trait;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::AttributeValue;
-use registry_exporter::store::{Expect, ExporterStore, StoreError, StoreResult, Stored, next_revision};
+use registry_exporter::store::{next_revision, Expect, ExporterStore, StoreError, StoreResult, Stored};
 use registry_exporter::{ExporterRecord, ExporterService};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -39,12 +44,26 @@ type Item = HashMap<String, AttributeValue>;
 pub struct DynamoExporterStore {
     client: aws_sdk_dynamodb::Client,
     table: String,
+    /// Multi-region: the home region every write is conditioned on (see `fence`).
+    fence: Option<String>,
 }
 
 impl DynamoExporterStore {
     /// The records in `table`, through `client`.
     pub fn new(client: aws_sdk_dynamodb::Client, table: impl Into<String>) -> Self {
-        Self { client, table: table.into() }
+        Self { client, table: table.into(), fence: None }
+    }
+
+    /// This store with every write conditioned on the table's home marker naming `home_region`
+    /// (or being absent), as [`crate::AwsStore::fenced_by`] does for the registry's writes.
+    pub fn fenced_by(mut self, home_region: &str) -> Self {
+        self.fence = Some(home_region.to_string());
+        self
+    }
+
+    /// The region this store's writes are fenced on, if any.
+    pub fn fence(&self) -> Option<&str> {
+        self.fence.as_deref()
     }
 
     fn key(name: &str) -> Item {
@@ -146,21 +165,34 @@ impl ExporterStore for DynamoExporterStore {
                 .expression_attribute_names("#rev", REVISION)
                 .expression_attribute_values(":rev", AttributeValue::N(current.to_string())),
         };
-        request.send().await.map_err(|error| classify("PutItem(exporter)", error))?;
+        let op = "PutItem(exporter)";
+        match &self.fence {
+            None => request.send().await.map(drop).map_err(|error| classify(op, error))?,
+            Some(home) => {
+                let write = crate::fence::fenced_put(op, request)?;
+                crate::fence::send_fenced(&self.client, &self.table, home, op, write).await?;
+            }
+        }
         Ok(revision)
     }
 
     async fn remove_exporter(&self, name: &str, revision: u64) -> StoreResult<()> {
-        self.client
+        let request = self
+            .client
             .delete_item()
             .table_name(&self.table)
             .set_key(Some(Self::key(name)))
             .condition_expression("#rev = :rev")
             .expression_attribute_names("#rev", REVISION)
-            .expression_attribute_values(":rev", AttributeValue::N(revision.to_string()))
-            .send()
-            .await
-            .map_err(|error| classify("DeleteItem(exporter)", error))?;
+            .expression_attribute_values(":rev", AttributeValue::N(revision.to_string()));
+        let op = "DeleteItem(exporter)";
+        match &self.fence {
+            None => request.send().await.map(drop).map_err(|error| classify(op, error))?,
+            Some(home) => {
+                let write = crate::fence::fenced_delete(op, request)?;
+                crate::fence::send_fenced(&self.client, &self.table, home, op, write).await?;
+            }
+        }
         Ok(())
     }
 }

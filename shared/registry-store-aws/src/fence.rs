@@ -9,13 +9,24 @@
 //! replicated marker refuses every such write ([`AwsError::Fenced`], answered as a retryable 5xx),
 //! and functions already pointed at R commit there. A single-region store carries no fence, so its
 //! transactions are those it always sent.
+//!
+//! A condition expression cannot read another item, so a fenced store sends each write of one
+//! item (the guid binding, the usage marker, the listing flag, IMPORT's binding puts, KEK and DEK
+//! records, the exporters' records) as a TransactWriteItems of that write and the marker's check
+//! ([`send_fenced`]): still one call, twice the write units (transactional) and the marker's read;
+//! it answers as the single-item call would, and `Fenced` when the marker names another region.
+//! A store without a fence sends the same PutItem, UpdateItem or DeleteItem as before.
 
-use crate::AwsStore;
-use crate::errors::AwsError;
-use crate::ids::{TransactionError, build_error};
-use crate::items::{ItemExt, key, n, s};
+use crate::errors::{classify, classify_transaction, AwsError};
+use crate::ids::{build_error, TransactionError};
+use crate::items::{key, n, s, ItemExt};
 use crate::keys::PK;
-use aws_sdk_dynamodb::types::{ConditionCheck, TransactWriteItem};
+use crate::AwsStore;
+use aws_sdk_dynamodb::operation::delete_item::builders::DeleteItemFluentBuilder;
+use aws_sdk_dynamodb::operation::put_item::builders::PutItemFluentBuilder;
+use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
+use aws_sdk_dynamodb::types::{ConditionCheck, Delete, Put, TransactWriteItem, Update};
+use std::time::Duration;
 
 /// Partition key of the home marker.
 pub const HOME_PK: &str = "HOME";
@@ -57,32 +68,47 @@ impl AwsStore {
     /// index do not look at).
     pub(crate) fn fenced(&self, mut items: Vec<TransactWriteItem>) -> Result<Vec<TransactWriteItem>, AwsError> {
         if let Some(home) = &self.fence {
-            let check = ConditionCheck::builder()
-                .table_name(&self.table)
-                .set_key(Some(key(HOME_PK, HOME_SK)))
-                .condition_expression("attribute_not_exists(#pk) OR #region = :home")
-                .expression_attribute_names("#pk", PK)
-                .expression_attribute_names("#region", REGION)
-                .expression_attribute_values(":home", s(home.clone()))
-                .build()
-                .map_err(|e| build_error("ConditionCheck(home marker)", e))?;
-            items.push(TransactWriteItem::builder().condition_check(check).build());
+            items.push(fence_check(&self.table, home)?);
         }
         Ok(items)
     }
 
     /// `Fenced` when `error` cancelled a fenced transaction because of its fence (the last item).
     pub(crate) fn fence_refusal(&self, op: &'static str, error: &TransactionError) -> Option<AwsError> {
-        use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-        let home = self.fence.as_ref()?;
-        let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) = error.as_service_error() else {
-            return None;
-        };
-        let last = cancelled.cancellation_reasons().last()?;
-        (last.code() == Some("ConditionalCheckFailed")).then(|| AwsError::Fenced {
-            op,
-            detail: format!("the table's home marker no longer names {home}: this region is not home"),
-        })
+        refusal(self.fence.as_deref()?, op, error)
+    }
+
+    /// Sends `put` as this store writes one item: as it is on a store without a fence; beside the
+    /// fence in one TransactWriteItems on a fenced store ([`send_fenced`]).
+    pub(crate) async fn put_item_fenced(&self, op: &'static str, put: PutItemFluentBuilder) -> Result<(), AwsError> {
+        match &self.fence {
+            None => put.send().await.map(drop).map_err(|e| classify(op, e)),
+            Some(home) => send_fenced(&self.dynamo, &self.table, home, op, fenced_put(op, put)?).await,
+        }
+    }
+
+    /// [`AwsStore::put_item_fenced`] for an UpdateItem.
+    pub(crate) async fn update_item_fenced(
+        &self,
+        op: &'static str,
+        update: UpdateItemFluentBuilder,
+    ) -> Result<(), AwsError> {
+        match &self.fence {
+            None => update.send().await.map(drop).map_err(|e| classify(op, e)),
+            Some(home) => send_fenced(&self.dynamo, &self.table, home, op, fenced_update(op, update)?).await,
+        }
+    }
+
+    /// [`AwsStore::put_item_fenced`] for a DeleteItem.
+    pub(crate) async fn delete_item_fenced(
+        &self,
+        op: &'static str,
+        delete: DeleteItemFluentBuilder,
+    ) -> Result<(), AwsError> {
+        match &self.fence {
+            None => delete.send().await.map(drop).map_err(|e| classify(op, e)),
+            Some(home) => send_fenced(&self.dynamo, &self.table, home, op, fenced_delete(op, delete)?).await,
+        }
     }
 
     /// The home marker as this region's replica holds it (one strongly consistent GetItem).
@@ -113,4 +139,121 @@ impl AwsStore {
         put.send().await.map_err(|e| crate::errors::classify("PutItem(home marker)", e))?;
         Ok(epoch)
     }
+}
+
+/// The fence: a ConditionCheck that `table`'s home marker is absent or names `home`.
+pub(crate) fn fence_check(table: &str, home: &str) -> Result<TransactWriteItem, AwsError> {
+    let check = ConditionCheck::builder()
+        .table_name(table)
+        .set_key(Some(key(HOME_PK, HOME_SK)))
+        .condition_expression("attribute_not_exists(#pk) OR #region = :home")
+        .expression_attribute_names("#pk", PK)
+        .expression_attribute_names("#region", REGION)
+        .expression_attribute_values(":home", s(home))
+        .build()
+        .map_err(|e| build_error("ConditionCheck(home marker)", e))?;
+    Ok(TransactWriteItem::builder().condition_check(check).build())
+}
+
+/// `Fenced` when `error` cancelled a transaction fenced on `home` because of its fence (the last
+/// item).
+pub(crate) fn refusal(home: &str, op: &'static str, error: &TransactionError) -> Option<AwsError> {
+    use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+    let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) = error.as_service_error() else {
+        return None;
+    };
+    let last = cancelled.cancellation_reasons().last()?;
+    (last.code() == Some("ConditionalCheckFailed")).then(|| AwsError::Fenced {
+        op,
+        detail: format!("the table's home marker no longer names {home}: this region is not home"),
+    })
+}
+
+/// How often a fenced single-item write is sent again after a transaction conflict (another
+/// transaction in flight on its item or on the marker, which every home transaction checks).
+const CONFLICT_RETRIES: u32 = 3;
+
+/// One item's write (`write`, as PutItem, UpdateItem or DeleteItem would have sent it) sent as a
+/// TransactWriteItems with the fence on `home` after it: 2 items, one call.
+///
+/// Answers as the single-item call would: `ConditionFailed` when the write's own condition failed
+/// (callers that treat that as "already done" stay right), `Fenced` when the marker names another
+/// region (nothing written), and for a transaction conflict, which a single-item call never meets,
+/// the write again after a short pause, at most [`CONFLICT_RETRIES`] times, then `Unavailable`
+/// (never `ConditionFailed`: the write's condition was not evaluated false).
+pub(crate) async fn send_fenced(
+    dynamo: &aws_sdk_dynamodb::Client,
+    table: &str,
+    home: &str,
+    op: &'static str,
+    write: TransactWriteItem,
+) -> Result<(), AwsError> {
+    let mut conflicts = 0;
+    loop {
+        let items = vec![write.clone(), fence_check(table, home)?];
+        let Err(error) = dynamo.transact_write_items().set_transact_items(Some(items)).send().await else {
+            return Ok(());
+        };
+        if let Some(fenced) = refusal(home, op, &error) {
+            return Err(fenced);
+        }
+        let (classified, reasons) = classify_transaction(op, error);
+        let code = |i: usize| reasons.get(i).and_then(|r| r.as_deref());
+        if code(0) == Some("ConditionalCheckFailed") {
+            return Err(AwsError::ConditionFailed { op, detail: "the write's condition failed".into() });
+        }
+        if !reasons.iter().flatten().any(|code| code == "TransactionConflict") {
+            return Err(classified);
+        }
+        if conflicts == CONFLICT_RETRIES {
+            let detail =
+                format!("transaction conflict {} times in a row (cancellation reasons {reasons:?})", conflicts + 1);
+            return Err(AwsError::Unavailable { op, detail });
+        }
+        conflicts += 1;
+        tokio::time::sleep(Duration::from_millis(10 << conflicts)).await;
+    }
+}
+
+/// `put` as a transaction's Put.
+pub(crate) fn fenced_put(op: &'static str, put: PutItemFluentBuilder) -> Result<TransactWriteItem, AwsError> {
+    let input = put.as_input();
+    let put = Put::builder()
+        .set_table_name(input.get_table_name().clone())
+        .set_item(input.get_item().clone())
+        .set_condition_expression(input.get_condition_expression().clone())
+        .set_expression_attribute_names(input.get_expression_attribute_names().clone())
+        .set_expression_attribute_values(input.get_expression_attribute_values().clone())
+        .build()
+        .map_err(|e| build_error(op, e))?;
+    Ok(TransactWriteItem::builder().put(put).build())
+}
+
+/// `update` as a transaction's Update.
+pub(crate) fn fenced_update(op: &'static str, update: UpdateItemFluentBuilder) -> Result<TransactWriteItem, AwsError> {
+    let input = update.as_input();
+    let update = Update::builder()
+        .set_table_name(input.get_table_name().clone())
+        .set_key(input.get_key().clone())
+        .set_update_expression(input.get_update_expression().clone())
+        .set_condition_expression(input.get_condition_expression().clone())
+        .set_expression_attribute_names(input.get_expression_attribute_names().clone())
+        .set_expression_attribute_values(input.get_expression_attribute_values().clone())
+        .build()
+        .map_err(|e| build_error(op, e))?;
+    Ok(TransactWriteItem::builder().update(update).build())
+}
+
+/// `delete` as a transaction's Delete.
+pub(crate) fn fenced_delete(op: &'static str, delete: DeleteItemFluentBuilder) -> Result<TransactWriteItem, AwsError> {
+    let input = delete.as_input();
+    let delete = Delete::builder()
+        .set_table_name(input.get_table_name().clone())
+        .set_key(input.get_key().clone())
+        .set_condition_expression(input.get_condition_expression().clone())
+        .set_expression_attribute_names(input.get_expression_attribute_names().clone())
+        .set_expression_attribute_values(input.get_expression_attribute_values().clone())
+        .build()
+        .map_err(|e| build_error(op, e))?;
+    Ok(TransactWriteItem::builder().delete(delete).build())
 }

@@ -3,10 +3,10 @@
 //! is the carried ID of its fingerprint in the default context and each `id:<context>` the one in
 //! a named context ([`keys::guid_id_attribute`]), kept by the row writes (see `assign`).
 
-use crate::AwsStore;
-use crate::errors::{AwsError, classify};
-use crate::items::{Item, ItemExt, attr, fingerprint_of, key, s};
+use crate::errors::AwsError;
+use crate::items::{attr, fingerprint_of, key, s, Item, ItemExt};
 use crate::keys::{self, PK};
+use crate::AwsStore;
 use registry_core::{Context, Fingerprint, Guid, GuidCarried, SchemaId};
 
 impl AwsStore {
@@ -19,7 +19,8 @@ impl AwsStore {
     /// One PutItem of `item` (a key) naming `fingerprint`, conditioned on
     /// `attribute_not_exists(pk) OR fingerprint = :fp`: creates the binding, or rewrites the same
     /// value on a retry; a binding to another fingerprint fails the condition (`ConditionFailed`,
-    /// i.e. `Conflict`) and is left as it is. The guid and the ID → fingerprint bindings.
+    /// i.e. `Conflict`) and is left as it is. The guid and the ID → fingerprint bindings. On a
+    /// fenced store, one TransactWriteItems of the put and the fence (see `fence`).
     pub(crate) async fn put_fingerprint_binding(
         &self,
         op: &'static str,
@@ -27,18 +28,17 @@ impl AwsStore {
         fingerprint: &Fingerprint,
     ) -> Result<(), AwsError> {
         item.insert(attr::FINGERPRINT.into(), s(fingerprint.to_hex()));
-        self.dynamo
+        let put = self
+            .dynamo
             .put_item()
             .table_name(&self.table)
             .set_item(Some(item))
             .condition_expression("attribute_not_exists(#pk) OR #fp = :fp")
             .expression_attribute_names("#pk", PK)
             .expression_attribute_names("#fp", attr::FINGERPRINT)
-            .expression_attribute_values(":fp", s(fingerprint.to_hex()))
-            .send()
-            .await
-            .map_err(|e| classify(op, e))?;
-        Ok(())
+            .expression_attribute_values(":fp", s(fingerprint.to_hex()));
+        // Fenced on a home-region store (see `fence`): an old home binds nothing.
+        self.put_item_fenced(op, put).await
     }
 
     /// One strongly consistent GetItem of `GUID#<hex>/FP` and the ID it carries (see `assign`):

@@ -1,14 +1,15 @@
 //! The per-subject last-used marker: item `S#<subject>` / `USED` with attribute `day`, kept in
 //! the subject's own partition so marking spreads over partitions (no hot key at midnight).
 //!
-//! Cost: one `GetItem` per `last_used`, one conditional `UpdateItem` (1 WCU) per `mark_used`;
+//! Cost: one `GetItem` per `last_used`, one conditional `UpdateItem` (1 WCU) per `mark_used`
+//! (on a fenced home-region store one TransactWriteItems of the update and the fence, see `fence`);
 //! the registry calls `mark_used` at most once per subject per day per process, and not when the
 //! write context's BatchGetItem (which reads the marker too) found it already at that day.
 
-use crate::AwsStore;
-use crate::errors::{AwsError, classify};
-use crate::items::{ItemExt, key, n};
+use crate::errors::AwsError;
+use crate::items::{key, n, ItemExt};
 use crate::keys;
+use crate::AwsStore;
 use registry_core::Subject;
 
 /// Sort key of the marker item inside `S#<subject>` (outside the `V#` version range).
@@ -37,7 +38,7 @@ impl AwsStore {
 
     /// Sets `day` unless an equal or newer one is stored; a failed condition is success.
     pub(crate) async fn write_mark_used(&self, subject: &Subject, day: u32) -> Result<(), AwsError> {
-        let written = self
+        let update = self
             .dynamo
             .update_item()
             .table_name(&self.table)
@@ -45,10 +46,8 @@ impl AwsStore {
             .update_expression("SET #day = :day")
             .condition_expression("attribute_not_exists(#day) OR #day < :day")
             .expression_attribute_names("#day", DAY)
-            .expression_attribute_values(":day", n(day))
-            .send()
-            .await;
-        match written.map_err(|e| classify("UpdateItem(usage)", e)) {
+            .expression_attribute_values(":day", n(day));
+        match self.update_item_fenced("UpdateItem(usage)", update).await {
             Ok(_) | Err(AwsError::ConditionFailed { .. }) => Ok(()),
             Err(other) => Err(other),
         }

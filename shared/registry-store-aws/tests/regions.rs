@@ -13,9 +13,9 @@ use axum::http::{Method, Request, StatusCode};
 use registry_core::{Registry, RegistrySettings, Store};
 use registry_http::AppOptions;
 use registry_store_aws::provision::{create_resources, delete_resources};
-use registry_store_aws::regions::{AckRegion, AckReplicas, RegionalStore, in_region};
+use registry_store_aws::regions::{in_region, AckRegion, AckReplicas, RegionalStore};
 use registry_store_aws::{AwsStore, AwsStoreConfig};
-use serde_json::{Value, json};
+use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -465,6 +465,150 @@ async fn failover_never_reissues_an_id_fences_the_old_home_and_fails_back() {
         assert!(matches!(&refused, Err((StatusCode::INTERNAL_SERVER_ERROR, _))), "{refused:?}");
         seen.check(&[&us_home, &eu_home]).await;
         eprintln!("IDs checked across failover and failback: {:?}", seen.0.keys().collect::<Vec<_>>());
+    })
+    .await;
+}
+
+/// Whether `result` is the refusal of a write fenced on a home marker naming another region: the
+/// retryable 500 / 50002 the transactions answer (`Unavailable`, naming the marker).
+fn fenced<T: std::fmt::Debug>(what: &str, result: Result<T, registry_core::StoreError>) {
+    match &result {
+        Err(registry_core::StoreError::Unavailable(message)) if message.contains("home marker") => {}
+        _ => panic!("{what}: the old home did not refuse it: {result:?}"),
+    }
+}
+
+/// An exporter record named `name`.
+fn exporter_record(name: &str) -> registry_exporter::ExporterRecord {
+    use registry_exporter::model::{ContextType, Exporter, ExporterState, ExporterStatus};
+    registry_exporter::ExporterRecord {
+        exporter: Exporter {
+            name: name.to_owned(),
+            context_type: ContextType::Auto,
+            context: None,
+            subjects: vec!["*".to_owned()],
+            subject_rename_format: "${subject}".to_owned(),
+            config: std::collections::BTreeMap::new(),
+        },
+        status: ExporterStatus { state: ExporterState::Paused, offset: 0, ts: 1, trace: None },
+    }
+}
+
+/// The table's items in key order (what "nothing was written" compares).
+async fn table_items(site: &Site) -> Vec<((String, String), String)> {
+    let mut items: Vec<_> = Replicator::scan(site)
+        .await
+        .iter()
+        .map(|item| (item_key(item), format!("{:?}", BTreeMap::from_iter(item))))
+        .collect();
+    items.sort();
+    items
+}
+
+/// AWS calls made by `op` on `store`.
+async fn calls_of<T>(store: &AwsStore, op: impl std::future::Future<Output = T>) -> (u64, T) {
+    let before = store.calls().get();
+    let out = op.await;
+    (store.calls().get() - before, out)
+}
+
+#[tokio::test]
+async fn after_a_failover_the_old_home_refuses_every_single_item_write() {
+    use registry_core::{Context, Fingerprint, Guid, Revision, SchemaId, Subject, Version, VersionRow};
+    use registry_dek::testkit::{dek, kek};
+    use registry_dek::{DekAlgorithm, Expect, KekGuard, KeyStore};
+    use registry_exporter::store::ExporterStore;
+    use registry_store_aws::exporter_store::DynamoExporterStore;
+    with_regions(|us, eu| async move {
+        let replicator = Replicator::default();
+        let old_home = us.store().fenced_by(HOME);
+        let old_exporters = DynamoExporterStore::new(us.dynamo(), us.config.table.clone()).fenced_by(HOME);
+        let imported = Context::parse(".imported").unwrap_or_else(|e| panic!("{e}"));
+        let (first, second) = (Fingerprint([1; 32]), Fingerprint([2; 32]));
+
+        // While us-east-1 is home: what the refused writes below would change, and the calls a
+        // fenced single-item write costs when the marker lets it through.
+        let (guid_calls, bound) = calls_of(&old_home, old_home.bind_guid(&Guid([1; 16]), &first)).await;
+        bound.unwrap_or_else(|e| panic!("{e}"));
+        let (usage_calls, marked) =
+            calls_of(&old_home, old_home.mark_used(&Subject::new("s").unwrap_or_else(|e| panic!("{e}")), 1)).await;
+        marked.unwrap_or_else(|e| panic!("{e}"));
+        let (kek_calls, put) = calls_of(&old_home, old_home.put_kek(&kek("kept"), Expect::Absent)).await;
+        put.unwrap_or_else(|e| panic!("{e}"));
+        let kept_dek = dek("kept", "orders-value", DekAlgorithm::Aes256Gcm, 1);
+        let (dek_calls, put) =
+            calls_of(&old_home, old_home.put_dek(&kept_dek, Expect::Absent, KekGuard::Unchecked)).await;
+        put.unwrap_or_else(|e| panic!("{e}"));
+        old_exporters.put_exporter(&exporter_record("kept"), Expect::Absent).await.unwrap_or_else(|e| panic!("{e}"));
+        old_home.bind_id_in(&imported, SchemaId(5), &first).await.unwrap_or_else(|e| panic!("{e}"));
+        old_home.unlist_context(&imported).await.unwrap_or_else(|e| panic!("{e}"));
+        // The same conditions hold through the fence: a second create is a conflict, not a refusal.
+        let twice = old_home.put_kek(&kek("kept"), Expect::Absent).await;
+        assert!(matches!(twice, Err(registry_core::StoreError::Conflict(_))), "{twice:?}");
+        let twice = old_exporters.put_exporter(&exporter_record("kept"), Expect::Absent).await;
+        assert!(matches!(twice, Err(registry_core::StoreError::Conflict(_))), "{twice:?}");
+        let other = old_home.bind_guid(&Guid([1; 16]), &second).await;
+        assert!(matches!(other, Err(registry_core::StoreError::Conflict(_))), "{other:?}");
+        eprintln!(
+            "fenced single-item writes: bind_guid {guid_calls} call, mark_used {usage_calls}, KEK put {kek_calls}, \
+             DEK put {dek_calls}"
+        );
+        assert_eq!((guid_calls, usage_calls, kek_calls, dek_calls), (1, 1, 1, 1), "one TransactWriteItems each");
+
+        // Fail over to eu-west-1; the marker reaches us-east-1's replica.
+        replicator.replicate(&us, &eu).await;
+        eu.store().fail_over(READ, 100).await.unwrap_or_else(|e| panic!("{e}"));
+        replicator.replicate(&eu, &us).await;
+        let before = table_items(&us).await;
+
+        // Every kind of write the old home's stores send: each refused.
+        fenced("bind_guid", old_home.bind_guid(&Guid([2; 16]), &second).await);
+        let subject = Subject::new("s").unwrap_or_else(|e| panic!("{e}"));
+        fenced("mark_used", old_home.mark_used(&subject, 2).await);
+        let row = VersionRow {
+            subject: subject.clone(),
+            version: Version(1),
+            id: SchemaId(1),
+            fingerprint: second,
+            deleted: false,
+            references: Vec::new(),
+            registered_at_ms: 1,
+        };
+        fenced("record_live_version", old_home.record_live_version(&row, Revision(0)).await);
+        fenced("IMPORT bind (listing its context again)", old_home.bind_id_in(&imported, SchemaId(3), &second).await);
+        fenced("IMPORT bind above the counter", old_home.bind_id_in(&Context::DEFAULT, SchemaId(9), &second).await);
+        fenced("KEK create", old_home.put_kek(&kek("new"), Expect::Absent).await);
+        fenced("KEK update", old_home.put_kek(&kek("kept"), Expect::Revision(1)).await);
+        fenced("KEK delete", old_home.remove_kek("kept", 1).await);
+        let next = dek("kept", "orders-value", DekAlgorithm::Aes256Gcm, 2);
+        fenced("DEK create, unchecked", old_home.put_dek(&next, Expect::Absent, KekGuard::Unchecked).await);
+        fenced("DEK create under a live KEK", old_home.put_dek(&next, Expect::Absent, KekGuard::Live).await);
+        fenced("DEK delete", old_home.remove_dek(&kept_dek.id(), 1).await);
+        fenced("exporter create", old_exporters.put_exporter(&exporter_record("new"), Expect::Absent).await);
+        fenced("exporter update", old_exporters.put_exporter(&exporter_record("kept"), Expect::Revision(1)).await);
+        fenced("exporter delete", old_exporters.remove_exporter("kept", 1).await);
+
+        // Nothing was written: the old home's replica holds what it held.
+        assert_eq!(table_items(&us).await, before, "a refused write changed the old home's table");
+        assert!(!old_home.list_contexts().await.unwrap_or_else(|e| panic!("{e}")).contains(&imported));
+
+        // The new home's fenced stores write (the marker names it).
+        let new_home = eu.store().fenced_by(READ);
+        new_home.bind_guid(&Guid([2; 16]), &second).await.unwrap_or_else(|e| panic!("{e}"));
+        new_home.remove_kek("kept", 1).await.unwrap_or_else(|e| panic!("{e}"));
+        let new_exporters = DynamoExporterStore::new(eu.dynamo(), eu.config.table.clone()).fenced_by(READ);
+        new_exporters.remove_exporter("kept", 1).await.unwrap_or_else(|e| panic!("{e}"));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_fenced_exporter_store_conforms() {
+    with_regions(|us, _eu| async move {
+        let exporters =
+            registry_store_aws::exporter_store::DynamoExporterStore::new(us.dynamo(), us.config.table.clone())
+                .fenced_by(HOME);
+        registry_exporter::testkit::exporter_store_conformance(&exporters).await;
     })
     .await;
 }
