@@ -169,10 +169,11 @@ impl AwsStore {
     }
 
     /// Where a counter an import pushed to the top restarts: the greatest ID at or below
-    /// [`SchemaId::MAX_IMPORTED`] in `context`'s ledger (a binary search of one-key listings, at
-    /// most 31), then past the IDs the ledger holds consecutively after it (allocations made after
-    /// an import near the bound; one listing per 1000). `None` when the ledger holds no ID up to
-    /// the bound.
+    /// [`SchemaId::MAX_IMPORTED`] in `context`'s ledger ([`registry_core::id_rules::lowering_floor`]
+    /// over the ledger, as a binary search of one-key listings, at most 31), then past the IDs the
+    /// ledger holds consecutively after it (allocations made after an import near the bound; one
+    /// listing per 1000), which [`registry_core::id_rules::counter_after_lowering`] allows. `None`
+    /// when the ledger holds no ID up to the bound.
     pub(crate) async fn ledger_floor(&self, context: &Context) -> Result<Option<SchemaId>, AwsError> {
         let bound = SchemaId::MAX_IMPORTED;
         let Some(mut found) = self.ledger_first_after(context, SchemaId(0)).await?.filter(|id| *id <= bound) else {
