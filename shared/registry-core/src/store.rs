@@ -115,7 +115,7 @@ pub trait Store: Send + Sync + Debug {
     /// `context` (a backend may stop higher, past IDs it knows were issued right after it); the
     /// IDs above stay bound and are never handed out. The allocation then proceeds from there, or
     /// answers `Conflict` and the caller's retry does. `Limit` when the counter cannot be lowered
-    /// (every ID is taken).
+    /// (every ID is taken). [`crate::id_rules::allocation`] decides, on what the atomic step read.
     async fn allocate_id_in(&self, context: &Context, fingerprint: &Fingerprint) -> StoreResult<SchemaId>;
 
     /// Binds an explicit `id` to `fingerprint` in `context` (IMPORT). Succeeds if `id` is already
@@ -128,6 +128,7 @@ pub trait Store: Send + Sync + Debug {
     /// [`Preconditions::binding`] and [`Preconditions::id_binding`]). Raises the context's counter
     /// so later allocations are greater than `id`, and lists a named context. Binds fingerprint →
     /// id only if that side is unbound (one schema may be imported under several IDs).
+    /// [`crate::id_rules::bind_decision`] decides, on what the atomic step read.
     async fn bind_id_in(&self, context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()>;
 
     /// The context's counter: the greatest ID ever bound or allocated in `context`, if any (lower
@@ -251,8 +252,9 @@ pub trait Store: Send + Sync + Debug {
     /// of every ID no row of that context carries any more (so the same schema registered again
     /// gets a new ID, as in Confluent; the ID → fingerprint side stays and the ID is never handed
     /// out again). A registration that commits a row carrying such an ID concurrently makes exactly
-    /// one of the two fail (see [`Preconditions::binding`]). Rows already gone are skipped. Same
-    /// batching note as [`Store::soft_delete_versions`].
+    /// one of the two fail (see [`Preconditions::binding`]); [`crate::id_rules::unbinds_on_removal`]
+    /// decides each binding. Rows already gone are skipped. Same batching note as
+    /// [`Store::soft_delete_versions`].
     async fn hard_delete_versions(&self, deletion: HardDeletion<'_>) -> StoreResult<()>;
 
     /// One page of the rows of `context` carrying `id` whose subject starts with `prefix` (`""`:
