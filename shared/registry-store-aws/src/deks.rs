@@ -21,18 +21,18 @@
 //! transactions carry the check, and a write of one record (a KEK put or delete, a DEK put under
 //! [`KekGuard::Unchecked`], a DEK delete) is sent as a TransactWriteItems of the write and the check.
 
+use crate::AwsStore;
 use crate::commit::Commit;
 use crate::errors::AwsError;
 use crate::ids::build_error;
-use crate::items::{key, n, s, Item, ItemExt};
+use crate::items::{Item, ItemExt, key, n, s};
 use crate::keys::{EDGE_SEPARATOR, PK, SK};
-use crate::AwsStore;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
 use registry_core::{StoreError, StoreResult};
 use registry_dek::store::prefix_end;
 use registry_dek::{Dek, DekAlgorithm, DekId, DekSeries, Expect, Kek, KekGuard, KeyStore, Stored, SubjectPage};
-use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use std::collections::HashMap;
 
 /// Partition of the KEKs (sort key: the KEK's name).

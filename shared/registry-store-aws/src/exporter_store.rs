@@ -19,13 +19,13 @@
 //! and the marker's check (see `fence`), so an old home refuses it. The exporter function's own
 //! store (its offsets and state, in the first region) is not fenced.
 
+use crate::AwsEnv;
 use crate::exporter_secrets::KmsSealer;
 use crate::keys::{PK, SK};
-use crate::AwsEnv;
 use async_trait::async_trait;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::AttributeValue;
-use registry_exporter::store::{next_revision, Expect, ExporterStore, StoreError, StoreResult, Stored};
+use registry_exporter::store::{Expect, ExporterStore, StoreError, StoreResult, Stored, next_revision};
 use registry_exporter::{ExporterRecord, ExporterService};
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -17,11 +17,11 @@
 //! it answers as the single-item call would, and `Fenced` when the marker names another region.
 //! A store without a fence sends the same PutItem, UpdateItem or DeleteItem as before.
 
-use crate::errors::{classify, classify_transaction, AwsError};
-use crate::ids::{build_error, TransactionError};
-use crate::items::{key, n, s, ItemExt};
-use crate::keys::PK;
 use crate::AwsStore;
+use crate::errors::{AwsError, classify, classify_transaction};
+use crate::ids::{TransactionError, build_error};
+use crate::items::{ItemExt, key, n, s};
+use crate::keys::PK;
 use aws_sdk_dynamodb::operation::delete_item::builders::DeleteItemFluentBuilder;
 use aws_sdk_dynamodb::operation::put_item::builders::PutItemFluentBuilder;
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;

@@ -3,10 +3,10 @@
 //! is the carried ID of its fingerprint in the default context and each `id:<context>` the one in
 //! a named context ([`keys::guid_id_attribute`]), kept by the row writes (see `assign`).
 
-use crate::errors::AwsError;
-use crate::items::{attr, fingerprint_of, key, s, Item, ItemExt};
-use crate::keys::{self, PK};
 use crate::AwsStore;
+use crate::errors::AwsError;
+use crate::items::{Item, ItemExt, attr, fingerprint_of, key, s};
+use crate::keys::{self, PK};
 use registry_core::{Context, Fingerprint, Guid, GuidCarried, SchemaId};
 
 impl AwsStore {

@@ -230,7 +230,7 @@ impl AwsStore {
             }
             None => lower.update_expression("REMOVE #max"),
         };
-        match lower.send().await.map_err(|e| classify("UpdateItem(counter lowered)", e)) {
+        match self.update_item_fenced("UpdateItem(counter lowered)", lower).await {
             Ok(_) | Err(AwsError::ConditionFailed { .. }) => Ok(()),
             Err(other) => Err(other),
         }
@@ -285,12 +285,8 @@ impl AwsStore {
                 .expression_attribute_values(":listed", AttributeValue::Bool(true)),
             false => raise.update_expression("SET #max = :id"),
         };
-        let raised = match self.fence_items() {
-            // Fenced: the same update in a transaction beside the fence (see `fence`).
-            1 => self.raise_fenced(raise.as_input().clone()).await,
-            _ => raise.send().await.map(drop).map_err(|e| classify("UpdateItem(counter)", e)),
-        };
-        match raised {
+        // Fenced: the same update in a transaction beside the fence (see `fence`).
+        match self.update_item_fenced("UpdateItem(counter)", raise).await {
             Ok(_) => Ok(()),
             Err(AwsError::ConditionFailed { .. }) if list => self.set_listed(context, true).await,
             Err(AwsError::ConditionFailed { .. }) => Ok(()),
@@ -298,26 +294,8 @@ impl AwsStore {
         }
     }
 
-    /// A counter raise (`UpdateItem` input) sent as a transaction with the fence; a failed
-    /// counter condition is `ConditionFailed` as the plain update's.
-    async fn raise_fenced(
-        &self,
-        input: aws_sdk_dynamodb::operation::update_item::builders::UpdateItemInputBuilder,
-    ) -> Result<(), AwsError> {
-        let update = Update::builder()
-            .table_name(&self.table)
-            .set_key(input.get_key().clone())
-            .set_update_expression(input.get_update_expression().clone())
-            .set_condition_expression(input.get_condition_expression().clone())
-            .set_expression_attribute_names(input.get_expression_attribute_names().clone())
-            .set_expression_attribute_values(input.get_expression_attribute_values().clone())
-            .build()
-            .map_err(|e| build_error("Update(counter)", e))?;
-        self.transact("TransactWriteItems(counter)", vec![TransactWriteItem::builder().update(update).build()]).await
-    }
-
     /// Lists (`true`) or unlists a named context: sets or removes `listed` on its counter item.
-    /// Unlisting a context without a counter writes nothing.
+    /// Unlisting a context without a counter writes nothing. Fenced on a home-region store.
     pub(crate) async fn set_listed(&self, context: &Context, listed: bool) -> Result<(), AwsError> {
         if context.is_default() {
             return Ok(());
@@ -337,7 +315,7 @@ impl AwsStore {
                 .condition_expression("attribute_exists(#pk)")
                 .expression_attribute_names("#pk", PK),
         };
-        match update.send().await.map_err(|e| classify("UpdateItem(counter listing)", e)) {
+        match self.update_item_fenced("UpdateItem(counter listing)", update).await {
             Ok(_) | Err(AwsError::ConditionFailed { .. }) => Ok(()),
             Err(other) => Err(other),
         }
@@ -361,7 +339,8 @@ impl AwsStore {
     /// `fingerprint` in the ledger, raises the counter to `id` (never lowers it), then binds id →
     /// fingerprint unless the same binding is there, then fingerprint → id if that side is free
     /// (not read: the put is conditioned on its absence, which decides it). Each step is
-    /// idempotent, and a crash after any of them leaves at most an unused gap below the counter.
+    /// idempotent, and a crash after any of them leaves at most an unused gap below the counter; on
+    /// a fenced store each table write carries the fence (see `fence`).
     /// An ID the ledger gives another fingerprint while the table binds it to none is refused
     /// (`ConditionFailed`) before anything is written: the table is read first because IDs issued
     /// before the ledger existed have no ledger entry.
@@ -405,16 +384,14 @@ impl AwsStore {
         }
         let mut by_fingerprint = fingerprint_binding_key(context, fingerprint);
         by_fingerprint.insert(attr::ID.into(), n(id.0));
-        let bound = self
+        let put = self
             .dynamo
             .put_item()
             .table_name(&self.table)
             .set_item(Some(by_fingerprint))
             .condition_expression("attribute_not_exists(#pk)")
-            .expression_attribute_names("#pk", PK)
-            .send()
-            .await;
-        match bound.map_err(|e| classify("PutItem(fingerprint)", e)) {
+            .expression_attribute_names("#pk", PK);
+        match self.put_item_fenced("PutItem(fingerprint)", put).await {
             Ok(_) | Err(AwsError::ConditionFailed { .. }) => Ok(()),
             Err(other) => Err(other),
         }

@@ -6,10 +6,10 @@
 //! the registry calls `mark_used` at most once per subject per day per process, and not when the
 //! write context's BatchGetItem (which reads the marker too) found it already at that day.
 
-use crate::errors::AwsError;
-use crate::items::{key, n, ItemExt};
-use crate::keys;
 use crate::AwsStore;
+use crate::errors::AwsError;
+use crate::items::{ItemExt, key, n};
+use crate::keys;
 use registry_core::Subject;
 
 /// Sort key of the marker item inside `S#<subject>` (outside the `V#` version range).
