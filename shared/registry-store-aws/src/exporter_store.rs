@@ -19,10 +19,12 @@
 //! and the marker's check (see `fence`), so an old home refuses it. The exporter function's own
 //! store (its offsets and state, in the first region) is not fenced.
 
-use crate::AwsEnv;
 use crate::exporter_secrets::KmsSealer;
 use crate::keys::{PK, SK};
+use crate::regions::{Deployment, in_region};
+use crate::{AwsEnv, AwsStore};
 use async_trait::async_trait;
+use aws_config::SdkConfig;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::AttributeValue;
 use registry_exporter::store::{Expect, ExporterStore, StoreError, StoreResult, Stored, next_revision};
@@ -79,6 +81,34 @@ impl DynamoExporterStore {
 pub fn exporter_service(env: &AwsEnv) -> ExporterService {
     let records = DynamoExporterStore::new(aws_sdk_dynamodb::Client::new(&env.sdk), env.store.table.clone());
     ExporterService::new(Arc::new(records), Arc::new(KmsSealer::new(&env.sdk, env.exporter_kms_key.clone())))
+}
+
+/// The exporters API over `store`'s table, through its client, fenced as `store` is (see `fence`),
+/// credentials sealed by `sealer_sdk`'s KMS with the key `kms_key`.
+pub fn exporter_service_over(store: &AwsStore, sealer_sdk: &SdkConfig, kms_key: Option<String>) -> ExporterService {
+    let records = DynamoExporterStore::new(store.dynamo.clone(), store.table.clone());
+    let records = match store.fence() {
+        Some(home) => records.fenced_by(home),
+        None => records,
+    };
+    ExporterService::new(Arc::new(records), Arc::new(KmsSealer::new(sealer_sdk, kms_key)))
+}
+
+/// The exporters API of `deployment`: in a single-region registry [`exporter_service`]; in a
+/// multi-region one the records in the home region's table, every write fenced on the home marker,
+/// credentials sealed by the home region's KMS (the key `REGISTRY_EXPORTER_KMS_KEY` names there),
+/// whichever region serves the request. A read region's `/exporters` writes and reads are both
+/// answered from the home region's table: the exporter function runs beside the home (the first
+/// region) and writes its state there, so the local replica would only show it later.
+pub fn deployment_exporter_service(env: &AwsEnv, deployment: &Deployment) -> ExporterService {
+    match deployment {
+        Deployment::Single(_) => exporter_service(env),
+        Deployment::Home(store) => exporter_service_over(store, &env.sdk, env.exporter_kms_key.clone()),
+        Deployment::Read { writes, .. } => {
+            let home = writes.fence().map_or_else(|| env.sdk.clone(), |home| in_region(&env.sdk, home));
+            exporter_service_over(writes, &home, env.exporter_kms_key.clone())
+        }
+    }
 }
 
 /// A record item as its record and revision.

@@ -612,3 +612,59 @@ async fn a_fenced_exporter_store_conforms() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn exporters_through_the_read_region_are_kept_in_the_home_region() {
+    use registry_exporter::store::ExporterStore;
+    use registry_store_aws::exporter_store::{DynamoExporterStore, exporter_service_over};
+    with_regions(|home, read| async move {
+        let (reads, writes) = read_region(&home, &read);
+        // As the function serves a read region: both applications manage exporters at home.
+        let service = Arc::new(exporter_service_over(&writes, &home.sdk, None));
+        let options = AppOptions { exporters: Some(service), ..AppOptions::default() };
+        let read_app = registry_http::regional::app(
+            registry_http::app(registry(Arc::new(reads)), options.clone()),
+            registry_http::app(registry(Arc::new(writes)), options),
+        );
+        let exporter = json!({
+            "name": "to-dr",
+            "contextType": "AUTO",
+            "subjects": ["*"],
+            "config": {"schema.registry.url": "http://dest:8081"}
+        });
+        let (status, created) = call(&read_app, Method::POST, "/exporters", Some(exporter)).await;
+        assert_eq!(status, StatusCode::OK, "{created}");
+
+        // Committed in the home region's table; the local replica has nothing before replication.
+        let at_home = DynamoExporterStore::new(home.dynamo(), home.config.table.clone());
+        let local = DynamoExporterStore::new(read.dynamo(), read.config.table.clone());
+        assert!(at_home.exporter("to-dr").await.unwrap_or_else(|e| panic!("{e}")).is_some());
+        assert!(local.exporter("to-dr").await.unwrap_or_else(|e| panic!("{e}")).is_none());
+
+        // Read through the read region at once: answered from the home region's records.
+        let (status, listed) = call(&read_app, Method::GET, "/exporters", None).await;
+        assert_eq!((status, listed), (StatusCode::OK, json!(["to-dr"])));
+        let (status, one) = call(&read_app, Method::GET, "/exporters/to-dr", None).await;
+        assert_eq!((status, &one["name"]), (StatusCode::OK, &json!("to-dr")), "{one}");
+        let (status, paused) = call(&read_app, Method::PUT, "/exporters/to-dr/pause", None).await;
+        assert_eq!(status, StatusCode::OK, "{paused}");
+        let (status, state) = call(&read_app, Method::GET, "/exporters/to-dr/status", None).await;
+        assert_eq!((status, &state["state"]), (StatusCode::OK, &json!("PAUSED")), "{state}");
+
+        // Once a failover moved the home away and its marker reached us-east-1, a function still
+        // pointed at us-east-1 is refused there, as every other write is.
+        let replicator = Replicator::default();
+        replicator.replicate(&home, &read).await;
+        read.store().fail_over(READ, 100).await.unwrap_or_else(|e| panic!("{e}"));
+        replicator.replicate(&read, &home).await;
+        let (status, refused) = call(&read_app, Method::PUT, "/exporters/to-dr/resume", None).await;
+        assert_eq!(
+            (status, refused["error_code"].as_i64()),
+            (StatusCode::INTERNAL_SERVER_ERROR, Some(50002)),
+            "{refused}"
+        );
+        let kept = at_home.exporter("to-dr").await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(kept.map(|record| record.value.status.state), Some(registry_exporter::ExporterState::Paused));
+    })
+    .await;
+}
