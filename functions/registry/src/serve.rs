@@ -34,6 +34,10 @@ pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn st
         }
         None => None,
     };
+    if let Some(service) = opened.home_exporters {
+        // A read region: `/exporters` served (reads and writes) from the home region's records.
+        options.exporters = Some(std::sync::Arc::new(service));
+    }
     let app = match opened.local_reads {
         // A read region: reads from the local replica, writes through the home region.
         Some((reads, dek)) => {

@@ -20,6 +20,9 @@ pub struct Opened {
     /// backend; `store` and `dek` are then the home region's, which every write and every admin
     /// command uses.
     pub local_reads: Option<(Arc<dyn Store>, Option<DekBackend>)>,
+    /// A read region: the exporters API over the home region's records (`exporters` is then
+    /// `None`: this process serves them but does not run them; the home region's does).
+    pub home_exporters: Option<ExporterService>,
 }
 
 /// Opens the backend `config` names. Both persistent backends sit behind a bounded cache of
@@ -38,6 +41,7 @@ pub async fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Er
                 store: Arc::new(CachedStore::with_capacity(store, config.settings.cache_bytes)),
                 description: format!("embedded {}", config.data_dir.display()),
                 local_reads: None,
+                home_exporters: None,
             }
         }
         Backend::Memory => Opened {
@@ -49,6 +53,7 @@ pub async fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Er
             )),
             description: "memory".to_string(),
             local_reads: None,
+            home_exporters: None,
         },
         Backend::Aws => {
             use registry_store_aws::regions::{Deployment, RegionConfig};
@@ -64,18 +69,24 @@ pub async fn open(config: &ServeConfig) -> Result<Opened, Box<dyn std::error::Er
             let bytes = config.settings.cache_bytes;
             let names = env.store.clone();
             let description = format!("aws table {} bucket {}", names.table, names.bucket);
-            match Deployment::open(&env, regions.as_ref()) {
+            let deployment = Deployment::open(&env, regions.as_ref());
+            // In the home region's table, fenced on its marker in a multi-region registry.
+            let exporters = registry_store_aws::exporter_store::deployment_exporter_service(&env, &deployment);
+            match deployment {
                 Deployment::Single(store) | Deployment::Home(store) => Opened {
                     dek: registry_store_aws::dek_registry::dek_backend(&store),
-                    exporters: Some(registry_store_aws::exporter_store::exporter_service(&env)),
+                    exporters: Some(exporters),
                     store: Arc::new(CachedStore::with_capacity(store, bytes)),
                     description,
                     local_reads: None,
+                    home_exporters: None,
                 },
-                // Exporters are managed in the home region (their records are written there).
+                // Exporters are managed in the home region (their records are written there) and
+                // run there.
                 Deployment::Read { reads, writes } => Opened {
                     dek: registry_store_aws::dek_registry::dek_backend(&writes),
                     exporters: None,
+                    home_exporters: Some(exporters),
                     local_reads: Some((
                         Arc::new(CachedStore::with_capacity(reads.clone(), bytes)),
                         registry_store_aws::dek_registry::dek_backend(reads.local()),

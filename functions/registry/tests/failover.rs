@@ -1,6 +1,7 @@
 //! Multi-region through the `registry` binary on the emulator: `registry serve` in a read region
 //! (eu-west-1, `REGISTRY_HOME_REGION=us-east-1`) writes in the home region's table and bucket and
-//! answers its own ID before any replication; `registry failover --to eu-west-1` jumps the counter
+//! answers its own ID before any replication, and keeps exporters created through it in the home
+//! region's table; `registry failover --to eu-west-1` jumps the counter
 //! in eu-west-1's replica past the IDs it shows plus the gap and writes the home marker (epoch 1,
 //! then 2); served as the home, eu-west-1 then issues IDs above the jump.
 
@@ -42,8 +43,19 @@ async fn a_read_region_writes_at_home_and_failover_jumps_its_counter() {
     let id = register(&server.url, "orders-value", schema.clone()).await;
     let (status, answer) = call("GET", &format!("{}/schemas/ids/{id}", server.url), None).await;
     assert_eq!(status, 200, "{answer}");
+    // Exporters through the read region: kept in the home region's table (and run there).
+    let exporter = serde_json::json!({
+        "name": "to-dr", "contextType": "AUTO", "subjects": ["*"],
+        "config": {"schema.registry.url": "http://127.0.0.1:9/"}
+    });
+    let (status, created) = call("POST", &format!("{}/exporters", server.url), Some(exporter)).await;
+    assert_eq!(status, 200, "{created}");
+    let (status, listed) = call("GET", &format!("{}/exporters", server.url), None).await;
+    assert_eq!((status, listed), (200, serde_json::json!(["to-dr"])));
     let home_server = serve(&["--backend", "aws"], &envs(&home)).await;
     assert_eq!(register(&home_server.url, "orders-value", schema).await, id, "committed in the home region");
+    let (status, at_home) = call("GET", &format!("{}/exporters/to-dr", home_server.url), None).await;
+    assert_eq!((status, &at_home["name"]), (200, &serde_json::json!("to-dr")), "{at_home}");
     drop((server, home_server));
 
     // Failover to eu-west-1 (whose replica, with nothing replicated here, shows no ID): the
