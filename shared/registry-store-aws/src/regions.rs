@@ -17,7 +17,7 @@
 use crate::blobs;
 use crate::errors::AwsError;
 use crate::fence::HomeMarker;
-use crate::items::key;
+use crate::items::{ItemExt, key, s};
 use crate::keys;
 use crate::{AwsEnv, AwsStore, AwsStoreConfig};
 use async_trait::async_trait;
@@ -477,8 +477,10 @@ pub struct Failover {
 
 impl AwsStore {
     /// Makes `region` the home: run against `region`'s own table replica and bucket (this store).
-    /// First raises every context's counter (each one the replica's counter table knows, and each
-    /// one its ledger holds IDs of) past the highest ID its counter or its ledger shows plus `gap`,
+    /// First raises every context's counter (each one the replica's counter table knows, each one
+    /// its ledger holds IDs of, and each one its subject index holds a subject of: the items of
+    /// the old home's transactions arrive one by one, so a context's subject may be here before its
+    /// counter) past the highest ID its counter or its ledger shows plus `gap`,
     /// IDs the old home may have allocated without their replication having arrived yet; then
     /// writes the home marker naming `region` with the next epoch (conditioned on the marker read),
     /// which fences every store still fenced on the old home once it reaches that region's replica.
@@ -493,6 +495,7 @@ impl AwsStore {
             }
         }
         contexts.extend(self.ledger_contexts().await?);
+        contexts.extend(self.subject_contexts().await?);
         contexts.sort();
         contexts.dedup();
         let mut counters = Vec::new();
@@ -507,6 +510,46 @@ impl AwsStore {
         }
         let epoch = self.write_home_marker(region, before.as_ref()).await?;
         Ok(Failover { before, after: HomeMarker { region: region.to_string(), epoch }, counters })
+    }
+}
+
+impl AwsStore {
+    /// The named contexts the `SUBJECTS` partition holds a subject (or a context's pseudo-subject)
+    /// of: one Query of one item per context and one more, each starting past the keys of the
+    /// context found before (`:.ctx:` + anything sorts below `:.ctx;`, and every named context's
+    /// keys below `:/`).
+    pub(crate) async fn subject_contexts(&self) -> Result<Vec<Context>, AwsError> {
+        let mut contexts = Vec::new();
+        let mut from = ":.".to_string();
+        loop {
+            let query = self
+                .dynamo
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("#pk = :pk AND #sk BETWEEN :from AND :to")
+                .expression_attribute_names("#pk", keys::PK)
+                .expression_attribute_names("#sk", keys::SK)
+                .expression_attribute_values(":pk", s(keys::SUBJECTS_PK))
+                .expression_attribute_values(":from", s(from.as_str()))
+                .expression_attribute_values(":to", s(":/"))
+                .limit(1);
+            let mut found = None;
+            self.query_pages("Query(subject contexts)", query, |item| {
+                found = Some(item.string(keys::SK)?.to_string());
+                Ok(false)
+            })
+            .await?;
+            let Some(sk) = found else { return Ok(contexts) };
+            let name = sk.strip_prefix(':').and_then(|rest| rest.split(':').next()).unwrap_or_default();
+            match Context::parse(name) {
+                Ok(context) if !context.is_default() => {
+                    from = format!(":{name};");
+                    contexts.push(context);
+                }
+                // Not a context's subject: the next key after it.
+                _ => from = format!("{sk}\u{0}"),
+            }
+        }
     }
 }
 

@@ -668,3 +668,44 @@ async fn exporters_through_the_read_region_are_kept_in_the_home_region() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn failover_jumps_a_context_the_new_home_knows_only_by_a_subject() {
+    with_regions(|us, eu| async move {
+        let us_home = app(Arc::new(us.store().fenced_by(HOME)));
+        let text = schema("Late");
+        let old_id = register(&us_home, ":.late:s", &text).await.unwrap_or_else(|e| panic!("{e:?}"));
+        // Of that first registration in `.late`, only the subject index items have reached
+        // eu-west-1 (a transaction's items replicate one by one): neither the context's counter nor
+        // its ledger entry.
+        let mut copied = 0;
+        for item in Replicator::scan(&us).await {
+            if item_key(&item).0 == "SUBJECTS" {
+                let put = eu.dynamo().put_item().table_name(&eu.config.table).set_item(Some(item));
+                put.send().await.unwrap_or_else(|e| panic!("put: {e:?}"));
+                copied += 1;
+            }
+        }
+        assert!(copied >= 1);
+        let late = registry_core::Context::parse(".late").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(eu.store().max_id_in(&late).await.unwrap_or_else(|e| panic!("{e}")), None);
+
+        let failover = eu.store().fail_over(READ, 100).await.unwrap_or_else(|e| panic!("{e}"));
+        let jumped = failover.counters.iter().find(|(context, _, _)| *context == late).map(|(_, _, to)| to.0);
+        assert_eq!(jumped, Some(100), "{:?}", failover.counters);
+        let eu_home = app(Arc::new(eu.store().fenced_by(READ)));
+        let other = schema("Other");
+        let new_id = register(&eu_home, ":.late:t", &other).await.unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(new_id > old_id, "the new home issued {new_id} in .late, where the old home issued {old_id}");
+
+        // The old home's rows arrive: each ID of `.late` still names one schema.
+        Replicator::default().replicate(&us, &eu).await;
+        let (status, first) = call(&eu_home, Method::GET, &format!("/contexts/.late/schemas/ids/{old_id}"), None).await;
+        assert_eq!(status, StatusCode::OK, "{first}");
+        let (status, second) =
+            call(&eu_home, Method::GET, &format!("/contexts/.late/schemas/ids/{new_id}"), None).await;
+        assert_eq!(status, StatusCode::OK, "{second}");
+        assert_ne!(first["schema"], second["schema"]);
+    })
+    .await;
+}
