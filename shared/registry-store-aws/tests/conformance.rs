@@ -52,8 +52,10 @@ async fn aws_store_registers_correctly_with_commit_hints_dropped() {
     with_store(|store, _| async move {
         let hinted_away: Arc<dyn Store> =
             Arc::new(testkit::HookedStore::new(Arc::new(store), |_| Ok(())).dropping_hints());
+        // The hints change what a commit reads, not how many writers contend: half the
+        // conformance width keeps every registration racing at a quarter of the work.
         testkit::race_same_schema_one_subject(hinted_away.clone(), testkit::RACE_TASKS).await;
-        testkit::race_different_schemas_one_subject(hinted_away.clone(), testkit::RACE_TASKS).await;
+        testkit::race_different_schemas_one_subject(hinted_away.clone(), testkit::ONE_SUBJECT_RACE_TASKS / 2).await;
         testkit::race_mixed(hinted_away.clone(), 8, 4).await;
         testkit::alias_change_between_decision_and_commit(hinted_away).await;
     })
