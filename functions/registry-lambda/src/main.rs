@@ -29,7 +29,6 @@ async fn main() -> Result<(), Error> {
         return run_exporter(&config).await;
     }
     let env = registry_store_aws::AwsEnv::from_env().await?;
-    let exporters = registry_store_aws::exporter_store::exporter_service(&env);
     let regions = &config.settings.regions;
     let regions = RegionConfig::from_settings(
         regions.home_region(),
@@ -54,22 +53,28 @@ async fn main() -> Result<(), Error> {
         let backend = registry_store_aws::dek_registry::dek_backend(store);
         backend.map(|backend| config.settings.dek.registry(backend)).transpose()
     };
-    let handler = match Deployment::open(&env, regions.as_ref()) {
+    let deployment = Deployment::open(&env, regions.as_ref());
+    // Exporters are managed in the home region, reads included (see deployment_exporter_service).
+    let exporters = Arc::new(registry_store_aws::exporter_store::deployment_exporter_service(&env, &deployment));
+    let handler = match deployment {
         Deployment::Single(store) | Deployment::Home(store) => {
             options.deks = deks(&store)?;
-            options.exporters = Some(Arc::new(exporters));
+            options.exporters = Some(exporters);
             guarded_handler(cached(AwsOrRegional::Aws(store)), options, Some(config.emf()), origin)
         }
-        // A read region: reads from the local replica, writes (and exporters, whose records the
-        // home's table holds) through the home region.
+        // A read region: reads from the local replica, writes through the home region; after each
+        // write the local registry forgets what it remembers, so the function reads its own writes.
         Deployment::Read { reads, writes } => {
             let mut home_options = options.clone();
             home_options.deks = deks(&writes)?;
+            home_options.exporters = Some(exporters.clone());
             options.deks = deks(reads.local())?;
+            options.exporters = Some(exporters);
             let (local, home) = (cached(AwsOrRegional::Regional(reads)), cached(AwsOrRegional::Aws(writes)));
-            let app = registry_http::regional::app(
+            let app = registry_http::regional::app_forgetting(
                 registry_http::app(local.clone(), options),
                 registry_http::app(home, home_options),
+                local.clone(),
             );
             guarded_app_handler(app, local, Some(config.emf()), origin)
         }

@@ -227,4 +227,13 @@ impl Registry {
     pub fn settings(&self) -> &RegistrySettings {
         &self.settings
     }
+
+    /// Forgets every answer this registry remembers (IDs and guids carried, lookups), as its own
+    /// hard deletes, IMPORT bindings and writes do. For a process whose writes go through another
+    /// registry: a read region's, whose reads are answered by a registry over the local replica
+    /// and whose writes by one over the home region's storage (`registry_http::regional`).
+    pub fn forget_remembered_answers(&self) {
+        self.forget_live_ids();
+        self.forget_lookups();
+    }
 }

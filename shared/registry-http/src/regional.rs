@@ -8,11 +8,17 @@
 //! - Every other request (registrations, deletes, config and mode changes, compatibility checks,
 //!   DEK writes, exporters) goes to the home application, which commits in the home region exactly
 //!   as a single-region registry does, and answers what a home-region call answers.
+//! - With [`app_forgetting`], after each such request the local application's registry forgets
+//!   the answers it remembers (IDs and guids carried, lookups), whatever the outcome (a failed
+//!   write may still have been applied), as a single registry does after its own writes: a
+//!   process's own hard delete or IMPORT rebinding shows in its next read as soon as the replica
+//!   has it, not only after the memory's time to live.
 
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
+use registry_core::Registry;
 use std::sync::Arc;
 use tower::ServiceExt;
 
@@ -21,12 +27,21 @@ use tower::ServiceExt;
 struct Apps {
     local: axum::Router,
     home: axum::Router,
+    /// The local application's registry, told to forget after each write.
+    local_registry: Option<Registry>,
 }
 
 /// `local` (over the local replica) and `home` (over the home region's storage) as one
 /// application, dispatched as the module documentation says.
 pub fn app(local: axum::Router, home: axum::Router) -> axum::Router {
-    axum::Router::new().fallback(dispatch).with_state(Arc::new(Apps { local, home }))
+    axum::Router::new().fallback(dispatch).with_state(Arc::new(Apps { local, home, local_registry: None }))
+}
+
+/// [`app`], with `local_registry` (the registry `local` serves) forgetting its remembered answers
+/// after each request the home application answers.
+pub fn app_forgetting(local: axum::Router, home: axum::Router, local_registry: Registry) -> axum::Router {
+    let apps = Apps { local, home, local_registry: Some(local_registry) };
+    axum::Router::new().fallback(dispatch).with_state(Arc::new(apps))
 }
 
 /// Whether a request only reads.
@@ -53,7 +68,11 @@ fn is_lookup(path: &str) -> bool {
 
 async fn dispatch(State(apps): State<Arc<Apps>>, request: Request) -> Response {
     if !is_read(request.method(), request.uri().path()) {
-        return answer(apps.home.clone(), request).await;
+        let written = answer(apps.home.clone(), request).await;
+        if let Some(registry) = &apps.local_registry {
+            registry.forget_remembered_answers();
+        }
+        return written;
     }
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, crate::MAX_BODY_BYTES).await else {
@@ -101,5 +120,35 @@ mod tests {
         assert!(!is_read(&Method::POST, "/subjects/"));
         assert!(!is_read(&Method::PUT, "/config"));
         assert!(!is_read(&Method::DELETE, "/subjects/s"));
+    }
+
+    /// A read region's two registries over one store (as if replication were instant): a hard
+    /// delete through the home application shows in the local one's next by-ID read only when it
+    /// forgets after writes; without, the local registry answers from its memory.
+    #[tokio::test]
+    async fn after_a_write_through_home_the_local_registry_forgets_what_it_remembers() {
+        use registry_core::{MemoryStore, RegistrySettings};
+        async fn call(app: &axum::Router, method: Method, path: &str, body: Option<&str>) -> StatusCode {
+            let mut request = Request::new(body.map_or_else(Body::empty, |b| Body::from(b.to_string())));
+            *request.method_mut() = method;
+            *request.uri_mut() = path.parse().unwrap_or_else(|e| panic!("{e}"));
+            request.headers_mut().insert("content-type", "application/json".parse().unwrap_or_else(|e| panic!("{e}")));
+            answer(app.clone(), request).await.status()
+        }
+        for forgetting in [true, false] {
+            let store: Arc<dyn registry_core::Store> = Arc::new(MemoryStore::new());
+            let local = Registry::new(store.clone(), RegistrySettings::default());
+            let home = Registry::new(store, RegistrySettings::default());
+            let (local_app, home_app) =
+                (crate::app(local.clone(), Default::default()), crate::app(home, Default::default()));
+            let app = if forgetting { app_forgetting(local_app, home_app, local) } else { app(local_app, home_app) };
+            let schema = r#"{"schema": "\"string\""}"#;
+            assert_eq!(call(&app, Method::POST, "/subjects/s/versions", Some(schema)).await, StatusCode::OK);
+            assert_eq!(call(&app, Method::GET, "/schemas/ids/1", None).await, StatusCode::OK);
+            assert_eq!(call(&app, Method::DELETE, "/subjects/s", None).await, StatusCode::OK);
+            assert_eq!(call(&app, Method::DELETE, "/subjects/s?permanent=true", None).await, StatusCode::OK);
+            let expected = if forgetting { StatusCode::NOT_FOUND } else { StatusCode::OK };
+            assert_eq!(call(&app, Method::GET, "/schemas/ids/1", None).await, expected, "forgetting: {forgetting}");
+        }
     }
 }
