@@ -1,8 +1,11 @@
 //! Emulator fixtures shared by this crate's tests and the API tests (feature `testing`): the
-//! gating rule, unique table/bucket names and KMS keys.
+//! gating rule, unique table/bucket names, KMS keys, and the replicator standing in for global
+//! tables and S3 replication between two regions ([`replicator`]).
 //!
 //! Gating: without `AWS_ENDPOINT_URL` a test skips (and says why), unless `CI` is set, in which
 //! case it fails, so a green CI run cannot hide the AWS backend.
+
+pub mod replicator;
 
 use crate::AwsStoreConfig;
 use aws_config::{BehaviorVersion, Region, SdkConfig};

@@ -504,3 +504,145 @@ async fn a_usage_marker_written_by_one_instance_spares_the_others() {
     })
     .await;
 }
+
+/// Reads in a read region of a multi-region registry, through the applications its function
+/// serves (`registry_http::regional::app` over a cold registry on `CachedStore<RegionalStore>`, the
+/// home's on `CachedStore<AwsStore>` of the home region), two regions of the emulator kept apart,
+/// replicated by the test-only replicator when the test says.
+mod read_region {
+    use super::support;
+    use axum::body::Body;
+    use axum::http::{Method, Request, StatusCode};
+    use registry_core::{CachedStore, Registry, RegistrySettings, Store};
+    use registry_store_aws::provision::{create_resources, delete_resources};
+    use registry_store_aws::regions::{RegionalStore, in_region};
+    use registry_store_aws::testing::replicator::{Replicator, Site};
+    use registry_store_aws::{AwsStore, AwsStoreConfig};
+    use serde_json::{Value, json};
+    use std::sync::Arc;
+    use tower::ServiceExt;
+
+    const HOME: &str = "us-east-1";
+    const READ: &str = "eu-west-1";
+
+    /// The home and read sites (one table name, a bucket each), deleted after `test`.
+    async fn with_regions<F, Fut>(test: F)
+    where
+        F: FnOnce(Site, Site) -> Fut,
+        Fut: std::future::Future<Output = ()>,
+    {
+        let Some(sdk) = support::emulator_sdk().await else { return };
+        let names = registry_store_aws::testing::unique_names("calls-regions");
+        let site = |region: &str, suffix: &str| Site {
+            sdk: in_region(&sdk, region),
+            config: AwsStoreConfig { table: names.table.clone(), bucket: format!("{}-{suffix}", names.bucket) },
+        };
+        let (home, read) = (site(HOME, "home"), site(READ, "read"));
+        for site in [&home, &read] {
+            create_resources(&site.sdk, &site.config, true).await.unwrap_or_else(|e| panic!("creating: {e}"));
+        }
+        use futures::FutureExt;
+        let outcome = std::panic::AssertUnwindSafe(test(home.clone(), read.clone())).catch_unwind().await;
+        for site in [&home, &read] {
+            delete_resources(&site.sdk, &site.config, true).await.unwrap_or_else(|e| panic!("deleting: {e}"));
+        }
+        if let Err(panic) = outcome {
+            std::panic::resume_unwind(panic);
+        }
+    }
+
+    /// A cold instance's application over `store` (the function's wiring: nothing in memory yet).
+    fn cold_app(store: impl Store + 'static) -> axum::Router {
+        let registry = Registry::new(Arc::new(CachedStore::new(store)), RegistrySettings::default());
+        registry_http::app(registry, registry_http::AppOptions::default())
+    }
+
+    async fn call(app: axum::Router, method: Method, path: &str, body: Option<&Value>) -> (StatusCode, Value) {
+        let mut request = Request::builder().method(method).uri(path);
+        if body.is_some() {
+            request = request.header("content-type", "application/vnd.schemaregistry.v1+json");
+        }
+        let body = body.map_or_else(Body::empty, |b| Body::from(b.to_string()));
+        let request = request.body(body).unwrap_or_else(|e| panic!("{e}"));
+        let response = app.oneshot(request).await.unwrap_or_else(|never| match never {});
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap_or_else(|e| panic!("{e}"));
+        (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    }
+
+    /// The reads measured: by ID, a version by number, `latest`, a lookup.
+    fn reads(id: i64, schema: &str) -> Vec<(&'static str, Method, String, Option<Value>)> {
+        vec![
+            ("GET /schemas/ids/{id}", Method::GET, format!("/schemas/ids/{id}"), None),
+            ("GET /subjects/{s}/versions/1", Method::GET, "/subjects/orders-value/versions/1".into(), None),
+            ("GET /subjects/{s}/versions/latest", Method::GET, "/subjects/orders-value/versions/latest".into(), None),
+            (
+                "POST /subjects/{s} (lookup)",
+                Method::POST,
+                "/subjects/orders-value".into(),
+                Some(json!({"schema": schema})),
+            ),
+        ]
+    }
+
+    /// Calls of each read on a cold instance: at home `[home]`; in the read region `[local, home]`.
+    async fn costs(home: &Site, read: &Site, id: i64, schema: &str) -> (Vec<u64>, Vec<[u64; 2]>) {
+        let (mut at_home, mut in_read) = (Vec::new(), Vec::new());
+        for (name, method, path, body) in reads(id, schema) {
+            let store = home.store();
+            let (status, answer) = call(cold_app(store.clone()), method.clone(), &path, body.as_ref()).await;
+            assert_eq!(status, StatusCode::OK, "{name} at home: {answer}");
+            assert_eq!(answer["id"].as_i64().or(Some(id)), Some(id), "{name} at home: {answer}");
+            at_home.push(store.calls().get());
+
+            let writes: AwsStore = home.store().fenced_by(HOME);
+            let reads = RegionalStore::new(read.store(), writes.clone());
+            let app = registry_http::regional::app(cold_app(reads.clone()), cold_app(writes));
+            let (status, answer) = call(app, method, &path, body.as_ref()).await;
+            assert_eq!(status, StatusCode::OK, "{name} in the read region: {answer}");
+            assert_eq!(answer["id"].as_i64().or(Some(id)), Some(id), "{name} in the read region: {answer}");
+            in_read.push([reads.local().calls().get(), reads.home().calls().get()]);
+        }
+        (at_home, in_read)
+    }
+
+    /// Replicated, a read in the read region makes the calls it makes at home, all to the local
+    /// region; not yet replicated, it is answered by the home region for a few more calls there.
+    #[tokio::test]
+    async fn reads_in_a_read_region_cost_what_they_cost_at_home_once_replicated() {
+        with_regions(|home, read| async move {
+            let schema = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"}]}"#;
+            let registering = cold_app(home.store().fenced_by(HOME));
+            let body = json!({"schema": schema});
+            let (status, registered) =
+                call(registering, Method::POST, "/subjects/orders-value/versions", Some(&body)).await;
+            let id = registered["id"].as_i64().unwrap_or_else(|| panic!("{status} {registered}"));
+
+            let (at_home, fallback) = costs(&home, &read, id, schema).await;
+            assert!(Replicator::default().replicate(&home, &read).await > 0);
+            let (at_home_again, replicated) = costs(&home, &read, id, schema).await;
+            let names: Vec<&str> = reads(id, schema).iter().map(|(name, ..)| *name).collect();
+            println!(
+                "AWS calls per read {names:?}: at home {at_home:?}; read region [local, home] replicated \
+                 {replicated:?}, not yet replicated {fallback:?}"
+            );
+            assert_eq!(at_home, at_home_again);
+            let replicated_local: Vec<u64> = replicated.iter().map(|[local, _]| *local).collect();
+            assert_eq!(replicated_local, at_home, "replicated: the calls a home read makes");
+            assert!(replicated.iter().all(|[_, home]| *home == 0), "replicated: nothing asked of the home region");
+            // At home, cold: by ID, a Query of the ID's partition and the body's GetObject; a
+            // version (by number or `latest`), the subject's rows (Query), its settings
+            // (BatchGetItem) and the body; a lookup, the rows and the settings (the posted body
+            // is the answer's).
+            assert_eq!(at_home, [2, 3, 3, 2]);
+            // Not yet replicated. By ID, the store falls back read by read: the ID's Query and the
+            // body's GetObject miss locally and are made again at home (2 + 2). A version or a
+            // lookup finds no row of the subject locally (the rows are read without fallback), so
+            // the local application answers 404 after its reads (3 calls, the named contexts'
+            // listing searched too), and the home application answers it with exactly the calls
+            // it makes at home (+3 for a version, +2 for a lookup).
+            assert_eq!(fallback, [[2, 2], [3, 3], [3, 3], [3, 2]]);
+        })
+        .await;
+    }
+}
