@@ -2,7 +2,9 @@
 //! (`api_tests::lambda`), reached through Function URL requests. Every `api_cases!` case also runs
 //! this way (`lambda::<case>`); these cases cover what only a Lambda process has: an init that reads
 //! nothing from storage, a list larger than Lambda's 6 MB buffered limit through the streaming
-//! response, and cold starts of further instances under concurrent requests.
+//! response, cold starts of further instances under concurrent requests, and the read region's
+//! paths (every `lambda::<case>` runs as a read region's function, replicated before each request;
+//! here replication is paused to see which region each request reads and writes).
 
 use api_tests::aws::{AwsCase, catch, emulator_sdk};
 use api_tests::client::{avro, typed};
@@ -116,6 +118,54 @@ async fn concurrent_requests_cold_start_more_instances_that_share_one_registry()
         let inits: Vec<String> =
             function.init_times().iter().map(|d| format!("{:.1} ms", d.as_secs_f64() * 1e3)).collect();
         println!("{started} instances, init times {}", inits.join(", "));
+    })
+    .await;
+    case.finish(outcome).await;
+}
+
+/// The fingerprint `id` names in `store`'s default context.
+async fn bound(store: &dyn registry_core::Store, id: registry_core::SchemaId) -> Option<registry_core::Fingerprint> {
+    store.fingerprint_for_id_in(&registry_core::Context::DEFAULT, id).await.unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The function as a read region's (`AWS_REGION` eu-west-1, `REGISTRY_HOME_REGION` us-east-1):
+/// writes commit in the home region's table only, reads are answered from the local replica (what
+/// only the replica holds is answered), a read the replica cannot answer yet is answered by the
+/// home region, and once replicated the replica holds the write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_region_function_writes_at_home_and_reads_its_replica_first() {
+    use registry_core::{NewSchema, RegisterOptions, Registry, RegistrySettings, SchemaId, Subject};
+    let Some(case) = AwsCase::start_lambda(1).await else { return };
+    let outcome = catch(async {
+        let h = case.harness();
+        let region = case.read_region().unwrap_or_else(|| panic!("a lambda case runs in a read region"));
+        let replica = region.replica();
+        region.pause(true);
+
+        let schema = distinct(1);
+        let id = h.register("orders-value", &schema).await;
+        let id = SchemaId(i32::try_from(id).unwrap_or_else(|e| panic!("{e}")));
+        assert!(bound(h.store().as_ref(), id).await.is_some(), "committed in the home region's table");
+        assert!(bound(&replica, id).await.is_none(), "the function wrote nothing to the local replica");
+        let by_id = h.get(&format!("/schemas/ids/{}", id.0)).await.ok_json(200);
+        assert_eq!(by_id["schema"], json!(schema), "not replicated yet: answered by the home region");
+        let latest = h.get("/subjects/orders-value/versions/latest").await.ok_json(200);
+        assert_eq!(latest["id"], json!(id.0), "not replicated yet: the 404 asked again of the home region");
+
+        // What only the replica holds is answered: reads go to the local replica first.
+        let local_only = Registry::new(Arc::new(replica.clone()), RegistrySettings::default());
+        let string = NewSchema { schema: Some("\"string\"".to_string()), ..NewSchema::default() };
+        let registered = local_only.register(":.eu:local-only", string, RegisterOptions::default()).await;
+        registered.unwrap_or_else(|e| panic!("{e}"));
+        let version = h.get("/subjects/:.eu:local-only/versions/1").await.ok_json(200);
+        assert_eq!(version["subject"], json!(":.eu:local-only"), "{version}");
+        let subject = Subject::new(":.eu:local-only").unwrap_or_else(|e| panic!("{e}"));
+        let at_home = h.store().versions(&subject).await.unwrap_or_else(|e| panic!("{e}"));
+        assert!(at_home.is_empty(), "the home region never had it");
+
+        region.pause(false);
+        h.get("/subjects").await.ok_json(200);
+        assert!(bound(&replica, id).await.is_some(), "replicated before the next request");
     })
     .await;
     case.finish(outcome).await;

@@ -4,6 +4,7 @@
 //! Gating matches the `registry-store-aws` tests: without `AWS_ENDPOINT_URL` a case skips (and says
 //! why) unless `CI` is set, in which case it fails so a green CI run cannot hide the backend.
 
+use crate::regions::ReadRegion;
 use crate::{Backend, Harness, Serving, lambda};
 use aws_config::SdkConfig;
 use futures::FutureExt;
@@ -90,6 +91,8 @@ pub struct AwsCase {
     target: AwsTarget,
     /// The Lambda function's output, for [`AwsCase::start_lambda`] cases (shown when one fails).
     function_log: Option<tempfile::TempDir>,
+    /// The read region the function of an [`AwsCase::start_lambda`] case serves.
+    read_region: Option<Arc<ReadRegion>>,
 }
 
 impl AwsCase {
@@ -106,7 +109,7 @@ impl AwsCase {
         let backend = Backend::Aws(Box::new(target.clone()));
         let store = crate::open_store(&backend);
         let harness = Harness::serve_as(backend, store, RegistrySettings::default(), serving).await;
-        Some(AwsCase { harness, target, function_log: None })
+        Some(AwsCase { harness, target, function_log: None, read_region: None })
     }
 
     /// As [`AwsCase::start`], for a registry deployed without `REGISTRY_EXPORTER_KMS_KEY`.
@@ -115,12 +118,16 @@ impl AwsCase {
         let backend = Backend::Aws(Box::new(target.clone()));
         let store = crate::open_store(&backend);
         let harness = Harness::serve(backend, store, RegistrySettings::default()).await;
-        Some(AwsCase { harness, target, function_log: None })
+        Some(AwsCase { harness, target, function_log: None, read_region: None })
     }
 
     /// As [`AwsCase::start`], but the registry is the real `registry-lambda` binary
     /// ([`lambda::function_binary`]) under the Runtime API emulator with at most `max_instances`
-    /// instances, reached through Function URL requests. Panics if the function cannot start.
+    /// instances, reached through Function URL requests, run as a read region's function: the
+    /// table and bucket are the home region's, the function serves a replica of them in
+    /// [`regions::READ_REGION`](crate::regions::READ_REGION), brought up to date before every
+    /// request ([`ReadRegion`]). [`Harness::store`] is the home region's. Panics if the function
+    /// cannot start.
     pub async fn start_lambda(max_instances: usize) -> Option<AwsCase> {
         Self::start_lambda_as(max_instances, Serving::Open).await
     }
@@ -128,23 +135,37 @@ impl AwsCase {
     /// As [`AwsCase::start_lambda`], with authentication as `serving` says.
     pub async fn start_lambda_as(max_instances: usize, serving: Serving) -> Option<AwsCase> {
         let target = AwsTarget::create().await?;
+        let read_region = Arc::new(ReadRegion::create(&target).await);
         let log_dir = match tempfile::tempdir() {
             Ok(dir) => dir,
             Err(error) => panic!("cannot create a temporary directory: {error}"),
         };
-        let env = target.function_env().into_iter().chain(serving.function_env()).collect();
+        let env = read_region.function_env(target.function_env()).into_iter().chain(serving.function_env()).collect();
         let mut config = lambda::FunctionConfig::new(lambda::function_binary(), env);
         config.max_instances = max_instances;
         config.log = Some(log_dir.path().join("function.log"));
+        let replication = read_region.clone();
+        config.before_invoke = Some(lambda::BeforeInvoke(Arc::new(move || {
+            let replication = replication.clone();
+            Box::pin(async move {
+                replication.sync().await;
+            })
+        })));
         let function = match lambda::LambdaEmulator::start(config, 0).await {
             Ok(function) => function,
             Err(error) => {
                 let _ = delete_resources(&target.sdk, &target.names, true).await;
+                let _ = read_region.delete().await;
                 panic!("starting registry-lambda under the Runtime API emulator: {error}");
             }
         };
         let harness = Harness::of_function(target.clone(), function);
-        Some(AwsCase { harness, target, function_log: Some(log_dir) })
+        Some(AwsCase { harness, target, function_log: Some(log_dir), read_region: Some(read_region) })
+    }
+
+    /// The read region the function of an [`AwsCase::start_lambda`] case serves.
+    pub fn read_region(&self) -> Option<&ReadRegion> {
+        self.read_region.as_deref()
     }
 
     /// The harness serving this case.
@@ -164,7 +185,10 @@ impl AwsCase {
     /// Panics if the resources cannot be deleted after a passing case.
     pub async fn finish(self, outcome: Result<(), Box<dyn Any + Send>>) {
         let stopped = catch(self.harness.stop()).await;
-        let deleted = delete_resources(&self.target.sdk, &self.target.names, true).await;
+        let mut deleted = delete_resources(&self.target.sdk, &self.target.names, true).await.map_err(|e| e.to_string());
+        if let Some(read_region) = &self.read_region {
+            deleted = deleted.and(read_region.delete().await);
+        }
         if let (Err(_), Some(dir)) = (&outcome, &self.function_log) {
             let log = std::fs::read_to_string(dir.path().join("function.log")).unwrap_or_default();
             let tail: Vec<&str> = log.lines().rev().take(40).collect();

@@ -4,6 +4,7 @@
 pub mod aws;
 pub mod client;
 pub mod lambda;
+pub mod regions;
 pub mod schemas;
 pub mod users;
 
@@ -30,7 +31,8 @@ pub enum Backend {
     /// `AwsStore` (DynamoDB + S3) on the emulator, over an existing table and bucket.
     Aws(Box<aws::AwsTarget>),
     /// The real `registry-lambda` process under the Lambda Runtime API emulator ([`lambda`]),
-    /// reached through Function URL requests, over an existing table and bucket on the emulator.
+    /// reached through Function URL requests, over an existing table and bucket on the emulator (the
+    /// home region's: the function runs as a read region's, see [`regions`]).
     Lambda(Box<aws::AwsTarget>),
 }
 
@@ -315,7 +317,8 @@ fn open_local(dir: &Path) -> registry_store_local::LocalStore {
 /// cases. An `aws::` case runs on a table and bucket of its own, deleted afterwards even when the
 /// case fails; it skips only when neither `AWS_ENDPOINT_URL` nor `CI` is set (see
 /// [`aws::emulator_sdk`]). A `lambda::` case does the same through the real `registry-lambda`
-/// binary under the Runtime API emulator (see [`aws::AwsCase::start_lambda`]). With
+/// binary under the Runtime API emulator, run as a read region's function over a replica of the
+/// table and bucket brought up to date before every request (see [`aws::AwsCase::start_lambda`]). With
 /// `api_cases!(authenticated: ...)` every server asks for credentials ([`Serving::Authenticated`]).
 #[macro_export]
 macro_rules! api_cases {

@@ -28,6 +28,7 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use futures::future::BoxFuture;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -57,13 +58,33 @@ pub struct FunctionConfig {
     pub timeout: Duration,
     /// Where every instance's stdout and stderr go (appended); `None`: discarded.
     pub log: Option<PathBuf>,
+    /// Run before each request is handed to the function (a read region's harness makes
+    /// replication catch up there); a panic in it answers the request 502 naming it.
+    pub before_invoke: Option<BeforeInvoke>,
+}
+
+/// What [`FunctionConfig::before_invoke`] runs: a future per request.
+#[derive(Clone)]
+pub struct BeforeInvoke(pub Arc<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>);
+
+impl std::fmt::Debug for BeforeInvoke {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BeforeInvoke")
+    }
 }
 
 impl FunctionConfig {
     /// `binary` with the given environment, 4 instances at most, Lambda's longest timeout (so that a
     /// test never fails because a busy machine is slow), output discarded.
     pub fn new(binary: impl Into<PathBuf>, env: Vec<(String, String)>) -> FunctionConfig {
-        FunctionConfig { binary: binary.into(), env, max_instances: 4, timeout: MAX_TIMEOUT, log: None }
+        FunctionConfig {
+            binary: binary.into(),
+            env,
+            max_instances: 4,
+            timeout: MAX_TIMEOUT,
+            log: None,
+            before_invoke: None,
+        }
     }
 }
 
@@ -346,6 +367,12 @@ async fn invoke(State(shared): State<Arc<Shared>>, request: Request) -> Response
     let Ok(body) = axum::body::to_bytes(body, MAX_REQUEST_BYTES).await else {
         return (StatusCode::PAYLOAD_TOO_LARGE, "Request Entity Too Large").into_response();
     };
+    if let Some(before) = &shared.config.before_invoke
+        && let Err(panic) = tokio::spawn((before.0)()).await
+    {
+        let message = format!("before the invocation: {panic}");
+        return (StatusCode::BAD_GATEWAY, Body::from(message)).into_response();
+    }
     let number = shared.next_request.fetch_add(1, Ordering::SeqCst);
     let id = format!("{:08x}-0000-4000-8000-{:012x}", std::process::id(), number);
     let event = function_url_event(&parts, &body, &id, "127.0.0.1");

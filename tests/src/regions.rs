@@ -1,0 +1,236 @@
+//! The `lambda` backend as a two-region deployment: the case's table and bucket in the home
+//! region (its [`AwsTarget`]) and again in a read region on the same emulator, the function run as
+//! the read region's (`AWS_REGION` the read region, `REGISTRY_HOME_REGION` the home), and the read
+//! region brought up to date with the home before every request reaches the function (a
+//! replication lag of zero when it is served: the suite is about the API's behaviour, reads after
+//! writes included; the lag itself is the regions tests' subject in `registry-store-aws`).
+//!
+//! How a pass replicates, and why not by scanning the table as the regions tests'
+//! [`Replicator::replicate`] does: a scan per request would grow with the table (a case of
+//! hundreds of versions would scan thousands of items before each of its hundreds of requests).
+//! Instead the home table's stream (keys only) says which items changed since the last pass; a pass
+//! that finds no record costs two emulator calls (GetShardIterator, GetRecords) and nothing else.
+//! Changed items are then read from the home table as they are now (a strongly consistent
+//! BatchGetItem) and written to, or deleted from, the read region (BatchWriteItem), rather than
+//! replayed from the records: the emulator undoes a cancelled transaction by writing the items back
+//! without a stream record for every item, so the last record of an item may show a write that was
+//! rolled back. Bodies and ledger entries are copied with [`Replicator::copy_objects`] in passes
+//! that found records (a request writes its objects before the items that refer to them; a body
+//! still missing would be read from the home bucket anyway).
+
+use crate::aws::AwsTarget;
+use registry_store_aws::AwsStoreConfig;
+use registry_store_aws::provision::{create_resources, delete_resources};
+use registry_store_aws::regions::in_region;
+use registry_store_aws::testing::replicator::{Replicator, Site};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The region the `lambda` backend's function runs in (the home is the emulator's default).
+pub const READ_REGION: &str = "eu-west-1";
+
+/// Items one BatchGetItem reads, and one BatchWriteItem writes, at most.
+const BATCH_GET: usize = 100;
+const BATCH_WRITE: usize = 25;
+
+/// A read region of a case's home table and bucket, and its replication.
+#[derive(Debug)]
+pub struct ReadRegion {
+    home: Site,
+    read: Site,
+    home_region: String,
+    /// The emulator's endpoint, for the DynamoDB and DynamoDB Streams JSON calls of a pass.
+    endpoint: String,
+    http: reqwest::Client,
+    /// The home table's stream and its shard (the emulator's streams have one).
+    stream_arn: String,
+    shard: Value,
+    replicator: Replicator,
+    /// The sequence number of the last stream record a pass read (`None`: none yet). One pass at a
+    /// time: a request waits for the pass that covers every write made before it.
+    cursor: tokio::sync::Mutex<Option<String>>,
+    /// While set, passes replicate nothing (a test's replication lag).
+    paused: AtomicBool,
+}
+
+impl ReadRegion {
+    /// Turns on the stream of `home`'s table and creates the read region's replica of it (same
+    /// name) and a bucket of its own. Panics if they cannot be created (after deleting what was).
+    pub async fn create(home: &AwsTarget) -> ReadRegion {
+        let home_region =
+            home.sdk.region().map_or_else(|| "us-east-1".to_string(), |region| region.as_ref().to_string());
+        assert_ne!(home_region, READ_REGION, "the emulator's region is the read region's");
+        let endpoint = home.sdk.endpoint_url().unwrap_or_else(|| panic!("no emulator endpoint")).to_string();
+        let read = Site {
+            sdk: in_region(&home.sdk, READ_REGION),
+            config: AwsStoreConfig { table: home.names.table.clone(), bucket: format!("{}-read", home.names.bucket) },
+        };
+        let home = Site { sdk: home.sdk.clone(), config: home.names.clone() };
+        let stream = home
+            .dynamo()
+            .update_table()
+            .table_name(&home.config.table)
+            .stream_specification(
+                aws_sdk_dynamodb::types::StreamSpecification::builder()
+                    .stream_enabled(true)
+                    .stream_view_type(aws_sdk_dynamodb::types::StreamViewType::KeysOnly)
+                    .build()
+                    .unwrap_or_else(|e| panic!("stream specification: {e}")),
+            )
+            .send()
+            .await;
+        let stream = stream.unwrap_or_else(|e| panic!("turning on the stream of {}: {e:?}", home.config.table));
+        let stream_arn = stream.table_description.and_then(|table| table.latest_stream_arn);
+        let stream_arn = stream_arn.unwrap_or_else(|| panic!("no stream ARN for {}", home.config.table));
+        if let Err(error) = create_resources(&read.sdk, &read.config, true).await {
+            let _ = delete_resources(&read.sdk, &read.config, true).await;
+            panic!("creating the read region's table and bucket {}: {error}", read.config.bucket);
+        }
+        let mut region = ReadRegion {
+            home,
+            read,
+            home_region,
+            endpoint,
+            http: reqwest::Client::builder().no_proxy().build().unwrap_or_else(|e| panic!("HTTP client: {e}")),
+            stream_arn,
+            shard: Value::Null,
+            replicator: Replicator::default(),
+            cursor: tokio::sync::Mutex::new(None),
+            paused: AtomicBool::new(false),
+        };
+        let request = json!({ "StreamArn": &region.stream_arn });
+        let description =
+            region.dynamodb(&region.home_region, "DynamoDBStreams_20120810.DescribeStream", request).await;
+        region.shard = description["StreamDescription"]["Shards"][0]["ShardId"].clone();
+        assert!(region.shard.is_string(), "the home table's stream has no shard: {description}");
+        region
+    }
+
+    /// The environment of the read region's function: `home_env` (the home target's
+    /// [`AwsTarget::function_env`]) with the read region, its bucket, and the home region and
+    /// bucket its writes go to.
+    pub fn function_env(&self, home_env: Vec<(String, String)>) -> Vec<(String, String)> {
+        let replaced = ["AWS_REGION", "REGISTRY_BUCKET"];
+        let mut env: Vec<(String, String)> =
+            home_env.into_iter().filter(|(name, _)| !replaced.contains(&name.as_str())).collect();
+        env.extend([
+            ("AWS_REGION".to_string(), READ_REGION.to_string()),
+            ("REGISTRY_BUCKET".to_string(), self.read.config.bucket.clone()),
+            ("REGISTRY_HOME_REGION".to_string(), self.home_region.clone()),
+            ("REGISTRY_HOME_BUCKET".to_string(), self.home.config.bucket.clone()),
+        ]);
+        env
+    }
+
+    /// Applies every change the home region made since the last pass to the read region (see the
+    /// module documentation); the number of items written or deleted there. Panics on an emulator
+    /// error.
+    pub async fn sync(&self) -> usize {
+        let mut cursor = self.cursor.lock().await;
+        if self.paused.load(Ordering::SeqCst) {
+            return 0;
+        }
+        let mut changed: BTreeMap<(String, String), Value> = BTreeMap::new();
+        loop {
+            let records = self.stream_records(cursor.as_deref()).await;
+            let Some(last) = records.last() else { break };
+            *cursor = last["dynamodb"]["SequenceNumber"].as_str().map(str::to_owned);
+            for record in &records {
+                let keys = &record["dynamodb"]["Keys"];
+                changed.insert(item_key(keys), keys.clone());
+            }
+        }
+        if changed.is_empty() {
+            return 0;
+        }
+        let keys: Vec<Value> = changed.into_values().collect();
+        let mut current: BTreeMap<(String, String), Value> = BTreeMap::new();
+        for chunk in keys.chunks(BATCH_GET) {
+            let table = &self.home.config.table;
+            let request = json!({ "RequestItems": { table: { "Keys": chunk, "ConsistentRead": true } } });
+            let answer = self.dynamodb(&self.home_region, "DynamoDB_20120810.BatchGetItem", request).await;
+            let unprocessed = answer["UnprocessedKeys"].as_object().is_some_and(|keys| !keys.is_empty());
+            assert!(!unprocessed, "the emulator left keys unread: {answer}");
+            for item in answer["Responses"][table].as_array().into_iter().flatten() {
+                current.insert(item_key(item), item.clone());
+            }
+        }
+        let writes: Vec<Value> = keys
+            .iter()
+            .map(|keys| match current.get(&item_key(keys)) {
+                Some(item) => json!({ "PutRequest": { "Item": item } }),
+                None => json!({ "DeleteRequest": { "Key": keys } }),
+            })
+            .collect();
+        for chunk in writes.chunks(BATCH_WRITE) {
+            let request = json!({ "RequestItems": { &self.read.config.table: chunk } });
+            let answer = self.dynamodb(READ_REGION, "DynamoDB_20120810.BatchWriteItem", request).await;
+            let unprocessed = answer["UnprocessedItems"].as_object().is_some_and(|items| !items.is_empty());
+            assert!(!unprocessed, "the emulator left writes undone: {answer}");
+        }
+        self.replicator.copy_objects(&self.home, &self.read).await;
+        writes.len()
+    }
+
+    /// The home stream's records after sequence number `after` (from its start when `None`), at
+    /// most a page.
+    async fn stream_records(&self, after: Option<&str>) -> Vec<Value> {
+        let mut request = json!({ "StreamArn": &self.stream_arn, "ShardId": &self.shard });
+        match after {
+            Some(sequence) => {
+                request["ShardIteratorType"] = json!("AFTER_SEQUENCE_NUMBER");
+                request["SequenceNumber"] = json!(sequence);
+            }
+            None => request["ShardIteratorType"] = json!("TRIM_HORIZON"),
+        }
+        let iterator = self.dynamodb(&self.home_region, "DynamoDBStreams_20120810.GetShardIterator", request).await;
+        let request = json!({ "ShardIterator": iterator["ShardIterator"], "Limit": 1000 });
+        let page = self.dynamodb(&self.home_region, "DynamoDBStreams_20120810.GetRecords", request).await;
+        page["Records"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// One call of the emulator's DynamoDB (or DynamoDB Streams) JSON API in `region`, named by
+    /// its `X-Amz-Target`. The emulator reads the region from the credential scope and checks no
+    /// signature. Panics unless it answers 2xx with JSON.
+    async fn dynamodb(&self, region: &str, target: &str, body: Value) -> Value {
+        let authorization = format!(
+            "AWS4-HMAC-SHA256 Credential=test/20260101/{region}/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
+        );
+        let response = self
+            .http
+            .post(&self.endpoint)
+            .header("X-Amz-Target", target)
+            .header("Content-Type", "application/x-amz-json-1.0")
+            .header("Authorization", authorization)
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        let status = response.status();
+        let text = response.text().await.unwrap_or_else(|e| panic!("{target}: {e}"));
+        assert!(status.is_success(), "{target}: {status} {text}");
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{target}: {e}: {text}"))
+    }
+
+    /// Pauses replication (`true`) or lets the next pass catch up (`false`).
+    pub fn pause(&self, paused: bool) {
+        self.paused.store(paused, Ordering::SeqCst);
+    }
+
+    /// A store over the read region's replica and bucket (what the function reads locally).
+    pub fn replica(&self) -> registry_store_aws::AwsStore {
+        self.read.store()
+    }
+
+    /// Deletes the read region's table and bucket.
+    pub async fn delete(&self) -> Result<(), String> {
+        delete_resources(&self.read.sdk, &self.read.config, true).await.map_err(|error| error.to_string())
+    }
+}
+
+/// An item's (or its keys') `pk` and `sk`, as JSON of the DynamoDB API.
+fn item_key(item: &Value) -> (String, String) {
+    let part = |name: &str| item[name]["S"].as_str().unwrap_or_default().to_string();
+    (part("pk"), part("sk"))
+}
