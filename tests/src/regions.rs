@@ -9,13 +9,13 @@
 //! [`Replicator::replicate`] does: a scan per request would grow with the table (a case of
 //! hundreds of versions would scan thousands of items before each of its hundreds of requests).
 //! Instead the home table's stream (keys only) says which items changed since the last pass; a pass
-//! that finds no record costs two emulator calls (GetShardIterator, GetRecords) and nothing else.
+//! that finds no record costs one emulator call (GetRecords) and nothing else.
 //! Changed items are then read from the home table as they are now (a strongly consistent
 //! BatchGetItem) and written to, or deleted from, the read region (BatchWriteItem), rather than
 //! replayed from the records: the emulator undoes a cancelled transaction by writing the items back
 //! without a stream record for every item, so the last record of an item may show a write that was
 //! rolled back. Bodies and ledger entries are copied with [`Replicator::copy_objects`] in passes
-//! that found records (a request writes its objects before the items that refer to them; a body
+//! that found new items (a request writes its objects before the items that refer to them; a body
 //! still missing would be read from the home bucket anyway).
 
 use crate::aws::AwsTarget;
@@ -47,9 +47,10 @@ pub struct ReadRegion {
     stream_arn: String,
     shard: Value,
     replicator: Replicator,
-    /// The sequence number of the last stream record a pass read (`None`: none yet). One pass at a
-    /// time: a request waits for the pass that covers every write made before it.
-    cursor: tokio::sync::Mutex<Option<String>>,
+    /// Where the next pass reads the stream: the iterator the last GetRecords answered (`None`:
+    /// from the stream's start). One pass at a time: a request waits for the pass that covers
+    /// every write made before it.
+    cursor: tokio::sync::Mutex<Option<Value>>,
     /// While set, passes replicate nothing (a test's replication lag).
     paused: AtomicBool,
 }
@@ -132,13 +133,17 @@ impl ReadRegion {
             return 0;
         }
         let mut changed: BTreeMap<(String, String), Value> = BTreeMap::new();
+        let mut inserted = false;
         loop {
-            let records = self.stream_records(cursor.as_deref()).await;
-            let Some(last) = records.last() else { break };
-            *cursor = last["dynamodb"]["SequenceNumber"].as_str().map(str::to_owned);
+            let (records, next) = self.stream_records(cursor.take()).await;
+            *cursor = Some(next);
+            if records.is_empty() {
+                break;
+            }
             for record in &records {
                 let keys = &record["dynamodb"]["Keys"];
                 changed.insert(item_key(keys), keys.clone());
+                inserted |= record["eventName"] == "INSERT";
             }
         }
         if changed.is_empty() {
@@ -169,25 +174,35 @@ impl ReadRegion {
             let unprocessed = answer["UnprocessedItems"].as_object().is_some_and(|items| !items.is_empty());
             assert!(!unprocessed, "the emulator left writes undone: {answer}");
         }
-        self.replicator.copy_objects(&self.home, &self.read).await;
+        // New objects come with new items (a body with its version row, a ledger entry with its ID
+        // binding): deletes and settings changes add none.
+        if inserted {
+            self.replicator.copy_objects(&self.home, &self.read).await;
+        }
         writes.len()
     }
 
-    /// The home stream's records after sequence number `after` (from its start when `None`), at
-    /// most a page.
-    async fn stream_records(&self, after: Option<&str>) -> Vec<Value> {
-        let mut request = json!({ "StreamArn": &self.stream_arn, "ShardId": &self.shard });
-        match after {
-            Some(sequence) => {
-                request["ShardIteratorType"] = json!("AFTER_SEQUENCE_NUMBER");
-                request["SequenceNumber"] = json!(sequence);
+    /// The home stream's records from `iterator` (from the stream's start when `None`), at most a
+    /// page, and the iterator to read on from. The iterator is kept from pass to pass (the
+    /// emulator's stream shard stays the table's own: its patched transactions restore the items
+    /// they cancel in place rather than replacing the table), so a pass with nothing new costs one
+    /// call.
+    async fn stream_records(&self, iterator: Option<Value>) -> (Vec<Value>, Value) {
+        let iterator = match iterator {
+            Some(iterator) => iterator,
+            None => {
+                let request = json!({
+                    "StreamArn": &self.stream_arn, "ShardId": &self.shard, "ShardIteratorType": "TRIM_HORIZON"
+                });
+                let answer = self.dynamodb(&self.home_region, "DynamoDBStreams_20120810.GetShardIterator", request);
+                answer.await["ShardIterator"].clone()
             }
-            None => request["ShardIteratorType"] = json!("TRIM_HORIZON"),
-        }
-        let iterator = self.dynamodb(&self.home_region, "DynamoDBStreams_20120810.GetShardIterator", request).await;
-        let request = json!({ "ShardIterator": iterator["ShardIterator"], "Limit": 1000 });
+        };
+        let request = json!({ "ShardIterator": iterator, "Limit": 1000 });
         let page = self.dynamodb(&self.home_region, "DynamoDBStreams_20120810.GetRecords", request).await;
-        page["Records"].as_array().cloned().unwrap_or_default()
+        let next = page["NextShardIterator"].clone();
+        assert!(next.is_string(), "GetRecords answered no next iterator: {page}");
+        (page["Records"].as_array().cloned().unwrap_or_default(), next)
     }
 
     /// One call of the emulator's DynamoDB (or DynamoDB Streams) JSON API in `region`, named by
