@@ -6,11 +6,11 @@
 use crate::AwsStore;
 use crate::commit::Commit;
 use crate::conditions::{kind_pk, setting_condition};
-use crate::errors::{AwsError, classify};
+use crate::errors::AwsError;
 use crate::ids::build_error;
-use crate::items::{Item, ItemExt, attr, key, s};
+use crate::items::{ItemExt, attr, key, s};
 use crate::keys;
-use aws_sdk_dynamodb::types::{Delete, Put, ReturnValue, TransactWriteItem};
+use aws_sdk_dynamodb::types::{Delete, Put, TransactWriteItem};
 use registry_core::{ConfigRecord, Mode, Preconditions, Scope, SettingChange, SettingSeen};
 
 /// Partition of config items.
@@ -27,29 +27,15 @@ impl AwsStore {
         let (pk, sk) = keys::scoped(kind, scope);
         let mut item = key(pk, sk);
         item.insert(attr::VALUE.into(), s(value));
-        self.dynamo
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .send()
-            .await
-            .map_err(|e| classify("PutItem(setting)", e))?;
-        Ok(())
+        let put = self.dynamo.put_item().table_name(&self.table).set_item(Some(item));
+        // Fenced on a home-region store (see `fence`), as the conditioned writes' transactions are.
+        self.put_item_fenced("PutItem(setting)", put).await
     }
 
-    async fn remove_setting(&self, kind: &str, scope: &Scope) -> Result<Option<String>, AwsError> {
+    async fn remove_setting(&self, kind: &str, scope: &Scope) -> Result<(), AwsError> {
         let (pk, sk) = keys::scoped(kind, scope);
-        let output = self
-            .dynamo
-            .delete_item()
-            .table_name(&self.table)
-            .set_key(Some(key(pk, sk)))
-            .return_values(ReturnValue::AllOld)
-            .send()
-            .await
-            .map_err(|e| classify("DeleteItem(setting)", e))?;
-        let old: Option<Item> = output.attributes.filter(|item| !item.is_empty());
-        old.map(|item| item.string(attr::VALUE).map(str::to_string)).transpose()
+        let delete = self.dynamo.delete_item().table_name(&self.table).set_key(Some(key(pk, sk)));
+        self.delete_item_fenced("DeleteItem(setting)", delete).await
     }
 
     /// A settings write under `preconditions` (see [`registry_core::Store::write_setting`]): one
@@ -75,7 +61,7 @@ impl AwsStore {
         if preconditions.settings.is_empty() && revision.is_none() {
             return match value {
                 Some(value) => self.put_setting_item(kind_pk(kind), scope, value).await,
-                None => self.remove_setting(kind_pk(kind), scope).await.map(drop),
+                None => self.remove_setting(kind_pk(kind), scope).await,
             };
         }
         let written = |seen: &SettingSeen| seen.kind == kind && seen.scope == *scope;

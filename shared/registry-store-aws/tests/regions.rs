@@ -540,6 +540,15 @@ async fn after_a_failover_the_old_home_refuses_every_single_item_write() {
             calls_of(&old_home, old_home.put_dek(&kept_dek, Expect::Absent, KekGuard::Unchecked)).await;
         put.unwrap_or_else(|e| panic!("{e}"));
         old_exporters.put_exporter(&exporter_record("kept"), Expect::Absent).await.unwrap_or_else(|e| panic!("{e}"));
+        let no_preconditions = registry_core::Preconditions::default();
+        let mode = |mode| registry_core::SettingChange::Mode(mode);
+        let plain = |change| registry_core::SettingWrite {
+            scope: &registry_core::Scope::Global,
+            change,
+            preconditions: &no_preconditions,
+        };
+        let read_only = mode(Some(registry_core::Mode::ReadOnly));
+        old_home.write_setting(plain(&read_only)).await.unwrap_or_else(|e| panic!("{e}"));
         old_home.bind_id_in(&imported, SchemaId(5), &first).await.unwrap_or_else(|e| panic!("{e}"));
         old_home.unlist_context(&imported).await.unwrap_or_else(|e| panic!("{e}"));
         // The same conditions hold through the fence: a second create is a conflict, not a refusal.
@@ -587,6 +596,9 @@ async fn after_a_failover_the_old_home_refuses_every_single_item_write() {
         fenced("exporter create", old_exporters.put_exporter(&exporter_record("new"), Expect::Absent).await);
         fenced("exporter update", old_exporters.put_exporter(&exporter_record("kept"), Expect::Revision(1)).await);
         fenced("exporter delete", old_exporters.remove_exporter("kept", 1).await);
+        let read_write = mode(Some(registry_core::Mode::ReadWrite));
+        fenced("setting put without preconditions", old_home.write_setting(plain(&read_write)).await);
+        fenced("setting removal without preconditions", old_home.write_setting(plain(&mode(None))).await);
 
         // Nothing was written: the old home's replica holds what it held.
         assert_eq!(table_items(&us).await, before, "a refused write changed the old home's table");
