@@ -9,8 +9,9 @@
 //!   next ID after the counter (1 in a context without one), so an ID is never handed out twice;
 //! - a counter an IMPORT pushed to the top of the ID space (`i32::MAX`, before the registry refused
 //!   IDs above [`SchemaId::MAX_IMPORTED`]) is first lowered to the greatest ID at or below
-//!   `MAX_IMPORTED` bound or issued in the context ([`counter_after_lowering`]); the IDs above stay
-//!   bound and are never handed out;
+//!   `MAX_IMPORTED` bound or issued in the context, past the IDs issued right after it
+//!   ([`lowering_floor`], [`counter_after_lowering`]); the IDs above stay bound and are never
+//!   handed out;
 //! - IMPORT ([`bind_decision`]): the same binding again is fine; an ID bound to another schema
 //!   that no row carries any more (its schema hard-deleted: Confluent frees an ID with its last
 //!   version) is rebound, the old schema's side unbound where it named the ID; a carried one is a
@@ -68,22 +69,32 @@ pub fn allocation(fingerprint_id: Option<SchemaId>, counter: Option<SchemaId>) -
     }
 }
 
-/// The counter's value after it is lowered from the top, from `greatest_at_or_below`: the greatest
-/// ID at or below [`SchemaId::MAX_IMPORTED`] ever bound or issued in the context
-/// ([`lowering_floor`]); a store may pass a greater one past IDs it knows were issued right after
-/// it (DynamoDB: the ledger's run). `None`: no ID there, the next allocation takes 1.
-/// [`IdsExhausted`] when that is the top itself (every ID is taken).
-pub fn counter_after_lowering(greatest_at_or_below: Option<SchemaId>) -> Result<Option<SchemaId>, IdsExhausted> {
-    match greatest_at_or_below {
+/// The counter's value after it is lowered from the top, from `floor`: [`lowering_floor`] of the
+/// IDs bound or issued in the context (DynamoDB finds it in the ledger). `None`: no ID there, the
+/// next allocation takes 1. [`IdsExhausted`] when that is the top itself (every ID is taken).
+pub fn counter_after_lowering(floor: Option<SchemaId>) -> Result<Option<SchemaId>, IdsExhausted> {
+    match floor {
         Some(SchemaId(i32::MAX)) => Err(IdsExhausted),
         floor => Ok(floor),
     }
 }
 
-/// The greatest of `ids` (IDs bound or issued in a context) at or below
-/// [`SchemaId::MAX_IMPORTED`]: where a counter lowered from the top restarts.
-pub fn lowering_floor(ids: impl IntoIterator<Item = SchemaId>) -> Option<SchemaId> {
-    ids.into_iter().filter(|id| *id <= SchemaId::MAX_IMPORTED).max()
+/// Where a counter lowered from the top restarts, from the IDs bound or issued in a context in
+/// ascending order (at least those from the greatest at or below the bound on): the greatest at or
+/// below [`SchemaId::MAX_IMPORTED`], then past the IDs issued one after another right after it
+/// (allocations made after an earlier lowering), so the next allocation meets no ID issued before.
+/// The IDs above the run stay bound and are never handed out.
+pub fn lowering_floor(ascending: impl IntoIterator<Item = SchemaId>) -> Option<SchemaId> {
+    let mut floor: Option<SchemaId> = None;
+    for id in ascending {
+        let follows = floor.is_some_and(|floor| floor.0.checked_add(1) == Some(id.0));
+        if id <= SchemaId::MAX_IMPORTED || follows {
+            floor = Some(id);
+        } else {
+            break;
+        }
+    }
+    floor
 }
 
 /// The counter after IMPORT bound `id` in a context whose counter is `counter`: raised to `id`,
@@ -182,6 +193,7 @@ pub fn unbinds_on_removal(fingerprint_side: Option<SchemaId>, removed_id: Schema
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 
@@ -210,9 +222,14 @@ mod tests {
 
     #[test]
     fn a_lowered_counter_restarts_after_the_greatest_id_at_or_below_the_import_bound() {
-        let bound = [SchemaId(1), SchemaId(1000), SchemaId::MAX_IMPORTED, SchemaId(SchemaId::MAX_IMPORTED.0 + 1), TOP];
+        let above = SchemaId(SchemaId::MAX_IMPORTED.0 + 1);
+        let bound = [SchemaId(1), SchemaId(1000), SchemaId::MAX_IMPORTED, SchemaId(above.0 + 1), TOP];
         assert_eq!(lowering_floor(bound), Some(SchemaId::MAX_IMPORTED));
+        let issued_after = [SchemaId(1000), SchemaId::MAX_IMPORTED, above, SchemaId(above.0 + 1), TOP];
+        assert_eq!(lowering_floor(issued_after), Some(SchemaId(above.0 + 1)), "past the IDs issued right after");
+        assert_eq!(lowering_floor([SchemaId(1), SchemaId(1000), SchemaId(1001), TOP]), Some(SchemaId(1001)));
         assert_eq!(lowering_floor([SchemaId(1), SchemaId(1000), TOP]), Some(SchemaId(1000)));
+        assert_eq!(lowering_floor([above, TOP]), None);
         assert_eq!(lowering_floor([TOP]), None);
         let lowered = counter_after_lowering(lowering_floor([SchemaId(1), SchemaId(1000), TOP]));
         assert_eq!(lowered, Ok(Some(SchemaId(1000))));
@@ -280,6 +297,112 @@ mod tests {
         assert_eq!(needs_carriers(None, &NEW), None);
         assert_eq!(needs_carriers(Some(NEW), &NEW), None);
         assert_eq!(needs_carriers(Some(OLD), &NEW), Some(OLD));
+    }
+
+    /// One context's IDs kept only by these decisions, as a store keeps them.
+    #[derive(Default)]
+    struct Space {
+        by_id: std::collections::BTreeMap<SchemaId, Fingerprint>,
+        by_fingerprint: std::collections::HashMap<Fingerprint, SchemaId>,
+        counter: Option<SchemaId>,
+        carried: std::collections::BTreeSet<SchemaId>,
+    }
+
+    impl Space {
+        fn allocate(&mut self, fingerprint: Fingerprint) -> Option<SchemaId> {
+            let next = match allocation(self.by_fingerprint.get(&fingerprint).copied(), self.counter) {
+                Allocation::AlreadyBound(_) => return None,
+                Allocation::LowerCounter => {
+                    let lowered = counter_after_lowering(lowering_floor(self.by_id.keys().copied()));
+                    next_id(lowered.expect("room below the import bound")).expect("an ID")
+                }
+                Allocation::Take(next) => next,
+            };
+            assert!(!self.by_id.contains_key(&next), "allocation handed out {next}, bound before");
+            self.counter = Some(next);
+            self.by_id.insert(next, fingerprint);
+            self.by_fingerprint.insert(fingerprint, next);
+            Some(next)
+        }
+
+        fn bind(&mut self, id: SchemaId, fingerprint: Fingerprint) -> bool {
+            let id_bound_to = self.by_id.get(&id).copied();
+            let read = BindRead {
+                id_bound_to,
+                carried: self.carried.contains(&id),
+                old_side: id_bound_to.and_then(|old| self.by_fingerprint.get(&old).copied()),
+                fingerprint_side: self.by_fingerprint.get(&fingerprint).copied(),
+            };
+            let decision = bind_decision(id, &fingerprint, &read);
+            match decision {
+                BindDecision::Conflict { .. } => return false,
+                BindDecision::AlreadyBound { .. } => {}
+                BindDecision::Bind { .. } => drop(self.by_id.insert(id, fingerprint)),
+                BindDecision::Rebind { old, unbind_old, .. } => {
+                    if unbind_old {
+                        self.by_fingerprint.remove(&old);
+                    }
+                    self.by_id.insert(id, fingerprint);
+                }
+            }
+            if decision.bind_reverse() {
+                self.by_fingerprint.insert(fingerprint, id);
+            }
+            self.counter = Some(counter_after_binding(self.counter, id));
+            true
+        }
+
+        fn hard_delete(&mut self, id: SchemaId) {
+            self.carried.remove(&id);
+            let Some(fingerprint) = self.by_id.get(&id).copied() else { return };
+            if unbinds_on_removal(self.by_fingerprint.get(&fingerprint).copied(), id, false) {
+                self.by_fingerprint.remove(&fingerprint);
+            }
+        }
+    }
+
+    /// Allocations, imports (at the top too), registrations and hard deletes in a fixed
+    /// pseudo-random order: allocation never hands out an ID bound before, an ID a row carries
+    /// never changes its schema, and every allocated ID is above every imported one at or below
+    /// the bound.
+    #[test]
+    fn the_rules_together_never_reissue_an_id_nor_move_a_carried_one() {
+        let mut space = Space::default();
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut draw = |n: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % n
+        };
+        let explicit = [SchemaId(3), SchemaId(7), SchemaId(40), SchemaId(1000), SchemaId::MAX_IMPORTED, TOP];
+        for _ in 0..5_000 {
+            let fingerprint = Fingerprint([draw(12) as u8; 32]);
+            let before = space.by_id.clone();
+            match draw(5) {
+                0 => {
+                    if let Some(id) = space.allocate(fingerprint) {
+                        let imported = before.keys().filter(|id| **id <= SchemaId::MAX_IMPORTED).max();
+                        assert!(imported.is_none_or(|imported| id > *imported), "{id} below an imported ID");
+                    }
+                }
+                1 => drop(space.bind(explicit[draw(explicit.len() as u64) as usize], fingerprint)),
+                2 => {
+                    if let Some(id) = space.by_fingerprint.get(&fingerprint).copied() {
+                        space.carried.insert(id);
+                    }
+                }
+                _ => {
+                    let carried: Vec<SchemaId> = space.carried.iter().copied().collect();
+                    if !carried.is_empty() {
+                        space.hard_delete(carried[draw(carried.len() as u64) as usize]);
+                    }
+                }
+            }
+            for id in &space.carried {
+                if let Some(was) = before.get(id) {
+                    assert_eq!(space.by_id.get(id), Some(was), "carried {id} changed its schema");
+                }
+            }
+        }
     }
 
     #[test]

@@ -464,3 +464,25 @@ impl Store for MemoryStore {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    /// A counter pushed to the top again after a lowering restarts past the IDs allocated right
+    /// above the import bound ([`id_rules::lowering_floor`]), not at one of them.
+    #[tokio::test]
+    async fn a_second_lowering_restarts_past_the_ids_the_first_one_issued() {
+        let (store, context) = (MemoryStore::new(), Context::parse(".lowered").unwrap());
+        let (imported, top, first, second) =
+            (Fingerprint([1; 32]), Fingerprint([2; 32]), Fingerprint([3; 32]), Fingerprint([4; 32]));
+        store.bind_id_in(&context, SchemaId::MAX_IMPORTED, &imported).await.unwrap();
+        store.bind_id_in(&context, SchemaId(i32::MAX), &top).await.unwrap();
+        let after_bound = SchemaId(SchemaId::MAX_IMPORTED.0 + 1);
+        assert_eq!(store.allocate_id_in(&context, &first).await.unwrap(), after_bound);
+        store.bind_id_in(&context, SchemaId(i32::MAX), &top).await.unwrap();
+        assert_eq!(store.max_id_in(&context).await.unwrap(), Some(SchemaId(i32::MAX)), "at the top again");
+        assert_eq!(store.allocate_id_in(&context, &second).await.unwrap(), SchemaId(after_bound.0 + 1));
+    }
+}

@@ -230,4 +230,25 @@ mod tests {
         assert_eq!(store.versions(&large).await.unwrap(), many);
         assert_eq!(store.versions(&small).await.unwrap(), few);
     }
+
+    /// A counter pushed to the top again after a lowering restarts past the IDs allocated right
+    /// above the import bound (`registry_core::id_rules::lowering_floor`), not at one of them, in
+    /// the default context and in a named one.
+    #[tokio::test]
+    async fn a_second_lowering_restarts_past_the_ids_the_first_one_issued() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalStore::open(dir.path()).unwrap();
+        for (n, context) in
+            [registry_core::Context::DEFAULT, registry_core::Context::parse(".lowered").unwrap()].iter().enumerate()
+        {
+            let tag = |i: u8| Fingerprint([i + 10 * u8::try_from(n).unwrap(); 32]);
+            store.bind_id_in(context, SchemaId::MAX_IMPORTED, &tag(1)).await.unwrap();
+            store.bind_id_in(context, SchemaId(i32::MAX), &tag(2)).await.unwrap();
+            let after_bound = SchemaId(SchemaId::MAX_IMPORTED.0 + 1);
+            assert_eq!(store.allocate_id_in(context, &tag(3)).await.unwrap(), after_bound);
+            store.bind_id_in(context, SchemaId(i32::MAX), &tag(2)).await.unwrap();
+            assert_eq!(store.max_id_in(context).await.unwrap(), Some(SchemaId(i32::MAX)), "at the top again");
+            assert_eq!(store.allocate_id_in(context, &tag(4)).await.unwrap(), SchemaId(after_bound.0 + 1));
+        }
+    }
 }

@@ -86,17 +86,23 @@ pub(crate) fn max_id(conn: &Connection, context: &Context) -> LocalResult<Option
     value.map(|v| codec::narrow(v, "id counter").map(SchemaId)).transpose()
 }
 
-/// The greatest ID at or below [`SchemaId::MAX_IMPORTED`] ever bound in `context` (bindings
-/// outlive hard deletes): [`id_rules::lowering_floor`] as one query.
+/// Where a counter lowered from the top restarts ([`id_rules::lowering_floor`]), read from the
+/// IDs bound in `context` (bindings outlive hard deletes) from the greatest at or below
+/// [`SchemaId::MAX_IMPORTED`] on, ascending.
 fn lowering_floor(conn: &Connection, context: &Context) -> LocalResult<Option<SchemaId>> {
-    let floor: Option<i64> = if context.is_default() {
-        conn.prepare_cached("SELECT max(id) FROM ids WHERE id <= ?1")?
-            .query_row([SchemaId::MAX_IMPORTED.0], |row| row.get(0))?
+    let bound = SchemaId::MAX_IMPORTED.0;
+    let ids: Vec<i64> = if context.is_default() {
+        let sql = "SELECT id FROM ids WHERE id >= coalesce((SELECT max(id) FROM ids WHERE id <= ?1), 0) ORDER BY id";
+        conn.prepare_cached(sql)?.query_map([bound], |row| row.get(0))?.collect::<Result<_, _>>()?
     } else {
-        conn.prepare_cached("SELECT max(id) FROM context_ids WHERE context = ?1 AND id <= ?2")?
-            .query_row(params![context.name(), SchemaId::MAX_IMPORTED.0], |row| row.get(0))?
+        let sql = "SELECT id FROM context_ids WHERE context = ?1 AND id >= coalesce((SELECT max(id) FROM \
+                   context_ids WHERE context = ?1 AND id <= ?2), 0) ORDER BY id";
+        conn.prepare_cached(sql)?
+            .query_map(params![context.name(), bound], |row| row.get(0))?
+            .collect::<Result<_, _>>()?
     };
-    floor.map(|floor| codec::narrow(floor, "id").map(SchemaId)).transpose()
+    let ids = ids.into_iter().map(|id| codec::narrow(id, "id").map(SchemaId)).collect::<LocalResult<Vec<_>>>()?;
+    Ok(id_rules::lowering_floor(ids))
 }
 
 /// Sets the context's counter to `value` and lists a named context, inside the caller's
