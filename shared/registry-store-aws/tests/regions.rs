@@ -1,130 +1,27 @@
 //! Multi-region on the emulator: a home region (us-east-1) and a read region (eu-west-1) over one
-//! table name and a bucket each, with a test-only [`Replicator`] standing in for global tables and
+//! table name and a bucket each, with the test-only [`Replicator`] standing in for global tables and
 //! S3 replication, run when the test says (a lag of zero at each `sync`, paused between). The
 //! applications are the ones the function serves: `registry_http::app` at home, and in the read
 //! region `registry_http::regional::app` over the local replica's registry and the home's.
 
 mod support;
 
-use aws_config::SdkConfig;
-use aws_sdk_dynamodb::types::AttributeValue;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use registry_core::{Registry, RegistrySettings, Store};
 use registry_http::AppOptions;
 use registry_store_aws::provision::{create_resources, delete_resources};
 use registry_store_aws::regions::{AckRegion, AckReplicas, RegionalStore, in_region};
+use registry_store_aws::testing::replicator::{Replicator, Site, item_key};
 use registry_store_aws::{AwsStore, AwsStoreConfig};
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tower::ServiceExt;
 
 const HOME: &str = "us-east-1";
 const READ: &str = "eu-west-1";
-
-/// One region's table and bucket.
-#[derive(Clone)]
-struct Site {
-    sdk: SdkConfig,
-    config: AwsStoreConfig,
-}
-
-impl Site {
-    fn store(&self) -> AwsStore {
-        AwsStore::with_path_style(&self.sdk, self.config.clone(), true)
-    }
-
-    fn dynamo(&self) -> aws_sdk_dynamodb::Client {
-        aws_sdk_dynamodb::Client::new(&self.sdk)
-    }
-
-    fn s3(&self) -> aws_sdk_s3::Client {
-        let config = aws_sdk_s3::config::Builder::from(&self.sdk).force_path_style(true).build();
-        aws_sdk_s3::Client::from_conf(config)
-    }
-}
-
-type Item = HashMap<String, AttributeValue>;
-
-/// A site's items by key.
-type Items = HashMap<(String, String), Item>;
-
-/// Stands in for global-table and S3 replication: each call of [`Replicator::replicate`] applies
-/// the changes a site's table made since the last call that read it (as a stream delivers them: an
-/// item is sent only when its own site wrote it, so a stale copy never travels back), and copies
-/// the bucket objects the other site lacks. Deletes are not replicated (no case here deletes).
-#[derive(Default)]
-struct Replicator {
-    /// Per site (its bucket name), each item as the replicator last saw or wrote it.
-    seen: std::sync::Mutex<HashMap<String, Items>>,
-}
-
-fn item_key(item: &Item) -> (String, String) {
-    let part = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned().unwrap_or_default();
-    (part("pk"), part("sk"))
-}
-
-impl Replicator {
-    async fn scan(site: &Site) -> Vec<Item> {
-        let mut items = Vec::new();
-        let mut start = None;
-        loop {
-            let page = site
-                .dynamo()
-                .scan()
-                .table_name(&site.config.table)
-                .consistent_read(true)
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await
-                .unwrap_or_else(|e| panic!("scan: {e:?}"));
-            items.extend(page.items().iter().cloned());
-            match page.last_evaluated_key() {
-                Some(last) => start = Some(last.clone()),
-                None => return items,
-            }
-        }
-    }
-
-    /// Applies `from`'s changes to `to`; the number of items and objects copied.
-    async fn replicate(&self, from: &Site, to: &Site) -> usize {
-        let current = Self::scan(from).await;
-        let changed: Vec<Item> = {
-            let mut seen = self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            let before = seen.entry(from.config.bucket.clone()).or_default();
-            let changed = current.iter().filter(|item| before.get(&item_key(item)) != Some(*item)).cloned().collect();
-            for item in &current {
-                before.insert(item_key(item), item.clone());
-            }
-            changed
-        };
-        let mut copied = 0;
-        for item in changed {
-            let put = to.dynamo().put_item().table_name(&to.config.table).set_item(Some(item.clone()));
-            put.send().await.unwrap_or_else(|e| panic!("put: {e:?}"));
-            let mut seen = self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            seen.entry(to.config.bucket.clone()).or_default().insert(item_key(&item), item);
-            copied += 1;
-        }
-        let (source, target) = (from.s3(), to.s3());
-        let listed = source.list_objects_v2().bucket(&from.config.bucket).send().await;
-        let listed = listed.unwrap_or_else(|e| panic!("list: {e:?}"));
-        for key in listed.contents().iter().filter_map(|o| o.key()) {
-            if target.head_object().bucket(&to.config.bucket).key(key).send().await.is_ok() {
-                continue;
-            }
-            let object = source.get_object().bucket(&from.config.bucket).key(key).send().await;
-            let bytes = object.unwrap_or_else(|e| panic!("get {key}: {e:?}")).body.collect().await;
-            let bytes = bytes.unwrap_or_else(|e| panic!("read {key}: {e}")).into_bytes();
-            let put = target.put_object().bucket(&to.config.bucket).key(key).body(bytes.into()).send().await;
-            put.unwrap_or_else(|e| panic!("put {key}: {e:?}"));
-            copied += 1;
-        }
-        copied
-    }
-}
 
 /// A registry answering from its store alone (no answer memory), so the calls counted are each
 /// request's own.

@@ -55,7 +55,8 @@ pub struct Replicator {
     objects: Mutex<HashMap<String, HashSet<String>>>,
 }
 
-fn item_key(item: &Item) -> (String, String) {
+/// An item's key: its `pk` and `sk`.
+pub fn item_key(item: &Item) -> (String, String) {
     let part = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned().unwrap_or_default();
     (part("pk"), part("sk"))
 }
