@@ -39,12 +39,14 @@ pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn st
         options.exporters = Some(std::sync::Arc::new(service));
     }
     let app = match opened.local_reads {
-        // A read region: reads from the local replica, writes through the home region.
+        // A read region: reads from the local replica, writes through the home region; after each
+        // write the local registry forgets what it remembers, so the process reads its own writes.
         Some((reads, dek)) => {
             let mut read_options = options.clone();
             read_options.deks = dek.map(|backend| config.settings.dek.registry(backend)).transpose()?;
-            let reads = registry_http::app(Registry::new(reads, config.settings.registry()), read_options);
-            registry_http::regional::app(reads, registry_http::app(registry, options))
+            let local = Registry::new(reads, config.settings.registry());
+            let reads = registry_http::app(local.clone(), read_options);
+            registry_http::regional::app_forgetting(reads, registry_http::app(registry, options), local)
         }
         None => registry_http::app(registry, options),
     };
