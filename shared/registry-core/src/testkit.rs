@@ -40,6 +40,7 @@ pub use decisions::{
 pub use history::{check_history, history_cases, history_round, history_rounds};
 pub use hooked::{HookedStore, Interleaved, StoreCall, StoreHook};
 pub use id_bounds::{
+    counter_at_the_top_again_restarts_past_the_ids_issued_after_the_first_lowering,
     counter_at_the_top_restarts_below_imported_ids, counter_at_the_top_with_nothing_below_restarts_at_one,
 };
 
@@ -118,6 +119,7 @@ macro_rules! conformance_cases {
             Contexts rows_bindings_and_listing_are_per_context(&store);
             Contexts race_registrations_in_two_contexts(store, $crate::testkit::RACE_TASKS);
             Contexts counter_at_the_top_restarts_below_imported_ids(&store);
+            Contexts counter_at_the_top_again_restarts_past_the_ids_issued_after_the_first_lowering(&store);
             Contexts counter_at_the_top_with_nothing_below_restarts_at_one(&store);
             // Another operation between a decision's reads and its commit.
             Decisions alias_change_between_decision_and_commit(store);
