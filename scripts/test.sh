@@ -13,19 +13,21 @@
 #   clients <backend>     the real-client suites (scripts/clients-test.sh) on embedded, aws, lambda
 #   infra check           scripts/infra-check.sh (terraform fmt, infra_check.py, checkov)
 #
-# After the build, three lanes run at once, each its steps in order and on an emulator of its own:
-# aws store, clients aws and clients lambda on the emulator at EMULATOR_PORT; api aws and api lambda
-# on a second; and the steps that are mostly not about AWS (unit, router, stores; api memory, local
-# and other; clients embedded; infra check) on a third, which serves their few AWS tests (admin
+# After the build, four lanes run at once, each its steps in order and on an emulator of its own:
+# aws store, clients aws and clients lambda on the emulator at EMULATOR_PORT; api aws on a second;
+# api lambda (the function as a read region, its replica kept in step before each request) on a
+# third; and the steps that are mostly not about AWS (unit, router, stores; api memory, local and
+# other; clients embedded; infra check) on a fourth, which serves their few AWS tests (admin
 # commands, the exporter's stream) without queueing behind the other lanes' requests (each emulator
-# is a single Python process serving one request at a time). The emulator-bound lanes mostly wait
+# is a single Python process serving one request at a time, so a lane's AWS tests wait on its
+# emulator more than on the CPU). The emulator-bound lanes mostly wait
 # on their emulators, so the lanes overlap that waiting with the CPU work of the third. Each step's
 # output is written to a log and printed when the step ends (one step's output at a time). A
 # failing step ends its lane; the other lanes run to their end, and the run fails. The emulators
 # are started first and stopped by their PIDs at the end, also on failure.
 #
-# Env: EMULATOR_PORT (4566), SECOND_EMULATOR_PORT and THIRD_EMULATOR_PORT (free ports) place the
-# emulators; EMULATOR_TEST_THREADS (4) is nextest's --test-threads in the emulator-bound steps;
+# Env: EMULATOR_PORT (4566), SECOND_EMULATOR_PORT, THIRD_EMULATOR_PORT and FOURTH_EMULATOR_PORT
+# (free ports) place the emulators; EMULATOR_TEST_THREADS (4) is nextest's --test-threads in the emulator-bound steps;
 # TEST_STEPS (the steps to run, by the names above with spaces as dashes, e.g. "build api-memory";
 # default all).
 set -uo pipefail
@@ -41,6 +43,7 @@ free_port() {
 export EMULATOR_PORT="${EMULATOR_PORT:-4566}"
 SECOND_EMULATOR_PORT="${SECOND_EMULATOR_PORT:-$(free_port)}"
 THIRD_EMULATOR_PORT="${THIRD_EMULATOR_PORT:-$(free_port)}"
+FOURTH_EMULATOR_PORT="${FOURTH_EMULATOR_PORT:-$(free_port)}"
 export AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/make-test.XXXXXX")"
 mkdir -p "$WORK/times" "$WORK/logs" "$WORK/status"
@@ -67,6 +70,7 @@ nextest() { "$CARGO" nextest run --workspace --no-fail-fast "$@"; }
 EMULATOR_TEST_THREADS="${EMULATOR_TEST_THREADS:-4}"
 
 stop_emulators() {
+  EMULATOR_PORT="$FOURTH_EMULATOR_PORT" "$ROOT/scripts/emulator-stop.sh" >/dev/null 2>&1 || true
   EMULATOR_PORT="$THIRD_EMULATOR_PORT" "$ROOT/scripts/emulator-stop.sh" >/dev/null 2>&1 || true
   EMULATOR_PORT="$SECOND_EMULATOR_PORT" "$ROOT/scripts/emulator-stop.sh" >/dev/null 2>&1 || true
   "$ROOT/scripts/emulator-stop.sh" >/dev/null 2>&1 || true
@@ -154,17 +158,20 @@ store_lane() {
 }
 
 api_aws_lane() {
-  on_emulator "$SECOND_EMULATOR_PORT" step "api aws" api aws --test-threads "$EMULATOR_TEST_THREADS" &&
-    on_emulator "$SECOND_EMULATOR_PORT" step "api lambda" api lambda --test-threads "$EMULATOR_TEST_THREADS"
+  on_emulator "$SECOND_EMULATOR_PORT" step "api aws" api aws --test-threads "$EMULATOR_TEST_THREADS"
+}
+
+api_lambda_lane() {
+  on_emulator "$THIRD_EMULATOR_PORT" step "api lambda" api lambda --test-threads "$EMULATOR_TEST_THREADS"
 }
 
 local_lane() {
-  on_emulator "$THIRD_EMULATOR_PORT" step "unit, router, stores" \
+  on_emulator "$FOURTH_EMULATOR_PORT" step "unit, router, stores" \
     nextest -E "not package(registry-store-aws) and not ($API)" &&
-    on_emulator "$THIRD_EMULATOR_PORT" step "api memory" api memory &&
-    on_emulator "$THIRD_EMULATOR_PORT" step "api local" api local &&
-    on_emulator "$THIRD_EMULATOR_PORT" step "api other" nextest -E "$API and not test(/::(memory|local|aws|lambda)::/)" &&
-    on_emulator "$THIRD_EMULATOR_PORT" step "clients embedded" clients embedded &&
+    on_emulator "$FOURTH_EMULATOR_PORT" step "api memory" api memory &&
+    on_emulator "$FOURTH_EMULATOR_PORT" step "api local" api local &&
+    on_emulator "$FOURTH_EMULATOR_PORT" step "api other" nextest -E "$API and not test(/::(memory|local|aws|lambda)::/)" &&
+    on_emulator "$FOURTH_EMULATOR_PORT" step "clients embedded" clients embedded &&
     step "infra check" "$ROOT/scripts/infra-check.sh"
 }
 
@@ -174,8 +181,10 @@ local_lane() {
 "$ROOT/scripts/emulator-start.sh" || exit 1
 EMULATOR_PORT="$SECOND_EMULATOR_PORT" "$ROOT/scripts/emulator-start.sh" || exit 1
 EMULATOR_PORT="$THIRD_EMULATOR_PORT" "$ROOT/scripts/emulator-start.sh" || exit 1
+EMULATOR_PORT="$FOURTH_EMULATOR_PORT" "$ROOT/scripts/emulator-start.sh" || exit 1
 python3 "$ROOT/scripts/peak_memory.py" $$ "$WORK/peak" "$ROOT/.emulator/$EMULATOR_PORT/moto.pid" \
-  "$ROOT/.emulator/$SECOND_EMULATOR_PORT/moto.pid" "$ROOT/.emulator/$THIRD_EMULATOR_PORT/moto.pid" &
+  "$ROOT/.emulator/$SECOND_EMULATOR_PORT/moto.pid" "$ROOT/.emulator/$THIRD_EMULATOR_PORT/moto.pid" \
+  "$ROOT/.emulator/$FOURTH_EMULATOR_PORT/moto.pid" &
 SAMPLER=$!
 
 step "build" build || exit 1
@@ -183,7 +192,7 @@ step "build" build || exit 1
 # Job control puts each lane in a process group of its own, so an interrupted run ends each lane
 # with everything it started.
 set -m
-for lane in store_lane api_aws_lane local_lane; do
+for lane in store_lane api_aws_lane api_lambda_lane local_lane; do
   "$lane" &
   LANES+=($!)
 done
