@@ -514,10 +514,9 @@ mod read_region {
     use axum::body::Body;
     use axum::http::{Method, Request, StatusCode};
     use registry_core::{CachedStore, Registry, RegistrySettings, Store};
-    use registry_store_aws::provision::{create_resources, delete_resources};
-    use registry_store_aws::regions::{RegionalStore, in_region};
+    use registry_store_aws::AwsStore;
+    use registry_store_aws::regions::RegionalStore;
     use registry_store_aws::testing::replicator::{Replicator, Site};
-    use registry_store_aws::{AwsStore, AwsStoreConfig};
     use serde_json::{Value, json};
     use std::sync::Arc;
     use tower::ServiceExt;
@@ -531,24 +530,7 @@ mod read_region {
         F: FnOnce(Site, Site) -> Fut,
         Fut: std::future::Future<Output = ()>,
     {
-        let Some(sdk) = support::emulator_sdk().await else { return };
-        let names = registry_store_aws::testing::unique_names("calls-regions");
-        let site = |region: &str, suffix: &str| Site {
-            sdk: in_region(&sdk, region),
-            config: AwsStoreConfig { table: names.table.clone(), bucket: format!("{}-{suffix}", names.bucket) },
-        };
-        let (home, read) = (site(HOME, "home"), site(READ, "read"));
-        for site in [&home, &read] {
-            create_resources(&site.sdk, &site.config, true).await.unwrap_or_else(|e| panic!("creating: {e}"));
-        }
-        use futures::FutureExt;
-        let outcome = std::panic::AssertUnwindSafe(test(home.clone(), read.clone())).catch_unwind().await;
-        for site in [&home, &read] {
-            delete_resources(&site.sdk, &site.config, true).await.unwrap_or_else(|e| panic!("deleting: {e}"));
-        }
-        if let Err(panic) = outcome {
-            std::panic::resume_unwind(panic);
-        }
+        support::with_regions("calls-regions", HOME, READ, test).await
     }
 
     /// A cold instance's application over `store` (the function's wiring: nothing in memory yet).

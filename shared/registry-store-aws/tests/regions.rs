@@ -10,10 +10,9 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use registry_core::{Registry, RegistrySettings, Store};
 use registry_http::AppOptions;
-use registry_store_aws::provision::{create_resources, delete_resources};
-use registry_store_aws::regions::{AckRegion, AckReplicas, RegionalStore, in_region};
+use registry_store_aws::AwsStore;
+use registry_store_aws::regions::{AckRegion, AckReplicas, RegionalStore};
 use registry_store_aws::testing::replicator::{Replicator, Site, item_key};
-use registry_store_aws::{AwsStore, AwsStoreConfig};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -80,27 +79,7 @@ where
     F: FnOnce(Site, Site) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
-    let Some(sdk) = support::emulator_sdk().await else { return };
-    let names = registry_store_aws::testing::unique_names("regions");
-    let home = Site {
-        sdk: in_region(&sdk, HOME),
-        config: AwsStoreConfig { table: names.table.clone(), bucket: format!("{}-home", names.bucket) },
-    };
-    let read = Site {
-        sdk: in_region(&sdk, READ),
-        config: AwsStoreConfig { table: names.table.clone(), bucket: format!("{}-read", names.bucket) },
-    };
-    for site in [&home, &read] {
-        create_resources(&site.sdk, &site.config, true).await.unwrap_or_else(|e| panic!("creating: {e}"));
-    }
-    use futures::FutureExt;
-    let outcome = std::panic::AssertUnwindSafe(test(home.clone(), read.clone())).catch_unwind().await;
-    for site in [&home, &read] {
-        delete_resources(&site.sdk, &site.config, true).await.unwrap_or_else(|e| panic!("deleting: {e}"));
-    }
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
-    }
+    support::with_regions("regions", HOME, READ, test).await
 }
 
 /// The read region's stores: the local replica, and the home's fenced on `HOME` (a second client).

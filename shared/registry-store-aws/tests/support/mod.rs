@@ -7,8 +7,10 @@
 use aws_config::SdkConfig;
 use futures::FutureExt;
 use registry_core::{Fingerprint, SchemaBody, SchemaId, SchemaType, Subject, Version, VersionRow};
-use registry_store_aws::AwsStore;
 use registry_store_aws::provision::{create_resources, delete_resources};
+use registry_store_aws::regions::in_region;
+use registry_store_aws::testing::replicator::Site;
+use registry_store_aws::{AwsStore, AwsStoreConfig};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 
@@ -30,6 +32,33 @@ where
     match outcome {
         Ok(value) => Some(value),
         Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
+/// Two regions of one registry on the emulator (moto keeps regions apart): the home site in `home`
+/// and the read site in `read`, one table name and a bucket each, deleted after `test` (even on
+/// panic). Does nothing when the tests skip (no emulator).
+pub async fn with_regions<F, Fut>(prefix: &str, home: &str, read: &str, test: F)
+where
+    F: FnOnce(Site, Site) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let Some(sdk) = emulator_sdk().await else { return };
+    let names = registry_store_aws::testing::unique_names(prefix);
+    let site = |region: &str, suffix: &str| Site {
+        sdk: in_region(&sdk, region),
+        config: AwsStoreConfig { table: names.table.clone(), bucket: format!("{}-{suffix}", names.bucket) },
+    };
+    let (home, read) = (site(home, "home"), site(read, "read"));
+    for site in [&home, &read] {
+        create_resources(&site.sdk, &site.config, true).await.unwrap_or_else(|e| panic!("creating: {e}"));
+    }
+    let outcome = AssertUnwindSafe(test(home.clone(), read.clone())).catch_unwind().await;
+    for site in [&home, &read] {
+        delete_resources(&site.sdk, &site.config, true).await.unwrap_or_else(|e| panic!("deleting: {e}"));
+    }
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
     }
 }
 
