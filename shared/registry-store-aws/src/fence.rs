@@ -36,6 +36,8 @@ pub const HOME_SK: &str = "MARKER";
 const REGION: &str = "region";
 /// The marker's epoch attribute: raised by one by every failover.
 const EPOCH: &str = "epoch";
+/// The marker's floor attribute: the failover's gap, where a context without a counter starts.
+const FLOOR: &str = "floor";
 
 /// What the home marker says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +46,11 @@ pub struct HomeMarker {
     pub region: String,
     /// How many failovers wrote the marker (1 after the first).
     pub epoch: u64,
+    /// The failover's gap: a context without a counter in this region's replica takes its first
+    /// ID above it, since the old home may have issued IDs in a context none of whose items had
+    /// replicated when the failover jumped the counters it knew. `None` on a marker written before
+    /// the floor existed.
+    pub floor: Option<registry_core::SchemaId>,
 }
 
 impl AwsStore {
@@ -113,21 +120,33 @@ impl AwsStore {
 
     /// The home marker as this region's replica holds it (one strongly consistent GetItem).
     pub async fn home_marker(&self) -> Result<Option<HomeMarker>, registry_core::StoreError> {
+        Ok(self.read_home_marker().await?)
+    }
+
+    /// [`AwsStore::home_marker`] as the store's own error.
+    pub(crate) async fn read_home_marker(&self) -> Result<Option<HomeMarker>, AwsError> {
         let Some(item) = self.get_item("GetItem(home marker)", key(HOME_PK, HOME_SK)).await? else {
             return Ok(None);
         };
         let region = item.string(REGION)?.to_string();
         let epoch = item.number::<u64>(EPOCH)?;
-        Ok(Some(HomeMarker { region, epoch }))
+        let floor = item.optional_number(FLOOR)?.map(registry_core::SchemaId);
+        Ok(Some(HomeMarker { region, epoch, floor }))
     }
 
-    /// Writes the marker naming `region` with the epoch after `read`'s (conditioned on the marker
-    /// still being `read`: two failovers at once cannot both win).
-    pub(crate) async fn write_home_marker(&self, region: &str, read: Option<&HomeMarker>) -> Result<u64, AwsError> {
+    /// Writes the marker naming `region` with the epoch after `read`'s and `floor` (conditioned on
+    /// the marker still being `read`: two failovers at once cannot both win).
+    pub(crate) async fn write_home_marker(
+        &self,
+        region: &str,
+        read: Option<&HomeMarker>,
+        floor: registry_core::SchemaId,
+    ) -> Result<u64, AwsError> {
         let epoch = read.map_or(1, |marker| marker.epoch + 1);
         let mut item = key(HOME_PK, HOME_SK);
         item.insert(REGION.into(), s(region));
         item.insert(EPOCH.into(), n(epoch));
+        item.insert(FLOOR.into(), n(floor.0));
         let put = self.dynamo.put_item().table_name(&self.table).set_item(Some(item));
         let put = match read {
             Some(marker) => put

@@ -175,6 +175,10 @@ impl AwsStore {
     ) -> Result<i32, AwsError> {
         const MAX_CLAIMS: usize = 8;
         let mut next = match id_rules::allocation(None, read.map(SchemaId)) {
+            Allocation::Take(_) if read.is_none() && self.starts_past_a_failover(context).await? => {
+                let detail = format!("the counter of {context} started past the last failover's gap");
+                return Err(AwsError::ConditionFailed { op: "allocate_id", detail });
+            }
             Allocation::Take(next) => next.0,
             Allocation::LowerCounter => {
                 self.lower_counter_from_top(context).await?;
@@ -205,6 +209,24 @@ impl AwsStore {
             }
         }
         Err(AwsError::ConditionFailed { op: "allocate_id", detail: "every ledger claim met a concurrent one".into() })
+    }
+
+    /// On a fenced store whose home marker carries a failover's floor, a context without a counter
+    /// may be one the old home issued IDs in that had not replicated when the failover jumped the
+    /// counters it knew: its counter is raised to the floor first (fenced) and `true` answered, so
+    /// the allocation conflicts and the caller's retry takes the ID above it. One GetItem of the
+    /// marker, only for a context's first allocation, only in a multi-region registry.
+    async fn starts_past_a_failover(&self, context: &Context) -> Result<bool, AwsError> {
+        if self.fence().is_none() {
+            return Ok(false);
+        }
+        match self.read_home_marker().await?.and_then(|marker| marker.floor).filter(|floor| floor.0 > 0) {
+            Some(floor) => {
+                self.raise_counter(context, floor, false).await?;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 
     /// Lowers `context`'s counter from `i32::MAX` (an IMPORT above [`SchemaId::MAX_IMPORTED`] put it

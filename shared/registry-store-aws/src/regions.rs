@@ -483,7 +483,10 @@ impl AwsStore {
     /// counter) past the highest ID its counter or its ledger shows plus `gap`,
     /// IDs the old home may have allocated without their replication having arrived yet; then
     /// writes the home marker naming `region` with the next epoch (conditioned on the marker read),
-    /// which fences every store still fenced on the old home once it reaches that region's replica.
+    /// which fences every store still fenced on the old home once it reaches that region's replica,
+    /// and with `gap` as its floor: a context none of whose items had arrived (unknown to the jump)
+    /// takes its first ID here above the floor ([`AwsStore::claim_next`]), past what the old home
+    /// may have issued in it.
     /// Idempotent but for the jump, which each run makes again.
     pub async fn fail_over(&self, region: &str, gap: u32) -> Result<Failover, StoreError> {
         let before = self.home_marker().await?;
@@ -508,8 +511,10 @@ impl AwsStore {
             self.raise_counter(&context, jumped, false).await?;
             counters.push((context, seen, jumped));
         }
-        let epoch = self.write_home_marker(region, before.as_ref()).await?;
-        Ok(Failover { before, after: HomeMarker { region: region.to_string(), epoch }, counters })
+        let floor = SchemaId(i32::try_from(gap).unwrap_or(i32::MAX).min(SchemaId::MAX_IMPORTED.0));
+        let epoch = self.write_home_marker(region, before.as_ref(), floor).await?;
+        let after = HomeMarker { region: region.to_string(), epoch, floor: Some(floor) };
+        Ok(Failover { before, after, counters })
     }
 }
 

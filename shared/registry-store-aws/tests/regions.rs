@@ -597,3 +597,43 @@ async fn failover_jumps_a_context_the_new_home_knows_only_by_a_subject() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_context_none_of_whose_items_arrived_starts_past_the_failovers_gap() {
+    with_regions(|us, eu| async move {
+        let us_home = app(Arc::new(us.store().fenced_by(HOME)));
+        // `.unseen` is created and used at the old home; nothing of it reaches eu-west-1 before the
+        // failover (no counter, no ledger entry, no subject), so the jump cannot know it.
+        let mut old_ids = Vec::new();
+        for tag in ["UnseenA", "UnseenB"] {
+            let id = register(&us_home, ":.unseen:s", &schema(tag)).await.unwrap_or_else(|e| panic!("{e:?}"));
+            old_ids.push(id);
+        }
+        let unseen = registry_core::Context::parse(".unseen").unwrap_or_else(|e| panic!("{e}"));
+        let failover = eu.store().fail_over(READ, 100).await.unwrap_or_else(|e| panic!("{e}"));
+        assert!(failover.counters.iter().all(|(context, _, _)| *context != unseen), "{:?}", failover.counters);
+        assert_eq!(failover.after.floor, Some(registry_core::SchemaId(100)));
+
+        // The new home's first allocation in `.unseen` starts above the floor, not at 1.
+        let eu_home = app(Arc::new(eu.store().fenced_by(READ)));
+        let new_id = register(&eu_home, ":.unseen:t", &schema("UnseenNew")).await.unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(new_id, 101, "the old home issued {old_ids:?} in .unseen");
+
+        // The old home's items arrive: each ID of `.unseen` names one schema.
+        Replicator::default().replicate(&us, &eu).await;
+        let mut schemas = Vec::new();
+        for id in old_ids.iter().chain([&new_id]) {
+            let path = format!("/contexts/.unseen/schemas/ids/{id}");
+            let (status, found) = call(&eu_home, Method::GET, &path, None).await;
+            assert_eq!(status, StatusCode::OK, "{found}");
+            schemas.push(found["schema"].clone());
+        }
+        schemas.dedup();
+        assert_eq!(schemas.len(), 3, "{schemas:?}");
+
+        // A context new after the failover also starts above the floor (IDs may have gaps).
+        let fresh = register(&eu_home, ":.fresh:s", &schema("Fresh")).await.unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(fresh, 101);
+    })
+    .await;
+}

@@ -3,7 +3,8 @@
 //! table and its bucket: first every context's ID counter jumps past the highest ID the replica's
 //! counter or ID ledger shows plus `--gap` (IDs the old home may have issued whose replication has
 //! not arrived), then the home marker names the region with the next epoch, which fences every
-//! function still committing for the old home once the marker reaches it. Failback is the same
+//! function still committing for the old home once the marker reaches it, and carries the gap as
+//! the floor a context without a counter (unknown to the jump) starts above. Failback is the same
 //! command naming the old home.
 
 use super::{AdminError, Summary};
@@ -25,6 +26,9 @@ pub async fn run(args: &FailoverArgs) -> Result<Summary, AdminError> {
         .before
         .map_or_else(|| "none (first failover)".to_string(), |m| format!("{} (epoch {})", m.region, m.epoch));
     summary.list("home before", before);
+    if let Some(floor) = done.after.floor {
+        summary.list("contexts without a counter", format!("start above {} (the gap)", floor.0));
+    }
     for (context, seen, jumped) in done.counters {
         let seen = seen.map_or_else(|| "none".to_string(), |id| id.0.to_string());
         summary.list("counters", format!("{context}: highest seen {seen}, counter now {}", jumped.0));
