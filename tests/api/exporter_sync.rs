@@ -218,28 +218,56 @@ fn comparable((status, mut body): (u16, Value)) -> (u16, Value) {
     (status, body)
 }
 
-/// Every GET of source subject `subject` answers the same as of `target` at the destination.
+/// Waits until `check` passes, then returns; panics with its last complaint once [`PATIENCE`] ran
+/// out. The exporter copies on its own schedule, which a loaded machine delays: a check of the
+/// destination waits for the copy rather than assuming how soon it lands.
+async fn eventually<F, Fut>(check: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<(), String>>,
+{
+    let started = Instant::now();
+    loop {
+        match check().await {
+            Ok(()) => return,
+            Err(complaint) if started.elapsed() >= PATIENCE => panic!("{complaint}"),
+            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    }
+}
+
+/// `Err` naming the first difference unless `from` and `to` are equal.
+fn same<T: PartialEq + std::fmt::Debug>(from: T, to: T, what: &str) -> Result<(), String> {
+    if from == to { Ok(()) } else { Err(format!("{what}: source {from:?}, destination {to:?}")) }
+}
+
+/// Every GET of source subject `subject` answers the same as of `target` at the destination,
+/// once the exporter has copied it.
 async fn assert_same(source: &Client, destination: &Client, subject: &str, target: &str) {
+    eventually(|| differences(source, destination, subject, target)).await;
+}
+
+async fn differences(source: &Client, destination: &Client, subject: &str, target: &str) -> Result<(), String> {
     let (s, t) = (enc(subject), enc(target));
     for query in ["", "?deleted=true"] {
         let from = source.get(&format!("/subjects/{s}/versions{query}")).await;
         let to = destination.get(&format!("/subjects/{t}/versions{query}")).await;
-        assert_eq!(comparable(from.clone()), comparable(to), "versions{query} of {subject} / {target}");
+        same(comparable(from.clone()), comparable(to), &format!("versions{query} of {subject} / {target}"))?;
         let versions: Vec<i64> = if from.0 == 200 { numbers(&from.1) } else { Vec::new() };
         for version in versions {
             let path = |subject: &str| format!("/subjects/{subject}/versions/{version}?deleted=true");
             let from = source.get(&path(&s)).await;
             let to = destination.get(&path(&t)).await;
-            assert_eq!(comparable(from.clone()), comparable(to), "{subject} v{version}");
-            let id = from.1["id"].as_i64().unwrap_or_else(|| panic!("no id: {}", from.1));
+            same(comparable(from.clone()), comparable(to), &format!("{subject} v{version}"))?;
+            let id = from.1["id"].as_i64().ok_or_else(|| format!("no id: {}", from.1))?;
             let by_id = source.get(&format!("/schemas/ids/{id}?deleted=true")).await;
             let target_id = destination.get(&format!("/schemas/ids/{id}?deleted=true&subject={t}")).await;
-            assert_eq!(by_id, target_id, "ID {id} of {subject} / {target}");
+            same(by_id, target_id, &format!("ID {id} of {subject} / {target}"))?;
         }
     }
     let from = source.get(&format!("/config/{s}")).await;
     let to = destination.get(&format!("/config/{t}")).await;
-    assert_eq!(comparable(from), comparable(to), "config of {subject} / {target}");
+    same(comparable(from), comparable(to), &format!("config of {subject} / {target}"))
 }
 
 /// The source's database files hold no credential in plain text.
@@ -279,8 +307,12 @@ async fn custom_context_follows_every_change(destination_dir: &std::path::Path) 
     let first = settled(&source, "to-b").await;
     assert!(first["offset"].as_i64().is_some_and(|offset| offset > 0), "{first}");
 
-    let listed = strings(&target.ok(Method::GET, "/subjects?subjectPrefix=:.team-a:", None).await);
-    assert_eq!(listed, [":.team-a:common", ":.team-a:orders-old", ":.team-a:orders-value"]);
+    eventually(|| async {
+        let listed = strings(&target.ok(Method::GET, "/subjects?subjectPrefix=:.team-a:", None).await);
+        let expected = [":.team-a:common", ":.team-a:orders-old", ":.team-a:orders-value"].map(String::from);
+        same(listed, expected.to_vec(), "subjects of .team-a")
+    })
+    .await;
     assert_eq!(target.get("/subjects/payments-value/versions").await.0, 404, "not exported");
     assert_eq!(target.ok(Method::GET, "/mode/:.team-a:", None).await["mode"], "IMPORT");
     for subject in ["common", "orders-value", "orders-old"] {
@@ -300,7 +332,11 @@ async fn custom_context_follows_every_change(destination_dir: &std::path::Path) 
     source.ok(Method::DELETE, "/config/orders-value", None).await;
     settled(&source, "to-b").await;
     assert_same(&source, &target, "orders-value", ":.team-a:orders-value").await;
-    assert_eq!(target.get("/subjects/:.team-a:orders-old/versions?deleted=true").await.0, 404, "hard-deleted");
+    eventually(|| async {
+        let status = target.get("/subjects/:.team-a:orders-old/versions?deleted=true").await.0;
+        same(status, 404, "the hard-deleted subject at the destination")
+    })
+    .await;
     assert_same(&source, &target, "common", ":.team-a:common").await;
 
     let shown = source.ok(Method::GET, "/exporters/to-b", None).await;
