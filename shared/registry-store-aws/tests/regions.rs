@@ -201,7 +201,10 @@ async fn rpo_zero_acknowledges_only_what_the_read_replica_shows() {
         let waited = started.elapsed();
         let Err((status, body)) = refused else { panic!("acknowledged without the replica: {refused:?}") };
         assert_eq!((status, body["error_code"].as_i64()), (StatusCode::INTERNAL_SERVER_ERROR, Some(50002)), "{body}");
-        assert!(waited >= timeout && waited < timeout + Duration::from_secs(5), "waited {waited:?}");
+        // Bounded: the wait ended at the timeout, not with the replica. The upper bound only tells
+        // a bounded wait from an endless one, so it leaves room for a loaded machine's emulator
+        // (the registration's own calls queue behind other tests' requests there).
+        assert!(waited >= timeout && waited < timeout + Duration::from_secs(120), "waited {waited:?}");
         assert_eq!(acks.timeouts(), 1);
 
         // Replication running: the retry is acknowledged, with the ID the first attempt committed.
