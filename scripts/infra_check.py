@@ -2035,8 +2035,21 @@ def check_replication_alarms():
     added = len(alarms) - len(MODULE_CONFIG.scope(REQUIRED).local("alarms"))
     pairs = len(REGIONS) * (len(REGIONS) - 1)
     counted = infra_cost.REGION_FUNCTION_ALARMS * (len(REGIONS) - 1) + infra_cost.REPLICATION_ALARMS_PER_PAIR * pairs
+    counted += infra_cost.ACK_TIMEOUT_ALARMS_PER_REGION * len(REGIONS)  # MULTI_REGION names ack_regions
     if added != counted:
-        problems.append(f"{len(REGIONS)} regions add {added} alarms, the cost estimate counts {counted} (REGION_FUNCTION_ALARMS, REPLICATION_ALARMS_PER_PAIR)")
+        problems.append(f"{len(REGIONS)} regions add {added} alarms, the cost estimate counts {counted} (REGION_FUNCTION_ALARMS, REPLICATION_ALARMS_PER_PAIR, ACK_TIMEOUT_ALARMS_PER_REGION)")
+    # The multi-region function's own counters (registry_lambda::emf): every region but the home
+    # alarms on its fallbacks to the home; with ack_regions, every region on its waits that ran out.
+    home = MULTI_REGION["home_region"]
+    for region in REGIONS:
+        wanted = [("ReplicationAckTimeouts", True), ("HomeFallbacks", region != home)]
+        for metric, expected in wanted:
+            found = [alarm for alarm in alarms.values() if alarm["metric"].get("metric_name") == metric and alarm.get("region") == (None if region == REGIONS[0] else region)]
+            if len(found) != int(expected):
+                problems.append(f"{len(found)} {metric} alarms in {region}, expected {int(expected)}")
+    without_acks = MODULE_CONFIG.scope({**MULTI_REGION, "ack_regions": []}).local("alarms")
+    if any(alarm["metric"].get("metric_name") == "ReplicationAckTimeouts" for alarm in without_acks.values()):
+        problems.append("ack_regions = [] still creates ReplicationAckTimeouts alarms")
     return problems
 
 

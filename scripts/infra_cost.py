@@ -70,10 +70,13 @@ NEW_SCHEMA_OBJECT_KB = {"body": 2.0, "ledger": 0.1}
 # BytesPendingReplication, OperationsPendingReplication, OperationsFailedReplication, billed as custom
 # metrics for the hours they receive data (an upper bound: all month).
 S3_REPLICATION_METRICS_PER_RULE = 4
-# Alarms a region adds (regions.tf): its function's 5xx and errors, and for every ordered pair of
-# regions, DynamoDB and S3 replication latency and S3 failed replication.
-REGION_FUNCTION_ALARMS = 2
+# Alarms a region adds (regions.tf, alarms.tf): its function's 5xx and errors and the reads its
+# replica missed (HomeFallbacks: every region but the home has one, and the home moves), and for every
+# ordered pair of regions, DynamoDB and S3 replication latency and S3 failed replication. With
+# ack_regions, every region's function also alarms on its ReplicationAckTimeouts.
+REGION_FUNCTION_ALARMS = 3
 REPLICATION_ALARMS_PER_PAIR = 3
+ACK_TIMEOUT_ALARMS_PER_REGION = 1
 # A registration through a read region is committed in the home region: each of its calls crosses
 # regions (assumed round trip, e.g. ap-south-1 to ap-southeast-1) and carries about this much.
 CROSS_REGION_RTT_MS = 70
@@ -243,13 +246,13 @@ def section():
         "",
         "| what | the second region | why |",
         "|---|---|---|",
-        f"| idle, per month | {money(idle)} | its KMS key, the users secret's replica (billed as a secret; the JWKS secret's adds as much), {alarms} alarm metrics (its function's 5xx and errors, and {REPLICATION_ALARMS_PER_PAIR} per direction of replication) |",
+        f"| idle, per month | {money(idle)} | its KMS key, the users secret's replica (billed as a secret; the JWKS secret's adds as much), {alarms} alarm metrics (its function's 5xx, errors and reads answered by the home region, and {REPLICATION_ALARMS_PER_PAIR} per direction of replication); with `ack_regions`, {ACK_TIMEOUT_ALARMS_PER_REGION} more in every region (its writes whose wait ran out) |",
         f"| S3 replication metrics, per month | up to {money(metrics)} | {S3_REPLICATION_METRICS_PER_RULE} metrics per replication rule, one rule each way, billed for the hours they receive data |",
         f"| storage, per GB-month of table | {money(gb_month)} | the replica and its point-in-time recovery; bodies add {money(price('s3_storage_gb_month'))} per GB-month in its bucket |",
         f"| per 1M new schemas registered anywhere | {money(replicated)} | {NEW_REGISTRATION_ITEMS} replicated writes, 2 S3 replication requests (body and ledger entry, billed as PUTs) and about {NEW_REGISTRATION_ITEMS * REPLICATED_ITEM_KB + sum(NEW_SCHEMA_OBJECT_KB.values()):.1f} KB across regions |",
         f"| per 1M registrations sent to a read region | +{money(through)} | committed in the home region: {sum(OPERATIONS[0][1:5])} calls a round trip away ({CROSS_REGION_RTT_MS} ms assumed each: Lambda time) and about {CROSS_REGION_CALL_KB:.0f} KB each across regions |",
         f"| per 1M registrations with `ack_regions` naming it | +{money(ack)} | the home's function waits for the region's replica ({ACK_LAG_MS} ms of lag assumed), polling it every {ACK_POLL_MS} ms, then reads the body there once |",
-        "| the function, its URL, logs and custom metrics | as the first region's | per request (the table above) and per registry-month with traffic (custom metrics); nothing while idle |",
+        f"| the function, its URL, logs and custom metrics | as the first region's | per request (the table above) and per registry-month with traffic (custom metrics), and {money(price('custom_metric_month'))} a month for `HomeFallbacks` in a month its replica lagged (`ReplicationAckTimeouts` too, in a month a wait ran out); nothing while idle |",
         "",
         f"A third region adds {money(third[0])} a month idle ({third[4]} alarm metrics: replication to and from both",
         f"regions already there), up to {money(third[5])} of S3 replication metrics, and its own {money(third[1])} per 1M new schemas.",

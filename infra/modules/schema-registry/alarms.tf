@@ -14,7 +14,27 @@ locals {
   # (statistic or extended_statistic); an alarm on metric math has an `expression` and the
   # `metrics` (by id) the expression reads.
   # An alarm with a `region` lives in that region (regions.tf), the others in the provider's.
-  alarms = { for name, alarm in merge(local.alarm_definitions, local.exporter_alarm_definitions, local.region_alarm_definitions) : name => merge({ metric = {}, evaluation_periods = 1, expression = null, metrics = {}, region = null }, alarm) }
+  alarms = { for name, alarm in merge(local.alarm_definitions, local.exporter_alarm_definitions, local.region_alarm_definitions, local.regional_emf_alarm_definitions) : name => merge({ metric = {}, evaluation_periods = 1, expression = null, metrics = {}, region = null }, alarm) }
+  # The counters of a multi-region function (registry_lambda::emf), each alarmed in the region of
+  # the function that counts it (the function is named alike in every region).
+  home_fallback_alarm_regions = local.multi_region ? [for region in var.regions : region if region != local.home_region] : []
+  ack_timeout_alarm_regions   = local.multi_region && length(var.ack_regions) > 0 ? var.regions : []
+  regional_emf_alarm_definitions = merge(
+    # A read region's reads answered by the home region: the one sign of a replication that stopped.
+    { for region in local.home_fallback_alarm_regions : "home-fallbacks-${region}" => {
+      region      = local.alarm_region[region]
+      description = "The function in ${region} answered more than alarm_home_fallbacks_per_5min reads from the home region (HomeFallbacks): its replica lacks what the home committed. Check DynamoDB and S3 replication to ${region}."
+      metric      = { namespace = var.metrics_namespace, metric_name = "HomeFallbacks", dimensions = local.emf_dimensions, statistic = "Sum", period = 300 }
+      threshold   = var.alarm_home_fallbacks_per_5min
+    } },
+    # RPO 0: a write whose wait for the ack_regions ran out (answered 50002, committed at home).
+    { for region in local.ack_timeout_alarm_regions : "replication-ack-timeouts-${region}" => {
+      region      = local.alarm_region[region]
+      description = "Writes through ${region} were committed in the home region but not visible in every ack_regions region within ack_timeout_ms (ReplicationAckTimeouts): clients got 50002 and retried. Replication to an acknowledging region is slow or stopped."
+      metric      = { namespace = var.metrics_namespace, metric_name = "ReplicationAckTimeouts", dimensions = local.emf_dimensions, statistic = "Sum", period = 300 }
+      threshold   = 0
+    } },
+  )
   alarm_definitions = {
     "5xx" = {
       description = "The registry answered 5xx: storage errors or crashes. Clients retry, but producers stall."

@@ -493,6 +493,12 @@ variable "alarm_replication_latency_ms" {
   default     = 30000
 }
 
+variable "alarm_home_fallbacks_per_5min" {
+  description = "With several regions: alarm when a read region's function answered more than this many reads from the home region in 5 minutes (HomeFallbacks: its replica missed an ID, body or subject the home had committed). A few follow every registration within the replication lag; many mean replication has stopped, which ReplicationLatency cannot show (a stopped replication sends no data points)."
+  type        = number
+  default     = 300
+}
+
 variable "alarm_s3_replication_latency_seconds" {
   description = "With several regions: alarm when S3's ReplicationLatency of a replication rule (bodies and ID ledger, one region's bucket to another's) stays above this (seconds, maximum over 5 minutes, 3 periods in a row). Until a body arrives, the read region reads it from the home bucket."
   type        = number
