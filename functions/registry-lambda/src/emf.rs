@@ -9,9 +9,11 @@
 //! - `Latency` by `[Registry, Operation]` only for [`PER_OPERATION`] (registrations: what producers
 //!   wait for; reads are answered from memory and show in the status-class latency);
 //! - by `[Registry]`, the registry counters that alarms and dashboards need ([`METRIC_COUNTERS`]:
-//!   `NewSchemaIds`, `NewVersions`, `ChurnExceeded`, `ChurnRefused`, `StoreThrottles`), as deltas so a
-//!   sum over any period is exact across instances, declared only on lines where they are not 0 (a
-//!   counter that never moves never becomes a metric).
+//!   `NewSchemaIds`, `NewVersions`, `ChurnExceeded`, `ChurnRefused`, `StoreThrottles`, and in a
+//!   multi-region registry `HomeFallbacks` and `ReplicationAckTimeouts`, [`RegionCounters`]), as
+//!   deltas so a sum over any period is exact across instances, declared only on lines where they
+//!   are not 0 (a counter that never moves never becomes a metric: a single-region registry never
+//!   declares the regional two).
 //!
 //! Everything else rides along as plain properties, searchable in Logs Insights at no metric cost:
 //! `Operation`, `Status` (the number), the request id and subject, the other counters' non-zero deltas
@@ -35,8 +37,15 @@ pub const PER_OPERATION: &[&str] = &["register_schema"];
 
 /// Counters published as metrics (by `[Registry]`) on the lines where they moved; the others are
 /// properties only.
-pub const METRIC_COUNTERS: &[&str] =
-    &["NewSchemaIds", "NewVersions", "ChurnExceeded", "ChurnRefused", "StoreThrottles"];
+pub const METRIC_COUNTERS: &[&str] = &[
+    "NewSchemaIds",
+    "NewVersions",
+    "ChurnExceeded",
+    "ChurnRefused",
+    "StoreThrottles",
+    "HomeFallbacks",
+    "ReplicationAckTimeouts",
+];
 
 /// `2xx`, `4xx`, ... of an HTTP status.
 fn status_class(status: u16) -> String {
@@ -52,6 +61,19 @@ pub struct EmfConfig {
     pub registry: String,
 }
 
+/// A multi-region function's own counters, as its stores count them since the process started:
+/// reads a read region's replica missed and the home region answered (`home_fallback_total`: how
+/// often replication lag showed), and writes whose wait for the acknowledging regions ran out
+/// (`replication_ack_timeout_total`: RPO 0 not met within `REGISTRY_ACK_TIMEOUT_MS`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RegionCounters {
+    pub home_fallbacks: u64,
+    pub ack_timeouts: u64,
+}
+
+/// Reads the [`RegionCounters`] at each line.
+pub type RegionProbe = Arc<dyn Fn() -> RegionCounters + Send + Sync>;
+
 /// The registry counters a line reports as deltas.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Counters {
@@ -65,10 +87,11 @@ struct Counters {
     churn_refused: u64,
     cache_hits: u64,
     cache_misses: u64,
+    regions: RegionCounters,
 }
 
 impl Counters {
-    fn of(snapshot: &MetricsSnapshot, cache: Option<CacheStats>) -> Counters {
+    fn of(snapshot: &MetricsSnapshot, cache: Option<CacheStats>, regions: RegionCounters) -> Counters {
         Counters {
             new_ids: snapshot.registrations_new_id,
             new_versions: snapshot.registrations_new_version,
@@ -80,10 +103,11 @@ impl Counters {
             churn_refused: snapshot.churn_refused,
             cache_hits: cache.map_or(0, |c| c.hits),
             cache_misses: cache.map_or(0, |c| c.misses),
+            regions,
         }
     }
 
-    fn named(&self) -> [(&'static str, u64); 10] {
+    fn named(&self) -> [(&'static str, u64); 12] {
         [
             ("NewSchemaIds", self.new_ids),
             ("NewVersions", self.new_versions),
@@ -95,21 +119,35 @@ impl Counters {
             ("ChurnRefused", self.churn_refused),
             ("CacheHits", self.cache_hits),
             ("CacheMisses", self.cache_misses),
+            ("HomeFallbacks", self.regions.home_fallbacks),
+            ("ReplicationAckTimeouts", self.regions.ack_timeouts),
         ]
     }
 }
 
 /// Turns request records into EMF lines, remembering the counters already reported.
-#[derive(Debug)]
 pub struct Emf {
     config: EmfConfig,
+    regions: Option<RegionProbe>,
     reported: Mutex<Counters>,
+}
+
+impl std::fmt::Debug for Emf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Emf").field("config", &self.config).field("regions", &self.regions.is_some()).finish()
+    }
 }
 
 impl Emf {
     /// An emitter that has reported nothing yet.
     pub fn new(config: EmfConfig) -> Emf {
-        Emf { config, reported: Mutex::new(Counters::default()) }
+        Emf { config, regions: None, reported: Mutex::new(Counters::default()) }
+    }
+
+    /// This emitter also reporting a multi-region function's counters, read by `probe`.
+    pub fn with_regions(mut self, probe: RegionProbe) -> Emf {
+        self.regions = Some(probe);
+        self
     }
 
     /// The EMF line for `record`, with the registry counters' growth since the previous line
@@ -121,7 +159,8 @@ impl Emf {
         cache: Option<CacheStats>,
         timestamp_ms: u64,
     ) -> String {
-        let now = Counters::of(snapshot, cache);
+        let regions = self.regions.as_ref().map(|probe| probe()).unwrap_or_default();
+        let now = Counters::of(snapshot, cache, regions);
         let previous = {
             let mut reported = self.reported.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             std::mem::replace(&mut *reported, now)
@@ -204,8 +243,12 @@ mod tests {
         }
     }
 
+    fn emf_config() -> EmfConfig {
+        EmfConfig { namespace: "SchemaRegistry".into(), registry: "team-registry".into() }
+    }
+
     fn emf() -> Emf {
-        Emf::new(EmfConfig { namespace: "SchemaRegistry".into(), registry: "team-registry".into() })
+        Emf::new(emf_config())
     }
 
     fn parse(line: &str) -> Value {
@@ -290,6 +333,29 @@ mod tests {
         assert_eq!((second.get("ChurnExceeded"), second.get("StoreRetries")), (None, None), "0 is left out");
         assert_eq!(second["CacheHits"].as_u64(), Some(2));
         assert!(declared(&second).iter().all(|(_, dimensions)| dimensions != &["Registry".to_string()]));
+    }
+
+    #[test]
+    fn a_multi_region_functions_counters_are_metrics_when_they_move() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let fallbacks = Arc::new(AtomicU64::new(0));
+        let seen = fallbacks.clone();
+        let probe: RegionProbe =
+            Arc::new(move || RegionCounters { home_fallbacks: seen.load(Ordering::Relaxed), ack_timeouts: 0 });
+        let emf = emf().with_regions(probe);
+        let snapshot = MetricsSnapshot::default();
+        let quiet = parse(&emf.line(&record(), &snapshot, None, 1));
+        assert_eq!(quiet.get("HomeFallbacks"), None, "a counter that did not move is left out: {quiet}");
+        fallbacks.store(3, Ordering::Relaxed);
+        let first = parse(&emf.line(&record(), &snapshot, None, 2));
+        assert_eq!(first["HomeFallbacks"].as_u64(), Some(3));
+        let registry = vec!["Registry".to_string()];
+        assert!(declared(&first).contains(&("HomeFallbacks".to_string(), registry.clone())), "{first}");
+        fallbacks.store(5, Ordering::Relaxed);
+        let second = parse(&emf.line(&record(), &snapshot, None, 3));
+        assert_eq!(second["HomeFallbacks"].as_u64(), Some(2), "a delta since the previous line");
+        let single = parse(&super::Emf::new(emf_config()).line(&record(), &snapshot, None, 4));
+        assert!(!single.to_string().contains("HomeFallbacks") && !single.to_string().contains("ReplicationAck"));
     }
 
     #[test]

@@ -42,15 +42,16 @@ pub type Handler = MapRequest<axum::Router, fn(Request) -> Request>;
 /// `registry serve` assembles it, accepting `lambda_http` requests; with `emf`, one CloudWatch EMF
 /// line per answer on stdout ([`emf`]).
 pub fn handler(registry: Registry, options: AppOptions, emf: Option<emf::EmfConfig>) -> Handler {
-    guarded_handler(registry, options, emf, None)
+    guarded_handler(registry, options, emf.map(emf::Emf::new), None)
 }
 
-/// [`handler`], and with `origin` every request without CloudFront's origin header answered 403
-/// before anything else sees it ([`auth_origin`]).
+/// [`handler`] with its EMF emitter given (a multi-region function's reports its regional counters
+/// too), and with `origin` every request without CloudFront's origin header answered 403 before
+/// anything else sees it ([`auth_origin`]).
 pub fn guarded_handler(
     registry: Registry,
     options: AppOptions,
-    emf: Option<emf::EmfConfig>,
+    emf: Option<emf::Emf>,
     origin: Option<Arc<auth_origin::OriginGuard>>,
 ) -> Handler {
     guarded_app_handler(registry_http::app(registry.clone(), options), registry, emf, origin)
@@ -61,11 +62,11 @@ pub fn guarded_handler(
 pub fn guarded_app_handler(
     app: axum::Router,
     registry: Registry,
-    emf: Option<emf::EmfConfig>,
+    emf: Option<emf::Emf>,
     origin: Option<Arc<auth_origin::OriginGuard>>,
 ) -> Handler {
     let app = match emf {
-        Some(config) => emf::layer(app, registry, Arc::new(emf::Emf::new(config))),
+        Some(emf) => emf::layer(app, registry, Arc::new(emf)),
         None => app,
     };
     let app = match origin {

@@ -9,11 +9,12 @@ use lambda_http::LambdaEvent;
 use registry_core::{CachedStore, Registry};
 use registry_exporter::transport::RouterApi;
 use registry_lambda::config::HandlerKind;
+use registry_lambda::emf::{Emf, RegionCounters};
 use registry_lambda::exporter;
 use registry_lambda::exporter_engine::ServiceEngine;
 use registry_lambda::{LambdaConfig, guarded_app_handler, guarded_handler};
 use registry_store_aws::AwsStore;
-use registry_store_aws::regions::{Deployment, RegionConfig};
+use registry_store_aws::regions::{AckReplicas, Deployment, RegionConfig, RegionalStore};
 use std::sync::Arc;
 
 #[tokio::main]
@@ -60,7 +61,8 @@ async fn main() -> Result<(), Error> {
         Deployment::Single(store) | Deployment::Home(store) => {
             options.deks = deks(&store)?;
             options.exporters = Some(exporters);
-            guarded_handler(cached(AwsOrRegional::Aws(store)), options, Some(config.emf()), origin)
+            let emf = emf(&config, None, store.acks().cloned());
+            guarded_handler(cached(AwsOrRegional::Aws(store)), options, Some(emf), origin)
         }
         // A read region: reads from the local replica, writes through the home region; after each
         // write the local registry forgets what it remembers, so the function reads its own writes.
@@ -70,22 +72,36 @@ async fn main() -> Result<(), Error> {
             home_options.exporters = Some(exporters.clone());
             options.deks = deks(reads.local())?;
             options.exporters = Some(exporters);
+            let emf = emf(&config, Some(reads.clone()), writes.acks().cloned());
             let (local, home) = (cached(AwsOrRegional::Regional(reads)), cached(AwsOrRegional::Aws(writes)));
             let app = registry_http::regional::app_forgetting(
                 registry_http::app(local.clone(), options),
                 registry_http::app(home, home_options),
                 local.clone(),
             );
-            guarded_app_handler(app, local, Some(config.emf()), origin)
+            guarded_app_handler(app, local, Some(emf), origin)
         }
     };
     lambda_http::run_with_streaming_response(handler).await
 }
 
+/// The EMF emitter, reporting a multi-region function's counters too: `reads`' fallbacks to the
+/// home (a read region) and `acks`' waits that ran out (RPO 0 on).
+fn emf(config: &LambdaConfig, reads: Option<RegionalStore>, acks: Option<Arc<AckReplicas>>) -> Emf {
+    let emf = Emf::new(config.emf());
+    if reads.is_none() && acks.is_none() {
+        return emf;
+    }
+    emf.with_regions(Arc::new(move || RegionCounters {
+        home_fallbacks: reads.as_ref().map_or(0, RegionalStore::fallbacks),
+        ack_timeouts: acks.as_ref().map_or(0, |acks| acks.timeouts()),
+    }))
+}
+
 /// The store under one registry of the function.
 enum AwsOrRegional {
     Aws(AwsStore),
-    Regional(registry_store_aws::regions::RegionalStore),
+    Regional(RegionalStore),
 }
 
 /// The exporter function: stream batches and catch-up runs over the exporters whose records are in
