@@ -71,7 +71,7 @@ impl AwsStore {
         versions: &[Version],
         remove_settings: bool,
         preconditions: &Preconditions,
-    ) -> Result<(), AwsError> {
+    ) -> Result<Vec<VersionRow>, AwsError> {
         let wanted: BTreeSet<Version> = versions.iter().copied().collect();
         let mut attempt = 0;
         loop {
@@ -84,7 +84,7 @@ impl AwsStore {
                 Err(AwsError::ConditionFailed { .. }) if preconditions.revision.is_none() && attempt < ATTEMPTS => {
                     continue;
                 }
-                other => return other,
+                other => return other.map(|()| rows),
             }
         }
     }

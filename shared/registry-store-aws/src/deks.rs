@@ -20,8 +20,11 @@
 //! On a fenced home-region store every write is fenced on the home marker (see `fence`): the
 //! transactions carry the check, and a write of one record (a KEK put or delete, a DEK put under
 //! [`KekGuard::Unchecked`], a DEK delete) is sent as a TransactWriteItems of the write and the check.
+//! With acknowledging replicas (see `acks`) each write answers once they show the record as
+//! written (or gone).
 
 use crate::AwsStore;
+use crate::acks::Shown;
 use crate::commit::Commit;
 use crate::errors::AwsError;
 use crate::ids::build_error;
@@ -267,11 +270,14 @@ impl KeyStore for AwsStore {
 
     async fn put_kek(&self, kek: &Kek, expect: Expect) -> StoreResult<u64> {
         let item = record_item(key(KEK_PK, &kek.name), kek, condition(expect).revision, kek.deleted)?;
-        self.put_record("PutItem(KEK)", item, expect).await
+        let revision = self.put_record("PutItem(KEK)", item.clone(), expect).await?;
+        self.acknowledge(|| Shown::key_record("KEK write", &item)).await?;
+        Ok(revision)
     }
 
     async fn remove_kek(&self, name: &str, revision: u64) -> StoreResult<()> {
-        self.remove_record("DeleteItem(KEK)", key(KEK_PK, name), revision).await
+        self.remove_record("DeleteItem(KEK)", key(KEK_PK, name), revision).await?;
+        Ok(self.acknowledge(|| Shown::key_record_removed("KEK delete", &key(KEK_PK, name))).await?)
     }
 
     async fn dek(&self, id: &DekId) -> StoreResult<Option<Stored<Dek>>> {
@@ -335,20 +341,27 @@ impl KeyStore for AwsStore {
         let condition = condition(expect);
         let mut item = record_item(dek_key(&dek.id())?, dek, condition.revision, dek.deleted)?;
         item.insert(SUBJECT.into(), s(&dek.subject));
-        if kek == KekGuard::Unchecked {
-            return self.put_record("PutItem(DEK)", item, expect).await;
-        }
-        let revision = condition.revision;
-        let put = conditioned!(Put::builder().table_name(&self.table).set_item(Some(item)), condition)
-            .build()
-            .map_err(|e| build_error("Put(DEK)", e))?;
-        let items = vec![TransactWriteItem::builder().put(put).build(), self.kek_guard(&dek.kek_name, kek)?];
-        Commit::unsubjected(self, "TransactWriteItems(DEK under live KEK)").group(items).commit().await?;
+        let written = item.clone();
+        let revision = if kek == KekGuard::Unchecked {
+            self.put_record("PutItem(DEK)", item, expect).await?
+        } else {
+            let revision = condition.revision;
+            let put = conditioned!(Put::builder().table_name(&self.table).set_item(Some(item)), condition)
+                .build()
+                .map_err(|e| build_error("Put(DEK)", e))?;
+            let items = vec![TransactWriteItem::builder().put(put).build(), self.kek_guard(&dek.kek_name, kek)?];
+            Commit::unsubjected(self, "TransactWriteItems(DEK under live KEK)").group(items).commit().await?;
+            revision
+        };
+        // The DEK's record only: the KEK's revision this raised is no KEK's content (see `acks`).
+        self.acknowledge(|| Shown::key_record("DEK write", &written)).await?;
         Ok(revision)
     }
 
     async fn remove_dek(&self, id: &DekId, revision: u64) -> StoreResult<()> {
-        self.remove_record("DeleteItem(DEK)", dek_key(id)?, revision).await
+        let item_key = dek_key(id)?;
+        self.remove_record("DeleteItem(DEK)", item_key.clone(), revision).await?;
+        Ok(self.acknowledge(|| Shown::key_record_removed("DEK delete", &item_key)).await?)
     }
 }
 

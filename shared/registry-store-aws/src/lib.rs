@@ -86,6 +86,7 @@
 //! Errors: a condition that failed is `Conflict`, throttling or an unreachable service after the
 //! SDK's retries is `Unavailable`, an item or object that does not parse is `Corrupt`.
 
+mod acks;
 mod assign;
 mod batch;
 mod blobs;
@@ -139,8 +140,8 @@ pub struct AwsStore {
     kms: AwsKms,
     /// Multi-region: the home region every transaction is conditioned on (see `fence`).
     fence: Option<String>,
-    /// Multi-region: the read regions whose replicas must show a registration before it is
-    /// acknowledged (see `regions`).
+    /// Multi-region: the read regions whose replicas must show a write before it is
+    /// acknowledged (see `acks`).
     acks: Option<std::sync::Arc<regions::AckReplicas>>,
 }
 

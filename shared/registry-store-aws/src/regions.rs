@@ -8,16 +8,15 @@
 //! - Writes are made by a plain [`AwsStore`] over the home region's table and bucket (a second SDK
 //!   client for the home region), fenced on the home marker ([`AwsStore::fenced_by`]): the write
 //!   path is the single-region one, in the home region, whatever region the function runs in.
-//! - RPO 0 on request ([`AckReplicas`]): a registration is acknowledged only once the named read
-//!   regions' replicas show its row and ID binding (and its body, for a region whose bucket is
-//!   named), polled for at most the configured time; past it the registration answers a retryable
-//!   error (registration is idempotent) and counts `replication_ack_timeout_total`.
+//! - RPO 0 on request ([`AckReplicas`], module `acks`): every write (registrations, deletes,
+//!   config and mode, KEKs and DEKs) is acknowledged only once the named read regions' replicas
+//!   show it, polled for at most the configured time; past it the write answers a retryable error
+//!   (the write stays committed at home) and counts `replication_ack_timeout_total`.
 //! - [`AwsStore::fail_over`]: `registry failover --to REGION`.
 
-use crate::blobs;
 use crate::errors::AwsError;
 use crate::fence::HomeMarker;
-use crate::items::{ItemExt, key, s};
+use crate::items::{ItemExt, s};
 use crate::keys;
 use crate::{AwsEnv, AwsStore, AwsStoreConfig};
 use async_trait::async_trait;
@@ -29,10 +28,9 @@ use registry_core::{
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// How often a replica is asked again while a registration waits for it.
-const ACK_POLL: Duration = Duration::from_millis(50);
+pub use crate::acks::AckReplicas;
 
 /// The multi-region settings (`REGISTRY_HOME_REGION`, `REGISTRY_HOME_BUCKET`,
 /// `REGISTRY_ACK_REGIONS`, `REGISTRY_ACK_TIMEOUT_MS`); the function's own region is the SDK's.
@@ -42,9 +40,9 @@ pub struct RegionConfig {
     pub home_region: String,
     /// The home region's bucket (the local one when this is the home region).
     pub home_bucket: String,
-    /// Read regions whose replicas must show a registration before it is acknowledged.
+    /// Read regions whose replicas must show a write before it is acknowledged.
     pub ack_regions: Vec<AckRegion>,
-    /// The longest a registration waits for them.
+    /// The longest a write waits for them.
     pub ack_timeout: Duration,
 }
 
@@ -69,7 +67,7 @@ impl RegionConfig {
     }
 }
 
-/// A region a registration waits for: its table replica always, its bucket when named
+/// A region a write waits for: its table replica always, its bucket (a registration's body) when named
 /// (`REGISTRY_ACK_REGIONS` entry `region=bucket`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AckRegion {
@@ -93,126 +91,9 @@ impl AckRegion {
     }
 }
 
-/// The read replicas a registration waits for, and how many waits ran out.
-#[derive(Debug)]
-pub struct AckReplicas {
-    replicas: Vec<Replica>,
-    timeout: Duration,
-    timeouts: AtomicU64,
-}
-
-#[derive(Debug)]
-struct Replica {
-    region: String,
-    /// A store over the replica's table (and its bucket, or the home's when not named: then the
-    /// body is not waited for).
-    store: AwsStore,
-    body: bool,
-}
-
-impl AckReplicas {
-    /// Waits run out after `timeout`.
-    pub fn new(sdk: &SdkConfig, table: &str, home_bucket: &str, regions: &[AckRegion], timeout: Duration) -> Self {
-        let path_style = path_style(sdk);
-        let replicas = regions
-            .iter()
-            .map(|ack| {
-                let config = AwsStoreConfig {
-                    table: table.to_string(),
-                    bucket: ack.bucket.clone().unwrap_or_else(|| home_bucket.to_string()),
-                };
-                let store = AwsStore::with_path_style(&in_region(sdk, &ack.region), config, path_style);
-                Replica { region: ack.region.clone(), store, body: ack.bucket.is_some() }
-            })
-            .collect();
-        AckReplicas { replicas, timeout, timeouts: AtomicU64::new(0) }
-    }
-
-    /// Waits that ran out since the process started (`replication_ack_timeout_total`).
-    pub fn timeouts(&self) -> u64 {
-        self.timeouts.load(Ordering::Relaxed)
-    }
-
-    /// Polls every replica until it shows `row` and its ID binding (and its body where the bucket
-    /// is known), at most the timeout in all; `Fenced` (a retryable 5xx) naming the first region
-    /// that did not, past it.
-    async fn wait_for(&self, row: &VersionRow) -> Result<(), AwsError> {
-        let deadline = Instant::now() + self.timeout;
-        let context = row.subject.context();
-        let wanted = vec![
-            key(keys::subject_pk(&row.subject), keys::version_sk(row.version)),
-            key(keys::id_pk(&context, row.id), keys::ID_BINDING_SK),
-        ];
-        for replica in &self.replicas {
-            loop {
-                let found = replica.store.batch_get("BatchGetItem(replica ack)", wanted.clone()).await?;
-                let body = match (found.len() == wanted.len(), replica.body) {
-                    (true, true) => {
-                        let (s3, bucket, key) =
-                            (&replica.store.s3, &replica.store.bucket, keys::body_key(&row.fingerprint));
-                        blobs::get_bytes(s3, bucket, &key, "GetObject(replica ack)").await?.is_some()
-                    }
-                    (shown, _) => shown,
-                };
-                if body {
-                    break;
-                }
-                if Instant::now() >= deadline {
-                    self.timeouts.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(
-                        metric = "replication_ack_timeout_total",
-                        region = %replica.region,
-                        subject = %row.subject,
-                        version = row.version.0,
-                        id = row.id.0,
-                        "a registration committed in the home region is not yet visible in {} after {} ms",
-                        replica.region,
-                        self.timeout.as_millis()
-                    );
-                    let detail = format!(
-                        "committed in the home region but not yet visible in {} after {} ms \
-                         (REGISTRY_ACK_TIMEOUT_MS); retry: registering again is idempotent",
-                        replica.region,
-                        self.timeout.as_millis()
-                    );
-                    return Err(AwsError::Fenced { op: "replication acknowledgement", detail });
-                }
-                tokio::time::sleep(ACK_POLL.min(deadline.saturating_duration_since(Instant::now()))).await;
-            }
-        }
-        Ok(())
-    }
-}
-
-impl AwsStore {
-    /// This store acknowledging a registration only once `acks` show it.
-    pub fn with_acks(mut self, acks: Arc<AckReplicas>) -> AwsStore {
-        self.acks = Some(acks);
-        self
-    }
-
-    /// The replicas this store waits for, if any.
-    pub fn acks(&self) -> Option<&Arc<AckReplicas>> {
-        self.acks.as_ref()
-    }
-
-    /// After a committed registration of `row`: waits for the acknowledging replicas, if any.
-    pub(crate) async fn acknowledge(&self, row: &VersionRow) -> Result<(), AwsError> {
-        match &self.acks {
-            Some(acks) => acks.wait_for(row).await,
-            None => Ok(()),
-        }
-    }
-}
-
 /// `sdk` in `region` (same credentials and endpoint settings).
 pub fn in_region(sdk: &SdkConfig, region: &str) -> SdkConfig {
     sdk.to_builder().region(Region::new(region.to_string())).build()
-}
-
-/// Whether S3 needs path-style addressing with `sdk` (an endpoint is set: an emulator).
-fn path_style(sdk: &SdkConfig) -> bool {
-    sdk.endpoint_url().is_some()
 }
 
 /// The stores a process of a multi-region registry uses.

@@ -41,13 +41,13 @@ impl AwsStore {
     /// A settings write under `preconditions` (see [`registry_core::Store::write_setting`]): one
     /// TransactWriteItems holding the write (conditioned on the item as read, when it was) and a
     /// ConditionCheck per other item read and on the subject's revision; a plain write without
-    /// preconditions.
+    /// preconditions. Answers the item's value written (`None`: the item was deleted).
     pub(crate) async fn write_setting_if(
         &self,
         scope: &Scope,
         change: &SettingChange,
         preconditions: &Preconditions,
-    ) -> Result<(), AwsError> {
+    ) -> Result<Option<String>, AwsError> {
         let kind = change.kind();
         let (pk, sk) = keys::scoped(kind_pk(kind), scope);
         let value = match change {
@@ -59,10 +59,11 @@ impl AwsStore {
             Scope::Global => None,
         };
         if preconditions.settings.is_empty() && revision.is_none() {
-            return match value {
-                Some(value) => self.put_setting_item(kind_pk(kind), scope, value).await,
-                None => self.remove_setting(kind_pk(kind), scope).await,
-            };
+            match &value {
+                Some(value) => self.put_setting_item(kind_pk(kind), scope, value.clone()).await?,
+                None => self.remove_setting(kind_pk(kind), scope).await?,
+            }
+            return Ok(value);
         }
         let written = |seen: &SettingSeen| seen.kind == kind && seen.scope == *scope;
         let condition = preconditions.settings.iter().find(|seen| written(seen)).map(setting_condition);
@@ -70,7 +71,7 @@ impl AwsStore {
             Some(c) => (Some(c.expression), Some(c.names), (!c.values.is_empty()).then_some(c.values)),
             None => (None, None, None),
         };
-        let write = match value {
+        let write = match value.clone() {
             Some(value) => {
                 let mut item = key(pk, sk);
                 item.insert(attr::VALUE.into(), s(value));
@@ -95,7 +96,8 @@ impl AwsStore {
             }
         };
         let op = "TransactWriteItems(write_setting)";
-        Commit::at_scope(self, op, scope, preconditions).setting(kind, scope, write).commit().await
+        Commit::at_scope(self, op, scope, preconditions).setting(kind, scope, write).commit().await?;
+        Ok(value)
     }
 
     pub(crate) async fn read_config(&self, scope: &Scope) -> Result<Option<ConfigRecord>, AwsError> {

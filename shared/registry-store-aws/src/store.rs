@@ -2,6 +2,7 @@
 //! error into [`StoreError`].
 
 use crate::AwsStore;
+use crate::acks::Shown;
 use crate::blobs;
 use async_trait::async_trait;
 use registry_core::{
@@ -40,6 +41,8 @@ impl Store for AwsStore {
         Ok(self.allocate(context, fingerprint).await?)
     }
 
+    /// Not waited for on its own: IMPORT's `create_version` that follows waits for the binding to
+    /// name its fingerprint (see `acks`).
     async fn bind_id_in(&self, context: &Context, id: SchemaId, fingerprint: &Fingerprint) -> StoreResult<()> {
         Ok(self.bind(context, id, fingerprint).await?)
     }
@@ -52,10 +55,13 @@ impl Store for AwsStore {
         Ok(self.listed_contexts().await?)
     }
 
+    /// Not waited for by acknowledging replicas: the flag sits on the context's ID counter, which
+    /// registrations keep changing, and only lists an emptied context (see `acks`).
     async fn unlist_context(&self, context: &Context) -> StoreResult<()> {
         Ok(self.unlist_if_empty(context).await?)
     }
 
+    /// Not waited for on its own: a by-guid read that misses a replica asks the home (see `acks`).
     async fn bind_guid(&self, guid: &Guid, fingerprint: &Fingerprint) -> StoreResult<()> {
         Ok(self.put_guid(guid, fingerprint).await?)
     }
@@ -92,6 +98,7 @@ impl Store for AwsStore {
         Ok(self.read_layered_context(scope, schemas).await?)
     }
 
+    /// Not waited for by acknowledging replicas: an optimization of the home's registrations.
     async fn record_live_version(&self, row: &VersionRow, revision: Revision) -> StoreResult<()> {
         Ok(self.write_live_version(row, revision).await?)
     }
@@ -103,22 +110,28 @@ impl Store for AwsStore {
         hints: &CommitHints,
     ) -> StoreResult<()> {
         self.create_row(row, preconditions, hints).await?;
-        Ok(self.acknowledge(row).await?)
+        Ok(self.acknowledge(|| Shown::registration(row)).await?)
     }
 
     async fn create_version_assigning_id(&self, version: NewVersion<'_>) -> StoreResult<(SchemaId, bool)> {
         let (id, allocated) = self.create_row_assigning_id(version).await?;
-        self.acknowledge(&version.row.with_id(id)).await?;
+        self.acknowledge(|| Shown::registration(&version.row.with_id(id))).await?;
         Ok((id, allocated))
     }
 
     async fn soft_delete_versions(&self, deletion: SoftDeletion<'_>) -> StoreResult<()> {
-        Ok(self.soft_delete_all(deletion.subject, deletion.versions, deletion.preconditions).await?)
+        let SoftDeletion { subject, versions, preconditions } = deletion;
+        self.soft_delete_all(subject, versions, preconditions).await?;
+        let revision = self.revision_for_acks(subject).await?;
+        Ok(self.acknowledge(|| Shown::soft_deletion(subject, versions, revision)).await?)
     }
 
     async fn hard_delete_versions(&self, deletion: HardDeletion<'_>) -> StoreResult<()> {
         let HardDeletion { subject, versions, remove_subject_settings, preconditions } = deletion;
-        Ok(self.hard_delete_all(subject, versions, remove_subject_settings, preconditions).await?)
+        let removed = self.hard_delete_all(subject, versions, remove_subject_settings, preconditions).await?;
+        let revision = self.revision_for_acks(subject).await?;
+        let shown = || Shown::hard_deletion(subject, versions, &removed, remove_subject_settings, revision);
+        Ok(self.acknowledge(shown).await?)
     }
 
     async fn rows_with_id_page_in(&self, context: &Context, page: IdRowsPage<'_>) -> StoreResult<Vec<VersionRow>> {
@@ -138,13 +151,15 @@ impl Store for AwsStore {
     }
 
     async fn write_setting(&self, write: SettingWrite<'_>) -> StoreResult<()> {
-        Ok(self.write_setting_if(write.scope, write.change, write.preconditions).await?)
+        let value = self.write_setting_if(write.scope, write.change, write.preconditions).await?;
+        Ok(self.acknowledge(|| Shown::setting(write.change.kind(), write.scope, value.as_deref())).await?)
     }
 
     async fn last_used(&self, subject: &Subject) -> StoreResult<Option<u32>> {
         Ok(self.read_last_used(subject).await?)
     }
 
+    /// Not waited for by acknowledging replicas: no endpoint answers the marker (see `acks`).
     async fn mark_used(&self, subject: &Subject, day: u32) -> StoreResult<()> {
         Ok(self.write_mark_used(subject, day).await?)
     }
