@@ -41,6 +41,13 @@ pub struct LambdaConfig {
     /// The `Registry` dimension of the EMF lines (set by the Lambda runtime).
     #[arg(long, env = "AWS_LAMBDA_FUNCTION_NAME", default_value = "registry")]
     pub function_name: String,
+
+    /// The exporter function of a multi-region registry: every region's exporter-credential key
+    /// (key ARNs, comma-separated). Credentials are opened by the home region's KMS first, then by
+    /// these in turn: a failover leaves credentials sealed by an earlier home's key. Unset: the
+    /// home region's KMS only.
+    #[arg(long, env = "REGISTRY_EXPORTER_KMS_KEYS", default_value = "")]
+    pub exporter_kms_keys: String,
 }
 
 /// The variable naming what a function instance handles ([`HandlerKind`]). Read on its own, before
@@ -86,6 +93,24 @@ impl LambdaConfig {
             fixed: None,
             deadline_margin: std::time::Duration::from_millis(self.deadline_margin_ms),
         }
+    }
+
+    /// The multi-region settings (`None`: a single-region registry), the home bucket defaulting to
+    /// `local_bucket`, as the API function and the exporter function both read them.
+    pub fn region_config(&self, local_bucket: &str) -> Option<registry_store_aws::regions::RegionConfig> {
+        let regions = &self.settings.regions;
+        registry_store_aws::regions::RegionConfig::from_settings(
+            regions.home_region(),
+            regions.home_bucket.as_deref(),
+            local_bucket,
+            &regions.ack_regions,
+            regions.ack_timeout(),
+        )
+    }
+
+    /// The key ARNs of [`LambdaConfig::exporter_kms_keys`].
+    pub fn exporter_kms_keys(&self) -> Vec<String> {
+        self.exporter_kms_keys.split(',').map(str::trim).filter(|key| !key.is_empty()).map(str::to_owned).collect()
     }
 
     /// Where the EMF lines put the metrics.
@@ -134,6 +159,15 @@ mod tests {
         assert_eq!(HandlerKind::parse(Some("api")), Ok(HandlerKind::Api));
         assert_eq!(HandlerKind::parse(Some("exporter")), Ok(HandlerKind::Exporter));
         assert!(HandlerKind::parse(Some("stream")).is_err());
+    }
+
+    #[test]
+    fn the_exporter_keys_are_a_comma_separated_list() {
+        let keys = config(&["--exporter-kms-keys", " arn:aws:kms:us-east-1:1:key/a, ,arn:aws:kms:eu-west-1:1:key/b"])
+            .unwrap_or_else(|e| panic!("{e}"))
+            .exporter_kms_keys();
+        assert_eq!(keys, ["arn:aws:kms:us-east-1:1:key/a", "arn:aws:kms:eu-west-1:1:key/b"]);
+        assert!(config(&[]).unwrap_or_else(|e| panic!("{e}")).exporter_kms_keys().is_empty());
     }
 
     #[test]

@@ -5,14 +5,49 @@
 //! the offset raised by the writes made, or ERROR with the reason in `trace`. The status write is
 //! conditioned on the revision listed, so a pause, reset or new definition made through the API
 //! meanwhile wins and the outcome is dropped.
+//!
+//! [`function_engine`] wires it as the exporter function runs it: in a multi-region registry the
+//! records at home, every status write fenced on the home marker; a refused write (an old home
+//! after a failover) fails the pass, so its batch is retried rather than acknowledged.
 
 use crate::exporter::ExportEngine;
 use registry_exporter::engine::{PassError, RegistryApi, sync_pass};
 use registry_exporter::model::now_ms;
 use registry_exporter::store::{Expect, StoreError, Stored};
 use registry_exporter::transport::HttpApi;
+use registry_exporter::transport::RouterApi;
 use registry_exporter::{ExporterRecord, ExporterService, ExporterState, ExporterStatus};
+use registry_store_aws::regions::{Deployment, RegionConfig};
+use registry_store_aws::{AwsEnv, AwsStore};
 use std::sync::Arc;
+
+/// The exporter function's engine for `env` (its own region's table and bucket) and `regions`
+/// (`None`: a single-region registry, which makes the calls it always made).
+///
+/// The exporters' records are the API's ([`registry_store_aws::exporter_store::exporter_function_service`]):
+/// in a multi-region registry the home region's table wherever the function runs, each status
+/// write fenced on the home marker, credentials opened by the home region's KMS and then by each
+/// of `kms_keys`.
+///
+/// The source stays this region's own replica and bucket, home or not. A pass makes the
+/// destination hold what the source holds for the exporter's subjects, and the function is fed by
+/// this replica's stream, which carries the changes of whichever region is home: a pass therefore
+/// copies a state this replica has reached, never one it will not show. A replica that lags the
+/// home only delays a change, and the record of that change arriving in this stream starts the
+/// pass that copies it (the catch-up runs also read this replica).
+pub fn function_engine(
+    env: &AwsEnv,
+    regions: Option<&RegionConfig>,
+    kms_keys: &[String],
+    settings: registry_core::RegistrySettings,
+) -> ServiceEngine {
+    let deployment = Deployment::open(env, regions);
+    let service = registry_store_aws::exporter_store::exporter_function_service(env, &deployment, kms_keys);
+    let store = AwsStore::with_path_style(&env.sdk, env.store.clone(), env.s3_path_style);
+    let registry = registry_core::Registry::new(Arc::new(store), settings);
+    let source = registry_http::app(registry, registry_http::AppOptions::default());
+    ServiceEngine::new(service, Arc::new(RouterApi::new(source)))
+}
 
 /// The exporters of `service`, exported from `source`.
 pub struct ServiceEngine {
@@ -33,7 +68,9 @@ impl ServiceEngine {
         sync_pass(&record.exporter, self.source.as_ref(), &destination).await
     }
 
-    /// Writes `outcome` into the exporter's status, unless it changed since it was listed.
+    /// Writes `outcome` into the exporter's status, unless it changed since it was listed (a lost
+    /// condition: `Conflict`, dropped). Any other failure is answered, a fenced store's refusal
+    /// included (`Unavailable`: this region's home is no longer the home).
     async fn record(
         &self,
         stored: &Stored<ExporterRecord>,

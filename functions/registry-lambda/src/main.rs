@@ -7,11 +7,10 @@
 use lambda_http::Error;
 use lambda_http::LambdaEvent;
 use registry_core::{CachedStore, Registry};
-use registry_exporter::transport::RouterApi;
 use registry_lambda::config::HandlerKind;
 use registry_lambda::emf::{Emf, RegionCounters};
 use registry_lambda::exporter;
-use registry_lambda::exporter_engine::ServiceEngine;
+use registry_lambda::exporter_engine::function_engine;
 use registry_lambda::{LambdaConfig, guarded_app_handler, guarded_handler};
 use registry_store_aws::AwsStore;
 use registry_store_aws::regions::{AckReplicas, Deployment, RegionConfig, RegionalStore};
@@ -105,15 +104,15 @@ enum AwsOrRegional {
 }
 
 /// The exporter function: stream batches and catch-up runs over the exporters whose records are in
-/// the registry's table, the source this registry's router without authentication. Credentials are
-/// opened by KMS `Decrypt` (sealed by the API function under `REGISTRY_EXPORTER_KMS_KEY`).
+/// the registry's table (the home region's in a multi-region registry), the source this region's
+/// registry without authentication ([`registry_lambda::exporter_engine::function_engine`]).
+/// Credentials are opened by KMS `Decrypt` (sealed by the API function under
+/// `REGISTRY_EXPORTER_KMS_KEY`).
 async fn run_exporter(config: &LambdaConfig) -> Result<(), Error> {
     let env = registry_store_aws::AwsEnv::from_env().await?;
-    let service = registry_store_aws::exporter_store::exporter_service(&env);
-    let store = AwsStore::with_path_style(&env.sdk, env.store, env.s3_path_style);
-    let registry = Registry::new(Arc::new(store), config.settings.registry());
-    let source = registry_http::app(registry, registry_http::AppOptions::default());
-    let engine = Arc::new(ServiceEngine::new(service, Arc::new(RouterApi::new(source))));
+    let regions = config.region_config(&env.store.bucket);
+    let keys = config.exporter_kms_keys();
+    let engine = Arc::new(function_engine(&env, regions.as_ref(), &keys, config.settings.registry()));
     lambda_http::lambda_runtime::run(lambda_http::service_fn(move |event: LambdaEvent<serde_json::Value>| {
         let engine = engine.clone();
         async move { exporter::handle(engine.as_ref(), &event.payload).await.map_err(Error::from) }

@@ -10,6 +10,11 @@
 //! of the same key does not open here, and IAM can grant the functions the key for this use only
 //! (`kms:EncryptionContext:purpose`). `Decrypt` names no key: KMS finds it in the ciphertext, so
 //! credentials sealed before the variable names another key still open.
+//!
+//! A KMS key belongs to one region, and so does what it sealed. In a multi-region registry the API
+//! seals with the home region's key; the exporter function opens with the home region's KMS first
+//! and then with each further key it is given ([`KmsSealer::opening_also`], each called in its own
+//! region), so credentials sealed by an earlier home before a failover still open.
 
 use aws_config::SdkConfig;
 use aws_sdk_kms::error::DisplayErrorContext;
@@ -36,14 +41,64 @@ const LOCALLY_SEALED: &str = "sealed:";
 pub struct KmsSealer {
     client: aws_sdk_kms::Client,
     key: Option<String>,
+    /// The region `client` calls (the one its keys live in).
+    region: Option<String>,
+    /// Keys tried in turn when `client` cannot open a value: (a client in the key's region, its ARN).
+    also: Vec<(aws_sdk_kms::Client, String)>,
 }
 
 impl KmsSealer {
     /// Calls KMS through `sdk` (region, credentials, `AWS_ENDPOINT_URL[_KMS]`); `key` seals, and
     /// without one every credential is refused (opening needs none).
     pub fn new(sdk: &SdkConfig, key: Option<String>) -> KmsSealer {
-        KmsSealer { client: aws_sdk_kms::Client::new(sdk), key: key.filter(|key| !key.is_empty()) }
+        KmsSealer {
+            client: aws_sdk_kms::Client::new(sdk),
+            key: key.filter(|key| !key.is_empty()),
+            region: sdk.region().map(ToString::to_string),
+            also: Vec::new(),
+        }
     }
+
+    /// This sealer opening, when its own region's KMS cannot open a value, with each of `keys` in
+    /// turn (key ARNs; each `Decrypt` names its key and is sent to the key's region, with `sdk`'s
+    /// credentials and endpoint). Keys of this sealer's own region are left out (its `Decrypt`
+    /// already tried every key there), and so are entries that are not key ARNs. Sealing is
+    /// unchanged. With no further key, opening makes the one call it always made.
+    pub fn opening_also(mut self, sdk: &SdkConfig, keys: &[String]) -> KmsSealer {
+        for key in keys.iter().map(|key| key.trim()).filter(|key| !key.is_empty()) {
+            let Some(region) = key_region(key) else {
+                tracing::warn!(key, "not a KMS key ARN: not used to open exporter credentials");
+                continue;
+            };
+            if self.region.as_deref() != Some(region) {
+                let client = aws_sdk_kms::Client::new(&crate::regions::in_region(sdk, region));
+                self.also.push((client, key.to_owned()));
+            }
+        }
+        self
+    }
+}
+
+/// The region of a key ARN (`arn:<partition>:kms:<region>:<account>:key/<id>`).
+fn key_region(arn: &str) -> Option<&str> {
+    let mut parts = arn.split(':');
+    match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some("arn"), Some(_), Some("kms"), Some(region)) if !region.is_empty() => Some(region),
+        _ => None,
+    }
+}
+
+/// `Decrypt` of `blob` through `client`, naming `key` when given: the plaintext, or why not.
+async fn decrypt(client: &aws_sdk_kms::Client, key: Option<&str>, blob: &[u8]) -> Result<Vec<u8>, String> {
+    let output = client
+        .decrypt()
+        .set_key_id(key.map(str::to_owned))
+        .ciphertext_blob(Blob::new(blob))
+        .encryption_context(CONTEXT.0, CONTEXT.1)
+        .send()
+        .await
+        .map_err(|error| DisplayErrorContext(&error).to_string())?;
+    output.plaintext.map(Blob::into_inner).ok_or_else(|| "KMS Decrypt answered no plaintext".to_owned())
 }
 
 #[async_trait::async_trait]
@@ -81,17 +136,31 @@ impl Sealer for KmsSealer {
         };
         let undecodable = || SecretError("a stored exporter credential is not a KMS ciphertext".to_owned());
         let blob = BASE64.decode(encoded).map_err(|_| undecodable())?;
-        let output = self
-            .client
-            .decrypt()
-            .ciphertext_blob(Blob::new(blob))
-            .encryption_context(CONTEXT.0, CONTEXT.1)
-            .send()
-            .await
-            .map_err(|error| {
-                SecretError(format!("KMS Decrypt of an exporter credential: {}", DisplayErrorContext(&error)))
-            })?;
-        let plaintext = output.plaintext.ok_or_else(|| SecretError("KMS Decrypt answered no plaintext".to_owned()))?;
-        String::from_utf8(plaintext.into_inner()).map_err(|_| undecodable())
+        let text = |plaintext: Vec<u8>| String::from_utf8(plaintext).map_err(|_| undecodable());
+        let mut refusals = match decrypt(&self.client, None, &blob).await {
+            Ok(plaintext) => return text(plaintext),
+            Err(error) => vec![error],
+        };
+        for (client, key) in &self.also {
+            match decrypt(client, Some(key), &blob).await {
+                Ok(plaintext) => return text(plaintext),
+                Err(error) => refusals.push(format!("{key}: {error}")),
+            }
+        }
+        Err(SecretError(format!("KMS Decrypt of an exporter credential: {}", refusals.join("; "))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::key_region;
+
+    #[test]
+    fn a_key_arn_names_its_region() {
+        assert_eq!(key_region("arn:aws:kms:eu-west-1:123456789012:key/1234abcd"), Some("eu-west-1"));
+        assert_eq!(key_region("arn:aws-cn:kms:cn-north-1:123456789012:key/1"), Some("cn-north-1"));
+        assert_eq!(key_region("alias/registry"), None);
+        assert_eq!(key_region("arn:aws:s3:::bucket"), None);
+        assert_eq!(key_region("arn:aws:kms::123456789012:key/1"), None);
     }
 }

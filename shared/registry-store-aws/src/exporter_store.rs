@@ -16,8 +16,9 @@
 //!
 //! In a multi-region registry the API's store is fenced on the home marker
 //! ([`DynamoExporterStore::fenced_by`]): each write is one TransactWriteItems of the put or delete
-//! and the marker's check (see `fence`), so an old home refuses it. The exporter function's own
-//! store (its offsets and state, in the first region) is not fenced.
+//! and the marker's check (see `fence`), so an old home refuses it. The exporter function keeps
+//! its offsets and state in the same place, through the same fenced store
+//! ([`exporter_function_service`]), whichever region it runs in.
 
 use crate::exporter_secrets::KmsSealer;
 use crate::keys::{PK, SK};
@@ -86,28 +87,54 @@ pub fn exporter_service(env: &AwsEnv) -> ExporterService {
 /// The exporters API over `store`'s table, through its client, fenced as `store` is (see `fence`),
 /// credentials sealed by `sealer_sdk`'s KMS with the key `kms_key`.
 pub fn exporter_service_over(store: &AwsStore, sealer_sdk: &SdkConfig, kms_key: Option<String>) -> ExporterService {
-    let records = DynamoExporterStore::new(store.dynamo.clone(), store.table.clone());
-    let records = match store.fence() {
-        Some(home) => records.fenced_by(home),
-        None => records,
-    };
-    ExporterService::new(Arc::new(records), Arc::new(KmsSealer::new(sealer_sdk, kms_key)))
+    ExporterService::new(Arc::new(fenced_as(store)), Arc::new(KmsSealer::new(sealer_sdk, kms_key)))
 }
 
 /// The exporters API of `deployment`: in a single-region registry [`exporter_service`]; in a
 /// multi-region one the records in the home region's table, every write fenced on the home marker,
 /// credentials sealed by the home region's KMS (the key `REGISTRY_EXPORTER_KMS_KEY` names there),
 /// whichever region serves the request. A read region's `/exporters` writes and reads are both
-/// answered from the home region's table: the exporter function runs beside the home (the first
-/// region) and writes its state there, so the local replica would only show it later.
+/// answered from the home region's table: the exporter function writes its state there too
+/// ([`exporter_function_service`]), so the local replica would only show it later.
 pub fn deployment_exporter_service(env: &AwsEnv, deployment: &Deployment) -> ExporterService {
+    let (records, kms) = home_records(env, deployment);
+    ExporterService::new(Arc::new(records), Arc::new(KmsSealer::new(&kms, env.exporter_kms_key.clone())))
+}
+
+/// The exporter function's exporters: the records where [`deployment_exporter_service`] keeps
+/// them (in a multi-region registry the home region's table, every write, the function's status
+/// writes included, fenced on the home marker, so an old home refuses them after a failover
+/// instead of racing the new home's API), credentials opened by the home region's KMS first and
+/// then by each of `keys` (key ARNs, each in its own region: credentials sealed by an earlier home
+/// before a failover), see [`KmsSealer::opening_also`]. The function never seals. In a
+/// single-region registry with no `keys`, the calls [`exporter_service`] makes.
+pub fn exporter_function_service(env: &AwsEnv, deployment: &Deployment, keys: &[String]) -> ExporterService {
+    let (records, kms) = home_records(env, deployment);
+    ExporterService::new(Arc::new(records), Arc::new(KmsSealer::new(&kms, None).opening_also(&env.sdk, keys)))
+}
+
+/// The exporters' records of `deployment` (the local table in a single-region registry, else the
+/// home region's, fenced as its writes are) and the SDK configuration of the home region's KMS.
+fn home_records(env: &AwsEnv, deployment: &Deployment) -> (DynamoExporterStore, SdkConfig) {
     match deployment {
-        Deployment::Single(_) => exporter_service(env),
-        Deployment::Home(store) => exporter_service_over(store, &env.sdk, env.exporter_kms_key.clone()),
+        Deployment::Single(_) => (
+            DynamoExporterStore::new(aws_sdk_dynamodb::Client::new(&env.sdk), env.store.table.clone()),
+            env.sdk.clone(),
+        ),
+        Deployment::Home(store) => (fenced_as(store), env.sdk.clone()),
         Deployment::Read { writes, .. } => {
             let home = writes.fence().map_or_else(|| env.sdk.clone(), |home| in_region(&env.sdk, home));
-            exporter_service_over(writes, &home, env.exporter_kms_key.clone())
+            (fenced_as(writes), home)
         }
+    }
+}
+
+/// The records in `store`'s table, through its client, fenced as `store` is.
+fn fenced_as(store: &AwsStore) -> DynamoExporterStore {
+    let records = DynamoExporterStore::new(store.dynamo.clone(), store.table.clone());
+    match store.fence() {
+        Some(home) => records.fenced_by(home),
+        None => records,
     }
 }
 

@@ -1,0 +1,224 @@
+//! The exporter function in a multi-region registry, on the emulator: us-east-1 the home, eu-west-1
+//! the region the exporter function runs in (a registry's first region, which a failover can leave
+//! without the home), each with its replica of one table, its bucket and its exporter-credential
+//! key, the test-only replicator standing in for global tables. The engine is the one
+//! `run_exporter` builds ([`function_engine`]) and the destination an embedded registry on
+//! loopback that asks for the credentials the API sealed.
+//!
+//! Skips without `AWS_ENDPOINT_URL` (fails with `CI` set), as the store's emulator tests do.
+
+use registry_core::{Registry, RegistrySettings};
+use registry_exporter::engine::{Method, RegistryApi};
+use registry_exporter::store::ExporterStore;
+use registry_exporter::transport::{HttpApi, RouterApi};
+use registry_exporter::{ExporterState, ExporterUpdate};
+use registry_lambda::exporter::{self, CATCH_UP_EVENT, ExportEngine};
+use registry_lambda::exporter_engine::function_engine;
+use registry_store_aws::exporter_store::{DynamoExporterStore, deployment_exporter_service};
+use registry_store_aws::provision::{create_resources, delete_resources};
+use registry_store_aws::regions::{Deployment, RegionConfig, in_region};
+use registry_store_aws::testing::replicator::{Replicator, Site};
+use registry_store_aws::testing::{create_kms_key, emulator_sdk, unique_names};
+use registry_store_aws::{AwsEnv, AwsStoreConfig};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+const HOME: &str = "us-east-1";
+const EXPORTER_REGION: &str = "eu-west-1";
+const USER: &str = "exporter";
+const PASSWORD: &str = "dest-password-never-stored-plain";
+
+/// A registry served on loopback (the destination), HTTP Basic on with the one user [`USER`].
+async fn serve_embedded(dir: &std::path::Path) -> (String, tokio::task::JoinHandle<()>) {
+    let store = registry_store_local::LocalStore::open(dir).unwrap_or_else(|e| panic!("{e}"));
+    let mut users = registry_auth::UsersFile::default();
+    let hash = registry_auth::hash_password(PASSWORD, registry_auth::HashCost::TEST).unwrap_or_else(|e| panic!("{e}"));
+    users.upsert(registry_auth::UserEntry {
+        user: USER.to_owned(),
+        role: registry_auth::Role::Admin,
+        subject_prefixes: Vec::new(),
+        hash,
+    });
+    let authenticator = registry_auth::Authenticator::new(&users, None).unwrap_or_else(|e| panic!("{e}"));
+    let options = registry_http::AppOptions { authenticator: Some(Arc::new(authenticator)), ..Default::default() };
+    let app = registry_http::app(Registry::new(Arc::new(store), RegistrySettings::default()), options);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
+    let address = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    let server = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (format!("http://{address}"), server)
+}
+
+fn create(name: &str, url: &str) -> ExporterUpdate {
+    ExporterUpdate {
+        name: Some(name.to_owned()),
+        context_type: Some("CUSTOM".to_owned()),
+        context: Some(".dr".to_owned()),
+        subjects: Some(vec!["orders-*".to_owned()]),
+        subject_rename_format: None,
+        config: Some(BTreeMap::from([
+            ("schema.registry.url".to_owned(), url.to_owned()),
+            ("basic.auth.credentials.source".to_owned(), "USER_INFO".to_owned()),
+            ("basic.auth.user.info".to_owned(), format!("{USER}:{PASSWORD}")),
+        ])),
+    }
+}
+
+fn avro(fields: &[&str]) -> Value {
+    let fields: Vec<Value> =
+        fields.iter().map(|name| json!({ "name": name, "type": "string", "default": "" })).collect();
+    json!({ "schema": json!({ "type": "record", "name": "Order", "fields": fields }).to_string() })
+}
+
+/// Registers `body` under `subject` through `site`'s own table and bucket, as that region's
+/// function does when it is home.
+async fn register(site: &Site, home: &str, subject: &str, body: Value) {
+    let app = registry_http::app(
+        Registry::new(Arc::new(site.store().fenced_by(home)), RegistrySettings::default()),
+        Default::default(),
+    );
+    let answer = RouterApi::new(app)
+        .call(Method::Post, &format!("/subjects/{subject}/versions"), Some(&body))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(answer.status, 200, "{}", answer.body);
+}
+
+/// A stream batch of one version row of `subject`, as the exporter's event source mapping hands it.
+fn batch(subject: &str, sequence: &str) -> Value {
+    json!({ "Records": [{ "eventName": "INSERT", "dynamodb": {
+        "Keys": { "pk": { "S": format!("S#{subject}") }, "sk": { "S": "V#0000000001" } },
+        "NewImage": { "deleted": { "BOOL": false } },
+        "SequenceNumber": sequence,
+    } }] })
+}
+
+fn failures(answer: &Value) -> Vec<String> {
+    answer["batchItemFailures"]
+        .as_array()
+        .map(|items| items.iter().filter_map(|item| item["itemIdentifier"].as_str().map(str::to_owned)).collect())
+        .unwrap_or_default()
+}
+
+/// The environment a function of `site`'s region reads (`REGISTRY_TABLE`, `REGISTRY_BUCKET`, its
+/// region), sealing with `key` when given.
+fn env(site: &Site, key: Option<&str>) -> AwsEnv {
+    AwsEnv {
+        sdk: site.sdk.clone(),
+        store: site.config.clone(),
+        s3_path_style: true,
+        kms_key_arns: Vec::new(),
+        exporter_kms_key: key.map(str::to_owned),
+    }
+}
+
+fn regions(home: &str, home_bucket: &str, local_bucket: &str) -> Option<RegionConfig> {
+    RegionConfig::from_settings(Some(home), Some(home_bucket), local_bucket, "", Duration::from_secs(1))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_exporter_function_records_its_status_at_home_and_an_old_home_refuses_it() {
+    let Some(sdk) = emulator_sdk().await else { return };
+    let names = unique_names("exporter-regions");
+    let site = |region: &str, suffix: &str| Site {
+        sdk: in_region(&sdk, region),
+        config: AwsStoreConfig { table: names.table.clone(), bucket: format!("{}-{suffix}", names.bucket) },
+    };
+    let (home, local) = (site(HOME, "home"), site(EXPORTER_REGION, "local"));
+    for site in [&home, &local] {
+        create_resources(&site.sdk, &site.config, true).await.unwrap_or_else(|e| panic!("creating: {e}"));
+    }
+    let outcome = tokio::spawn(run(home.clone(), local.clone())).await;
+    for site in [&home, &local] {
+        let _ = delete_resources(&site.sdk, &site.config, true).await;
+    }
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic.into_panic());
+    }
+}
+
+async fn run(home: Site, local: Site) {
+    let replicator = Replicator::default();
+    let home_key = create_kms_key(&home.sdk, "exporter credentials, us-east-1").await;
+    let local_key = create_kms_key(&local.sdk, "exporter credentials, eu-west-1").await;
+    let keys = [home_key.clone(), local_key.clone()];
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (url, server) = serve_embedded(dir.path()).await;
+    let destination = HttpApi::from_config("check", &create("check", &url).config.unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    // A schema committed at home and replicated to the exporter's region (its source), then an
+    // exporter created through the API of the exporter's region, a read region: the record and its
+    // sealed credentials are at home only.
+    register(&home, HOME, "orders-value", avro(&["id"])).await;
+    replicator.replicate(&home, &local).await;
+    let as_read_region = regions(HOME, &home.config.bucket, &local.config.bucket);
+    let api_env = env(&local, Some(&home_key));
+    let api = deployment_exporter_service(&api_env, &Deployment::open(&api_env, as_read_region.as_ref()));
+    api.create(create("to-dr", &url)).await.unwrap_or_else(|e| panic!("{e}"));
+    let at_home = DynamoExporterStore::new(home.dynamo(), home.config.table.clone());
+    let in_local = DynamoExporterStore::new(local.dynamo(), local.config.table.clone());
+    let created = at_home.exporter("to-dr").await.unwrap_or_else(|e| panic!("{e}"));
+    let created = created.unwrap_or_else(|| panic!("the exporter is not in the home region's table"));
+
+    // The exporter function of eu-west-1, told us-east-1 is home: a catch-up pass copies the
+    // subject (the credentials opened by the home region's KMS) and records RUNNING at home; the
+    // local replica holds no exporter item.
+    let function_env = env(&local, None);
+    let engine = function_engine(&function_env, as_read_region.as_ref(), &keys, RegistrySettings::default());
+    let answer = exporter::handle(&engine, &json!({ "registry": CATCH_UP_EVENT })).await;
+    assert_eq!(answer, Ok(json!({})), "the catch-up pass");
+    let recorded = at_home.exporter("to-dr").await.unwrap_or_else(|e| panic!("{e}"));
+    let recorded = recorded.unwrap_or_else(|| panic!("the exporter left the home region's table"));
+    assert_eq!(recorded.value.status.state, ExporterState::Running, "{:?}", recorded.value.status);
+    assert!(recorded.value.status.offset > 0, "the offset counts the writes: {:?}", recorded.value.status);
+    assert!(recorded.revision > created.revision, "the status was written at home");
+    let none = in_local.exporter("to-dr").await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(none.is_none(), "the exporter function wrote its state into its local replica: {none:?}");
+    let copied = destination.call(Method::Get, "/subjects/:.dr:orders-value/versions", None).await;
+    let copied = copied.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((copied.status, copied.body.clone()), (200, json!([1])), "{}", copied.body);
+
+    // A failover to eu-west-1 whose marker reached us-east-1, the exporter function not yet told.
+    // A new version (committed by the new home, in the exporter's own replica) is pushed, but the
+    // status write at the old home is refused: the pass fails, naming the marker.
+    replicator.replicate(&home, &local).await;
+    local.store().fail_over(EXPORTER_REGION, 100).await.unwrap_or_else(|e| panic!("{e}"));
+    replicator.replicate(&local, &home).await;
+    register(&local, EXPORTER_REGION, "orders-value", avro(&["id", "amount"])).await;
+    let listed = engine.running().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(listed.len(), 1, "the exporters are still listed from the old home's table");
+    let error = engine.pass(&listed[0]).await.err().unwrap_or_default();
+    assert!(error.contains("status not recorded") && error.contains("home marker"), "{error}");
+    // Through a stream batch: the record of the change is reported failed, so Lambda retries it.
+    register(&local, EXPORTER_REGION, "orders-value", avro(&["id", "amount", "note"])).await;
+    let answer = exporter::handle(&engine, &batch("orders-value", "41")).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(failures(&answer), ["41"], "a refused status write fails the batch: {answer}");
+    let kept = at_home.exporter("to-dr").await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(kept.map(|stored| stored.revision), Some(recorded.revision), "the old home's record is unchanged");
+
+    // Pointed at the new home (its own region): an exporter created there is sealed by eu-west-1's
+    // key, the first one's credentials are still us-east-1's. The retried batch passes both (the
+    // first has nothing left to push) and the new one's status is recorded in eu-west-1's table.
+    let as_home = regions(EXPORTER_REGION, &local.config.bucket, &local.config.bucket);
+    let new_home_env = env(&local, Some(&local_key));
+    let api = deployment_exporter_service(&new_home_env, &Deployment::open(&new_home_env, as_home.as_ref()));
+    let mut second = create("to-dr-2", &url);
+    second.context = Some(".dr2".to_owned());
+    api.create(second).await.unwrap_or_else(|e| panic!("{e}"));
+    let engine = function_engine(&function_env, as_home.as_ref(), &keys, RegistrySettings::default());
+    let answer = exporter::handle(&engine, &batch("orders-value", "41")).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(failures(&answer), Vec::<String>::new(), "{answer}");
+    for (name, context) in [("to-dr", ".dr"), ("to-dr-2", ".dr2")] {
+        let stored = in_local.exporter(name).await.unwrap_or_else(|e| panic!("{e}"));
+        let status = stored.map(|stored| stored.value.status).unwrap_or_else(|| panic!("{name} is not at home"));
+        assert_eq!(status.state, ExporterState::Running, "{name}: {status:?}");
+        let path = format!("/subjects/:{context}:orders-value/versions");
+        let copied = destination.call(Method::Get, &path, None).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((copied.status, copied.body.clone()), (200, json!([1, 2, 3])), "{name}: {}", copied.body);
+    }
+    server.abort();
+}
