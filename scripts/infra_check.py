@@ -2053,6 +2053,50 @@ def check_replication_alarms():
     return problems
 
 
+
+def check_exporter_regions():
+    """With several regions the exporter function keeps the exporters' records where the API does:
+    it is told the home region and every region's credential key, reads every region's replica,
+    writes exporter items (and checks the home marker) only in the home region's, and may decrypt
+    credentials with every region's key. A single-region exporter gets none of it."""
+    problems = []
+    found = exporter_resource("aws_lambda_function")
+    if not found:
+        return ["no exporter function"]
+    body, _ = found
+    environment = evaluate(body["environment"][0]["variables"], MODULE_CONFIG.scope(MULTI_REGION))
+    home = MULTI_REGION["home_region"]
+    if environment.get("REGISTRY_HOME_REGION") != home:
+        problems.append(f"the exporter's REGISTRY_HOME_REGION is {environment.get('REGISTRY_HOME_REGION')!r}, not the home region")
+    keys = plain(environment.get("REGISTRY_EXPORTER_KMS_KEYS"))
+    wanted = ["aws_kms_key.registry"] + [f"aws_kms_key.replica[{region}]" for region in REGIONS[1:]]
+    if any(key not in keys for key in wanted):
+        problems.append(f"the exporter's REGISTRY_EXPORTER_KMS_KEYS is {keys!r}, not every region's key")
+    single = evaluate(body["environment"][0]["variables"], MODULE_CONFIG.scope(REQUIRED))
+    for name in ("REGISTRY_HOME_REGION", "REGISTRY_HOME_BUCKET", "REGISTRY_EXPORTER_KMS_KEYS"):
+        if name in single:
+            problems.append(f"a single-region exporter is given {name}")
+    for statement in statements("exporter", MULTI_REGION_OVERRIDES):
+        resources = [plain(resource) for resource in statement.get("resources", [])]
+        actions = set(statement.get("actions", []))
+        if actions & {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}:
+            if not resources or any(f":{home}:" not in resource for resource in resources):
+                problems.append(f"statement {statement.get('sid')} writes in {resources}, not only the home region's replica")
+        if "dynamodb:Query" in actions and any(not any(f":{region}:" in resource for resource in resources) for region in REGIONS):
+            problems.append(f"the exporter reads {resources}, not every region's replica (the home's records, its own source)")
+        if exporter_credentials_grant(statement) and any(key not in " ".join(resources) for key in wanted):
+            problems.append(f"the exporter decrypts credentials with {resources}, not every region's key")
+        if statement.get("sid") == "HomeMarkerCheck":
+            leading = [value for c in statement.get("condition", []) if c.get("variable") == "dynamodb:LeadingKeys" for value in c.get("values", [])]
+            if actions != {"dynamodb:ConditionCheckItem"} or leading != ["HOME"]:
+                problems.append(f"the home marker's statement grants {sorted(actions)} on {leading}, not only the check of HOME")
+    sids = {statement.get("sid") for statement in statements("exporter", MULTI_REGION_OVERRIDES)}
+    if "HomeMarkerCheck" not in sids:
+        problems.append("the exporter may not check the home marker its fenced writes carry")
+    if "HomeMarkerCheck" in {statement.get("sid") for statement in statements("exporter")}:
+        problems.append("a single-region exporter may check the home marker (it writes unfenced)")
+    return problems
+
 CHECKS = [
     ("invoke permissions match the Function URL's auth type", check_invoke_permissions),
     ("open registry, custom domain, concurrency and name are explicit choices", check_access_choices),
@@ -2090,6 +2134,7 @@ CHECKS = [
     ("regions: a function and URL per region with the multi-region settings", check_region_functions),
     ("regions: the role reads every region and writes only the home region", check_region_iam),
     ("regions: alarms on DynamoDB and S3 replication and on each region's function", check_replication_alarms),
+    ("regions: the exporter keeps its records at home (env, writes in the home replica only, every region's key)", check_exporter_regions),
 ]
 
 

@@ -14,13 +14,23 @@
 locals {
   exporter = var.exporter_enabled
 
-  exporter_environment = {
+  exporter_environment = merge({
     REGISTRY_LAMBDA_HANDLER = "exporter" # the same bootstrap, started as the stream handler
     REGISTRY_BACKEND        = "aws"
     REGISTRY_TABLE          = aws_dynamodb_table.registry.name
     REGISTRY_BUCKET         = aws_s3_bucket.bodies.id
     RUST_LOG                = var.log_level
-  }
+  }, local.exporter_region_environment)
+
+  # Several regions: the function runs in the first region and copies from its replica, but keeps
+  # the exporters' records where the API does, in the home region's table, each write fenced on the
+  # home marker (docs/multi-region.md). Credentials are opened by the home region's KMS, then by
+  # every region's key (a failover leaves credentials sealed by an earlier home). No home bucket:
+  # the function writes no object. Unset in a single-region registry, which runs as it always did.
+  exporter_region_environment = local.multi_region ? {
+    REGISTRY_HOME_REGION       = local.home_region
+    REGISTRY_EXPORTER_KMS_KEYS = join(",", [for region in var.regions : local.key_arns[region]])
+  } : {}
 
   # Only the items that change what an exporter copies reach the function; filtered-out records cost
   # nothing (no invocation). Version rows (registrations, soft and hard deletes: S#<subject> / V#<n>)
@@ -205,22 +215,40 @@ data "aws_iam_policy_document" "exporter" {
     resources = ["${aws_dynamodb_table.registry.arn}/stream/*"]
   }
 
-  # The exported subjects' rows, configs and bodies' bindings, and the exporters' items.
+  # The exported subjects' rows, configs and bodies' bindings (this region's replica), and the
+  # exporters' items (the home region's replica, wherever the home is).
   statement {
     sid       = "RegistryReads"
     actions   = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"]
-    resources = [aws_dynamodb_table.registry.arn]
+    resources = local.readable_table_arns
   }
 
-  # Offsets and states: only items whose partition key is an exporter's.
+  # Offsets and states: only items whose partition key is an exporter's, and only in the home
+  # region's replica, as the API function's role (iam.tf): a write to another replica would race the
+  # home's by last writer wins. A failover's apply moves it with REGISTRY_HOME_REGION.
   statement {
     sid       = "ExporterItems"
     actions   = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
-    resources = [aws_dynamodb_table.registry.arn]
+    resources = [local.writable_table_arn]
     condition {
       test     = "ForAllValues:StringLike"
       variable = "dynamodb:LeadingKeys"
       values   = local.exporter_partitions
+    }
+  }
+
+  # Several regions: every write carries the home marker's check (HOME / MARKER), read only.
+  dynamic "statement" {
+    for_each = local.multi_region ? ["HOME"] : []
+    content {
+      sid       = "HomeMarkerCheck"
+      actions   = ["dynamodb:ConditionCheckItem"]
+      resources = [local.writable_table_arn]
+      condition {
+        test     = "ForAllValues:StringEquals"
+        variable = "dynamodb:LeadingKeys"
+        values   = [statement.value]
+      }
     }
   }
 
@@ -256,12 +284,13 @@ data "aws_iam_policy_document" "exporter" {
     }
   }
 
-  # The destinations' credentials, which the API function encrypted under the module's key: Decrypt
-  # only, and only of values carrying their encryption context (as ExporterCredentials in iam.tf).
+  # The destinations' credentials, which the API function encrypted under the home region's key
+  # (any region's, after failovers): Decrypt only, and only of values carrying their encryption
+  # context (as ExporterCredentials in iam.tf).
   statement {
     sid       = "ExporterCredentials"
     actions   = ["kms:Decrypt"]
-    resources = [aws_kms_key.registry.arn]
+    resources = local.registry_key_arns
     condition {
       test     = "StringEquals"
       variable = "kms:EncryptionContext:purpose"
