@@ -222,3 +222,35 @@ async fn run(home: Site, local: Site) {
     }
     server.abort();
 }
+
+/// A single-region registry (no home region): the function's engine keeps the exporters' records
+/// in its own table, unfenced, credentials opened by its own region's KMS, as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_region_exporter_function_keeps_its_records_in_its_own_table() {
+    let Some(sdk) = emulator_sdk().await else { return };
+    let names = unique_names("exporter-single");
+    let site = Site { sdk: in_region(&sdk, HOME), config: names.clone() };
+    create_resources(&site.sdk, &site.config, true).await.unwrap_or_else(|e| panic!("creating: {e}"));
+    let outcome = tokio::spawn(async move {
+        let key = create_kms_key(&site.sdk, "exporter credentials").await;
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (url, server) = serve_embedded(dir.path()).await;
+        register(&site, HOME, "orders-value", avro(&["id"])).await;
+        let api_env = env(&site, Some(&key));
+        let api = deployment_exporter_service(&api_env, &Deployment::open(&api_env, None));
+        api.create(create("to-dr", &url)).await.unwrap_or_else(|e| panic!("{e}"));
+        let engine = function_engine(&env(&site, None), None, &[], RegistrySettings::default());
+        let answer = exporter::handle(&engine, &json!({ "registry": CATCH_UP_EVENT })).await;
+        assert_eq!(answer, Ok(json!({})), "the catch-up pass");
+        let records = DynamoExporterStore::new(site.dynamo(), site.config.table.clone());
+        let stored = records.exporter("to-dr").await.unwrap_or_else(|e| panic!("{e}"));
+        let status = stored.map(|stored| stored.value.status).unwrap_or_else(|| panic!("no exporter record"));
+        assert_eq!((status.state, status.offset > 0), (ExporterState::Running, true), "{status:?}");
+        server.abort();
+    })
+    .await;
+    let _ = delete_resources(&sdk, &names, true).await;
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic.into_panic());
+    }
+}
