@@ -11,6 +11,7 @@
 //! `rawPath` themselves. Stripping by the event's own `requestContext.stage` is right with or
 //! without the variable, and testable without touching the process environment.
 
+pub mod api;
 pub mod auth;
 pub mod auth_origin;
 pub mod config;

@@ -9,8 +9,10 @@ use crate::config::ServeConfig;
 use crate::{exporters, store};
 use registry_core::Registry;
 use registry_exporter::runner::Pacing;
+use std::sync::Arc;
 use std::time::Instant;
 use tokio::net::TcpListener;
+use tokio::sync::Notify;
 
 /// Serves until SIGINT or SIGTERM, then lets in-flight requests finish. Logs one line when the
 /// listener accepts connections, with the time since `started` (process start). Connections are
@@ -20,8 +22,50 @@ pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn st
     if let Some(authenticator) = &authenticator {
         tracing::info!(bearer = authenticator.accepts_bearer(), "authentication on");
     }
-    let mut options = config.settings.app_options(authenticator)?;
-    let opened = store::open(&config).await?;
+    let options = config.settings.app_options(authenticator)?;
+    let mut opened = store::open(&config).await?;
+    let follow = opened.follow.take();
+    let description = opened.description.clone();
+    let (app, trigger) = application(opened, &config, options.clone())?;
+    let app = match follow {
+        None => app,
+        // Every region that may be home has its application; each request goes to the one of
+        // the region the home marker names now.
+        Some(follow) => {
+            let mut apps = std::collections::BTreeMap::from([(follow.configured, app)]);
+            for (region, opened) in follow.others {
+                apps.insert(region, application(opened, &config, options.clone())?.0);
+            }
+            let watch = follow.watch;
+            let home = registry_http::regional::home_from(move || {
+                let watch = watch.clone();
+                async move { watch.home().await }
+            });
+            registry_http::regional::following(apps, home)
+        }
+    };
+    let app = match trigger {
+        Some(trigger) => app.layer(axum::middleware::from_fn(move |request, next| {
+            exporters::notify_writes(trigger.clone(), request, next)
+        })),
+        None => app,
+    };
+
+    let address = format!("{}:{}", config.bind, config.port);
+    let listener = TcpListener::bind(&address).await.map_err(|error| format!("cannot listen on {address}: {error}"))?;
+    let local = listener.local_addr()?;
+    tracing::info!("ready on {local} in {} ms (store: {description})", started.elapsed().as_millis());
+    listener::serve(listener, app, config.settings.server, shutdown_signal()).await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// The application over `opened`'s stores, and the trigger of the exporters it runs (if any).
+fn application(
+    opened: store::Opened,
+    config: &ServeConfig,
+    mut options: registry_http::AppOptions,
+) -> Result<(axum::Router, Option<Arc<Notify>>), Box<dyn std::error::Error + Send + Sync>> {
     options.deks = opened.dek.map(|backend| config.settings.dek.registry(backend)).transpose()?;
     let registry = Registry::new(opened.store, config.settings.registry());
     let trigger = match opened.exporters {
@@ -36,7 +80,7 @@ pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn st
     };
     if let Some(service) = opened.home_exporters {
         // A read region: `/exporters` served (reads and writes) from the home region's records.
-        options.exporters = Some(std::sync::Arc::new(service));
+        options.exporters = Some(Arc::new(service));
     }
     let app = match opened.local_reads {
         // A read region: reads from the local replica, writes through the home region; after each
@@ -50,20 +94,7 @@ pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn st
         }
         None => registry_http::app(registry, options),
     };
-    let app = match trigger {
-        Some(trigger) => app.layer(axum::middleware::from_fn(move |request, next| {
-            exporters::notify_writes(trigger.clone(), request, next)
-        })),
-        None => app,
-    };
-
-    let address = format!("{}:{}", config.bind, config.port);
-    let listener = TcpListener::bind(&address).await.map_err(|error| format!("cannot listen on {address}: {error}"))?;
-    let local = listener.local_addr()?;
-    tracing::info!("ready on {local} in {} ms (store: {})", started.elapsed().as_millis(), opened.description);
-    listener::serve(listener, app, config.settings.server, shutdown_signal()).await;
-    tracing::info!("stopped");
-    Ok(())
+    Ok((app, trigger))
 }
 
 async fn shutdown_signal() {

@@ -13,12 +13,17 @@
 //!   write may still have been applied), as a single registry does after its own writes: a
 //!   process's own hard delete or IMPORT rebinding shows in its next read as soon as the replica
 //!   has it, not only after the memory's time to live.
+//! - [`following`]: one such application per region that may be home, and per request the one of
+//!   the region a [`CurrentHome`] names (the home marker, in a multi-region registry): a failover
+//!   moves the writes without rebuilding anything.
 
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
+use futures::future::BoxFuture;
 use registry_core::Registry;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use tower::ServiceExt;
 
@@ -96,6 +101,63 @@ async fn dispatch(State(apps): State<Arc<Apps>>, request: Request) -> Response {
     answer(apps.home.clone(), again(&bytes)).await
 }
 
+/// Which region is home now (asked once per request by [`following`]).
+pub trait CurrentHome: Send + Sync {
+    /// The home region's name.
+    fn current_home(&self) -> BoxFuture<'_, String>;
+}
+
+/// A [`CurrentHome`] asking `home` (an async closure) for every request.
+pub fn home_from<F, Fut>(home: F) -> Arc<dyn CurrentHome>
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = String> + Send + 'static,
+{
+    Arc::new(HomeFrom(home))
+}
+
+struct HomeFrom<F>(F);
+
+impl<F, Fut> CurrentHome for HomeFrom<F>
+where
+    F: Fn() -> Fut + Send + Sync,
+    Fut: Future<Output = String> + Send + 'static,
+{
+    fn current_home(&self) -> BoxFuture<'_, String> {
+        Box::pin((self.0)())
+    }
+}
+
+/// The applications of every region that may be home, and what says which one is.
+#[derive(Clone)]
+struct Following {
+    apps: Arc<BTreeMap<String, axum::Router>>,
+    home: Arc<dyn CurrentHome>,
+}
+
+/// `apps` (per region, the application this process serves while that region is home) as one
+/// application: each request goes to the application of the region `home` names then. A home
+/// without an application (a region the process was not given) answers 500 / 50002 (retryable:
+/// a failover in progress) and logs which region it was.
+pub fn following(apps: BTreeMap<String, axum::Router>, home: Arc<dyn CurrentHome>) -> axum::Router {
+    axum::Router::new().fallback(follow).with_state(Following { apps: Arc::new(apps), home })
+}
+
+async fn follow(State(following): State<Following>, request: Request) -> Response {
+    let home = following.home.current_home().await;
+    match following.apps.get(&home) {
+        Some(app) => answer(app.clone(), request).await,
+        None => {
+            let known: Vec<&String> = following.apps.keys().collect();
+            let detail =
+                format!("the home marker names {home}, a region this process has no stores for (it has {known:?})");
+            tracing::error!(%home, ?known, "{detail}");
+            let error = registry_core::RegistryError::Store(registry_core::StoreError::Unavailable(detail));
+            crate::error::ApiError::from(error).into_response()
+        }
+    }
+}
+
 async fn answer(app: axum::Router, request: Request) -> Response {
     match app.oneshot(request).await {
         Ok(response) => response,
@@ -120,6 +182,50 @@ mod tests {
         assert!(!is_read(&Method::POST, "/subjects/"));
         assert!(!is_read(&Method::PUT, "/config"));
         assert!(!is_read(&Method::DELETE, "/subjects/s"));
+    }
+
+    /// Each request goes to the application of the home named at that moment; an unknown home
+    /// answers 500 / 50002.
+    #[tokio::test]
+    async fn following_sends_each_request_to_the_current_home() {
+        use registry_core::{MemoryStore, RegistrySettings};
+        let home = Arc::new(std::sync::Mutex::new("a".to_string()));
+        let named = home.clone();
+        let current = home_from(move || {
+            let home = named.lock().map(|home| home.clone()).unwrap_or_default();
+            async move { home }
+        });
+        let registries: Vec<Registry> =
+            (0..2).map(|_| Registry::new(Arc::new(MemoryStore::new()), RegistrySettings::default())).collect();
+        let apps = BTreeMap::from([
+            ("a".to_string(), crate::app(registries[0].clone(), Default::default())),
+            ("b".to_string(), crate::app(registries[1].clone(), Default::default())),
+        ]);
+        let app = following(apps, current);
+        let register = |subject: &'static str| {
+            let mut request = Request::new(Body::from(r#"{"schema": "\"string\""}"#));
+            *request.method_mut() = Method::POST;
+            *request.uri_mut() = format!("/subjects/{subject}/versions").parse().unwrap_or_else(|e| panic!("{e}"));
+            request.headers_mut().insert("content-type", "application/json".parse().unwrap_or_else(|e| panic!("{e}")));
+            answer(app.clone(), request)
+        };
+        assert_eq!(register("first").await.status(), StatusCode::OK);
+        *home.lock().unwrap_or_else(|e| panic!("{e}")) = "b".to_string();
+        assert_eq!(register("second").await.status(), StatusCode::OK);
+        for (registry, expected) in registries.iter().zip([["first"], ["second"]]) {
+            let mut request = Request::new(Body::empty());
+            *request.uri_mut() = "/subjects".parse().unwrap_or_else(|e| panic!("{e}"));
+            let listed = answer(crate::app(registry.clone(), Default::default()), request).await;
+            let body = axum::body::to_bytes(listed.into_body(), usize::MAX).await.unwrap_or_else(|e| panic!("{e}"));
+            let body: serde_json::Value = serde_json::from_slice(&body).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(body, serde_json::json!(expected));
+        }
+        *home.lock().unwrap_or_else(|e| panic!("{e}")) = "c".to_string();
+        let refused = register("third").await;
+        assert_eq!(refused.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = axum::body::to_bytes(refused.into_body(), usize::MAX).await.unwrap_or_else(|e| panic!("{e}"));
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(body["error_code"], 50002, "{body}");
     }
 
     /// A read region's two registries over one store (as if replication were instant): a hard

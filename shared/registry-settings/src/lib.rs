@@ -137,6 +137,17 @@ pub struct RegionSettings {
     /// retryable error (registering again is idempotent).
     #[arg(long, env = "REGISTRY_ACK_TIMEOUT_MS", default_value_t = 5_000)]
     pub ack_timeout_ms: u64,
+
+    /// Every region's bucket (`region=bucket`, comma-separated). With it, a process follows the
+    /// home marker in its own replica: writes go to the region the marker names (the home region
+    /// above while no failover has written one), with no redeploy. Unset: the home is fixed.
+    #[arg(long, env = "REGISTRY_REGION_BUCKETS", default_value = "")]
+    pub region_buckets: String,
+
+    /// How long, in milliseconds, a process trusts the home marker it last read (one strongly
+    /// consistent GetItem of its replica per period): a failover reaches its writes within it.
+    #[arg(long, env = "REGISTRY_HOME_MARKER_TTL_MS", default_value_t = 5_000)]
+    pub home_marker_ttl_ms: u64,
 }
 
 impl RegionSettings {
@@ -148,6 +159,11 @@ impl RegionSettings {
     /// How long a registration waits for the acknowledging replicas.
     pub fn ack_timeout(&self) -> Duration {
         Duration::from_millis(self.ack_timeout_ms)
+    }
+
+    /// How long the home marker last read is trusted.
+    pub fn home_marker_ttl(&self) -> Duration {
+        Duration::from_millis(self.home_marker_ttl_ms)
     }
 }
 

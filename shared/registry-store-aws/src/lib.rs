@@ -101,6 +101,7 @@ pub mod exporter_secrets;
 pub mod exporter_store;
 pub mod fence;
 mod guids;
+pub mod home_watch;
 mod ids;
 mod items;
 pub mod keys;
