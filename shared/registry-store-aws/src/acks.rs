@@ -182,8 +182,8 @@ impl Shown {
             Some(value) => Want::Equals(attr::VALUE, s(value)),
             None => Want::Absent,
         };
-        let retry = "writing the same setting again is idempotent; deleting it again answers 40408 (config) or \
-                     40409 (mode)";
+        let retry = "writing or deleting the same setting again is idempotent (a subject's delete answers 40401 \
+                     once nothing is left to delete)";
         Shown::new(what, retry).item(pk, sk, want)
     }
 
@@ -195,7 +195,7 @@ impl Shown {
             Some(value) => Want::Equals(attr::VALUE, value.clone()),
             None => Want::Present,
         };
-        let retry = "the same write again answers what it answers at home once the record is there";
+        let retry = "the record is written at home: a create sent again answers 40971, a soft delete 204";
         Shown::new(format!("{what} {pk}/{sk}"), retry).item(pk.to_string(), sk.to_string(), want)
     }
 
@@ -226,6 +226,7 @@ pub struct AckReplicas {
     replicas: Vec<Replica>,
     timeout: Duration,
     timeouts: AtomicU64,
+    polls: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -253,12 +254,17 @@ impl AckReplicas {
                 Replica { region: ack.region.clone(), store, body: ack.bucket.is_some() }
             })
             .collect();
-        AckReplicas { replicas, timeout, timeouts: AtomicU64::new(0) }
+        AckReplicas { replicas, timeout, timeouts: AtomicU64::new(0), polls: AtomicU64::new(0) }
     }
 
     /// Waits that ran out since the process started (`replication_ack_timeout_total`).
     pub fn timeouts(&self) -> u64 {
         self.timeouts.load(Ordering::Relaxed)
+    }
+
+    /// Polls of a replica since the process started (each one BatchGetItem).
+    pub fn polls(&self) -> u64 {
+        self.polls.load(Ordering::Relaxed)
     }
 
     /// AWS calls the replicas' stores have made (each poll: one BatchGetItem, and a GetObject
@@ -274,6 +280,7 @@ impl AckReplicas {
         let wanted: Vec<Item> = shown.items.iter().map(|(item_key, _)| item_key.clone()).collect();
         for replica in &self.replicas {
             loop {
+                self.polls.fetch_add(1, Ordering::Relaxed);
                 let found = replica.store.batch_get("BatchGetItem(replica ack)", wanted.clone()).await?;
                 let visible = match (shown.shown_by(&found), replica.body.then_some(shown.body).flatten()) {
                     (true, Some(fingerprint)) => {
