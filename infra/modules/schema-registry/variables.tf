@@ -466,7 +466,7 @@ variable "home_region" {
 }
 
 variable "ack_regions" {
-  description = "RPO 0 on request: read regions whose replica (table and bucket) must show a registration before the home region acknowledges it (REGISTRY_ACK_REGIONS), waiting at most ack_timeout_ms. Empty (default): a write is acknowledged once committed in the home region, and a loss of the home region can take the writes of the last replication lag (ReplicationLatency) with it."
+  description = "RPO 0 on request: read regions whose replica must show a write (a registration's items and its body in their bucket; a delete, a config or mode change, a KEK or DEK write) before the home region acknowledges it (REGISTRY_ACK_REGIONS), waiting at most ack_timeout_ms. Empty (default): a write is acknowledged once committed in the home region, and a loss of the home region can take the writes of the last replication lag (ReplicationLatency) with it."
   type        = list(string)
   default     = []
 
@@ -477,7 +477,7 @@ variable "ack_regions" {
 }
 
 variable "ack_timeout_ms" {
-  description = "With ack_regions: the longest a registration waits for them (REGISTRY_ACK_TIMEOUT_MS); past it the client gets a retryable error (registering again is idempotent). Keep it under timeout_seconds."
+  description = "With ack_regions: the longest a write waits for them (REGISTRY_ACK_TIMEOUT_MS); past it the client gets a retryable error (the write is committed at home; sending it again is safe, see docs/multi-region.md). Keep it under timeout_seconds."
   type        = number
   default     = 2000
 
