@@ -1,0 +1,88 @@
+//! Following the home marker on the emulator: a [`HomeWatch`] reads the marker of its replica at
+//! most once per time to live, however many requests ask (one strongly consistent GetItem,
+//! counted by the store's interceptor), and [`Follow::open`] opens every region's stores with the
+//! right variant. The whole path through `registry serve` is `functions/registry/tests/follow.rs`.
+
+mod support;
+
+use registry_store_aws::AwsEnv;
+use registry_store_aws::home_watch::{Follow, HomeWatch};
+use registry_store_aws::regions::{AckRegion, Deployment, RegionConfig};
+use std::time::{Duration, Instant};
+
+const HOME: &str = "us-east-1";
+const READ: &str = "eu-west-1";
+
+#[tokio::test]
+async fn the_watch_reads_the_marker_once_per_ttl_and_follows_a_failover() {
+    support::with_regions("follow", HOME, READ, |_home, read| async move {
+        let ttl = Duration::from_millis(800);
+        let local = read.store();
+        let watch = HomeWatch::new(local.clone(), HOME, ttl);
+
+        // No marker: the configured home, one GetItem for 20 concurrent requests and the next 20.
+        let started = Instant::now();
+        let homes = futures::future::join_all((0..20).map(|_| watch.home())).await;
+        assert!(homes.iter().all(|home| home == HOME), "{homes:?}");
+        for _ in 0..20 {
+            assert_eq!(watch.home().await, HOME);
+        }
+        assert_eq!((local.calls().get(), watch.reads()), (1, 1), "one marker read per time to live");
+
+        // A failover writes the marker in this replica: still the old home until the period ends.
+        read.store().fail_over(READ, 100).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(watch.home().await, HOME);
+        assert!(started.elapsed() < ttl, "the check above ran after the time to live: the emulator is too slow");
+        assert_eq!(local.calls().get(), 1);
+        tokio::time::sleep(ttl.saturating_sub(started.elapsed()) + Duration::from_millis(50)).await;
+        assert_eq!(watch.home().await, READ, "the marker's region once the time to live has passed");
+        for _ in 0..20 {
+            assert_eq!(watch.home().await, READ);
+        }
+        assert_eq!((local.calls().get(), watch.reads()), (2, 2));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn follow_opens_every_region_as_home_and_checks_the_buckets() {
+    support::with_regions("follow-open", HOME, READ, |home, read| async move {
+        let env = AwsEnv {
+            sdk: read.sdk.clone(),
+            store: read.config.clone(),
+            s3_path_style: true,
+            kms_key_arns: vec![],
+            exporter_kms_key: None,
+        };
+        let regions = RegionConfig {
+            home_region: HOME.into(),
+            home_bucket: home.config.bucket.clone(),
+            ack_regions: AckRegion::parse_list(&format!("{HOME},{READ}")),
+            ack_timeout: Duration::from_secs(1),
+        };
+        let buckets = format!("{HOME}={},{READ}={}", home.config.bucket, read.config.bucket);
+        let ttl = Duration::from_secs(5);
+        let none = Follow::open(&env, Some(&regions), "", ttl).unwrap_or_else(|e| panic!("{e}"));
+        assert!(none.is_none(), "without the bucket list the home is fixed");
+        assert!(Follow::open(&env, None, &buckets, ttl).unwrap_or_else(|e| panic!("{e}")).is_none(), "one region");
+        let follow = Follow::open(&env, Some(&regions), &buckets, ttl).unwrap_or_else(|e| panic!("{e}"));
+        let follow = follow.unwrap_or_else(|| panic!("following"));
+        assert_eq!(follow.homes.keys().collect::<Vec<_>>(), [READ, HOME]);
+        match &follow.homes[READ] {
+            Deployment::Home(store) => {
+                assert_eq!(store.fence(), Some(READ));
+                assert!(store.acks().is_some(), "acknowledged by us-east-1 while eu-west-1 is home");
+            }
+            other => panic!("this region as home is the Home variant: {other:?}"),
+        }
+        match &follow.homes[HOME] {
+            Deployment::Read { writes, .. } => assert_eq!(writes.fence(), Some(HOME)),
+            other => panic!("another region as home is the Read variant: {other:?}"),
+        }
+        for wrong in [format!("{HOME}={}", home.config.bucket), format!("{HOME}=other,{READ}={}", read.config.bucket)] {
+            let refused = Follow::open(&env, Some(&regions), &wrong, ttl);
+            assert!(refused.is_err(), "{wrong}: must name this region and the home with their buckets");
+        }
+    })
+    .await;
+}
