@@ -399,6 +399,28 @@ mod tests {
     }
 
     #[test]
+    fn a_registration_is_shown_by_an_id_binding_naming_its_fingerprint_only() {
+        let subject = Subject::new("s").unwrap_or_else(|e| panic!("{e}"));
+        let row = VersionRow {
+            subject: subject.clone(),
+            version: Version(1),
+            id: SchemaId(7),
+            fingerprint: Fingerprint([2; 32]),
+            deleted: false,
+            references: vec![],
+            registered_at_ms: 0,
+        };
+        let shown = Shown::registration(&row);
+        let version = found(&keys::subject_pk(&subject), &keys::version_sk(Version(1)), &[]);
+        let binding = |fingerprint: Fingerprint| {
+            let (pk, sk) = (keys::id_pk(&subject.context(), SchemaId(7)), keys::ID_BINDING_SK);
+            found(&pk, sk, &[(attr::FINGERPRINT, s(fingerprint.to_hex()))])
+        };
+        assert!(shown.shown_by(&[version.clone(), binding(Fingerprint([2; 32]))]));
+        assert!(!shown.shown_by(&[version, binding(Fingerprint([1; 32]))]), "the binding before a rebinding");
+    }
+
+    #[test]
     fn a_setting_is_shown_by_the_value_written_only() {
         let shown = Shown::setting(SettingKind::Mode, &Scope::Global, Some("READONLY"));
         let (pk, sk) = keys::scoped(kind_pk(SettingKind::Mode), &Scope::Global);

@@ -379,14 +379,57 @@ async fn kek_and_dek_writes_are_acknowledged_only_once_the_read_replica_shows_th
         acknowledged(&home_patient, &patient, Method::DELETE, &path, None).await;
         let again = call(&home_patient, Method::DELETE, &path, None).await;
         assert_eq!(code(&again), (StatusCode::NOT_FOUND, Some(40470)), "gone already: {again:?}");
+        let doc = json!({"doc": "orders"});
+        acknowledged(&home_patient, &patient, Method::PUT, &format!("{keks}/k2"), Some(doc)).await;
+        acknowledged(&home_patient, &patient, Method::DELETE, &format!("{keks}/k1"), None).await;
+        let path = format!("{keks}/k1?permanent=true");
+        acknowledged(&home_patient, &patient, Method::DELETE, &path, None).await;
+        let again = call(&home_patient, Method::DELETE, &path, None).await;
+        assert_eq!(code(&again), (StatusCode::NOT_FOUND, Some(40470)), "gone already: {again:?}");
         running.stop().await;
+        let (_, k2) = read_locally(&read_app, &reads, &format!("{keks}/k2")).await;
+        assert_eq!(k2["doc"], "orders", "{k2}");
         let (status, answer) = read_locally(&read_app, &reads, &format!("{keks}/k2/deks/orders-value")).await;
         assert_eq!((status, &answer["encryptedKeyMaterial"]), (StatusCode::OK, &json!("AAAA")), "{answer}");
         let path = format!("{keks}/k1/deks/orders-value?deleted=true");
         let answer = on_replica(&read, &path).await;
         assert_eq!(code(&answer), (StatusCode::NOT_FOUND, Some(40470)), "removed: {answer:?}");
-        let (_, names) = read_locally(&read_app, &reads, keks).await;
-        assert_eq!(names, json!(["k1", "k2"]), "{names}");
+        let (_, names) = read_locally(&read_app, &reads, &format!("{keks}?deleted=true")).await;
+        assert_eq!(names, json!(["k2"]), "{names}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_import_is_acknowledged_only_once_the_read_replica_binds_its_id() {
+    support::with_regions("ack-import", HOME, READ, |home, read| async move {
+        let replicator = Arc::new(Replicator::default());
+        let plain = app(home.store().fenced_by(HOME));
+        let import = Some(json!({"mode": "IMPORT"}));
+        assert_eq!(call(&plain, Method::PUT, "/mode/imports-value", import).await.0, StatusCode::OK);
+        replicator.replicate(&home, &read).await;
+        let (read_app, reads) = read_app(&home, &read);
+        let imported = |tag: &str, id: i64| Some(json!({"schema": schema(tag), "id": id}));
+
+        let quick = acks(&home, &read, QUICK);
+        let home_quick = home_app(&home, &quick);
+        refused(&home_quick, &quick, Method::POST, "/subjects/imports-value/versions", imported("A", 100)).await;
+        let answer = on_replica(&read, "/schemas/ids/100").await;
+        assert_eq!(code(&answer), (StatusCode::NOT_FOUND, Some(40403)), "replication is paused: {answer:?}");
+
+        let patient = acks(&home, &read, PATIENT);
+        let home_patient = home_app(&home, &patient);
+        let running = Running::start(&replicator, &home, &read);
+        // Sent again: the same ID, answered at once (the version exists).
+        let again = call(&home_patient, Method::POST, "/subjects/imports-value/versions", imported("A", 100)).await;
+        assert_eq!((again.0, again.1["id"].as_i64()), (StatusCode::OK, Some(100)), "{again:?}");
+        let path = "/subjects/imports-value/versions";
+        acknowledged(&home_patient, &patient, Method::POST, path, imported("B", 200)).await;
+        running.stop().await;
+        for (id, tag) in [(100, "A"), (200, "B")] {
+            let (status, answer) = read_locally(&read_app, &reads, &format!("/schemas/ids/{id}")).await;
+            assert_eq!((status, &answer["schema"]), (StatusCode::OK, &json!(schema(tag))), "{answer}");
+        }
     })
     .await;
 }
@@ -433,6 +476,11 @@ async fn each_acknowledgement_costs_one_batch_get_per_poll_and_a_delete_one_home
             // A delete reads the subject's revision at home once; no other write asks the home more.
             assert_eq!(home_calls, plain_calls + u64::from(deletion), "{method} {path}");
         }
+        // A registration sent again finds its schema: the same ID, no write and so no wait.
+        let polls = patient.polls();
+        let path = "/subjects/acked-value/versions";
+        let again = call(&acked, Method::POST, path, Some(json!({"schema": schema("D")}))).await;
+        assert_eq!((again.0, patient.polls() - polls), (StatusCode::OK, 0), "{again:?}");
         running.stop().await;
         eprintln!("calls per acknowledgement:\n  {}", figures.join("\n  "));
     })
