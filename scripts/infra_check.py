@@ -1902,6 +1902,13 @@ def check_region_functions():
             problems.append(f"{region}: REGISTRY_ACK_REGIONS is {environment.get('REGISTRY_ACK_REGIONS')!r}, not ack_regions with their buckets")
         if environment.get("REGISTRY_ACK_TIMEOUT_MS") != "2000":
             problems.append(f"{region}: REGISTRY_ACK_TIMEOUT_MS is {environment.get('REGISTRY_ACK_TIMEOUT_MS')!r}, not ack_timeout_ms")
+        # Every region's bucket: the function follows the home marker to any of them.
+        buckets = plain(environment.get("REGISTRY_REGION_BUCKETS")).split(",")
+        expected = [f"{r}=aws_s3_bucket.bodies.id" if r == REGIONS[0] else f"{r}=aws_s3_bucket.replica[{r}].id" for r in REGIONS]
+        if buckets != expected:
+            problems.append(f"{region}: REGISTRY_REGION_BUCKETS is {buckets}, not every region's bucket ({expected})")
+        if environment.get("REGISTRY_HOME_MARKER_TTL_MS") != "5000":
+            problems.append(f"{region}: REGISTRY_HOME_MARKER_TTL_MS is {environment.get('REGISTRY_HOME_MARKER_TTL_MS')!r}, not home_marker_ttl_ms")
         if "AWS_REGION" in environment:
             problems.append(f"{region}: the module sets AWS_REGION, which Lambda reserves and sets itself")
         for name in ("REGISTRY_USERS_SECRET", "REGISTRY_JWKS_SECRET"):
@@ -1911,8 +1918,12 @@ def check_region_functions():
     acks = module_environment({**MULTI_REGION, "ack_regions": []})
     if "REGISTRY_ACK_REGIONS" in acks or "REGISTRY_HOME_REGION" not in acks:
         problems.append("without ack_regions the function must get REGISTRY_HOME_REGION and no REGISTRY_ACK_REGIONS")
-    for name in ("REGISTRY_HOME_REGION", "REGISTRY_HOME_BUCKET", "REGISTRY_ACK_REGIONS", "REGISTRY_ACK_TIMEOUT_MS"):
-        if name in module_environment({**REQUIRED, "ack_timeout_ms": 500}):
+    fixed = module_environment({**MULTI_REGION, "follow_home_marker": False})
+    if "REGISTRY_REGION_BUCKETS" in fixed or "REGISTRY_HOME_MARKER_TTL_MS" in fixed or "REGISTRY_HOME_REGION" not in fixed:
+        problems.append("with follow_home_marker false the function must get REGISTRY_HOME_REGION and not follow the marker")
+    region_only = ("REGISTRY_HOME_REGION", "REGISTRY_HOME_BUCKET", "REGISTRY_ACK_REGIONS", "REGISTRY_ACK_TIMEOUT_MS")
+    for name in (*region_only, "REGISTRY_REGION_BUCKETS", "REGISTRY_HOME_MARKER_TTL_MS"):
+        if name in module_environment({**REQUIRED, "ack_timeout_ms": 500, "home_marker_ttl_ms": 900}):
             problems.append(f"a single-region function gets {name}")
     urls = MODULE_CONFIG.resources.get(("aws_lambda_function_url", "replica"))
     if not urls or set(instance_scopes(("aws_lambda_function_url", "replica"), MULTI_REGION)) != set(REGIONS[1:]):
@@ -1933,28 +1944,21 @@ def check_region_functions():
 
 
 def check_region_iam():
-    """The role reads every region's replica and bucket and writes only the home region's: a write to
-    another replica would race the home's (last writer wins). The keys only via services, in every
-    region; the logs of every region's function."""
-    problems = []
+    """The role reads every region's replica and bucket and writes only where writes may be
+    committed: following the home marker (the default), every region's replica and bucket (the fence
+    in the table refuses a region the marker does not name); with follow_home_marker false, the home
+    region's only (a write to another replica would race the home's, last writer wins). The keys
+    only via services, in every region; the logs of every region's function."""
+    problems = check_region_writes(MULTI_REGION_OVERRIDES, set(REGIONS))
+    problems += check_region_writes({**MULTI_REGION_OVERRIDES, "follow_home_marker": False}, {"eu-central-1"})
     found = statements("registry", MULTI_REGION_OVERRIDES)
-    writes = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem", "s3:PutObject"}
     reads = {"dynamodb:GetItem", "dynamodb:Query", "s3:GetObject"}
-    read_regions, write_targets = {}, []
+    read_regions = {}
     for statement in found:
         resources = [plain(resource) for resource in statement.get("resources", [])]
         for action in statement.get("actions", []):
-            if action in writes:
-                write_targets += [(action, resource) for resource in resources]
             if action in reads:
-                read_regions.setdefault(action, set()).update(r for r in REGIONS for resource in resources if f":{r}:" in resource or f"[{r}]" in resource or (r == REGIONS[0] and "aws_s3_bucket.bodies" in resource))
-    for action, resource in write_targets:
-        home = ":eu-central-1:" in resource or "[eu-central-1]" in resource
-        if not home:
-            problems.append(f"{action} is granted on {resource}, outside the home region")
-    for action in writes:
-        if not any(a == action for a, _ in write_targets):
-            problems.append(f"{action} is not granted in the home region")
+                read_regions.setdefault(action, set()).update(regions_named(resources))
     for action, regions in sorted(read_regions.items()):
         if regions != set(REGIONS):
             problems.append(f"{action} reaches {sorted(regions)}, not every region's replica or bucket")
@@ -1978,6 +1982,37 @@ def check_region_iam():
     replicas = dynamic_blocks(secret, "replica", scope)
     if sorted(r.get("region") for r in replicas) != sorted(REGIONS[1:]) or any(f"aws_kms_key.replica[{r.get('region')}]" not in plain(r.get("kms_key_id")) for r in replicas):
         problems.append(f"the secrets are not replicated to every further region under its key: {replicas}")
+    return problems
+
+
+def regions_named(resources: list[str]) -> set[str]:
+    """The regions of REGIONS whose replica or bucket `resources` name."""
+    return {r for r in REGIONS for resource in resources if f":{r}:" in resource or f"[{r}]" in resource or (r == REGIONS[0] and "aws_s3_bucket.bodies" in resource)}
+
+
+def check_region_writes(overrides: dict, expected: set[str]) -> list[str]:
+    """With `overrides`, the role's writes (items, condition checks, bodies, ledger entries) reach
+    exactly the replicas and buckets of the `expected` regions, each write action all of them."""
+    problems = []
+    writes = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem", "s3:PutObject"}
+    write_regions = {}
+    for statement in statements("registry", overrides):
+        resources = [plain(resource) for resource in statement.get("resources", [])]
+        for action in statement.get("actions", []):
+            if action not in writes:
+                continue
+            for resource in resources:
+                named = regions_named([resource])
+                if not named <= expected:
+                    problems.append(f"follow_home_marker={overrides.get('follow_home_marker', True)}: {action} is granted on {resource}, outside {sorted(expected)}")
+                key = (action, "ids" if "/ids/" in resource else "schemas" if "/schemas/" in resource else "table")
+                write_regions.setdefault(key, set()).update(named)
+    for action in writes:
+        if not any(a == action for a, _ in write_regions):
+            problems.append(f"{action} is not granted")
+    for (action, what), regions in sorted(write_regions.items()):
+        if regions != expected:
+            problems.append(f"follow_home_marker={overrides.get('follow_home_marker', True)}: {action} on {what} reaches {sorted(regions)}, not {sorted(expected)}")
     return problems
 
 
@@ -2132,7 +2167,7 @@ CHECKS = [
     ("regions: a bucket per further region configured as the first", check_region_buckets),
     ("regions: S3 replication between every two regions' buckets, KMS objects included, metrics on", check_replication_rules),
     ("regions: a function and URL per region with the multi-region settings", check_region_functions),
-    ("regions: the role reads every region and writes only the home region", check_region_iam),
+    ("regions: the role reads every region and writes where writes may be committed (every region when following the marker, else the home only)", check_region_iam),
     ("regions: alarms on DynamoDB and S3 replication and on each region's function", check_replication_alarms),
     ("regions: the exporter keeps its records at home (env, writes in the home replica only, every region's key)", check_exporter_regions),
 ]

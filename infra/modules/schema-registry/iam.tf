@@ -29,8 +29,9 @@ data "aws_iam_policy_document" "registry" {
     resources = local.readable_table_arns
   }
 
-  # Writes (and the condition checks of transactions) only where writes are committed: the home
-  # region's replica. A write to another replica would race the home's, last writer wins.
+  # Writes (and the condition checks of transactions) only where writes may be committed: the home
+  # region's replica, or with follow_home_marker every replica, each write fenced on the marker. An
+  # unfenced write to another replica would race the home's, last writer wins.
   statement {
     sid = "RegistryWrites"
     actions = [
@@ -39,7 +40,7 @@ data "aws_iam_policy_document" "registry" {
       "dynamodb:DeleteItem",
       "dynamodb:ConditionCheckItem",
     ]
-    resources = [local.writable_table_arn]
+    resources = local.written_table_arns
   }
 
   statement {
@@ -51,7 +52,7 @@ data "aws_iam_policy_document" "registry" {
   statement {
     sid       = "SchemaBodyWrites"
     actions   = ["s3:PutObject"]
-    resources = ["${local.writable_bucket_arn}/schemas/*"]
+    resources = [for arn in local.written_bucket_arns : "${arn}/schemas/*"]
   }
 
   # The ID ledger (ids/<id>, one object per ID ever issued, created with If-None-Match: *): an
@@ -66,7 +67,7 @@ data "aws_iam_policy_document" "registry" {
   statement {
     sid       = "IdLedgerWrites"
     actions   = ["s3:PutObject"]
-    resources = ["${local.writable_bucket_arn}/ids/*"]
+    resources = [for arn in local.written_bucket_arns : "${arn}/ids/*"]
   }
 
   # Listing, on the whole bucket: the ledger is listed by prefix, and without s3:ListBucket S3

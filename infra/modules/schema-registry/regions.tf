@@ -31,9 +31,15 @@ locals {
   writable_table_arn   = local.multi_region ? local.table_arn_in[local.home_region] : aws_dynamodb_table.registry.arn
   readable_bucket_arns = local.multi_region ? values(local.bucket_arns) : [aws_s3_bucket.bodies.arn]
   writable_bucket_arn  = local.multi_region ? local.bucket_arns[local.home_region] : aws_s3_bucket.bodies.arn
-  registry_key_arns    = local.multi_region ? values(local.key_arns) : [aws_kms_key.registry.arn]
-  registry_regions     = local.multi_region ? var.regions : [data.aws_region.current.region]
-  log_group_arns       = concat([aws_cloudwatch_log_group.registry.arn], [for region in local.extra_regions : aws_cloudwatch_log_group.replica[region].arn])
+  # Following the home marker (follow_home_marker), a function writes wherever the marker names:
+  # every region's replica and bucket, the fence in the table refusing a region the marker does not
+  # name. Otherwise the home region's only.
+  follows_marker      = local.multi_region && var.follow_home_marker
+  written_table_arns  = local.follows_marker ? values(local.table_arn_in) : [local.writable_table_arn]
+  written_bucket_arns = local.follows_marker ? values(local.bucket_arns) : [local.writable_bucket_arn]
+  registry_key_arns   = local.multi_region ? values(local.key_arns) : [aws_kms_key.registry.arn]
+  registry_regions    = local.multi_region ? var.regions : [data.aws_region.current.region]
+  log_group_arns      = concat([aws_cloudwatch_log_group.registry.arn], [for region in local.extra_regions : aws_cloudwatch_log_group.replica[region].arn])
 
   # Ordered pairs of regions: S3 replicates each bucket to every other (two-way, so whichever region
   # is home, its new bodies and ledger entries reach the others, and a failback finds what the

@@ -455,7 +455,7 @@ variable "regions" {
 }
 
 variable "home_region" {
-  description = "The region that commits every write (the ID counter, versions, config, mode, deletes, DEKs): one of regions. Empty (default): the first of regions. Changing it is the Terraform half of a failover (docs/multi-region.md \"Failover and failback runbook\"): every function is pointed at the new home and the role may write only there."
+  description = "The region that commits every write (the ID counter, versions, config, mode, deletes, DEKs): one of regions. Empty (default): the first of regions. With follow_home_marker (default) the functions follow `registry failover` on their own, and this is the home a new registry starts with (while no failover has written the home marker) and what the configuration documents: set it to the new home after a failover. Without, changing it is the Terraform half of a failover (docs/multi-region.md \"Failover and failback runbook\"): every function is pointed at the new home and the role may write only there."
   type        = string
   default     = ""
 
@@ -484,6 +484,23 @@ variable "ack_timeout_ms" {
   validation {
     condition     = var.ack_timeout_ms >= 100 && var.ack_timeout_ms <= 60000 && floor(var.ack_timeout_ms) == var.ack_timeout_ms
     error_message = "ack_timeout_ms must be a whole number of milliseconds from 100 to 60000."
+  }
+}
+
+variable "follow_home_marker" {
+  description = "With several regions: every function follows the home marker (REGISTRY_REGION_BUCKETS): after `registry failover --to R` its writes go to R as soon as its replica shows the marker, within home_marker_ttl_ms, with no apply; home_region is then where the registry starts and what the configuration documents. For that the role may write every region's replica and bucket, and the fence (the marker's check in every write) is what keeps a non-home region from committing. False: the home is fixed by home_region and the role may write only there; a failover needs an apply of home_region in every region."
+  type        = bool
+  default     = true
+}
+
+variable "home_marker_ttl_ms" {
+  description = "With follow_home_marker: how long a function instance trusts the home marker it last read (REGISTRY_HOME_MARKER_TTL_MS; one strongly consistent GetItem of its replica per period). A failover reaches a region's writes within the marker's replication plus this."
+  type        = number
+  default     = 5000
+
+  validation {
+    condition     = var.home_marker_ttl_ms >= 100 && var.home_marker_ttl_ms <= 60000 && floor(var.home_marker_ttl_ms) == var.home_marker_ttl_ms
+    error_message = "home_marker_ttl_ms must be a whole number of milliseconds from 100 to 60000."
   }
 }
 
