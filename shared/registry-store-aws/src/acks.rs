@@ -2,7 +2,7 @@
 //! each named read region's replica shows it. Each write kind builds what a replica must show
 //! ([`Shown`]: items present, absent, or holding an attribute's value, from what the write wrote);
 //! one loop ([`AckReplicas::wait_until`]) polls each replica for it with one strongly consistent
-//! BatchGetItem per poll (plus the body's GetObject, for a registration in a region whose bucket
+//! BatchGetItem per poll (per 100 items; plus the body's GetObject, for a registration in a region whose bucket
 //! is named, once the items show), at most the configured time in all. Past it the write answers a
 //! retryable error (the write stays committed at home) and counts `replication_ack_timeout_total`.
 //!
@@ -41,6 +41,10 @@ use std::time::{Duration, Instant};
 
 /// How often a replica is asked again while a write waits for it.
 const ACK_POLL: Duration = Duration::from_millis(50);
+
+/// DynamoDB's limit on the keys of one BatchGetItem: a write of more items (a hard delete of a
+/// subject's many versions) polls with one call per this many.
+const BATCH_KEYS: usize = 100;
 
 /// What one item of a replica must show.
 #[derive(Debug, Clone, PartialEq)]
@@ -262,7 +266,7 @@ impl AckReplicas {
         self.timeouts.load(Ordering::Relaxed)
     }
 
-    /// Polls of a replica since the process started (each one BatchGetItem).
+    /// Polls of a replica since the process started (each one BatchGetItem per 100 items).
     pub fn polls(&self) -> u64 {
         self.polls.load(Ordering::Relaxed)
     }
@@ -281,7 +285,10 @@ impl AckReplicas {
         for replica in &self.replicas {
             loop {
                 self.polls.fetch_add(1, Ordering::Relaxed);
-                let found = replica.store.batch_get("BatchGetItem(replica ack)", wanted.clone()).await?;
+                let mut found = Vec::new();
+                for keys in wanted.chunks(BATCH_KEYS) {
+                    found.extend(replica.store.batch_get("BatchGetItem(replica ack)", keys.to_vec()).await?);
+                }
                 let visible = match (shown.shown_by(&found), replica.body.then_some(shown.body).flatten()) {
                     (true, Some(fingerprint)) => {
                         let (s3, bucket, key) =
