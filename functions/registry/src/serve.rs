@@ -14,6 +14,8 @@ use std::time::Instant;
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Serves until SIGINT or SIGTERM, then lets in-flight requests finish. Logs one line when the
 /// listener accepts connections, with the time since `started` (process start). Connections are
 /// bounded in number and time by `settings.server` ([`listener`]).
@@ -65,7 +67,7 @@ fn application(
     opened: store::Opened,
     config: &ServeConfig,
     mut options: registry_http::AppOptions,
-) -> Result<(axum::Router, Option<Arc<Notify>>), Box<dyn std::error::Error + Send + Sync>> {
+) -> Result<(axum::Router, Option<Arc<Notify>>), BoxError> {
     options.deks = opened.dek.map(|backend| config.settings.dek.registry(backend)).transpose()?;
     let registry = Registry::new(opened.store, config.settings.registry());
     let trigger = match opened.exporters {
