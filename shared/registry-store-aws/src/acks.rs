@@ -9,7 +9,9 @@
 //! What is waited for is what a read in the read region answers from; items that concurrent
 //! writers keep changing are never compared for equality (a context's ID counter is not read at
 //! all; a subject's index item only for a revision at least the one the home holds after the
-//! write, which later writes only raise), so a busy subject cannot make a wait run out.
+//! write, which later writes only raise), so a busy subject cannot make a wait run out. A setting
+//! or a key record is compared with the value written: another client's write of the same item
+//! right after it may make the first wait run out (its write stands; sending it again is safe).
 //!
 //! Not waited for (each write's effect is not answered from the replica, or the item is hot):
 //! - the usage marker (`mark_used`) and the live-version record (`record_live_version`): no
