@@ -192,4 +192,8 @@ async fn functions_follow_a_failover_and_a_failback_without_a_redeploy() {
             assert_eq!((status, answer["schema"].as_str()), (200, Some(schema.as_str())), "ID {id}: {answer}");
         }
     }
+    for site in [&us, &eu] {
+        let deleted = registry_store_aws::provision::delete_resources(&site.sdk, &site.config, true).await;
+        deleted.unwrap_or_else(|e| panic!("deleting: {e}"));
+    }
 }

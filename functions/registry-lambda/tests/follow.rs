@@ -1,0 +1,121 @@
+//! The API function follows the home marker (`registry_lambda::api::handler`, what `main` runs), on
+//! the emulator: handlers for us-east-1 and eu-west-1, both configured with us-east-1 as home and
+//! every region's bucket; after a failover to eu-west-1 whose marker has replicated, both commit in
+//! eu-west-1 within the marker's time to live, nothing rebuilt. The same path through `registry
+//! serve`, with the refusal before the time to live and a failback, is
+//! `functions/registry/tests/follow.rs`.
+
+use clap::Parser;
+use http_body_util::BodyExt;
+use registry_core::{Context, SchemaId, Store};
+use registry_lambda::LambdaConfig;
+use registry_store_aws::regions::in_region;
+use registry_store_aws::testing::replicator::{Replicator, Site};
+use registry_store_aws::{AwsEnv, AwsStoreConfig};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+use tower::ServiceExt;
+
+const HOME: &str = "us-east-1";
+const OTHER: &str = "eu-west-1";
+const TTL_MS: u64 = 500;
+
+/// The function of `site`'s region as `main` builds it, following the marker over `sites`' buckets.
+async fn function(site: &Site, sites: [&Site; 2]) -> registry_lambda::Handler {
+    let buckets = sites.map(|s| format!("{}={}", region(s), s.config.bucket)).join(",");
+    let ttl = TTL_MS.to_string();
+    let args = [
+        "--home-region",
+        HOME,
+        "--home-bucket",
+        &sites[0].config.bucket,
+        "--region-buckets",
+        &buckets,
+        "--home-marker-ttl-ms",
+        &ttl,
+    ];
+    let config = LambdaConfig::try_parse_from(args).unwrap_or_else(|e| panic!("{e}"));
+    let env = AwsEnv {
+        sdk: site.sdk.clone(),
+        store: site.config.clone(),
+        s3_path_style: true,
+        kms_key_arns: vec![],
+        exporter_kms_key: None,
+    };
+    registry_lambda::api::handler(&config, &env).await.unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn region(site: &Site) -> String {
+    site.sdk.region().map(|r| r.as_ref().to_string()).unwrap_or_default()
+}
+
+/// Registers a schema of its own (`tag`) through `handler`: the ID, or the error answer.
+async fn register(handler: &registry_lambda::Handler, tag: &str) -> Result<i64, (u16, Value)> {
+    let schema = json!({"type": "record", "name": "Event", "fields": [{"name": tag, "type": "string"}]});
+    let body = json!({ "schema": schema.to_string() }).to_string();
+    let request = lambda_http::http::Request::builder()
+        .method("POST")
+        .uri(format!("/subjects/{tag}/versions"))
+        .header("content-type", "application/vnd.schemaregistry.v1+json")
+        .body(lambda_http::Body::from(body))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let response = handler.clone().oneshot(request).await.unwrap_or_else(|e| panic!("{e}"));
+    let status = response.status().as_u16();
+    let bytes = response.into_body().collect().await.unwrap_or_else(|e| panic!("{e}")).to_bytes();
+    let answer: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    match (status, answer["id"].as_i64()) {
+        (200, Some(id)) => Ok(id),
+        _ => Err((status, answer)),
+    }
+}
+
+async fn binds(site: &Site, id: i64) -> bool {
+    let id = SchemaId(i32::try_from(id).unwrap_or_else(|e| panic!("{e}")));
+    site.store().fingerprint_for_id_in(&Context::DEFAULT, id).await.unwrap_or_else(|e| panic!("{e}")).is_some()
+}
+
+#[tokio::test]
+async fn the_function_follows_a_failover_without_a_redeploy() {
+    let Some(sdk) = registry_store_aws::testing::emulator_sdk().await else { return };
+    let names = registry_store_aws::testing::unique_names("lambda-follow");
+    let site = |region: &str, suffix: &str| Site {
+        sdk: in_region(&sdk, region),
+        config: AwsStoreConfig { table: names.table.clone(), bucket: format!("{}-{suffix}", names.bucket) },
+    };
+    let (us, eu) = (site(HOME, "us"), site(OTHER, "eu"));
+    for site in [&us, &eu] {
+        registry_store_aws::provision::create_resources(&site.sdk, &site.config, true)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let (us_fn, eu_fn) = (function(&us, [&us, &eu]).await, function(&eu, [&us, &eu]).await);
+    for (handler, tag) in [(&us_fn, "before_us"), (&eu_fn, "before_eu")] {
+        let id = register(handler, tag).await.unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(binds(&us, id).await && !binds(&eu, id).await, "committed in the configured home");
+    }
+    let replicator = Replicator::default();
+    replicator.replicate(&us, &eu).await;
+
+    eu.store().fail_over(OTHER, 100).await.unwrap_or_else(|e| panic!("{e}"));
+    let failed_over = Instant::now();
+    replicator.replicate(&eu, &us).await;
+    for (handler, tag) in [(&us_fn, "after_us"), (&eu_fn, "after_eu")] {
+        let id = loop {
+            match register(handler, tag).await {
+                Ok(id) => break id,
+                Err((status, answer)) => {
+                    assert_eq!((status, &answer["error_code"]), (500, &json!(50002)), "{answer}");
+                    assert!(failed_over.elapsed() < Duration::from_secs(10), "still refused: {answer}");
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        println!("{tag}: ID {id} committed {:?} after the failover (time to live {TTL_MS} ms)", failed_over.elapsed());
+        assert!(id > 100, "ID {id} above the jump");
+        assert!(binds(&eu, id).await && !binds(&us, id).await, "ID {id} committed in eu-west-1, the new home");
+    }
+    for site in [&us, &eu] {
+        let deleted = registry_store_aws::provision::delete_resources(&site.sdk, &site.config, true).await;
+        deleted.unwrap_or_else(|e| panic!("deleting: {e}"));
+    }
+}
