@@ -108,11 +108,13 @@ impl Shown {
     }
 
     /// A registration (or IMPORT) of `row`: its row, its ID binding naming its fingerprint (so an
-    /// IMPORT that rebinds the ID waits for the new binding) and its body.
+    /// IMPORT that rebinds the ID waits for the new binding), its body, and the subject's index
+    /// item (a new subject's listing; its counts are not compared, see `docs/multi-region.md`).
     pub(crate) fn registration(row: &VersionRow) -> Shown {
         let what = format!("registration of {} version {} (id {})", row.subject, row.version.0, row.id.0);
         let mut shown = Shown::new(what, "registering again is idempotent")
             .item(keys::subject_pk(&row.subject), keys::version_sk(row.version), Want::Present)
+            .item(keys::SUBJECTS_PK, row.subject.as_str(), Want::Present)
             .item(
                 keys::id_pk(&row.subject.context(), row.id),
                 keys::ID_BINDING_SK,
@@ -425,8 +427,10 @@ mod tests {
             let (pk, sk) = (keys::id_pk(&subject.context(), SchemaId(7)), keys::ID_BINDING_SK);
             found(&pk, sk, &[(attr::FINGERPRINT, s(fingerprint.to_hex()))])
         };
-        assert!(shown.shown_by(&[version.clone(), binding(Fingerprint([2; 32]))]));
-        assert!(!shown.shown_by(&[version, binding(Fingerprint([1; 32]))]), "the binding before a rebinding");
+        let index = found(keys::SUBJECTS_PK, subject.as_str(), &[]);
+        assert!(shown.shown_by(&[version.clone(), index.clone(), binding(Fingerprint([2; 32]))]));
+        assert!(!shown.shown_by(&[version.clone(), binding(Fingerprint([2; 32]))]), "a subject not listed yet");
+        assert!(!shown.shown_by(&[version, index, binding(Fingerprint([1; 32]))]), "the binding before a rebinding");
     }
 
     #[test]
