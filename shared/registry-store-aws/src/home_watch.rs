@@ -17,6 +17,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+/// The longest a marker read holds up the requests waiting for it: past it they go where the home
+/// last known is (a replica that slow is not answering the requests either).
+const MARKER_READ_TIMEOUT: Duration = Duration::from_secs(1);
+
 /// The region the home marker of the local replica names, re-read at most once per time to live.
 #[derive(Debug)]
 pub struct HomeWatch {
@@ -45,8 +49,9 @@ impl HomeWatch {
 
     /// The current home: the marker's region (the configured home without a marker), from the
     /// last read if it started less than the time to live ago, else from one strongly consistent
-    /// GetItem now. A failed read keeps the home last known (the configured one at first) for
-    /// another period and is logged: a replica that cannot be read leaves routing as it was.
+    /// GetItem now. A failed read, or one slower than a second, keeps the home last known (the
+    /// configured one at first) for another period and is logged: a replica that cannot be read
+    /// leaves routing as it was.
     pub async fn home(&self) -> String {
         let mut last = self.last.lock().await;
         if let Some((_, home)) = last.as_ref().filter(|(at, _)| at.elapsed() < self.ttl) {
@@ -55,11 +60,16 @@ impl HomeWatch {
         let started = Instant::now();
         self.reads.fetch_add(1, Ordering::Relaxed);
         let known = last.as_ref().map_or(self.configured.as_str(), |(_, home)| home.as_str()).to_string();
-        let home = match self.local.home_marker().await {
-            Ok(Some(marker)) => marker.region,
-            Ok(None) => self.configured.clone(),
-            Err(error) => {
+        let home = match tokio::time::timeout(MARKER_READ_TIMEOUT, self.local.home_marker()).await {
+            Ok(Ok(Some(marker))) => marker.region,
+            Ok(Ok(None)) => self.configured.clone(),
+            Ok(Err(error)) => {
                 tracing::warn!(%error, home = %known, "cannot read the home marker; keeping the home last known");
+                known.clone()
+            }
+            Err(_) => {
+                let waited = MARKER_READ_TIMEOUT.as_millis();
+                tracing::warn!(waited_ms = waited, home = %known, "no home marker read in time; keeping the home last known");
                 known.clone()
             }
         };
