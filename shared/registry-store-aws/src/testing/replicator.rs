@@ -331,7 +331,9 @@ impl Replicator {
                         Waiting::Item(change) => {
                             let at_destination = (to.config.bucket.clone(), change.key());
                             let later = written.get(&at_destination).is_some_and(|own| *own > seen_at);
-                            if later || !replicator.unchanged_in(&change, to).await {
+                            // Only a destination that is a source too writes items of its own.
+                            let writes = routes.iter().any(|(source, _)| source.config.bucket == to.config.bucket);
+                            if later || (writes && !replicator.unchanged_in(&change, to).await) {
                                 control.superseded.fetch_add(1, Ordering::SeqCst);
                                 continue;
                             }
