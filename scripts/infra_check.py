@@ -2092,8 +2092,10 @@ def check_replication_alarms():
 def check_exporter_regions():
     """With several regions the exporter function keeps the exporters' records where the API does:
     it is told the home region and every region's credential key, reads every region's replica,
-    writes exporter items (and checks the home marker) only in the home region's, and may decrypt
-    credentials with every region's key. A single-region exporter gets none of it."""
+    writes exporter items (and checks the home marker) where the API function writes (every
+    replica when it follows the home marker, with the API's bucket list and time to live; the home
+    region's only with follow_home_marker false), and may decrypt credentials with every region's
+    key. A single-region exporter gets none of it."""
     problems = []
     found = exporter_resource("aws_lambda_function")
     if not found:
@@ -2111,12 +2113,23 @@ def check_exporter_regions():
     for name in ("REGISTRY_HOME_REGION", "REGISTRY_HOME_BUCKET", "REGISTRY_EXPORTER_KMS_KEYS"):
         if name in single:
             problems.append(f"a single-region exporter is given {name}")
+    api = module_environment(MULTI_REGION)
+    for name in ("REGISTRY_REGION_BUCKETS", "REGISTRY_HOME_MARKER_TTL_MS", "REGISTRY_HOME_BUCKET"):
+        if name not in environment or plain(environment.get(name)) != plain(api.get(name)):
+            problems.append(f"the exporter's {name} is {environment.get(name)!r}, not the API function's {api.get(name)!r}")
+    fixed = evaluate(body["environment"][0]["variables"], MODULE_CONFIG.scope({**MULTI_REGION, "follow_home_marker": False}))
+    if "REGISTRY_REGION_BUCKETS" in fixed or "REGISTRY_HOME_MARKER_TTL_MS" in fixed:
+        problems.append("with follow_home_marker false the exporter still follows the home marker")
+    for overrides, writable in ((MULTI_REGION_OVERRIDES, REGIONS), ({**MULTI_REGION_OVERRIDES, "follow_home_marker": False}, [home])):
+        for statement in statements("exporter", overrides):
+            resources = [plain(resource) for resource in statement.get("resources", [])]
+            if set(statement.get("actions", [])) & {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}:
+                regions = sorted(region for region in REGIONS if any(f":{region}:" in resource for resource in resources))
+                if regions != sorted(writable) or len(resources) != len(writable):
+                    problems.append(f"follow_home_marker={overrides.get('follow_home_marker', True)}: statement {statement.get('sid')} writes in {resources}, not in {sorted(writable)}")
     for statement in statements("exporter", MULTI_REGION_OVERRIDES):
         resources = [plain(resource) for resource in statement.get("resources", [])]
         actions = set(statement.get("actions", []))
-        if actions & {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}:
-            if not resources or any(f":{home}:" not in resource for resource in resources):
-                problems.append(f"statement {statement.get('sid')} writes in {resources}, not only the home region's replica")
         if "dynamodb:Query" in actions and any(not any(f":{region}:" in resource for resource in resources) for region in REGIONS):
             problems.append(f"the exporter reads {resources}, not every region's replica (the home's records, its own source)")
         if exporter_credentials_grant(statement) and any(key not in " ".join(resources) for key in wanted):
@@ -2169,7 +2182,7 @@ CHECKS = [
     ("regions: a function and URL per region with the multi-region settings", check_region_functions),
     ("regions: the role reads every region and writes where writes may be committed (every region when following the marker, else the home only)", check_region_iam),
     ("regions: alarms on DynamoDB and S3 replication and on each region's function", check_replication_alarms),
-    ("regions: the exporter keeps its records at home (env, writes in the home replica only, every region's key)", check_exporter_regions),
+    ("regions: the exporter keeps its records at home (env, follows the marker as the API does, writes where it writes, every region's key)", check_exporter_regions),
 ]
 
 

@@ -17,9 +17,12 @@ use registry_exporter::store::{Expect, StoreError, Stored};
 use registry_exporter::transport::HttpApi;
 use registry_exporter::transport::RouterApi;
 use registry_exporter::{ExporterRecord, ExporterService, ExporterState, ExporterStatus};
+use registry_store_aws::home_watch::{Follow, HomeWatch};
 use registry_store_aws::regions::{Deployment, RegionConfig};
 use registry_store_aws::{AwsEnv, AwsStore};
+use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The exporter function's engine for `env` (its own region's table and bucket) and `regions`
 /// (`None`: a single-region registry, which makes the calls it always made).
@@ -41,12 +44,75 @@ pub fn function_engine(
     kms_keys: &[String],
     settings: registry_core::RegistrySettings,
 ) -> ServiceEngine {
-    let deployment = Deployment::open(env, regions);
-    let service = registry_store_aws::exporter_store::exporter_function_service(env, &deployment, kms_keys);
+    engine_over(env, &Deployment::open(env, regions), kms_keys, own_registry(env, settings))
+}
+
+/// The engine of `deployment`'s exporters' records, copying from `source`.
+fn engine_over(
+    env: &AwsEnv,
+    deployment: &Deployment,
+    kms_keys: &[String],
+    source: Arc<dyn RegistryApi>,
+) -> ServiceEngine {
+    let service = registry_store_aws::exporter_store::exporter_function_service(env, deployment, kms_keys);
+    ServiceEngine::new(service, source)
+}
+
+/// This region's own registry (its replica and bucket), called in process without authentication.
+fn own_registry(env: &AwsEnv, settings: registry_core::RegistrySettings) -> Arc<dyn RegistryApi> {
     let store = AwsStore::with_path_style(&env.sdk, env.store.clone(), env.s3_path_style);
     let registry = registry_core::Registry::new(Arc::new(store), settings);
-    let source = registry_http::app(registry, registry_http::AppOptions::default());
-    ServiceEngine::new(service, Arc::new(RouterApi::new(source)))
+    Arc::new(RouterApi::new(registry_http::app(registry, registry_http::AppOptions::default())))
+}
+
+/// The exporter function's engines: one for the configured home, or, with every region's bucket
+/// (`REGISTRY_REGION_BUCKETS`), one per region that may be home with the home marker choosing at
+/// each invocation, as it chooses the API function's stores ([`Follow`]). After
+/// `registry failover --to R` the status writes go to R once this replica shows the marker (within
+/// its time to live), with no apply; until then they go to the old home, which refuses them once
+/// the marker reached it (the pass fails and its batch is retried).
+pub enum FunctionEngines {
+    /// The home is fixed by the configuration (or a single region).
+    Fixed(ServiceEngine),
+    /// Per region that may be home, its engine; `watch` says which is home now.
+    Following { watch: Arc<HomeWatch>, engines: BTreeMap<String, ServiceEngine> },
+}
+
+impl FunctionEngines {
+    /// The engines for `env`, `regions` and the `region=bucket` list `buckets` (empty: a fixed
+    /// home), the marker re-read at most once per `ttl`. All copy from this region's registry.
+    pub fn open(
+        env: &AwsEnv,
+        regions: Option<&RegionConfig>,
+        buckets: &str,
+        ttl: Duration,
+        kms_keys: &[String],
+        settings: registry_core::RegistrySettings,
+    ) -> Result<FunctionEngines, String> {
+        let source = own_registry(env, settings);
+        let Some(follow) = Follow::open(env, regions, buckets, ttl)? else {
+            return Ok(FunctionEngines::Fixed(engine_over(env, &Deployment::open(env, regions), kms_keys, source)));
+        };
+        let engines = follow
+            .homes
+            .iter()
+            .map(|(home, deployment)| (home.clone(), engine_over(env, deployment, kms_keys, source.clone())))
+            .collect();
+        Ok(FunctionEngines::Following { watch: follow.watch, engines })
+    }
+
+    /// The engine of the current home; an error when the marker names a region the list lacks.
+    pub async fn current(&self) -> Result<&ServiceEngine, String> {
+        match self {
+            FunctionEngines::Fixed(engine) => Ok(engine),
+            FunctionEngines::Following { watch, engines } => {
+                let home = watch.home().await;
+                engines.get(&home).ok_or_else(|| {
+                    format!("the home marker names {home}, a region REGISTRY_REGION_BUCKETS does not list")
+                })
+            }
+        }
+    }
 }
 
 /// The exporters of `service`, exported from `source`.

@@ -10,7 +10,7 @@ use lambda_http::LambdaEvent;
 use registry_lambda::LambdaConfig;
 use registry_lambda::config::HandlerKind;
 use registry_lambda::exporter;
-use registry_lambda::exporter_engine::function_engine;
+use registry_lambda::exporter_engine::FunctionEngines;
 use std::sync::Arc;
 
 #[tokio::main]
@@ -32,17 +32,26 @@ async fn main() -> Result<(), Error> {
 
 /// The exporter function: stream batches and catch-up runs over the exporters whose records are in
 /// the registry's table (the home region's in a multi-region registry), the source this region's
-/// registry without authentication ([`registry_lambda::exporter_engine::function_engine`]).
+/// registry without authentication ([`FunctionEngines`]: with every region's bucket, the home the
+/// marker names at each invocation).
 /// Credentials are opened by KMS `Decrypt` (sealed by the API function under
 /// `REGISTRY_EXPORTER_KMS_KEY`).
 async fn run_exporter(config: &LambdaConfig) -> Result<(), Error> {
     let env = registry_store_aws::AwsEnv::from_env().await?;
     let regions = config.region_config(&env.store.bucket);
     let keys = config.exporter_kms_keys();
-    let engine = Arc::new(function_engine(&env, regions.as_ref(), &keys, config.settings.registry()));
+    let settings = &config.settings.regions;
+    let (buckets, ttl) = (&settings.region_buckets, settings.home_marker_ttl());
+    let engines = FunctionEngines::open(&env, regions.as_ref(), buckets, ttl, &keys, config.settings.registry())?;
+    let engines = Arc::new(engines);
     lambda_http::lambda_runtime::run(lambda_http::service_fn(move |event: LambdaEvent<serde_json::Value>| {
-        let engine = engine.clone();
-        async move { exporter::handle(engine.as_ref(), &event.payload).await.map_err(Error::from) }
+        let engines = engines.clone();
+        // Boxed: the invocation's future nested in the runtime's is too deep for the compiler's
+        // layout queries otherwise.
+        Box::pin(async move {
+            let engine = engines.current().await?;
+            exporter::handle(engine, &event.payload).await.map_err(Error::from)
+        })
     }))
     .await
 }

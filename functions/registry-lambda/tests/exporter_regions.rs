@@ -1,8 +1,8 @@
 //! The exporter function in a multi-region registry, on the emulator: us-east-1 the home, eu-west-1
 //! the region the exporter function runs in (a registry's first region, which a failover can leave
 //! without the home), each with its replica of one table, its bucket and its exporter-credential
-//! key, the test-only replicator standing in for global tables. The engine is the one
-//! `run_exporter` builds ([`function_engine`]) and the destination an embedded registry on
+//! key, the test-only replicator standing in for global tables. The engines are those
+//! `run_exporter` builds ([`function_engine`], [`FunctionEngines`]) and the destination an embedded registry on
 //! loopback that asks for the credentials the API sealed.
 //!
 //! Skips without `AWS_ENDPOINT_URL` (fails with `CI` set), as the store's emulator tests do.
@@ -13,7 +13,7 @@ use registry_exporter::store::ExporterStore;
 use registry_exporter::transport::{HttpApi, RouterApi};
 use registry_exporter::{ExporterState, ExporterUpdate};
 use registry_lambda::exporter::{self, CATCH_UP_EVENT, ExportEngine};
-use registry_lambda::exporter_engine::function_engine;
+use registry_lambda::exporter_engine::{FunctionEngines, function_engine};
 use registry_store_aws::exporter_store::{DynamoExporterStore, deployment_exporter_service};
 use registry_store_aws::provision::{create_resources, delete_resources};
 use registry_store_aws::regions::{Deployment, RegionConfig, in_region};
@@ -200,17 +200,24 @@ async fn run(home: Site, local: Site) {
     let kept = at_home.exporter("to-dr").await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(kept.map(|stored| stored.revision), Some(recorded.revision), "the old home's record is unchanged");
 
-    // Pointed at the new home (its own region): an exporter created there is sealed by eu-west-1's
-    // key, the first one's credentials are still us-east-1's. The retried batch passes both (the
-    // first has nothing left to push) and the new one's status is recorded in eu-west-1's table.
+    // An exporter created at the new home is sealed by eu-west-1's key, the first one's credentials
+    // are still us-east-1's. The function following the home marker (every region's bucket), still
+    // configured with us-east-1 as home, as no apply changed it: it reads the marker in its own
+    // replica, so the retried batch passes both (the first has nothing left to push) and their
+    // statuses are recorded in eu-west-1's table.
     let as_home = regions(EXPORTER_REGION, &local.config.bucket, &local.config.bucket);
     let new_home_env = env(&local, Some(&local_key));
     let api = deployment_exporter_service(&new_home_env, &Deployment::open(&new_home_env, as_home.as_ref()));
     let mut second = create("to-dr-2", &url);
     second.context = Some(".dr2".to_owned());
     api.create(second).await.unwrap_or_else(|e| panic!("{e}"));
-    let engine = function_engine(&function_env, as_home.as_ref(), &keys, RegistrySettings::default());
-    let answer = exporter::handle(&engine, &batch("orders-value", "41")).await.unwrap_or_else(|e| panic!("{e}"));
+    let buckets = format!("{HOME}={},{EXPORTER_REGION}={}", home.config.bucket, local.config.bucket);
+    let settings = RegistrySettings::default();
+    let (configured, ttl) = (as_read_region.as_ref(), Duration::ZERO);
+    let engines = FunctionEngines::open(&function_env, configured, &buckets, ttl, &keys, settings)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let engine = engines.current().await.unwrap_or_else(|e| panic!("{e}"));
+    let answer = exporter::handle(engine, &batch("orders-value", "41")).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(failures(&answer), Vec::<String>::new(), "{answer}");
     for (name, context) in [("to-dr", ".dr"), ("to-dr-2", ".dr2")] {
         let stored = in_local.exporter(name).await.unwrap_or_else(|e| panic!("{e}"));

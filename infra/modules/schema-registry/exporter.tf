@@ -25,12 +25,19 @@ locals {
   # Several regions: the function runs in the first region and copies from its replica, but keeps
   # the exporters' records where the API does, in the home region's table, each write fenced on the
   # home marker (docs/multi-region.md). Credentials are opened by the home region's KMS, then by
-  # every region's key (a failover leaves credentials sealed by an earlier home). No home bucket:
-  # the function writes no object. Unset in a single-region registry, which runs as it always did.
-  exporter_region_environment = local.multi_region ? {
+  # every region's key (a failover leaves credentials sealed by an earlier home). It writes no
+  # object; the buckets it is given only name the regions it may follow (they must agree with the
+  # API function's). Unset in a single-region registry, which runs as it always did.
+  exporter_region_environment = merge(local.multi_region ? {
     REGISTRY_HOME_REGION       = local.home_region
     REGISTRY_EXPORTER_KMS_KEYS = join(",", [for region in var.regions : local.key_arns[region]])
-  } : {}
+    } : {}, local.follows_marker ? {
+    # Following the home marker as the API function does: the records at whichever region the
+    # marker names, with no apply after a failover.
+    REGISTRY_HOME_BUCKET        = local.bucket_ids[local.home_region]
+    REGISTRY_REGION_BUCKETS     = join(",", [for region in var.regions : "${region}=${local.bucket_ids[region]}"])
+    REGISTRY_HOME_MARKER_TTL_MS = tostring(var.home_marker_ttl_ms)
+  } : {})
 
   # Only the items that change what an exporter copies reach the function; filtered-out records cost
   # nothing (no invocation). Version rows (registrations, soft and hard deletes: S#<subject> / V#<n>)
@@ -223,13 +230,14 @@ data "aws_iam_policy_document" "exporter" {
     resources = local.readable_table_arns
   }
 
-  # Offsets and states: only items whose partition key is an exporter's, and only in the home
-  # region's replica, as the API function's role (iam.tf): a write to another replica would race the
-  # home's by last writer wins. A failover's apply moves it with REGISTRY_HOME_REGION.
+  # Offsets and states: only items whose partition key is an exporter's, and only where the API
+  # function's role (iam.tf) writes: the home region's replica, or with follow_home_marker every
+  # replica, the fence on the marker refusing a region it does not name (a write to a non-home
+  # replica would race the home's by last writer wins).
   statement {
     sid       = "ExporterItems"
     actions   = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
-    resources = [local.writable_table_arn]
+    resources = local.written_table_arns
     condition {
       test     = "ForAllValues:StringLike"
       variable = "dynamodb:LeadingKeys"
@@ -243,7 +251,7 @@ data "aws_iam_policy_document" "exporter" {
     content {
       sid       = "HomeMarkerCheck"
       actions   = ["dynamodb:ConditionCheckItem"]
-      resources = [local.writable_table_arn]
+      resources = local.written_table_arns
       condition {
         test     = "ForAllValues:StringEquals"
         variable = "dynamodb:LeadingKeys"
