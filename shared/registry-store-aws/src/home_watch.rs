@@ -134,7 +134,7 @@ impl Follow {
                     ack_regions: regions.ack_regions.iter().filter(|ack| &ack.region != home).cloned().collect(),
                     ack_timeout: regions.ack_timeout,
                 };
-                (home.clone(), Deployment::open(env, Some(&config)))
+                (home.clone(), Deployment::open_with_mirrors(env, Some(&config), &buckets))
             })
             .collect();
         let local = AwsStore::with_path_style(&env.sdk, env.store.clone(), env.s3_path_style);

@@ -144,6 +144,9 @@ pub struct AwsStore {
     /// Multi-region: the read regions whose replicas must show a write before it is
     /// acknowledged (see `acks`).
     acks: Option<std::sync::Arc<regions::AckReplicas>>,
+    /// Multi-region: the other regions' buckets a body missing from this one is read from (S3
+    /// replication may not have brought it yet: a failover's new home, a read region's home).
+    body_mirrors: Vec<(aws_sdk_s3::Client, String)>,
 }
 
 impl AwsStore {
@@ -161,7 +164,27 @@ impl AwsStore {
             kms: AwsKms::new(sdk, Vec::new()),
             fence: None,
             acks: None,
+            body_mirrors: Vec::new(),
         }
+    }
+
+    /// This store reading a body missing from its bucket from each other bucket of `buckets`
+    /// (region → bucket; its own skipped), through `sdk` in that region.
+    pub fn with_body_mirrors(
+        mut self,
+        sdk: &SdkConfig,
+        s3_path_style: bool,
+        buckets: &std::collections::BTreeMap<String, String>,
+    ) -> AwsStore {
+        self.body_mirrors = buckets
+            .iter()
+            .filter(|(_, bucket)| **bucket != self.bucket)
+            .map(|(region, bucket)| {
+                let sdk = regions::in_region(sdk, region);
+                (s3_client(&sdk, s3_path_style, Some(self.calls.clone())), bucket.clone())
+            })
+            .collect();
+        self
     }
 
     /// A store configured from the environment: `REGISTRY_TABLE`, `REGISTRY_BUCKET` and the

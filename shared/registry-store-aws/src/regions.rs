@@ -26,6 +26,7 @@ use registry_core::{
     NewVersion, Preconditions, Revision, SchemaBody, SchemaId, Scope, SettingWrite, SoftDeletion, Store, StoreError,
     StoreResult, Subject, SubjectsPage, Version, VersionRow, VersionsPage,
 };
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -128,6 +129,20 @@ impl Deployment {
 
     /// The stores for `env` (the local table and bucket, the function's region) and `regions`.
     pub fn open(env: &AwsEnv, regions: Option<&RegionConfig>) -> Deployment {
+        Deployment::open_with_mirrors(env, regions, &BTreeMap::new())
+    }
+
+    /// [`Deployment::open`], the home's store reading a body missing from its bucket from the
+    /// other buckets of `buckets` (region → bucket, every region's): after a failover the new
+    /// home's bucket may still lack bodies the old home wrote, which its registrations read.
+    pub fn open_with_mirrors(
+        env: &AwsEnv,
+        regions: Option<&RegionConfig>,
+        buckets: &BTreeMap<String, String>,
+    ) -> Deployment {
+        // The stores that write (the home's) read a missing body from the other buckets; a read
+        // region's local store does not: its misses already go to the home's store.
+        let mirrored = |store: AwsStore| store.with_body_mirrors(&env.sdk, env.s3_path_style, buckets);
         let local = AwsStore::with_path_style(&env.sdk, env.store.clone(), env.s3_path_style)
             .with_kms_key_arns(env.kms_key_arns.clone());
         let Some(regions) = regions else { return Deployment::Single(local) };
@@ -141,12 +156,13 @@ impl Deployment {
             None => store,
         };
         if own == regions.home_region {
-            return Deployment::Home(with_acks(local.fenced_by(&regions.home_region)));
+            return Deployment::Home(with_acks(mirrored(local).fenced_by(&regions.home_region)));
         }
         let home_config = AwsStoreConfig { table: env.store.table.clone(), bucket: regions.home_bucket.clone() };
-        let home =
+        let home = mirrored(
             AwsStore::with_path_style(&in_region(&env.sdk, &regions.home_region), home_config, env.s3_path_style)
-                .with_kms_key_arns(env.kms_key_arns.clone());
+                .with_kms_key_arns(env.kms_key_arns.clone()),
+        );
         let writes = with_acks(home.clone().fenced_by(&regions.home_region));
         Deployment::Read { reads: RegionalStore::new(local, writes.clone()), writes }
     }

@@ -17,8 +17,20 @@ impl Store for AwsStore {
         Ok(blobs::put(&self.s3, &self.bucket, fingerprint, body).await?)
     }
 
+    /// From this store's bucket, else from the first other region's bucket that has it (a body
+    /// written elsewhere that S3 replication has not brought here yet; an unreachable region is an
+    /// error, retryable, not a missing body).
     async fn get_body(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaBody>> {
-        Ok(blobs::get(&self.s3, &self.bucket, fingerprint).await?)
+        if let Some(body) = blobs::get(&self.s3, &self.bucket, fingerprint).await? {
+            return Ok(Some(body));
+        }
+        for (s3, bucket) in &self.body_mirrors {
+            if let Some(body) = blobs::get(s3, bucket, fingerprint).await? {
+                tracing::info!(%fingerprint, from = %bucket, "a body not yet replicated here was read from another region");
+                return Ok(Some(body));
+            }
+        }
+        Ok(None)
     }
 
     async fn id_for_fingerprint_in(

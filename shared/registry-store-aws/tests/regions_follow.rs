@@ -86,3 +86,81 @@ async fn follow_opens_every_region_as_home_and_checks_the_buckets() {
     })
     .await;
 }
+
+/// After a failover the new home's bucket may lack bodies the old home wrote (S3 replication lags
+/// the table's): a registration under a subject whose earlier version's row arrived without its
+/// body reads that body from the old home's bucket (the home store `Follow::open` builds reads the
+/// other regions' buckets), where a store without them answers 50001 (a body missing).
+#[tokio::test]
+async fn the_new_home_reads_a_body_not_yet_replicated_from_the_old_homes_bucket() {
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode};
+    use registry_core::{Registry, RegistrySettings, Store};
+    use registry_store_aws::testing::replicator::Replicator;
+    use std::sync::Arc;
+    use tower::ServiceExt;
+
+    async fn register(store: Arc<dyn Store>, fields: &[&str]) -> (StatusCode, serde_json::Value) {
+        let fields: Vec<_> =
+            fields.iter().map(|name| serde_json::json!({"name": name, "type": "string", "default": ""})).collect();
+        let schema = serde_json::json!({"type": "record", "name": "Order", "fields": fields}).to_string();
+        let app = registry_http::app(Registry::new(store, RegistrySettings::default()), Default::default());
+        let request = Request::post("/subjects/orders-value/versions")
+            .header("content-type", "application/vnd.schemaregistry.v1+json")
+            .body(Body::from(serde_json::json!({ "schema": schema }).to_string()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let response = app.oneshot(request).await.unwrap_or_else(|never| match never {});
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap_or_else(|e| panic!("{e}"));
+        (status, serde_json::from_slice(&bytes).unwrap_or_default())
+    }
+
+    support::with_regions("follow-bodies", HOME, READ, |home, read| async move {
+        let (status, body) = register(Arc::new(home.store().fenced_by(HOME)), &["id"]).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        // The table's items reach eu-west-1, the body does not (removed again after the copy);
+        // then eu-west-1 becomes home.
+        Replicator::default().replicate(&home, &read).await;
+        let s3 = read.s3();
+        let listed = s3.list_objects_v2().bucket(&read.config.bucket).prefix("schemas/").send().await;
+        let listed = listed.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(listed.contents().len(), 1, "one body replicated");
+        for object in listed.contents() {
+            let deleted = s3.delete_object().bucket(&read.config.bucket).key(object.key().unwrap_or_default()).send();
+            deleted.await.unwrap_or_else(|e| panic!("{e}"));
+        }
+        read.store().fail_over(READ, 100).await.unwrap_or_else(|e| panic!("{e}"));
+        let env = AwsEnv {
+            sdk: read.sdk.clone(),
+            store: read.config.clone(),
+            s3_path_style: true,
+            kms_key_arns: vec![],
+            exporter_kms_key: None,
+        };
+        let configured = RegionConfig {
+            home_region: HOME.into(),
+            home_bucket: home.config.bucket.clone(),
+            ack_regions: vec![],
+            ack_timeout: Duration::from_secs(1),
+        };
+
+        // Opened with the home fixed to eu-west-1 and no other bucket: the body is missing.
+        let fixed =
+            RegionConfig { home_region: READ.into(), home_bucket: read.config.bucket.clone(), ..configured.clone() };
+        let Deployment::Home(alone) = Deployment::open(&env, Some(&fixed)) else { panic!("not the home variant") };
+        let (status, body) = register(Arc::new(alone), &["id", "amount"]).await;
+        assert_eq!((status, body["error_code"].as_i64()), (StatusCode::INTERNAL_SERVER_ERROR, Some(50001)), "{body}");
+
+        // Following (every region's bucket): eu-west-1's home store reads it from us-east-1's.
+        let buckets = format!("{HOME}={},{READ}={}", home.config.bucket, read.config.bucket);
+        let follow = Follow::open(&env, Some(&configured), &buckets, Duration::from_secs(5));
+        let mut follow = follow.unwrap_or_else(|e| panic!("{e}")).unwrap_or_else(|| panic!("not following"));
+        let Some(Deployment::Home(store)) = follow.homes.remove(READ) else {
+            panic!("eu-west-1 is not a home variant")
+        };
+        let (status, body) = register(Arc::new(store), &["id", "amount"]).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(body["id"].as_i64() > Some(100), "above the failover's jump: {body}");
+    })
+    .await;
+}
