@@ -6,9 +6,10 @@
 
 mod support;
 
-use axum::body::Body;
-use axum::http::{Method, Request, StatusCode};
-use registry_core::{Registry, RegistrySettings, Store};
+use support::http::{call, registry, schema};
+
+use axum::http::{Method, StatusCode};
+use registry_core::Store;
 use registry_http::AppOptions;
 use registry_store_aws::AwsStore;
 use registry_store_aws::regions::{AckRegion, AckReplicas, RegionalStore};
@@ -17,18 +18,9 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tower::ServiceExt;
 
 const HOME: &str = "us-east-1";
 const READ: &str = "eu-west-1";
-
-/// A registry answering from its store alone (no answer memory), so the calls counted are each
-/// request's own.
-fn registry(store: Arc<dyn Store>) -> Registry {
-    let settings =
-        RegistrySettings { live_id_ttl: Duration::ZERO, lookup_ttl: Duration::ZERO, ..RegistrySettings::default() };
-    Registry::new(store, settings)
-}
 
 fn app(store: Arc<dyn Store>) -> axum::Router {
     registry_http::app(registry(store), AppOptions::default())
@@ -37,26 +29,6 @@ fn app(store: Arc<dyn Store>) -> axum::Router {
 /// The read region's application: local reads over `reads`, writes through `writes` (the home's).
 fn read_region_app(reads: RegionalStore, writes: AwsStore) -> axum::Router {
     registry_http::regional::app(app(Arc::new(reads)), app(Arc::new(writes)))
-}
-
-async fn call(app: &axum::Router, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
-    let mut request = Request::builder().method(method).uri(path);
-    if body.is_some() {
-        request = request.header("content-type", "application/vnd.schemaregistry.v1+json");
-    }
-    let body = body.map_or_else(Body::empty, |b| Body::from(b.to_string()));
-    let request = request.body(body).unwrap_or_else(|e| panic!("{e}"));
-    let response = app.clone().oneshot(request).await.unwrap_or_else(|never| match never {});
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap_or_else(|e| panic!("{e}"));
-    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
-}
-
-/// A schema of its own per `tag`, each compatible with every other (BACKWARD): one record, the
-/// tag an optional field.
-fn schema(tag: &str) -> String {
-    let fields = json!([{"name": "f", "type": "string"}, {"name": tag, "type": ["null", "string"], "default": null}]);
-    json!({"type": "record", "name": "Event", "fields": fields}).to_string()
 }
 
 /// Registers `schema` under `subject`: the ID, or the error answer.

@@ -9,9 +9,9 @@
 
 mod support;
 
-use axum::body::Body;
-use axum::http::{Method, Request, StatusCode};
-use registry_core::{Registry, RegistrySettings, Store};
+use support::http::{call, registry, schema};
+
+use axum::http::{Method, StatusCode};
 use registry_dek::{DekRegistry, KmsRegistry};
 use registry_http::AppOptions;
 use registry_store_aws::AwsStore;
@@ -20,7 +20,6 @@ use registry_store_aws::testing::replicator::{Replicator, Site};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tower::ServiceExt;
 
 const HOME: &str = "us-east-1";
 const READ: &str = "eu-west-1";
@@ -29,13 +28,6 @@ const QUICK: Duration = Duration::from_millis(400);
 /// The bound of a wait that must not: sized for a loaded machine, so only a replica that never
 /// shows the write fails.
 const PATIENT: Duration = Duration::from_secs(120);
-
-/// A registry answering from its store alone (no answer memory), so every read is the store's.
-fn registry(store: Arc<dyn Store>) -> Registry {
-    let settings =
-        RegistrySettings { live_id_ttl: Duration::ZERO, lookup_ttl: Duration::ZERO, ..RegistrySettings::default() };
-    Registry::new(store, settings)
-}
 
 /// The application over `store`, with the DEK registry in its table.
 fn app(store: AwsStore) -> axum::Router {
@@ -68,28 +60,9 @@ fn acks(home: &Site, read: &Site, timeout: Duration) -> Arc<AckReplicas> {
     Arc::new(AckReplicas::new(&home.sdk, &home.config.table, &home.config.bucket, &[region], timeout))
 }
 
-async fn call(app: &axum::Router, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
-    let mut request = Request::builder().method(method).uri(path);
-    if body.is_some() {
-        request = request.header("content-type", "application/vnd.schemaregistry.v1+json");
-    }
-    let body = body.map_or_else(Body::empty, |b| Body::from(b.to_string()));
-    let request = request.body(body).unwrap_or_else(|e| panic!("{e}"));
-    let response = app.clone().oneshot(request).await.unwrap_or_else(|never| match never {});
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap_or_else(|e| panic!("{e}"));
-    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
-}
-
 /// The answer's status and `error_code` (none on success).
 fn code(answer: &(StatusCode, Value)) -> (StatusCode, Option<i64>) {
     (answer.0, answer.1["error_code"].as_i64())
-}
-
-/// A schema of its own per `tag`, each compatible with every other (BACKWARD).
-fn schema(tag: &str) -> String {
-    let fields = json!([{"name": "f", "type": "string"}, {"name": tag, "type": ["null", "string"], "default": null}]);
-    json!({"type": "record", "name": "Event", "fields": fields}).to_string()
 }
 
 async fn register(app: &axum::Router, subject: &str, tag: &str) -> i64 {

@@ -7,9 +7,10 @@
 
 mod support;
 
-use axum::body::Body;
-use axum::http::{Method, Request, StatusCode};
-use registry_core::{Registry, RegistrySettings, Store};
+use support::http::{call, registry, schema};
+
+use axum::http::{Method, StatusCode};
+use registry_core::Store;
 use registry_http::AppOptions;
 use registry_store_aws::regions::{AckRegion, AckReplicas, RegionalStore};
 use registry_store_aws::testing::replicator::{LaggedReplication, Replicator, Site};
@@ -20,7 +21,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
-use tower::ServiceExt;
 
 const HOME: &str = "us-east-1";
 const READ: &str = "eu-west-1";
@@ -32,13 +32,6 @@ const POLL: Duration = Duration::from_millis(100);
 /// tells "follows the lag" from "never catches up" on a loaded machine's emulator.
 const SLACK: Duration = Duration::from_secs(30);
 
-/// A registry answering from its store alone (no answer memory), so each read sees the replica.
-fn registry(store: Arc<dyn Store>) -> Registry {
-    let settings =
-        RegistrySettings { live_id_ttl: Duration::ZERO, lookup_ttl: Duration::ZERO, ..RegistrySettings::default() };
-    Registry::new(store, settings)
-}
-
 fn app(store: Arc<dyn Store>) -> axum::Router {
     registry_http::app(registry(store), AppOptions::default())
 }
@@ -49,25 +42,6 @@ fn read_region(home: &Site, read: &Site) -> (axum::Router, RegionalStore) {
     let writes = home.store().fenced_by(HOME);
     let reads = RegionalStore::new(read.store(), writes.clone());
     (registry_http::regional::app(app(Arc::new(reads.clone())), app(Arc::new(writes))), reads)
-}
-
-async fn call(app: &axum::Router, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
-    let mut request = Request::builder().method(method).uri(path);
-    if body.is_some() {
-        request = request.header("content-type", "application/vnd.schemaregistry.v1+json");
-    }
-    let body = body.map_or_else(Body::empty, |b| Body::from(b.to_string()));
-    let request = request.body(body).unwrap_or_else(|e| panic!("{e}"));
-    let response = app.clone().oneshot(request).await.unwrap_or_else(|never| match never {});
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap_or_else(|e| panic!("{e}"));
-    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
-}
-
-/// A schema of its own per `tag`, compatible with every other (BACKWARD).
-fn schema(tag: &str) -> String {
-    let fields = json!([{"name": "f", "type": "string"}, {"name": tag, "type": ["null", "string"], "default": null}]);
-    json!({"type": "record", "name": "Event", "fields": fields}).to_string()
 }
 
 /// Registers `schema` under `subject`: the ID, or the error answer.

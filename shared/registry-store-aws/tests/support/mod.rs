@@ -14,6 +14,8 @@ use registry_store_aws::{AwsStore, AwsStoreConfig};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 
+pub mod http;
+
 pub use registry_store_aws::testing::emulator_sdk;
 
 /// Runs `test` against a store on a fresh table and bucket, then deletes them (even on panic).
