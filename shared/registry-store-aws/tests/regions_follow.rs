@@ -13,6 +13,17 @@ use std::time::{Duration, Instant};
 const HOME: &str = "us-east-1";
 const READ: &str = "eu-west-1";
 
+/// The environment a function of `site`'s region reads.
+fn env_of(site: &registry_store_aws::testing::replicator::Site) -> AwsEnv {
+    AwsEnv {
+        sdk: site.sdk.clone(),
+        store: site.config.clone(),
+        s3_path_style: true,
+        kms_key_arns: vec![],
+        exporter_kms_key: None,
+    }
+}
+
 #[tokio::test]
 async fn the_watch_reads_the_marker_once_per_ttl_and_follows_a_failover() {
     support::with_regions("follow", HOME, READ, |_home, read| async move {
@@ -47,13 +58,7 @@ async fn the_watch_reads_the_marker_once_per_ttl_and_follows_a_failover() {
 #[tokio::test]
 async fn follow_opens_every_region_as_home_and_checks_the_buckets() {
     support::with_regions("follow-open", HOME, READ, |home, read| async move {
-        let env = AwsEnv {
-            sdk: read.sdk.clone(),
-            store: read.config.clone(),
-            s3_path_style: true,
-            kms_key_arns: vec![],
-            exporter_kms_key: None,
-        };
+        let env = env_of(&read);
         let regions = RegionConfig {
             home_region: HOME.into(),
             home_bucket: home.config.bucket.clone(),
@@ -130,13 +135,7 @@ async fn the_new_home_reads_a_body_not_yet_replicated_from_the_old_homes_bucket(
             deleted.await.unwrap_or_else(|e| panic!("{e}"));
         }
         read.store().fail_over(READ, 100).await.unwrap_or_else(|e| panic!("{e}"));
-        let env = AwsEnv {
-            sdk: read.sdk.clone(),
-            store: read.config.clone(),
-            s3_path_style: true,
-            kms_key_arns: vec![],
-            exporter_kms_key: None,
-        };
+        let env = env_of(&read);
         let configured = RegionConfig {
             home_region: HOME.into(),
             home_bucket: home.config.bucket.clone(),
