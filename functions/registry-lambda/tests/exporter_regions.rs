@@ -7,6 +7,9 @@
 //!
 //! Skips without `AWS_ENDPOINT_URL` (fails with `CI` set), as the store's emulator tests do.
 
+mod destination;
+
+use destination::{PASSWORD, USER, serve_embedded};
 use registry_core::{Registry, RegistrySettings};
 use registry_exporter::engine::{Method, RegistryApi};
 use registry_exporter::store::ExporterStore;
@@ -27,31 +30,6 @@ use std::time::Duration;
 
 const HOME: &str = "us-east-1";
 const EXPORTER_REGION: &str = "eu-west-1";
-const USER: &str = "exporter";
-const PASSWORD: &str = "dest-password-never-stored-plain";
-
-/// A registry served on loopback (the destination), HTTP Basic on with the one user [`USER`].
-async fn serve_embedded(dir: &std::path::Path) -> (String, tokio::task::JoinHandle<()>) {
-    let store = registry_store_local::LocalStore::open(dir).unwrap_or_else(|e| panic!("{e}"));
-    let mut users = registry_auth::UsersFile::default();
-    let hash = registry_auth::hash_password(PASSWORD, registry_auth::HashCost::TEST).unwrap_or_else(|e| panic!("{e}"));
-    users.upsert(registry_auth::UserEntry {
-        user: USER.to_owned(),
-        role: registry_auth::Role::Admin,
-        subject_prefixes: Vec::new(),
-        hash,
-    });
-    let authenticator = registry_auth::Authenticator::new(&users, None).unwrap_or_else(|e| panic!("{e}"));
-    let options = registry_http::AppOptions { authenticator: Some(Arc::new(authenticator)), ..Default::default() };
-    let app = registry_http::app(Registry::new(Arc::new(store), RegistrySettings::default()), options);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
-    let address = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
-    let server = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (format!("http://{address}"), server)
-}
-
 fn create(name: &str, url: &str) -> ExporterUpdate {
     ExporterUpdate {
         name: Some(name.to_owned()),
