@@ -12,7 +12,7 @@ use axum::http::{Method, StatusCode};
 use registry_core::Store;
 use registry_http::AppOptions;
 use registry_store_aws::AwsStore;
-use registry_store_aws::regions::{AckRegion, AckReplicas, RegionalStore};
+use registry_store_aws::regions::RegionalStore;
 use registry_store_aws::testing::replicator::{Replicator, Site, item_key};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -157,13 +157,7 @@ async fn a_write_through_the_read_region_commits_at_home_and_reads_its_own_id() 
 async fn rpo_zero_acknowledges_only_what_the_read_replica_shows() {
     with_regions(|home, read| async move {
         let timeout = Duration::from_millis(400);
-        let acks = Arc::new(AckReplicas::new(
-            &home.sdk,
-            &home.config.table,
-            &home.config.bucket,
-            &[AckRegion { region: READ.into(), bucket: Some(read.config.bucket.clone()) }],
-            timeout,
-        ));
+        let acks = support::read_region_acks(&home, &read, timeout);
         let home_app = app(Arc::new(home.store().fenced_by(HOME).with_acks(acks.clone())));
         let text = schema("Shipment");
 
@@ -182,13 +176,7 @@ async fn rpo_zero_acknowledges_only_what_the_read_replica_shows() {
         // Replication running: the retry is acknowledged, with the ID the first attempt committed.
         // Its bound is sized for a loaded machine (a replication pass scans both regions on the
         // emulator), so only a replica that never shows the write fails this part.
-        let patient = Arc::new(AckReplicas::new(
-            &home.sdk,
-            &home.config.table,
-            &home.config.bucket,
-            &[AckRegion { region: READ.into(), bucket: Some(read.config.bucket.clone()) }],
-            Duration::from_secs(120),
-        ));
+        let patient = support::read_region_acks(&home, &read, Duration::from_secs(120));
         let home_app = app(Arc::new(home.store().fenced_by(HOME).with_acks(patient.clone())));
         let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
         let (from, to) = (home.clone(), read.clone());

@@ -12,7 +12,7 @@ use support::http::{call, registry, schema};
 use axum::http::{Method, StatusCode};
 use registry_core::Store;
 use registry_http::AppOptions;
-use registry_store_aws::regions::{AckRegion, AckReplicas, RegionalStore};
+use registry_store_aws::regions::RegionalStore;
 use registry_store_aws::testing::replicator::{LaggedReplication, Replicator, Site};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -170,13 +170,7 @@ async fn under_a_lag_of_a_second_reads_by_id_never_miss_and_the_rest_is_stale_fo
 async fn rpo_zero_acknowledges_after_the_lag_and_refuses_past_the_timeout() {
     with_regions(|home, read| async move {
         let timeout = Duration::from_secs(5);
-        let acks = Arc::new(AckReplicas::new(
-            &home.sdk,
-            &home.config.table,
-            &home.config.bucket,
-            &[AckRegion { region: READ.into(), bucket: Some(read.config.bucket.clone()) }],
-            timeout,
-        ));
+        let acks = support::read_region_acks(&home, &read, timeout);
         let acking = app(Arc::new(home.store().fenced_by(HOME).with_acks(acks.clone())));
         let replication = Replicator::run_with_lag(vec![(home.clone(), read.clone())], Duration::ZERO, POLL);
         let mut figures = Vec::new();

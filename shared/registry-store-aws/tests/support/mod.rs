@@ -8,7 +8,7 @@ use aws_config::SdkConfig;
 use futures::FutureExt;
 use registry_core::{Fingerprint, SchemaBody, SchemaId, SchemaType, Subject, Version, VersionRow};
 use registry_store_aws::provision::{create_resources, delete_resources};
-use registry_store_aws::regions::in_region;
+use registry_store_aws::regions::{AckRegion, AckReplicas, in_region};
 use registry_store_aws::testing::replicator::Site;
 use registry_store_aws::{AwsStore, AwsStoreConfig};
 use std::future::Future;
@@ -91,4 +91,12 @@ pub fn row(subject_name: &str, version: i32, id: i32, fingerprint: Fingerprint) 
         references: vec![],
         registered_at_ms: 1_700_000_000_000 + i64::from(version),
     }
+}
+
+/// The acknowledging replicas of `read`'s region (its table and its bucket) as `home` waits for
+/// them, at most `timeout`.
+pub fn read_region_acks(home: &Site, read: &Site, timeout: std::time::Duration) -> std::sync::Arc<AckReplicas> {
+    let region = read.sdk.region().map(|r| r.as_ref().to_string()).unwrap_or_default();
+    let region = AckRegion { region, bucket: Some(read.config.bucket.clone()) };
+    std::sync::Arc::new(AckReplicas::new(&home.sdk, &home.config.table, &home.config.bucket, &[region], timeout))
 }
