@@ -27,7 +27,8 @@ fn env_of(site: &registry_store_aws::testing::replicator::Site) -> AwsEnv {
 #[tokio::test]
 async fn the_watch_reads_the_marker_once_per_ttl_and_follows_a_failover() {
     support::with_regions("follow", HOME, READ, |_home, read| async move {
-        let ttl = Duration::from_millis(800);
+        // Long enough for the failover below to fit in one period on a loaded emulator.
+        let ttl = Duration::from_secs(3);
         let local = read.store();
         let watch = HomeWatch::new(local.clone(), HOME, ttl);
 
