@@ -17,8 +17,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// The longest a marker read holds up the requests waiting for it: past it they go where the home
-/// last known is (a replica that slow is not answering the requests either).
+/// The longest a marker read may take: past it the home last known is kept for another period (a
+/// replica that slow is not answering the requests either).
 const MARKER_READ_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The region the home marker of the local replica names, re-read at most once per time to live.
@@ -29,9 +29,11 @@ pub struct HomeWatch {
     /// The home while no marker exists.
     configured: String,
     ttl: Duration,
-    /// The home last read and when its read started. Held across the read: concurrent requests of
-    /// an expired period wait for one GetItem instead of sending one each.
-    last: tokio::sync::Mutex<Option<(Instant, String)>>,
+    /// The home last read and when its read started (held only to copy or replace it).
+    last: std::sync::Mutex<Option<(Instant, String)>>,
+    /// Held by the one request reading the marker: the others answer with the home last known
+    /// meanwhile, and wait only for the first read, when none is known yet.
+    reading: tokio::sync::Mutex<()>,
     reads: AtomicU64,
 }
 
@@ -42,24 +44,34 @@ impl HomeWatch {
             local,
             configured: configured.to_string(),
             ttl,
-            last: tokio::sync::Mutex::default(),
+            last: std::sync::Mutex::default(),
+            reading: tokio::sync::Mutex::default(),
             reads: AtomicU64::new(0),
         }
     }
 
     /// The current home: the marker's region (the configured home without a marker), from the
     /// last read if it started less than the time to live ago, else from one strongly consistent
-    /// GetItem now. A failed read, or one slower than a second, keeps the home last known (the
-    /// configured one at first) for another period and is logged: a replica that cannot be read
-    /// leaves routing as it was.
+    /// GetItem now, made by one request while the others go where the home last known is (no
+    /// request waits on a slow replica but the very first). A failed read, or one slower than a
+    /// second, keeps the home last known (the configured one at first) for another period and is
+    /// logged: a replica that cannot be read leaves routing as it was.
     pub async fn home(&self) -> String {
-        let mut last = self.last.lock().await;
-        if let Some((_, home)) = last.as_ref().filter(|(at, _)| at.elapsed() < self.ttl) {
-            return home.clone();
-        }
+        let _reading = match self.reading.try_lock() {
+            Ok(reading) => reading,
+            Err(_) => match self.last_read() {
+                Some((_, home)) => return home,
+                None => self.reading.lock().await,
+            },
+        };
+        // Read again under the lock: another request may have just read the marker.
+        let known = match self.last_read() {
+            Some((at, home)) if at.elapsed() < self.ttl => return home,
+            Some((_, home)) => home,
+            None => self.configured.clone(),
+        };
         let started = Instant::now();
         self.reads.fetch_add(1, Ordering::Relaxed);
-        let known = last.as_ref().map_or(self.configured.as_str(), |(_, home)| home.as_str()).to_string();
         let home = match tokio::time::timeout(MARKER_READ_TIMEOUT, self.local.home_marker()).await {
             Ok(Ok(Some(marker))) => marker.region,
             Ok(Ok(None)) => self.configured.clone(),
@@ -76,8 +88,13 @@ impl HomeWatch {
         if home != known {
             tracing::info!(from = %known, to = %home, "the home marker names a new home: writes go there");
         }
-        *last = Some((started, home.clone()));
+        *self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some((started, home.clone()));
         home
+    }
+
+    /// The last read's start and home, if any.
+    fn last_read(&self) -> Option<(Instant, String)> {
+        self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
     /// Marker reads made since the watch was built.
