@@ -9,7 +9,7 @@
 
 mod destination;
 
-use destination::{PASSWORD, USER, serve_embedded};
+use destination::{avro, destination_config, serve_embedded};
 use registry_core::{Registry, RegistrySettings};
 use registry_exporter::engine::{Method, RegistryApi};
 use registry_exporter::store::ExporterStore;
@@ -24,7 +24,7 @@ use registry_store_aws::testing::replicator::{Replicator, Site};
 use registry_store_aws::testing::{create_kms_key, emulator_sdk, unique_names};
 use registry_store_aws::{AwsEnv, AwsStoreConfig};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,18 +37,8 @@ fn create(name: &str, url: &str) -> ExporterUpdate {
         context: Some(".dr".to_owned()),
         subjects: Some(vec!["orders-*".to_owned()]),
         subject_rename_format: None,
-        config: Some(BTreeMap::from([
-            ("schema.registry.url".to_owned(), url.to_owned()),
-            ("basic.auth.credentials.source".to_owned(), "USER_INFO".to_owned()),
-            ("basic.auth.user.info".to_owned(), format!("{USER}:{PASSWORD}")),
-        ])),
+        config: Some(destination_config(url)),
     }
-}
-
-fn avro(fields: &[&str]) -> Value {
-    let fields: Vec<Value> =
-        fields.iter().map(|name| json!({ "name": name, "type": "string", "default": "" })).collect();
-    json!({ "schema": json!({ "type": "record", "name": "Order", "fields": fields }).to_string() })
 }
 
 /// Registers `body` under `subject` through `site`'s own table and bucket, as that region's

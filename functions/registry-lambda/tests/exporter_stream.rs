@@ -13,7 +13,7 @@
 
 mod destination;
 
-use destination::{PASSWORD, USER, serve_embedded};
+use destination::{PASSWORD, avro, destination_config, serve_embedded};
 use registry_core::{Registry, RegistrySettings};
 use registry_exporter::engine::{Method, RegistryApi, sync_pass};
 use registry_exporter::transport::{HttpApi, RouterApi};
@@ -156,21 +156,6 @@ fn create(name: &str, subjects: &[&str], url: &str) -> ExporterUpdate {
         subject_rename_format: None,
         config: Some(destination_config(url)),
     }
-}
-
-/// The client settings of the destination at `url`, with its user's credentials.
-fn destination_config(url: &str) -> BTreeMap<String, String> {
-    BTreeMap::from([
-        ("schema.registry.url".to_owned(), url.to_owned()),
-        ("basic.auth.credentials.source".to_owned(), "USER_INFO".to_owned()),
-        ("basic.auth.user.info".to_owned(), format!("{USER}:{PASSWORD}")),
-    ])
-}
-
-fn avro(fields: &[&str]) -> Value {
-    let fields: Vec<Value> =
-        fields.iter().map(|name| json!({ "name": name, "type": "string", "default": "" })).collect();
-    json!({ "schema": json!({ "type": "record", "name": "Order", "fields": fields }).to_string() })
 }
 
 fn failures(answer: &Value) -> Vec<String> {

@@ -2,6 +2,8 @@
 //! directory of its own, HTTP Basic on with one admin user.
 
 use registry_core::{Registry, RegistrySettings};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The destination's one user (an admin) and its password.
@@ -28,4 +30,20 @@ pub async fn serve_embedded(dir: &std::path::Path) -> (String, tokio::task::Join
         let _ = axum::serve(listener, app).await;
     });
     (format!("http://{address}"), server)
+}
+
+/// The client settings of the destination at `url`, with its user's credentials.
+pub fn destination_config(url: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("schema.registry.url".to_owned(), url.to_owned()),
+        ("basic.auth.credentials.source".to_owned(), "USER_INFO".to_owned()),
+        ("basic.auth.user.info".to_owned(), format!("{USER}:{PASSWORD}")),
+    ])
+}
+
+/// A registration body: an Avro record `Order` of the string `fields`, each with a default.
+pub fn avro(fields: &[&str]) -> Value {
+    let fields: Vec<Value> =
+        fields.iter().map(|name| json!({ "name": name, "type": "string", "default": "" })).collect();
+    json!({ "schema": json!({ "type": "record", "name": "Order", "fields": fields }).to_string() })
 }
