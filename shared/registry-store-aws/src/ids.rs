@@ -18,7 +18,7 @@ use crate::errors::{AwsError, classify, classify_transaction};
 use crate::items::{Item, ItemExt, attr, fingerprint_of, key, n, s};
 use crate::keys::{self, PK};
 use crate::ledger::Claim;
-use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Put, TransactWriteItem, Update};
 use registry_core::id_rules::{self, Allocation, BindDecision, BindRead};
 use registry_core::{Context, Fingerprint, Guid, SchemaId};
 
@@ -404,19 +404,60 @@ impl AwsStore {
         if !decision.bind_reverse() {
             return Ok(());
         }
+        // The fingerprint's side, committed on the ID's side still naming the fingerprint as read
+        // above: another schema's IMPORT rebinding the ID meanwhile must not leave this
+        // fingerprint bound to it, or a registration of this schema would reuse an ID that names
+        // another one. Either condition failing is no error: the side is there already, or the
+        // row's own commit (conditioned on the ID's side) refuses the import.
         let mut by_fingerprint = fingerprint_binding_key(context, fingerprint);
         by_fingerprint.insert(attr::ID.into(), n(id.0));
-        let put = self
-            .dynamo
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(by_fingerprint))
-            .condition_expression("attribute_not_exists(#pk)")
-            .expression_attribute_names("#pk", PK);
-        match self.put_item_fenced("PutItem(fingerprint)", put).await {
-            Ok(_) | Err(AwsError::ConditionFailed { .. }) => Ok(()),
+        let items = vec![
+            TransactWriteItem::builder().put(self.put_if_absent(by_fingerprint)?).build(),
+            self.id_names(context, id, fingerprint)?,
+        ];
+        match self.transact("TransactWriteItems(fingerprint binding)", items).await {
+            Ok(()) | Err(AwsError::ConditionFailed { .. }) => Ok(()),
             Err(other) => Err(other),
         }
+    }
+
+    /// A check that `context`'s `ID#<id>/FP` names `fingerprint`.
+    pub(crate) fn id_names(
+        &self,
+        context: &Context,
+        id: SchemaId,
+        fingerprint: &Fingerprint,
+    ) -> Result<TransactWriteItem, AwsError> {
+        let check = ConditionCheck::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(keys::id_pk(context, id), keys::ID_BINDING_SK)))
+            .condition_expression("#fp = :fp")
+            .expression_attribute_names("#fp", attr::FINGERPRINT)
+            .expression_attribute_values(":fp", s(fingerprint.to_hex()))
+            .build()
+            .map_err(|e| build_error("ConditionCheck(id binding)", e))?;
+        Ok(TransactWriteItem::builder().condition_check(check).build())
+    }
+
+    /// A check that `context`'s binding of `fingerprint` is as read: absent (`None`) or naming `id`.
+    pub(crate) fn fingerprint_side_is(
+        &self,
+        context: &Context,
+        fingerprint: &Fingerprint,
+        id: Option<SchemaId>,
+    ) -> Result<TransactWriteItem, AwsError> {
+        let check = ConditionCheck::builder()
+            .table_name(&self.table)
+            .set_key(Some(fingerprint_binding_key(context, fingerprint)));
+        let check = match id {
+            None => check.condition_expression("attribute_not_exists(#pk)").expression_attribute_names("#pk", PK),
+            Some(id) => check
+                .condition_expression("#id = :id")
+                .expression_attribute_names("#id", attr::ID)
+                .expression_attribute_values(":id", n(id.0)),
+        };
+        let check = check.build().map_err(|e| build_error("ConditionCheck(fingerprint binding)", e))?;
+        Ok(TransactWriteItem::builder().condition_check(check).build())
     }
 
     pub(crate) fn put_if_absent(&self, item: Item) -> Result<Put, AwsError> {

@@ -8,7 +8,10 @@
 //!   carriers, so one of the two fails;
 //! - an IMPORT naming the ID: it adds to `ID#<id>/FP`'s `carried`, conditioned on the binding
 //!   naming its schema ([`registry_core::Preconditions::id_binding`]); the rebind rewrites that
-//!   item conditioned on the fingerprint and `carried` it read before the carriers.
+//!   item conditioned on the fingerprint and `carried` it read before the carriers;
+//! - an IMPORT of the old schema binding its side `FP#<old>/ID` back to the ID (`bind`), which a
+//!   registration of the old schema would then reuse: that write is conditioned on the ID's side
+//!   still naming the old schema, and the rebind on the old side being as it read it.
 //!
 //! The carriers are read after both bindings (one Query for the ID's first edge), so a row
 //! committed after that read changed what the transaction is conditioned on. The ledger entry is
@@ -70,9 +73,15 @@ impl AwsStore {
             }
         };
         let mut items = vec![self.id_binding_move(&id_key, freed, fingerprint, carried_count)?];
-        if let Some(old) = item_at(&freed_key).filter(|_| unbind_old) {
-            items.push(self.binding_delete(context, freed, id, old.optional_number(USES)?)?);
-            items.extend(self.guid_id_removal(context, old)?);
+        match item_at(&freed_key).filter(|_| unbind_old) {
+            Some(old) => {
+                items.push(self.binding_delete(context, freed, id, old.optional_number(USES)?)?);
+                items.extend(self.guid_id_removal(context, old)?);
+            }
+            // The old schema's side as read (absent, or naming another ID) is part of the decision:
+            // one written meanwhile naming this ID would let a registration of the old schema reuse
+            // the ID this rebinds.
+            None => items.push(self.fingerprint_side_is(context, freed, read.old_side)?),
         }
         if bind_reverse {
             let mut by_fingerprint = new_key;
