@@ -446,6 +446,9 @@ def call_function(name, arguments):
         return all(truthy(item) for item in arguments[0])
     if name == "floor":
         return math.floor(arguments[0])
+    if name == "nonsensitive":
+        # Only Terraform tracks sensitivity; the value is the argument's.
+        return arguments[0]
     if name == "contains":
         return arguments[1] in arguments[0]
     if name == "join":
@@ -767,7 +770,9 @@ def check_access_choices():
             "a certificate outside us-east-1",
         ),
         ({"cloudfront_origin_access_control": True}, "cloudfront_origin_access_control", "origin access control without a domain"),
-        ({**{"custom_domain": "schemas.example.com", "certificate_arn": "arn:aws:acm:us-east-1:123456789012:certificate/abc"}, "url_auth_type": "AWS_IAM"}, "web_acl_arn", "a custom domain in front of an IAM URL that CloudFront does not sign (403 to every request)"),
+        # A custom domain in front of an IAM URL that CloudFront does not sign is refused by the
+        # distribution's precondition (no validation may refer to all three variables without a
+        # cycle): terraform test, infra/modules/schema-registry/tests/variants.tftest.hcl.
         (
             {**{"custom_domain": "schemas.example.com", "certificate_arn": "arn:aws:acm:us-east-1:123456789012:certificate/abc"}, "url_auth_type": "AWS_IAM", "cloudfront_origin_access_control": True, "auth_enabled": False, "allow_anonymous": True},
             "web_acl_arn",
@@ -811,6 +816,11 @@ def validation_references() -> dict[str, set[str]]:
 def check_versions():
     problems = []
     references = validation_references()
+    # Terraform refuses to load a validation whose condition does not refer to its own variable.
+    for name, body in MODULE_CONFIG.variables.items():
+        for validation in body.get("validation", []):
+            if not re.search(rf"\bvar\.{name}\b", validation["condition"]):
+                problems.append(f"a validation of {name} does not refer to var.{name} (Terraform refuses to load it)")
     cross = sorted(name for name, refs in references.items() if refs - {name})
     module_floor = MODULE_CONFIG.required_version()
     if cross and module_floor < CROSS_VARIABLE_VALIDATION:

@@ -10,7 +10,9 @@ locals {
   custom_domain         = var.custom_domain != ""
   origin_access_control = local.custom_domain && var.cloudfront_origin_access_control
   # CloudFront adds the origin header; the function refuses requests without it (auth_origin.rs).
-  origin_secret  = local.custom_domain && var.cloudfront_origin_secret != ""
+  # Whether a secret is set is not the secret: nonsensitive() lets it decide for_each (auth.tf),
+  # which Terraform refuses on sensitive values.
+  origin_secret  = local.custom_domain && nonsensitive(var.cloudfront_origin_secret != "")
   edge_cache_ids = local.custom_domain && var.edge_cache_ids && !local.registry_auth
   url_host       = trimsuffix(trimprefix(aws_lambda_function_url.registry.function_url, "https://"), "/")
   # Answers that never change for a given path, query and Accept header.
@@ -153,4 +155,11 @@ resource "aws_cloudfront_distribution" "registry" {
   }
 
   tags = local.tags
+
+  lifecycle {
+    precondition {
+      condition     = !(var.url_auth_type == "AWS_IAM" && !var.cloudfront_origin_access_control)
+      error_message = "custom_domain with url_auth_type = \"AWS_IAM\" needs cloudfront_origin_access_control = true: CloudFront does not sign its requests otherwise, and the Function URL answers every one with 403."
+    }
+  }
 }

@@ -58,7 +58,8 @@ resource "aws_dynamodb_table" "registry" {
     # The table (and the bucket and function next to it) stay where they always were: the provider's
     # region must be the first of regions, or this table would be planned somewhere it is not.
     precondition {
-      condition     = length(var.regions) == 0 || var.regions[0] == data.aws_region.current.region
+      # A conditional, not `||`: Terraform before 1.12 evaluates both sides, and regions[0] of [] fails.
+      condition     = length(var.regions) == 0 ? true : var.regions[0] == data.aws_region.current.region
       error_message = "The first of regions must be the AWS provider's region (where the table, bucket and function already are)."
     }
   }

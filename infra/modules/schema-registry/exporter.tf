@@ -215,6 +215,9 @@ resource "aws_iam_role" "exporter" {
 }
 
 data "aws_iam_policy_document" "exporter" {
+  # Only with the exporter: its statements name the failure queue and log group, which exist only then.
+  count = local.exporter ? 1 : 0
+
   # What the event source mapping reads on the function's behalf.
   statement {
     sid       = "TableStream"
@@ -317,7 +320,7 @@ resource "aws_iam_role_policy" "exporter" {
   count  = local.exporter ? 1 : 0
   name   = "exporter"
   role   = aws_iam_role.exporter[0].id
-  policy = data.aws_iam_policy_document.exporter.json
+  policy = data.aws_iam_policy_document.exporter[0].json
 }
 
 resource "aws_iam_role_policy_attachment" "exporter_xray" {

@@ -141,14 +141,10 @@ variable "web_acl_arn" {
   type        = string
   default     = ""
 
-  # The access combinations that cannot work or leave the registry open (README "Access"). They sit
-  # here because no other variable's validation refers to web_acl_arn, so no validations refer to
-  # each other in a cycle.
-  validation {
-    condition     = !(var.custom_domain != "" && var.url_auth_type == "AWS_IAM" && !var.cloudfront_origin_access_control)
-    error_message = "custom_domain with url_auth_type = \"AWS_IAM\" needs cloudfront_origin_access_control = true: CloudFront does not sign its requests otherwise, and the Function URL answers every one with 403."
-  }
-
+  # The combination that leaves the registry open (README "Access"). It sits here because no other
+  # variable's validation refers to web_acl_arn, so no validations refer to each other in a cycle.
+  # (custom_domain with url_auth_type = "AWS_IAM" but no origin access control does not refer to
+  # web_acl_arn, which a validation must: it is a precondition of the distribution, domain.tf.)
   validation {
     condition     = !var.cloudfront_origin_access_control || can(regex("^arn:aws[a-z-]*:wafv2:us-east-1:[0-9]{12}:global/webacl/", var.web_acl_arn))
     error_message = "cloudfront_origin_access_control turns the registry's own auth off (CloudFront's signature replaces Authorization): anyone who reaches the domain may read, write and delete. Set web_acl_arn to a CLOUDFRONT-scope WAFv2 web ACL (us-east-1, e.g. an IP allow list) that decides who may."
