@@ -1,5 +1,5 @@
 //! Protobuf compatibility: a port of Confluent's `protobuf-provider` diff (`diff/SchemaDiff.java`,
-//! `MessageSchemaDiff`, `FieldSchemaDiff`, `OneOfDiff`, `EnumSchemaDiff`, `Context`).
+//! `MessageSchemaDiff` (as of DGS-24604, 3f5ff24387e), `FieldSchemaDiff`, `EnumSchemaDiff`, `Context`).
 //!
 //! `diff(original, update)` lists every [`Change`] between two schemas, each at a path such as
 //! `#/Order/3` (message names, then a field number or oneof name). A check passes when every

@@ -1,4 +1,4 @@
-//! The diff walk: Confluent's `SchemaDiff`/`MessageSchemaDiff`/`FieldSchemaDiff`/`OneOfDiff`/
+//! The diff walk: Confluent's `SchemaDiff`/`MessageSchemaDiff`/`FieldSchemaDiff`/
 //! `EnumSchemaDiff` over the schemas as written, with `Context`'s name resolution (package, then
 //! enclosing message scopes, then the bare name) across the files each schema imports.
 

@@ -1,7 +1,9 @@
-//! The fields of one message pair: Confluent's later `MessageSchemaDiff` (field by tag across the whole
-//! message, oneof membership compared separately), so that a oneof renamed, added, removed or merged cannot
-//! hide a field's own change, and fields made mutually exclusive that were not are reported; oneof
-//! membership answers as Confluent 8.3's `OneOfDiff` does (a member leaving a oneof that stays is removed).
+//! The fields of one message pair: Confluent's `MessageSchemaDiff` since DGS-24604 (3f5ff24387e, master
+//! 8.5.0-0 and the 8.0.8/8.1.6/8.2.4/8.3.2 patch builds). Fields are compared by tag across the whole
+//! message, top-level fields and oneof members alike, so a oneof renamed, added, removed or merged cannot
+//! hide a field's own change; moving between oneofs reports nothing of itself, a member moved to the top
+//! level is ONEOF_FIELD_MOVED_TO_TOP_LEVEL (compatible), and fields made mutually exclusive that were not
+//! are reported by the "origin groups" rule.
 
 use super::Ctx;
 use crate::protobuf::compat::ChangeType;
@@ -78,40 +80,21 @@ impl<'a> Ctx<'_, 'a> {
                     self.at_field(None, tag, ChangeType::RequiredFieldRemoved)
                 }
                 (Some(_), None) => self.at_field(None, tag, ChangeType::FieldRemoved),
-                // A new member of a new oneof is covered by its ONEOF_ADDED, as in Confluent 8.3.
-                (None, Some(_)) if now.is_some_and(|name| original.has_oneof(name)) => {
-                    self.at_field(now, tag, ChangeType::OneofFieldAdded)
-                }
-                (None, Some(_)) if now.is_some() => {}
+                (None, Some(_)) if now.is_some() => self.at_field(now, tag, ChangeType::OneofFieldAdded),
                 (None, Some(u)) if u.label() == Label::Required => {
                     self.at_field(None, tag, ChangeType::RequiredFieldAdded)
                 }
                 (None, Some(_)) => self.at_field(None, tag, ChangeType::FieldAdded),
                 (Some(o), Some(u)) => {
-                    self.membership_changes(&original, &update, tag);
+                    // Leaving a oneof for the top level only relaxes exclusivity; a move between oneofs is
+                    // judged by `new_exclusivity` alone.
+                    if was.is_some() && now.is_none() {
+                        self.at_field(None, tag, ChangeType::OneofFieldMovedToTopLevel);
+                    }
                     self.in_field(now, tag, |ctx| ctx.compare_fields(m, [o, u], proto3));
                 }
                 (None, None) => {}
             }
-        }
-    }
-
-    /// A field kept by tag that changed oneof. Confluent 8.3's `OneOfDiff` compares each oneof present on
-    /// both sides by name: a member that left it (to the top level or another oneof) is ONEOF_FIELD_REMOVED
-    /// there, incompatible, and one that joined it is ONEOF_FIELD_ADDED. A member of a oneof gone by name
-    /// that now stands at the top level only relaxes exclusivity (ONEOF_FIELD_MOVED_TO_TOP_LEVEL).
-    fn membership_changes(&mut self, original: &Fields<'a>, update: &Fields<'a>, tag: i32) {
-        let (was, now) = (original.oneof_of.get(&tag).copied(), update.oneof_of.get(&tag).copied());
-        if was == now {
-            return;
-        }
-        if was.is_some_and(|name| update.has_oneof(name)) {
-            self.at_field(was, tag, ChangeType::OneofFieldRemoved);
-        } else if was.is_some() && now.is_none() {
-            self.at_field(None, tag, ChangeType::OneofFieldMovedToTopLevel);
-        }
-        if now.is_some_and(|name| original.has_oneof(name)) {
-            self.at_field(now, tag, ChangeType::OneofFieldAdded);
         }
     }
 
