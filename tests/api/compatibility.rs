@@ -189,6 +189,27 @@ async fn renamed_record_is_incompatible(h: &Harness) {
     assert_incompatible(&h.register_raw("s", &api_tests::client::avro(&renamed)).await, "s");
 }
 
+/// Confluent's `RestApiCompatibilityTest.testForceSkipsCompatibilityCheck` (commit 38996279868): an
+/// added required field is refused at BACKWARD, and registers with `?force=true` as the next version.
+async fn force_skips_the_compatibility_check(h: &Harness) {
+    let subject = "testForceSubject";
+    let v1 = r#"{"type":"record","name":"myrecord","fields":[{"type":"string","name":"f1"}]}"#;
+    let incompatible =
+        r#"{"type":"record","name":"myrecord","fields":[{"type":"string","name":"f1"},{"type":"string","name":"f2"}]}"#;
+    h.register_body(subject, &json!({"schema": v1})).await;
+    assert_incompatible(&h.register_raw(subject, &json!({"schema": incompatible})).await, subject);
+    let forced = h.post(&format!("/subjects/{subject}/versions?force=true"), &json!({"schema": incompatible})).await;
+    let id = forced.ok_json(200)["id"].as_i64().unwrap_or_default();
+    assert!(id > 0, "{}", forced.text);
+    assert_eq!(h.versions(subject, "").await, [1, 2]);
+    let latest = h.get(&format!("/subjects/{subject}/versions/latest")).await.ok_json(200);
+    assert_eq!((&latest["version"], &latest["id"]), (&json!(2), &json!(id)));
+    // `force=false` is the ordinary check.
+    let third = r#"{"type":"record","name":"myrecord","fields":[{"type":"int","name":"f1"}]}"#;
+    let unforced = h.post(&format!("/subjects/{subject}/versions?force=false"), &json!({"schema": third})).await;
+    assert_incompatible(&unforced, subject);
+}
+
 api_tests::api_cases!(
     default_backward_rejects_type_change,
     backward_accepts_field_with_default,
@@ -213,4 +234,5 @@ api_tests::api_cases!(
     check_never_registers,
     check_against_soft_deleted_version_ignored,
     renamed_record_is_incompatible,
+    force_skips_the_compatibility_check,
 );

@@ -109,6 +109,10 @@ pub struct NewSchema {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RegisterOptions {
     pub normalize: bool,
+    /// Skip the compatibility check, reserved fields included (Confluent's `?force=true`, commit
+    /// 38996279868: `isCompatibleWithPrevious` is skipped as in IMPORT mode). Mode, data contracts,
+    /// explicit ID and version rules still apply.
+    pub force: bool,
 }
 
 /// Options of `POST /subjects/{s}` (lookup).

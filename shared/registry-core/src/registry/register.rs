@@ -266,7 +266,10 @@ impl Registry {
             return Err(not_import(subject));
         }
         let previous: Vec<&VersionRow> = rows.iter().rev().filter(|r| !r.deleted).collect();
-        let messages = self.incompatibilities(&effective, &parsed_schema, body.metadata.as_ref(), &previous).await?;
+        let messages = match options.force {
+            true => Vec::new(),
+            false => self.incompatibilities(&effective, &parsed_schema, body.metadata.as_ref(), &previous).await?,
+        };
         if !messages.is_empty() {
             self.metrics.record_compatibility_rejection();
             return Err(RegistryError::IncompatibleSchema { subject: subject.to_string(), messages });

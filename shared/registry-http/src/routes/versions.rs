@@ -24,13 +24,17 @@ pub struct RegisterQuery {
     /// Register Confluent's normal form.
     #[serde(default, deserialize_with = "flag")]
     pub normalize: bool,
+    /// Register without the compatibility check (Confluent's `force`, 38996279868).
+    #[serde(default, deserialize_with = "flag")]
+    pub force: bool,
     /// How the answer's `schema` is rendered ([`super::apply_format`]).
     #[serde(default, deserialize_with = "text")]
     pub format: Option<String>,
 }
 
 /// `POST /subjects/{s}/versions`: registers (or finds) the schema; answers the stored schema
-/// object of CP 8.x without `subject`. `normalize` applies Confluent's normal form. An IMPORT
+/// object of CP 8.x without `subject`. `normalize` applies Confluent's normal form; `force` skips the
+/// compatibility check (and the reserved-field check that goes with it), as IMPORT mode does. An IMPORT
 /// registration (explicit ID) needs the admin role, judged on the request registered, with a scope
 /// that covers the subject's whole context ([`require_import_in_context`]).
 pub async fn register_schema(
@@ -44,7 +48,7 @@ pub async fn register_schema(
     if request.operation() == Operation::Import {
         require_import_in_context(&permit, &subject)?;
     }
-    let options = RegisterOptions { normalize: query.normalize };
+    let options = RegisterOptions { normalize: query.normalize, force: query.force };
     let registry = permit.acting(&state.registry);
     let mut record = registry.register(&subject, request.into_new_schema()?, options).await?;
     apply_format_as(&registry, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
