@@ -65,7 +65,8 @@ test-clients:
 package:
 	scripts/package.sh
 
-# terraform fmt -check (when installed), scripts/infra_check.py and checkov, offline.
+# Terraform itself (init, validate, terraform test with a mocked provider), terraform fmt -check,
+# scripts/infra_check.py and checkov, offline.
 infra-check:
 	scripts/infra-check.sh
 

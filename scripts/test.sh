@@ -11,7 +11,7 @@
 #   api <backend>         the API suite (tests/api) on memory, local (the embedded store), aws and
 #                         lambda (the real registry-lambda binary under the Runtime API emulator)
 #   clients <backend>     the real-client suites (scripts/clients-test.sh) on embedded, aws, lambda
-#   infra check           scripts/infra-check.sh (terraform fmt, infra_check.py, checkov)
+#   infra check           scripts/infra-check.sh (terraform init/validate/test, fmt, infra_check.py, checkov)
 #
 # After the build, four lanes run at once, each its steps in order and on an emulator of its own:
 # aws store, clients aws and clients lambda on the emulator at EMULATOR_PORT; api aws on a second;

@@ -5,10 +5,17 @@
 # and its own bucket, writes are committed in the home region (the first), and a failover is
 # `registry failover --to <second_region>` with home_region set to match.
 #
-# Applies on a fresh account: nothing reserves concurrency (a new account's quota is often 10, and
-# Lambda refuses a reservation that leaves fewer than 100 unreserved). To give a team reserved
-# concurrency, first ask for a quota increase (Service Quotas, "Lambda concurrent executions", to
-# at least 100 plus every reservation), then set reserved_concurrency on its module call.
+# "No shared fate" has two prerequisites this example cannot apply for you. Without them the two
+# registries share the account's Lambda concurrency: one team's stampede (a Connect rebalance, a
+# producer fleet restart) throttles the other's functions.
+# 1. Raise the account's quota first (Service Quotas, "Lambda concurrent executions", in every
+#    region used): to at least 100 plus the sum of every reservation. A new account's quota is often
+#    10, and Lambda refuses a reservation that leaves fewer than 100 unreserved.
+# 2. Then give each team reserved_concurrency on its module call (its most instances, e.g. 50):
+#    each team then has its own share that the other cannot take, and the throttles alarm fires when
+#    a team reaches its own.
+# As written the example reserves nothing, so that it applies on a fresh account; the variable
+# reserved_concurrency below is the per-team reservation once the quota is raised.
 #
 # One state for both teams keeps this example short; it is not what a real deployment should do:
 # one `terraform apply` (and one state lock, one set of credentials) would then touch both teams'
@@ -45,6 +52,12 @@ variable "alarm_email" {
   description = "Where alarm notifications go (an email subscription to the topic, confirmed by the recipient). Empty: no subscription, and alarms notify no one."
   type        = string
   default     = ""
+}
+
+variable "reserved_concurrency" {
+  description = "Per team: the most function instances each registry may run, reserved for it (null: none). Raise the account's Lambda concurrency quota first (see the top of this file)."
+  type        = number
+  default     = null
 }
 
 variable "lambda_zip_path" {
@@ -134,12 +147,13 @@ output "alarm_topic_arn" {
 }
 
 module "payments" {
-  source              = "../../modules/schema-registry"
-  name                = "payments"
-  lambda_zip_path     = var.lambda_zip_path
-  alarm_sns_topic_arn = aws_sns_topic.registry_alarms.arn
-  serve_alias         = true # a new deployment: the URL serves the alias "live", for rollbacks
-  tags                = { team = "payments" }
+  source               = "../../modules/schema-registry"
+  name                 = "payments"
+  lambda_zip_path      = var.lambda_zip_path
+  alarm_sns_topic_arn  = aws_sns_topic.registry_alarms.arn
+  serve_alias          = true # a new deployment: the URL serves the alias "live", for rollbacks
+  reserved_concurrency = var.reserved_concurrency
+  tags                 = { team = "payments" }
 
   # Two regions: the first (the provider's) is home; the second reads locally. Registrations are
   # acknowledged once the second region's replica shows them (RPO 0), waiting at most 2 s.
@@ -156,6 +170,7 @@ module "logistics" {
   default_compatibility = "FULL_TRANSITIVE"
   alarm_sns_topic_arn   = aws_sns_topic.registry_alarms.arn
   serve_alias           = true
+  reserved_concurrency  = var.reserved_concurrency
   tags                  = { team = "logistics" }
 }
 

@@ -14,7 +14,7 @@ locals {
   # (statistic or extended_statistic); an alarm on metric math has an `expression` and the
   # `metrics` (by id) the expression reads.
   # An alarm with a `region` lives in that region (regions.tf), the others in the provider's.
-  alarms = { for name, alarm in merge(local.alarm_definitions, local.exporter_alarm_definitions, local.region_alarm_definitions, local.regional_emf_alarm_definitions) : name => merge({ metric = {}, evaluation_periods = 1, expression = null, metrics = {}, region = null }, alarm) }
+  alarms = { for name, alarm in merge(local.alarm_definitions, local.exporter_alarm_definitions, local.exporter_mapping_alarm_definitions, local.region_alarm_definitions, local.regional_emf_alarm_definitions) : name => merge({ metric = {}, evaluation_periods = 1, expression = null, metrics = {}, region = null }, alarm) }
   # The counters of a multi-region function (registry_lambda::emf), each alarmed in the region of
   # the function that counts it (the function is named alike in every region).
   home_fallback_alarm_regions = local.multi_region ? [for region in var.regions : region if region != local.home_region] : []

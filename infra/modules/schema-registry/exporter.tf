@@ -146,6 +146,11 @@ resource "aws_lambda_event_source_mapping" "exporter" {
     }
   }
 
+  # PolledEventCount and the mapping's other counts, for the exporter-mapping-stopped alarm.
+  metrics_config {
+    metrics = ["EventCount"]
+  }
+
   filter_criteria {
     dynamic "filter" {
       for_each = local.exporter_stream_filters
@@ -263,6 +268,19 @@ data "aws_iam_policy_document" "exporter" {
     }
   }
 
+  # As the API function's role (iam.tf): the fence item is the failover command's only.
+  statement {
+    sid       = "HomeMarkerIsTheOperators"
+    effect    = "Deny"
+    actions   = local.home_marker_writes
+    resources = local.readable_table_arns
+    condition {
+      test     = "ForAnyValue:StringEquals"
+      variable = "dynamodb:LeadingKeys"
+      values   = ["HOME"]
+    }
+  }
+
   statement {
     sid       = "SchemaBodies"
     actions   = ["s3:GetObject"]
@@ -347,8 +365,28 @@ locals {
     }
     "exporter-failures" = {
       description = "A stream batch exhausted its retries or a catch-up run failed: the failure queue names the shard and sequence range. The next catch-up run copies the change from the table; find why the exporter failed (GET /exporters/{name}/status, its trace)."
-      metric      = { namespace = "AWS/SQS", metric_name = "ApproximateNumberOfMessagesVisible", dimensions = { QueueName = aws_sqs_queue.exporter_failures[0].name }, statistic = "Maximum", period = 300 }
-      threshold   = 0
+      # Messages sent in the period, not the ones waiting: nothing drains the queue (it is a
+      # record for the operator), so a backlog would keep the alarm firing for 14 days and hide
+      # every later failure. Lambda's on-failure delivery counts in NumberOfMessagesSent.
+      metric    = { namespace = "AWS/SQS", metric_name = "NumberOfMessagesSent", dimensions = { QueueName = aws_sqs_queue.exporter_failures[0].name }, statistic = "Sum", period = 300 }
+      threshold = 0
+    }
+  } : {}
+  # Its own conditional: its metric math does not have the other alarms' shape.
+  exporter_mapping_alarm_definitions = local.exporter ? {
+    # A mapping that stops (disabled by hand or by Lambda, e.g. after losing access to the stream)
+    # sends no IteratorAge and no errors: the alarms above stay quiet while nothing is exported. The
+    # mapping's own count of records read (metrics_config) stays 0 while the table is written.
+    "exporter-mapping-stopped" = {
+      description        = "The table was written but the exporter's event source mapping read no stream record for 30 minutes: the mapping is disabled or stopped (aws lambda get-event-source-mapping, State and StateTransitionReason). The catch-up run still copies every 15 minutes; re-enable the mapping."
+      expression         = { id = "stopped", expression = "IF((FILL(writes, 0) + FILL(replicated, 0)) > 0 AND FILL(polled, 0) == 0, 1, 0)", label = "Table written, stream not read" }
+      evaluation_periods = 2
+      threshold          = 0
+      metrics = {
+        writes     = { namespace = "AWS/DynamoDB", metric_name = "ConsumedWriteCapacityUnits", dimensions = { TableName = aws_dynamodb_table.registry.name }, period = 900, stat = "Sum" }
+        replicated = { namespace = "AWS/DynamoDB", metric_name = "ReplicatedWriteCapacityUnits", dimensions = { TableName = aws_dynamodb_table.registry.name }, period = 900, stat = "Sum" }
+        polled     = { namespace = "AWS/Lambda", metric_name = "PolledEventCount", dimensions = { EventSourceMappingUUID = aws_lambda_event_source_mapping.exporter[0].uuid }, period = 900, stat = "Sum" }
+      }
     }
   } : {}
 }

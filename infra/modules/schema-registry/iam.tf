@@ -43,6 +43,22 @@ data "aws_iam_policy_document" "registry" {
     resources = local.written_table_arns
   }
 
+  # The fence item HOME / MARKER is written only by `registry failover` (an operator's role). Every
+  # write's fence passes while the marker is absent, so a function that could delete or rewrite it
+  # could commit in a region that is not home: an explicit deny, whatever else grants (the
+  # transactions' ConditionCheck of the marker stays allowed).
+  statement {
+    sid       = "HomeMarkerIsTheOperators"
+    effect    = "Deny"
+    actions   = local.home_marker_writes
+    resources = local.readable_table_arns
+    condition {
+      test     = "ForAnyValue:StringEquals"
+      variable = "dynamodb:LeadingKeys"
+      values   = ["HOME"]
+    }
+  }
+
   statement {
     sid       = "SchemaBodies"
     actions   = ["s3:GetObject"]
@@ -97,13 +113,13 @@ data "aws_iam_policy_document" "registry" {
     }
   }
 
-  # Schema linking: credentials in an exporter's config are encrypted by KMS directly (Encrypt when
-  # an admin writes them, Decrypt to show the role can read them back), always with the encryption
-  # context purpose=registry-exporter-credential: the condition keeps this grant from opening
-  # anything else the key protects, which carries other contexts or none.
+  # Schema linking: credentials in an exporter's config are encrypted by KMS directly when an admin
+  # writes them, always with the encryption context purpose=registry-exporter-credential. Encrypt
+  # only: the API never opens a credential (it answers them masked), only the exporter function does
+  # (exporter.tf), so a compromised API function cannot read the destinations' secrets back.
   statement {
     sid       = "ExporterCredentials"
-    actions   = ["kms:Encrypt", "kms:Decrypt"]
+    actions   = ["kms:Encrypt"]
     resources = local.registry_key_arns
     condition {
       test     = "StringEquals"
@@ -134,6 +150,8 @@ data "aws_iam_policy_document" "registry" {
 locals {
   # The services that use the module's key on the role's behalf.
   key_services = ["s3", "dynamodb", "secretsmanager", "lambda"]
+  # Every item write IAM knows, denied on the home marker to the functions' roles.
+  home_marker_writes = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:PartiQLInsert", "dynamodb:PartiQLUpdate", "dynamodb:PartiQLDelete"]
 }
 
 resource "aws_iam_role_policy" "registry" {

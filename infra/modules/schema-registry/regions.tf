@@ -284,6 +284,13 @@ data "aws_iam_policy_document" "assume_s3" {
       type        = "Service"
       identifiers = ["s3.amazonaws.com"]
     }
+    # Only S3 acting for this account's buckets may assume it (confused deputy: another account's
+    # replication configuration naming this role's ARN).
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [data.aws_caller_identity.current.account_id]
+    }
   }
 }
 

@@ -448,6 +448,14 @@ variable "regions" {
     condition     = alltrue([for region in var.regions : can(regex("^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-[0-9]$", region))]) && length(distinct(var.regions)) == length(var.regions)
     error_message = "regions must be distinct AWS region names (e.g. [\"ap-south-1\", \"ap-southeast-1\"])."
   }
+
+  # CloudFront fronts the first region's URL only. With an origin secret every function (the read
+  # regions' too) refuses requests without the header, and with origin access control only the
+  # distribution may call a URL: either way the read regions' URLs would answer no client.
+  validation {
+    condition     = length(var.regions) <= 1 || (nonsensitive(var.cloudfront_origin_secret == "") && !var.cloudfront_origin_access_control)
+    error_message = "Several regions cannot be combined with cloudfront_origin_secret or cloudfront_origin_access_control: CloudFront fronts the first region only, and the other regions' URLs would refuse every client. Use the registry's own auth on public URLs (each region's URL in registry_urls), or one region."
+  }
 }
 
 variable "home_region" {
@@ -480,6 +488,14 @@ variable "ack_timeout_ms" {
   validation {
     condition     = var.ack_timeout_ms >= 100 && var.ack_timeout_ms <= 60000 && floor(var.ack_timeout_ms) == var.ack_timeout_ms
     error_message = "ack_timeout_ms must be a whole number of milliseconds from 100 to 60000."
+  }
+
+  # A wait that outlasts the request's deadline (the timeout less the 1 s margin in which the
+  # function answers 504, REGISTRY_DEADLINE_MARGIN_MS) would turn every slow acknowledgement into a
+  # 504 instead of the retryable 50002 the wait exists to give.
+  validation {
+    condition     = var.ack_timeout_ms < var.timeout_seconds * 1000 - 1000
+    error_message = "ack_timeout_ms must be below timeout_seconds less the function's 1 s deadline margin (timeout_seconds * 1000 - 1000)."
   }
 }
 
