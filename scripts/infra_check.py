@@ -816,13 +816,19 @@ def validation_references() -> dict[str, set[str]]:
 def check_versions():
     problems = []
     references = validation_references()
+    module_floor = MODULE_CONFIG.required_version()
+    # `||` and `&&` evaluate both sides before Terraform 1.12: a guard such as
+    # `length(var.x) == 0 || var.x[0] == ...` still indexes the empty list (plan fails). The terraform
+    # tests find it where a variant evaluates it; this finds it in any expression.
+    if module_floor < (1, 12, 0):
+        for guarded in re.findall(r"length\(([\w.]+)\)\s*(?:==\s*0|>\s*0|!=\s*0|<=?\s*1|>=\s*1)\s*(?:\|\||&&)[^\n]*?\1\[", MODULE_CONFIG.text):
+            problems.append(f"{guarded} is indexed behind a length guard joined by || or &&, which Terraform before 1.12 (required_version allows {module_floor}) does not short-circuit: use a conditional")
     # Terraform refuses to load a validation whose condition does not refer to its own variable.
     for name, body in MODULE_CONFIG.variables.items():
         for validation in body.get("validation", []):
             if not re.search(rf"\bvar\.{name}\b", validation["condition"]):
                 problems.append(f"a validation of {name} does not refer to var.{name} (Terraform refuses to load it)")
     cross = sorted(name for name, refs in references.items() if refs - {name})
-    module_floor = MODULE_CONFIG.required_version()
     if cross and module_floor < CROSS_VARIABLE_VALIDATION:
         problems.append(f"validations of {cross} refer to other variables (Terraform >= 1.9) but required_version allows {module_floor}")
     # Validations that refer to each other in a cycle fail at init.
