@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Terraform itself on the module and every example, offline: `init -backend=false`, `validate`, and
-# `terraform test` (tests/*.tftest.hcl: plans and mocked applies) where a directory has tests.
+# `terraform test` (tests/*.tftest.hcl: plans and mocked applies), which each directory must have.
 # Usage: scripts/infra-terraform.sh   (run by scripts/infra-check.sh; WORK defaults to .cache/terraform)
 #
 # Providers come from a filesystem mirror (TF_PLUGIN_MIRROR, default /opt/tf-plugins) through a CLI
@@ -45,9 +45,9 @@ for dir in "$work/infra/modules/"*/ "$work/infra/examples/"*/; do
     cd "$dir"
     terraform init -backend=false -no-color >/dev/null || terraform init -backend=false -no-color
     terraform validate -no-color
-    if compgen -G "tests/*.tftest.hcl" >/dev/null; then
-      terraform test -no-color
-    fi
+    # Every module and example plans and applies in a test of its own: validate alone never plans.
+    compgen -G "tests/*.tftest.hcl" >/dev/null || { echo "infra-terraform: ${name%/} has no tests/*.tftest.hcl" >&2; exit 1; }
+    terraform test -no-color
   ) || { echo "infra-terraform: FAILED in ${name%/}" >&2; exit 1; }
   echo "infra-terraform: ${name%/} ok"
 done
