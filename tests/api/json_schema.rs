@@ -86,7 +86,21 @@ async fn normalize_dedupes_key_order_variants(h: &Harness) {
     assert_eq!(h.versions("n", "").await, [1]);
 }
 
+/// Confluent's `JsonSchemaTest.testRecursiveMetaSchemaReference` (commit 5d7e0dfa9f5) through the API: a
+/// `$ref` to the draft-07 meta-schema registers (the bundled copy, no fetch), as does one to draft-04 over
+/// `http`; the schema reads back as stored.
+async fn a_ref_to_a_bundled_meta_schema_registers(h: &Harness) {
+    let draft7 = r#"{"$schema":"https://json-schema.org/draft-07/schema#","type":"object","properties":{"x":{"$ref":"https://json-schema.org/draft-07/schema#"}}}"#;
+    let id = register_json(h, "meta-ref", draft7).await;
+    assert_eq!(h.get(&format!("/schemas/ids/{id}/schema")).await.text, draft7);
+    let draft4 = r#"{"type":"object","properties":{"y":{"$ref":"http://json-schema.org/draft-04/schema#"}}}"#;
+    register_json(h, "meta-ref-4", draft4).await;
+    let unknown = r#"{"type":"object","properties":{"z":{"$ref":"https://json-schema.org/draft-05/schema#"}}}"#;
+    h.register_raw("meta-ref-5", &typed("JSON", unknown)).await.assert_error(422, 42201);
+}
+
 api_tests::api_cases!(
+    a_ref_to_a_bundled_meta_schema_registers,
     optional_property_added_to_closed_model_is_backward,
     property_added_to_open_model_is_rejected_with_409,
     forward_level_accepts_what_backward_rejects,

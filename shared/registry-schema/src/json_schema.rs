@@ -167,12 +167,12 @@ impl JsonSchema {
 fn compile(document: &serde_json::Value, draft: Draft, dependencies: &[Dependency]) -> Result<(), SchemaError> {
     let root_id = document.get(draft.id_keyword()).and_then(serde_json::Value::as_str);
     let retriever = refs::DependencyRetriever::new(dependencies, root_id)?;
-    jsonschema::options()
-        .with_draft(draft.to_validator_draft())
-        .with_retriever(retriever)
-        .build(document)
-        .map(drop)
-        .map_err(|e| validation_error(&e))
+    let options = jsonschema::options().with_draft(draft.to_validator_draft()).with_retriever(retriever);
+    let options = match refs::meta_schemas() {
+        Some(registry) => options.with_registry(registry),
+        None => options,
+    };
+    options.build(document).map(drop).map_err(|e| validation_error(&e))
 }
 
 fn validation_error(error: &ValidationError<'_>) -> SchemaError {

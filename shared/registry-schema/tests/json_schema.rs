@@ -26,6 +26,32 @@ fn with_draft(url: &str, body: &str) -> String {
     format!(r#"{{"$schema":"{url}",{body}}}"#)
 }
 
+/// Confluent's `JsonSchemaTest.testRecursiveMetaSchemaReference` and `...WithDraft_2020_12` (commit
+/// 5d7e0dfa9f5), and the same `$ref` to each bundled meta-schema (drafts 4, 6, 7; `http` and `https`, with
+/// and without `#`): it resolves from the bundled copy, never the network.
+#[test]
+fn a_ref_to_a_draft_meta_schema_resolves_from_the_bundled_copy() {
+    let confluent = [
+        r#"{"$schema":"https://json-schema.org/draft-07/schema#","type":"object","properties":{"x":{"$ref":"https://json-schema.org/draft-07/schema#"}}}"#,
+        r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"x":{"$ref":"https://json-schema.org/draft/2020-12/schema"}}}"#,
+    ];
+    for text in confluent {
+        JsonSchema::parse(text, &[], Validation::Strict, false).unwrap_or_else(|e| panic!("{text}: {e}"));
+    }
+    for draft in ["draft-04", "draft-06", "draft-07"] {
+        for scheme in ["http", "https"] {
+            for hash in ["", "#"] {
+                let meta = format!("{scheme}://json-schema.org/{draft}/schema{hash}");
+                let text = format!(r#"{{"type":"object","properties":{{"x":{{"$ref":"{meta}"}}}}}}"#);
+                JsonSchema::parse(&text, &[], Validation::Strict, false).unwrap_or_else(|e| panic!("{meta}: {e}"));
+            }
+        }
+    }
+    let unknown = r#"{"properties":{"x":{"$ref":"https://json-schema.org/draft-05/schema#"}}}"#;
+    let error = JsonSchema::parse(unknown, &[], Validation::Strict, false).unwrap_err();
+    assert!(matches!(error, SchemaError::UnresolvedReference { .. }), "{error}");
+}
+
 // ---- valid documents, one or more per draft ----
 
 #[test]
