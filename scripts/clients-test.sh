@@ -84,7 +84,8 @@ free_port() {
 }
 
 # start_server NAME [ENV=VALUE...]: starts `registry serve` with the given environment, waits
-# until it answers, sets REGISTRY_URL.
+# until it answers, sets REGISTRY_URL. Its exporters may send to loopback (test_schema_linking.py's
+# destination), which REGISTRY_EXPORTER_ALLOWED_DESTINATIONS refuses unless it lists it.
 start_server() {
   local name="$1"
   shift
@@ -92,8 +93,8 @@ start_server() {
   port="$(free_port)"
   data="$WORK/$name-data"
   mkdir -p "$data"
-  env PORT="$port" REGISTRY_BIND=127.0.0.1 REGISTRY_DATA_DIR="$data" RUST_LOG="${RUST_LOG:-warn}" "$@" \
-    "$REGISTRY_BIN" serve >"$WORK/$name-server.log" 2>&1 &
+  env PORT="$port" REGISTRY_BIND=127.0.0.1 REGISTRY_DATA_DIR="$data" RUST_LOG="${RUST_LOG:-warn}" \
+    REGISTRY_EXPORTER_ALLOWED_DESTINATIONS=127.0.0.1 "$@" "$REGISTRY_BIN" serve >"$WORK/$name-server.log" 2>&1 &
   SERVER_PID=$!
   REGISTRY_URL="http://127.0.0.1:$port"
   # Up to 120 s (a start takes milliseconds: only a server that never answers fails here, never a

@@ -8,7 +8,7 @@ use api_tests::{EXPORTER_SECRET, Harness, Kind};
 use registry_core::{Registry, RegistrySettings};
 use registry_exporter::runner::{Pacing, Runner};
 use registry_exporter::transport::RouterApi;
-use registry_exporter::{ExporterService, SecretBox};
+use registry_exporter::{DestinationPolicy, ExporterService, SecretBox};
 use registry_http::AppOptions;
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -46,7 +46,9 @@ impl Source {
             Ok(secrets) => secrets,
             Err(error) => panic!("secrets: {error}"),
         };
-        let service = ExporterService::new(Arc::new(open()), Arc::new(secrets));
+        // The destination is on loopback, which the default allow-list refuses.
+        let loopback = DestinationPolicy::parse("127.0.0.1").unwrap_or_else(|error| panic!("{error}"));
+        let service = ExporterService::new(Arc::new(open()), Arc::new(secrets)).with_destinations(loopback);
         let pacing = Pacing {
             interval: Duration::from_millis(100),
             first_backoff: Duration::from_millis(100),

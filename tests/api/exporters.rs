@@ -76,10 +76,16 @@ async fn exporter_lifecycle(h: &Harness) {
     assert_eq!(updated["contextType"], "AUTO");
     assert_eq!(updated["config"]["basic.auth.user.info"], "[hidden]", "absent config keeps the credentials");
 
-    // A config sent back with the mask keeps the stored credential; the rest is replaced.
-    let config = json!({ "schema.registry.url": "http://127.0.0.1:10", "basic.auth.user.info": "[hidden]" });
+    // A config sent back with the mask keeps the stored credential for the same destination; the
+    // rest is replaced.
+    let config = json!({ "schema.registry.url": "http://127.0.0.1:9", "basic.auth.user.info": "[hidden]" });
     assert_eq!(h.put(&path("to-b", "/config"), &config).await.ok_json(200), json!({ "name": "to-b" }));
     assert_eq!(h.get(&path("to-b", "/config")).await.ok_json(200), config);
+    // Another destination drops it: credentials are sent again for a new destination.
+    let moved = json!({ "schema.registry.url": "http://127.0.0.1:10", "basic.auth.user.info": "[hidden]" });
+    assert_eq!(h.put(&path("to-b", "/config"), &moved).await.ok_json(200), json!({ "name": "to-b" }));
+    let kept = h.get(&path("to-b", "/config")).await.ok_json(200);
+    assert_eq!(kept, json!({ "schema.registry.url": "http://127.0.0.1:10" }), "the credential is dropped");
     let wrapped = json!({ "config": { "schema.registry.url": "http://127.0.0.1:11" } });
     h.put(&path("to-b", "/config"), &wrapped).await.ok_json(200);
     assert_eq!(h.get(&path("to-b", "/config")).await.ok_json(200), wrapped["config"]);
@@ -138,6 +144,10 @@ async fn exporter_errors(h: &Harness) {
         (with(&|b| b["config"] = Value::Null), 40951),
         (with(&|b| b["config"] = json!({ "basic.auth.user.info": "a:b" })), 40951),
         (with(&|b| b["config"] = json!({ "schema.registry.url": "ftp://x" })), 40951),
+        // Credentials never go in a URL; a fragment or a query would pin or bend every call's path.
+        (with(&|b| b["config"] = json!({ "schema.registry.url": "http://u:urlpass@x:1" })), 40951),
+        (with(&|b| b["config"] = json!({ "schema.registry.url": "http://x:1/#" })), 40951),
+        (with(&|b| b["config"] = json!({ "schema.registry.url": "http://x:1/?a=b" })), 40951),
         (with(&|b| b["contextType"] = json!("WEIRD")), 40951),
         (with(&|b| b["context"] = Value::Null), 40951),
         (with(&|b| b["context"] = json!("a:b")), 40951),
@@ -148,6 +158,7 @@ async fn exporter_errors(h: &Harness) {
     for (body, code) in cases {
         let response = h.post("/exporters", &body).await;
         assert_eq!(response.status, 409, "{body}: {}", response.text);
+        assert!(!response.text.contains("urlpass"), "a refusal never repeats a password: {}", response.text);
         response.assert_error(409, code);
     }
     assert_eq!(h.get("/exporters").await.ok_json(200), json!([]), "nothing was created");

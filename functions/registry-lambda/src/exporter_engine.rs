@@ -1,6 +1,6 @@
 //! [`ServiceEngine`]: the [`ExportEngine`] the exporter function runs: the exporters of an
 //! [`ExporterService`] (records in the registry's table, [`crate::exporter_store`]), each pass a
-//! [`sync_pass`] from this registry's router (in process) to the destination over HTTP, and its
+//! [`ExporterService::export`] (destinations checked against `REGISTRY_EXPORTER_ALLOWED_DESTINATIONS`) from this registry's router (in process) to the destination over HTTP, and its
 //! outcome recorded in the exporter's status as `registry serve`'s runner records it: RUNNING with
 //! the offset raised by the writes made, or ERROR with the reason in `trace`. The status write is
 //! conditioned on the revision listed, so a pause, reset or new definition made through the API
@@ -11,12 +11,11 @@
 //! after a failover) fails the pass, so its batch is retried rather than acknowledged.
 
 use crate::exporter::ExportEngine;
-use registry_exporter::engine::{PassError, RegistryApi, sync_pass};
-use registry_exporter::model::now_ms;
+use registry_exporter::engine::{PassError, RegistryApi};
+use registry_exporter::model::{bounded_trace, now_ms};
 use registry_exporter::store::{Expect, StoreError, Stored};
-use registry_exporter::transport::HttpApi;
 use registry_exporter::transport::RouterApi;
-use registry_exporter::{ExporterRecord, ExporterService, ExporterState, ExporterStatus};
+use registry_exporter::{DestinationPolicy, ExporterRecord, ExporterService, ExporterState, ExporterStatus};
 use registry_store_aws::home_watch::{Follow, HomeWatch};
 use registry_store_aws::regions::{Deployment, RegionConfig};
 use registry_store_aws::{AwsEnv, AwsStore};
@@ -101,6 +100,21 @@ impl FunctionEngines {
         Ok(FunctionEngines::Following { watch: follow.watch, engines })
     }
 
+    /// The same engines, their passes allowed the destinations `policy` allows (instead of those
+    /// `REGISTRY_EXPORTER_ALLOWED_DESTINATIONS` names).
+    pub fn with_destinations(self, policy: DestinationPolicy) -> Self {
+        match self {
+            FunctionEngines::Fixed(engine) => FunctionEngines::Fixed(engine.with_destinations(policy)),
+            FunctionEngines::Following { watch, engines } => FunctionEngines::Following {
+                watch,
+                engines: engines
+                    .into_iter()
+                    .map(|(home, engine)| (home, engine.with_destinations(policy.clone())))
+                    .collect(),
+            },
+        }
+    }
+
     /// The engine of the current home; an error when the marker names a region the list lacks.
     pub async fn current(&self) -> Result<&ServiceEngine, String> {
         match self {
@@ -127,11 +141,14 @@ impl ServiceEngine {
         Self { service, source }
     }
 
+    /// The same engine, its passes allowed the destinations `policy` allows (instead of those
+    /// `REGISTRY_EXPORTER_ALLOWED_DESTINATIONS` names).
+    pub fn with_destinations(self, policy: DestinationPolicy) -> Self {
+        Self { service: self.service.with_destinations(policy), ..self }
+    }
+
     async fn sync(&self, record: &ExporterRecord) -> Result<u64, PassError> {
-        let config =
-            self.service.destination_config(&record.exporter).await.map_err(|error| PassError(error.to_string()))?;
-        let destination = HttpApi::from_config(&record.exporter.name, &config).map_err(PassError)?;
-        sync_pass(&record.exporter, self.source.as_ref(), &destination).await
+        self.service.export(record, self.source.as_ref()).await
     }
 
     /// Writes `outcome` into the exporter's status, unless it changed since it was listed (a lost
@@ -151,14 +168,17 @@ impl ServiceEngine {
                 ts: now_ms(),
                 trace: None,
             },
-            Err(error) if before.state == ExporterState::Error && before.trace.as_deref() == Some(error.0.as_str()) => {
+            Err(error)
+                if before.state == ExporterState::Error
+                    && before.trace.as_deref() == Some(bounded_trace(error.0.clone()).as_str()) =>
+            {
                 return Ok(());
             }
             Err(error) => ExporterStatus {
                 state: ExporterState::Error,
                 offset: before.offset,
                 ts: now_ms(),
-                trace: Some(error.0.clone()),
+                trace: Some(bounded_trace(error.0.clone())),
             },
         };
         let record = ExporterRecord { exporter: stored.value.exporter.clone(), status };

@@ -9,7 +9,7 @@
 
 mod destination;
 
-use destination::{avro, destination_config, serve_embedded};
+use destination::{avro, destination_config, loopback, loopback_shared, serve_embedded};
 use registry_core::{Registry, RegistrySettings};
 use registry_exporter::engine::{Method, RegistryApi};
 use registry_exporter::store::ExporterStore;
@@ -115,8 +115,9 @@ async fn run(home: Site, local: Site) {
     let keys = [home_key.clone(), local_key.clone()];
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let (url, server) = serve_embedded(dir.path()).await;
-    let destination = HttpApi::from_config("check", &create("check", &url).config.unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let destination =
+        HttpApi::from_config("check", &create("check", &url).config.unwrap_or_default(), &loopback_shared())
+            .unwrap_or_else(|e| panic!("{e}"));
 
     // A schema committed at home and replicated to the exporter's region (its source), then an
     // exporter created through the API of the exporter's region, a read region: the record and its
@@ -136,7 +137,8 @@ async fn run(home: Site, local: Site) {
     // subject (the credentials opened by the home region's KMS) and records RUNNING at home; the
     // local replica holds no exporter item.
     let function_env = env(&local, None);
-    let engine = function_engine(&function_env, as_read_region.as_ref(), &keys, RegistrySettings::default());
+    let engine = function_engine(&function_env, as_read_region.as_ref(), &keys, RegistrySettings::default())
+        .with_destinations(loopback());
     let answer = exporter::handle(&engine, &json!({ "registry": CATCH_UP_EVENT })).await;
     assert_eq!(answer, Ok(json!({})), "the catch-up pass");
     let recorded = at_home.exporter("to-dr").await.unwrap_or_else(|e| panic!("{e}"));
@@ -183,7 +185,8 @@ async fn run(home: Site, local: Site) {
     let settings = RegistrySettings::default();
     let (configured, ttl) = (as_read_region.as_ref(), Duration::ZERO);
     let engines = FunctionEngines::open(&function_env, configured, &buckets, ttl, &keys, settings)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap_or_else(|e| panic!("{e}"))
+        .with_destinations(loopback());
     let engine = engines.current().await.unwrap_or_else(|e| panic!("{e}"));
     let answer = exporter::handle(engine, &batch("orders-value", "41")).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(failures(&answer), Vec::<String>::new(), "{answer}");
@@ -214,7 +217,8 @@ async fn a_single_region_exporter_function_keeps_its_records_in_its_own_table() 
         let api_env = env(&site, Some(&key));
         let api = deployment_exporter_service(&api_env, &Deployment::open(&api_env, None));
         api.create(create("to-dr", &url)).await.unwrap_or_else(|e| panic!("{e}"));
-        let engine = function_engine(&env(&site, None), None, &[], RegistrySettings::default());
+        let engine =
+            function_engine(&env(&site, None), None, &[], RegistrySettings::default()).with_destinations(loopback());
         let answer = exporter::handle(&engine, &json!({ "registry": CATCH_UP_EVENT })).await;
         assert_eq!(answer, Ok(json!({})), "the catch-up pass");
         let records = DynamoExporterStore::new(site.dynamo(), site.config.table.clone());

@@ -13,7 +13,7 @@
 
 mod destination;
 
-use destination::{PASSWORD, avro, destination_config, serve_embedded};
+use destination::{PASSWORD, avro, destination_config, loopback, loopback_shared, serve_embedded};
 use registry_core::{Registry, RegistrySettings};
 use registry_exporter::engine::{Method, RegistryApi, sync_pass};
 use registry_exporter::transport::{HttpApi, RouterApi};
@@ -207,10 +207,14 @@ async fn run(sdk: aws_config::SdkConfig, names: AwsStoreConfig) {
     let source = RouterApi::new(source_app.clone());
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let (url, server) = serve_embedded(dir.path()).await;
-    let destination = HttpApi::from_config("check", &destination_config(&url)).unwrap_or_else(|e| panic!("{e}"));
-    let anonymous =
-        HttpApi::from_config("anonymous", &BTreeMap::from([("schema.registry.url".to_owned(), url.clone())]))
-            .unwrap_or_else(|e| panic!("{e}"));
+    let destination =
+        HttpApi::from_config("check", &destination_config(&url), &loopback_shared()).unwrap_or_else(|e| panic!("{e}"));
+    let anonymous = HttpApi::from_config(
+        "anonymous",
+        &BTreeMap::from([("schema.registry.url".to_owned(), url.clone())]),
+        &loopback_shared(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let refused = anonymous.call(Method::Get, "/subjects", None).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(refused.status, 401, "the destination asks for credentials");
 
@@ -232,7 +236,8 @@ async fn run(sdk: aws_config::SdkConfig, names: AwsStoreConfig) {
         .unwrap_or_else(|| panic!("no exporter item"));
     let raw = format!("{item:?}");
     assert!(!raw.contains(PASSWORD) && raw.contains(SEALED_PREFIX), "the item holds only the ciphertext: {raw}");
-    let engine = ServiceEngine::new(service.clone(), Arc::new(RouterApi::new(source_app)));
+    let engine =
+        ServiceEngine::new(service.clone(), Arc::new(RouterApi::new(source_app))).with_destinations(loopback());
 
     // Writes at the source: versions, a reference, a soft delete, a config, a hard delete, and a
     // subject no exporter copies.

@@ -17,6 +17,10 @@
 //!   source's is a conflict, the pass fails with both IDs (the exporter goes to ERROR);
 //! - the subject's own config (`/config/{subject}`) is copied, or removed when the source has none.
 //!
+//! A source subject in IMPORT mode of its own is a copy another exporter writes and is not exported
+//! on (this bounds two registries exporting to each other); it is still exported as the reference
+//! of a subject that is.
+//!
 //! In a named destination context (AUTO, CUSTOM), the exporter owns the context: a destination
 //! subject whose source subject is gone altogether is hard-deleted too. With NONE the destination
 //! default context may hold the destination's own subjects, so those are left alone.
@@ -75,10 +79,19 @@ pub trait RegistryApi: Send + Sync {
     fn describe(&self) -> String;
 }
 
-/// Why a pass stopped: the text that goes into the exporter's `trace`.
+/// Why a pass stopped: the text that goes into the exporter's `trace`. It names the call and the
+/// destination's status and `error_code`, never the destination's answer body (an internal
+/// service's answer must not be shown to whoever defined the exporter).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct PassError(pub String);
+
+impl PassError {
+    /// `text` cut to [`crate::model::MAX_TRACE_BYTES`].
+    pub fn new(text: impl Into<String>) -> Self {
+        PassError(crate::model::bounded_trace(text.into()))
+    }
+}
 
 /// A path segment: everything but unreserved characters percent-encoded.
 pub fn segment(text: &str) -> String {
@@ -136,6 +149,9 @@ impl Pass<'_> {
             .filter(|subject| !subject.starts_with(':') && self.exporter.matches(subject))
             .collect();
         for subject in &subjects {
+            if self.is_a_copy(subject).await? {
+                continue;
+            }
             self.sync_subject(subject, 0).await?;
         }
         if let Some(context) = self.exporter.destination_context() {
@@ -144,10 +160,20 @@ impl Pass<'_> {
         Ok(())
     }
 
+    /// Whether `subject` is held in IMPORT mode of its own at the source: a copy another registry's
+    /// exporter writes (exporters put what they write in IMPORT mode), which is not exported on.
+    /// Two registries exporting to each other (with a rename, in the default context) would
+    /// otherwise copy each other's copies for ever, each round under a longer name.
+    async fn is_a_copy(&self, subject: &str) -> Result<bool, PassError> {
+        let path = format!("/mode/{}", segment(subject));
+        let answer = self.call(Side::Source, Method::Get, &path, None).await?;
+        Ok(answer.is_success() && answer.body.get("mode").and_then(Value::as_str) == Some("IMPORT"))
+    }
+
     /// Makes the destination subject of `subject` match the source (referenced subjects first).
     async fn sync_subject(&mut self, subject: &str, depth: usize) -> Result<(), PassError> {
         if depth > 64 {
-            return Err(PassError(format!("references of subject '{subject}' nest deeper than 64")));
+            return Err(PassError::new(format!("references of subject '{subject}' nest deeper than 64")));
         }
         if !self.done.insert(subject.to_owned()) {
             return Ok(());
@@ -170,7 +196,7 @@ impl Pass<'_> {
                 }
                 Some(&(id, deleted)) => {
                     if id != version.id {
-                        return Err(PassError(format!(
+                        return Err(PassError::new(format!(
                             "destination {} subject '{target}' version {} has ID {id}, the source's has ID {}",
                             self.destination.describe(),
                             version.version,
@@ -246,7 +272,10 @@ impl Pass<'_> {
 
     fn source_version(&self, record: &Value) -> Result<SourceVersion, PassError> {
         let number = |field: &str| {
-            record.get(field).and_then(Value::as_i64).ok_or_else(|| PassError(format!("source answered no {field}")))
+            record
+                .get(field)
+                .and_then(Value::as_i64)
+                .ok_or_else(|| PassError::new(format!("source answered no {field}")))
         };
         let (version, id) = (number("version")?, number("id")?);
         let mut referenced = Vec::new();
@@ -399,7 +428,7 @@ impl Pass<'_> {
             Side::Destination => self.destination,
         };
         api.call(method, path, body).await.map_err(|error| {
-            PassError(format!("{} {} {} {path}: {error}", side.name(), api.describe(), method.as_str()))
+            PassError::new(format!("{} {} {} {path}: {error}", side.name(), api.describe(), method.as_str()))
         })
     }
 }
@@ -423,19 +452,24 @@ fn expect_ok(answer: Answer, side: Side, path: &str) -> Result<Value, PassError>
     if answer.is_success() {
         Ok(answer.body)
     } else {
-        Err(PassError(format!("{} GET {path} answered HTTP {}: {}", side.name(), answer.status, answer.body)))
+        Err(PassError::new(format!("{} GET {path} answered HTTP {}{}", side.name(), answer.status, code_of(&answer))))
     }
 }
 
 fn refused(side: Side, method: Method, path: &str, answer: &Answer, api: &dyn RegistryApi) -> PassError {
-    PassError(format!(
-        "{} {} refused {} {path}: HTTP {}: {}",
+    PassError::new(format!(
+        "{} {} refused {} {path}: HTTP {}{}",
         side.name(),
         api.describe(),
         method.as_str(),
         answer.status,
-        answer.body
+        code_of(answer)
     ))
+}
+
+/// `, error_code N` when the answer carries a Confluent error code: all of an answer a trace shows.
+fn code_of(answer: &Answer) -> String {
+    answer.error_code().map_or_else(String::new, |code| format!(", error_code {code}"))
 }
 
 fn strings(value: &Value) -> Vec<String> {

@@ -5,12 +5,16 @@
 //! - [`model`]: the exporter as Confluent describes it, its status and state machine.
 //! - [`store`]: the [`ExporterStore`] port, one record per exporter (definition and status),
 //!   written conditionally on its revision; [`memory`] is the in-process implementation.
+//! - [`destination`]: the destination URL read strictly and the operator's allow-list
+//!   (`REGISTRY_EXPORTER_ALLOWED_DESTINATIONS`); [`transport`]: the ports' transports, a
+//!   destination's answers read with bounded time and memory.
 //! - [`secrets`]: credentials in `config` are sealed before they are stored and never answered.
 //! - [`service`]: the API's operations and Confluent's errors ([`ExporterError`]).
 //! - [`engine`]: one synchronisation pass of an exporter over two [`engine::RegistryApi`] ports
 //!   (source, destination), and [`runner`]: the background task that drives the passes with
 //!   backoff and records the status.
 
+pub mod destination;
 pub mod engine;
 pub mod error;
 pub mod memory;
@@ -22,6 +26,7 @@ pub mod store;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
+pub use destination::DestinationPolicy;
 pub use error::ExporterError;
 pub use memory::MemoryExporterStore;
 pub use model::{ContextType, Exporter, ExporterRecord, ExporterState, ExporterStatus};

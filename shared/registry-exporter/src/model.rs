@@ -132,6 +132,23 @@ pub struct ExporterRecord {
     pub status: ExporterStatus,
 }
 
+/// Longest `trace` stored: the reason of an ERROR names a call and a status, so a longer text is
+/// a destination's text, cut here.
+pub const MAX_TRACE_BYTES: usize = 1024;
+
+/// `text` cut to [`MAX_TRACE_BYTES`] (at a character boundary, `…` marking the cut).
+pub fn bounded_trace(mut text: String) -> String {
+    if text.len() > MAX_TRACE_BYTES {
+        let mut end = MAX_TRACE_BYTES - '…'.len_utf8();
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
+}
+
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()

@@ -1,26 +1,32 @@
-//! The background task of `registry serve`: on each tick (after a write, a backoff, or `interval`),
-//! one [`sync_pass`] per exporter that is not PAUSED, the outcome recorded in its status: RUNNING with the offset raised by the
-//! writes made, or ERROR with the reason in `trace` and the exporter retried after a backoff that
-//! doubles up to `max_backoff` (a destination that comes back is caught up by the next pass;
-//! nothing is skipped, since a pass compares the whole exported state).
+//! The background task of `registry serve`: each exporter that is not PAUSED gets one
+//! [`sync_pass`](crate::engine::sync_pass) per round (a round starts after a write the host
+//! serves, and at least every `interval`), the outcome recorded in its status: RUNNING with the
+//! offset raised by the writes made, or ERROR with the reason in `trace` and the exporter retried
+//! after a backoff that doubles up to `max_backoff` (a destination that comes back is caught up by
+//! the next pass; nothing is skipped, since a pass compares the whole exported state).
+//!
+//! Exporters run independently: each pass is a task of its own, so a slow or hanging destination
+//! (every call bounded by [`crate::transport::MAX_TIMEOUT`]) delays only its own exporter. An
+//! exporter has at most one pass at a time; a round that comes while it runs starts another pass
+//! as soon as it ends.
 //!
 //! The status is written conditionally on the revision read before the pass: when the API changed
 //! the exporter meanwhile (pause, reset, new definition), the outcome is dropped and the next
-//! tick decides again. Delivery is therefore at least once and idempotent.
+//! round decides again. Delivery is therefore at least once and idempotent.
 
-use crate::engine::{PassError, RegistryApi, sync_pass};
-use crate::model::{ExporterRecord, ExporterState, ExporterStatus, now_ms};
+use crate::engine::{PassError, RegistryApi};
+use crate::model::{ExporterRecord, ExporterState, ExporterStatus, bounded_trace, now_ms};
 use crate::service::ExporterService;
 use crate::store::{Expect, StoreError, Stored};
-use crate::transport::HttpApi;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::task::JoinSet;
 
 /// How the runner paces itself.
 #[derive(Clone, Copy, Debug)]
 pub struct Pacing {
-    /// Longest time between two ticks.
+    /// Longest time between two rounds.
     pub interval: Duration,
     /// First retry delay after an ERROR, doubled on each further failure.
     pub first_backoff: Duration,
@@ -38,42 +44,78 @@ impl Default for Pacing {
     }
 }
 
+/// Where one exporter is in the runner's schedule.
+#[derive(Default)]
+struct Schedule {
+    /// The round its last pass was started in (a pass per round).
+    round: u64,
+    /// A pass of it is running.
+    running: bool,
+    /// After a failure: not before this instant, and the delay that led there.
+    backoff: Option<(Instant, Duration)>,
+}
+
 pub struct Runner {
     service: ExporterService,
     source: Arc<dyn RegistryApi>,
     pacing: Pacing,
-    backoff: HashMap<String, (Instant, Duration)>,
+    round: u64,
+    round_started: Instant,
+    schedules: HashMap<String, Schedule>,
+    passes: JoinSet<(String, bool)>,
 }
 
 impl Runner {
     pub fn new(service: ExporterService, source: Arc<dyn RegistryApi>, pacing: Pacing) -> Self {
-        Self { service, source, pacing, backoff: HashMap::new() }
+        Self {
+            service,
+            source,
+            pacing,
+            round: 1,
+            round_started: Instant::now(),
+            schedules: HashMap::new(),
+            passes: JoinSet::new(),
+        }
     }
 
-    /// Runs for ever on the current runtime: a tick when `trigger` is notified (the host notifies
-    /// it after every write it serves), when an exporter's backoff is over, and at least every
-    /// `interval` (changes made by another process on the same store).
+    /// Runs for ever on the current runtime: a round when `trigger` is notified (the host notifies
+    /// it after every write it serves) and at least every `interval` (changes made by another
+    /// process on the same store); an exporter whose backoff is over runs at once.
     pub fn spawn(mut self, trigger: Arc<tokio::sync::Notify>) -> tokio::task::JoinHandle<()> {
         tokio::spawn(async move {
             loop {
-                self.tick().await;
+                self.start_due().await;
                 let now = Instant::now();
+                let next_round = (self.round_started + self.pacing.interval).saturating_duration_since(now);
                 let wait = self
-                    .backoff
+                    .schedules
                     .values()
-                    .map(|(until, _)| until.saturating_duration_since(now))
-                    .min()
-                    .map_or(self.pacing.interval, |due| due.min(self.pacing.interval));
+                    .filter_map(|schedule| schedule.backoff.map(|(until, _)| until.saturating_duration_since(now)))
+                    .fold(next_round, Duration::min);
                 tokio::select! {
-                    () = trigger.notified() => {}
-                    () = tokio::time::sleep(wait) => {}
+                    () = trigger.notified() => self.next_round(),
+                    () = tokio::time::sleep(wait) => {
+                        if self.round_started.elapsed() >= self.pacing.interval {
+                            self.next_round();
+                        }
+                    }
+                    Some(joined) = self.passes.join_next(), if !self.passes.is_empty() => match joined {
+                        Ok((name, succeeded)) => self.finished(&name, succeeded),
+                        Err(error) => tracing::error!(%error, "an exporter pass panicked"),
+                    },
                 }
             }
         })
     }
 
-    /// One pass of every exporter due.
-    pub async fn tick(&mut self) {
+    fn next_round(&mut self) {
+        self.round += 1;
+        self.round_started = Instant::now();
+    }
+
+    /// Starts a pass of every exporter that is due: not paused, not running, past its backoff,
+    /// and not yet passed in this round (an exporter past its backoff runs whatever the round).
+    async fn start_due(&mut self) {
         let exporters = match self.service.store().exporters().await {
             Ok(exporters) => exporters,
             Err(error) => {
@@ -82,76 +124,79 @@ impl Runner {
             }
         };
         let names: Vec<String> = exporters.iter().map(|stored| stored.value.exporter.name.clone()).collect();
-        self.backoff.retain(|name, _| names.contains(name));
+        self.schedules.retain(|name, schedule| schedule.running || names.contains(name));
+        let now = Instant::now();
         for stored in exporters {
-            self.run_one(stored).await;
-        }
-    }
-
-    async fn run_one(&mut self, stored: Stored<ExporterRecord>) {
-        let name = stored.value.exporter.name.clone();
-        if stored.value.status.state == ExporterState::Paused {
-            self.backoff.remove(&name);
-            return;
-        }
-        if let Some((until, _)) = self.backoff.get(&name)
-            && Instant::now() < *until
-        {
-            return;
-        }
-        let outcome = self.pass(&stored.value).await;
-        match &outcome {
-            Ok(_) => {
-                self.backoff.remove(&name);
+            let name = stored.value.exporter.name.clone();
+            let schedule = self.schedules.entry(name.clone()).or_default();
+            if stored.value.status.state == ExporterState::Paused {
+                schedule.backoff = None;
+                continue;
             }
-            Err(error) => {
-                let delay = self
-                    .backoff
-                    .get(&name)
-                    .map_or(self.pacing.first_backoff, |(_, delay)| (*delay * 2).min(self.pacing.max_backoff));
-                self.backoff.insert(name.clone(), (Instant::now() + delay, delay));
-                tracing::warn!(exporter = %name, %error, retry_in_ms = delay.as_millis() as u64, "exporter pass failed");
+            let due = match schedule.backoff {
+                Some((until, _)) => now >= until,
+                None => schedule.round < self.round,
+            };
+            if schedule.running || !due {
+                continue;
             }
-        }
-        if let Err(error) = self.record(stored, outcome).await {
-            tracing::warn!(exporter = %name, %error, "exporter status not recorded");
-        }
-    }
-
-    async fn pass(&self, record: &ExporterRecord) -> Result<u64, PassError> {
-        let config =
-            self.service.destination_config(&record.exporter).await.map_err(|error| PassError(error.to_string()))?;
-        let destination = HttpApi::from_config(&record.exporter.name, &config).map_err(PassError)?;
-        sync_pass(&record.exporter, self.source.as_ref(), &destination).await
-    }
-
-    /// Writes the pass's outcome into the status, unless the exporter changed meanwhile.
-    async fn record(&self, stored: Stored<ExporterRecord>, outcome: Result<u64, PassError>) -> Result<(), StoreError> {
-        let before = &stored.value.status;
-        let status = match outcome {
-            Ok(0) if before.state == ExporterState::Running => return Ok(()),
-            Ok(writes) => ExporterStatus {
-                state: ExporterState::Running,
-                offset: before.offset.saturating_add(i64::try_from(writes).unwrap_or(i64::MAX)),
-                ts: now_ms(),
-                trace: None,
-            },
-            Err(error) => {
-                if before.state == ExporterState::Error && before.trace.as_deref() == Some(error.0.as_str()) {
-                    return Ok(());
+            schedule.running = true;
+            schedule.round = self.round;
+            let (service, source) = (self.service.clone(), self.source.clone());
+            self.passes.spawn(async move {
+                let outcome = service.export(&stored.value, source.as_ref()).await;
+                let succeeded = outcome.is_ok();
+                if let Err(error) = &outcome {
+                    tracing::warn!(exporter = %name, %error, "exporter pass failed");
                 }
-                ExporterStatus {
-                    state: ExporterState::Error,
-                    offset: before.offset,
-                    ts: now_ms(),
-                    trace: Some(error.0),
+                if let Err(error) = record(&service, stored, outcome).await {
+                    tracing::warn!(exporter = %name, %error, "exporter status not recorded");
                 }
-            }
-        };
-        let record = ExporterRecord { exporter: stored.value.exporter.clone(), status };
-        match self.service.store().put_exporter(&record, Expect::Revision(stored.revision)).await {
-            Ok(_) | Err(StoreError::Conflict(_)) => Ok(()),
-            Err(error) => Err(error),
+                (name, succeeded)
+            });
         }
+    }
+
+    fn finished(&mut self, name: &str, succeeded: bool) {
+        let Some(schedule) = self.schedules.get_mut(name) else { return };
+        schedule.running = false;
+        if succeeded {
+            schedule.backoff = None;
+        } else {
+            let delay = schedule
+                .backoff
+                .map_or(self.pacing.first_backoff, |(_, delay)| (delay * 2).min(self.pacing.max_backoff));
+            schedule.backoff = Some((Instant::now() + delay, delay));
+        }
+    }
+}
+
+/// Writes a pass's outcome into the status, unless the exporter changed meanwhile.
+async fn record(
+    service: &ExporterService,
+    stored: Stored<ExporterRecord>,
+    outcome: Result<u64, PassError>,
+) -> Result<(), StoreError> {
+    let before = &stored.value.status;
+    let status = match outcome {
+        Ok(0) if before.state == ExporterState::Running => return Ok(()),
+        Ok(writes) => ExporterStatus {
+            state: ExporterState::Running,
+            offset: before.offset.saturating_add(i64::try_from(writes).unwrap_or(i64::MAX)),
+            ts: now_ms(),
+            trace: None,
+        },
+        Err(error) => {
+            let trace = bounded_trace(error.0);
+            if before.state == ExporterState::Error && before.trace.as_deref() == Some(trace.as_str()) {
+                return Ok(());
+            }
+            ExporterStatus { state: ExporterState::Error, offset: before.offset, ts: now_ms(), trace: Some(trace) }
+        }
+    };
+    let record = ExporterRecord { exporter: stored.value.exporter.clone(), status };
+    match service.store().put_exporter(&record, Expect::Revision(stored.revision)).await {
+        Ok(_) | Err(StoreError::Conflict(_)) => Ok(()),
+        Err(error) => Err(error),
     }
 }

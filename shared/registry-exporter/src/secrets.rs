@@ -3,6 +3,11 @@
 //! for a key keeps the stored value, so a read-modify-write of the config does not lose the
 //! credentials.
 //!
+//! A credential is bound to the destination it was given for: what is sealed is the credential
+//! with that destination's URL ([`bind`]), and [`unbind`] gives it back only for the same URL. A
+//! definition whose URL changes drops its credentials (they must be sent again, see
+//! [`crate::service`]); the binding makes sure no other path can send them elsewhere.
+//!
 //! [`SecretBox`] is the sealer of `registry serve`'s embedded and memory stores: AES-256-GCM under
 //! a key derived (HKDF-SHA256) from the host's secret, stored as
 //! `sealed:v1:<base64 nonce|ciphertext|tag>`. On AWS the sealer is a KMS key
@@ -18,6 +23,28 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 pub const MASK: &str = "[hidden]";
 
 const SEALED_PREFIX: &str = "sealed:v1:";
+
+/// The plaintext of a bound credential: `bound:v1:<URL length>:<URL><credential>`.
+const BOUND_PREFIX: &str = "bound:v1:";
+
+/// `credential` bound to the destination `url`, as it is sealed.
+pub fn bind(url: &str, credential: &str) -> String {
+    format!("{BOUND_PREFIX}{}:{url}{credential}", url.len())
+}
+
+/// The credential of a [`bind`] plaintext, if it was bound to `url`. A plaintext sealed before
+/// credentials were bound is answered as is: its definition's URL has not changed since (a change
+/// drops the credentials).
+pub fn unbind(url: &str, plaintext: &str) -> Result<String, SecretError> {
+    let Some(rest) = plaintext.strip_prefix(BOUND_PREFIX) else { return Ok(plaintext.to_owned()) };
+    let elsewhere = || SecretError("a stored exporter credential was given for another destination".to_owned());
+    let (length, rest) = rest.split_once(':').ok_or_else(elsewhere)?;
+    let length: usize = length.parse().map_err(|_| elsewhere())?;
+    match (rest.get(..length), rest.get(length..)) {
+        (Some(bound), Some(credential)) if bound == url => Ok(credential.to_owned()),
+        _ => Err(elsewhere()),
+    }
+}
 
 /// HKDF info: keys derived for exporters differ from any other use of the same secret.
 const INFO: &[u8] = b"registry exporter credentials";
@@ -146,6 +173,16 @@ mod tests {
         assert!(SecretBox::new(b"other")?.open(&sealed).is_err());
         assert!(is_credential("basic.auth.user.info") && is_credential("bearer.auth.token"));
         assert!(!is_credential("schema.registry.url") && !is_credential("basic.auth.credentials.source"));
+        Ok(())
+    }
+
+    #[test]
+    fn credentials_open_for_their_destination_only() -> Result<(), SecretError> {
+        let bound = bind("https://a.example", "user:pass");
+        assert_eq!(unbind("https://a.example", &bound)?, "user:pass");
+        assert!(unbind("https://b.example", &bound).is_err());
+        assert!(unbind("https://a.exampl", &bound).is_err());
+        assert_eq!(unbind("https://a.example", "legacy:value")?, "legacy:value");
         Ok(())
     }
 }

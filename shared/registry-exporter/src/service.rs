@@ -7,14 +7,19 @@
 //!   (40963 otherwise): a definition never changes under a running pass;
 //! - `pause` stops it in any state (again: no change); `reset` sets the offset back to 0, so the
 //!   next pass after `resume` copies everything again;
-//! - credentials are sealed before they are stored and answered as [`MASK`].
+//! - credentials are sealed before they are stored (bound to the destination URL they were sent
+//!   with) and answered as [`MASK`]; a change of the destination URL drops every stored credential
+//!   the change does not send again (a credential sent as [`MASK`] is then not kept).
 
+use crate::destination::DestinationPolicy;
+use crate::engine::{PassError, RegistryApi, sync_pass};
 use crate::error::ExporterError;
 use crate::model::{
     ContextType, DESTINATION_URL, Exporter, ExporterRecord, ExporterState, ExporterStatus, SUBJECT_PLACEHOLDER, now_ms,
 };
-use crate::secrets::{MASK, Sealer, is_credential};
+use crate::secrets::{MASK, Sealer, bind, is_credential, unbind};
 use crate::store::{Expect, ExporterStore, StoreError, Stored};
+use crate::transport::HttpApi;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -46,11 +51,32 @@ pub struct ExporterUpdate {
 pub struct ExporterService {
     store: Arc<dyn ExporterStore>,
     secrets: Arc<dyn Sealer>,
+    /// Where passes may send: the operator's allow-list, or why it could not be read (every pass
+    /// then fails with that reason: a malformed list allows nothing).
+    destinations: Result<Arc<DestinationPolicy>, String>,
 }
 
 impl ExporterService {
+    /// The service over `store`, its passes allowed the destinations
+    /// `REGISTRY_EXPORTER_ALLOWED_DESTINATIONS` names ([`DestinationPolicy::from_env`]).
     pub fn new(store: Arc<dyn ExporterStore>, secrets: Arc<dyn Sealer>) -> Self {
-        Self { store, secrets }
+        Self { store, secrets, destinations: DestinationPolicy::from_env().map(Arc::new) }
+    }
+
+    /// The same service, its passes allowed the destinations `policy` allows.
+    pub fn with_destinations(mut self, policy: DestinationPolicy) -> Self {
+        self.destinations = Ok(Arc::new(policy));
+        self
+    }
+
+    /// One pass of `record`'s exporter from `source` to its destination, if the allow-list admits
+    /// it: the number of writes made.
+    pub async fn export(&self, record: &ExporterRecord, source: &dyn RegistryApi) -> Result<u64, PassError> {
+        let policy = self.destinations.as_ref().map_err(|reason| PassError::new(reason.clone()))?;
+        let config =
+            self.destination_config(&record.exporter).await.map_err(|error| PassError::new(error.to_string()))?;
+        let destination = HttpApi::from_config(&record.exporter.name, &config, policy).map_err(PassError::new)?;
+        sync_pass(&record.exporter, source, &destination).await
     }
 
     /// The store, for the engine's runner.
@@ -94,6 +120,8 @@ impl ExporterService {
         }
         // Sealed once the request is known to be valid: a refused one calls no KMS.
         let config = kept_or_sealed(self.seal_credentials(config).await?, &BTreeMap::new());
+        // A credential sent as MASK on create has nothing to keep: it is not stored.
+        let config = config.into_iter().filter(|(key, value)| !(is_credential(key) && value == MASK)).collect();
         let exporter = Exporter { config, ..exporter };
         let status = ExporterStatus { state: ExporterState::Starting, offset: 0, ts: now_ms(), trace: None };
         match self.store.put_exporter(&ExporterRecord { exporter, status }, Expect::Absent).await {
@@ -190,10 +218,12 @@ impl ExporterService {
 
     /// The destination client settings of `exporter` with its credentials opened.
     pub async fn destination_config(&self, exporter: &Exporter) -> Result<BTreeMap<String, String>, ExporterError> {
+        let url = exporter.config.get(DESTINATION_URL).map_or("", String::as_str);
         let mut config = BTreeMap::new();
         for (key, value) in &exporter.config {
             let value = if is_credential(key) {
-                self.secrets.open(value).await.map_err(|error| ExporterError::Secret(error.0))?
+                let plaintext = self.secrets.open(value).await.map_err(|error| ExporterError::Secret(error.0))?;
+                unbind(url, &plaintext).map_err(|error| ExporterError::Secret(error.0))?
             } else {
                 value.clone()
             };
@@ -232,12 +262,14 @@ impl ExporterService {
     /// then keeps the stored value). Credentials' lengths are checked first.
     async fn seal_credentials(&self, config: BTreeMap<String, String>) -> Result<SealedConfig, ExporterError> {
         check_credential_lengths(&config)?;
+        let url = config.get(DESTINATION_URL).cloned().unwrap_or_default();
         let mut sealed = BTreeMap::new();
         for (key, value) in config {
             let entry = if !is_credential(&key) || value == MASK {
                 (value == MASK, value)
             } else {
-                (false, self.secrets.seal(&value).await.map_err(|error| ExporterError::Secret(error.0))?)
+                let bound = bind(&url, &value);
+                (false, self.secrets.seal(&bound).await.map_err(|error| ExporterError::Secret(error.0))?)
             };
             sealed.insert(key, entry);
         }
@@ -286,7 +318,13 @@ fn apply_update(
         exporter.subject_rename_format = format.clone();
     }
     if let Some(config) = config {
-        exporter.config = kept_or_sealed(config.clone(), &exporter.config);
+        // Credentials are kept only for the destination they were given for.
+        let same_destination = config.get(DESTINATION_URL).map(|(_, url)| url) == exporter.config.get(DESTINATION_URL);
+        let stored = if same_destination { exporter.config.clone() } else { BTreeMap::new() };
+        exporter.config = kept_or_sealed(config.clone(), &stored)
+            .into_iter()
+            .filter(|(key, value)| !(is_credential(key) && value == MASK))
+            .collect();
     }
     validate(exporter)
 }
@@ -338,8 +376,12 @@ fn validate(exporter: &Exporter) -> Result<(), ExporterError> {
     let config = |message: String| Err(ExporterError::InvalidConfig(message));
     let subjects = |message: String| Err(ExporterError::InvalidSubjects(message));
     match exporter.config.get(DESTINATION_URL) {
-        Some(url) if url.starts_with("http://") || url.starts_with("https://") => {}
-        Some(url) => return config(format!("'{DESTINATION_URL}' '{url}' is not an http(s) URL")),
+        Some(url) if url.len() <= MAX_TEXT => {
+            if let Err(reason) = crate::destination::Destination::parse(url) {
+                return config(reason);
+            }
+        }
+        Some(_) => return config(format!("'{DESTINATION_URL}' is longer than {MAX_TEXT} bytes")),
         None => return config(format!("'{DESTINATION_URL}' is required")),
     }
     // A sealed credential is longer than what was sent: its length is checked before sealing.

@@ -1,20 +1,43 @@
 //! The [`RegistryApi`] transports: [`HttpApi`], a destination over HTTP with the exporter's
 //! client settings, and [`RouterApi`], this registry's own router called in process (the source:
 //! no socket, no credentials, the same answers a client gets).
+//!
+//! A destination is untrusted input. Its URL and address pass the operator's allow-list
+//! ([`crate::destination`]); every call ends within [`MAX_TIMEOUT`] whatever `request.timeout.ms`
+//! says; no redirect is followed and no proxy of the environment is used (the address checked is
+//! the address connected to); an answer is read into at most [`MAX_ANSWER_BYTES`] and parsed only
+//! when it holds at most [`MAX_ANSWER_VALUES`] JSON values nested at most [`MAX_ANSWER_DEPTH`]
+//! deep, so an answer costs a bounded amount of memory whatever its shape.
 
+use crate::destination::{Destination, DestinationPolicy};
 use crate::engine::{Answer, Method, RegistryApi};
 use async_trait::async_trait;
 use axum::body::Body;
 use http_body_util::BodyExt;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 use tower::ServiceExt;
 
 const CONTENT_TYPE: &str = "application/vnd.schemaregistry.v1+json";
 
-/// Largest answer read from a destination (64 MiB).
-const MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
+/// Largest answer read from a destination (8 MiB: a version of the largest schema the registry
+/// accepts by default, 1 MiB, escaped, with room to spare).
+pub const MAX_ANSWER_BYTES: usize = 8 * 1024 * 1024;
+
+/// Most JSON values (scalars, arrays, objects) of one answer parsed (a listing of 100 000
+/// subjects); each costs a few dozen bytes parsed.
+pub const MAX_ANSWER_VALUES: usize = 200_000;
+
+/// Deepest nesting of an answer parsed.
+pub const MAX_ANSWER_DEPTH: usize = 128;
+
+/// Longest a destination call may take (`request.timeout.ms` is capped here).
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Longest a connection may take to open.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The header naming the exporter on each request, as Confluent's exporter sends it.
 const EXPORTER_HEADER: &str = "Confluent-Schema-Exporter-Name";
@@ -30,7 +53,8 @@ enum Credentials {
 /// A destination registry over HTTP, configured from an exporter's `config` (credentials opened):
 /// `schema.registry.url` (the first of a comma-separated list), `basic.auth.user.info`
 /// (`user:password`, with `basic.auth.credentials.source` USER_INFO or unset), `bearer.auth.token`
-/// (with `bearer.auth.credentials.source` STATIC_TOKEN or unset), `request.timeout.ms`.
+/// (with `bearer.auth.credentials.source` STATIC_TOKEN or unset), `request.timeout.ms` (at most
+/// [`MAX_TIMEOUT`], the default).
 #[derive(Clone)]
 pub struct HttpApi {
     http: reqwest::Client,
@@ -46,10 +70,16 @@ impl std::fmt::Debug for HttpApi {
 }
 
 impl HttpApi {
-    /// The destination `config` names, for exporter `exporter`.
-    pub fn from_config(exporter: &str, config: &BTreeMap<String, String>) -> Result<Self, String> {
+    /// The destination `config` names, for exporter `exporter`, if `policy` allows it.
+    pub fn from_config(
+        exporter: &str,
+        config: &BTreeMap<String, String>,
+        policy: &Arc<DestinationPolicy>,
+    ) -> Result<Self, String> {
         let url = config.get(crate::model::DESTINATION_URL).ok_or("no schema.registry.url")?;
-        let base = url.split(',').next().unwrap_or_default().trim().trim_end_matches('/').to_owned();
+        let destination = Destination::parse(url)?;
+        let resolver = destination.admitted(policy)?;
+        let base = destination.base;
         let credentials = if let Some(info) = config.get("basic.auth.user.info") {
             let (user, password) = info.split_once(':').unwrap_or((info.as_str(), ""));
             Credentials::Basic(user.to_owned(), password.to_owned())
@@ -60,14 +90,18 @@ impl HttpApi {
         };
         let timeout = config
             .get("request.timeout.ms")
-            .and_then(|ms| ms.parse::<u64>().ok())
-            .map_or(Duration::from_secs(60), Duration::from_millis);
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
+            .and_then(|ms| ms.trim().parse::<u64>().ok())
+            .filter(|&ms| ms > 0)
+            .map_or(MAX_TIMEOUT, |ms| Duration::from_millis(ms).min(MAX_TIMEOUT));
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT.min(timeout))
             .timeout(timeout)
             .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|error| format!("cannot build the HTTP client: {error}"))?;
+            .no_proxy();
+        if let Some(resolver) = resolver {
+            builder = builder.dns_resolver(resolver);
+        }
+        let http = builder.build().map_err(|error| format!("cannot build the HTTP client: {error}"))?;
         Ok(Self { http, base, credentials, exporter: exporter.to_owned() })
     }
 }
@@ -94,21 +128,72 @@ impl RegistryApi for HttpApi {
         if let Some(body) = body {
             request = request.header(reqwest::header::CONTENT_TYPE, CONTENT_TYPE).body(body.to_string());
         }
-        let mut response = request.send().await.map_err(|error| error.without_url().to_string())?;
+        let mut response = request.send().await.map_err(describe_error)?;
         let status = response.status().as_u16();
+        if response.content_length().is_some_and(|length| length > MAX_ANSWER_BYTES as u64) {
+            return Err(format!("answer larger than {MAX_ANSWER_BYTES} bytes"));
+        }
         let mut bytes = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|error| error.without_url().to_string())? {
+        while let Some(chunk) = response.chunk().await.map_err(describe_error)? {
             if bytes.len() + chunk.len() > MAX_ANSWER_BYTES {
                 return Err(format!("answer larger than {MAX_ANSWER_BYTES} bytes"));
             }
             bytes.extend_from_slice(&chunk);
         }
-        Ok(Answer { status, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null) })
+        Ok(Answer { status, body: bounded_json(&bytes)? })
     }
 
     fn describe(&self) -> String {
         self.base.clone()
     }
+}
+
+/// A transport error without the URL, with its causes (the allow-list's refusal is a cause).
+fn describe_error(error: reqwest::Error) -> String {
+    let error = error.without_url();
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// `bytes` parsed as JSON when its shape is within [`MAX_ANSWER_VALUES`] and [`MAX_ANSWER_DEPTH`]
+/// (counted in one pass over the bytes before anything is allocated); `Null` when it is not JSON.
+pub fn bounded_json(bytes: &[u8]) -> Result<Value, String> {
+    let (mut values, mut depth, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &byte in bytes {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                values += 1;
+                if depth > MAX_ANSWER_DEPTH {
+                    return Err(format!("answer nested deeper than {MAX_ANSWER_DEPTH}"));
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            // Each separator starts another value (or an object's key and its value).
+            b',' | b':' => values += 1,
+            _ => {}
+        }
+        if values > MAX_ANSWER_VALUES {
+            return Err(format!("answer holds more than {MAX_ANSWER_VALUES} JSON values"));
+        }
+    }
+    Ok(serde_json::from_slice(bytes).unwrap_or(Value::Null))
 }
 
 /// This registry's router, called in process.

@@ -32,6 +32,17 @@ pub async fn serve_embedded(dir: &std::path::Path) -> (String, tokio::task::Join
     (format!("http://{address}"), server)
 }
 
+/// What the exporters of these tests may send to: the destination on loopback, which
+/// `REGISTRY_EXPORTER_ALLOWED_DESTINATIONS` refuses unless it lists it, as these tests do.
+pub fn loopback() -> registry_exporter::DestinationPolicy {
+    registry_exporter::DestinationPolicy::parse("127.0.0.1").unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`loopback`], shared, as a destination client takes it.
+pub fn loopback_shared() -> Arc<registry_exporter::DestinationPolicy> {
+    Arc::new(loopback())
+}
+
 /// The client settings of the destination at `url`, with its user's credentials.
 pub fn destination_config(url: &str) -> BTreeMap<String, String> {
     BTreeMap::from([
