@@ -25,9 +25,8 @@ AWS_LOCAL_ENV := AWS_ENDPOINT_URL=$${AWS_ENDPOINT_URL:-http://localhost:4566} AW
 	AWS_ACCESS_KEY_ID=$${AWS_ACCESS_KEY_ID:-test} AWS_SECRET_ACCESS_KEY=$${AWS_SECRET_ACCESS_KEY:-test} \
 	REGISTRY_TABLE=$${REGISTRY_TABLE:-schema-registry} REGISTRY_BUCKET=$${REGISTRY_BUCKET:-schema-registry-bodies}
 run-aws:
-	$(CARGO) build --quiet -p registry
-	env $(AWS_LOCAL_ENV) target/debug/registry aws-init
-	env $(AWS_LOCAL_ENV) REGISTRY_BACKEND=aws target/debug/registry serve
+	env $(AWS_LOCAL_ENV) $(CARGO) run --quiet -p registry -- aws-init
+	env $(AWS_LOCAL_ENV) REGISTRY_BACKEND=aws $(CARGO) run --quiet -p registry -- serve
 
 # LocalStack (needs Docker) with the same table and bucket definitions as the Terraform module.
 localstack-up:

@@ -7,7 +7,9 @@
 #   scripts/bench.sh --sizes 0,100000 --seconds 5
 # Env: BENCH_WORK_DIR (where seeded stores go; default the system temp dir, ~1 GB needed).
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ROOT"
 cargo build --quiet --release -p registry -p registry-bench
 
 args=("$@")
@@ -26,4 +28,5 @@ if [ -n "${AWS_ENDPOINT_URL:-}" ]; then
 	fi
 fi
 echo "load before the run: $(cat /proc/loadavg)"
-target/release/registry-bench "${args[@]}"
+# registry-bench runs the `registry` binary beside it (the release build above).
+"$(target_dir)/release/registry-bench" "${args[@]}"

@@ -16,7 +16,7 @@
 # requests on plain paths; test_auth.py starts a second one with HTTP Basic on).
 #   CLIENTS_BACKENDS="embedded aws lambda"   which backends to run (default all three)
 #   CLIENTS_SUITES="python js rust"          which suites to run on embedded (default all)
-#   REGISTRY_BIN=path                        use this registry binary instead of building target/debug/registry
+#   REGISTRY_BIN=path                        use this registry binary instead of building one (cargo build -p registry)
 #   LAMBDA_EMULATOR=path                     use this lambda-emulator (it runs registry-lambda from its own directory)
 #   CLIENTS_PREPARE_ONLY=1                   install the packages and build the Rust suite, run nothing
 #                                            (`make test` does it in its build step)
@@ -26,6 +26,8 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 CLIENTS="$ROOT/tests/clients"
 CARGO="${CARGO:-cargo}"
+# Where cargo builds (CARGO_TARGET_DIR or ./target, as `cargo metadata` says).
+TARGET_DIR="$(target_dir)"
 BACKENDS="${CLIENTS_BACKENDS:-embedded aws lambda}"
 SUITES="${CLIENTS_SUITES:-python js rust}"
 EMULATOR_PORT="${EMULATOR_PORT:-4566}"
@@ -176,7 +178,7 @@ python_suite() {
     "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$CLIENTS/python"
 }
 js_suite() { run_suite "js ($1)" bash -c "cd '$CLIENTS/js' && node --test"; }
-RUST_TEST=(env CARGO_TARGET_DIR="$ROOT/target/clients-rust" "$CARGO" test --quiet --locked
+RUST_TEST=(env CARGO_TARGET_DIR="$TARGET_DIR/clients-rust" "$CARGO" test --quiet --locked
   --manifest-path "$CLIENTS/rust/Cargo.toml")
 rust_suite() { run_suite "rust ($1)" "${RUST_TEST[@]}"; }
 
@@ -240,13 +242,13 @@ fi
 if [ -z "$REGISTRY_BIN" ]; then
   log "building the registry binary"
   "$CARGO" build --quiet -p registry
-  REGISTRY_BIN="$ROOT/target/debug/registry"
+  REGISTRY_BIN="$TARGET_DIR/debug/registry"
 fi
 if wants lambda "$BACKENDS" && [ -z "$LAMBDA_EMULATOR" ]; then
   log "building registry-lambda and lambda-emulator"
   "$CARGO" build --quiet -p registry-lambda
   "$CARGO" build --quiet -p api-tests --bin lambda-emulator
-  LAMBDA_EMULATOR="$ROOT/target/debug/lambda-emulator"
+  LAMBDA_EMULATOR="$TARGET_DIR/debug/lambda-emulator"
 fi
 install_python
 wants js "$SUITES" && install_js

@@ -6,9 +6,13 @@
 # afterwards (scripts/emulator-stop.sh; scripts/emulator-start.sh). Extra arguments go to the script,
 # e.g. scripts/lambda-cold-start.sh --subjects 10000 --runs 3
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ROOT"
 : "${AWS_ENDPOINT_URL:?start an emulator (scripts/emulator-start.sh) and set AWS_ENDPOINT_URL and the AWS_* test credentials}"
 cargo build --quiet -p registry -p registry-lambda -p api-tests --bin lambda-emulator
 cargo build --quiet --release -p registry-lambda  # fat LTO: the first release build takes a while
-.venv/bin/python scripts/lambda_cold_start.py --registry target/debug/registry --emulator target/debug/lambda-emulator \
-	--function debug=target/debug/registry-lambda --function release=target/release/registry-lambda "$@"
+TARGET_DIR="$(target_dir)"
+"$VENV/bin/python" scripts/lambda_cold_start.py --registry "$TARGET_DIR/debug/registry" \
+	--emulator "$TARGET_DIR/debug/lambda-emulator" --function debug="$TARGET_DIR/debug/registry-lambda" \
+	--function release="$TARGET_DIR/release/registry-lambda" "$@"

@@ -6,6 +6,13 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck disable=SC2034 # read by the scripts that source this file
 VENV="$ROOT/.venv"
 
+# target_dir: the directory cargo builds into, as `cargo metadata` reports it (CARGO_TARGET_DIR, a
+# .cargo/config build.target-dir, or ./target), so that scripts find the binaries wherever they are.
+target_dir() {
+  "${CARGO:-cargo}" metadata --format-version 1 --no-deps --manifest-path "$ROOT/Cargo.toml" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])'
+}
+
 # venv_install VENV PIP-ARGS...: pip-installs into VENV (pinned specs, or -r FILE), creating the venv
 # first when it does not exist yet.
 venv_install() {

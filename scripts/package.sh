@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the Lambda deployment zip: target/lambda/registry-lambda/bootstrap.zip (arm64,
-# provided.al2023), the file the Terraform module's `lambda_zip_path` expects.
+# Builds the Lambda deployment zip: lambda/registry-lambda/bootstrap.zip under cargo's target directory
+# (target/ unless CARGO_TARGET_DIR says otherwise; arm64, provided.al2023), the file the Terraform
+# module's `lambda_zip_path` expects.
 # Installs cargo-lambda and ziglang from PyPI into ./.venv when missing (only `pip install` into
 # the shared venv: the emulator scripts use it too), adds the aarch64 Rust target when missing,
 # then runs `cargo lambda build --release --arm64`. Prints the zip path and size.
@@ -12,7 +13,7 @@ ZIGLANG_VERSION="${ZIGLANG_VERSION:-0.17.1}"
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PACKAGE="registry-lambda"
-ZIP="$ROOT/target/lambda/$PACKAGE/bootstrap.zip"
+ZIP="$(target_dir)/lambda/$PACKAGE/bootstrap.zip"
 
 cd "$ROOT"
 

@@ -3,10 +3,11 @@
 through on the AWS emulator (moto) as far as it runs without Terraform providers: a registry on table
 OLD issues IDs, OLD is restored into NEW at a point before the last ones, `registry restore-check`
 raises NEW's counter past the ledger, and a registration on NEW gets a fresh ID, never a reissued one.
-The Terraform steps (import, apply) cannot run here; the script prints what the restore dropped (point-
+The Terraform steps (state rm, import, plan, apply) are not run here: scripts/terraform_emulator.py runs the
+whole runbook, Terraform included, on the example it applies. This prints what the restore dropped (point-
 in-time recovery, deletion protection, tags) and what the apply puts back.
 
-Needs target/debug/registry (cargo build -p registry) and the emulator (scripts/emulator-start.sh).
+Needs the registry binary (cargo build -p registry; found through `cargo metadata`) and the emulator (scripts/emulator-start.sh).
 Usage: .venv/bin/python scripts/restore_walkthrough.py   (prints each step; exits 1 on a failed check)
 """
 
@@ -25,7 +26,14 @@ from pathlib import Path
 import boto3
 
 ROOT = Path(__file__).resolve().parent.parent
-REGISTRY = ROOT / "target" / "debug" / "registry"
+
+
+def target_directory() -> Path:
+    metadata = subprocess.run(["cargo", "metadata", "--format-version", "1", "--no-deps"], cwd=ROOT, capture_output=True, text=True, check=True)
+    return Path(json.loads(metadata.stdout)["target_directory"])
+
+
+REGISTRY = target_directory() / "debug" / "registry"
 ENDPOINT = os.environ.get("AWS_ENDPOINT_URL", "http://127.0.0.1:4566")
 AWS_ENV = {"AWS_ENDPOINT_URL": ENDPOINT, "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}
 
@@ -118,7 +126,7 @@ def main() -> int:
     check(f"the check raises the counter to the ledger's highest ID {max(after)}", f"counter raised to: {max(after)}" in real)
     check("a second run finds nothing above the counter", "highest ledger id above the counter: 0" in again)
 
-    print("3. terraform state rm / import / apply: needs providers, not run here")
+    print("3. terraform state rm / import / apply: not run here; scripts/terraform_emulator.py runs them on the applied example")
 
     print(f"4. the registry on {new} issues a fresh ID")
     server = Server(new, bucket)

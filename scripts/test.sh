@@ -24,7 +24,9 @@
 # on their emulators, so the lanes overlap that waiting with the CPU work of the third. Each step's
 # output is written to a log and printed when the step ends (one step's output at a time). A
 # failing step ends its lane; the other lanes run to their end, and the run fails. The emulators
-# are started first and stopped by their PIDs at the end, also on failure.
+# are started first and stopped by their PIDs at the end, also on failure. The binaries are found
+# where cargo builds them (`cargo metadata`'s target_directory: CARGO_TARGET_DIR, or .cargo/config's
+# build.target-dir, or ./target).
 #
 # Env: EMULATOR_PORT (4566), SECOND_EMULATOR_PORT, THIRD_EMULATOR_PORT and FOURTH_EMULATOR_PORT
 # (free ports) place the emulators; EMULATOR_TEST_THREADS (4) is nextest's --test-threads in the emulator-bound steps;
@@ -37,6 +39,7 @@ cd "$ROOT"
 
 CARGO="${CARGO:-cargo}"
 export CARGO
+TARGET_DIR="$(target_dir)" || { echo "make test: cargo metadata could not say where cargo builds" >&2; exit 1; }
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
@@ -142,7 +145,7 @@ api() {
 }
 # The client suites use the binaries of the build step (no cargo build of their own).
 clients() {
-  CLIENTS_BACKENDS="$1" REGISTRY_BIN="$ROOT/target/debug/registry" LAMBDA_EMULATOR="$ROOT/target/debug/lambda-emulator" \
+  CLIENTS_BACKENDS="$1" REGISTRY_BIN="$TARGET_DIR/debug/registry" LAMBDA_EMULATOR="$TARGET_DIR/debug/lambda-emulator" \
     "$ROOT/scripts/clients-test.sh"
 }
 

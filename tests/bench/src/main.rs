@@ -8,8 +8,8 @@
 //! registers new subjects with 32 clients. All traffic goes to 127.0.0.1. Ratios (largest ÷ 0)
 //! come from the same run. Nothing here is a test: it prints, it never asserts a time.
 //!
-//! Usage: `registry-bench [--binary target/release/registry] [--sizes 0,100000,1000000]
-//! [--seconds 10] [--hot 1000] [--work-dir DIR] [--aws-calls FILE]`.
+//! Usage: `registry-bench [--binary PATH] [--sizes 0,100000,1000000] [--seconds 10] [--hot 1000]
+//! [--work-dir DIR] [--aws-calls FILE]`; `--binary` defaults to the `registry` beside this binary.
 //!
 //! `registry-bench --hostile [--binary ...] [--classes protobuf,avro-dag]` prints the hostile-input table
 //! instead ([`hostile`]), of every class or of those whose name starts with one of the given prefixes.
@@ -49,9 +49,18 @@ struct Options {
     classes: Vec<String>,
 }
 
+/// `registry` in the directory this binary was built into (cargo puts both in the same profile
+/// directory, wherever CARGO_TARGET_DIR says), the default of `--binary`.
+fn registry_beside_this_binary() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("registry")))
+        .unwrap_or_else(|| PathBuf::from("registry"))
+}
+
 fn options() -> Result<Options, String> {
     let mut options = Options {
-        binary: PathBuf::from("target/release/registry"),
+        binary: registry_beside_this_binary(),
         sizes: vec![0, 100_000, 1_000_000],
         seconds: 10,
         hot: 1000,

@@ -3,6 +3,7 @@ scripts/clients-test.sh), a fresh SchemaRegistryClient per test (no cache shared
 unique subject/topic names, so tests never see each other's subjects on the one server."""
 
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -27,6 +28,23 @@ def wire_id(data: bytes) -> int:
     assert len(data) >= 5, f"framed payload too short: {data!r}"
     assert data[0] == 0, f"magic byte must be 0x00, got {data[0]:#04x}"
     return int.from_bytes(data[1:5], "big")
+
+
+def registry_binary() -> str:
+    """The `registry` binary: REGISTRY_BIN (scripts/clients-test.sh sets it), else `debug/registry` under
+    the directory cargo builds into (`cargo metadata`'s target_directory: CARGO_TARGET_DIR or ./target).
+    Fails the test when there is none."""
+    binary = os.environ.get("REGISTRY_BIN")
+    if not binary:
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+        metadata = subprocess.run(["cargo", "metadata", "--format-version", "1", "--no-deps"], cwd=root,
+                                  capture_output=True, text=True, check=False)
+        if metadata.returncode != 0:
+            pytest.fail(f"cargo metadata failed (set REGISTRY_BIN): {metadata.stderr}")
+        binary = os.path.join(json.loads(metadata.stdout)["target_directory"], "debug", "registry")
+    if not os.access(binary, os.X_OK):
+        pytest.fail(f"no registry binary at {binary}: run through scripts/clients-test.sh or set REGISTRY_BIN")
+    return binary
 
 
 def free_port() -> int:

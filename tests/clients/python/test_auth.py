@@ -3,7 +3,7 @@ against a `registry serve` with HTTP Basic on.
 
 The module starts its own server: users created with `registry passwd` in a temporary users file
 (REGISTRY_USERS_FILE), on a free loopback port, stopped by its PID when the module ends, also on
-failure. Binary: REGISTRY_BIN (default target/debug/registry). Backend: REGISTRY_BACKEND as
+failure. Binary: REGISTRY_BIN (default the debug build cargo made). Backend: REGISTRY_BACKEND as
 scripts/clients-test.sh sets it per run (with the AWS variables for `aws`), `memory` when unset;
 the data directory is a fresh temporary one. With LAMBDA_EMULATOR set (the Lambda run), the
 server is that Runtime API emulator running the registry-lambda function, with the same users
@@ -18,13 +18,12 @@ import uuid
 from email.message import Message
 
 import pytest
-from conftest import free_port, payment_schema, serving, wire_id
+from conftest import free_port, payment_schema, registry_binary, serving, wire_id
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
 # user -> (role, password, subject prefixes). The reader's password holds a ':' (only the first
 # ':' of basic.auth.user.info separates user from password) and a space.
@@ -60,9 +59,7 @@ def _passwd(binary: str, users_file: str, user: str, role: str, password: str, p
 
 @pytest.fixture(scope="module")
 def auth_url(tmp_path_factory) -> str:
-    binary = os.environ.get("REGISTRY_BIN") or os.path.join(ROOT, "target", "debug", "registry")
-    if not os.access(binary, os.X_OK):
-        pytest.fail(f"no registry binary at {binary}: run through scripts/clients-test.sh or set REGISTRY_BIN")
+    binary = registry_binary()
     work = tmp_path_factory.mktemp("auth")
     users_file = str(work / "users.json")
     for user, (role, password, prefixes) in USERS.items():

@@ -9,7 +9,7 @@ AvroSerializer and AvroDeserializer with a SerializationContext (the exact calls
 SerializingProducer and a DeserializingConsumer make per message), not produced to a topic.
 
 The destination is a `registry serve --backend memory` this module starts (REGISTRY_BIN, default
-target/debug/registry) on a free loopback port, stopped by its PID when the module ends. The source
+the debug build cargo made) on a free loopback port, stopped by its PID when the module ends. The source
 exports with the runner of `registry serve` (embedded or aws backend). On the Lambda run
 (LAMBDA_EMULATOR set) the exporter is the stream-driven exporter function, which the Runtime API
 emulator does not feed with the table's stream: the module skips there, and
@@ -23,11 +23,10 @@ import urllib.request
 import uuid
 
 import pytest
-from conftest import free_port, payment_schema, serving, wire_id
+from conftest import free_port, payment_schema, registry_binary, serving, wire_id
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
 # Far above what a pass takes (the source's runner passes every second and after each write), so
 # only an exporter that never delivers fails here.
@@ -65,9 +64,7 @@ def _wait_for(what: str, check, status_url: str):
 def destination_url(tmp_path_factory) -> str:
     if os.environ.get("LAMBDA_EMULATOR"):
         pytest.skip("the Lambda run's exporter is the stream-driven function, which the Runtime API emulator does not feed")
-    binary = os.environ.get("REGISTRY_BIN") or os.path.join(ROOT, "target", "debug", "registry")
-    if not os.access(binary, os.X_OK):
-        pytest.fail(f"no registry binary at {binary}: run through scripts/clients-test.sh or set REGISTRY_BIN")
+    binary = registry_binary()
     work = tmp_path_factory.mktemp("destination")
     port = free_port()
     env = {

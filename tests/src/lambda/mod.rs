@@ -89,8 +89,8 @@ impl FunctionConfig {
 }
 
 /// The `registry-lambda` binary: `REGISTRY_LAMBDA_BIN`, else `registry-lambda` in the profile
-/// directory this test executable was built into (`target/debug`; `cargo test --workspace` and
-/// `make test` build it). Panics, naming the build command, when it is not there.
+/// directory this test executable was built into (`debug/` under cargo's target directory, wherever
+/// CARGO_TARGET_DIR puts it; `cargo test --workspace` and `make test` build it). Panics, naming the build command, when it is not there.
 pub fn function_binary() -> PathBuf {
     if let Some(path) = std::env::var_os("REGISTRY_LAMBDA_BIN").filter(|p| !p.is_empty()) {
         return PathBuf::from(path);
