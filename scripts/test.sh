@@ -23,10 +23,11 @@
 # emulator more than on the CPU). The emulator-bound lanes mostly wait
 # on their emulators, so the lanes overlap that waiting with the CPU work of the third. Each step's
 # output is written to a log and printed when the step ends (one step's output at a time). A
-# failing step ends its lane; the other lanes run to their end, and the run fails. The emulators
-# are started first and stopped by their PIDs at the end, also on failure. The binaries are found
-# where cargo builds them (`cargo metadata`'s target_directory: CARGO_TARGET_DIR, or .cargo/config's
-# build.target-dir, or ./target).
+# failing step does not end its lane: every step runs, the table at the end names each one passed
+# or FAILED, and the run fails when any failed (only a failed build ends the run at once: nothing
+# can run without it). The emulators are started first and stopped by their PIDs at the end, also
+# on failure. The binaries are found where cargo builds them (`cargo metadata`'s target_directory:
+# CARGO_TARGET_DIR, or .cargo/config's build.target-dir, or ./target).
 #
 # Env: EMULATOR_PORT (4566), SECOND_EMULATOR_PORT, THIRD_EMULATOR_PORT and FOURTH_EMULATOR_PORT
 # (free ports) place the emulators; EMULATOR_TEST_THREADS (4) is nextest's --test-threads in the emulator-bound steps;
@@ -119,8 +120,8 @@ step() {
   started=$(date +%s%N)
   "$@" >"$log" 2>&1 </dev/null
   status=$?
-  printf '  %-24s %6d s%s\n' "$name" "$(seconds_since "$started")" \
-    "$([ "$status" = 0 ] || echo "  FAILED (exit $status)")" >"$WORK/times/$(order_of "$name")"
+  printf '  %-24s %6d s  %s\n' "$name" "$(seconds_since "$started")" \
+    "$([ "$status" = 0 ] && echo passed || echo "FAILED (exit $status)")" >"$WORK/times/$(order_of "$name")"
   flock "$WORK/print.lock" bash -c 'echo "=== make test: $1 ($2)"; cat "$3"' _ "$name" \
     "$([ "$status" = 0 ] && echo "passed in $(seconds_since "$started") s" || echo "FAILED, exit $status")" \
     "$log" >&2
@@ -153,29 +154,39 @@ build() {
   "$CARGO" nextest run --workspace --no-run && CLIENTS_PREPARE_ONLY=1 "$ROOT/scripts/clients-test.sh"
 }
 
+# Each lane runs all of its steps, also after a failed one (a red step must not hide what else
+# would fail), and fails when any of them failed.
 store_lane() {
+  local failed=0
   on_emulator "$EMULATOR_PORT" step "aws store" nextest --test-threads "$EMULATOR_TEST_THREADS" \
-    -E 'package(registry-store-aws)' &&
-    on_emulator "$EMULATOR_PORT" step "clients aws" clients aws &&
-    on_emulator "$EMULATOR_PORT" step "clients lambda" clients lambda
+    -E 'package(registry-store-aws)' || failed=1
+  on_emulator "$EMULATOR_PORT" step "clients aws" clients aws || failed=1
+  on_emulator "$EMULATOR_PORT" step "clients lambda" clients lambda || failed=1
+  return "$failed"
 }
 
 api_aws_lane() {
-  on_emulator "$SECOND_EMULATOR_PORT" step "api aws" api aws --test-threads "$EMULATOR_TEST_THREADS"
+  local failed=0
+  on_emulator "$SECOND_EMULATOR_PORT" step "api aws" api aws --test-threads "$EMULATOR_TEST_THREADS" || failed=1
+  return "$failed"
 }
 
 api_lambda_lane() {
-  on_emulator "$THIRD_EMULATOR_PORT" step "api lambda" api lambda --test-threads "$EMULATOR_TEST_THREADS"
+  local failed=0
+  on_emulator "$THIRD_EMULATOR_PORT" step "api lambda" api lambda --test-threads "$EMULATOR_TEST_THREADS" || failed=1
+  return "$failed"
 }
 
 local_lane() {
+  local failed=0
   on_emulator "$FOURTH_EMULATOR_PORT" step "unit, router, stores" \
-    nextest -E "not package(registry-store-aws) and not ($API)" &&
-    on_emulator "$FOURTH_EMULATOR_PORT" step "api memory" api memory &&
-    on_emulator "$FOURTH_EMULATOR_PORT" step "api local" api local &&
-    on_emulator "$FOURTH_EMULATOR_PORT" step "api other" nextest -E "$API and not test(/::(memory|local|aws|lambda)::/)" &&
-    on_emulator "$FOURTH_EMULATOR_PORT" step "clients embedded" clients embedded &&
-    step "infra check" "$ROOT/scripts/infra-check.sh"
+    nextest -E "not package(registry-store-aws) and not ($API)" || failed=1
+  on_emulator "$FOURTH_EMULATOR_PORT" step "api memory" api memory || failed=1
+  on_emulator "$FOURTH_EMULATOR_PORT" step "api local" api local || failed=1
+  on_emulator "$FOURTH_EMULATOR_PORT" step "api other" nextest -E "$API and not test(/::(memory|local|aws|lambda)::/)" || failed=1
+  on_emulator "$FOURTH_EMULATOR_PORT" step "clients embedded" clients embedded || failed=1
+  step "infra check" "$ROOT/scripts/infra-check.sh" || failed=1
+  return "$failed"
 }
 
 "$CARGO" nextest --version >/dev/null 2>&1 || { echo "make test: installing cargo-nextest" >&2; \
