@@ -393,12 +393,14 @@ mod tests {
     }
 
     /// Read by the AWS store itself (`registry-store-aws`), in both hosts, not through the settings,
-    /// and by the Lambda main before its settings (which handler it is).
-    const READ_OUTSIDE_THE_SETTINGS: [&str; 5] = [
+    /// by the exporters' service (`registry-exporter`: where exporters may send), and by the Lambda
+    /// main before its settings (which handler it is).
+    const READ_OUTSIDE_THE_SETTINGS: [&str; 6] = [
         "REGISTRY_TABLE",
         "REGISTRY_BUCKET",
         "REGISTRY_KMS_KEY_ARNS",
         registry_store_aws::exporter_secrets::KEY_VAR,
+        registry_exporter::destination::ALLOWED_VAR,
         registry_lambda::config::HANDLER_VAR,
     ];
 
