@@ -79,13 +79,16 @@ pub fn guarded_app_handler(
 
 /// [`strip_stage`], then the Lambda request id as the request's
 /// [`registry_http::observability::RequestId`] (logged and echoed in `X-Request-Id`) and the
-/// invocation's deadline as its [`HostDeadline`] (the request's time budget ends a margin before it).
+/// invocation's deadline as its [`HostDeadline`] (the request's time budget ends a margin before it,
+/// [`registry_http::request_limits::until_deadline`]; [`host_deadline`] says which deadlines count).
 pub fn prepare(request: Request) -> Request {
     let mut request = strip_stage(request);
     let context = request.lambda_context_ref();
     let id = context.map(|context| context.request_id.clone()).filter(|id| !id.is_empty());
     // A context without a deadline (0: tests, local adapters) sets none.
-    let deadline = context.filter(|context| context.deadline > 0).map(|context| host_deadline(context.deadline()));
+    let deadline = context
+        .filter(|context| context.deadline > 0)
+        .and_then(|context| host_deadline(context.deadline(), SystemTime::now()));
     if let Some(id) = id {
         request.extensions_mut().insert(registry_http::observability::RequestId(id));
     }
@@ -95,10 +98,34 @@ pub fn prepare(request: Request) -> Request {
     request
 }
 
-/// The invocation's wall-clock `deadline` as an instant of this process's monotonic clock.
-fn host_deadline(deadline: SystemTime) -> HostDeadline {
-    let remaining = deadline.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO);
-    HostDeadline(Instant::now() + remaining)
+/// Lambda's longest function timeout: no invocation handed to a function has a deadline further
+/// away than this from its start, nor one that passed longer ago.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(900);
+
+/// The invocation's wall-clock `deadline` (`Lambda-Runtime-Deadline-Ms`), read at `now`, as an
+/// instant of this process's monotonic clock. A deadline that has passed is kept (the request is
+/// answered 504 at once, with no work started); one that passed more than [`MAX_TIMEOUT`] ago is no
+/// invocation's deadline and sets none (the request runs until it answers, as under `registry
+/// serve`): `cargo lambda watch`'s runtime emulator sends the constant `600000` for every invocation
+/// (ten minutes after 1970-01-01, meant as ten minutes), which read as a deadline would answer every
+/// request 504.
+pub fn host_deadline(deadline: SystemTime, now: SystemTime) -> Option<HostDeadline> {
+    match deadline.duration_since(now) {
+        Ok(remaining) => Some(HostDeadline(Instant::now() + remaining)),
+        Err(passed) if passed.duration() <= MAX_TIMEOUT => Some(HostDeadline(Instant::now())),
+        Err(_) => {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| {
+                let deadline_ms = deadline.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().as_millis();
+                tracing::warn!(
+                    deadline_ms = deadline_ms as u64,
+                    "the invocation's deadline passed more than 15 minutes ago: no Lambda deadline, ignored \
+                     (logged once)"
+                );
+            });
+            None
+        }
+    }
 }
 
 /// Removes `/{stage}` from the front of the path when the event came from a named API Gateway
@@ -134,4 +161,23 @@ pub fn strip_stage(mut request: Request) -> Request {
         *request.uri_mut() = uri;
     }
     request
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deadline_ahead_or_just_passed_counts_and_one_from_long_ago_does_not() {
+        let now = SystemTime::now();
+        let ahead = host_deadline(now + Duration::from_secs(30), now).map(|HostDeadline(at)| at);
+        assert!(ahead.is_some_and(|at| at > Instant::now() + Duration::from_secs(29)), "{ahead:?}");
+        let passed = host_deadline(now - Duration::from_secs(5), now).map(|HostDeadline(at)| at);
+        assert!(passed.is_some_and(|at| at <= Instant::now()), "a deadline just passed: no time left");
+        assert!(host_deadline(now - MAX_TIMEOUT, now).is_some(), "15 minutes late still counts");
+        // What `cargo lambda watch` sends for every invocation.
+        let cargo_lambda = SystemTime::UNIX_EPOCH + Duration::from_millis(600_000);
+        assert_eq!(host_deadline(cargo_lambda, now), None);
+        assert_eq!(host_deadline(now - MAX_TIMEOUT - Duration::from_secs(1), now), None);
+    }
 }

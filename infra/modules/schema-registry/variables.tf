@@ -36,7 +36,7 @@ variable "memory_mb" {
 }
 
 variable "timeout_seconds" {
-  description = "Lambda timeout in seconds (3 to 900). Each request answers 504 one second before it (REGISTRY_DEADLINE_MARGIN_MS), so a slow request is answered and logged instead of killed. Large lists stream, so this bounds the longest list a client can ask for. With custom_domain, CloudFront waits at most 60 s for the first byte."
+  description = "Lambda timeout in seconds (3 to 900). Each request answers 504 one second before it (REGISTRY_DEADLINE_MARGIN_MS; half the time left when under two seconds remain), so a slow request is answered and logged instead of killed. Large lists stream, so this bounds the longest list a client can ask for. With custom_domain, CloudFront waits at most 60 s for the first byte."
   type        = number
   default     = 30
 

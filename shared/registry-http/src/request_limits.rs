@@ -48,16 +48,27 @@ fn refusal(request: &Request) -> Option<ApiError> {
 }
 
 /// How long one request may take up to its response head: a fixed time, the host's deadline for the
-/// request ([`HostDeadline`]) less a margin, or whichever ends first. The default sets neither: the
-/// request runs until it answers (`registry serve` bounds the client's time on the connection instead).
+/// request ([`HostDeadline`]) less a margin ([`until_deadline`]), or whichever ends first. The default
+/// sets neither: the request runs until it answers (`registry serve` bounds the client's time on the
+/// connection instead).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RequestBudget {
     /// The same time for every request.
     pub fixed: Option<Duration>,
     /// Kept free before a request's [`HostDeadline`], so that the 504 is written and logged before the
     /// host gives up on the request (a Lambda runtime kills the invocation at its deadline: the client
-    /// would get the Function URL's bare 502 and the instance would be reset).
+    /// would get the Function URL's bare 502 and the instance would be reset). When less than twice
+    /// this remains, half of what remains is kept instead ([`until_deadline`]).
     pub deadline_margin: Duration,
+}
+
+/// The time a request may work when `remaining` is left before its host's deadline: `remaining` less
+/// the margin kept free, which is `margin` or half of `remaining`, whichever is smaller. So the budget
+/// never collapses to zero while the invocation still has time (a function with a 1 s timeout and
+/// the 1 s margin works 0.5 s, and answers 504 with 0.5 s left to write it), and is zero only when
+/// the deadline has passed (answered at once by [`within`]).
+pub fn until_deadline(remaining: Duration, margin: Duration) -> Duration {
+    remaining - margin.min(remaining / 2)
 }
 
 /// The instant by which the host must have this request's answer, as a request extension: a Lambda
@@ -68,10 +79,9 @@ pub struct HostDeadline(pub Instant);
 impl RequestBudget {
     /// The time `request` may take from `now`, if anything bounds it.
     pub fn for_request(&self, request: &Request, now: Instant) -> Option<Duration> {
-        let until_deadline = request
-            .extensions()
-            .get::<HostDeadline>()
-            .map(|HostDeadline(deadline)| deadline.saturating_duration_since(now).saturating_sub(self.deadline_margin));
+        let until_deadline = request.extensions().get::<HostDeadline>().map(|HostDeadline(deadline)| {
+            until_deadline(deadline.saturating_duration_since(now), self.deadline_margin)
+        });
         match (self.fixed, until_deadline) {
             (Some(fixed), Some(until_deadline)) => Some(fixed.min(until_deadline)),
             (fixed, until_deadline) => fixed.or(until_deadline),
@@ -81,11 +91,16 @@ impl RequestBudget {
 
 /// Answers 504 (`{"error_code":504,"message":"HTTP 504 Gateway Timeout"}`) when the inner service has not
 /// produced a response head within the request's [`RequestBudget`]; the work in flight is dropped at
-/// its next await point, which every write path tolerates as it tolerates a crash.
+/// its next await point, which every write path tolerates as it tolerates a crash. A request with no
+/// time at all (its host's deadline passed before it started) is answered so at once, before any work.
 pub async fn within(budget: RequestBudget, request: Request, next: Next) -> Response {
     let Some(time) = budget.for_request(&request, Instant::now()) else {
         return next.run(request).await;
     };
+    if time.is_zero() {
+        tracing::warn!("request deadline passed before the request started");
+        return ApiError::Http(StatusCode::GATEWAY_TIMEOUT).into_response();
+    }
     match tokio::time::timeout(time, next.run(request)).await {
         Ok(response) => response,
         Err(_) => {
@@ -124,7 +139,16 @@ mod tests {
         let second = Duration::from_secs(1);
         let margin = RequestBudget { fixed: None, deadline_margin: second };
         assert_eq!(margin.for_request(&deadline(30 * second), now), Some(29 * second));
-        assert_eq!(margin.for_request(&deadline(second / 2), now), Some(Duration::ZERO), "past the margin: at once");
+        assert_eq!(margin.for_request(&deadline(2 * second), now), Some(second), "the margin kept, as half");
+        assert_eq!(margin.for_request(&deadline(second), now), Some(second / 2), "below twice the margin: half");
+        assert_eq!(margin.for_request(&deadline(second / 2), now), Some(second / 4), "time left: never zero");
+        assert_eq!(margin.for_request(&deadline(Duration::from_millis(2)), now), Some(Duration::from_millis(1)));
+        let passed = {
+            let mut request = request("/", &[]);
+            request.extensions_mut().insert(HostDeadline(now));
+            request
+        };
+        assert_eq!(margin.for_request(&passed, now + second), Some(Duration::ZERO), "deadline passed: at once");
         assert_eq!(margin.for_request(&request("/", &[]), now), None, "no deadline, no fixed time: unbounded");
         let both = RequestBudget { fixed: Some(10 * second), deadline_margin: second };
         assert_eq!(both.for_request(&deadline(30 * second), now), Some(10 * second));
@@ -164,5 +188,40 @@ mod tests {
         assert_eq!(&body[..], br#"{"error_code":504,"message":"HTTP 504 Gateway Timeout"}"#);
         let fast = app.oneshot(request("/fast", &[])).await.unwrap();
         assert_eq!(fast.status(), StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn a_request_whose_deadline_passed_is_answered_504_without_running_and_one_with_time_left_runs() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use tower::ServiceExt;
+        let runs = Arc::new(AtomicUsize::new(0));
+        let counted = runs.clone();
+        let app = axum::Router::new()
+            .route(
+                "/fast",
+                axum::routing::get(move || {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    async { "fast" }
+                }),
+            )
+            .layer(axum::middleware::from_fn(|request, next| {
+                let budget = RequestBudget { fixed: None, deadline_margin: Duration::from_secs(1) };
+                within(budget, request, next)
+            }));
+        let with_deadline = |deadline: Instant| {
+            let mut request = request("/fast", &[]);
+            request.extensions_mut().insert(HostDeadline(deadline));
+            request
+        };
+        let passed = app.clone().oneshot(with_deadline(Instant::now())).await.unwrap();
+        assert_eq!(passed.status(), StatusCode::GATEWAY_TIMEOUT);
+        let body = axum::body::to_bytes(passed.into_body(), 1024).await.unwrap();
+        assert_eq!(&body[..], br#"{"error_code":504,"message":"HTTP 504 Gateway Timeout"}"#);
+        assert_eq!(runs.load(Ordering::SeqCst), 0, "no work started past the deadline");
+        // Less time left than the margin: the request still works (within half of what remains).
+        let short = app.oneshot(with_deadline(Instant::now() + Duration::from_millis(600))).await.unwrap();
+        assert_eq!(short.status(), StatusCode::OK);
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
     }
 }
