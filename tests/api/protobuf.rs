@@ -158,6 +158,26 @@ async fn confluents_oneof_examples_register_as_confluent_answers(h: &Harness) {
     }
 }
 
+/// Confluent's `testNormalizationWithNestedComplexCustomOptions` and
+/// `testNormalizationWithRepeatedNestedCustomOptions` (eec1a8b62bf) through the API: registered with
+/// `normalize=true`, each stores Confluent's normal form (dotted custom options aggregated under the
+/// extension's full name); the second, a dotted path through a repeated field, also registers as written.
+async fn normalize_aggregates_dotted_custom_options(h: &Harness) {
+    let fixture = |name: &str| {
+        let path = format!("{}/fixtures/protobuf-render/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    };
+    for case in ["nested-complex-custom-options", "repeated-nested-custom-options"] {
+        let input = fixture(&format!("{case}.input.proto"));
+        let path = format!("/subjects/{case}/versions?normalize=true");
+        let id = h.post(&path, &typed("PROTOBUF", &input)).await.ok_json(200)["id"].as_i64().unwrap_or_default();
+        let stored = h.get(&format!("/schemas/ids/{id}/schema")).await;
+        assert_eq!(stored.text, fixture(&format!("{case}.normalized.proto")), "{case}");
+    }
+    let input = fixture("repeated-nested-custom-options.input.proto");
+    h.register_body("repeated-options-as-written", &typed("PROTOBUF", &input)).await;
+}
+
 api_tests::api_cases!(
     format_ignore_extensions_drops_custom_options,
     stored_text_is_confluents_rendering,
@@ -167,4 +187,5 @@ api_tests::api_cases!(
     a_package_change_is_incompatible_unless_the_older_rule_is_set,
     oneof_changes_follow_confluents_rules,
     confluents_oneof_examples_register_as_confluent_answers,
+    normalize_aggregates_dotted_custom_options,
 );

@@ -10,6 +10,7 @@
 
 pub mod compat;
 mod known;
+mod lenient;
 mod render;
 mod resolver;
 pub mod serialized;
@@ -89,17 +90,23 @@ impl SchemaFormat for ProtobufSchema {
         sources.insert(input_name.clone(), trimmed.to_string());
         let texts = Arc::new(sources);
 
-        let (compiled, mut served) = compile(&texts, &input_name, SourceInfo::Strip);
+        let (mut compiled, mut served) = compile(&texts, &input_name, SourceInfo::Strip, false);
+        if compiled.as_ref().is_err_and(lenient::is_dotted_path_through_repeated) {
+            let (again, served_again) = compile(&texts, &input_name, SourceInfo::Strip, true);
+            if again.is_ok() {
+                (compiled, served) = (again, served_again);
+            }
+        }
         let pool = compiled.map_err(|error| compile_error(error, &served, &texts, &input_name))?;
         let no_descriptor =
             || SchemaError::parse(SchemaType::Protobuf, "the schema produced no file descriptor".to_string());
         let linked = pool.get_file_by_name(&input_name).ok_or_else(no_descriptor)?.file_descriptor_proto().clone();
         let mut written = served.written.remove(&input_name).ok_or_else(no_descriptor)?;
-        let canonical = render::render(&written, &linked, options.normalize, false);
+        let canonical = render::render(&written, &linked, &pool, options.normalize, false);
         // Rendered a second time only when the text may hold an extension (an `extend`, an
         // `extensions` range or a parenthesized option); otherwise it is the stored text.
         let without_extensions = (canonical.contains("extend") || canonical.contains('('))
-            .then(|| render::render(&written, &linked, false, true));
+            .then(|| render::render(&written, &linked, &pool, false, true));
         // Rendering was the last reader of the positions; the diff reads declarations only.
         written.source_code_info = None;
         let mut dependency_files = Vec::new();
@@ -168,12 +175,15 @@ impl ProtobufSchema {
 
 /// Compiles `input_name` with `texts` in scope (import path → text): the linked pool, and what the
 /// resolver served (with [`SourceInfo::Strip`], each file as written, parsed once).
+/// With `drop_dotted_options`, the linker gets the files without their dotted custom options.
 fn compile(
     texts: &Arc<HashMap<String, String>>,
     input_name: &str,
     source_info: SourceInfo,
+    drop_dotted_options: bool,
 ) -> (Result<DescriptorPool, protox::Error>, Served) {
     let (resolver, served) = SourceResolver::new(Arc::clone(texts), source_info);
+    let resolver = if drop_dotted_options { resolver.dropping_dotted_options() } else { resolver };
     let mut compiler = protox::Compiler::with_file_resolver(resolver);
     compiler.include_imports(true);
     let compiled = compiler.open_file(input_name).map(|compiler| compiler.descriptor_pool());
@@ -198,7 +208,7 @@ fn compile_error(
     let located = error.labels().is_some_and(|mut labels| labels.next().is_some());
     let error = match located {
         true => error,
-        false => compile(texts, input_name, SourceInfo::Keep).0.err().unwrap_or(error),
+        false => compile(texts, input_name, SourceInfo::Keep, false).0.err().unwrap_or(error),
     };
     SchemaError::parse(SchemaType::Protobuf, describe(&error, input_name, texts))
 }

@@ -89,6 +89,19 @@ fn normalize_sorts_fields_imports_options_and_constants_and_qualifies_names() {
     );
 }
 
+/// Confluent's `ProtobufSchemaTest.testNormalizationWithNestedComplexCustomOptions` and
+/// `testNormalizationWithRepeatedNestedCustomOptions` (DGS-24835, eec1a8b62bf): dotted-path assignments of
+/// one custom option become one message literal under its fully qualified name, deep-merged through a
+/// singular message field and listed through a repeated one.
+#[test]
+fn normalize_aggregates_dotted_custom_options_as_confluent() {
+    for case in ["nested-complex-custom-options", "repeated-nested-custom-options"] {
+        let input = fixture(&format!("{case}.input.proto"));
+        let expected = fixture(&format!("{case}.normalized.proto"));
+        assert_eq!(normalized(&input), expected, "{case}");
+    }
+}
+
 #[test]
 fn normalize_identifies_reordered_schemas_and_is_idempotent() {
     let a = "syntax = \"proto3\";\nmessage M {\n  int32 a = 1;\n  string b = 2;\n  reserved 9, 7;\n}\n";

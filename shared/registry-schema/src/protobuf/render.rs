@@ -9,11 +9,13 @@
 //! and option values print as written; normalizing resolves type names to `.full.Name`, sorts
 //! imports, options, fields, oneofs, enum constants, reserved and extension ranges.
 
+mod custom_options;
 mod options;
 mod ranges;
 
 use super::source::{self, Ty};
 use options::{Opt, from_uninterpreted, number, option_list, quote};
+use protox::prost_reflect::DescriptorPool;
 use protox::prost_reflect::prost_types::field_descriptor_proto::Type;
 use protox::prost_reflect::prost_types::{
     DescriptorProto, EnumDescriptorProto, FieldDescriptorProto, FileDescriptorProto, ServiceDescriptorProto,
@@ -24,15 +26,17 @@ use protox::prost_reflect::prost_types::{
 /// same file after linking (same order of declarations); normalizing reads resolved names from it.
 /// `ignore_extensions` is Confluent's `?format=ignore_extensions`: no `extend` blocks, no
 /// extension ranges, and no custom (parenthesized) options but Confluent's own `(confluent.*)`.
+/// `pool` (the linked files) names the extensions normalized custom options resolve to.
 pub(super) fn render(
     written: &FileDescriptorProto,
     linked: &FileDescriptorProto,
+    pool: &DescriptorPool,
     normalize: bool,
     ignore_extensions: bool,
 ) -> String {
     let locations = source::SourceIndex::new(written);
     let proto3 = source::is_proto3(written);
-    let r = Renderer { file: written, locations: &locations, normalize, ignore_extensions, proto3 };
+    let r = Renderer { file: written, locations: &locations, pool, normalize, ignore_extensions, proto3 };
     r.file(linked)
 }
 
@@ -52,9 +56,13 @@ pub(super) fn indent(out: &mut String, text: &str) {
     }
 }
 
+/// An extension field as written, and linked (its type name resolved) when known.
+type WrittenAndLinked<'f> = (&'f FieldDescriptorProto, Option<&'f FieldDescriptorProto>);
+
 struct Renderer<'a> {
     file: &'a FileDescriptorProto,
     locations: &'a source::SourceIndex<'a>,
+    pool: &'a DescriptorPool,
     normalize: bool,
     ignore_extensions: bool,
     proto3: bool,
@@ -124,16 +132,13 @@ impl Renderer<'_> {
                 part.is_extension && !part.name_part.trim_start_matches('.').starts_with(CONFLUENT_OPTIONS)
             })
         };
-        let mut list: Vec<Opt> = options
-            .unwrap_or_default()
-            .iter()
-            .filter(|o| !(self.ignore_extensions && custom(o)))
-            .map(|o| from_uninterpreted(o, self.normalize))
-            .collect();
+        let kept: Vec<&UninterpretedOption> =
+            options.unwrap_or_default().iter().filter(|o| !(self.ignore_extensions && custom(o))).collect();
         if self.normalize {
-            list.sort_by(|a, b| a.sort_name.cmp(&b.sort_name));
+            let written = |o: &UninterpretedOption| from_uninterpreted(o, true);
+            return custom_options::normalize(&kept, self.file.package(), self.pool, written);
         }
-        list
+        kept.into_iter().map(|o| from_uninterpreted(o, false)).collect()
     }
 
     fn message(&self, m: &DescriptorProto, linked: Option<&DescriptorProto>, path: &[i32]) -> String {
@@ -321,7 +326,7 @@ impl Renderer<'_> {
         linked: &[FieldDescriptorProto],
         parent: Option<&DescriptorProto>,
     ) -> String {
-        let mut blocks: Vec<(String, Vec<&FieldDescriptorProto>)> = Vec::new();
+        let mut blocks: Vec<(String, Vec<WrittenAndLinked>)> = Vec::new();
         for (i, f) in fields.iter().enumerate() {
             let name = match (self.normalize, linked.get(i)) {
                 (true, Some(l)) => l.extendee().to_string(),
@@ -333,8 +338,8 @@ impl Renderer<'_> {
                 blocks.len().checked_sub(1).filter(|&last| blocks[last].0 == name)
             };
             match target.and_then(|i| blocks.get_mut(i)) {
-                Some((_, members)) => members.push(f),
-                None => blocks.push((name, vec![f])),
+                Some((_, members)) => members.push((f, linked.get(i))),
+                None => blocks.push((name, vec![(f, linked.get(i))])),
             }
         }
         let holder = DescriptorProto::default();
@@ -342,10 +347,10 @@ impl Renderer<'_> {
         let mut out = String::new();
         for (name, mut members) in blocks {
             if self.normalize {
-                members.sort_by_key(|f| f.number());
+                members.sort_by_key(|(f, _)| f.number());
             }
             out.push_str(&format!("extend {name} {{\n"));
-            members.iter().for_each(|f| indent(&mut out, &self.field(parent, f, None, None)));
+            members.iter().for_each(|(f, l)| indent(&mut out, &self.field(parent, f, None, *l)));
             out.push_str("}\n");
         }
         out

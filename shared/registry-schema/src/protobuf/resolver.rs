@@ -18,6 +18,8 @@ pub(super) struct SourceResolver {
     sources: Arc<HashMap<String, String>>,
     google: GoogleFileResolver,
     source_info: SourceInfo,
+    /// Give the linker each file without its dotted custom options (see `lenient`).
+    drop_dotted_options: bool,
     served: Arc<Mutex<Served>>,
 }
 
@@ -41,9 +43,17 @@ impl SourceResolver {
     /// A resolver over `sources` (import path → text). The returned handle collects what it served.
     pub(super) fn new(sources: Arc<HashMap<String, String>>, source_info: SourceInfo) -> (Self, Arc<Mutex<Served>>) {
         let served = Arc::new(Mutex::new(Served::default()));
+        let google = GoogleFileResolver::new();
+        let served_handle = Arc::clone(&served);
         let resolver =
-            SourceResolver { sources, google: GoogleFileResolver::new(), source_info, served: Arc::clone(&served) };
+            SourceResolver { sources, google, source_info, drop_dotted_options: false, served: served_handle };
         (resolver, served)
+    }
+
+    /// This resolver giving the linker the files without their dotted custom options (see `lenient`).
+    pub(super) fn dropping_dotted_options(mut self) -> Self {
+        self.drop_dotted_options = true;
+        self
     }
 
     fn serve_text(&self, name: &str, source: &str) -> Result<File, Error> {
@@ -53,7 +63,10 @@ impl SourceResolver {
         let mut written = super::source::parse(name, source)?;
         super::source::keep_rendered_locations(&mut written);
         let source_info = written.source_code_info.take();
-        let stripped = written.clone();
+        let mut stripped = written.clone();
+        if self.drop_dotted_options {
+            super::lenient::drop_dotted_custom_options(&mut stripped);
+        }
         written.source_code_info = source_info;
         if let Ok(mut served) = self.served.lock() {
             served.written.insert(name.to_string(), written);

@@ -34,25 +34,44 @@ pub(super) fn from_uninterpreted(option: &UninterpretedOption, normalize: bool) 
         }
     }
     let sort_name = name.trim_start_matches('(').replacen(')', "", 1);
-    let value = if let Some(ident) = &option.identifier_value {
-        ident.clone()
-    } else if let Some(n) = option.positive_int_value {
-        n.to_string()
-    } else if let Some(n) = option.negative_int_value {
-        n.to_string()
-    } else if let Some(n) = option.double_value {
-        number(n, normalize)
-    } else if let Some(bytes) = &option.string_value {
-        quote(&String::from_utf8_lossy(bytes))
-    } else if let Some(aggregate) = &option.aggregate_value {
-        let mut out = String::from("{\n");
-        format_map(&mut out, &parse_aggregate(aggregate), normalize);
-        out.push('}');
-        out
-    } else {
-        String::new()
+    let value = match leaf_value(option) {
+        Value::Raw(_) if option.double_value.is_some() => number(option.double_value.unwrap_or_default(), normalize),
+        Value::Map(entries) => {
+            let mut out = String::from("{\n");
+            format_map(&mut out, &entries, normalize);
+            out.push('}');
+            out
+        }
+        Value::Str(text) => quote(&text),
+        Value::Raw(text) => text,
+        Value::List(_) => String::new(),
     };
     Opt { sort_name, text: format!("{name} = {value}") }
+}
+
+/// The value of an option as a value of an aggregate: an identifier or number (raw), string or message
+/// literal.
+pub(super) fn leaf_value(option: &UninterpretedOption) -> Value {
+    if let Some(ident) = &option.identifier_value {
+        Value::Raw(ident.clone())
+    } else if let Some(n) = option.positive_int_value {
+        Value::Raw(n.to_string())
+    } else if let Some(n) = option.negative_int_value {
+        Value::Raw(n.to_string())
+    } else if let Some(n) = option.double_value {
+        Value::Raw(number(n, false))
+    } else if let Some(bytes) = &option.string_value {
+        Value::Str(String::from_utf8_lossy(bytes).into_owned())
+    } else if let Some(aggregate) = &option.aggregate_value {
+        Value::Map(parse_aggregate(aggregate))
+    } else {
+        Value::Raw(String::new())
+    }
+}
+
+/// A normalized option's value after ` = `: a message literal over several lines, else one value.
+pub(super) fn format_top(value: &Value) -> String {
+    format_value(value, true)
 }
 
 /// A float as Wire keeps it, or as Java's default `DecimalFormat` prints it when normalizing
@@ -110,7 +129,7 @@ pub(super) fn quote(text: &str) -> String {
 
 /// A value inside an aggregate option.
 #[derive(Debug, Clone, PartialEq)]
-enum Value {
+pub(super) enum Value {
     Str(String),
     Raw(String),
     Map(Vec<(String, Value)>),
