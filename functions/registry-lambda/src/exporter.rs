@@ -2,7 +2,7 @@
 //! registry table and the scheduled catch-up runs, driving the exporters through [`ExportEngine`].
 //!
 //! A batch is read into changes ([`crate::stream`]); every exporter that is not paused and that one
-//! of the batch's changes concerns gets one pass (a pass makes the destination hold what the source
+//! of the batch's changes concerns gets one pass, all of them at once (a pass makes the destination hold what the source
 //! holds for all its subjects, so one per batch covers every change in it, in any order). When an
 //! exporter's pass fails, the first record that concerns it is reported as the batch's failure:
 //! Lambda retries the shard from that record (with the event source mapping's backoff), so no
@@ -11,6 +11,8 @@
 
 use crate::stream::{self, StreamRecord};
 use serde_json::Value;
+use std::pin::Pin;
+use std::task::Poll;
 
 /// The input the catch-up schedule sends (`exporter.tf`: the EventBridge target's `input`).
 pub const CATCH_UP_EVENT: &str = "exporter-catch-up";
@@ -75,18 +77,21 @@ pub async fn first_unexported<'r, E: ExportEngine>(engine: &E, records: &'r [Str
             return changed().next().map(|(record, _)| record.sequence_number.as_str());
         }
     };
-    let mut first_failed: Option<usize> = None;
-    for exporter in &exporters {
-        let Some(position) = records.iter().position(|record| {
+    // Each concerned exporter's pass runs at once with the others: a slow destination delays only
+    // the batch's answer, by at most its own pass.
+    let passes = exporters.iter().filter_map(|exporter| {
+        let position = records.iter().position(|record| {
             record.change.as_ref().is_some_and(|change| change.concerns(|subject| engine.matches(exporter, subject)))
-        }) else {
-            continue;
-        };
-        if let Err(error) = engine.pass(exporter).await {
-            tracing::warn!(exporter = engine.name(exporter), %error, record = %records[position].sequence_number, "export failed; the batch is retried from this record");
-            first_failed = Some(first_failed.map_or(position, |earlier| earlier.min(position)));
-        }
-    }
+        })?;
+        Some(async move {
+            let outcome = engine.pass(exporter).await;
+            if let Err(error) = &outcome {
+                tracing::warn!(exporter = engine.name(exporter), %error, record = %records[position].sequence_number, "export failed; the batch is retried from this record");
+            }
+            outcome.err().map(|_| position)
+        })
+    });
+    let first_failed = all(passes).await.into_iter().flatten().min();
     first_failed.map(|position| records[position].sequence_number.as_str())
 }
 
@@ -94,14 +99,33 @@ pub async fn first_unexported<'r, E: ExportEngine>(engine: &E, records: &'r [Str
 /// resume from a long pause, or records the stream dropped or parked.
 pub async fn catch_up<E: ExportEngine>(engine: &E) -> Result<(), String> {
     let exporters = engine.running().await?;
-    let mut failed = Vec::new();
-    for exporter in &exporters {
-        if let Err(error) = engine.pass(exporter).await {
-            tracing::warn!(exporter = engine.name(exporter), %error, "catch-up pass failed");
-            failed.push(format!("{}: {error}", engine.name(exporter)));
-        }
-    }
+    let passes = exporters.iter().map(|exporter| async move {
+        let error = engine.pass(exporter).await.err()?;
+        tracing::warn!(exporter = engine.name(exporter), %error, "catch-up pass failed");
+        Some(format!("{}: {error}", engine.name(exporter)))
+    });
+    let failed: Vec<String> = all(passes).await.into_iter().flatten().collect();
     if failed.is_empty() { Ok(()) } else { Err(format!("exporters not level: {}", failed.join("; "))) }
+}
+
+/// The outputs of `futures`, run concurrently on the current task, in their order.
+async fn all<F: Future>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output> {
+    let mut pending: Vec<Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
+    let mut outputs: Vec<Option<F::Output>> = pending.iter().map(|_| None).collect();
+    std::future::poll_fn(|context| {
+        let mut waiting = false;
+        for (future, output) in pending.iter_mut().zip(outputs.iter_mut()) {
+            if output.is_none() {
+                match future.as_mut().poll(context) {
+                    Poll::Ready(value) => *output = Some(value),
+                    Poll::Pending => waiting = true,
+                }
+            }
+        }
+        if waiting { Poll::Pending } else { Poll::Ready(()) }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
 }
 
 #[cfg(test)]
