@@ -1,0 +1,20 @@
+//! The registry as a machine-readable catalog: what the analysis endpoints compute over schemas
+//! already parsed by `registry-schema` (AxonOps Schema Registry's analysis API).
+//!
+//! Pure functions only, like `registry-schema`: no I/O, no AWS, no HTTP. The HTTP layer reads the
+//! schemas (within the caller's scope and a bounded number of store reads) and hands them here.
+//!
+//! - [`fields`]: the fields of a schema as dot-separated paths with a type name, per format.
+//! - [`matching`]: how a field name, a type or a text matches a query (naming variants, fuzzy,
+//!   regex), with bounded regexes.
+//! - [`analysis`]: field diff between two versions, complexity grade, validation and normal form.
+
+pub mod analysis;
+pub mod fields;
+pub mod matching;
+
+pub use analysis::{
+    Complexity, FieldChange, FieldDiff, FieldEntry, Normalized, Validated, complexity, diff, normalize, validate,
+};
+pub use fields::{Field, fields};
+pub use matching::{FieldMode, MatchError, Matcher, snake_case};
