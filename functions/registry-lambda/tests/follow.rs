@@ -1,7 +1,7 @@
 //! The API function follows the home marker (`registry_lambda::api::handler`, what `main` runs), on
 //! the emulator: handlers for us-east-1 and eu-west-1, both configured with us-east-1 as home and
 //! every region's bucket; after a failover to eu-west-1 whose marker has replicated, both commit in
-//! eu-west-1 within the marker's time to live, nothing rebuilt. The same path through `registry
+//! eu-west-1 once the marker's time to live has passed, nothing rebuilt (how long after is printed). The same path through `registry
 //! serve`, with the refusal before the time to live and a failback, is
 //! `functions/registry/tests/follow.rs`.
 
@@ -19,6 +19,10 @@ use tower::ServiceExt;
 const HOME: &str = "us-east-1";
 const OTHER: &str = "eu-west-1";
 const TTL_MS: u64 = 500;
+/// A hang guard, never a speed check: a function still refusing writes this long after the failover
+/// never follows (following takes the time to live plus one marker read, and a read slower than a
+/// second keeps the old home for another period, which a busy machine's emulator may repeat).
+const FOLLOW_HANG_GUARD: Duration = Duration::from_secs(600);
 
 /// The function of `site`'s region as `main` builds it, following the marker over `sites`' buckets.
 async fn function(site: &Site, sites: [&Site; 2]) -> registry_lambda::Handler {
@@ -105,7 +109,7 @@ async fn the_function_follows_a_failover_without_a_redeploy() {
                 Ok(id) => break id,
                 Err((status, answer)) => {
                     assert_eq!((status, &answer["error_code"]), (500, &json!(50002)), "{answer}");
-                    assert!(failed_over.elapsed() < Duration::from_secs(10), "still refused: {answer}");
+                    assert!(failed_over.elapsed() < FOLLOW_HANG_GUARD, "still refused: {answer}");
                 }
             }
             tokio::time::sleep(Duration::from_millis(50)).await;

@@ -21,6 +21,34 @@ use std::time::{Duration, Instant};
 /// replica that slow is not answering the requests either).
 const MARKER_READ_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// Where a watch's time comes from: the monotonic clock, or in tests one the test moves, so that
+/// what a test checks of the time to live does not depend on how fast the machine is.
+#[derive(Clone)]
+pub struct WatchClock(Arc<dyn Fn() -> Instant + Send + Sync>);
+
+impl WatchClock {
+    /// A clock reading `now`.
+    pub fn new(now: impl Fn() -> Instant + Send + Sync + 'static) -> WatchClock {
+        WatchClock(Arc::new(now))
+    }
+
+    fn now(&self) -> Instant {
+        (self.0)()
+    }
+}
+
+impl Default for WatchClock {
+    fn default() -> WatchClock {
+        WatchClock::new(Instant::now)
+    }
+}
+
+impl std::fmt::Debug for WatchClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WatchClock")
+    }
+}
+
 /// The region the home marker of the local replica names, re-read at most once per time to live.
 #[derive(Debug)]
 pub struct HomeWatch {
@@ -29,6 +57,9 @@ pub struct HomeWatch {
     /// The home while no marker exists.
     configured: String,
     ttl: Duration,
+    clock: WatchClock,
+    /// How long one marker read may take ([`MARKER_READ_TIMEOUT`]).
+    read_timeout: Duration,
     /// The home last read and when its read started (held only to copy or replace it).
     last: std::sync::Mutex<Option<(Instant, String)>>,
     /// Held by the one request reading the marker: the others answer with the home last known
@@ -44,10 +75,24 @@ impl HomeWatch {
             local,
             configured: configured.to_string(),
             ttl,
+            clock: WatchClock::default(),
+            read_timeout: MARKER_READ_TIMEOUT,
             last: std::sync::Mutex::default(),
             reading: tokio::sync::Mutex::default(),
             reads: AtomicU64::new(0),
         }
+    }
+
+    /// The same watch timed by `clock` (tests move it by hand).
+    pub fn with_clock(mut self, clock: WatchClock) -> HomeWatch {
+        self.clock = clock;
+        self
+    }
+
+    /// The same watch allowing a marker read `timeout` (a second by default).
+    pub fn with_read_timeout(mut self, timeout: Duration) -> HomeWatch {
+        self.read_timeout = timeout;
+        self
     }
 
     /// The current home: the marker's region (the configured home without a marker), from the
@@ -66,13 +111,13 @@ impl HomeWatch {
         };
         // Read again under the lock: another request may have just read the marker.
         let known = match self.last_read() {
-            Some((at, home)) if at.elapsed() < self.ttl => return home,
+            Some((at, home)) if self.clock.now().saturating_duration_since(at) < self.ttl => return home,
             Some((_, home)) => home,
             None => self.configured.clone(),
         };
-        let started = Instant::now();
+        let started = self.clock.now();
         self.reads.fetch_add(1, Ordering::Relaxed);
-        let home = match tokio::time::timeout(MARKER_READ_TIMEOUT, self.local.home_marker()).await {
+        let home = match tokio::time::timeout(self.read_timeout, self.local.home_marker()).await {
             Ok(Ok(Some(marker))) => marker.region,
             Ok(Ok(None)) => self.configured.clone(),
             Ok(Err(error)) => {
@@ -80,7 +125,7 @@ impl HomeWatch {
                 known.clone()
             }
             Err(_) => {
-                let waited = MARKER_READ_TIMEOUT.as_millis();
+                let waited = self.read_timeout.as_millis();
                 tracing::warn!(waited_ms = waited, home = %known, "no home marker read in time; keeping the home last known");
                 known.clone()
             }
