@@ -91,12 +91,13 @@ async fn a_config_change_by_the_same_registry_is_seen_at_once() {
 
 #[tokio::test]
 async fn another_process_sees_a_delete_after_the_ttl_or_at_once_with_a_zero_ttl() {
-    // Given a writer and three readers over one store: one remembering lookups for a minute (far longer
-    // than any pause of a busy machine between two lines), one for 50 ms, one not remembering
+    // Given a writer and three readers over one store: one remembering lookups for a day (longer than
+    // any run, so its memory cannot run out between two lines however busy the machine), one for
+    // 50 ms, one not remembering
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let settings = |ttl| RegistrySettings { lookup_ttl: ttl, ..RegistrySettings::default() };
     let writer = Registry::new(store.clone(), RegistrySettings::default());
-    let remembering = Registry::new(store.clone(), settings(Duration::from_secs(60)));
+    let remembering = Registry::new(store.clone(), settings(Duration::from_secs(24 * 3600)));
     let briefly = Registry::new(store.clone(), settings(Duration::from_millis(50)));
     let reading = Registry::new(store, settings(Duration::ZERO));
     let a = rec("R", &[("a", "int")]);
