@@ -93,6 +93,9 @@ pub struct AwsCase {
     function_log: Option<tempfile::TempDir>,
     /// The read region the function of an [`AwsCase::start_lambda`] case serves.
     read_region: Option<Arc<ReadRegion>>,
+    /// The Terraform-deployed registry the case runs on ([`crate::deployed`]): its table and bucket
+    /// are emptied after the case, never deleted.
+    deployed: Option<crate::deployed::DeployedStack>,
 }
 
 impl AwsCase {
@@ -109,7 +112,7 @@ impl AwsCase {
         let backend = Backend::Aws(Box::new(target.clone()));
         let store = crate::open_store(&backend);
         let harness = Harness::serve_as(backend, store, RegistrySettings::default(), serving).await;
-        Some(AwsCase { harness, target, function_log: None, read_region: None })
+        Some(AwsCase { harness, target, function_log: None, read_region: None, deployed: None })
     }
 
     /// As [`AwsCase::start`], for a registry deployed without `REGISTRY_EXPORTER_KMS_KEY`.
@@ -118,7 +121,7 @@ impl AwsCase {
         let backend = Backend::Aws(Box::new(target.clone()));
         let store = crate::open_store(&backend);
         let harness = Harness::serve(backend, store, RegistrySettings::default()).await;
-        Some(AwsCase { harness, target, function_log: None, read_region: None })
+        Some(AwsCase { harness, target, function_log: None, read_region: None, deployed: None })
     }
 
     /// As [`AwsCase::start`], but the registry is the real `registry-lambda` binary
@@ -134,6 +137,9 @@ impl AwsCase {
 
     /// As [`AwsCase::start_lambda`], with authentication as `serving` says.
     pub async fn start_lambda_as(max_instances: usize, serving: Serving) -> Option<AwsCase> {
+        if let Some(stack) = crate::deployed::deployed_stack() {
+            return Self::start_deployed(stack, max_instances, serving).await;
+        }
         let target = AwsTarget::create().await?;
         let read_region = Arc::new(ReadRegion::create(&target).await);
         let log_dir = match tempfile::tempdir() {
@@ -160,7 +166,52 @@ impl AwsCase {
             }
         };
         let harness = Harness::of_function(target.clone(), function);
-        Some(AwsCase { harness, target, function_log: Some(log_dir), read_region: Some(read_region) })
+        Some(AwsCase { harness, target, function_log: Some(log_dir), read_region: Some(read_region), deployed: None })
+    }
+
+    /// [`AwsCase::start_lambda_as`] on the registry Terraform deployed ([`crate::deployed`]): the
+    /// function's environment as Terraform wrote it, plus only what Lambda's runtime provides (region
+    /// and credentials; here also the emulator's endpoint), over Terraform's table and bucket, emptied
+    /// first. A case served open sends the `admin` user's credentials (the module turns auth on).
+    async fn start_deployed(
+        stack: crate::deployed::DeployedStack,
+        max_instances: usize,
+        serving: Serving,
+    ) -> Option<AwsCase> {
+        let sdk = emulator_sdk().await?;
+        stack.prepare(&sdk).await;
+        let exporter_kms_key = stack
+            .function_env
+            .iter()
+            .find(|(name, _)| name == registry_store_aws::exporter_secrets::KEY_VAR)
+            .map(|(_, key)| key.clone());
+        let target = AwsTarget { sdk, names: stack.names.clone(), exporter_kms_key };
+        // Lambda's runtime always gives a function its region and its role's credentials.
+        let runtime = [
+            ("AWS_ENDPOINT_URL", None),
+            ("AWS_REGION", None),
+            ("AWS_ACCESS_KEY_ID", Some("test")),
+            ("AWS_SECRET_ACCESS_KEY", Some("test")),
+        ]
+        .into_iter()
+        .filter_map(|(name, dummy)| {
+            std::env::var(name).ok().or(dummy.map(str::to_string)).map(|value| (name.to_string(), value))
+        });
+        let env = stack.function_env.iter().cloned().chain(runtime).collect();
+        let log_dir = match tempfile::tempdir() {
+            Ok(dir) => dir,
+            Err(error) => panic!("cannot create a temporary directory: {error}"),
+        };
+        let mut config = lambda::FunctionConfig::new(lambda::function_binary(), env);
+        config.max_instances = max_instances;
+        config.log = Some(log_dir.path().join("function.log"));
+        let function = match lambda::LambdaEmulator::start(config, 0).await {
+            Ok(function) => function,
+            Err(error) => panic!("starting registry-lambda with Terraform's environment: {error}"),
+        };
+        let default_user = (serving == Serving::Open && stack.users_secret().is_some()).then_some("admin");
+        let harness = Harness::of_function_as(target.clone(), function, default_user);
+        Some(AwsCase { harness, target, function_log: Some(log_dir), read_region: None, deployed: Some(stack) })
     }
 
     /// The read region the function of an [`AwsCase::start_lambda`] case serves.
@@ -185,7 +236,10 @@ impl AwsCase {
     /// Panics if the resources cannot be deleted after a passing case.
     pub async fn finish(self, outcome: Result<(), Box<dyn Any + Send>>) {
         let stopped = catch(self.harness.stop()).await;
-        let mut deleted = delete_resources(&self.target.sdk, &self.target.names, true).await.map_err(|e| e.to_string());
+        let mut deleted = match &self.deployed {
+            Some(stack) => stack.empty(&self.target.sdk).await,
+            None => delete_resources(&self.target.sdk, &self.target.names, true).await.map_err(|e| e.to_string()),
+        };
         if let Some(read_region) = &self.read_region {
             deleted = deleted.and(read_region.delete().await);
         }

@@ -3,6 +3,7 @@
 
 pub mod aws;
 pub mod client;
+pub mod deployed;
 pub mod lambda;
 pub mod regions;
 pub mod schemas;
@@ -149,11 +150,31 @@ impl Harness {
     /// A harness whose requests go to `function` (the Lambda process behind the emulator) over the
     /// table and bucket of `target`; [`Harness::store`] is an `AwsStore` of its own over them.
     pub fn of_function(target: aws::AwsTarget, function: lambda::LambdaEmulator) -> Harness {
+        Self::of_function_as(target, function, None)
+    }
+
+    /// As [`Harness::of_function`], the client sending `user`'s credentials ([`users`]) on every
+    /// request that sets no `Authorization` of its own.
+    pub fn of_function_as(target: aws::AwsTarget, function: lambda::LambdaEmulator, user: Option<&str>) -> Harness {
         let store: Arc<dyn Store> =
             Arc::new(registry_store_aws::AwsStore::with_path_style(&target.sdk, target.names.clone(), true));
+        let http = match user {
+            None => http_client(),
+            Some(user) => {
+                let mut headers = reqwest::header::HeaderMap::new();
+                match reqwest::header::HeaderValue::from_str(&users::basic(user)) {
+                    Ok(value) => headers.insert(reqwest::header::AUTHORIZATION, value),
+                    Err(error) => panic!("the {user} user's Authorization header: {error}"),
+                };
+                match reqwest::Client::builder().no_proxy().default_headers(headers).build() {
+                    Ok(client) => client,
+                    Err(error) => panic!("cannot build the HTTP client: {error}"),
+                }
+            }
+        };
         Harness {
             base: function.url().to_string(),
-            http: http_client(),
+            http,
             backend: Backend::Lambda(Box::new(target)),
             store,
             shutdown: None,

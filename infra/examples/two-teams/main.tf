@@ -3,7 +3,9 @@
 #
 # Payments serves from two regions (docs/multi-region.md): each reads its local replica of the table
 # and its own bucket, writes are committed in the home region (the first), and a failover is
-# `registry failover --to <second_region>` with home_region set to match.
+# `registry failover --to <second_region>` (the functions follow it with no apply). To match it here
+# later, set home_region = var.second_region and ack_regions = [] together: ack_regions may not
+# name the home (docs/multi-region.md, "Terraform during and after a failover").
 #
 # "No shared fate" has two prerequisites this example cannot apply for you. Without them the two
 # registries share the account's Lambda concurrency: one team's stampede (a Connect rebalance, a
