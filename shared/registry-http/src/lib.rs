@@ -223,6 +223,7 @@ fn api_routes(state: AppState, config: HttpConfig) -> axum::Router {
                 .put(declare("update_subject_mode", CONFIGURE, config::update_subject_mode))
                 .delete(declare("delete_subject_mode", CONFIGURE, config::delete_subject_mode)),
         )
+        .merge(routes::catalog::routes())
         .merge(dek_routes(state.deks.is_some()))
         .merge(exporter_routes(state.exporters.is_some()))
         .fallback(declare(UNKNOWN_OPERATION, Access::Unserved, not_found))

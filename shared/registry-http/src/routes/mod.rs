@@ -1,5 +1,6 @@
 //! Handlers, one module per Confluent resource, and the response helpers they share.
 
+pub mod catalog;
 pub mod compatibility;
 pub mod config;
 pub mod contracts;
