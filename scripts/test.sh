@@ -12,12 +12,19 @@
 #                         lambda (the real registry-lambda binary under the Runtime API emulator)
 #   clients <backend>     the real-client suites (scripts/clients-test.sh) on embedded, aws, lambda
 #   infra check           scripts/infra-check.sh (terraform init/validate/test, fmt, infra_check.py, checkov)
+#   api terraform         infra/examples/two-teams applied by `terraform apply` on the emulator, the API
+#                         suite's lambda cases then run one at a time on the registry it created
+#                         (scripts/terraform_emulator.py: the function's environment as Terraform
+#                         wrote it, its table and bucket), then the restore runbook with Terraform
+#   runbooks              the runbooks walked on the emulator (scripts/restore_walkthrough.py,
+#                         scripts/runbook_walkthrough.py: adding a region, failover, the restore of a
+#                         multi-region table, failback)
 #
 # After the build, four lanes run at once, each its steps in order and on an emulator of its own:
-# aws store, clients aws and clients lambda on the emulator at EMULATOR_PORT; api aws on a second;
-# api lambda (the function as a read region, its replica kept in step before each request) on a
-# third; and the steps that are mostly not about AWS (unit, router, stores; api memory, local and
-# other; clients embedded; infra check) on a fourth, which serves their few AWS tests (admin
+# aws store, clients aws and clients lambda on the emulator at EMULATOR_PORT; api aws and api
+# terraform on a second; api lambda (the function as a read region, its replica kept in step before
+# each request) and runbooks on a third; and the steps that are mostly not about AWS (unit, router,
+# stores; api memory, local and other; clients embedded; infra check) on a fourth, which serves their few AWS tests (admin
 # commands, the exporter's stream) without queueing behind the other lanes' requests (each emulator
 # is a single Python process serving one request at a time, so a lane's AWS tests wait on its
 # emulator more than on the CPU). The emulator-bound lanes mostly wait
@@ -59,7 +66,7 @@ STARTED=$(date +%s%N)
 # them back into this order).
 order_of() {
   local order=("build" "unit, router, stores" "aws store" "api memory" "api local" "api aws" "api lambda"
-    "api other" "clients embedded" "clients aws" "clients lambda" "infra check") i
+    "api other" "clients embedded" "clients aws" "clients lambda" "infra check" "api terraform" "runbooks") i
   for i in "${!order[@]}"; do
     if [ "${order[$i]}" = "$1" ]; then printf '%02d' "$i"; return; fi
   done
@@ -168,13 +175,19 @@ store_lane() {
 api_aws_lane() {
   local failed=0
   on_emulator "$SECOND_EMULATOR_PORT" step "api aws" api aws --test-threads "$EMULATOR_TEST_THREADS" || failed=1
+  on_emulator "$SECOND_EMULATOR_PORT" step "api terraform" "$VENV/bin/python" "$ROOT/scripts/terraform_emulator.py" || failed=1
   return "$failed"
 }
 
 api_lambda_lane() {
   local failed=0
   on_emulator "$THIRD_EMULATOR_PORT" step "api lambda" api lambda --test-threads "$EMULATOR_TEST_THREADS" || failed=1
+  on_emulator "$THIRD_EMULATOR_PORT" step "runbooks" runbooks || failed=1
   return "$failed"
+}
+
+runbooks() {
+  "$VENV/bin/python" "$ROOT/scripts/restore_walkthrough.py" && "$VENV/bin/python" "$ROOT/scripts/runbook_walkthrough.py"
 }
 
 local_lane() {
