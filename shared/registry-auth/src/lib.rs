@@ -14,7 +14,9 @@
 //!   by a later successful verification: wrong passwords never evict it.
 //! - argon2 runs only in the [`PasswordPool`] (blocking threads, a bounded number at once), never on the
 //!   async workers: a flood of wrong passwords queues behind itself, and users who already authenticated
-//!   skip argon2 altogether.
+//!   skip argon2 altogether. Checks that name the client's address ([`Authenticator::authenticate_from`])
+//!   pass the pool's gate: a few per address at once and a rate of failures per address, so a flood from
+//!   some addresses cannot delay other clients' logins ([`pool`]).
 //! - Revocation reaches running processes: with a [`CredentialSource`] attached, the users file and the
 //!   JWKS are read again every [`ReloadPolicy::interval`] (and after a miss, rate-limited), and a changed
 //!   users file replaces every account with its remembered tag ([`reload`]).
@@ -34,7 +36,7 @@ pub use config::{AuthConfig, JwksSource, JwtConfig, UsersSource};
 pub use error::AuthError;
 pub use jwt::{JwtValidator, TokenRejection};
 pub use password::{HashCost, hash_password, verify_password};
-pub use pool::{PasswordPool, default_password_workers};
+pub use pool::{GateLimits, PasswordPool, default_password_workers};
 pub use reload::{Clock, ConfiguredSource, CredentialSource, CredentialTexts, ReloadPolicy, SecretReader};
 pub use users::{UserEntry, UsersFile};
 
@@ -42,6 +44,7 @@ use aws_lc_rs::{hmac, rand};
 use base64::Engine;
 use reload::Reload;
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -273,6 +276,16 @@ impl Authenticator {
     /// With a source attached, the credentials are read again first when the interval has passed, and
     /// after a miss when [`ReloadPolicy::after_miss`] has (the request is then checked once more).
     pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Principal, AuthFailure> {
+        self.authenticate_from(None, authorization).await
+    }
+
+    /// [`Authenticator::authenticate`] for a client at `peer`: its password checks pass the pool's
+    /// per-address gate ([`pool`]); one the gate refuses fails like a wrong password.
+    pub async fn authenticate_from(
+        &self,
+        peer: Option<IpAddr>,
+        authorization: Option<&str>,
+    ) -> Result<Principal, AuthFailure> {
         let header = authorization.ok_or(AuthFailure::Missing)?.trim();
         let (scheme, credentials) = header.split_once(' ').ok_or(AuthFailure::BadCredentials)?;
         let credentials = credentials.trim();
@@ -283,34 +296,39 @@ impl Authenticator {
                 .and_then(|bytes| String::from_utf8(bytes).ok())
                 .ok_or(AuthFailure::BadCredentials)?;
             let (user, password) = decoded.split_once(':').ok_or(AuthFailure::BadCredentials)?;
-            return self.checked(&Presented::Basic { user, password }).await;
+            return self.checked(&Presented::Basic { user, password }, peer).await;
         }
         if scheme.eq_ignore_ascii_case("bearer") {
-            return self.checked(&Presented::Bearer(credentials)).await;
+            return self.checked(&Presented::Bearer(credentials), peer).await;
         }
         Err(AuthFailure::BadCredentials)
     }
 
     /// `presented` checked against the current credentials, read again when due.
-    async fn checked(&self, presented: &Presented<'_>) -> Result<Principal, AuthFailure> {
+    async fn checked(&self, presented: &Presented<'_>, peer: Option<IpAddr>) -> Result<Principal, AuthFailure> {
         let Some(reload) = &self.reload else {
-            return self.check(&self.credentials(), presented).await;
+            return self.check(&self.credentials(), presented, peer).await;
         };
         self.refresh(reload, reload.policy.interval).await;
         let before = self.credentials();
-        match self.check(&before, presented).await {
+        match self.check(&before, presented, peer).await {
             Err(failure) if failure.may_be_stale() => {
                 self.refresh(reload, reload.policy.after_miss).await;
                 let after = self.credentials();
-                if Arc::ptr_eq(&before, &after) { Err(failure) } else { self.check(&after, presented).await }
+                if Arc::ptr_eq(&before, &after) { Err(failure) } else { self.check(&after, presented, peer).await }
             }
             answer => answer,
         }
     }
 
-    async fn check(&self, credentials: &Credentials, presented: &Presented<'_>) -> Result<Principal, AuthFailure> {
+    async fn check(
+        &self,
+        credentials: &Credentials,
+        presented: &Presented<'_>,
+        peer: Option<IpAddr>,
+    ) -> Result<Principal, AuthFailure> {
         match presented {
-            Presented::Basic { user, password } => self.basic(&credentials.users, user, password).await,
+            Presented::Basic { user, password } => self.basic(&credentials.users, user, password, peer).await,
             Presented::Bearer(token) => match &credentials.jwt {
                 Some(keys) => keys.validator.validate(token).map_err(AuthFailure::BadToken),
                 None => Err(AuthFailure::BadCredentials),
@@ -318,15 +336,21 @@ impl Authenticator {
         }
     }
 
-    async fn basic(&self, users: &Users, user: &str, password: &str) -> Result<Principal, AuthFailure> {
+    async fn basic(
+        &self,
+        users: &Users,
+        user: &str,
+        password: &str,
+        peer: Option<IpAddr>,
+    ) -> Result<Principal, AuthFailure> {
         let Some(account) = users.accounts.get(user) else {
-            self.passwords.verify(password, &self.dummy_hash).await;
+            self.passwords.verify_from(peer, password, &self.dummy_hash).await;
             return Err(AuthFailure::BadCredentials);
         };
         let entry = &account.entry;
         let tag = hmac::sign(&self.cache_key, format!("{user}\0{password}\0{}", entry.hash).as_bytes());
         if !account.remembers(&tag) {
-            if !self.passwords.verify(password, &entry.hash).await {
+            if !self.passwords.verify_from(peer, password, &entry.hash).await {
                 return Err(AuthFailure::BadCredentials);
             }
             account.remember(tag);

@@ -27,11 +27,12 @@
 //!   deserializers need them.
 
 use crate::endpoint::Caller;
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::header;
 use axum::middleware::Next;
 use axum::response::Response;
 use registry_auth::Authenticator;
+use std::net::{IpAddr, Ipv6Addr};
 use std::sync::Arc;
 
 /// The realm named in `WWW-Authenticate` challenges.
@@ -48,7 +49,7 @@ async fn identify(State(authenticator): State<Arc<Authenticator>>, mut request: 
     let authorization = request.headers().get(header::AUTHORIZATION).and_then(|value| value.to_str().ok());
     let caller = match authorization {
         None => Caller::Unauthenticated { bearer: authenticator.accepts_bearer() },
-        Some(authorization) => match authenticator.authenticate(Some(authorization)).await {
+        Some(authorization) => match authenticator.authenticate_from(peer(&request), Some(authorization)).await {
             Ok(principal) => Caller::Known(principal),
             Err(failure) => {
                 tracing::debug!(?failure, "authentication failed");
@@ -58,4 +59,20 @@ async fn identify(State(authenticator): State<Arc<Authenticator>>, mut request: 
     };
     request.extensions_mut().insert(caller);
     next.run(request).await
+}
+
+/// The client's address when the server put it on the request (`registry serve` does; the Lambda
+/// function's front end owns the connections), as [`client_address`].
+fn peer(request: &Request) -> Option<IpAddr> {
+    let ConnectInfo(address) = request.extensions().get::<ConnectInfo<std::net::SocketAddr>>()?;
+    Some(client_address(address.ip()))
+}
+
+/// The address one client host is counted under in per-address limits: IPv4 (also when mapped into
+/// IPv6) as is, IPv6 by its /64 (the smallest block one host is usually given).
+pub fn client_address(address: IpAddr) -> IpAddr {
+    match address.to_canonical() {
+        IpAddr::V6(v6) => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !((1u128 << 64) - 1))),
+        v4 => v4,
+    }
 }

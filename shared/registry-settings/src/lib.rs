@@ -216,8 +216,9 @@ impl DekSettings {
 /// 140 KiB/s), and may keep an idle connection 75 s (longer than the 60 s idle timeout of AWS load
 /// balancers, so a balancer never reuses a connection the server is closing); at most 900 connections
 /// are open at once (below the usual 1024 open-file limit, with room for the store's files), at most
-/// 100 of them from one client address; at the limit, the connection waiting longest for a request
-/// (idle keep-alive, or silent since accepted) is closed to admit a new one.
+/// 100 of them from one client address; an answer the client does not read within 10 s is abandoned;
+/// at the limit, the connection waiting longest for a request (idle keep-alive) or stalled longest
+/// (silent since accepted, sending its head, not reading its answer) is closed to admit a new one.
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub struct ServerSettings {
     /// Milliseconds a client may take to send a request's headers: the first request's from the
@@ -230,6 +231,11 @@ pub struct ServerSettings {
     /// after it). In the Lambda function, the time budget of one invocation (504 after it).
     #[arg(long, env = "REGISTRY_BODY_TIMEOUT_MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub body_timeout_ms: u64,
+
+    /// Milliseconds a response may wait for the client to read it (no 16 KiB of it accepted by the
+    /// socket in that time) before it is abandoned and the connection closed. `registry serve` only.
+    #[arg(long, env = "REGISTRY_WRITE_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub write_timeout_ms: u64,
 
     /// Milliseconds a keep-alive connection may stay idle between requests before it is closed.
     /// `registry serve` only.
@@ -261,6 +267,11 @@ impl ServerSettings {
     /// How long a connection may stay idle between requests.
     pub fn idle_timeout(&self) -> Duration {
         Duration::from_millis(self.idle_timeout_ms)
+    }
+
+    /// How long a response may wait for its client to read it.
+    pub fn write_timeout(&self) -> Duration {
+        Duration::from_millis(self.write_timeout_ms)
     }
 }
 

@@ -1,21 +1,25 @@
 //! Which connections `registry serve` admits and which one gives its place up: at most
 //! `max_per_peer` open connections per client address (an IPv6 client's /64, so one host cannot
 //! take every place), and, when every place is taken, the open connection that has waited longest
-//! for a request (idle between requests, or silent since accepted) is evicted for the newcomer.
+//! for a request (idle between requests) or been stalled longest (silent since accepted, trickling
+//! a request head, or not reading its answer) is evicted for the newcomer. A connection busy with a
+//! request that arrives and is answered at pace is never evicted.
 //!
-//! A silent connection is evicted only once it has been silent for a grace ([`SILENT_GRACE`] when
-//! serving): a client that just connected has its request on the way, and closing under it would
-//! lose that request.
+//! A stalled connection is evicted only once it has been stalled for a grace ([`SILENT_GRACE`] when
+//! serving): a client that just connected has its request on the way, a head may take two packets,
+//! and a reader may be a moment behind; closing under them would lose their request.
 
 use super::connection::Clock;
+use registry_http::auth::client_address;
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-/// How long a connection must have been silent since accepted before it may be evicted.
+/// How long a connection must have been stalled (silent since accepted, receiving a head, or not
+/// reading its answer) before it may be evicted.
 pub const SILENT_GRACE: Duration = Duration::from_secs(1);
 
 /// The open connections by client address, and their clocks.
@@ -57,7 +61,7 @@ impl Admission {
 
     /// Counts a connection from `peer`; `None` when that address already holds its most.
     pub fn admit(self: &Arc<Self>, peer: IpAddr) -> Option<Admitted> {
-        let peer = peer_key(peer);
+        let peer = client_address(peer);
         let mut open = self.state.lock().ok()?;
         let count = open.per_peer.entry(peer).or_default();
         if *count >= self.max_per_peer {
@@ -68,8 +72,8 @@ impl Admission {
         Some(Admitted { admission: Arc::clone(self), peer, id: open.next })
     }
 
-    /// Evicts the connection that has waited longest for a request (silent ones once past the
-    /// grace); whether one was.
+    /// Evicts the connection that has waited longest for a request or been stalled longest (stalled
+    /// ones once past the grace); whether one was.
     pub fn evict_one(&self) -> bool {
         let Ok(open) = self.state.lock() else { return false };
         let now = Instant::now();
@@ -77,7 +81,7 @@ impl Admission {
             .clocks
             .values()
             .filter_map(|clock| clock.waiting().map(|waiting| (waiting, clock)))
-            .filter(|(waiting, _)| !waiting.silent || now.duration_since(waiting.since) >= self.silent_grace)
+            .filter(|(waiting, _)| !waiting.stalled || now.duration_since(waiting.since) >= self.silent_grace)
             .map(|(waiting, clock)| (waiting.since, clock))
             .collect();
         candidates.sort_by_key(|(since, _)| *since);
@@ -108,18 +112,6 @@ impl Drop for Admitted {
     }
 }
 
-/// The address a client's connections are counted under: IPv4 (also when mapped into IPv6) as is,
-/// IPv6 by its /64 (the smallest block one host is usually given).
-fn peer_key(address: IpAddr) -> IpAddr {
-    match address.to_canonical() {
-        IpAddr::V6(v6) => {
-            let prefix = u128::from(v6) & !((1u128 << 64) - 1);
-            IpAddr::V6(Ipv6Addr::from(prefix))
-        }
-        v4 => v4,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,11 +122,11 @@ mod tests {
 
     #[test]
     fn addresses_count_per_ipv4_address_and_per_ipv6_64() {
-        assert_eq!(peer_key(ip("10.1.2.3")), ip("10.1.2.3"));
-        assert_eq!(peer_key(ip("::ffff:10.1.2.3")), ip("10.1.2.3"));
-        assert_eq!(peer_key(ip("2001:db8:1:2:aaaa::1")), ip("2001:db8:1:2::"));
-        assert_eq!(peer_key(ip("2001:db8:1:2:ffff::9")), peer_key(ip("2001:db8:1:2::7")));
-        assert_ne!(peer_key(ip("2001:db8:1:3::1")), peer_key(ip("2001:db8:1:2::1")));
+        assert_eq!(client_address(ip("10.1.2.3")), ip("10.1.2.3"));
+        assert_eq!(client_address(ip("::ffff:10.1.2.3")), ip("10.1.2.3"));
+        assert_eq!(client_address(ip("2001:db8:1:2:aaaa::1")), ip("2001:db8:1:2::"));
+        assert_eq!(client_address(ip("2001:db8:1:2:ffff::9")), client_address(ip("2001:db8:1:2::7")));
+        assert_ne!(client_address(ip("2001:db8:1:3::1")), client_address(ip("2001:db8:1:2::1")));
     }
 
     #[test]
@@ -158,7 +150,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn silent_connections_are_evicted_after_the_grace_and_receiving_ones_never() {
+    async fn stalled_connections_are_evicted_after_the_grace() {
         let patient = Admission::new(10, Duration::from_secs(3600));
         let (_kept, silent) = open(&patient);
         assert!(!patient.evict_one(), "a connection silent for less than the grace stays");
@@ -166,8 +158,13 @@ mod tests {
 
         let prompt = Admission::new(10, Duration::ZERO);
         let (_receiving, receiving) = open(&prompt);
-        receiving.received();
-        assert!(!prompt.evict_one(), "a connection receiving a request is never evicted");
+        receiving.received(10);
+        assert!(prompt.evict_one(), "a connection receiving a head past the grace is stalled");
+        assert!(receiving.waiting().is_none(), "the head receiving one was evicted");
+        let patient_head = Admission::new(10, Duration::from_secs(3600));
+        let (_arriving, arriving) = open(&patient_head);
+        arriving.received(10);
+        assert!(!patient_head.evict_one(), "a head arriving within the grace stays");
         let (_silent, silent) = open(&prompt);
         assert!(prompt.evict_one(), "silent past the grace");
         assert!(silent.waiting().is_none(), "the silent one was evicted");

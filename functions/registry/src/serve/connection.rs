@@ -1,13 +1,22 @@
-//! One connection of `registry serve`: hyper's HTTP/1 server over a [`WatchedStream`], with the three
-//! time budgets the [`Clock`] tracks.
+//! One connection of `registry serve`: hyper's HTTP/1 server over a [`WatchedStream`], with the four
+//! time budgets the [`Clock`] and the stream track.
 //!
 //! - **Headers**: the first request's from the moment the connection is accepted, a later request's
 //!   from its first byte, until hyper has parsed the head; the connection is closed when it runs out
-//!   (a client that sends nothing, or half a header, holds nothing longer).
+//!   (a client that sends nothing, or half a header, holds nothing longer). A head must also arrive
+//!   at [`MIN_HEAD_RATE`] after the first [`HEAD_GRACE`]: a client trickling a byte a second is closed
+//!   after about a second, not at the end of the whole budget.
 //! - **Body**: from the parsed head until the body's last byte; the request is answered 408 when it
 //!   runs out ([`DeadlineBody`]).
 //! - **Idle**: from the end of a response until the next request's first byte; the connection is
 //!   closed gracefully when it runs out, or earlier when the listener evicts it ([`Clock::evict`]).
+//! - **Write**: a response the client does not read (its socket accepts less than
+//!   [`super::framework_answers::WRITE_PROGRESS`] within the budget) is abandoned and the connection
+//!   closed ([`WatchedStream`]); a client pipelining requests it never reads holds nothing longer.
+//!
+//! A connection stalled in any phase (silent, trickling its head, or not reading its answer, each
+//! for longer than [`super::admission::SILENT_GRACE`]) or idle between requests may be evicted when a
+//! new client needs its place ([`Clock::stalled`]).
 //!
 //! hyper's own header timer is off: it starts when hyper begins waiting for a request, so it would
 //! also cut idle keep-alive connections at the header budget.
@@ -20,6 +29,7 @@ use http_body::Frame;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use registry_http::error::ApiError;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -38,7 +48,15 @@ pub struct Budgets {
     pub body: Duration,
     /// Idle between requests.
     pub idle: Duration,
+    /// A response not being read.
+    pub write: Duration,
 }
+
+/// Time a request head may take whatever its size; past it, the head must have arrived at
+/// [`MIN_HEAD_RATE`] (real clients send a head in one or two packets).
+pub const HEAD_GRACE: Duration = Duration::from_secs(1);
+/// Bytes per second a request head must arrive at once past [`HEAD_GRACE`].
+pub const MIN_HEAD_RATE: u64 = 256;
 
 /// Where a connection is in its request cycle, and since when.
 #[derive(Debug, Clone, Copy)]
@@ -46,8 +64,9 @@ enum Phase {
     /// Waiting for a request's first byte: since the connection was accepted (`fresh`, timed by the
     /// header budget) or since the last response (timed by the idle budget).
     Idle { since: Instant, fresh: bool },
-    /// A request's head is arriving (since its first byte, or since the acceptance for the first).
-    Head(Instant),
+    /// A request's head is arriving: its header budget runs since its first byte (or since the
+    /// acceptance for the first request), its pace since its first byte, with the bytes received.
+    Head { since: Instant, first_byte: Instant, received: u64 },
     /// A request is being served (its body timed by [`DeadlineBody`]).
     Busy,
 }
@@ -61,20 +80,23 @@ enum Expiry {
     Retire,
 }
 
-/// The phase and eviction mark of a connection.
+/// The phase and eviction mark of a connection, and since when its writes have been blocked (the
+/// client is not reading).
 #[derive(Debug)]
 struct State {
     phase: Phase,
     evicted: bool,
+    write_blocked: Option<Instant>,
 }
 
-/// A connection waiting for a request: since when, and whether it has sent nothing since accepted.
+/// Why a connection may give its place up: since when it has waited for a request (idle between
+/// requests) or been stalled (silent since accepted, trickling a head, not reading its answer).
 #[derive(Debug, Clone, Copy)]
 pub struct Waiting {
-    /// Since the acceptance (silent) or the last response.
+    /// Since the last response (idle), or since the stall began.
     pub since: Instant,
-    /// No byte received since the connection was accepted.
-    pub silent: bool,
+    /// Stalled rather than idle: evictable only once stalled for the grace, and closed at once.
+    pub stalled: bool,
 }
 
 /// The phase of one connection, moved by the stream (bytes read), the service (request started) and
@@ -92,7 +114,8 @@ impl Clock {
     /// The clock of a connection accepted now; `turned_idle` is told each time it turns idle.
     pub fn new(turned_idle: Arc<Notify>) -> Clock {
         let phase = Phase::Idle { since: Instant::now(), fresh: true };
-        Clock { state: Mutex::new(State { phase, evicted: false }), changed: Notify::new(), turned_idle }
+        let state = State { phase, evicted: false, write_blocked: None };
+        Clock { state: Mutex::new(state), changed: Notify::new(), turned_idle }
     }
 
     fn set(&self, next: impl FnOnce(Phase) -> Option<Phase>) {
@@ -104,14 +127,41 @@ impl Clock {
         }
     }
 
-    /// Bytes arrived: an idle connection starts receiving a request head (the first request's head
-    /// keeps the acceptance as its start).
-    pub fn received(&self) {
-        self.set(|phase| match phase {
-            Phase::Idle { since, fresh: true } => Some(Phase::Head(since)),
-            Phase::Idle { fresh: false, .. } => Some(Phase::Head(Instant::now())),
-            Phase::Head(_) | Phase::Busy => None,
-        });
+    /// `bytes` arrived: an idle connection starts receiving a request head (the first request's head
+    /// keeps the acceptance as its start); a head counts them.
+    pub fn received(&self, bytes: usize) {
+        let bytes = bytes as u64;
+        let Ok(mut state) = self.state.lock() else { return };
+        let now = Instant::now();
+        let next = match state.phase {
+            Phase::Idle { since, fresh: true } => Phase::Head { since, first_byte: now, received: bytes },
+            Phase::Idle { fresh: false, .. } => Phase::Head { since: now, first_byte: now, received: bytes },
+            Phase::Head { since, first_byte, received } => {
+                Phase::Head { since, first_byte, received: received.saturating_add(bytes) }
+            }
+            Phase::Busy => return,
+        };
+        // Only a new phase moves the deadline enough to wake the connection task for it.
+        let woke = !matches!(state.phase, Phase::Head { .. });
+        state.phase = next;
+        if woke {
+            self.changed.notify_one();
+        }
+    }
+
+    /// A write found the client's socket full (it is not reading): the stall starts now unless it
+    /// already had.
+    pub fn write_blocked(&self) {
+        if let Ok(mut state) = self.state.lock() {
+            state.write_blocked.get_or_insert_with(Instant::now);
+        }
+    }
+
+    /// The client read enough of what was written: no longer stalled.
+    pub fn write_progressed(&self) {
+        if let Ok(mut state) = self.state.lock() {
+            state.write_blocked = None;
+        }
     }
 
     fn request_started(&self) {
@@ -128,22 +178,30 @@ impl Clock {
         self.state.lock().map_or(true, |state| matches!(state.phase, Phase::Busy))
     }
 
-    /// Since when the connection has waited for a request without receiving a byte of one (idle
-    /// keep-alive, or silent since accepted); `None` while a request arrives or is served, or once
-    /// evicted.
+    /// Whether the connection may give its place up, and since when: idle between requests, or
+    /// stalled (silent since accepted, receiving a head, or not reading what is written to it);
+    /// `None` while a request arrives at pace or is served, or once evicted.
     pub fn waiting(&self) -> Option<Waiting> {
         let state = self.state.lock().ok()?;
+        if state.evicted {
+            return None;
+        }
+        if let Some(since) = state.write_blocked {
+            return Some(Waiting { since, stalled: true });
+        }
         match state.phase {
-            Phase::Idle { since, fresh } if !state.evicted => Some(Waiting { since, silent: fresh }),
-            _ => None,
+            Phase::Idle { since, fresh } => Some(Waiting { since, stalled: fresh }),
+            Phase::Head { first_byte, .. } => Some(Waiting { since: first_byte, stalled: true }),
+            Phase::Busy => None,
         }
     }
 
-    /// Asks the connection to close if it is still waiting for a request (no byte of one received);
-    /// whether it was.
+    /// Asks the connection to close if it is still idle or stalled ([`Clock::waiting`]); whether it
+    /// was.
     pub fn evict(&self) -> bool {
         let Ok(mut state) = self.state.lock() else { return false };
-        if state.evicted || !matches!(state.phase, Phase::Idle { .. }) {
+        let evictable = state.write_blocked.is_some() || !matches!(state.phase, Phase::Busy);
+        if state.evicted || !evictable {
             return false;
         }
         state.evicted = true;
@@ -151,7 +209,16 @@ impl Clock {
         true
     }
 
-    /// Whether the listener evicted the connection (it was idle: nothing of a request is left unread).
+    /// Whether the connection can be closed gracefully: idle between requests, with everything
+    /// written (hyper's graceful shutdown would otherwise wait for a request or a reader).
+    fn closes_gracefully(&self) -> bool {
+        self.state
+            .lock()
+            .is_ok_and(|state| state.write_blocked.is_none() && matches!(state.phase, Phase::Idle { fresh: false, .. }))
+    }
+
+    /// Whether the listener evicted the connection (a graceful close of an evicted connection was
+    /// idle: nothing of a request is left unread).
     pub fn evicted(&self) -> bool {
         self.state.lock().is_ok_and(|state| state.evicted)
     }
@@ -165,7 +232,11 @@ impl Clock {
     fn deadline(&self, budgets: &Budgets) -> Option<(Instant, Expiry)> {
         let phase = self.state.lock().ok()?.phase;
         match phase {
-            Phase::Idle { since, fresh: true } | Phase::Head(since) => Some((since + budgets.header, Expiry::Close)),
+            Phase::Idle { since, fresh: true } => Some((since + budgets.header, Expiry::Close)),
+            Phase::Head { since, first_byte, received } => {
+                let paced = HEAD_GRACE + Duration::from_millis(received.saturating_mul(1000) / MIN_HEAD_RATE);
+                Some(((since + budgets.header).min(first_byte + paced), Expiry::Close))
+            }
             Phase::Idle { since, fresh: false } => Some((since + budgets.idle, Expiry::Retire)),
             Phase::Busy => None,
         }
@@ -177,15 +248,20 @@ impl Clock {
 /// finished and the connection closed).
 pub async fn serve(
     stream: tokio::net::TcpStream,
+    peer: SocketAddr,
     clock: Arc<Clock>,
     app: axum::Router,
     budgets: Budgets,
     mut stop: watch::Receiver<bool>,
 ) {
-    let io = TokioIo::new(WatchedStream::new(stream, Arc::clone(&clock)));
+    let io = TokioIo::new(WatchedStream::new(stream, Arc::clone(&clock), budgets.write));
     let service = {
         let clock = Arc::clone(&clock);
-        hyper::service::service_fn(move |request| answer(app.clone(), Arc::clone(&clock), budgets.body, request))
+        hyper::service::service_fn(move |mut request: Request<Incoming>| {
+            // The client's address, for the per-address limits of password checks.
+            request.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+            answer(app.clone(), Arc::clone(&clock), budgets.body, request)
+        })
     };
     let mut http = hyper::server::conn::http1::Builder::new();
     http.header_read_timeout(None);
@@ -212,7 +288,8 @@ pub async fn serve(
             }
             () = clock.changed.notified() => {
                 if !closing && clock.evicted() {
-                    if clock.silent() {
+                    if !clock.closes_gracefully() {
+                        tracing::debug!("stalled connection evicted: closing it");
                         return;
                     }
                     closing = true;

@@ -1,5 +1,7 @@
 //! [`WatchedStream`]: the connection's socket as hyper sees it. Reads move the connection's [`Clock`];
-//! writes pass through, except hyper's own answers to requests it could not parse.
+//! writes pass through, except hyper's own answers to requests it could not parse, and fail once the
+//! client has not read [`WRITE_PROGRESS`] of them within the write budget (hyper then drops the
+//! connection: a client that pipelines requests and never reads the answers holds nothing longer).
 //!
 //! hyper answers an unparsable request head itself (400 malformed, 414 target over 64 KiB, 431 head
 //! over its buffer) with an empty body and closes the connection; no service ever sees the request.
@@ -33,11 +35,18 @@ const LINGER: Duration = Duration::from_secs(2);
 /// How much a closing connection reads and discards at most (the 4 MiB body limit and some).
 const LINGER_BYTES: usize = 8 << 20;
 
+/// Bytes the client's socket must accept within the write budget for a blocked write to count as
+/// read: a reader taking a byte now and then cannot hold its answer open.
+pub const WRITE_PROGRESS: usize = 16 * 1024;
+
 /// A TCP stream that reports received bytes to its [`Clock`] and rewrites hyper's automatic answers.
 #[derive(Debug)]
 pub struct WatchedStream {
     inner: TcpStream,
     clock: Arc<Clock>,
+    write_budget: Duration,
+    /// Once a write found the socket full: when the answer is abandoned, and what was written since.
+    write_stall: Option<(Pin<Box<Sleep>>, usize)>,
     /// The JSON answer written instead of hyper's, and how much of it is written; once set, hyper's
     /// own bytes are discarded (the connection closes after the answer).
     replacement: Option<(Vec<u8>, usize)>,
@@ -46,9 +55,40 @@ pub struct WatchedStream {
 }
 
 impl WatchedStream {
-    /// `inner`, reporting to `clock`.
-    pub fn new(inner: TcpStream, clock: Arc<Clock>) -> WatchedStream {
-        WatchedStream { inner, clock, replacement: None, lingering: None }
+    /// `inner`, reporting to `clock`, abandoning what the client does not read within `write_budget`.
+    pub fn new(inner: TcpStream, clock: Arc<Clock>, write_budget: Duration) -> WatchedStream {
+        WatchedStream { inner, clock, write_budget, write_stall: None, replacement: None, lingering: None }
+    }
+
+    /// `written` as the socket answered it, timing the stall while the client does not read: a
+    /// pending write starts (or keeps) the write budget's timer, which fails the write when it fires;
+    /// [`WRITE_PROGRESS`] written since the stall began ends it.
+    fn timed(&mut self, cx: &mut Context<'_>, written: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+        match written {
+            Poll::Pending => {
+                let budget = self.write_budget;
+                let (timer, _) = self.write_stall.get_or_insert_with(|| {
+                    self.clock.write_blocked();
+                    (Box::pin(tokio::time::sleep(budget)), 0)
+                });
+                if timer.as_mut().poll(cx).is_ready() {
+                    tracing::debug!("response not read in time: closing the connection");
+                    return Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, "response not read in time")));
+                }
+                Poll::Pending
+            }
+            Poll::Ready(Ok(n)) => {
+                if let Some((_, progress)) = self.write_stall.as_mut() {
+                    *progress += n;
+                    if *progress >= WRITE_PROGRESS {
+                        self.write_stall = None;
+                        self.clock.write_progressed();
+                    }
+                }
+                Poll::Ready(Ok(n))
+            }
+            failed => failed,
+        }
     }
 
     /// Writes what is left of the replacement answer.
@@ -72,7 +112,7 @@ impl AsyncRead for WatchedStream {
         let before = buf.filled().len();
         ready!(Pin::new(&mut self.inner).poll_read(cx, buf))?;
         if buf.filled().len() > before {
-            self.clock.received();
+            self.clock.received(buf.filled().len() - before);
         }
         Poll::Ready(Ok(()))
     }
@@ -90,7 +130,8 @@ impl AsyncWrite for WatchedStream {
             ready!(self.poll_replacement(cx))?;
             return Poll::Ready(Ok(buf.len()));
         }
-        Pin::new(&mut self.inner).poll_write(cx, buf)
+        let written = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.timed(cx, written)
     }
 
     fn poll_write_vectored(
@@ -102,7 +143,8 @@ impl AsyncWrite for WatchedStream {
             let first = bufs.iter().find(|buf| !buf.is_empty()).map_or(&[][..], |buf| &buf[..]);
             return self.poll_write(cx, first);
         }
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+        let written = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.timed(cx, written)
     }
 
     fn is_write_vectored(&self) -> bool {

@@ -1,9 +1,10 @@
 //! The accept loop of `registry serve`: at most `max_connections` connections open at once and
 //! `max_connections_per_peer` from one client address ([`Admission`]), each served by
 //! [`super::connection::serve`] under the time budgets from the moment it is accepted, and a graceful
-//! stop. At the limit, the connection waiting longest for a request (idle between requests, or
-//! silent since accepted) is evicted to admit the newcomer; while none is, further clients wait in
-//! the listen backlog, so the process never runs out of file descriptors.
+//! stop. At the limit, the connection waiting longest for a request (idle between requests) or
+//! stalled longest (silent, trickling a head, not reading its answer) is evicted to admit the
+//! newcomer; while none is, further clients wait in the listen backlog, so the process never runs
+//! out of file descriptors.
 
 use super::admission::{Admission, SILENT_GRACE};
 use super::connection::{self, Budgets, Clock};
@@ -23,8 +24,12 @@ pub async fn serve(
     settings: ServerSettings,
     stop: impl std::future::Future<Output = ()>,
 ) {
-    let budgets =
-        Budgets { header: settings.header_timeout(), body: settings.body_timeout(), idle: settings.idle_timeout() };
+    let budgets = Budgets {
+        header: settings.header_timeout(),
+        body: settings.body_timeout(),
+        idle: settings.idle_timeout(),
+        write: settings.write_timeout(),
+    };
     let slots = Arc::new(Semaphore::new(settings.max_connections as usize));
     let admission = Admission::new(settings.max_connections_per_peer, SILENT_GRACE);
     let (stopping, stop_seen) = watch::channel(false);
@@ -54,7 +59,7 @@ pub async fn serve(
         let app = app.clone();
         let stop_seen = stop_seen.clone();
         tokio::spawn(async move {
-            connection::serve(stream, clock, app, budgets, stop_seen).await;
+            connection::serve(stream, peer, clock, app, budgets, stop_seen).await;
             drop(admitted);
             drop(slot);
         });
@@ -84,7 +89,7 @@ async fn free_slot(
         tokio::select! {
             slot = Arc::clone(slots).acquire_owned() => return slot.ok(),
             () = &mut idle, if !evicted => {}
-            // A silent connection becomes evictable once past the grace.
+            // A stalled connection becomes evictable once past the grace.
             () = tokio::time::sleep(SILENT_GRACE), if !evicted => {}
             () = &mut stop => return None,
         }

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod wire;
+
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -31,6 +33,12 @@ fn free_port() -> u16 {
 
 /// Starts `registry serve` with `args` (backend flags) and `envs`; waits until it answers.
 pub async fn serve(args: &[&str], envs: &[(&str, &str)]) -> Server {
+    serve_ready(args, envs, "/subjects").await
+}
+
+/// Starts `registry serve` with `args` and `envs`; waits until a GET of `path` succeeds (`/` when
+/// authentication is on: it stays open for health checks).
+pub async fn serve_ready(args: &[&str], envs: &[(&str, &str)], path: &str) -> Server {
     let port = free_port();
     let child = Command::new(BIN)
         .args(["serve", "--bind", "127.0.0.1", "--port", &port.to_string()])
@@ -44,7 +52,7 @@ pub async fn serve(args: &[&str], envs: &[(&str, &str)]) -> Server {
     let server = Server { url: format!("http://127.0.0.1:{port}"), child };
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(30) {
-        if reqwest::get(format!("{}/subjects", server.url)).await.is_ok_and(|r| r.status().is_success()) {
+        if reqwest::get(format!("{}{path}", server.url)).await.is_ok_and(|r| r.status().is_success()) {
             return server;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
