@@ -121,6 +121,35 @@ async fn config_updates_merge_into_the_stored_config(h: &Harness) {
     assert_eq!(h.get("/config").await.ok_json(200)["compatibilityLevel"], "BACKWARD");
 }
 
+/// Confluent's `Config.mergeConfigs` (`getConfigInScope`): a subject with a config of its own takes the
+/// data-contract defaults and overrides from it alone, never the global ones, while `normalize` is
+/// inherited (`testGlobalNormalizeInheritedWhenSubjectConfigSet`); a subject without one gets the global
+/// config whole.
+async fn a_subjects_own_config_takes_no_global_contract_defaults(h: &Harness) {
+    let global = json!({"defaultMetadata": {"properties": {"owner": "platform"}}, "overrideRuleSet": rules(), "normalize": true});
+    h.put("/config", &global).await.ok_json(200);
+    h.put("/config/own", &json!({"compatibility": "BACKWARD"})).await.ok_json(200);
+    let own = h.register_raw("own", &json!({"schema": user_v1()})).await.ok_json(200);
+    assert_eq!((&own["metadata"], &own["ruleSet"]), (&Value::Null, &Value::Null), "{own}");
+    let other = h.register_raw("other", &json!({"schema": user_v1()})).await.ok_json(200);
+    assert_eq!(other["metadata"], json!({"properties": {"owner": "platform"}}));
+    assert_eq!(other["ruleSet"], rules());
+    let in_scope = h.get("/config/own?defaultToGlobal=true").await.ok_json(200);
+    assert_eq!(in_scope["normalize"], true, "{in_scope}");
+    assert_eq!(
+        (&in_scope["defaultMetadata"], &in_scope["overrideRuleSet"]),
+        (&Value::Null, &Value::Null),
+        "{in_scope}"
+    );
+    // Confluent's testGlobalNormalizeInheritedWhenSubjectConfigSet: the inherited normalize validates
+    // Avro defaults strictly, so an int field with a string default is 42201 on test and register.
+    let bad_default = r#"{"type":"record","name":"myrecord","fields":[{"type":"int","default":"foo","name":"f"}]}"#;
+    h.put("/config/testSubject", &json!({"compatibility": "BACKWARD"})).await.ok_json(200);
+    let tested = h.post("/compatibility/subjects/testSubject/versions/latest", &json!({"schema": bad_default})).await;
+    tested.assert_error(422, 42201);
+    h.register_raw("testSubject", &json!({"schema": bad_default})).await.assert_error(422, 42201);
+}
+
 api_tests::api_cases!(
     config_updates_merge_into_the_stored_config,
     config_fields_not_implemented_are_refused_not_dropped,
@@ -130,4 +159,5 @@ api_tests::api_cases!(
     invalid_rule_set_is_42210,
     config_defaults_and_overrides_apply_and_persist,
     latest_with_metadata_and_guid_lookup,
+    a_subjects_own_config_takes_no_global_contract_defaults,
 );

@@ -378,15 +378,19 @@ impl ConfigUpdate {
 }
 
 impl ConfigRecord {
-    /// Field by field: this record's value where set, else `fallback`'s (subject over global).
+    /// A subject's own config over the global one, as Confluent's `Config.mergeConfigs` (master,
+    /// `getConfigInScope` since c3ed090d37c): `normalize`, `validateFields` and `compatibilityGroup`
+    /// (and the level) are this record's where set, else `fallback`'s; the data-contract defaults and
+    /// overrides and `alias` are this record's alone, so a global `defaultMetadata`, `overrideMetadata`,
+    /// `defaultRuleSet` or `overrideRuleSet` does not reach a subject with a config of its own.
     pub fn over(self, fallback: ConfigRecord) -> ConfigRecord {
         ConfigRecord {
             compatibility_level: self.compatibility_level.or(fallback.compatibility_level),
             normalize: self.normalize.or(fallback.normalize),
-            default_metadata: self.default_metadata.or(fallback.default_metadata),
-            override_metadata: self.override_metadata.or(fallback.override_metadata),
-            default_rule_set: self.default_rule_set.or(fallback.default_rule_set),
-            override_rule_set: self.override_rule_set.or(fallback.override_rule_set),
+            default_metadata: self.default_metadata,
+            override_metadata: self.override_metadata,
+            default_rule_set: self.default_rule_set,
+            override_rule_set: self.override_rule_set,
             alias: self.alias,
             compatibility_group: self.compatibility_group.or(fallback.compatibility_group),
             validate_fields: self.validate_fields.or(fallback.validate_fields),
