@@ -18,6 +18,7 @@ pub mod config;
 pub mod emf;
 pub mod exporter;
 pub mod exporter_engine;
+pub mod runtime_loop;
 pub mod stream;
 
 /// The exporter records in the registry's table (moved to the store crate; the API uses them too).
