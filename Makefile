@@ -11,7 +11,7 @@ export EMULATOR_PORT
 EMULATOR_ENV := AWS_ENDPOINT_URL=http://127.0.0.1:$(EMULATOR_PORT) AWS_REGION=us-east-1 \
 	AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test
 
-.PHONY: run run-aws localstack-up localstack-down test test-fast test-clients lint bench bench-embedded package infra-check clean
+.PHONY: run run-aws localstack-up localstack-down test test-fast test-clients lint bench bench-edge bench-embedded package infra-check clean
 
 # Debug profile on purpose: the release profile is tuned for Lambda (fat LTO, codegen-units=1), which
 # makes the first build several times slower on a 2-core machine, and a local server does not need it.
@@ -85,12 +85,18 @@ lint:
 # The benchmark table of BENCHMARKS.md (figures, never assertions): 0 / 100,000 / 1,000,000 subjects seeded
 # directly, ready time and RSS, GET /subjects at 1M, read and lookup throughput under 256 connections,
 # registrations under 32 clients, and AWS calls per operation counted on the emulator (started first, as for
-# `make test`, and stopped by PID afterwards; it is idle while the load runs).
+# `make test`, and stopped by PID afterwards; it is idle while the load runs). Then the edge table (bench-edge).
 bench:
 	@set -euo pipefail; \
 	trap 'scripts/emulator-stop.sh' EXIT; \
 	scripts/emulator-start.sh; \
-	env $(EMULATOR_ENV) scripts/bench.sh
+	env $(EMULATOR_ENV) scripts/bench.sh; \
+	scripts/bench.sh --edge
+
+# The serving edge alone (about 2 minutes): GET by ID and lookups on `registry serve` against a fixed-body
+# axum server in the same run, 64 connections, with the ratios BENCHMARKS.md targets.
+bench-edge:
+	scripts/bench.sh --edge
 
 # The same table without the emulator (the AWS row says `skipped`).
 bench-embedded:

@@ -13,7 +13,11 @@
 //!
 //! `registry-bench --hostile [--binary ...] [--classes protobuf,avro-dag]` prints the hostile-input table
 //! instead ([`hostile`]), of every class or of those whose name starts with one of the given prefixes.
+//!
+//! `registry-bench --edge [--binary ...] [--seconds 10] [--hot 1000]` prints the serving edge against
+//! a fixed-body axum floor instead ([`edge`]); `--floor PORT` is that floor (started by `--edge`).
 
+mod edge;
 mod hostile;
 mod http;
 mod load;
@@ -45,6 +49,7 @@ struct Options {
     work_dir: Option<PathBuf>,
     aws_calls: Option<PathBuf>,
     hostile: bool,
+    edge: bool,
     /// Name prefixes of the hostile classes to run (all when empty).
     classes: Vec<String>,
 }
@@ -67,12 +72,17 @@ fn options() -> Result<Options, String> {
         work_dir: None,
         aws_calls: None,
         hostile: false,
+        edge: false,
         classes: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         if flag == "--hostile" {
             options.hostile = true;
+            continue;
+        }
+        if flag == "--edge" {
+            options.edge = true;
             continue;
         }
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -124,9 +134,23 @@ struct LargeFigures {
 // two, its threads and the server's competed for the two cores, and the scheduler's stalls showed up
 // as the server's tail latency (open-loop lookup p99 0.65-4.63 ms over five runs with two workers;
 // 0.66-2.13 ms over four with one).
-#[tokio::main(flavor = "multi_thread", worker_threads = 1)]
-async fn main() {
-    match run().await {
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, port] = args.as_slice()
+        && flag == "--floor"
+    {
+        if let Err(error) = edge::serve_floor(port) {
+            eprintln!("registry-bench --floor: {error}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build();
+    let Ok(runtime) = runtime else {
+        eprintln!("registry-bench: no tokio runtime");
+        std::process::exit(1);
+    };
+    match runtime.block_on(run()) {
         Ok(()) => {}
         Err(error) => {
             eprintln!("registry-bench: {error}");
@@ -147,6 +171,9 @@ async fn run() -> Result<(), String> {
     .map_err(|error| format!("work dir: {error}"))?;
     if options.hostile {
         return hostile::run(&options.binary, root.path(), &options.classes).await;
+    }
+    if options.edge {
+        return edge::run(&options.binary, root.path(), options.seconds, options.hot).await;
     }
     let load_before = loadavg();
     let mut seeded = Vec::new();
