@@ -14,6 +14,12 @@ what Terraform created.
    lambda cases with API_DEPLOYED_STACK naming it (tests/src/deployed.rs): the real registry-lambda,
    under the Runtime API emulator, with exactly that environment, over Terraform's table and bucket.
 
+4. The runbooks' Terraform steps on the applied example: the module README's "Restoring the table"
+   (restore, restore-check, state rm, import, a plan that changes the table in place, apply, the
+   check again), and docs/multi-region.md's home_region step (refused alone by the example's
+   ack_regions, planned with ack_regions = [] under -refresh=false -target) and "Stopping the old
+   home's function" (a reservation made by hand is taken away by the next apply).
+
 The zip Terraform uploads is a placeholder (moto stores a function's code and never runs it; the
 debug registry-lambda is 110 MB and x86-64, the module's function arm64): what serves is the
 registry-lambda binary cargo built, found through `cargo metadata`'s target_directory.
@@ -227,6 +233,32 @@ def home_region_step(example: Path, env: dict, variables: list[str]) -> list[str
     return failures
 
 
+def stopped_function_step(example: Path, env: dict, variables: list[str], target_args: list[str], session, endpoint: str,
+                          function_name: str) -> list[str]:
+    """docs/multi-region.md, "Stopping the old home's function": reserved concurrency 0 set by hand
+    stops a function, and the next apply of the module takes it away again (unset by default)."""
+    failures: list[str] = []
+    lambda_api = session.client("lambda", endpoint_url=endpoint)
+    # The runbook sets 0. moto 5.2.5 leaves a reservation of 0 out of GetFunction (it tests the value's
+    # truth), so the provider would read "no reservation" and plan nothing; a reservation of 1 set by
+    # hand is what the provider sees here, and the module treats every hand-made value alike.
+    stopped = 1
+    lambda_api.put_function_concurrency(FunctionName=function_name, ReservedConcurrentExecutions=stopped)
+    run(["terraform", "plan", "-no-color", "-out=stop.plan", *variables, *target_args], cwd=example, env=env, capture=True)
+    planned = json.loads(run(["terraform", "show", "-json", "stop.plan"], cwd=example, env=env, capture=True))
+    change = next((c["change"] for c in planned.get("resource_changes", []) if c["address"] == "module.logistics.aws_lambda_function.registry"), {})
+    before = (change.get("before") or {}).get("reserved_concurrent_executions")
+    after = (change.get("after") or {}).get("reserved_concurrent_executions")
+    print(f"   plan after put-function-concurrency {stopped}: reserved_concurrent_executions {before} -> {after}")
+    run(["terraform", "apply", "-no-color", "stop.plan"], cwd=example, env=env, capture=True)
+    left = lambda_api.get_function_concurrency(FunctionName=function_name).get("ReservedConcurrentExecutions")
+    ok = before == stopped and after != stopped and left is None
+    print(f"{'ok  ' if ok else 'FAIL'} the next apply undoes the stop (reserved concurrency after it: {left})", flush=True)
+    if not ok:
+        failures.append("the next apply undoes the stop")
+    return failures
+
+
 def main() -> int:
     endpoint = os.environ.get("AWS_ENDPOINT_URL")
     if not endpoint:
@@ -303,6 +335,7 @@ def main() -> int:
             failures = restore_runbook(example, env, variables, target_args, session, endpoint, variables_written,
                                        function["values"]["function_name"])
             failures += home_region_step(example, env, variables)
+            failures += stopped_function_step(example, env, variables, target_args, session, endpoint, function["values"]["function_name"])
             return 1 if failures else 0
         listed = run(["cargo", "nextest", "list", "-p", "api-tests", "-E", "binary(api) and test(/::lambda::/)"], cwd=ROOT, env=os.environ.copy(), capture=True)
         unknown = [name for name in EXCLUDED_CASES if f" {name}" not in listed]
@@ -321,6 +354,7 @@ def main() -> int:
         failures = restore_runbook(example, env, variables, target_args, session, endpoint, variables_written,
                                    function["values"]["function_name"])
         failures += home_region_step(example, env, variables)
+        failures += stopped_function_step(example, env, variables, target_args, session, endpoint, function["values"]["function_name"])
         print(f"API suite on the Terraform-deployed registry: {'passed' if suite == 0 else 'FAILED'}; "
               f"runbooks with Terraform: {'passed' if not failures else f'{len(failures)} failed: {failures}'}")
         return 1 if suite != 0 or failures else 0

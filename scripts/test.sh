@@ -15,7 +15,7 @@
 #   api terraform         infra/examples/two-teams applied by `terraform apply` on the emulator, the API
 #                         suite's lambda cases then run one at a time on the registry it created
 #                         (scripts/terraform_emulator.py: the function's environment as Terraform
-#                         wrote it, its table and bucket), then the restore runbook with Terraform
+#                         wrote it, its table and bucket), then the runbooks' Terraform steps
 #   runbooks              the runbooks walked on the emulator (scripts/restore_walkthrough.py,
 #                         scripts/runbook_walkthrough.py: adding a region, failover, the restore of a
 #                         multi-region table, failback)
