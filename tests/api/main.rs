@@ -1,6 +1,7 @@
 //! API tests: every case runs over a real socket with a real HTTP client, once per backend.
 
 mod access;
+mod catalog;
 mod compatibility;
 mod concurrency;
 mod config_fields;
