@@ -175,11 +175,14 @@ mod tests {
     #[tokio::test]
     async fn a_request_over_its_time_budget_is_answered_504_and_one_within_it_is_untouched() {
         use tower::ServiceExt;
+        // A budget per route: 20 ms for one that never answers, 10 minutes (nothing a busy machine
+        // needs for a constant) for one that answers at once, so that speed decides neither.
         let app = axum::Router::new()
             .route("/slow", axum::routing::get(std::future::pending::<&'static str>))
             .route("/fast", axum::routing::get(|| async { "fast" }))
-            .layer(axum::middleware::from_fn(|request, next| {
-                let budget = RequestBudget { fixed: Some(Duration::from_millis(20)), ..RequestBudget::default() };
+            .layer(axum::middleware::from_fn(|request: Request, next| {
+                let fixed = if request.uri().path() == "/slow" { 20 } else { 600_000 };
+                let budget = RequestBudget { fixed: Some(Duration::from_millis(fixed)), ..RequestBudget::default() };
                 within(budget, request, next)
             }));
         let slow = app.clone().oneshot(request("/slow", &[])).await.unwrap();
@@ -206,7 +209,9 @@ mod tests {
                 }),
             )
             .layer(axum::middleware::from_fn(|request, next| {
-                let budget = RequestBudget { fixed: None, deadline_margin: Duration::from_secs(1) };
+                // An hour's margin: "less time left than the margin" below is half an hour, so the
+                // request's budget (a quarter hour) does not depend on the machine's speed.
+                let budget = RequestBudget { fixed: None, deadline_margin: Duration::from_secs(3600) };
                 within(budget, request, next)
             }));
         let with_deadline = |deadline: Instant| {
@@ -220,7 +225,7 @@ mod tests {
         assert_eq!(&body[..], br#"{"error_code":504,"message":"HTTP 504 Gateway Timeout"}"#);
         assert_eq!(runs.load(Ordering::SeqCst), 0, "no work started past the deadline");
         // Less time left than the margin: the request still works (within half of what remains).
-        let short = app.oneshot(with_deadline(Instant::now() + Duration::from_millis(600))).await.unwrap();
+        let short = app.oneshot(with_deadline(Instant::now() + Duration::from_secs(1800))).await.unwrap();
         assert_eq!(short.status(), StatusCode::OK);
         assert_eq!(runs.load(Ordering::SeqCst), 1);
     }

@@ -94,7 +94,8 @@ fn lifetime_share(n: u64) -> f64 {
 mod tests {
     use super::*;
 
-    const LONG: Duration = Duration::from_secs(60);
+    /// Longer than any run: an answer remembered this long cannot expire between two lines.
+    const LONG: Duration = Duration::from_secs(24 * 3600);
 
     #[test]
     fn answers_expire_and_a_forget_wins_over_an_older_read() {
