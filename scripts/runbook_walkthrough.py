@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -192,6 +193,8 @@ def counter_printed(output: str) -> int:
 
 
 def main(steps: list[str]) -> int:
+    if shutil.which("aws") is None:
+        raise SystemExit("runbook-walkthrough: the aws CLI is not on PATH (the documented copy runs as written, with it)")
     deployment = Deployment()
     home_env = deployment.env(HOME)
     print(f"0. a registry in {HOME} ({deployment.table}), single-region")
