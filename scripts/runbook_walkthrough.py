@@ -208,7 +208,6 @@ def main(steps: list[str]) -> int:
     # The apply: REGION's replica (DynamoDB fills it with the table's items before it is active) and
     # an empty bucket with its replication rule (S3 replicates only objects written afterwards).
     registry(["aws-init"], deployment.operator(REGION))
-    table_only = {HOME: deployment.buckets[HOME], REGION: deployment.buckets[REGION]}
     dynamodb_home, dynamodb_region = client("dynamodb", HOME), client("dynamodb", REGION)
     for page in dynamodb_home.get_paginator("scan").paginate(TableName=deployment.table):
         for item in page["Items"]:
@@ -227,7 +226,6 @@ def main(steps: list[str]) -> int:
     check(f"{REGION}'s bucket now holds every body and ledger entry of {HOME}'s ({len(keys(HOME))})", keys(HOME) == keys(REGION))
     again = subprocess.run(["bash", "-euo", "pipefail", "-c", copy], env=shell_env, capture_output=True, text=True, timeout=600)
     check("running the copy again is harmless (objects present are left as they are)", again.returncode == 0 and keys(HOME) == keys(REGION))
-    del table_only
 
     print(f"2. both regions serve, {HOME} home; the marker is absent until a failover")
     home, read = Server(home_env), Server(deployment.env(REGION))
