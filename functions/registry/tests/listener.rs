@@ -36,10 +36,7 @@ async fn a_client_sending_half_a_header_is_closed_after_the_header_budget() {
     slow.write_all(b"GET /subjects HTTP/1.1\r\nhost: registry\r\nx-partial: ").await.unwrap();
     assert!(closed_by_server(&mut slow).await, "a half-sent head must not hold the connection");
     // Between requests, a keep-alive connection is governed by the longer idle budget.
-    let mut idle = connect(&address).await;
-    idle.write_all(GET_ROOT).await.unwrap();
-    let first = tokio::time::timeout(PATIENCE, read_answer(&mut idle)).await.unwrap();
-    assert_eq!(first.map(|answer| answer.status), Some(200));
+    let mut idle = idle_keep_alive(&address).await;
     tokio::time::sleep(Duration::from_millis(900)).await;
     idle.write_all(GET_ROOT).await.unwrap();
     let answer = tokio::time::timeout(PATIENCE, read_answer(&mut idle)).await.unwrap();
@@ -76,13 +73,26 @@ async fn a_body_not_sent_in_time_is_answered_408() {
     assert!(closed_by_server(&mut stream).await);
 }
 
-/// A keep-alive connection that has been answered once and is now idle.
+/// Connections [`idle_keep_alive`] opens at most: a work count, never reached unless the server
+/// never answers.
+const IDLE_ATTEMPTS: usize = 20;
+
+/// A keep-alive connection that has been answered once and is now idle. Under a short header budget
+/// (counted from the acceptance) a busy machine may not write the head in time: that connection is
+/// closed unanswered, as it should be, and another one is opened.
 async fn idle_keep_alive(address: &str) -> TcpStream {
-    let mut stream = connect(address).await;
-    stream.write_all(GET_ROOT).await.unwrap();
-    let answer = tokio::time::timeout(PATIENCE, read_answer(&mut stream)).await.unwrap();
-    assert_eq!(answer.map(|answer| answer.status), Some(200));
-    stream
+    for _ in 0..IDLE_ATTEMPTS {
+        let mut stream = connect(address).await;
+        if stream.write_all(GET_ROOT).await.is_err() {
+            continue;
+        }
+        let answer = tokio::time::timeout(PATIENCE, read_answer(&mut stream)).await.unwrap();
+        if let Some(answer) = answer {
+            assert_eq!(answer.status, 200);
+            return stream;
+        }
+    }
+    panic!("no keep-alive connection answered in {IDLE_ATTEMPTS} attempts");
 }
 
 /// A connection whose request is in flight: its head is in, its body is still arriving.
