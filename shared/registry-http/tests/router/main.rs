@@ -6,6 +6,7 @@
 mod support;
 
 mod caching;
+mod catalog_cost;
 mod compatibility;
 mod config;
 mod contracts;
