@@ -5,8 +5,9 @@ what Terraform created.
 1. scripts/tf-provider-compat.py copies infra/ and rewrites the reviewed list of 6.x-only arguments
    (this machine holds hashicorp/aws 5.100.0 only; the copy prints what it did not check).
 2. infra/examples/two-teams is applied with `terraform apply` on the emulator at AWS_ENDPOINT_URL:
-   the provider's endpoint overrides sit in an override file (moto_override.tf), nothing else of the
-   example changes. The modules and resources named in TF_EMULATOR_SKIP are left out (-target on
+   the provider's endpoint overrides sit in an override file (moto_override.tf), with one input of the
+   example changed (INPUT_OVERRIDES: logistics' default_compatibility, BACKWARD as the API suite
+   assumes, instead of FULL_TRANSITIVE). The modules and resources named in TF_EMULATOR_SKIP are left out (-target on
    every other planned resource), each with its reason printed (SKIP_REASONS); everything else of
    the example is applied, and the state is checked to hold all of it.
 3. The API function's configuration is read back from the emulator's Lambda API
@@ -26,7 +27,7 @@ registry-lambda binary cargo built, found through `cargo metadata`'s target_dire
 
 Env: AWS_ENDPOINT_URL (the emulator), TF_EMULATOR_SKIP (space-separated addresses of modules or
 resources left out, each needing a reason in SKIP_REASONS; default DEFAULT_SKIP), TF_EMULATOR_CASES (a nextest filter on the lambda cases; default all of them but EXCLUDED_CASES,
-each left out for a setting of the example it contradicts; "none": the suite is not run),
+each left out for a setting of the module it contradicts; "none": the suite is not run),
 TF_EMULATOR_KEEP=1 keeps the work directory. Exits non-zero when the apply, the read-back or a case
 fails. Usage: .venv/bin/python scripts/terraform_emulator.py
 """
@@ -73,33 +74,22 @@ SKIP_REASONS = {
 }
 DEFAULT_SKIP = "module.payments module.logistics.aws_s3_bucket_policy.bodies"
 
-# API cases left out on the deployed registry, each for a setting of the example the case contradicts
+# The one input of the example the harness changes, in the override file: the API suite's cases assume
+# the server default compatibility BACKWARD (Confluent's default, and the module's), which the example's
+# logistics registry sets to FULL_TRANSITIVE. Everything else is the example's.
+INPUT_OVERRIDES = {"logistics": {"default_compatibility": "BACKWARD"}}
+
+# API cases left out on the deployed registry, each for a setting of the module the case contradicts
 # (the same cases pass on every other backend). Each name is checked to exist before the run.
-DEFAULT_COMPATIBILITY = ("the example's logistics registry sets default_compatibility = \"FULL_TRANSITIVE\"; the case "
-                         "asserts the server default BACKWARD, or registers a change only BACKWARD allows")
 LOCAL_KMS = ("the case creates DEKs under a KEK of kmsType local-kms, the test-only KMS (REGISTRY_LOCAL_KMS_SECRET) the "
              "deployed function does not have: the module sets REGISTRY_KMS_KEY_ARNS = \"none\" without kms_key_arns")
 EXCLUDED_CASES = {
-    "compatibility::lambda::backward_checks_latest_only": DEFAULT_COMPATIBILITY,
-    "config_fields::lambda::compatibility_group_checks_only_versions_of_the_same_group": DEFAULT_COMPATIBILITY,
-    "config_mode::lambda::delete_global_config_reverts_to_default": DEFAULT_COMPATIBILITY,
-    "config_mode::lambda::global_config_defaults_to_backward": DEFAULT_COMPATIBILITY,
-    "config_mode::lambda::invalid_level_is_42203": DEFAULT_COMPATIBILITY,
-    "context_settings::lambda::a_context_config_applies_to_its_subjects": DEFAULT_COMPATIBILITY,
-    "context_settings::lambda::a_named_context_does_not_inherit_the_global_config": DEFAULT_COMPATIBILITY,
-    "context_settings::lambda::registry_wide_settings_apply_below_every_context": DEFAULT_COMPATIBILITY,
-    "data_contracts::lambda::config_fields_not_implemented_are_refused_not_dropped": DEFAULT_COMPATIBILITY,
-    "data_contracts::lambda::config_updates_merge_into_the_stored_config": DEFAULT_COMPATIBILITY,
-    "json_schema::lambda::optional_property_added_to_closed_model_is_backward": DEFAULT_COMPATIBILITY,
-    "json_schema::lambda::verbose_messages_name_the_change_type": DEFAULT_COMPATIBILITY,
-    "protobuf::lambda::confluents_oneof_examples_register_as_confluent_answers": DEFAULT_COMPATIBILITY,
-    "protobuf::lambda::oneof_changes_follow_confluents_rules": DEFAULT_COMPATIBILITY,
     "deks::lambda::concurrent_dek_creates_have_one_winner": LOCAL_KMS,
     "deks::lambda::shared_kek_generates_deks": LOCAL_KMS,
 }
 
 OVERRIDE = """\
-# Written by scripts/terraform_emulator.py: the provider aimed at the emulator, nothing else changed.
+# Written by scripts/terraform_emulator.py: the provider aimed at the emulator, and INPUT_OVERRIDES.
 provider "aws" {{
   region                      = var.region
   access_key                  = "test"
@@ -276,7 +266,11 @@ def main() -> int:
         run([sys.executable, str(ROOT / "scripts" / "tf-provider-compat.py"), str(work)], cwd=ROOT)
         example = work / "infra" / "examples" / EXAMPLE
         endpoints = "\n".join(f"    {service:<14} = \"{endpoint}\"" for service in SERVICES)
-        (example / "moto_override.tf").write_text(OVERRIDE.format(endpoints=endpoints))
+        overrides = "".join(f'module "{name}" {{\n' + "".join(f'  {key} = "{value}"\n' for key, value in inputs.items()) + "}\n"
+                            for name, inputs in INPUT_OVERRIDES.items())
+        (example / "moto_override.tf").write_text(OVERRIDE.format(endpoints=endpoints) + overrides)
+        for name, inputs in INPUT_OVERRIDES.items():
+            print(f"OVERRIDDEN module.{name}: {inputs} (the API suite assumes the default compatibility BACKWARD)")
         placeholder = work / "bootstrap.zip"
         with zipfile.ZipFile(placeholder, "w") as archive:
             archive.writestr("bootstrap", "placeholder: the emulator stores a function's code and never runs it\n")
