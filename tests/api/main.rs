@@ -14,6 +14,7 @@ mod data_contracts;
 mod dek_limits;
 mod deks;
 mod errors;
+mod exporter_property;
 mod exporter_sync;
 mod exporters;
 mod hostile;

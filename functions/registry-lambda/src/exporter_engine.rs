@@ -147,8 +147,8 @@ impl ServiceEngine {
         Self { service: self.service.with_destinations(policy), ..self }
     }
 
-    async fn sync(&self, record: &ExporterRecord) -> Result<u64, PassError> {
-        self.service.export(record, self.source.as_ref()).await
+    async fn sync(&self, stored: &Stored<ExporterRecord>) -> Result<u64, PassError> {
+        self.service.export(stored, self.source.as_ref()).await
     }
 
     /// Writes `outcome` into the exporter's status, unless it changed since it was listed (a lost
@@ -208,7 +208,7 @@ impl ExportEngine for ServiceEngine {
     /// The pass, then its outcome recorded. A status that cannot be written fails the pass too:
     /// the change is retried rather than acknowledged with the exporter's offset not moved.
     async fn pass(&self, exporter: &Self::Exporter) -> Result<(), String> {
-        let outcome = self.sync(&exporter.value).await;
+        let outcome = self.sync(exporter).await;
         self.record(exporter, &outcome).await.map_err(|error| format!("status not recorded: {error}"))?;
         outcome.map(|_| ()).map_err(|error| error.0)
     }

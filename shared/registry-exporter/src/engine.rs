@@ -29,6 +29,7 @@ use crate::model::Exporter;
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The HTTP methods a pass uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,6 +119,23 @@ struct SourceVersion {
     referenced: Vec<String>,
 }
 
+/// Checked before every write at the destination: `Err` when the exporter is no longer what the
+/// pass was started for (paused, reset, redefined, deleted), which ends the pass at once.
+#[async_trait]
+pub trait Fence: Send + Sync {
+    async fn check(&self) -> Result<(), PassError>;
+}
+
+/// No fence: the pass always goes on.
+pub struct Unfenced;
+
+#[async_trait]
+impl Fence for Unfenced {
+    async fn check(&self) -> Result<(), PassError> {
+        Ok(())
+    }
+}
+
 /// One pass of `exporter` from `source` to `destination`; the number of writes made at the
 /// destination (0 when it was already current).
 pub async fn sync_pass(
@@ -125,39 +143,124 @@ pub async fn sync_pass(
     source: &dyn RegistryApi,
     destination: &dyn RegistryApi,
 ) -> Result<u64, PassError> {
-    let mut pass = Pass { exporter, source, destination, writes: 0, done: BTreeSet::new(), import_set: false };
+    sync_pass_fenced(exporter, source, destination, &Unfenced).await
+}
+
+/// [`sync_pass`], `fence` checked before every write at the destination.
+pub async fn sync_pass_fenced(
+    exporter: &Exporter,
+    source: &dyn RegistryApi,
+    destination: &dyn RegistryApi,
+    fence: &dyn Fence,
+) -> Result<u64, PassError> {
+    let mut pass = Pass {
+        exporter,
+        source,
+        destination,
+        fence,
+        writes: 0,
+        done: BTreeSet::new(),
+        import_set: false,
+        unreachable: AtomicBool::new(false),
+    };
     pass.run().await?;
     Ok(pass.writes)
 }
+
+/// How a fenced pass's reason begins.
+pub const FENCED: &str = "the exporter changed during the pass";
+
+/// Most subjects a failed pass names in its reason.
+const NAMED_FAILURES: usize = 3;
 
 struct Pass<'a> {
     exporter: &'a Exporter,
     source: &'a dyn RegistryApi,
     destination: &'a dyn RegistryApi,
+    fence: &'a dyn Fence,
     writes: u64,
-    /// Source subjects already synchronised in this pass.
+    /// Source subjects taken into this pass (exported, or referenced by one that is).
     done: BTreeSet<String>,
     /// Whether the destination context's IMPORT mode was checked in this pass.
     import_set: bool,
+    /// The destination did not answer a call: the pass ends at once.
+    unreachable: AtomicBool,
 }
 
+/// A source subject with its versions.
+type SourceSubject = (String, Vec<SourceVersion>);
+
 impl Pass<'_> {
+    /// Two phases over the exported subjects and those they reference, ordered so that the
+    /// destination accepts each change whatever happened at the source since the last pass:
+    /// registrations (and replacements of a version number the source reused) with referenced
+    /// subjects first, then deletes and configs with referrers first (a referenced version is
+    /// deleted after what references it; a soft-deleted chain is registered whole, then deleted).
+    /// A subject the destination refuses does not stop the others: the pass goes on and fails at
+    /// the end naming it (the runner retries with backoff).
     async fn run(&mut self) -> Result<(), PassError> {
         let listed = self.get_ok(Side::Source, "/subjects?deleted=true").await?;
         let subjects: Vec<String> = strings(&listed)
             .into_iter()
             .filter(|subject| !subject.starts_with(':') && self.exporter.matches(subject))
             .collect();
+        let mut order: Vec<SourceSubject> = Vec::new();
         for subject in &subjects {
             if self.is_a_copy(subject).await? {
                 continue;
             }
-            self.sync_subject(subject, 0).await?;
+            self.collect(subject, 0, &mut order).await?;
+        }
+        let by_subject: BTreeMap<String, Vec<SourceVersion>> = order.iter().cloned().collect();
+        let mut failed: BTreeMap<String, PassError> = BTreeMap::new();
+        for (subject, versions) in &order {
+            let blocked = versions.iter().flat_map(|version| &version.referenced).find(|r| failed.contains_key(*r));
+            let outcome = match blocked {
+                Some(referenced) => Err(PassError::new(format!("its reference '{referenced}' is not exported"))),
+                None => self.register_missing(subject, versions, &by_subject).await,
+            };
+            self.note(subject, outcome, &mut failed)?;
+        }
+        // What a subject not exported references is not deleted: its referrer may still need it.
+        let mut held: BTreeSet<String> = BTreeSet::new();
+        for (subject, versions) in order.iter().rev() {
+            if failed.contains_key(subject) || held.contains(subject) {
+                held.extend(versions.iter().flat_map(|version| version.referenced.iter().cloned()));
+                continue;
+            }
+            let outcome = self.apply_deletes(subject, versions).await;
+            if outcome.is_err() {
+                held.extend(versions.iter().flat_map(|version| version.referenced.iter().cloned()));
+            }
+            self.note(subject, outcome, &mut failed)?;
         }
         if let Some(context) = self.exporter.destination_context() {
-            self.remove_vanished(&context).await?;
+            let outcome = self.remove_vanished(&context).await;
+            self.note("(subjects gone at the source)", outcome, &mut failed)?;
         }
-        Ok(())
+        if failed.is_empty() {
+            return Ok(());
+        }
+        let named: Vec<String> =
+            failed.iter().take(NAMED_FAILURES).map(|(subject, error)| format!("'{subject}': {error}")).collect();
+        Err(PassError::new(format!("{} subject(s) not exported: {}", failed.len(), named.join("; "))))
+    }
+
+    /// Records a subject's failure; a fence or an unreachable destination ends the pass at once.
+    fn note(
+        &self,
+        subject: &str,
+        outcome: Result<(), PassError>,
+        failed: &mut BTreeMap<String, PassError>,
+    ) -> Result<(), PassError> {
+        match outcome {
+            Ok(()) => Ok(()),
+            Err(error) if self.unreachable.load(Ordering::Relaxed) || error.0.starts_with(FENCED) => Err(error),
+            Err(error) => {
+                failed.insert(subject.to_owned(), error);
+                Ok(())
+            }
+        }
     }
 
     /// Whether `subject` is held in IMPORT mode of its own at the source: a copy another registry's
@@ -170,8 +273,8 @@ impl Pass<'_> {
         Ok(answer.is_success() && answer.body.get("mode").and_then(Value::as_str) == Some("IMPORT"))
     }
 
-    /// Makes the destination subject of `subject` match the source (referenced subjects first).
-    async fn sync_subject(&mut self, subject: &str, depth: usize) -> Result<(), PassError> {
+    /// Appends `subject` (with its versions) to `order` after every subject it references.
+    async fn collect(&mut self, subject: &str, depth: usize, order: &mut Vec<SourceSubject>) -> Result<(), PassError> {
         if depth > 64 {
             return Err(PassError::new(format!("references of subject '{subject}' nest deeper than 64")));
         }
@@ -180,37 +283,94 @@ impl Pass<'_> {
         }
         let versions = self.source_versions(subject).await?;
         for referenced in versions.iter().flat_map(|version| version.referenced.clone()).collect::<BTreeSet<_>>() {
-            Box::pin(self.sync_subject(&referenced, depth + 1)).await?;
+            Box::pin(self.collect(&referenced, depth + 1, order)).await?;
         }
+        order.push((subject.to_owned(), versions));
+        Ok(())
+    }
+
+    /// Registers the source versions the destination lacks, with their IDs and numbers; a number
+    /// the destination holds with another ID (the source hard-deleted its version and reused the
+    /// number) is replaced: hard-deleted at the destination, then registered, as IMPORT allows.
+    async fn register_missing(
+        &mut self,
+        subject: &str,
+        versions: &[SourceVersion],
+        by_subject: &BTreeMap<String, Vec<SourceVersion>>,
+    ) -> Result<(), PassError> {
         let target = self.exporter.destination_subject(subject);
         self.ensure_import_mode(&target).await?;
         let existing = self.destination_versions(&target).await?;
-        for version in &versions {
+        for version in versions {
             match existing.get(&version.version) {
-                None => {
-                    let path = format!("/subjects/{}/versions?normalize=false", segment(&target));
-                    self.write(Method::Post, &path, Some(&version.body), &target).await?;
-                    if version.deleted {
+                Some(&(id, _)) if id == version.id => continue,
+                Some(&(_, deleted)) => {
+                    if !deleted {
                         self.delete_version(&target, version.version, false).await?;
                     }
+                    self.delete_version(&target, version.version, true).await?;
                 }
-                Some(&(id, deleted)) => {
-                    if id != version.id {
-                        return Err(PassError::new(format!(
-                            "destination {} subject '{target}' version {} has ID {id}, the source's has ID {}",
-                            self.destination.describe(),
-                            version.version,
-                            version.id
-                        )));
-                    }
-                    if version.deleted && !deleted {
-                        self.delete_version(&target, version.version, false).await?;
-                    }
-                }
+                None => {}
+            }
+            let path = format!("/subjects/{}/versions?normalize=false", segment(&target));
+            self.fence.check().await?;
+            let answer = self.call(Side::Destination, Method::Post, &path, Some(&version.body)).await?;
+            if answer.is_success() {
+                self.writes += 1;
+                continue;
+            }
+            if answer.error_code() == Some(42201) && self.revive_references(version, by_subject).await? {
+                self.write(Method::Post, &path, Some(&version.body), &target).await?;
+                continue;
+            }
+            return Err(refused(Side::Destination, Method::Post, &path, &answer, self.destination));
+        }
+        Ok(())
+    }
+
+    /// A version whose reference the destination holds soft-deleted cannot be registered (42201):
+    /// the referenced version was deleted there in an earlier pass, before this referrer arrived.
+    /// It is registered again live (hard-deleted, then registered with its ID and number), so
+    /// the referrer can be; the deletes of this pass delete it again, after the referrer. Whether
+    /// any reference was revived.
+    async fn revive_references(
+        &mut self,
+        version: &SourceVersion,
+        by_subject: &BTreeMap<String, Vec<SourceVersion>>,
+    ) -> Result<bool, PassError> {
+        let numbers =
+            version.body.get("references").and_then(Value::as_array).into_iter().flatten().filter_map(|reference| {
+                reference.get("subject").and_then(|_| reference.get("version")).and_then(Value::as_i64)
+            });
+        let mut revived = false;
+        for (referenced, number) in version.referenced.iter().zip(numbers) {
+            let Some(source) = by_subject.get(referenced).and_then(|vs| vs.iter().find(|v| v.version == number)) else {
+                continue;
+            };
+            let target = self.exporter.destination_subject(referenced);
+            let existing = self.destination_versions(&target).await?;
+            if existing.get(&number).is_some_and(|&(_, deleted)| deleted) {
+                self.delete_version(&target, number, true).await?;
+                let path = format!("/subjects/{}/versions?normalize=false", segment(&target));
+                self.write(Method::Post, &path, Some(&source.body), &target).await?;
+                revived = true;
+            }
+        }
+        Ok(revived)
+    }
+
+    /// Soft-deletes what the source soft-deleted, hard-deletes the destination's versions the
+    /// source no longer has, and copies the subject's config.
+    async fn apply_deletes(&mut self, subject: &str, versions: &[SourceVersion]) -> Result<(), PassError> {
+        let target = self.exporter.destination_subject(subject);
+        let existing = self.destination_versions(&target).await?;
+        for version in versions.iter().rev().filter(|version| version.deleted) {
+            if existing.get(&version.version).is_some_and(|&(_, deleted)| !deleted) {
+                self.delete_version(&target, version.version, false).await?;
             }
         }
         let kept: BTreeSet<i64> = versions.iter().map(|version| version.version).collect();
-        for (&number, &(_, deleted)) in &existing {
+        for (&number, &(_, deleted)) in existing.iter().rev() {
             if !kept.contains(&number) {
                 if !deleted {
                     self.delete_version(&target, number, false).await?;
@@ -357,6 +517,7 @@ impl Pass<'_> {
     }
 
     async fn delete_version(&mut self, target: &str, version: i64, permanent: bool) -> Result<(), PassError> {
+        self.fence.check().await?;
         let path = format!("/subjects/{}/versions/{version}?permanent={permanent}", segment(target));
         let answer = self.call(Side::Destination, Method::Delete, &path, None).await?;
         // Already gone (or already soft-deleted) is done: a retried pass repeats deletes.
@@ -390,6 +551,7 @@ impl Pass<'_> {
                 self.write(Method::Put, &target_path, Some(&Value::Object(update)), target).await
             }
             _ => {
+                self.fence.check().await?;
                 let answer = self.call(Side::Destination, Method::Delete, &target_path, None).await?;
                 if answer.is_success() || answer.status == 404 {
                     self.writes += 1;
@@ -409,6 +571,7 @@ impl Pass<'_> {
         body: Option<&Value>,
         _target: &str,
     ) -> Result<(), PassError> {
+        self.fence.check().await?;
         let answer = self.call(Side::Destination, method, path, body).await?;
         if !answer.is_success() {
             return Err(refused(Side::Destination, method, path, &answer, self.destination));
@@ -427,7 +590,11 @@ impl Pass<'_> {
             Side::Source => self.source,
             Side::Destination => self.destination,
         };
-        api.call(method, path, body).await.map_err(|error| {
+        let answer = api.call(method, path, body).await;
+        if answer.is_err() && matches!(side, Side::Destination) {
+            self.unreachable.store(true, Ordering::Relaxed);
+        }
+        answer.map_err(|error| {
             PassError::new(format!("{} {} {} {path}: {error}", side.name(), api.describe(), method.as_str()))
         })
     }

@@ -144,7 +144,7 @@ impl Runner {
             schedule.round = self.round;
             let (service, source) = (self.service.clone(), self.source.clone());
             self.passes.spawn(async move {
-                let outcome = service.export(&stored.value, source.as_ref()).await;
+                let outcome = service.export(&stored, source.as_ref()).await;
                 let succeeded = outcome.is_ok();
                 if let Err(error) = &outcome {
                     tracing::warn!(exporter = %name, %error, "exporter pass failed");

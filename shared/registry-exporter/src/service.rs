@@ -12,7 +12,7 @@
 //!   the change does not send again (a credential sent as [`MASK`] is then not kept).
 
 use crate::destination::DestinationPolicy;
-use crate::engine::{PassError, RegistryApi, sync_pass};
+use crate::engine::{FENCED, Fence, PassError, RegistryApi, sync_pass_fenced};
 use crate::error::ExporterError;
 use crate::model::{
     ContextType, DESTINATION_URL, Exporter, ExporterRecord, ExporterState, ExporterStatus, SUBJECT_PLACEHOLDER, now_ms,
@@ -69,14 +69,20 @@ impl ExporterService {
         self
     }
 
-    /// One pass of `record`'s exporter from `source` to its destination, if the allow-list admits
-    /// it: the number of writes made.
-    pub async fn export(&self, record: &ExporterRecord, source: &dyn RegistryApi) -> Result<u64, PassError> {
+    /// One pass of `stored`'s exporter from `source` to its destination, if the allow-list admits
+    /// it: the number of writes made. Before each write at the destination the record is read
+    /// again: once it is no longer at `stored`'s revision (paused, reset, redefined or deleted
+    /// through the API) the pass stops, so nothing is written after a pause is acknowledged but the
+    /// one call that may be in flight.
+    pub async fn export(&self, stored: &Stored<ExporterRecord>, source: &dyn RegistryApi) -> Result<u64, PassError> {
+        let record = &stored.value;
         let policy = self.destinations.as_ref().map_err(|reason| PassError::new(reason.clone()))?;
         let config =
             self.destination_config(&record.exporter).await.map_err(|error| PassError::new(error.to_string()))?;
         let destination = HttpApi::from_config(&record.exporter.name, &config, policy).map_err(PassError::new)?;
-        sync_pass(&record.exporter, source, &destination).await
+        let fence =
+            RevisionFence { store: self.store.as_ref(), name: &record.exporter.name, revision: stored.revision };
+        sync_pass_fenced(&record.exporter, source, &destination, &fence).await
     }
 
     /// The store, for the engine's runner.
@@ -274,6 +280,24 @@ impl ExporterService {
             sealed.insert(key, entry);
         }
         Ok(sealed)
+    }
+}
+
+/// The fence of a pass: the exporter's record still at the revision the pass started from.
+struct RevisionFence<'a> {
+    store: &'a dyn ExporterStore,
+    name: &'a str,
+    revision: u64,
+}
+
+#[async_trait::async_trait]
+impl Fence for RevisionFence<'_> {
+    async fn check(&self) -> Result<(), PassError> {
+        match self.store.exporter(self.name).await {
+            Ok(Some(stored)) if stored.revision == self.revision => Ok(()),
+            Ok(_) => Err(PassError::new(format!("{FENCED} (paused, reset, redefined or deleted)"))),
+            Err(error) => Err(PassError::new(format!("{FENCED}: cannot read it ({error})"))),
+        }
     }
 }
 
