@@ -14,7 +14,7 @@
 //!   soft-deleted if it is soft-deleted at the source;
 //! - a version soft-deleted at the source is soft-deleted at the destination; one hard-deleted at
 //!   the source (gone) is hard-deleted there; a destination version with another ID than the
-//!   source's is a conflict, the pass fails with both IDs (the exporter goes to ERROR);
+//!   source's is replaced (registrations referenced first, deletes referrers first);
 //! - the subject's own config (`/config/{subject}`) is copied, or removed when the source has none.
 //!
 //! A source subject in IMPORT mode of its own is a copy another exporter writes and is not exported
