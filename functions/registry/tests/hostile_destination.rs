@@ -284,7 +284,7 @@ async fn a_new_destination_does_not_get_the_stored_credential() {
     });
     source.exporter("linked", "AUTO", "${subject}", config).await;
     let started = Instant::now();
-    while !victim_heads.lock().unwrap().iter().any(|head| head.contains(&credential)) {
+    while !victim_heads.lock().unwrap().iter().any(|head| head.contains(credential)) {
         assert!(started.elapsed() < PATIENCE, "the destination never received the credential");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
