@@ -76,12 +76,12 @@ lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	@set -euo pipefail; \
-	for crate in registry-core registry-schema registry-dek; do \
+	for crate in registry-core registry-schema registry-dek registry-catalog; do \
 		if $(CARGO) tree -p $$crate -e normal | grep -vE 'aws-lc-(rs|sys)' | grep -E 'aws|lambda|axum|hyper'; then \
 			echo "lint: $$crate must not depend on aws/lambda/axum/hyper" >&2; exit 1; \
 		fi; \
 	done; \
-	echo "purity check: registry-core, registry-schema and registry-dek are free of aws/lambda/axum/hyper"
+	echo "purity check: registry-core, registry-schema, registry-dek and registry-catalog are free of aws/lambda/axum/hyper"
 
 # The benchmark table of BENCHMARKS.md (figures, never assertions): 0 / 100,000 / 1,000,000 subjects seeded
 # directly, ready time and RSS, GET /subjects at 1M, read and lookup throughput under 256 connections,

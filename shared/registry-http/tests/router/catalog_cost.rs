@@ -49,6 +49,8 @@ async fn a_search_reads_a_bounded_number_of_subjects() {
 
     let calls = calls.lock().unwrap().clone();
     eprintln!("store calls of one search scanning {DEFAULT_SCAN} of {SUBJECTS} subjects: {calls:?}");
+    let reads = ["ListSubjects", "Versions", "GetConfig", "GetBody"];
+    assert!(calls.keys().all(|kind| reads.contains(&kind.as_str())), "only reads: {calls:?}");
     let total: usize = calls.values().sum();
     assert_eq!(calls.get("ListSubjects"), Some(&DEFAULT_SCAN.div_ceil(500)), "{calls:?}");
     assert!(total <= DEFAULT_SCAN * 3 + 2, "at most three reads per scanned subject: {calls:?}");
