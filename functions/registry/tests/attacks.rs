@@ -175,19 +175,48 @@ async fn guess_until_stopped(mut stream: TcpStream, mut stop: tokio::sync::watch
     }
 }
 
+/// `Basic scraper:metrics`: the user that reads `GET /metrics` while the flood runs.
+const SCRAPER: &str = "Basic c2NyYXBlcjptZXRyaWNz";
+
+/// The `schema_registry_password_verifications_total` sample of `GET /metrics`, read from
+/// `127.0.0.5` as the scraper (whose credentials are remembered after its first check: no argon2).
+async fn verifications(address: &str) -> u64 {
+    let request = format!("GET /metrics HTTP/1.1\r\nhost: registry\r\nauthorization: {SCRAPER}\r\n\r\n");
+    let mut stream = connect_from("127.0.0.5", address).await;
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let answer = tokio::time::timeout(HANG, read_answer(&mut stream)).await.unwrap().expect("metrics answered");
+    assert_eq!(answer.status, 200, "{answer:?}");
+    let text = String::from_utf8_lossy(&answer.body).to_string();
+    let sample = text.lines().find_map(|line| line.strip_prefix("schema_registry_password_verifications_total "));
+    sample
+        .and_then(|value| value.trim().parse::<f64>().ok())
+        .map_or_else(|| panic!("no sample in {text}"), |v| v as u64)
+}
+
+/// Bounds a wait that only a hung server would reach (never the verdict).
+const HANG: Duration = Duration::from_secs(300);
+
+/// The verdict is a work count, not a time: the argon2 checks the server ran while the login
+/// waited. A fair gate lets at most two checks per flooding address queue ahead of it (four
+/// here), plus the login's own and the few the workers finish while the counter is read; an
+/// unfair queue runs every flooding connection's check (120) first.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flood_of_wrong_passwords_does_not_keep_a_valid_login_out() {
     let dir = tempfile::tempdir().unwrap();
-    // A cost that takes a few hundred milliseconds in a debug build: the flood below queues far more
-    // checks than PATIENCE has time for, ahead of the login, unless the queue is fair.
+    // A cost of a few hundred milliseconds in a debug build: the flood queues far more checks than
+    // the login should wait for, unless the queue is fair.
     let cost = registry_auth::HashCost { memory_kib: 8192, iterations: 2, parallelism: 1 };
-    let hash = registry_auth::hash_password("right", cost).unwrap();
     let users = dir.path().join("users.jsonl");
-    std::fs::write(&users, json!({"user": "alice", "role": "read", "hash": hash}).to_string()).unwrap();
+    let lines = [("alice", "right"), ("scraper", "metrics")].map(|(user, password)| {
+        let hash = registry_auth::hash_password(password, cost).unwrap();
+        json!({"user": user, "role": "read", "hash": hash}).to_string()
+    });
+    std::fs::write(&users, lines.join("\n")).unwrap();
     let users = users.to_string_lossy().to_string();
     let envs = [("REGISTRY_USERS_FILE", users.as_str()), ("REGISTRY_MAX_CONNECTIONS_PER_PEER", "100")];
     let server = support::serve_ready(&["--backend", "memory"], &envs, "/").await;
     let address = server.url.trim_start_matches("http://").to_string();
+    verifications(&address).await; // the scraper's one argon2 check, before the flood
     let (stop, stopped) = tokio::sync::watch::channel(());
     let mut flood = Vec::new();
     for source in ["127.0.0.2", "127.0.0.3"] {
@@ -196,10 +225,18 @@ async fn a_flood_of_wrong_passwords_does_not_keep_a_valid_login_out() {
             flood.push(tokio::spawn(guess_until_stopped(stream, stopped.clone())));
         }
     }
-    // Every flooding connection has a wrong password in flight.
+    // Let every flooding connection put a wrong password in: an unfair queue now holds 120 checks.
     tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = verifications(&address).await;
     let login = format!("GET /subjects HTTP/1.1\r\nhost: registry\r\nauthorization: {RIGHT}\r\n\r\n");
-    served_from("127.0.0.4", &address, login.as_bytes(), 200).await;
+    let mut stream = connect_from("127.0.0.4", &address).await;
+    stream.write_all(login.as_bytes()).await.unwrap();
+    let answer = tokio::time::timeout(HANG, read_answer(&mut stream)).await.unwrap().expect("the login answered");
+    assert_eq!(answer.status, 200, "{answer:?}");
+    let during = verifications(&address).await - before;
+    let workers = std::thread::available_parallelism().map_or(1, |cores| (cores.get() / 2).max(1)) as u64;
+    let bound = 2 * 2 + 1 + 2 * workers + 4;
+    assert!(during <= bound, "{during} argon2 checks ran while the login waited (at most {bound} with a fair gate)");
     drop(stop);
     for guesser in flood {
         guesser.await.unwrap();

@@ -73,26 +73,32 @@ async fn a_body_not_sent_in_time_is_answered_408() {
     assert!(closed_by_server(&mut stream).await);
 }
 
-/// Connections [`idle_keep_alive`] opens at most: a work count, never reached unless the server
-/// never answers.
-const IDLE_ATTEMPTS: usize = 20;
+/// Connections [`answered`] opens at most: a work count, never reached unless the server never
+/// answers.
+const ATTEMPTS: usize = 20;
 
-/// A keep-alive connection that has been answered once and is now idle. Under a short header budget
+/// `request` answered on a new connection, and that connection. Under a short header budget
 /// (counted from the acceptance) a busy machine may not write the head in time: that connection is
 /// closed unanswered, as it should be, and another one is opened.
-async fn idle_keep_alive(address: &str) -> TcpStream {
-    for _ in 0..IDLE_ATTEMPTS {
+async fn answered(address: &str, request: &[u8]) -> (TcpStream, support::wire::Answer) {
+    for _ in 0..ATTEMPTS {
         let mut stream = connect(address).await;
-        if stream.write_all(GET_ROOT).await.is_err() {
+        if stream.write_all(request).await.is_err() {
             continue;
         }
         let answer = tokio::time::timeout(PATIENCE, read_answer(&mut stream)).await.unwrap();
         if let Some(answer) = answer {
-            assert_eq!(answer.status, 200);
-            return stream;
+            return (stream, answer);
         }
     }
-    panic!("no keep-alive connection answered in {IDLE_ATTEMPTS} attempts");
+    panic!("no connection answered in {ATTEMPTS} attempts");
+}
+
+/// A keep-alive connection that has been answered once and is now idle.
+async fn idle_keep_alive(address: &str) -> TcpStream {
+    let (stream, answer) = answered(address, GET_ROOT).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    stream
 }
 
 /// A connection whose request is in flight: its head is in, its body is still arriving.
@@ -144,7 +150,7 @@ async fn silent_and_idle_connections_at_the_limit_do_not_keep_a_new_client_out()
     let (_server, address) = start(&envs).await;
     let _idle = [idle_keep_alive(&address).await, idle_keep_alive(&address).await];
     let mut silent = [connect(&address).await, connect(&address).await];
-    let answer = exchange(&address, GET_ROOT).await;
+    let (_, answer) = answered(&address, GET_ROOT).await;
     assert_eq!(answer.status, 200);
     for stream in &mut silent {
         assert!(closed_by_server(stream).await, "a silent connection is closed");

@@ -58,6 +58,8 @@ pub struct AppState {
     pub registry: Registry,
     pub deks: Option<Arc<DekRegistry>>,
     pub exporters: Option<Arc<ExporterService>>,
+    /// The authenticator, when authentication is on: `GET /metrics` reports its password checks.
+    pub authenticator: Option<Arc<Authenticator>>,
 }
 
 /// How [`app`] is assembled: the HTTP caching settings and, when set, the authenticator every
@@ -91,8 +93,13 @@ pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
         Some(_) => options.http.for_authenticated(),
         None => options.http,
     };
-    let routes =
-        routes(AppState { registry: registry.clone(), deks: options.deks, exporters: options.exporters }, http);
+    let state = AppState {
+        registry: registry.clone(),
+        deks: options.deks,
+        exporters: options.exporters,
+        authenticator: options.authenticator.clone(),
+    };
+    let routes = routes(state, http);
     let routes = match options.authenticator {
         Some(authenticator) => auth::protect(routes, authenticator),
         None => routes,

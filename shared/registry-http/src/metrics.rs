@@ -11,7 +11,9 @@
 //! `new_id`, `new_version` (an existing ID under a new subject) and `existing` (idempotent);
 //! `compatibility_rejections_total`; `store_retries_total` (lost conditional writes retried);
 //! `store_throttles_total` (answers 50002); `churn_exceeded_total`, `churn_refused_total`;
-//! `max_schema_id`; and, when the store has an in-process cache, `cache_hits_total`,
+//! `max_schema_id`; with authentication on, `password_verifications_total` (argon2 checks run) and
+//! `password_refusals_total` (checks the per-address gate answered as wrong without argon2: a
+//! wrong-password flood shows here); and, when the store has an in-process cache, `cache_hits_total`,
 //! `cache_misses_total`, `cache_entries`, `cache_bytes`.
 
 use crate::AppState;
@@ -31,7 +33,11 @@ pub async fn get_metrics(State(state): State<AppState>) -> Response {
     if let Ok(Some(id)) = state.registry.store().max_id_in(&registry_core::Context::DEFAULT).await {
         snapshot.max_schema_id = snapshot.max_schema_id.max(i64::from(id.0));
     }
-    let text = render(&snapshot, state.registry.store().cache_stats());
+    let mut text = render(&snapshot, state.registry.store().cache_stats());
+    if let Some(authenticator) = &state.authenticator {
+        let passwords = authenticator.password_pool();
+        render_passwords(&mut text, passwords.verifications(), passwords.refusals());
+    }
     let mut response = (StatusCode::OK, text).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(PROMETHEUS_TEXT));
     response
@@ -93,6 +99,18 @@ pub fn render(snapshot: &MetricsSnapshot, cache: Option<CacheStats>) -> String {
     out
 }
 
+/// The password-check families (authentication on).
+pub fn render_passwords(out: &mut String, verifications: u64, refusals: u64) {
+    let counters = [
+        ("password_verifications_total", "Password checks that ran argon2.", verifications),
+        ("password_refusals_total", "Password checks refused by the per-address gate without argon2.", refusals),
+    ];
+    for (name, help, value) in counters {
+        family(out, name, "counter", help);
+        line(out, name, "", value as f64);
+    }
+}
+
 fn family(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP schema_registry_{name} {help}");
     let _ = writeln!(out, "# TYPE schema_registry_{name} {kind}");
@@ -132,6 +150,15 @@ mod tests {
             assert!(name.starts_with("schema_registry_"), "{sample}");
             assert_eq!(name.matches('{').count(), name.matches('}').count(), "{sample}");
         }
+    }
+
+    #[test]
+    fn password_families_count_checks_and_refusals() {
+        let mut text = String::new();
+        render_passwords(&mut text, 7, 3);
+        assert!(text.contains("# TYPE schema_registry_password_verifications_total counter\n"));
+        assert!(text.contains("schema_registry_password_verifications_total 7\n"));
+        assert!(text.contains("schema_registry_password_refusals_total 3\n"));
     }
 
     #[test]
