@@ -6,15 +6,17 @@
 //! paths (every `lambda::<case>` runs as a read region's function, replicated before each request;
 //! here replication is paused to see which region each request reads and writes).
 
+use api_tests::aws::AwsTarget;
 use api_tests::aws::{AwsCase, catch, emulator_sdk};
 use api_tests::client::{avro, typed};
-use api_tests::lambda::{FunctionConfig, LambdaEmulator, function_binary};
+use api_tests::lambda::{FunctionConfig, InvocationDeadline, LambdaEmulator, function_binary};
 use api_tests::schemas::distinct;
 use futures::future::join_all;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 /// Lambda's limit for a buffered (non-streaming) response payload.
 const BUFFERED_LIMIT: usize = 6 * 1024 * 1024;
@@ -169,4 +171,114 @@ async fn a_read_region_function_writes_at_home_and_reads_its_replica_first() {
     })
     .await;
     case.finish(outcome).await;
+}
+
+/// Confluent's answer to a request whose time ran out.
+const TIMEOUT_BODY: &str = r#"{"error_code":504,"message":"HTTP 504 Gateway Timeout"}"#;
+
+/// Runs `case` on the function serving a table and bucket of its own with `env` added, under the
+/// emulator as `configure` sets it (one instance at most), then stops it and deletes them.
+async fn on_function<F>(env: &[(&str, &str)], configure: impl FnOnce(&mut FunctionConfig), case: F)
+where
+    F: AsyncFnOnce(&LambdaEmulator, &AwsTarget),
+{
+    let Some(target) = AwsTarget::create().await else { return };
+    let env = target.function_env().into_iter().chain(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let mut config = FunctionConfig::new(function_binary(), env.collect());
+    config.max_instances = 1;
+    configure(&mut config);
+    let function = LambdaEmulator::start(config, 0).await.unwrap_or_else(|e| panic!("start: {e}"));
+    let outcome = catch(case(&function, &target)).await;
+    function.stop().await;
+    let _ = registry_store_aws::provision::delete_resources(&target.sdk, &target.names, true).await;
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+/// `(status, body)` of `method` on the function's `path`.
+async fn call(function: &LambdaEmulator, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, String) {
+    let request = reqwest::Client::new().request(method, format!("{}{path}", function.url()));
+    let request = match body {
+        Some(body) => request.header("content-type", "application/vnd.schemaregistry.v1+json").body(body.to_string()),
+        None => request,
+    };
+    let response = request.send().await.unwrap_or_else(|e| panic!("{path}: {e}"));
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap_or_else(|e| panic!("{path}: {e}")))
+}
+
+/// An invocation with less time left than `REGISTRY_DEADLINE_MARGIN_MS` still works (within half of
+/// what is left) and gets the real answer: a 1 s function with the 1 s margin, scaled (10 s left,
+/// a 30 s margin) so that the work fits on a loaded machine too. The budget used to be zero then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invocation_with_less_time_left_than_the_margin_gets_its_answer() {
+    let short = |config: &mut FunctionConfig| config.deadline = InvocationDeadline::After(Duration::from_secs(10));
+    on_function(&[("REGISTRY_DEADLINE_MARGIN_MS", "30000")], short, async |function, _| {
+        let schema = json!({"schema": r#"{"type":"string"}"#});
+        let (status, body) =
+            call(function, reqwest::Method::POST, "/subjects/short-value/versions", Some(schema)).await;
+        assert_eq!(status, 200, "{body}");
+        let registered: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+        assert_eq!(registered["id"], 1, "{body}");
+        let (status, body) = call(function, reqwest::Method::GET, "/subjects", None).await;
+        assert_eq!((status, body.as_str()), (200, r#"["short-value"]"#));
+    })
+    .await;
+}
+
+/// An invocation whose deadline passed before the function picked it up is answered 504 with
+/// Confluent's body, with no work started (nothing registered), by a function that goes on serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invocation_past_its_deadline_is_answered_504_and_the_function_stays() {
+    let passed = |config: &mut FunctionConfig| config.deadline = InvocationDeadline::PassedBy(Duration::from_secs(1));
+    on_function(&[], passed, async |function, target| {
+        let schema = json!({"schema": r#"{"type":"string"}"#});
+        for _ in 0..3 {
+            let (status, body) =
+                call(function, reqwest::Method::POST, "/subjects/late-value/versions", Some(schema.clone())).await;
+            assert_eq!((status, body.as_str()), (504, TIMEOUT_BODY));
+        }
+        assert_eq!(function.instances_started(), 1, "one process answered them all");
+        assert_eq!(function.pids().len(), 1, "and still runs");
+        let store = registry_store_aws::AwsStore::with_path_style(&target.sdk, target.names.clone(), true);
+        let max_id = registry_core::Store::max_id_in(&store, &registry_core::Context::DEFAULT).await;
+        assert_eq!(max_id.map_err(|e| e.to_string()), Ok(None), "no ID allocated: no work started");
+    })
+    .await;
+}
+
+/// `cargo lambda watch` hands every invocation the deadline 600000 (1970-01-01T00:10:00Z): no
+/// deadline, so requests are served (every one was answered 504).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cargo_lambdas_constant_deadline_is_no_deadline() {
+    let cargo_lambda = |config: &mut FunctionConfig| config.deadline = InvocationDeadline::Fixed(600_000);
+    on_function(&[], cargo_lambda, async |function, _| {
+        let schema = json!({"schema": r#"{"type":"string"}"#});
+        let (status, body) =
+            call(function, reqwest::Method::POST, "/subjects/watch-value/versions", Some(schema)).await;
+        assert_eq!(status, 200, "{body}");
+        let (status, body) = call(function, reqwest::Method::GET, "/subjects", None).await;
+        assert_eq!((status, body.as_str()), (200, r#"["watch-value"]"#));
+    })
+    .await;
+}
+
+/// A response post whose connection the Runtime API cuts (`cargo lambda watch` answers 500 and
+/// drops it when the caller went away) loses that invocation only: the same process serves the
+/// next one (it used to exit, and the next request waited for a cold start).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_failed_response_post_the_same_process_serves_the_next_invocation() {
+    let failing = |config: &mut FunctionConfig| config.failed_responses = 1;
+    on_function(&[], failing, async |function, _| {
+        let (status, _) = call(function, reqwest::Method::GET, "/subjects", None).await;
+        assert_eq!(status, 502, "the invocation whose response post failed is lost");
+        for _ in 0..2 {
+            let (status, body) = call(function, reqwest::Method::GET, "/subjects", None).await;
+            assert_eq!((status, body.as_str()), (200, "[]"));
+        }
+        assert_eq!(function.instances_started(), 1, "no new instance was started");
+        assert_eq!(function.pids().len(), 1, "the instance still runs");
+    })
+    .await;
 }

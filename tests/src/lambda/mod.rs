@@ -15,6 +15,9 @@
 //! requests queue. Requests larger than 6 MB get Function URL's 413. Every instance is a child
 //! process, killed by its PID when the emulator stops (or is dropped). The time from spawning
 //! an instance to its first `GET /runtime/invocation/next` is its init time ([`LambdaEmulator::init_times`]).
+//! Each invocation's deadline is the function's timeout after its pick-up, or another
+//! ([`InvocationDeadline`]: shorter, passed, or `cargo lambda watch`'s constant), and the first
+//! response posts can be made to fail ([`FunctionConfig::failed_responses`]).
 
 mod answer;
 mod event;
@@ -56,11 +59,30 @@ pub struct FunctionConfig {
     pub max_instances: usize,
     /// How long a request waits for the function's answer (status and headers) before a 504.
     pub timeout: Duration,
+    /// The deadline each invocation is handed (`Lambda-Runtime-Deadline-Ms`).
+    pub deadline: InvocationDeadline,
+    /// How many response posts fail, the first ones: the emulator cuts the post's connection
+    /// before answering it (as `cargo lambda watch` does when an invocation's caller has gone
+    /// away), and the invocation's caller gets 502.
+    pub failed_responses: usize,
     /// Where every instance's stdout and stderr go (appended); `None`: discarded.
     pub log: Option<PathBuf>,
     /// Run before each request is handed to the function (a read region's harness makes
     /// replication catch up there); a panic in it answers the request 502 naming it.
     pub before_invoke: Option<BeforeInvoke>,
+}
+
+/// The deadline the emulator hands an invocation when an instance picks it up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InvocationDeadline {
+    /// The function's timeout ([`FunctionConfig::timeout`]) after the pick-up, as Lambda does.
+    Timeout,
+    /// This long after the pick-up (a function with a shorter timeout).
+    After(Duration),
+    /// Passed by this much at the pick-up.
+    PassedBy(Duration),
+    /// These milliseconds since the epoch, whatever the time (`cargo lambda watch` sends 600000).
+    Fixed(u64),
 }
 
 /// What [`FunctionConfig::before_invoke`] runs: a future per request.
@@ -82,6 +104,8 @@ impl FunctionConfig {
             env,
             max_instances: 4,
             timeout: MAX_TIMEOUT,
+            deadline: InvocationDeadline::Timeout,
+            failed_responses: 0,
             log: None,
             before_invoke: None,
         }
@@ -138,6 +162,8 @@ struct Shared {
     instances: Mutex<Vec<InstanceRecord>>,
     /// Instances currently waiting in `GET /runtime/invocation/next`.
     idle: AtomicUsize,
+    /// Response posts still to fail ([`FunctionConfig::failed_responses`]).
+    failing_responses: AtomicUsize,
     next_request: AtomicU64,
 }
 
@@ -172,13 +198,14 @@ impl LambdaEmulator {
             .map_err(|e| EmulatorError::Bind("the Function URL port", e))?;
         let address = listener.local_addr().map_err(|e| EmulatorError::Bind("the Function URL port", e))?;
         let shared = Arc::new(Shared {
-            config,
             queue: Mutex::new(VecDeque::new()),
             queued: Notify::new(),
             dispatched: Mutex::new(HashMap::new()),
             instances: Mutex::new(Vec::new()),
             idle: AtomicUsize::new(0),
+            failing_responses: AtomicUsize::new(config.failed_responses),
             next_request: AtomicU64::new(1),
+            config,
         });
         Shared::spawn_instance(&shared, 1)?;
         let app = Router::new().fallback(invoke).with_state(shared.clone());

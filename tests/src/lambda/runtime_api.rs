@@ -1,17 +1,23 @@
 //! One instance's Lambda Runtime API (`AWS_LAMBDA_RUNTIME_API`), the endpoints `lambda_runtime`
-//! calls: next event, response (buffered or streamed), invocation error, init error.
+//! calls: next event, response (buffered or streamed), invocation error, init error. Each
+//! connection can be cut ([`Cut`]), to fail a response post as a runtime emulator that drops the
+//! connection does.
 
 use super::answer::{Answer, read_streaming};
-use super::{Shared, lock};
+use super::{InvocationDeadline, Shared, lock};
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Path, Request, State};
+use axum::extract::{ConnectInfo, Path, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use std::sync::atomic::Ordering;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 const ARN: &str = "arn:aws:lambda:us-east-1:000000000000:function:registry-lambda";
@@ -37,8 +43,9 @@ pub(super) fn serve(
         .route("/2018-06-01/runtime/invocation/{id}/error", post(error))
         .route("/2018-06-01/runtime/init/error", post(init_error))
         .with_state(Instance { shared, started, init });
+    let app = app.into_make_service_with_connect_info::<Cut>();
     tokio::spawn(async move {
-        if let Err(error) = axum::serve(listener, app).await {
+        if let Err(error) = axum::serve(CuttableListener(listener), app).await {
             eprintln!("lambda emulator: Runtime API failed: {error}");
         }
     })
@@ -51,7 +58,13 @@ async fn next(State(instance): State<Instance>) -> Response {
         let _idle = Idle::enter(shared);
         shared.next_invocation().await
     };
-    let deadline = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default() + shared.config.timeout;
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let deadline = match shared.config.deadline {
+        InvocationDeadline::Timeout => now + shared.config.timeout,
+        InvocationDeadline::After(after) => now + after,
+        InvocationDeadline::PassedBy(passed) => now.saturating_sub(passed),
+        InvocationDeadline::Fixed(millis) => Duration::from_millis(millis),
+    };
     lock(&shared.dispatched).insert(invocation.id.clone(), invocation.answer);
     let body = serde_json::to_vec(&invocation.event).unwrap_or_default();
     let headers = [
@@ -64,10 +77,22 @@ async fn next(State(instance): State<Instance>) -> Response {
     (headers, body).into_response()
 }
 
-async fn response(State(instance): State<Instance>, Path(id): Path<String>, request: Request) -> StatusCode {
+async fn response(
+    State(instance): State<Instance>,
+    ConnectInfo(cut): ConnectInfo<Cut>,
+    Path(id): Path<String>,
+    request: Request,
+) -> StatusCode {
     let Some(answer) = lock(&instance.shared.dispatched).remove(&id) else {
         return StatusCode::BAD_REQUEST;
     };
+    let failing = &instance.shared.failing_responses;
+    if failing.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| left.checked_sub(1)).is_ok() {
+        // The function never reads this answer: its connection fails first.
+        cut.0.store(true, Ordering::SeqCst);
+        let _ = answer.send(Answer::Failed("the response post's connection was cut".into()));
+        return StatusCode::INTERNAL_SERVER_ERROR;
+    }
     let streaming = header(request.headers(), "lambda-runtime-function-response-mode") == Some("streaming");
     let body = request.into_body();
     if streaming {
@@ -122,4 +147,87 @@ impl Drop for Idle<'_> {
 
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// A Runtime API connection's switch: once set, every read and write on the connection fails, so
+/// the server drops it without a word and the function's call ends in a transport error
+/// (`hyper::Error(IncompleteMessage)`), as when `cargo lambda watch` answers 500 to a response post
+/// and closes the connection. Handlers get it as `ConnectInfo<Cut>`.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Cut(Arc<AtomicBool>);
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, CuttableListener>> for Cut {
+    fn connect_info(stream: axum::serve::IncomingStream<'_, CuttableListener>) -> Self {
+        stream.remote_addr().clone()
+    }
+}
+
+/// Accepts connections whose [`Cut`] a handler can set.
+pub(super) struct CuttableListener(TcpListener);
+
+impl axum::serve::Listener for CuttableListener {
+    type Io = CuttableStream;
+    type Addr = Cut;
+
+    async fn accept(&mut self) -> (CuttableStream, Cut) {
+        loop {
+            match self.0.accept().await {
+                Ok((stream, _)) => {
+                    let cut = Cut::default();
+                    return (CuttableStream { stream, cut: cut.clone() }, cut);
+                }
+                // Out of file descriptors and the like: wait for some to be freed.
+                Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Cut> {
+        Ok(Cut::default())
+    }
+}
+
+/// A TCP connection that fails every read and write once its [`Cut`] is set.
+pub(super) struct CuttableStream {
+    stream: TcpStream,
+    cut: Cut,
+}
+
+impl CuttableStream {
+    fn check(&self) -> std::io::Result<()> {
+        if self.cut.0.load(Ordering::SeqCst) {
+            Err(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "cut by the emulator"))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl AsyncRead for CuttableStream {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        if let Err(error) = self.check() {
+            return Poll::Ready(Err(error));
+        }
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for CuttableStream {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        if let Err(error) = self.check() {
+            return Poll::Ready(Err(error));
+        }
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        if let Err(error) = self.check() {
+            return Poll::Ready(Err(error));
+        }
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
 }
