@@ -38,7 +38,7 @@ localstack-down:
 # Everything, in steps (scripts/test.sh): the build; unit, router and store tests; the AWS store on
 # the emulator (one table per conformance case); the API suite on memory, embedded, AWS and the real
 # registry-lambda process under the Runtime API emulator of tests/src/lambda (which starts and kills
-# each function instance by PID); the real clients; the offline infrastructure checks; the Terraform
+# each function instance by PID), and its lambda cases again under `cargo lambda watch`; the real clients; the offline infrastructure checks; the Terraform
 # example applied on the emulator with the API suite served from what it created, and the runbooks
 # walked there. After the build, four lanes run at once, each on an emulator of its own (see
 # scripts/test.sh). The emulators are started first and stopped by PID afterwards, even when tests

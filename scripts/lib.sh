@@ -21,3 +21,13 @@ venv_install() {
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check "$@"
 }
+
+# ensure_cargo_lambda: cargo-lambda (CARGO_LAMBDA_VERSION, 1.9.2) from PyPI in the shared venv, when
+# missing: `make package` builds the zip with it and `make test` runs the API suite under its
+# `cargo lambda watch`.
+ensure_cargo_lambda() {
+  if ! "$VENV/bin/cargo-lambda" lambda --version >/dev/null 2>&1; then
+    echo "installing cargo-lambda==${CARGO_LAMBDA_VERSION:-1.9.2} into $VENV"
+    venv_install "$VENV" "cargo-lambda==${CARGO_LAMBDA_VERSION:-1.9.2}"
+  fi
+}

@@ -8,7 +8,6 @@
 #   Env: CARGO_LAMBDA_VERSION (1.9.2), ZIGLANG_VERSION (0.17.1; cargo-lambda pulls ziglang itself)
 set -euo pipefail
 
-CARGO_LAMBDA_VERSION="${CARGO_LAMBDA_VERSION:-1.9.2}"
 ZIGLANG_VERSION="${ZIGLANG_VERSION:-0.17.1}"
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -17,10 +16,7 @@ ZIP="$(target_dir)/lambda/$PACKAGE/bootstrap.zip"
 
 cd "$ROOT"
 
-if ! "$VENV/bin/cargo-lambda" lambda --version >/dev/null 2>&1; then
-  echo "installing cargo-lambda==$CARGO_LAMBDA_VERSION into $VENV"
-  venv_install "$VENV" "cargo-lambda==$CARGO_LAMBDA_VERSION"
-fi
+ensure_cargo_lambda
 if ! "$VENV/bin/python" -m ziglang version >/dev/null 2>&1; then
   echo "installing ziglang==$ZIGLANG_VERSION into $VENV"
   venv_install "$VENV" "ziglang==$ZIGLANG_VERSION"

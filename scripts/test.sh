@@ -10,6 +10,9 @@
 #   aws store             registry-store-aws on the emulator (conformance: one table per case)
 #   api <backend>         the API suite (tests/api) on memory, local (the embedded store), aws and
 #                         lambda (the real registry-lambda binary under the Runtime API emulator)
+#   api cargo lambda      the API suite's lambda cases with the function under cargo-lambda's own
+#                         runtime emulator (`cargo lambda watch`, one per case; cargo-lambda from
+#                         PyPI in the venv), as a Rust Lambda developer runs it locally
 #   clients <backend>     the real-client suites (scripts/clients-test.sh) on embedded, aws, lambda
 #   infra check           scripts/infra-check.sh (terraform init/validate/test, fmt, infra_check.py, checkov)
 #   api terraform         infra/examples/two-teams applied by `terraform apply` on the emulator, the API
@@ -23,7 +26,7 @@
 # After the build, four lanes run at once, each its steps in order and on an emulator of its own:
 # aws store, clients aws and clients lambda on the emulator at EMULATOR_PORT; api aws and api
 # terraform on a second; api lambda (the function as a read region, its replica kept in step before
-# each request) and runbooks on a third; and the steps that are mostly not about AWS (unit, router,
+# each request), runbooks and api cargo lambda on a third; and the steps that are mostly not about AWS (unit, router,
 # stores; api memory, local and other; clients embedded; infra check) on a fourth, which serves their few AWS tests (admin
 # commands, the exporter's stream) without queueing behind the other lanes' requests (each emulator
 # is a single Python process serving one request at a time, so a lane's AWS tests wait on its
@@ -66,7 +69,7 @@ STARTED=$(date +%s%N)
 # them back into this order).
 order_of() {
   local order=("build" "unit, router, stores" "aws store" "api memory" "api local" "api aws" "api lambda"
-    "api other" "clients embedded" "clients aws" "clients lambda" "infra check" "api terraform" "runbooks") i
+    "api cargo lambda" "api other" "clients embedded" "clients aws" "clients lambda" "infra check" "api terraform" "runbooks") i
   for i in "${!order[@]}"; do
     if [ "${order[$i]}" = "$1" ]; then printf '%02d' "$i"; return; fi
   done
@@ -158,7 +161,14 @@ clients() {
 }
 
 build() {
-  "$CARGO" nextest run --workspace --no-run && CLIENTS_PREPARE_ONLY=1 "$ROOT/scripts/clients-test.sh"
+  "$CARGO" nextest run --workspace --no-run && CLIENTS_PREPARE_ONLY=1 "$ROOT/scripts/clients-test.sh" &&
+    ensure_cargo_lambda
+}
+
+# The lambda cases under `cargo lambda watch` (tests/src/lambda/cargo_lambda.rs), whose
+# `cargo run` reuses the build step's registry-lambda.
+cargo_lambda_cases() {
+  API_LAMBDA_RUNTIME=cargo-lambda CARGO_LAMBDA="$VENV/bin/cargo-lambda" api lambda "$@"
 }
 
 # Each lane runs all of its steps, also after a failed one (a red step must not hide what else
@@ -183,6 +193,8 @@ api_lambda_lane() {
   local failed=0
   on_emulator "$THIRD_EMULATOR_PORT" step "api lambda" api lambda --test-threads "$EMULATOR_TEST_THREADS" || failed=1
   on_emulator "$THIRD_EMULATOR_PORT" step "runbooks" runbooks || failed=1
+  on_emulator "$THIRD_EMULATOR_PORT" step "api cargo lambda" cargo_lambda_cases --test-threads "$EMULATOR_TEST_THREADS" ||
+    failed=1
   return "$failed"
 }
 

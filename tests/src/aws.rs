@@ -140,6 +140,9 @@ impl AwsCase {
         if let Some(stack) = crate::deployed::deployed_stack() {
             return Self::start_deployed(stack, max_instances, serving).await;
         }
+        if lambda::cargo_lambda::selected() {
+            return Self::start_cargo_lambda(serving).await;
+        }
         let target = AwsTarget::create().await?;
         let read_region = Arc::new(ReadRegion::create(&target).await);
         let log_dir = match tempfile::tempdir() {
@@ -167,6 +170,27 @@ impl AwsCase {
         };
         let harness = Harness::of_function(target.clone(), function);
         Some(AwsCase { harness, target, function_log: Some(log_dir), read_region: Some(read_region), deployed: None })
+    }
+
+    /// [`AwsCase::start_lambda_as`] under `cargo lambda watch` ([`lambda::cargo_lambda`]): the
+    /// function serves the case's table and bucket directly (cargo-lambda has no hook to bring a
+    /// read region's replica up to date before a request), as one instance, its concurrency.
+    async fn start_cargo_lambda(serving: Serving) -> Option<AwsCase> {
+        let target = AwsTarget::create().await?;
+        let log_dir = match tempfile::tempdir() {
+            Ok(dir) => dir,
+            Err(error) => panic!("cannot create a temporary directory: {error}"),
+        };
+        let env: Vec<(String, String)> = target.function_env().into_iter().chain(serving.function_env()).collect();
+        let watch = match lambda::CargoLambdaWatch::start(&env, &log_dir.path().join("function.log")).await {
+            Ok(watch) => watch,
+            Err(error) => {
+                let _ = delete_resources(&target.sdk, &target.names, true).await;
+                panic!("starting registry-lambda under cargo lambda watch: {error}");
+            }
+        };
+        let harness = Harness::of_cargo_lambda_as(target.clone(), watch, None);
+        Some(AwsCase { harness, target, function_log: Some(log_dir), read_region: None, deployed: None })
     }
 
     /// [`AwsCase::start_lambda_as`] on the registry Terraform deployed ([`crate::deployed`]): the

@@ -85,6 +85,8 @@ pub struct Harness {
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<JoinHandle<()>>,
     function: Option<lambda::LambdaEmulator>,
+    /// The function under `cargo lambda watch` ([`lambda::cargo_lambda`]) instead.
+    cargo_lambda: Option<lambda::CargoLambdaWatch>,
     _tempdir: Option<tempfile::TempDir>,
 }
 
@@ -143,6 +145,7 @@ impl Harness {
             shutdown: Some(shutdown),
             server: Some(server),
             function: None,
+            cargo_lambda: None,
             _tempdir: None,
         }
     }
@@ -156,6 +159,22 @@ impl Harness {
     /// As [`Harness::of_function`], the client sending `user`'s credentials ([`users`]) on every
     /// request that sets no `Authorization` of its own.
     pub fn of_function_as(target: aws::AwsTarget, function: lambda::LambdaEmulator, user: Option<&str>) -> Harness {
+        let base = function.url().to_string();
+        let mut harness = Self::of_function_url(target, base, user);
+        harness.function = Some(function);
+        harness
+    }
+
+    /// As [`Harness::of_function_as`], the function served by `cargo lambda watch`.
+    pub fn of_cargo_lambda_as(target: aws::AwsTarget, watch: lambda::CargoLambdaWatch, user: Option<&str>) -> Harness {
+        let base = watch.url().to_string();
+        let mut harness = Self::of_function_url(target, base, user);
+        harness.cargo_lambda = Some(watch);
+        harness
+    }
+
+    /// Requests to the function at `base` over the table and bucket of `target`.
+    fn of_function_url(target: aws::AwsTarget, base: String, user: Option<&str>) -> Harness {
         let store: Arc<dyn Store> =
             Arc::new(registry_store_aws::AwsStore::with_path_style(&target.sdk, target.names.clone(), true));
         let http = match user {
@@ -173,13 +192,14 @@ impl Harness {
             }
         };
         Harness {
-            base: function.url().to_string(),
+            base,
             http,
             backend: Backend::Lambda(Box::new(target)),
             store,
             shutdown: None,
             server: None,
-            function: Some(function),
+            function: None,
+            cargo_lambda: None,
             _tempdir: None,
         }
     }
@@ -219,6 +239,9 @@ impl Harness {
     pub async fn stop(mut self) {
         if let Some(function) = self.function.take() {
             function.stop().await;
+        }
+        if let Some(watch) = self.cargo_lambda.take() {
+            watch.stop();
         }
         if let Some(shutdown) = self.shutdown.take() {
             let _ = shutdown.send(());

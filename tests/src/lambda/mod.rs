@@ -20,10 +20,12 @@
 //! response posts can be made to fail ([`FunctionConfig::failed_responses`]).
 
 mod answer;
+pub mod cargo_lambda;
 mod event;
 mod runtime_api;
 
 pub use answer::Answer;
+pub use cargo_lambda::CargoLambdaWatch;
 pub use event::function_url_event;
 
 use axum::Router;
