@@ -116,7 +116,9 @@ data "aws_iam_policy_document" "registry" {
   # Schema linking: credentials in an exporter's config are encrypted by KMS directly when an admin
   # writes them, always with the encryption context purpose=registry-exporter-credential. Encrypt
   # only: the API never opens a credential (it answers them masked), only the exporter function does
-  # (exporter.tf), so a compromised API function cannot read the destinations' secrets back.
+  # (exporter.tf), so a compromised API function cannot read the destinations' secrets back. The
+  # context also names the exporter and its destination URL (required here), so a ciphertext opens
+  # only for the exporter and destination it was sealed for.
   statement {
     sid       = "ExporterCredentials"
     actions   = ["kms:Encrypt"]
@@ -125,6 +127,16 @@ data "aws_iam_policy_document" "registry" {
       test     = "StringEquals"
       variable = "kms:EncryptionContext:purpose"
       values   = ["registry-exporter-credential"]
+    }
+    condition {
+      test     = "Null"
+      variable = "kms:EncryptionContext:exporter"
+      values   = ["false"]
+    }
+    condition {
+      test     = "Null"
+      variable = "kms:EncryptionContext:destination"
+      values   = ["false"]
     }
   }
 

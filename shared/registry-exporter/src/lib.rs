@@ -30,7 +30,7 @@ pub use destination::DestinationPolicy;
 pub use error::ExporterError;
 pub use memory::MemoryExporterStore;
 pub use model::{ContextType, Exporter, ExporterRecord, ExporterState, ExporterStatus};
-pub use secrets::{Sealer, SecretBox};
+pub use secrets::{Binding, Sealer, SecretBox};
 pub use service::{ExporterService, ExporterUpdate};
 pub use store::{Expect, ExporterStore, Stored};
 pub mod transport;

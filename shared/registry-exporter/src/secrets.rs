@@ -8,6 +8,10 @@
 //! definition whose URL changes drops its credentials (they must be sent again, see
 //! [`crate::service`]); the binding makes sure no other path can send them elsewhere.
 //!
+//! Each seal and open also names its [`Binding`] (the exporter and its destination URL): a sealer
+//! that can bind more than the plaintext does (KMS, as encryption context) makes a ciphertext open
+//! only for the exporter and destination it was sealed for.
+//!
 //! [`SecretBox`] is the sealer of `registry serve`'s embedded and memory stores: AES-256-GCM under
 //! a key derived (HKDF-SHA256) from the host's secret, stored as
 //! `sealed:v1:<base64 nonce|ciphertext|tag>`. On AWS the sealer is a KMS key
@@ -63,14 +67,23 @@ pub fn is_credential(key: &str) -> bool {
         .any(|word| key.contains(word))
 }
 
+/// Whose a credential is: the exporter it belongs to and the destination URL it was given for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Binding<'a> {
+    /// The exporter's name.
+    pub exporter: &'a str,
+    /// The exporter's `schema.registry.url`.
+    pub destination: &'a str,
+}
+
 /// Seals credentials before they are stored and opens them for the destination's client.
 #[async_trait]
 pub trait Sealer: Send + Sync + std::fmt::Debug {
-    /// `value` sealed, as it is stored.
-    async fn seal(&self, value: &str) -> Result<String, SecretError>;
+    /// `value` sealed for `binding`, as it is stored.
+    async fn seal(&self, value: &str, binding: Binding<'_>) -> Result<String, SecretError>;
 
-    /// The plaintext of a value [`Sealer::seal`] made.
-    async fn open(&self, value: &str) -> Result<String, SecretError>;
+    /// The plaintext of a value [`Sealer::seal`] made for `binding`.
+    async fn open(&self, value: &str, binding: Binding<'_>) -> Result<String, SecretError>;
 }
 
 struct KeyLength(usize);
@@ -149,13 +162,15 @@ impl SecretBox {
     }
 }
 
+/// The local box binds the destination in the plaintext ([`bind`]) and nothing more: its key is
+/// the host's own, in no other party's hands, so there is no second use of it to keep apart.
 #[async_trait]
 impl Sealer for SecretBox {
-    async fn seal(&self, value: &str) -> Result<String, SecretError> {
+    async fn seal(&self, value: &str, _: Binding<'_>) -> Result<String, SecretError> {
         SecretBox::seal(self, value)
     }
 
-    async fn open(&self, value: &str) -> Result<String, SecretError> {
+    async fn open(&self, value: &str, _: Binding<'_>) -> Result<String, SecretError> {
         SecretBox::open(self, value)
     }
 }

@@ -17,7 +17,7 @@ use crate::error::ExporterError;
 use crate::model::{
     ContextType, DESTINATION_URL, Exporter, ExporterRecord, ExporterState, ExporterStatus, SUBJECT_PLACEHOLDER, now_ms,
 };
-use crate::secrets::{MASK, Sealer, bind, is_credential, unbind};
+use crate::secrets::{Binding, MASK, Sealer, bind, is_credential, unbind};
 use crate::store::{Expect, ExporterStore, StoreError, Stored};
 use crate::transport::HttpApi;
 use std::collections::BTreeMap;
@@ -125,7 +125,7 @@ impl ExporterService {
             return Err(ExporterError::TooMany(MAX_EXPORTERS));
         }
         // Sealed once the request is known to be valid: a refused one calls no KMS.
-        let config = kept_or_sealed(self.seal_credentials(config).await?, &BTreeMap::new());
+        let config = kept_or_sealed(self.seal_credentials(&name, config).await?, &BTreeMap::new());
         // A credential sent as MASK on create has nothing to keep: it is not stored.
         let config = config.into_iter().filter(|(key, value)| !(is_credential(key) && value == MASK)).collect();
         let exporter = Exporter { config, ..exporter };
@@ -167,7 +167,7 @@ impl ExporterService {
         };
         let mut preview = self.read(name).await?.value;
         apply_update(&mut preview, &request, Some(&unsealed(config)))?;
-        let sealed = self.seal_credentials(config.clone()).await?;
+        let sealed = self.seal_credentials(name, config.clone()).await?;
         self.modify(name, |record| apply_update(record, &request, Some(&sealed))).await
     }
 
@@ -225,10 +225,12 @@ impl ExporterService {
     /// The destination client settings of `exporter` with its credentials opened.
     pub async fn destination_config(&self, exporter: &Exporter) -> Result<BTreeMap<String, String>, ExporterError> {
         let url = exporter.config.get(DESTINATION_URL).map_or("", String::as_str);
+        let binding = Binding { exporter: &exporter.name, destination: url };
         let mut config = BTreeMap::new();
         for (key, value) in &exporter.config {
             let value = if is_credential(key) {
-                let plaintext = self.secrets.open(value).await.map_err(|error| ExporterError::Secret(error.0))?;
+                let plaintext =
+                    self.secrets.open(value, binding).await.map_err(|error| ExporterError::Secret(error.0))?;
                 unbind(url, &plaintext).map_err(|error| ExporterError::Secret(error.0))?
             } else {
                 value.clone()
@@ -266,16 +268,21 @@ impl ExporterService {
 
     /// `config` with each credential sealed, or marked as sent as [`MASK`] ([`kept_or_sealed`]
     /// then keeps the stored value). Credentials' lengths are checked first.
-    async fn seal_credentials(&self, config: BTreeMap<String, String>) -> Result<SealedConfig, ExporterError> {
+    async fn seal_credentials(
+        &self,
+        name: &str,
+        config: BTreeMap<String, String>,
+    ) -> Result<SealedConfig, ExporterError> {
         check_credential_lengths(&config)?;
         let url = config.get(DESTINATION_URL).cloned().unwrap_or_default();
+        let binding = Binding { exporter: name, destination: &url };
         let mut sealed = BTreeMap::new();
         for (key, value) in config {
             let entry = if !is_credential(&key) || value == MASK {
                 (value == MASK, value)
             } else {
                 let bound = bind(&url, &value);
-                (false, self.secrets.seal(&bound).await.map_err(|error| ExporterError::Secret(error.0))?)
+                (false, self.secrets.seal(&bound, binding).await.map_err(|error| ExporterError::Secret(error.0))?)
             };
             sealed.insert(key, entry);
         }
@@ -453,12 +460,12 @@ mod tests {
 
     #[async_trait::async_trait]
     impl Sealer for Keyless {
-        async fn seal(&self, _: &str) -> Result<String, SecretError> {
+        async fn seal(&self, _: &str, _: Binding<'_>) -> Result<String, SecretError> {
             self.seals.fetch_add(1, Ordering::SeqCst);
             Err(SecretError("no key".to_owned()))
         }
 
-        async fn open(&self, value: &str) -> Result<String, SecretError> {
+        async fn open(&self, value: &str, _: Binding<'_>) -> Result<String, SecretError> {
             Ok(value.to_owned())
         }
     }

@@ -8,7 +8,13 @@
 //! one call each is cheap, and there is no data key to cache, rotate or wipe. Every call carries
 //! the encryption context `purpose=registry-exporter-credential`, so a ciphertext of any other use
 //! of the same key does not open here, and IAM can grant the functions the key for this use only
-//! (`kms:EncryptionContext:purpose`). `Decrypt` names no key: KMS finds it in the ciphertext, so
+//! (`kms:EncryptionContext:purpose`). The context also names the exporter and its destination
+//! (`exporter=<name>`, `destination=<schema.registry.url>`), so a ciphertext copied into another
+//! exporter's config, or kept under a changed URL, does not open at KMS either (and CloudTrail
+//! shows whose credential each `Decrypt` was). A credential sealed before the context named them
+//! (purpose only) still opens: when `Decrypt` under the full context fails, it is tried under the
+//! purpose alone, which a ciphertext sealed under the full context never passes; such a credential
+//! is sealed again under the full context the next time its exporter's config is written. `Decrypt` names no key: KMS finds it in the ciphertext, so
 //! credentials sealed before the variable names another key still open.
 //!
 //! A KMS key belongs to one region, and so does what it sealed. In a multi-region registry the API
@@ -21,8 +27,9 @@ use aws_sdk_kms::error::DisplayErrorContext;
 use aws_sdk_kms::primitives::Blob;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use registry_exporter::Sealer;
 use registry_exporter::secrets::SecretError;
+use registry_exporter::{Binding, Sealer};
+use std::collections::HashMap;
 
 /// The variable naming the key (an ID, ARN or alias).
 pub const KEY_VAR: &str = "REGISTRY_EXPORTER_KMS_KEY";
@@ -30,8 +37,19 @@ pub const KEY_VAR: &str = "REGISTRY_EXPORTER_KMS_KEY";
 /// What a value sealed here starts with.
 pub const SEALED_PREFIX: &str = "kms:v1:";
 
-/// The encryption context of every call: (key, value).
+/// The purpose entry of every call's encryption context: (key, value).
 const CONTEXT: (&str, &str) = ("purpose", "registry-exporter-credential");
+
+/// The encryption context of a credential sealed for `binding`; `None`: the purpose alone (how
+/// credentials were sealed before the context named their exporter and destination).
+fn context(binding: Option<Binding<'_>>) -> HashMap<String, String> {
+    let mut context = HashMap::from([(CONTEXT.0.to_owned(), CONTEXT.1.to_owned())]);
+    if let Some(binding) = binding {
+        context.insert("exporter".to_owned(), binding.exporter.to_owned());
+        context.insert("destination".to_owned(), binding.destination.to_owned());
+    }
+    context
+}
 
 /// What a value sealed by a host's local secret (`registry serve` on the embedded store) starts with.
 const LOCALLY_SEALED: &str = "sealed:";
@@ -88,22 +106,40 @@ fn key_region(arn: &str) -> Option<&str> {
     }
 }
 
-/// `Decrypt` of `blob` through `client`, naming `key` when given: the plaintext, or why not.
-async fn decrypt(client: &aws_sdk_kms::Client, key: Option<&str>, blob: &[u8]) -> Result<Vec<u8>, String> {
-    let output = client
-        .decrypt()
-        .set_key_id(key.map(str::to_owned))
-        .ciphertext_blob(Blob::new(blob))
-        .encryption_context(CONTEXT.0, CONTEXT.1)
-        .send()
-        .await
-        .map_err(|error| DisplayErrorContext(&error).to_string())?;
-    output.plaintext.map(Blob::into_inner).ok_or_else(|| "KMS Decrypt answered no plaintext".to_owned())
+/// `Decrypt` of `blob` through `client`, naming `key` when given, under `binding`'s context, then
+/// under the purpose alone (a credential sealed before the context named its binding): the
+/// plaintext, or why not.
+async fn decrypt(
+    client: &aws_sdk_kms::Client,
+    key: Option<&str>,
+    blob: &[u8],
+    binding: Binding<'_>,
+) -> Result<Vec<u8>, String> {
+    let mut refusals = Vec::new();
+    for context in [context(Some(binding)), context(None)] {
+        let output = client
+            .decrypt()
+            .set_key_id(key.map(str::to_owned))
+            .ciphertext_blob(Blob::new(blob))
+            .set_encryption_context(Some(context))
+            .send()
+            .await;
+        match output {
+            Ok(output) => {
+                return output
+                    .plaintext
+                    .map(Blob::into_inner)
+                    .ok_or_else(|| "KMS Decrypt answered no plaintext".to_owned());
+            }
+            Err(error) => refusals.push(DisplayErrorContext(&error).to_string()),
+        }
+    }
+    Err(refusals.join("; under the purpose alone: "))
 }
 
 #[async_trait::async_trait]
 impl Sealer for KmsSealer {
-    async fn seal(&self, value: &str) -> Result<String, SecretError> {
+    async fn seal(&self, value: &str, binding: Binding<'_>) -> Result<String, SecretError> {
         let Some(key) = &self.key else {
             return Err(SecretError(format!(
                 "exporter credentials are stored encrypted with a KMS key on the aws backend, and {KEY_VAR} is not set"
@@ -114,7 +150,7 @@ impl Sealer for KmsSealer {
             .encrypt()
             .key_id(key)
             .plaintext(Blob::new(value.as_bytes()))
-            .encryption_context(CONTEXT.0, CONTEXT.1)
+            .set_encryption_context(Some(context(Some(binding))))
             .send()
             .await
             .map_err(|error| SecretError(format!("KMS Encrypt under {key}: {}", DisplayErrorContext(&error))))?;
@@ -125,7 +161,7 @@ impl Sealer for KmsSealer {
 
     /// A value not sealed here is answered as is (the literal mask, kept when nothing was stored),
     /// except one sealed with a local secret, which this host cannot open.
-    async fn open(&self, value: &str) -> Result<String, SecretError> {
+    async fn open(&self, value: &str, binding: Binding<'_>) -> Result<String, SecretError> {
         let Some(encoded) = value.strip_prefix(SEALED_PREFIX) else {
             if value.starts_with(LOCALLY_SEALED) {
                 return Err(SecretError(
@@ -137,12 +173,12 @@ impl Sealer for KmsSealer {
         let undecodable = || SecretError("a stored exporter credential is not a KMS ciphertext".to_owned());
         let blob = BASE64.decode(encoded).map_err(|_| undecodable())?;
         let text = |plaintext: Vec<u8>| String::from_utf8(plaintext).map_err(|_| undecodable());
-        let mut refusals = match decrypt(&self.client, None, &blob).await {
+        let mut refusals = match decrypt(&self.client, None, &blob, binding).await {
             Ok(plaintext) => return text(plaintext),
             Err(error) => vec![error],
         };
         for (client, key) in &self.also {
-            match decrypt(client, Some(key), &blob).await {
+            match decrypt(client, Some(key), &blob, binding).await {
                 Ok(plaintext) => return text(plaintext),
                 Err(error) => refusals.push(format!("{key}: {error}")),
             }

@@ -25,6 +25,10 @@ run "one_region" {
     error_message = "The API role must seal exporter credentials (kms:Encrypt) and nothing else under their context."
   }
   assert {
+    condition     = toset(flatten([for s in data.aws_iam_policy_document.registry.statement : [for c in s.condition : c.variable if c.test == "Null" && toset(c.values) == toset(["false"])] if s.sid == "ExporterCredentials"])) == toset(["kms:EncryptionContext:exporter", "kms:EncryptionContext:destination"])
+    error_message = "The API role may seal an exporter credential only under a context naming its exporter and destination."
+  }
+  assert {
     condition     = one([for s in data.aws_iam_policy_document.exporter[0].statement : s.actions if s.sid == "ExporterCredentials"]) == toset(["kms:Decrypt"])
     error_message = "The exporter role must open exporter credentials (kms:Decrypt) under their context."
   }
