@@ -3,6 +3,7 @@
 use api_tests::Harness;
 use api_tests::client::{avro, enc};
 use api_tests::schemas::{distinct, record, user_v1, user_v2_with_default};
+use registry_core::RegistrySettings;
 use serde_json::{Value, json};
 
 async fn register_answers_full_schema(h: &Harness) {
@@ -287,6 +288,43 @@ async fn missing_reference_is_42201(h: &Harness) {
     h.get(&format!("/subjects/{}/versions", enc("order"))).await.assert_error(404, 40401);
 }
 
+/// Confluent's `RestApiReferenceVersionsStrictTest` (98aa28082a4): the root references `Inner` at
+/// version 1 and `Middle`, which references `Inner` at version 2. By default the first binding of
+/// a name wins (`AbstractSchemaProvider.resolveReferences`); with
+/// `schema.providers.reference.versions.strict` (REGISTRY_REFERENCE_VERSIONS_STRICT) it is 42201,
+/// and one name at one version is still accepted.
+async fn a_reference_name_at_two_versions_binds_the_first_unless_strict(h: &Harness) {
+    let inner_v1 = r#"{"type":"record","name":"Inner","fields":[{"name":"f1","type":"string"}]}"#;
+    let inner_v2 = concat!(
+        r#"{"type":"record","name":"Inner","fields":[{"name":"f1","type":"string"},"#,
+        r#"{"name":"f2","type":["null","string"],"default":null}]}"#
+    );
+    let middle = r#"{"type":"record","name":"Middle","fields":[{"name":"m1","type":"string"}]}"#;
+    let root = r#"{"type":"record","name":"Root","fields":[{"name":"r1","type":"string"}]}"#;
+    h.register("inner", inner_v1).await;
+    h.register("inner", inner_v2).await;
+    h.register_body("middle", &with_reference(middle, "Inner", "inner", 2)).await;
+    let both = |subject: &str| {
+        json!({"schema": root, "references": [
+            {"name": "Inner", "subject": "inner", "version": 1},
+            {"name": "Middle", "subject": subject, "version": 1},
+        ]})
+    };
+    let id = h.register_body("root", &both("middle")).await;
+    let stored = h.get(&format!("/schemas/ids/{id}")).await.ok_json(200);
+    assert_eq!(stored["references"][0], json!({"name": "Inner", "subject": "inner", "version": 1}), "{stored}");
+
+    let settings = RegistrySettings { reference_versions_strict: true, ..RegistrySettings::default() };
+    let strict = Harness::serve(h.backend().clone(), h.store().clone(), settings).await;
+    let message = strict.register_raw("root-strict", &both("middle")).await.assert_error(422, 42201);
+    assert!(message.contains(r#"Conflicting reference versions for "Inner": version 1 and version 2"#), "{message}");
+
+    strict.register_body("middle-ok", &with_reference(middle, "Inner", "inner", 1)).await;
+    strict.register_body("root-ok", &both("middle-ok")).await;
+    // What was stored leniently still reads under the strict rule.
+    strict.get(&format!("/schemas/ids/{id}?format=resolved")).await.ok_json(200);
+}
+
 /// `?format=resolved` writes an Avro schema's referenced types in full (Java's `Schema.toString()`)
 /// on every read Confluent gives the parameter; `default` and unknown formats answer the stored text.
 async fn format_resolved_inlines_avro_references_everywhere(h: &Harness) {
@@ -364,4 +402,5 @@ api_tests::api_cases!(
     referencedby_lists_referrer_ids,
     referenced_version_cannot_be_deleted,
     missing_reference_is_42201,
+    a_reference_name_at_two_versions_binds_the_first_unless_strict,
 );

@@ -13,6 +13,7 @@ locals {
     REGISTRY_CHURN_ENFORCE                      = tostring(var.churn_enforce)
     REGISTRY_INCOMPATIBLE_ERROR_CODE            = tostring(var.incompatible_error_code)
     REGISTRY_PROTOBUF_PACKAGE_CHANGE_COMPATIBLE = tostring(var.protobuf_package_change_compatible)
+    REGISTRY_REFERENCE_VERSIONS_STRICT          = tostring(var.reference_versions_strict)
     REGISTRY_METRICS_NAMESPACE                  = var.metrics_namespace
     REGISTRY_USAGE_GRANULARITY_DAYS             = tostring(var.usage_granularity_days)
     REGISTRY_ANSWER_MEMORY_MS                   = tostring(var.answer_memory_ms)

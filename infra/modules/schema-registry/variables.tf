@@ -325,6 +325,12 @@ variable "protobuf_package_change_compatible" {
   default     = false
 }
 
+variable "reference_versions_strict" {
+  description = "Refuse (42201) a schema whose references bind one reference name at two versions, as Confluent's schema.providers.reference.versions.strict; false (default): the first binding wins (REGISTRY_REFERENCE_VERSIONS_STRICT)."
+  type        = bool
+  default     = false
+}
+
 variable "churn_enforce" {
   description = "Churn guard: refuse new versions over churn_max_per_hour with 429 / error_code 42901 instead of only warning (REGISTRY_CHURN_ENFORCE)."
   type        = bool

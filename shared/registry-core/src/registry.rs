@@ -69,6 +69,10 @@ pub struct RegistrySettings {
     /// Compatibility rules where Confluent releases differ (default: the newest release's). See
     /// `registry_schema::compat::Rules`.
     pub compat_rules: registry_schema::compat::Rules,
+    /// Refuse (42201) a posted schema whose reference closure binds one reference name at two
+    /// versions; by default the first binding wins, as in Confluent (its
+    /// `schema.providers.reference.versions.strict`).
+    pub reference_versions_strict: bool,
     /// Parses and checks running at once (the bounded pool; others queue). See `registry::cpu`.
     pub schema_workers: usize,
 }
@@ -85,6 +89,7 @@ impl Default for RegistrySettings {
             lookup_ttl: recent_lookups::DEFAULT_LOOKUP_TTL,
             limits: registry_schema::Limits::default(),
             compat_rules: registry_schema::compat::Rules::default(),
+            reference_versions_strict: false,
             schema_workers: cpu::default_schema_workers(),
         }
     }

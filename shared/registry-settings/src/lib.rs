@@ -85,6 +85,12 @@ pub struct Settings {
     #[arg(long, env = "REGISTRY_PROTOBUF_PACKAGE_CHANGE_COMPATIBLE", default_value = "false", value_parser = parse_bool, action = clap::ArgAction::Set)]
     pub protobuf_package_change_compatible: bool,
 
+    /// Refuse (42201 "Conflicting reference versions") a schema whose reference closure binds one
+    /// reference name at two versions (`true`/`false`, any case), as Confluent's
+    /// `schema.providers.reference.versions.strict`. Default `false`: the first binding wins.
+    #[arg(long, env = "REGISTRY_REFERENCE_VERSIONS_STRICT", default_value = "false", value_parser = parse_bool, action = clap::ArgAction::Set)]
+    pub reference_versions_strict: bool,
+
     /// Parses and compatibility checks running at once, off the request threads (others queue).
     /// Default: one per core.
     #[arg(long, env = "REGISTRY_SCHEMA_WORKERS")]
@@ -377,6 +383,7 @@ impl Settings {
                 max_work: self.schema_max_work,
             },
             compat_rules: Rules { protobuf_package_change: self.protobuf_package_change_compatible },
+            reference_versions_strict: self.reference_versions_strict,
             schema_workers: self.schema_workers.unwrap_or_else(default_schema_workers),
         }
     }
@@ -569,6 +576,14 @@ mod tests {
         let older = parse(&["--protobuf-package-change-compatible=TRUE"]).unwrap_or_else(|e| panic!("{e}"));
         assert!(older.registry().compat_rules.protobuf_package_change);
         assert!(parse(&["--protobuf-package-change-compatible=yes-please"]).is_err());
+    }
+
+    #[test]
+    fn reference_versions_are_lenient_unless_strict_is_chosen() {
+        assert!(!parse(&[]).unwrap_or_else(|e| panic!("{e}")).registry().reference_versions_strict);
+        let strict = parse(&["--reference-versions-strict=True"]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(strict.registry().reference_versions_strict);
+        assert!(parse(&["--reference-versions-strict=sometimes"]).is_err());
     }
 
     #[test]

@@ -10,7 +10,7 @@ use registry_schema::{
     CompatibilityLevel, Dependency, Fingerprint, Limits, ParsedSchema, SchemaError, SchemaReference, SchemaType,
     Validation,
 };
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -124,7 +124,7 @@ impl Registry {
     }
 
     /// The flattened reference closure of `references` of a schema in `context`, dependency
-    /// order, without duplicates. Each reference names its subject as
+    /// order, one entry per reference name. Each reference names its subject as
     /// [`Context::referenced_subject`] says: an unqualified one is in the referrer's context (a
     /// nested reference's referrer is the subject it was found in). With `require_live` the
     /// direct references must exist and be live (42201 otherwise); nested ones were checked when
@@ -139,6 +139,14 @@ impl Registry {
     }
 
     /// [`Registry::dependencies`], reading each subject's rows at most once into `read`.
+    ///
+    /// A name is bound by its first reference in depth-first order, as Confluent's
+    /// `AbstractSchemaProvider.resolveReferences` does: a later reference with the same name is
+    /// still read (a missing one is 42201) but neither its schema nor its own references are
+    /// added. With `reference_versions_strict` set, a posted schema (`require_live`) whose
+    /// closure binds one name at two versions is 42201 "Conflicting reference versions" instead
+    /// (Confluent's `schema.providers.reference.versions.strict`, 98aa28082a4); stored schemas
+    /// were accepted when stored and resolve leniently.
     pub(super) async fn dependencies_reading(
         &self,
         context: &Context,
@@ -146,8 +154,9 @@ impl Registry {
         require_live: bool,
         read: &mut RowsRead,
     ) -> Result<Vec<Dependency>, RegistryError> {
+        let strict = require_live && self.settings.reference_versions_strict;
         let mut out = Vec::new();
-        let mut done: HashSet<(Subject, i32)> = HashSet::new();
+        let mut bound: HashMap<String, i32> = HashMap::new();
         let mut bodies: HashMap<(Subject, i32), SchemaBody> = HashMap::new();
         let mut stack: Vec<(SchemaReference, Context, bool, bool)> =
             references.iter().rev().map(|r| (r.clone(), context.clone(), false, require_live)).collect();
@@ -160,18 +169,13 @@ impl Registry {
             let target = self.referenced_subject(&referrer, &reference)?;
             let key = (target, reference.version);
             if expanded {
-                if done.insert(key.clone())
-                    && let Some(body) = bodies.get(&key)
-                {
+                if let Some(body) = bodies.get(&key) {
                     out.push(Dependency {
                         name: reference.name.clone(),
                         schema_type: body.schema_type,
                         schema: body.schema.clone(),
                     });
                 }
-                continue;
-            }
-            if done.contains(&key) {
                 continue;
             }
             let body = match bodies.get(&key) {
@@ -182,6 +186,13 @@ impl Registry {
                     body
                 }
             };
+            if let Some(&first) = bound.get(&reference.name) {
+                if strict && first != reference.version {
+                    return Err(conflicting_reference_versions(&reference.name, first, reference.version));
+                }
+                continue;
+            }
+            bound.insert(reference.name.clone(), reference.version);
             let nested = key.0.context();
             stack.push((reference, referrer, true, direct));
             stack.extend(body.references.iter().rev().map(|r| (r.clone(), nested.clone(), false, false)));
@@ -352,6 +363,13 @@ impl Registry {}
 /// The rows visible with or without soft-deleted ones.
 pub(super) fn visible(rows: &[VersionRow], include_deleted: bool) -> impl Iterator<Item = &VersionRow> {
     rows.iter().filter(move |r| include_deleted || !r.deleted)
+}
+
+/// 42201 for a closure binding `name` at two versions under the strict rule (Confluent's text).
+fn conflicting_reference_versions(name: &str, first: i32, other: i32) -> RegistryError {
+    RegistryError::InvalidSchema {
+        reason: format!("Conflicting reference versions for \"{name}\": version {first} and version {other}"),
+    }
 }
 
 /// 42201 for a reference list or closure over [`MAX_DEPENDENCIES`].
