@@ -99,7 +99,55 @@ async fn a_ref_to_a_bundled_meta_schema_registers(h: &Harness) {
     h.register_raw("meta-ref-5", &typed("JSON", unknown)).await.assert_error(422, 42201);
 }
 
+/// Confluent's recursive "trade" schema (`SchemaDiffTest`, 350fdb61080): twelve product types, each with
+/// two properties that are a `oneOf` of all twelve.
+fn trade_schema(asset_id_type: &str) -> String {
+    const TYPES: [&str; 12] = [
+        "Asset",
+        "Basket",
+        "Swap",
+        "Bond",
+        "Option",
+        "Future",
+        "Forward",
+        "Loan",
+        "Repo",
+        "Equity",
+        "Index",
+        "CommodityLeg",
+    ];
+    let union =
+        || json!({"oneOf": TYPES.iter().map(|t| json!({"$ref": format!("#/definitions/{t}")})).collect::<Vec<_>>()});
+    let definitions: serde_json::Map<String, Value> = TYPES
+        .iter()
+        .map(|t| {
+            let id = if *t == "Asset" { asset_id_type } else { "string" };
+            let properties = json!({"id": {"type": id}, "underlying": union(), "referenceProduct": union()});
+            (t.to_string(), json!({"type": "object", "properties": properties}))
+        })
+        .collect();
+    json!({"$schema": "http://json-schema.org/draft-07/schema#", "title": "Trade", "type": "object",
+           "additionalProperties": true, "definitions": definitions,
+           "properties": {"tradeId": {"type": "string"}, "product": union()}})
+    .to_string()
+}
+
+/// One deep type change in the recursive trade schema is incompatible, as Confluent answers since its diff is
+/// memoized (350fdb61080, 33657e5b611), within the default work budget (it used to answer 42201 for the
+/// budget), and the unchanged schema still checks compatible.
+async fn a_deep_change_in_a_recursive_union_is_found_within_the_budget(h: &Harness) {
+    let subject = "trade-value";
+    register_json(h, subject, &trade_schema("string")).await;
+    let verdict = check_json(h, subject, &trade_schema("number")).await;
+    assert_eq!(verdict["is_compatible"], false, "{verdict}");
+    assert!(verdict["messages"].to_string().contains("COMBINED_TYPE_SUBSCHEMAS_CHANGED"), "{verdict}");
+    let message = h.register_raw(subject, &typed("JSON", &trade_schema("number"))).await.assert_error(409, 40901);
+    assert!(message.contains("COMBINED_TYPE_SUBSCHEMAS_CHANGED"), "{message}");
+    assert_eq!(check_json(h, subject, &trade_schema("string")).await["is_compatible"], true);
+}
+
 api_tests::api_cases!(
+    a_deep_change_in_a_recursive_union_is_found_within_the_budget,
     a_ref_to_a_bundled_meta_schema_registers,
     optional_property_added_to_closed_model_is_backward,
     property_added_to_open_model_is_rejected_with_409,

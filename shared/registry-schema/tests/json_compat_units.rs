@@ -104,21 +104,20 @@ fn a_recursive_one_of_union_terminates_within_the_default_budget() {
     assert!(checked.work < Limits::default().max_work / 2, "{} units", checked.work);
 }
 
-/// Each `$ref` of a union is its own subschema (Confluent keys them by their own text), so the twelve alike
-/// definitions are matched one to one and the changed one is left without a partner. Finding that takes
-/// more work than the default budget: the default answers the budget error, never a wrong "compatible".
+/// Confluent's `testRecursiveOneOfUnionDetectsIncompatibleChange` (350fdb61080, 33657e5b611): each `$ref`
+/// of a union is its own subschema, so the twelve alike definitions are matched one to one and the changed
+/// one is left without a partner. Found within the default budget: a memoized pair's differences are
+/// shared wherever the pair is met again instead of copied (copying them cost 258,777 units here, over the
+/// 200,000 budget, so this answered 42201).
 #[test]
 fn a_recursive_one_of_union_still_sees_a_deep_type_change() {
     let mut changed = trade_schema();
     changed["definitions"]["Asset"]["properties"]["id"]["type"] = json!("number");
     let (new, old) = (parse(&changed), parse(&trade_schema()));
-    let wide = Limits { max_work: u64::MAX, ..Limits::default() };
-    let checked = compat::check_within(CompatibilityLevel::Backward, &new, &[&old], &wide).unwrap();
-    assert!(checked.incompatibilities.iter().any(|i| i.kind == "COMBINED_TYPE_SUBSCHEMAS_CHANGED"));
-    match compat::check_within(CompatibilityLevel::Backward, &new, &[&old], &Limits::default()) {
-        Ok(within) => assert!(!within.incompatibilities.is_empty()),
-        Err(error) => assert!(matches!(error, registry_schema::SchemaError::BudgetExceeded { .. }), "{error}"),
-    }
+    let checked = compat::check_within(CompatibilityLevel::Backward, &new, &[&old], &Limits::default())
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert!(checked.incompatibilities.iter().any(|i| i.kind == "COMBINED_TYPE_SUBSCHEMAS_CHANGED"), "{checked:?}");
+    assert!(checked.work < Limits::default().max_work * 3 / 4, "{} units", checked.work);
 }
 
 /// `T0` and `T1` carry an `id` of the given types and a `ref` that is a one-subschema `oneOf`:

@@ -16,13 +16,13 @@ const MAX_DEPTH: usize = 512;
 #[derive(Debug, Default)]
 pub struct Ctx {
     path: Vec<String>,
-    pub diffs: Vec<Difference>,
+    pub diffs: Diffs,
 }
 
 impl Ctx {
     /// A context at the same path with no differences (`getSubcontext`).
     pub fn sub(&self) -> Ctx {
-        Ctx { path: self.path.clone(), diffs: Vec::new() }
+        Ctx { path: self.path.clone(), diffs: Diffs::default() }
     }
 
     /// Pushes one path segment (may itself contain `/`, as `items/0`).
@@ -49,13 +49,85 @@ impl Ctx {
 
     /// Whether every difference so far is a compatible one.
     pub fn is_compatible(&self) -> bool {
-        self.diffs.iter().all(|d| d.change.is_compatible())
+        self.diffs.is_compatible()
     }
 
-    fn extend_rebased(&mut self, relative: &[Difference]) {
-        let prefix: Rc<str> = self.path.join("/").into();
-        self.diffs
-            .extend(relative.iter().map(|d| Difference { change: d.change, relative: d.relative.under(&prefix) }));
+    /// Adds a memoized pair's differences (relative to the pair) at the current path: shared, not copied.
+    fn extend_rebased(&mut self, relative: &Rc<Diffs>) {
+        self.diffs.push_shared(self.path.join("/").into(), relative);
+    }
+}
+
+/// The differences of a comparison in Confluent's order. A memoized pair's differences are kept once and
+/// referred to wherever the pair is met again (as a part rebased under the path it is met at), so reusing a
+/// pair costs one step whatever it found; [`Diffs::flatten`] writes them out once, at the end. Whether all
+/// of them are compatible is known without looking through them.
+#[derive(Debug, Clone, Default)]
+pub struct Diffs {
+    parts: Vec<Part>,
+    incompatible: bool,
+}
+
+#[derive(Debug, Clone)]
+enum Part {
+    One(Difference),
+    /// Differences relative to a pair, under `prefix` (the path the pair was met at).
+    Shared {
+        prefix: Rc<str>,
+        diffs: Rc<Diffs>,
+    },
+}
+
+impl Diffs {
+    fn push(&mut self, difference: Difference) {
+        self.incompatible |= !difference.change.is_compatible();
+        self.parts.push(Part::One(difference));
+    }
+
+    fn push_shared(&mut self, prefix: Rc<str>, diffs: &Rc<Diffs>) {
+        if diffs.parts.is_empty() {
+            return;
+        }
+        self.incompatible |= diffs.incompatible;
+        self.parts.push(Part::Shared { prefix, diffs: Rc::clone(diffs) });
+    }
+
+    /// Appends `other`'s differences after these.
+    pub fn extend(&mut self, other: Diffs) {
+        self.incompatible |= other.incompatible;
+        self.parts.extend(other.parts);
+    }
+
+    pub fn is_compatible(&self) -> bool {
+        !self.incompatible
+    }
+
+    /// The differences written out in order, each under the paths it was reused at, one work unit each
+    /// (`spend` answers `false` once the budget is gone: the list is then cut short). A pair met on many
+    /// paths is written out once per path, as Confluent's lists hold it.
+    pub fn flatten(&self, spend: &mut impl FnMut(usize) -> bool) -> Vec<Difference> {
+        let mut out = Vec::new();
+        let mut stack: Vec<(&Diffs, usize, Vec<Rc<str>>)> = vec![(self, 0, Vec::new())];
+        while let Some((diffs, index, prefixes)) = stack.pop() {
+            let Some(part) = diffs.parts.get(index) else { continue };
+            stack.push((diffs, index + 1, prefixes.clone()));
+            match part {
+                Part::One(difference) => {
+                    if !spend(1) {
+                        return out;
+                    }
+                    let relative =
+                        prefixes.iter().rev().fold(difference.relative.clone(), |path, prefix| path.under(prefix));
+                    out.push(Difference { change: difference.change, relative });
+                }
+                Part::Shared { prefix, diffs } => {
+                    let mut nested = prefixes;
+                    nested.push(Rc::clone(prefix));
+                    stack.push((diffs, 0, nested));
+                }
+            }
+        }
+        out
     }
 }
 
@@ -68,15 +140,15 @@ pub struct Differ<'g> {
     pub(super) update: &'g Graph,
     swapped: bool,
     depth: usize,
-    memo: HashMap<Pair, Rc<Vec<Difference>>>,
+    memo: HashMap<Pair, Rc<Diffs>>,
     in_progress: HashSet<Pair>,
     /// Pairs an earlier pass found incompatible, with their differences: a cycle back into one of them
     /// reports them instead of assuming the cycle compatible (Confluent's `incompatibleSeed`).
-    seed: HashMap<Pair, Rc<Vec<Difference>>>,
+    seed: HashMap<Pair, Rc<Diffs>>,
     /// Whether this pass assumed a cycle compatible; a pass that did not is exact.
     optimistic: bool,
     patterns: HashMap<String, Option<Regex>>,
-    /// Work units spent: pairs compared plus differences copied out of the memo.
+    /// Work units spent: pairs met (compared or reused from the memo or seed) and differences written out.
     work: u64,
     /// Past this many units no further pair is compared (the caller reports the budget spent).
     limit: u64,
@@ -121,18 +193,22 @@ impl<'g> Differ<'g> {
             let (original, update) = (self.original.root(), self.update.root());
             self.compare(&mut ctx, Some(original), Some(update));
             if !self.optimistic || self.work > self.limit {
-                return (ctx.diffs, self.work);
+                return self.written_out(&ctx.diffs);
             }
-            let incompatible: HashMap<Pair, Rc<Vec<Difference>>> = std::mem::take(&mut self.memo)
-                .into_iter()
-                .filter(|(_, found)| found.iter().any(|d| !d.change.is_compatible()))
-                .collect();
+            let incompatible: HashMap<Pair, Rc<Diffs>> =
+                std::mem::take(&mut self.memo).into_iter().filter(|(_, found)| !found.is_compatible()).collect();
             if incompatible.len() == self.seed.len() && incompatible.keys().all(|key| self.seed.contains_key(key)) {
-                return (ctx.diffs, self.work);
+                return self.written_out(&ctx.diffs);
             }
             self.seed = incompatible;
             self.optimistic = false;
         }
+    }
+
+    /// `diffs` written out, charged to the work spent.
+    fn written_out(mut self, diffs: &Diffs) -> (Vec<Difference>, u64) {
+        let written = diffs.flatten(&mut |units| self.spend(units));
+        (written, self.work)
     }
 
     fn spend(&mut self, units: usize) -> bool {
@@ -160,9 +236,6 @@ impl<'g> Differ<'g> {
         let key = (self.swapped, original, update);
         if let Some(found) = self.memo.get(&key) {
             let found = Rc::clone(found);
-            if !self.spend(found.len()) {
-                return;
-            }
             return ctx.extend_rebased(&found);
         }
         if self.depth >= MAX_DEPTH {
@@ -170,8 +243,7 @@ impl<'g> Differ<'g> {
         }
         if !self.in_progress.insert(key) {
             match self.seed.get(&key).map(Rc::clone) {
-                Some(found) if self.spend(found.len()) => ctx.extend_rebased(&found),
-                Some(_) => {}
+                Some(found) => ctx.extend_rebased(&found),
                 None => self.optimistic = true,
             }
             return;
@@ -181,8 +253,9 @@ impl<'g> Differ<'g> {
         self.compare_resolved(&mut pair, original, update);
         self.depth -= 1;
         self.in_progress.remove(&key);
-        ctx.extend_rebased(&pair.diffs);
-        self.memo.insert(key, Rc::new(pair.diffs));
+        let found = Rc::new(pair.diffs);
+        ctx.extend_rebased(&found);
+        self.memo.insert(key, found);
     }
 
     /// Compares with the roles of the two graphs exchanged (for `not`), then restores them.
@@ -295,7 +368,7 @@ impl<'g> Differ<'g> {
             std::cmp::Ordering::Greater => ctx.add(SUM_TYPE_NARROWED),
             std::cmp::Ordering::Equal => {}
         }
-        let mut edges: Vec<Vec<(usize, Vec<Difference>)>> = Vec::with_capacity(originals.len());
+        let mut edges: Vec<Vec<(usize, Diffs)>> = Vec::with_capacity(originals.len());
         for (index, &o) in originals.iter().enumerate() {
             ctx.enter(format!("{}/{index}", original.0.as_str()));
             let mut compatible = Vec::new();
@@ -312,7 +385,7 @@ impl<'g> Differ<'g> {
         let matched = maximum_matching(&edges, updates.len());
         for (i, j) in matched.iter().enumerate().filter_map(|(i, j)| j.map(|j| (i, j))) {
             if let Some((_, diffs)) = edges[i].iter().find(|(target, _)| *target == j) {
-                ctx.diffs.extend(diffs.iter().cloned());
+                ctx.diffs.extend(diffs.clone());
             }
         }
         if matched.iter().flatten().count() < sizes.0.min(sizes.1) {
@@ -344,13 +417,8 @@ fn distinct(graph: &Graph, subschemas: &[NodeId]) -> Vec<NodeId> {
 }
 
 /// Maximum bipartite matching (augmenting paths, originals in order): for each original, its update index.
-fn maximum_matching(edges: &[Vec<(usize, Vec<Difference>)>], right: usize) -> Vec<Option<usize>> {
-    fn augment(
-        i: usize,
-        edges: &[Vec<(usize, Vec<Difference>)>],
-        seen: &mut [bool],
-        owner: &mut [Option<usize>],
-    ) -> bool {
+fn maximum_matching(edges: &[Vec<(usize, Diffs)>], right: usize) -> Vec<Option<usize>> {
+    fn augment(i: usize, edges: &[Vec<(usize, Diffs)>], seen: &mut [bool], owner: &mut [Option<usize>]) -> bool {
         for &(j, _) in &edges[i] {
             if seen[j] {
                 continue;
