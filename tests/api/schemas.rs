@@ -151,7 +151,42 @@ async fn contexts_default(h: &Harness) {
     assert_eq!(h.get("/contexts").await.ok_json(200), json!(["."]));
 }
 
+/// `?findTags=` (Confluent's `SchemasResource.getSchema` and `SubjectVersionsResource.getSchemaByVersion`):
+/// `schemaTags` lists the records and fields whose inline tags include one of the asked (repeatable;
+/// `*` for all), each with all its tags; none matching, or no `findTags`, leaves the field out.
+async fn find_tags_lists_the_tagged_records_and_fields(h: &Harness) {
+    let avro = r#"{"type":"record","name":"Customer","namespace":"acme","confluent:tags":["PII"],"fields":[{"name":"email","type":"string","confluent:tags":["PII","CONTACT"]},{"name":"tier","type":"int","confluent:tags":["INTERNAL"]}]}"#;
+    let id = h.register("customers-value", avro).await;
+    let record = json!({"schemaEntity": {"entityPath": "acme.Customer", "entityType": "SR_RECORD"}, "tags": ["PII"]});
+    let email = json!({"schemaEntity": {"entityPath": "acme.Customer.email", "entityType": "SR_FIELD"}, "tags": ["PII", "CONTACT"]});
+    let tier =
+        json!({"schemaEntity": {"entityPath": "acme.Customer.tier", "entityType": "SR_FIELD"}, "tags": ["INTERNAL"]});
+    let by_id = h.get(&format!("/schemas/ids/{id}?findTags=PII")).await.ok_json(200);
+    assert_eq!(by_id["schemaTags"], json!([record, email]), "{by_id}");
+    let all = h.get(&format!("/schemas/ids/{id}?findTags=*")).await.ok_json(200);
+    assert_eq!(all["schemaTags"], json!([record, email, tier]), "{all}");
+    let none = h.get(&format!("/schemas/ids/{id}?findTags=NOPE")).await.ok_json(200);
+    assert!(none.get("schemaTags").is_none(), "{none}");
+    assert!(h.get(&format!("/schemas/ids/{id}")).await.ok_json(200).get("schemaTags").is_none());
+    let version = h.get("/subjects/customers-value/versions/1?findTags=CONTACT&findTags=INTERNAL").await.ok_json(200);
+    assert_eq!(version["schemaTags"], json!([email, tier]), "{version}");
+    let latest = h.get("/subjects/customers-value/versions/latest?findTags=INTERNAL").await.ok_json(200);
+    assert_eq!(latest["schemaTags"], json!([tier]), "{latest}");
+
+    let proto = "syntax = \"proto3\";\npackage acme;\nimport \"confluent/meta.proto\";\n\nmessage Order {\n  string card = 1 [(confluent.field_meta) = { tags: [\"PCI\"] }];\n}\n";
+    let id = h.register_body("orders-value", &typed("PROTOBUF", proto)).await;
+    let by_id = h.get(&format!("/schemas/ids/{id}?findTags=PCI")).await.ok_json(200);
+    let card = json!({"schemaEntity": {"entityPath": "Order.card", "entityType": "SR_FIELD"}, "tags": ["PCI"]});
+    assert_eq!(by_id["schemaTags"], json!([card]), "{by_id}");
+    let json_schema = r#"{"type":"object","properties":{"ssn":{"type":"string","confluent:tags":["PII"]}}}"#;
+    h.register_body("people-value", &typed("JSON", json_schema)).await;
+    let version = h.get("/subjects/people-value/versions/1?findTags=PII").await.ok_json(200);
+    let ssn = json!({"schemaEntity": {"entityPath": "object.ssn", "entityType": "SR_FIELD"}, "tags": ["PII"]});
+    assert_eq!(version["schemaTags"], json!([ssn]), "{version}");
+}
+
 api_tests::api_cases!(
+    find_tags_lists_the_tagged_records_and_fields,
     schema_by_id,
     schema_by_unknown_id_is_40403,
     schema_by_non_integer_id_is_framework_404,

@@ -10,6 +10,7 @@ use registry_core::{
     CompatibilityLevel, CompatibilityReport, ConfigRecord, ConfigUpdate, Mode, NewSchema, SchemaBody, SchemaById,
     SchemaRecord, SchemaReference, SchemaType, Subject, Version,
 };
+use registry_schema::tags::SchemaTags;
 use serde::{Deserialize, Serialize};
 
 /// Body of register, lookup and compatibility requests (`RegisterSchemaRequest`). Unknown fields are
@@ -131,6 +132,9 @@ pub struct SchemaDto {
     #[serde(flatten)]
     pub extras: BodyExtrasDto,
     pub schema: String,
+    /// With `?findTags=`: the records and fields carrying those inline tags.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub schema_tags: Vec<SchemaTags>,
     #[serde(skip_serializing_if = "is_zero")]
     pub ts: i64,
     #[serde(skip_serializing_if = "is_false")]
@@ -148,6 +152,7 @@ impl SchemaDto {
             schema_type: record.body.schema_type,
             extras: BodyExtrasDto::from(&record.body),
             schema: record.body.schema.clone(),
+            schema_tags: Vec::new(),
             ts: record.registered_at_ms,
             deleted: record.deleted,
         }
@@ -169,6 +174,9 @@ pub struct SchemaStringDto {
     pub schema: String,
     #[serde(flatten)]
     pub extras: BodyExtrasDto,
+    /// With `?findTags=`: the records and fields carrying those inline tags.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub schema_tags: Vec<SchemaTags>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_id: Option<i32>,
 }
@@ -181,6 +189,7 @@ impl SchemaStringDto {
             schema_type: found.body.schema_type,
             schema: found.body.schema.clone(),
             extras: BodyExtrasDto::from(&found.body),
+            schema_tags: Vec::new(),
             max_id,
         }
     }

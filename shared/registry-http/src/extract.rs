@@ -313,6 +313,22 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ConfluentQuery
     }
 }
 
+/// Every `findTags` value of the query string, in order (a `@QueryParam List<String>`: JAX-RS keeps
+/// every value of a repeated name, where [`ConfluentQuery`] keeps the first). Empty when absent.
+#[derive(Debug, Clone, Default)]
+pub struct FindTags(pub Vec<String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for FindTags {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let Query(pairs) = Query::<Vec<(String, String)>>::from_request_parts(parts, state)
+            .await
+            .map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
+        Ok(FindTags(pairs.into_iter().filter(|(name, _)| name == "findTags").map(|(_, value)| value).collect()))
+    }
+}
+
 /// A `@QueryParam boolean` as Jersey reads it (`Boolean.valueOf` of the value): `true` in any
 /// letter case is true, anything else (` true`, `1`, `yes`, blank) false; absent is false
 /// (`#[serde(default)]`).

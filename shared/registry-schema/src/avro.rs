@@ -7,6 +7,7 @@ pub mod compat;
 mod defaults;
 mod json;
 mod normalize;
+mod tags;
 mod writer;
 
 use crate::limits::{Budget, Limits, Meter};

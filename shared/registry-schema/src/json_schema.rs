@@ -13,6 +13,7 @@
 
 pub mod compat;
 mod refs;
+mod tags;
 
 use crate::json_value::{Map, Value};
 use crate::limits::Budget;

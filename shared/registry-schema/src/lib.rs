@@ -14,6 +14,7 @@ mod json_text;
 pub mod json_value;
 pub mod limits;
 pub mod protobuf;
+pub mod tags;
 
 use avro::AvroSchema;
 pub use canonical::Fingerprint;

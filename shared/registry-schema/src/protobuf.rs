@@ -15,6 +15,7 @@ mod render;
 mod resolver;
 pub mod serialized;
 mod source;
+mod tags;
 
 use crate::limits::{Budget, PROTOBUF_STATEMENT_NODES};
 use crate::{Dependency, ParseOptions, SchemaError, SchemaFormat, SchemaType};

@@ -1,6 +1,6 @@
 //! `?format=` renderings of stored schemas (Avro `resolved`; Protobuf `ignore_extensions` and
 //! `serialized`, which confluent-kafka's Protobuf deserializer and `use.latest.version` serializer
-//! ask for). Never writes.
+//! ask for), and `?findTags=`'s inline tags. Never writes.
 
 use super::Registry;
 use crate::error::RegistryError;
@@ -20,6 +20,19 @@ impl Registry {
     ) -> Result<Option<String>, RegistryError> {
         let parsed = self.parse_stored(context, body).await?;
         Ok(parsed.formatted(format))
+    }
+
+    /// The records and fields of `body`'s schema (read in `context`, as [`Registry::formatted`])
+    /// whose inline tags include one of `wanted`, every tagged one for `*` (Confluent's
+    /// `extractSchemaTags`).
+    pub async fn schema_tags(
+        &self,
+        context: &Context,
+        body: &SchemaBody,
+        wanted: &[String],
+    ) -> Result<Vec<registry_schema::tags::SchemaTags>, RegistryError> {
+        let parsed = self.parse_stored(context, body).await?;
+        Ok(parsed.inline_tagged_entities().matching(wanted))
     }
 }
 

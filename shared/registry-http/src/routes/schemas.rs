@@ -7,7 +7,7 @@ use crate::AppState;
 use crate::dto::{SchemaDto, SchemaStringDto, SubjectVersionDto};
 use crate::endpoint::Permit;
 use crate::error::ApiError;
-use crate::extract::{ConfluentQuery, Page, Paging, Segment, flag, negotiate, parse_schema_id, text};
+use crate::extract::{ConfluentQuery, FindTags, Page, Paging, Segment, flag, negotiate, parse_schema_id, text};
 use crate::http_cache::{self, HttpConfig, Representation};
 use axum::Extension;
 use axum::extract::{FromRequestParts, State};
@@ -118,10 +118,12 @@ pub struct SchemaByIdQuery {
 }
 
 /// `GET /schemas/ids/{id}`: `{"schemaType","schema","references"?}`, plus `maxId` (of the ID's
-/// context) with `fetchMaxId=true`. `subject` picks the context ([`Registry::context_for_id`]);
-/// `format` as in [`apply_format`]. Cacheable
-/// (see [`http_cache`]) except with `fetchMaxId=true` or a format that re-renders the schema; a
-/// matching `If-None-Match` gets 304.
+/// context) with `fetchMaxId=true`, and `schemaTags` with `findTags` (repeatable; `*` for every
+/// tag): the records and fields whose inline tags include one of them, found in the stored schema
+/// before any `format` applies, as Confluent does. `subject` picks the context
+/// ([`Registry::context_for_id`]); `format` as in [`apply_format`]. Cacheable (see [`http_cache`])
+/// except with `fetchMaxId=true`, `findTags` or a format that re-renders the schema; a matching
+/// `If-None-Match` gets 304.
 pub async fn get_schemas_by_id(
     State(state): State<AppState>,
     permit: Permit,
@@ -129,17 +131,22 @@ pub async fn get_schemas_by_id(
     headers: HeaderMap,
     Segment(id): Segment,
     ConfluentQuery(query): ConfluentQuery<SchemaByIdQuery>,
+    FindTags(find_tags): FindTags,
 ) -> ApiResult {
     let id = parse_schema_id(&id)?;
     let context = permit.acting(&state.registry).context_for_id(id.0, query.subject.as_deref()).await?;
     let mut found = state.registry.schema_by_id_in(&context, id.0).await?;
+    let schema_tags = match find_tags.is_empty() {
+        true => Vec::new(),
+        false => state.registry.schema_tags(&context, &found.body, &find_tags).await?,
+    };
     let rendered = apply_format(&state, &context, &mut found.body, query.format.as_deref()).await?;
-    if query.fetch_max_id {
-        let max_id = state.registry.max_id_in(&context).await?.map(|max| max.0.max(id.0));
-        return json(&SchemaStringDto::new(&found, max_id));
-    }
-    if rendered {
-        return json(&SchemaStringDto::new(&found, None));
+    if query.fetch_max_id || rendered || !find_tags.is_empty() {
+        let max_id = match query.fetch_max_id {
+            true => state.registry.max_id_in(&context).await?.map(|max| max.0.max(id.0)),
+            false => None,
+        };
+        return json(&SchemaStringDto { schema_tags, ..SchemaStringDto::new(&found, max_id) });
     }
     cacheable(&found, Representation::SchemaObject, &headers, &config, || json(&SchemaStringDto::new(&found, None)))
 }

@@ -8,7 +8,9 @@ use crate::AppState;
 use crate::dto::{RegisterSchemaRequest, SchemaDto};
 use crate::endpoint::Permit;
 use crate::error::ApiError;
-use crate::extract::{ConfluentJson, ConfluentQuery, Paging, Segment, SubjectVersion, flag, parse_version, text};
+use crate::extract::{
+    ConfluentJson, ConfluentQuery, FindTags, Paging, Segment, SubjectVersion, flag, parse_version, text,
+};
 use axum::extract::State;
 use futures::future::BoxFuture;
 use registry_auth::Operation;
@@ -199,14 +201,26 @@ async fn formatted_version(
 }
 
 /// `GET /subjects/{s}/versions/{v}`: `{"subject","version","id","schemaType","references"?,"schema",..}`;
-/// `deleted` returns a soft-deleted version too; `format` as in [`super::apply_format`].
+/// `deleted` returns a soft-deleted version too; `format` as in [`super::apply_format`]; `findTags`
+/// (repeatable; `*` for every tag) adds `schemaTags`, found in the stored schema before any format
+/// applies, as Confluent does.
 pub async fn get_schema_by_version(
     State(state): State<AppState>,
     permit: Permit,
     SubjectVersion(subject, version): SubjectVersion,
     ConfluentQuery(query): ConfluentQuery<DeletedQuery>,
+    FindTags(find_tags): FindTags,
 ) -> ApiResult {
-    json(&SchemaDto::from_record(&formatted_version(&state, &permit, &subject, &version, &query).await?))
+    if find_tags.is_empty() {
+        return json(&SchemaDto::from_record(&formatted_version(&state, &permit, &subject, &version, &query).await?));
+    }
+    let selector = parse_version(&version)?;
+    let registry = permit.acting(&state.registry);
+    let mut record = registry.version(&subject, selector, query.deleted).await?;
+    let context = record.subject.context();
+    let schema_tags = registry.schema_tags(&context, &record.body, &find_tags).await?;
+    apply_format_as(&registry, &context, &mut record.body, query.format.as_deref()).await?;
+    json(&SchemaDto { schema_tags, ..SchemaDto::from_record(&record) })
 }
 
 /// `GET /subjects/{s}/versions/{v}/schema`: the schema text itself; `deleted` and `format` as above.

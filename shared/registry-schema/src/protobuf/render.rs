@@ -10,7 +10,7 @@
 //! imports, options, fields, oneofs, enum constants, reserved and extension ranges.
 
 mod custom_options;
-mod options;
+pub(super) mod options;
 mod ranges;
 
 use super::source::{self, Ty};

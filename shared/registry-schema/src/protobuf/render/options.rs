@@ -51,7 +51,7 @@ pub(super) fn from_uninterpreted(option: &UninterpretedOption, normalize: bool) 
 
 /// The value of an option as a value of an aggregate: an identifier or number (raw), string or message
 /// literal.
-pub(super) fn leaf_value(option: &UninterpretedOption) -> Value {
+pub(in crate::protobuf) fn leaf_value(option: &UninterpretedOption) -> Value {
     if let Some(ident) = &option.identifier_value {
         Value::Raw(ident.clone())
     } else if let Some(n) = option.positive_int_value {
@@ -129,7 +129,7 @@ pub(super) fn quote(text: &str) -> String {
 
 /// A value inside an aggregate option.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Value {
+pub(in crate::protobuf) enum Value {
     Str(String),
     Raw(String),
     Map(Vec<(String, Value)>),
