@@ -9,7 +9,7 @@
 //!
 //! Source and destination are embedded (SQLite) registries called through their routers in
 //! process, the passes those of `registry serve`'s runner and of the exporter function
-//! ([`registry_exporter::engine::sync_pass`]). `EXPORTER_PROPERTY_SEEDS` (default 12) sets how
+//! ([`registry_exporter::engine::sync_pass`]). `EXPORTER_PROPERTY_SEEDS` (default [`DEFAULT_SEEDS`]) sets how
 //! many seeds run; `EXPORTER_PROPERTY_SEED` replays one (a failure names its seed).
 
 use registry_core::{Registry, RegistrySettings};
@@ -24,6 +24,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const SUBJECTS: [&str; 5] = ["a", "b", "c", "d", "e"];
+
+/// Seeds `make test` runs (each a few hundred operations and passes in process, well under a
+/// second or two each).
+const DEFAULT_SEEDS: u64 = 24;
 
 /// SplitMix64: a small seeded generator, the same sequence on every machine.
 struct Rng(u64);
@@ -301,11 +305,19 @@ async fn run_seed(seed: u64) -> Result<String, String> {
         1 => (ContextType::Custom, Some(".linked".to_owned()), "copy-${subject}"),
         _ => (ContextType::None, None, "${subject}-copy"),
     };
+    // Named subjects export their configs even without versions; under `*` a subject the source
+    // does not list (no versions, deleted ones included) is found only by what the destination
+    // holds of it, so its config is compared only when the source lists it.
+    let named_subjects = rng.below(2) == 0;
     let exporter = Exporter {
         name: "prop".to_owned(),
         context_type,
         context,
-        subjects: vec!["*".to_owned()],
+        subjects: if named_subjects {
+            SUBJECTS.iter().map(|subject| (*subject).to_owned()).collect()
+        } else {
+            vec!["*".to_owned()]
+        },
         subject_rename_format: rename.to_owned(),
         config: BTreeMap::new(),
     };
@@ -351,21 +363,30 @@ async fn run_seed(seed: u64) -> Result<String, String> {
         ));
     }
     let listed = call(&source, Method::Get, "/subjects?deleted=true", None).await;
-    let mut subjects: BTreeSet<String> =
+    let listed_subjects: BTreeSet<String> =
         listed.body.as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect();
+    let mut subjects = listed_subjects.clone();
     subjects.extend(SUBJECTS.iter().map(|s| (*s).to_owned()));
     let prefix = exporter.destination_context().map_or_else(String::new, |context| format!(":{context}:"));
     let at_source = state(&source, "", "${subject}", &subjects).await;
     let at_destination = state(&destination, &prefix, rename, &subjects).await;
     for subject in &subjects {
         let (here, there) = (&at_source[subject.as_str()], &at_destination[subject.as_str()]);
+        // NONE writes into the destination's default context, which may hold the destination's
+        // own subjects: a subject gone at the source altogether is left there by design, unless
+        // the exporter names it.
+        let left_by_design =
+            matches!(exporter.context_type, ContextType::None) && !named_subjects && !listed_subjects.contains(subject);
+        if left_by_design {
+            continue;
+        }
         if here["versions"] != there["versions"] {
             return Err(format!(
                 "subject '{subject}' differs:\nsource      {}\ndestination {}",
                 here["versions"], there["versions"]
             ));
         }
-        if here["config"] != there["config"] {
+        if (named_subjects || listed_subjects.contains(subject)) && here["config"] != there["config"] {
             return Err(format!("subject '{subject}' config differs: {} vs {}", here["config"], there["config"]));
         }
     }
@@ -429,17 +450,15 @@ async fn dangling_references(source: &RouterApi) -> Vec<String> {
     out
 }
 
-/// Ignored for now: it finds passes that never settle (422 / 42201 on a reference) when two
-/// subjects reference each other through different versions (a cycle between subjects, none
-/// between versions), which the subject-ordered pass cannot yet register. Run it with
-/// `cargo nextest run -p api-tests --run-ignored only -E 'test(/exporter_property/)'`.
-#[ignore = "subject-level reference cycles are not yet exported in version order"]
+/// `make test` runs the default seeds; more with `EXPORTER_PROPERTY_SEEDS=200 cargo nextest run -p
+/// api-tests -E 'test(/exporter_property/)'`, one replayed with `EXPORTER_PROPERTY_SEED=N`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_workloads_with_faults_converge_on_embedded() {
     let seeds: Vec<u64> = match std::env::var("EXPORTER_PROPERTY_SEED") {
         Ok(seed) => vec![seed.parse().unwrap_or_else(|error| panic!("EXPORTER_PROPERTY_SEED: {error}"))],
         Err(_) => {
-            let count = std::env::var("EXPORTER_PROPERTY_SEEDS").ok().and_then(|n| n.parse().ok()).unwrap_or(12u64);
+            let count =
+                std::env::var("EXPORTER_PROPERTY_SEEDS").ok().and_then(|n| n.parse().ok()).unwrap_or(DEFAULT_SEEDS);
             (1..=count).collect()
         }
     };

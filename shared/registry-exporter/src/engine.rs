@@ -117,6 +117,8 @@ struct SourceVersion {
     body: Value,
     /// The subjects the version references (source names).
     referenced: Vec<String>,
+    /// The versions it references: (source subject, version number).
+    references: Vec<(String, i64)>,
 }
 
 /// Checked before every write at the destination: `Err` when the exporter is no longer what the
@@ -160,6 +162,7 @@ pub async fn sync_pass_fenced(
         fence,
         writes: 0,
         done: BTreeSet::new(),
+        held_at_destination: BTreeMap::new(),
         import_set: false,
         unreachable: AtomicBool::new(false),
     };
@@ -181,6 +184,9 @@ struct Pass<'a> {
     writes: u64,
     /// Source subjects taken into this pass (exported, or referenced by one that is).
     done: BTreeSet<String>,
+    /// What this pass knows of destination subjects' versions (version → (ID, soft-deleted)), read
+    /// once per subject and kept current with this pass's own writes.
+    held_at_destination: BTreeMap<String, BTreeMap<i64, (i64, bool)>>,
     /// Whether the destination context's IMPORT mode was checked in this pass.
     import_set: bool,
     /// The destination did not answer a call: the pass ends at once.
@@ -191,19 +197,18 @@ struct Pass<'a> {
 type SourceSubject = (String, Vec<SourceVersion>);
 
 impl Pass<'_> {
-    /// Two phases over the exported subjects and those they reference, ordered so that the
-    /// destination accepts each change whatever happened at the source since the last pass:
-    /// registrations (and replacements of a version number the source reused) with referenced
-    /// subjects first, then deletes and configs with referrers first (a referenced version is
-    /// deleted after what references it; a soft-deleted chain is registered whole, then deleted).
-    /// A subject the destination refuses does not stop the others: the pass goes on and fails at
-    /// the end naming it (the runner retries with backoff).
+    /// Two phases over the versions of the exported subjects and of those they reference, ordered
+    /// version by version so that the destination accepts each change whatever happened at the
+    /// source since the last pass (two subjects may reference each other through different
+    /// versions; versions never form a cycle, since a reference names a version that existed
+    /// first): registrations (and replacements of a version number the source reused) with every
+    /// referenced version before its referrers, then soft deletes with referrers first, hard
+    /// deletes of what the source no longer holds (newest IDs first) and configs. Every version is
+    /// registered live, so a soft-deleted chain is exported whole before it is deleted again. A
+    /// subject the destination refuses does not stop the others: the pass goes on (skipping only
+    /// what depends on it) and fails at the end naming it (the runner retries with backoff).
     async fn run(&mut self) -> Result<(), PassError> {
-        let listed = self.get_ok(Side::Source, "/subjects?deleted=true").await?;
-        let subjects: Vec<String> = strings(&listed)
-            .into_iter()
-            .filter(|subject| !subject.starts_with(':') && self.exporter.matches(subject))
-            .collect();
+        let subjects = self.exported_subjects().await?;
         let mut order: Vec<SourceSubject> = Vec::new();
         for subject in &subjects {
             if self.is_a_copy(subject).await? {
@@ -212,26 +217,86 @@ impl Pass<'_> {
             self.collect(subject, 0, &mut order).await?;
         }
         let by_subject: BTreeMap<String, Vec<SourceVersion>> = order.iter().cloned().collect();
+        let plan = version_order(&order);
         let mut failed: BTreeMap<String, PassError> = BTreeMap::new();
         for (subject, versions) in &order {
-            let blocked = versions.iter().flat_map(|version| &version.referenced).find(|r| failed.contains_key(*r));
+            if versions.is_empty() {
+                continue;
+            }
+            let target = self.exporter.destination_subject(subject);
+            let outcome = self.ensure_import_mode(&target).await;
+            self.note(subject, outcome, &mut failed)?;
+        }
+        for &(s, v) in &plan {
+            let (subject, versions) = &order[s];
+            let version = &versions[v];
+            if failed.contains_key(subject) {
+                continue;
+            }
+            let blocked = version.referenced.iter().find(|referenced| failed.contains_key(*referenced));
             let outcome = match blocked {
                 Some(referenced) => Err(PassError::new(format!("its reference '{referenced}' is not exported"))),
-                None => self.register_missing(subject, versions, &by_subject).await,
+                None => self.register_version(subject, version, &by_subject).await,
             };
             self.note(subject, outcome, &mut failed)?;
         }
-        // What a subject not exported references is not deleted: its referrer may still need it.
-        let mut held: BTreeSet<String> = BTreeSet::new();
-        for (subject, versions) in order.iter().rev() {
-            if failed.contains_key(subject) || held.contains(subject) {
-                held.extend(versions.iter().flat_map(|version| version.referenced.iter().cloned()));
+        // A version still referenced by one not deleted (or not exported) is not deleted.
+        let mut held: BTreeSet<(String, i64)> = BTreeSet::new();
+        for &(s, v) in plan.iter().rev() {
+            let (subject, versions) = &order[s];
+            let version = &versions[v];
+            let key = (subject.clone(), version.version);
+            if failed.contains_key(subject) || held.contains(&key) {
+                held.extend(version.references.iter().cloned());
                 continue;
             }
-            let outcome = self.apply_deletes(subject, versions).await;
-            if outcome.is_err() {
-                held.extend(versions.iter().flat_map(|version| version.referenced.iter().cloned()));
+            if !version.deleted {
+                continue;
             }
+            let outcome = self.soft_delete_if_live(subject, version.version).await;
+            if outcome.is_err() {
+                held.extend(version.references.iter().cloned());
+            }
+            self.note(subject, outcome, &mut failed)?;
+        }
+        let mut vanished: Vec<(i64, String, i64, bool)> = Vec::new();
+        for (subject, versions) in &order {
+            if failed.contains_key(subject) {
+                continue;
+            }
+            let target = self.exporter.destination_subject(subject);
+            let kept: BTreeSet<i64> = versions.iter().map(|version| version.version).collect();
+            match self.destination_versions(&target).await {
+                Ok(existing) => vanished.extend(
+                    existing
+                        .into_iter()
+                        .filter(|(number, _)| !kept.contains(number))
+                        .map(|(number, (id, deleted))| (id, subject.clone(), number, deleted)),
+                ),
+                Err(error) => self.note(subject, Err(error), &mut failed)?,
+            }
+        }
+        vanished.sort_by(|a, b| b.cmp(a));
+        for (_, subject, number, deleted) in vanished {
+            if failed.contains_key(&subject) {
+                continue;
+            }
+            let target = self.exporter.destination_subject(&subject);
+            let mut outcome = Ok(());
+            if !deleted {
+                outcome = self.delete_version(&target, number, false).await;
+            }
+            if outcome.is_ok() {
+                outcome = self.delete_version(&target, number, true).await;
+            }
+            self.note(&subject, outcome, &mut failed)?;
+        }
+        for (subject, _) in &order {
+            if failed.contains_key(subject) {
+                continue;
+            }
+            let target = self.exporter.destination_subject(subject);
+            let outcome = self.sync_config(subject, &target).await;
             self.note(subject, outcome, &mut failed)?;
         }
         if let Some(context) = self.exporter.destination_context() {
@@ -244,6 +309,30 @@ impl Pass<'_> {
         let named: Vec<String> =
             failed.iter().take(NAMED_FAILURES).map(|(subject, error)| format!("'{subject}': {error}")).collect();
         Err(PassError::new(format!("{} subject(s) not exported: {}", failed.len(), named.join("; "))))
+    }
+
+    /// The source subjects this pass exports: those the source lists (deleted included) that the
+    /// exporter matches, the subjects it names literally (a config may be set on one without
+    /// versions), and, in a named destination context, the source subjects of what the destination
+    /// holds there (a subject whose versions were all hard-deleted may keep its config).
+    async fn exported_subjects(&self) -> Result<BTreeSet<String>, PassError> {
+        let listed = self.get_ok(Side::Source, "/subjects?deleted=true").await?;
+        let mut subjects: BTreeSet<String> = strings(&listed).into_iter().collect();
+        subjects.extend(
+            self.exporter.subjects.iter().filter(|pattern| !pattern.contains('*') && !pattern.is_empty()).cloned(),
+        );
+        if let Some(context) = self.exporter.destination_context() {
+            let prefix = format!(":{context}:");
+            let path = format!("/subjects?deleted=true&subjectPrefix={}", segment(&prefix));
+            let held = self.get_ok(Side::Destination, &path).await?;
+            subjects.extend(
+                strings(&held)
+                    .iter()
+                    .filter_map(|target| target.strip_prefix(&prefix))
+                    .filter_map(|renamed| self.source_name(renamed)),
+            );
+        }
+        Ok(subjects.into_iter().filter(|subject| !subject.starts_with(':') && self.exporter.matches(subject)).collect())
     }
 
     /// Records a subject's failure; a fence or an unreachable destination ends the pass at once.
@@ -289,41 +378,57 @@ impl Pass<'_> {
         Ok(())
     }
 
-    /// Registers the source versions the destination lacks, with their IDs and numbers; a number
-    /// the destination holds with another ID (the source hard-deleted its version and reused the
-    /// number) is replaced: hard-deleted at the destination, then registered, as IMPORT allows.
-    async fn register_missing(
+    /// Registers one source version unless the destination holds it under the same ID, with its
+    /// ID and number; a number the destination holds with another ID (the source hard-deleted its
+    /// version and reused the number) is replaced: hard-deleted at the destination, then
+    /// registered, as IMPORT allows.
+    async fn register_version(
         &mut self,
         subject: &str,
-        versions: &[SourceVersion],
+        version: &SourceVersion,
         by_subject: &BTreeMap<String, Vec<SourceVersion>>,
     ) -> Result<(), PassError> {
         let target = self.exporter.destination_subject(subject);
-        self.ensure_import_mode(&target).await?;
         let existing = self.destination_versions(&target).await?;
-        for version in versions {
-            match existing.get(&version.version) {
-                Some(&(id, _)) if id == version.id => continue,
-                Some(&(_, deleted)) => {
-                    if !deleted {
-                        self.delete_version(&target, version.version, false).await?;
-                    }
-                    self.delete_version(&target, version.version, true).await?;
+        match existing.get(&version.version) {
+            Some(&(id, _)) if id == version.id => return Ok(()),
+            Some(&(_, deleted)) => {
+                if !deleted {
+                    self.delete_version(&target, version.version, false).await?;
                 }
-                None => {}
+                self.delete_version(&target, version.version, true).await?;
             }
-            let path = format!("/subjects/{}/versions?normalize=false", segment(&target));
-            self.fence.check().await?;
-            let answer = self.call(Side::Destination, Method::Post, &path, Some(&version.body)).await?;
-            if answer.is_success() {
-                self.writes += 1;
-                continue;
-            }
-            if answer.error_code() == Some(42201) && self.revive_references(version, by_subject).await? {
-                self.write(Method::Post, &path, Some(&version.body), &target).await?;
-                continue;
-            }
-            return Err(refused(Side::Destination, Method::Post, &path, &answer, self.destination));
+            None => {}
+        }
+        let path = format!("/subjects/{}/versions?normalize=false", segment(&target));
+        self.fence.check().await?;
+        let answer = self.call(Side::Destination, Method::Post, &path, Some(&version.body)).await?;
+        if answer.is_success() {
+            self.registered(&target, version);
+            return Ok(());
+        }
+        if answer.error_code() == Some(42201) && self.revive_references(version, by_subject).await? {
+            self.write(Method::Post, &path, Some(&version.body), &target).await?;
+            self.registered(&target, version);
+            return Ok(());
+        }
+        Err(refused(Side::Destination, Method::Post, &path, &answer, self.destination))
+    }
+
+    /// Counts a registration at the destination and remembers it live.
+    fn registered(&mut self, target: &str, version: &SourceVersion) {
+        self.writes += 1;
+        if let Some(held) = self.held_at_destination.get_mut(target) {
+            held.insert(version.version, (version.id, false));
+        }
+    }
+
+    /// Soft-deletes `number` of `subject`'s destination subject when the destination holds it live.
+    async fn soft_delete_if_live(&mut self, subject: &str, number: i64) -> Result<(), PassError> {
+        let target = self.exporter.destination_subject(subject);
+        let existing = self.destination_versions(&target).await?;
+        if existing.get(&number).is_some_and(|&(_, deleted)| !deleted) {
+            self.delete_version(&target, number, false).await?;
         }
         Ok(())
     }
@@ -338,12 +443,9 @@ impl Pass<'_> {
         version: &SourceVersion,
         by_subject: &BTreeMap<String, Vec<SourceVersion>>,
     ) -> Result<bool, PassError> {
-        let numbers =
-            version.body.get("references").and_then(Value::as_array).into_iter().flatten().filter_map(|reference| {
-                reference.get("subject").and_then(|_| reference.get("version")).and_then(Value::as_i64)
-            });
         let mut revived = false;
-        for (referenced, number) in version.referenced.iter().zip(numbers) {
+        for (referenced, number) in &version.references {
+            let number = *number;
             let Some(source) = by_subject.get(referenced).and_then(|vs| vs.iter().find(|v| v.version == number)) else {
                 continue;
             };
@@ -353,32 +455,13 @@ impl Pass<'_> {
                 self.delete_version(&target, number, true).await?;
                 let path = format!("/subjects/{}/versions?normalize=false", segment(&target));
                 self.write(Method::Post, &path, Some(&source.body), &target).await?;
+                if let Some(held) = self.held_at_destination.get_mut(&target) {
+                    held.insert(number, (source.id, false));
+                }
                 revived = true;
             }
         }
         Ok(revived)
-    }
-
-    /// Soft-deletes what the source soft-deleted, hard-deletes the destination's versions the
-    /// source no longer has, and copies the subject's config.
-    async fn apply_deletes(&mut self, subject: &str, versions: &[SourceVersion]) -> Result<(), PassError> {
-        let target = self.exporter.destination_subject(subject);
-        let existing = self.destination_versions(&target).await?;
-        for version in versions.iter().rev().filter(|version| version.deleted) {
-            if existing.get(&version.version).is_some_and(|&(_, deleted)| !deleted) {
-                self.delete_version(&target, version.version, false).await?;
-            }
-        }
-        let kept: BTreeSet<i64> = versions.iter().map(|version| version.version).collect();
-        for (&number, &(_, deleted)) in existing.iter().rev() {
-            if !kept.contains(&number) {
-                if !deleted {
-                    self.delete_version(&target, number, false).await?;
-                }
-                self.delete_version(&target, number, true).await?;
-            }
-        }
-        self.sync_config(subject, &target).await
     }
 
     /// Hard-deletes the destination subjects of `context` whose source subject is gone.
@@ -439,12 +522,16 @@ impl Pass<'_> {
         };
         let (version, id) = (number("version")?, number("id")?);
         let mut referenced = Vec::new();
+        let mut pairs = Vec::new();
         let mut references = Vec::new();
         for reference in record.get("references").and_then(Value::as_array).into_iter().flatten() {
             let mut reference = reference.clone();
             if let Some(subject) = reference.get("subject").and_then(Value::as_str).map(str::to_owned) {
                 let renamed = self.exporter.subject_rename_format.replace(crate::model::SUBJECT_PLACEHOLDER, &subject);
                 reference["subject"] = Value::String(renamed);
+                if let Some(number) = reference.get("version").and_then(Value::as_i64) {
+                    pairs.push((subject.clone(), number));
+                }
                 referenced.push(subject);
             }
             references.push(reference);
@@ -461,11 +548,20 @@ impl Pass<'_> {
         body.insert("id".to_owned(), json!(id));
         body.insert("version".to_owned(), json!(version));
         let deleted = record.get("deleted").and_then(Value::as_bool).unwrap_or(false);
-        Ok(SourceVersion { version, id, deleted, body: Value::Object(body), referenced })
+        Ok(SourceVersion { version, id, deleted, body: Value::Object(body), referenced, references: pairs })
     }
 
-    /// The destination subject's versions: version → (ID, soft-deleted).
-    async fn destination_versions(&self, target: &str) -> Result<BTreeMap<i64, (i64, bool)>, PassError> {
+    /// The destination subject's versions: version → (ID, soft-deleted), read once per pass.
+    async fn destination_versions(&mut self, target: &str) -> Result<BTreeMap<i64, (i64, bool)>, PassError> {
+        if let Some(held) = self.held_at_destination.get(target) {
+            return Ok(held.clone());
+        }
+        let versions = self.read_destination_versions(target).await?;
+        self.held_at_destination.insert(target.to_owned(), versions.clone());
+        Ok(versions)
+    }
+
+    async fn read_destination_versions(&self, target: &str) -> Result<BTreeMap<i64, (i64, bool)>, PassError> {
         let path = format!("/subjects/{}/versions?deleted=true", segment(target));
         let answer = self.call(Side::Destination, Method::Get, &path, None).await?;
         if answer.status == 404 {
@@ -523,6 +619,13 @@ impl Pass<'_> {
         // Already gone (or already soft-deleted) is done: a retried pass repeats deletes.
         if answer.is_success() || matches!(answer.error_code(), Some(40401 | 40402 | 40406)) {
             self.writes += 1;
+            if let Some(held) = self.held_at_destination.get_mut(target) {
+                if permanent {
+                    held.remove(&version);
+                } else if let Some(entry) = held.get_mut(&version) {
+                    entry.1 = true;
+                }
+            }
             return Ok(());
         }
         Err(refused(Side::Destination, Method::Delete, &path, &answer, self.destination))
@@ -598,6 +701,57 @@ impl Pass<'_> {
             PassError::new(format!("{} {} {} {path}: {error}", side.name(), api.describe(), method.as_str()))
         })
     }
+}
+
+/// The registration order of every version of `subjects`: (subject index, version index), each
+/// version after the versions it references (among those listed), lowest ID first among those
+/// ready. Versions cannot reference each other in a cycle (a reference names a version that
+/// existed first); should the source answer one anyway, what is left follows by ID.
+fn version_order(subjects: &[SourceSubject]) -> Vec<(usize, usize)> {
+    let mut index: BTreeMap<(&str, i64), (usize, usize)> = BTreeMap::new();
+    for (s, (subject, versions)) in subjects.iter().enumerate() {
+        for (v, version) in versions.iter().enumerate() {
+            index.insert((subject.as_str(), version.version), (s, v));
+        }
+    }
+    let mut waiting: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+    let mut referrers: BTreeMap<(usize, usize), Vec<(usize, usize)>> = BTreeMap::new();
+    let mut ready: BTreeSet<(i64, usize, usize)> = BTreeSet::new();
+    for (s, (_, versions)) in subjects.iter().enumerate() {
+        for (v, version) in versions.iter().enumerate() {
+            let needs: BTreeSet<(usize, usize)> = version
+                .references
+                .iter()
+                .filter_map(|(subject, number)| index.get(&(subject.as_str(), *number)).copied())
+                .filter(|&needed| needed != (s, v))
+                .collect();
+            for &needed in &needs {
+                referrers.entry(needed).or_default().push((s, v));
+            }
+            if needs.is_empty() {
+                ready.insert((version.id, s, v));
+            } else {
+                waiting.insert((s, v), needs.len());
+            }
+        }
+    }
+    let mut plan = Vec::with_capacity(index.len());
+    while let Some((_, s, v)) = ready.pop_first() {
+        plan.push((s, v));
+        for &referrer in referrers.get(&(s, v)).into_iter().flatten() {
+            if let Some(count) = waiting.get_mut(&referrer) {
+                *count -= 1;
+                if *count == 0 {
+                    waiting.remove(&referrer);
+                    ready.insert((subjects[referrer.0].1[referrer.1].id, referrer.0, referrer.1));
+                }
+            }
+        }
+    }
+    let mut rest: Vec<(i64, usize, usize)> = waiting.into_keys().map(|(s, v)| (subjects[s].1[v].id, s, v)).collect();
+    rest.sort_unstable();
+    plan.extend(rest.into_iter().map(|(_, s, v)| (s, v)));
+    plan
 }
 
 #[derive(Clone, Copy, Debug)]
