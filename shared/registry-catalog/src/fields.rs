@@ -35,6 +35,12 @@ pub struct Field {
     pub path: String,
     /// The type name (see the module documentation).
     pub type_name: String,
+    /// Whether it carries documentation (Avro `doc`, JSON Schema `description`; Protobuf comments
+    /// are not kept by the parser, so never for Protobuf).
+    pub documented: bool,
+    /// Whether a reader missing it gets a default (Avro and JSON Schema `default`; every proto3
+    /// field, and proto2 fields with `[default = ...]`).
+    pub has_default: bool,
 }
 
 impl Field {
@@ -68,15 +74,33 @@ struct Fields {
     list: Vec<Field>,
     /// Named types already walked (Avro full names, Protobuf message names).
     walked: HashSet<String>,
+    /// Whether the Protobuf file walked is proto3 (every field has a default).
+    proto3: bool,
+}
+
+/// What [`Field::documented`] and [`Field::has_default`] record.
+#[derive(Debug, Clone, Copy)]
+struct Marks {
+    documented: bool,
+    has_default: bool,
+}
+
+impl Marks {
+    /// The marks of a JSON field declaration documented by its `doc_key` string.
+    fn of(declaration: &Value, doc_key: &str) -> Self {
+        let documented = declaration.get(doc_key).and_then(Value::as_str).is_some_and(|doc| !doc.trim().is_empty());
+        Marks { documented, has_default: declaration.get("default").is_some() }
+    }
 }
 
 impl Fields {
-    fn push(&mut self, prefix: &str, name: &str, type_name: String) -> Option<String> {
+    fn push(&mut self, prefix: &str, name: &str, type_name: String, marks: Marks) -> Option<String> {
         if self.list.len() >= MAX_FIELDS {
             return None;
         }
         let path = if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") };
-        self.list.push(Field { name: name.to_string(), path: path.clone(), type_name });
+        let Marks { documented, has_default } = marks;
+        self.list.push(Field { name: name.to_string(), path: path.clone(), type_name, documented, has_default });
         Some(path)
     }
 
@@ -105,7 +129,8 @@ impl Fields {
                             for field in object.get("fields").and_then(Value::as_array).into_iter().flatten() {
                                 let Some(field_name) = field.get("name").and_then(Value::as_str) else { continue };
                                 let field_type = field.get("type").unwrap_or(&Value::Null);
-                                let Some(path) = self.push(prefix, field_name, String::new()) else { break };
+                                let marks = Marks::of(field, "doc");
+                                let Some(path) = self.push(prefix, field_name, String::new(), marks) else { break };
                                 let index = self.list.len() - 1;
                                 let type_name =
                                     self.avro_type(field_type, &path, record_namespace.as_deref(), depth + 1);
@@ -138,7 +163,8 @@ impl Fields {
         }
         let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return };
         for (name, property) in properties {
-            let Some(path) = self.push(prefix, name, json_type(property)) else { return };
+            let marks = Marks::of(property, "description");
+            let Some(path) = self.push(prefix, name, json_type(property), marks) else { return };
             self.json_object(property, &path, depth + 1);
             if let Some(items) = property.get("items") {
                 self.json_object(items, &path, depth + 1);
@@ -147,6 +173,7 @@ impl Fields {
     }
 
     fn protobuf_file(&mut self, file: &FileDescriptorProto) {
+        self.proto3 = file.syntax.as_deref() == Some("proto3");
         let package = file.package.as_deref().unwrap_or("");
         for message in &file.message_type {
             let full = qualified(message.name(), Some(package));
@@ -166,6 +193,7 @@ impl Fields {
         if depth >= MAX_DEPTH || !self.walked.insert(full.to_string()) {
             return;
         }
+        let proto3 = self.proto3;
         for field in &message.field {
             let type_name = match field.r#type() {
                 Type::Message | Type::Enum | Type::Group => field.type_name().trim_start_matches('.').to_string(),
@@ -173,7 +201,8 @@ impl Fields {
             };
             let type_name = if field.label() == Label::Repeated { format!("repeated {type_name}") } else { type_name };
             let nested = field.type_name().trim_start_matches('.').to_string();
-            let Some(path) = self.push(prefix, field.name(), type_name) else { return };
+            let marks = Marks { documented: false, has_default: proto3 || field.default_value.is_some() };
+            let Some(path) = self.push(prefix, field.name(), type_name, marks) else { return };
             if field.r#type() == Type::Message
                 && let Some(found) = find_message(file, &nested)
             {

@@ -7,12 +7,18 @@
 //! - [`fields`]: the fields of a schema as dot-separated paths with a type name, per format.
 //! - [`matching`]: how a field name, a type or a text matches a query (naming variants, fuzzy,
 //!   regex), with bounded regexes.
+//! - [`advice`]: quality score, field-set similarity, subject-name strategies and patterns,
+//!   migration steps.
 //! - [`analysis`]: field diff between two versions, complexity grade, validation and normal form.
 
+pub mod advice;
 pub mod analysis;
 pub mod fields;
 pub mod matching;
 
+pub use advice::{
+    NameCheck, Quality, SubjectPattern, check_subject_name, migration_steps, name_set, quality, similarity,
+};
 pub use analysis::{
     Complexity, FieldChange, FieldDiff, FieldEntry, Normalized, Validated, complexity, diff, normalize, validate,
 };
