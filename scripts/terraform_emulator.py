@@ -320,9 +320,10 @@ def main() -> int:
         stack.write_text(json.dumps(configuration, default=str))
 
         binaries = target_directory() / "debug"
-        for name in ("registry-lambda", "lambda-emulator"):
-            if not (binaries / name).exists():
-                raise SystemExit(f"terraform-emulator: {binaries / name} is missing (cargo build -p registry-lambda -p api-tests)")
+        function_binary = os.environ.get("REGISTRY_LAMBDA_BIN") or str(binaries / "registry-lambda")
+        for path in (Path(function_binary), binaries / "lambda-emulator"):
+            if not path.exists():
+                raise SystemExit(f"terraform-emulator: {path} is missing (cargo build -p registry-lambda -p api-tests)")
         cases = os.environ.get("TF_EMULATOR_CASES", "all()")
         if cases == "none":
             print("TF_EMULATOR_CASES=none: the API suite is not run")
@@ -331,7 +332,9 @@ def main() -> int:
             failures += home_region_step(example, env, variables)
             failures += stopped_function_step(example, env, variables, target_args, session, endpoint, function["values"]["function_name"])
             return 1 if failures else 0
-        listed = run(["cargo", "nextest", "list", "-p", "api-tests", "-E", "binary(api) and test(/::lambda::/)"], cwd=ROOT, env=os.environ.copy(), capture=True)
+        # --workspace, as make test's build: `-p api-tests` would build the workspace's crates again with
+        # that package's features and relink target/debug/lambda-emulator while other steps run it.
+        listed = run(["cargo", "nextest", "list", "--workspace", "-E", "package(api-tests) and binary(api) and test(/::lambda::/)"], cwd=ROOT, env=os.environ.copy(), capture=True)
         unknown = [name for name in EXCLUDED_CASES if f" {name}" not in listed]
         if unknown:
             raise SystemExit(f"terraform-emulator: excluded cases that no longer exist: {unknown}")
@@ -341,8 +344,8 @@ def main() -> int:
         test_env = {**os.environ, "API_DEPLOYED_STACK": str(stack), "AWS_REGION": region, "AWS_DEFAULT_REGION": region,
                     "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}
         # One case at a time: they share Terraform's one table and bucket.
-        nextest = ["cargo", "nextest", "run", "-p", "api-tests", "--no-fail-fast", "--test-threads", "1",
-                   "-E", f"binary(api) and test(/::lambda::/) and ({cases}) and not ({excluded})"]
+        nextest = ["cargo", "nextest", "run", "--workspace", "--no-fail-fast", "--test-threads", "1",
+                   "-E", f"package(api-tests) and binary(api) and test(/::lambda::/) and ({cases}) and not ({excluded})"]
         print("$ API_DEPLOYED_STACK=" + str(stack) + " " + " ".join(nextest), flush=True)
         suite = subprocess.run(nextest, cwd=ROOT, env=test_env).returncode
         failures = restore_runbook(example, env, variables, target_args, session, endpoint, variables_written,

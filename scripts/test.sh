@@ -162,11 +162,17 @@ clients() {
 
 build() {
   "$CARGO" nextest run --workspace --no-run && CLIENTS_PREPARE_ONLY=1 "$ROOT/scripts/clients-test.sh" &&
-    ensure_cargo_lambda
+    ensure_cargo_lambda && mkdir -p "$WORK/bin" && cp "$TARGET_DIR/debug/registry-lambda" "$FUNCTION_BIN"
 }
+# The function every lane but "api cargo lambda" runs: a copy of the build step's registry-lambda.
+# `cargo lambda watch` runs `cargo run -p registry-lambda`, whose feature set differs from the
+# workspace build's, so it relinks target/debug/registry-lambda (removes it, links its own build)
+# while the other lanes start the function from there.
+FUNCTION_BIN="$WORK/bin/registry-lambda"
+export REGISTRY_LAMBDA_BIN="$FUNCTION_BIN"
 
 # The lambda cases under `cargo lambda watch` (tests/src/lambda/cargo_lambda.rs), whose
-# `cargo run` reuses the build step's registry-lambda.
+# `cargo run` builds registry-lambda with that package's features (once, then reuses it).
 cargo_lambda_cases() {
   API_LAMBDA_RUNTIME=cargo-lambda CARGO_LAMBDA="$VENV/bin/cargo-lambda" api lambda "$@"
 }
