@@ -2,6 +2,7 @@
 
 mod access;
 mod catalog;
+mod catalog_advice;
 mod compatibility;
 mod concurrency;
 mod config_fields;

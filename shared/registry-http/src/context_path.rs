@@ -65,8 +65,10 @@ pub(crate) fn qualify(path: &str, query: Option<&str>) -> Result<Option<String>,
     let mut out: Vec<String> = Vec::with_capacity(segments.len() + 1);
     let root_setting = matches!(segments.first(), Some(&"config") | Some(&"mode"));
     let mut subject_next = false;
+    // `POST /subjects/match` and `/subjects/validate` are analysis endpoints, not subjects.
+    let catalog_subjects = matches!(segments.as_slice(), ["subjects", "match" | "validate"]);
     for (index, segment) in segments.iter().enumerate() {
-        let names_subject = subject_next || (root_setting && index == 1);
+        let names_subject = (subject_next && !catalog_subjects) || (root_setting && index == 1);
         subject_next = *segment == "subjects";
         out.push(if names_subject && !is_qualified(segment) {
             format!("{encoded}{segment}")
@@ -90,6 +92,10 @@ fn qualify_query(path: &str, query: &str, encoded: &str) -> String {
         "subject"
     } else if path == "schemas" || path == "subjects" {
         "subjectPrefix"
+    } else if CATALOG_SCANS.contains(&path) || path.starts_with("statistics/fields/") {
+        // The analysis endpoints that walk subjects, or take them in the body, get the context
+        // whole (`routes::catalog::CatalogContext`).
+        "context"
     } else {
         return query.to_string();
     };
@@ -114,6 +120,20 @@ fn qualify_query(path: &str, query: &str, encoded: &str) -> String {
     }
     pairs.join("&")
 }
+
+/// The analysis endpoints (AxonOps's) whose subjects are not in the path.
+const CATALOG_SCANS: [&str; 10] = [
+    "schemas/search",
+    "schemas/search/field",
+    "schemas/search/type",
+    "schemas/similar",
+    "schemas/quality",
+    "compatibility/check",
+    "subjects/match",
+    "subjects/validate",
+    "statistics",
+    "statistics/patterns",
+];
 
 /// Whether an encoded segment or value already names a context (`:.ctx:...`) or every context (`:*:`).
 fn is_qualified(encoded: &str) -> bool {
@@ -167,6 +187,13 @@ mod tests {
             ("/contexts/.team/subjects", Some("subjectPrefix=ord"), "/subjects?subjectPrefix=:.team:ord"),
             ("/contexts/.team/schemas", Some("subjectPrefix=:*:"), "/schemas?subjectPrefix=:*:"),
             ("/contexts/.:/schemas/ids/3", Some("fetchMaxId=true"), "/schemas/ids/3?fetchMaxId=true"),
+            ("/contexts/.team/schemas/search/field", None, "/schemas/search/field?context=:.team:"),
+            ("/contexts/.team/subjects/match", None, "/subjects/match?context=:.team:"),
+            ("/contexts/.team/subjects/validate", None, "/subjects/validate?context=:.team:"),
+            ("/contexts/.team/statistics/fields/id", None, "/statistics/fields/id?context=:.team:"),
+            ("/contexts/.team/statistics", Some("max_subjects=10"), "/statistics?max_subjects=10&context=:.team:"),
+            ("/contexts/.team/subjects/match/versions", None, "/subjects/:.team:match/versions"),
+            ("/contexts/.:/compatibility/check", None, "/compatibility/check"),
         ];
         for (path, query, expected) in cases {
             assert_eq!(rewritten(path, query).as_deref(), Some(expected), "{path}?{query:?}");

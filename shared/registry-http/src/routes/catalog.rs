@@ -15,11 +15,12 @@
 //! subject scanned, the Query of its versions and the GetObject of its body (bodies shared by
 //! several subjects, and references, are read once per schema); registrations cost nothing more.
 
+use super::catalog_advice as advice;
 use super::{ApiResult, json};
 use crate::AppState;
 use crate::endpoint::Permit;
 use crate::error::ApiError;
-use crate::extract::{ConfluentJson, Segment, SubjectVersion, parse_version};
+use crate::extract::{ConfluentJson, ConfluentQuery, Segment, SubjectVersion, parse_version, text};
 use axum::extract::State;
 use registry_catalog::{FieldMode, Matcher, fields};
 use registry_core::{
@@ -60,6 +61,76 @@ pub struct ScanWindow {
     subject_prefix: Option<String>,
 }
 
+impl ScanWindow {
+    /// `limit` when the request gives none (AxonOps's per-endpoint defaults differ).
+    pub(super) fn default_limit(&mut self, limit: usize) {
+        self.limit = self.limit.or(Some(limit));
+    }
+
+    /// Subjects this request may scan: `max_subjects`, else `default`, at most `most`.
+    pub(super) fn budget(&self, default: usize, most: usize) -> usize {
+        self.max_subjects.filter(|m| *m > 0).unwrap_or(default).min(most)
+    }
+
+    /// The subject to resume after.
+    pub(super) fn cursor(&self) -> Result<Option<Subject>, ApiError> {
+        Ok(self.cursor.as_deref().filter(|c| !c.is_empty()).map(Subject::new).transpose()?)
+    }
+
+    pub(super) fn prefix(&self) -> String {
+        self.subject_prefix.clone().unwrap_or_default()
+    }
+}
+
+/// The scan window of a GET endpoint, from its query string (read as strings, as JAX-RS reads them).
+#[derive(Debug, Default, Deserialize)]
+pub struct ScanQuery {
+    #[serde(default, deserialize_with = "text")]
+    cursor: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    max_subjects: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    subject_prefix: Option<String>,
+}
+
+impl From<ScanQuery> for ScanWindow {
+    fn from(query: ScanQuery) -> Self {
+        ScanWindow {
+            limit: None,
+            cursor: query.cursor,
+            max_subjects: query.max_subjects.and_then(|m| m.trim().parse().ok()),
+            subject_prefix: query.subject_prefix,
+        }
+    }
+}
+
+/// The context of a `/contexts/{ctx}/...` request to an endpoint whose subjects are not in the
+/// path: the base-URL rewrite passes its qualifier (`:.team:`) as the `context` query parameter.
+/// Scans stay inside it and subjects named in the body are taken in it.
+#[derive(Debug, Default, Deserialize)]
+pub struct CatalogContext {
+    #[serde(default, deserialize_with = "text")]
+    context: Option<String>,
+}
+
+impl CatalogContext {
+    fn qualifier(&self) -> &str {
+        self.context.as_deref().unwrap_or("")
+    }
+
+    /// `subject` in the context, unless it names a context itself.
+    pub(super) fn subject(&self, subject: &str) -> String {
+        if subject.starts_with(':') { subject.to_string() } else { format!("{}{subject}", self.qualifier()) }
+    }
+
+    /// Narrows `window`'s scan to the context.
+    pub(super) fn apply(&self, window: &mut ScanWindow) {
+        if !self.qualifier().is_empty() {
+            window.subject_prefix = Some(self.subject(window.subject_prefix.as_deref().unwrap_or("")));
+        }
+    }
+}
+
 /// How far a scan went, added to every search answer.
 #[derive(Debug, Serialize)]
 pub struct ScanReport {
@@ -70,10 +141,21 @@ pub struct ScanReport {
     next_cursor: Option<String>,
 }
 
+impl ScanReport {
+    pub(super) fn new(subjects_scanned: usize, next_cursor: Option<String>) -> Self {
+        ScanReport { subjects_scanned, next_cursor }
+    }
+}
+
 /// Scans the caller's live subjects in `window`, handing each latest version (parsed) to `visit`,
 /// which answers how many results it added. Stops at the result limit or the scan budget, at a
 /// subject boundary (the last subject's results are all kept).
-async fn scan<F>(state: &AppState, permit: &Permit, window: &ScanWindow, mut visit: F) -> Result<ScanReport, ApiError>
+pub(super) async fn scan<F>(
+    state: &AppState,
+    permit: &Permit,
+    window: &ScanWindow,
+    mut visit: F,
+) -> Result<ScanReport, ApiError>
 where
     F: FnMut(&SchemaRecord, Option<&ParsedSchema>) -> usize,
 {
@@ -177,7 +259,7 @@ async fn parse_blocking(
         .map_err(|error| ApiError::Internal(format!("parse task: {error}")))
 }
 
-fn bad_query(error: registry_catalog::MatchError) -> ApiError {
+pub(super) fn bad_query(error: registry_catalog::MatchError) -> ApiError {
     ApiError::BadRequest(error.0)
 }
 
@@ -209,8 +291,10 @@ struct FieldMatch {
 pub async fn search_field(
     State(state): State<AppState>,
     permit: Permit,
-    ConfluentJson(request): ConfluentJson<FieldSearch>,
+    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
+    ConfluentJson(mut request): ConfluentJson<FieldSearch>,
 ) -> ApiResult {
+    context.apply(&mut request.window);
     let mode = FieldMode::parse(request.mode.as_deref().unwrap_or("")).map_err(bad_query)?;
     let matcher = Matcher::field(&request.field, mode, request.threshold.unwrap_or(0.6)).map_err(bad_query)?;
     let mut matches = Vec::new();
@@ -269,8 +353,10 @@ struct TypeMatch {
 pub async fn search_type(
     State(state): State<AppState>,
     permit: Permit,
-    ConfluentJson(request): ConfluentJson<TypeSearch>,
+    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
+    ConfluentJson(mut request): ConfluentJson<TypeSearch>,
 ) -> ApiResult {
+    context.apply(&mut request.window);
     let matcher = Matcher::type_name(&request.type_pattern, request.regex).map_err(bad_query)?;
     let mut matches = Vec::new();
     let report = scan(&state, &permit, &request.window, |record, parsed| {
@@ -323,8 +409,10 @@ struct TextMatch {
 pub async fn search_text(
     State(state): State<AppState>,
     permit: Permit,
-    ConfluentJson(request): ConfluentJson<TextSearch>,
+    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
+    ConfluentJson(mut request): ConfluentJson<TextSearch>,
 ) -> ApiResult {
+    context.apply(&mut request.window);
     let matcher = Matcher::text(&request.query, request.regex).map_err(bad_query)?;
     let mut matches = Vec::new();
     let report = scan(&state, &permit, &request.window, |record, _| {
@@ -351,7 +439,7 @@ pub async fn search_text(
 }
 
 /// A version read and parsed for the caller; 42201 when a stored schema no longer parses.
-async fn parsed_version(
+pub(super) async fn parsed_version(
     registry: &Registry,
     subject: &str,
     selector: VersionSelector,
@@ -585,6 +673,7 @@ pub async fn normalize(ConfluentJson(input): ConfluentJson<SchemaInput>) -> ApiR
 pub async fn complexity(
     State(state): State<AppState>,
     permit: Permit,
+    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
     ConfluentJson(input): ConfluentJson<SchemaInput>,
 ) -> ApiResult {
     let parsed = match (&input.schema, &input.subject) {
@@ -595,9 +684,10 @@ pub async fn complexity(
                 .map_err(|error| ApiError::Registry(error.into()))?
         }
         (None, Some(subject)) => {
-            permit.require(registry_auth::Operation::Read, Some(subject))?;
+            let subject = context.subject(subject);
+            permit.require(registry_auth::Operation::Read, Some(&subject))?;
             let registry = permit.acting(&state.registry);
-            parsed_version(&registry, subject, VersionSelector::Latest).await?.1
+            parsed_version(&registry, &subject, VersionSelector::Latest).await?.1
         }
         (None, None) => return Err(ApiError::BadRequest("either schema or subject is required".into())),
     };
@@ -624,6 +714,7 @@ pub struct CheckRequest {
 pub async fn check(
     State(state): State<AppState>,
     permit: Permit,
+    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
     ConfluentJson(request): ConfluentJson<CheckRequest>,
 ) -> ApiResult {
     let text = request.schema.ok_or_else(|| ApiError::BadRequest("the schema field is required".into()))?;
@@ -641,7 +732,7 @@ pub async fn check(
         messages: Vec<String>,
     }
     let mut results = Vec::new();
-    for subject in request.subjects {
+    for subject in request.subjects.iter().map(|subject| context.subject(subject)) {
         let schema = NewSchema {
             schema: Some(text.clone()),
             schema_type: request.schema_type.unwrap_or_default(),
@@ -694,4 +785,5 @@ pub fn routes() -> axum::Router<AppState> {
             get(declare("get_dependency_graph", READ, dependencies_of)),
         )
         .route("/subjects/{subject}/versions/{version}/export", get(declare("export_version", READ, export_version)))
+        .merge(advice::routes())
 }

@@ -1,6 +1,7 @@
 //! Handlers, one module per Confluent resource, and the response helpers they share.
 
 pub mod catalog;
+pub mod catalog_advice;
 pub mod compatibility;
 pub mod config;
 pub mod contracts;

@@ -1,0 +1,481 @@
+//! The rest of AxonOps Schema Registry's analysis API: similar schemas, quality score, subject-name
+//! strategies and patterns, evolution advice, migration steps and statistics, with AxonOps's paths,
+//! request fields and answer fields (as its handlers write them).
+//!
+//! Authorization and cost are [`super::catalog`]'s: the routes need `read`, a subject named in the
+//! path or the body is checked like a path subject, and everything that walks subjects is a
+//! bounded scan of the caller's subjects (`cursor`, `max_subjects`, `subject_prefix`) answering
+//! `subjects_scanned` and `next_cursor`, where AxonOps walks the whole registry in one request.
+//! Under `/contexts/{ctx}/...` the scans and the named subjects are the context's.
+
+use super::catalog::{CatalogContext, ScanQuery, ScanReport, ScanWindow, bad_query, parsed_version, scan};
+use super::{ApiResult, json};
+use crate::AppState;
+use crate::endpoint::Permit;
+use crate::error::ApiError;
+use crate::extract::{ConfluentJson, ConfluentQuery, Segment};
+use axum::extract::State;
+use registry_catalog::{SubjectPattern, fields, name_set};
+use registry_core::{DeletedFilter, SchemaType, Scope, Subject, VersionSelector};
+use registry_schema::{ParsedSchema, Validation};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Subject names one `POST /subjects/match` lists when it does not say, and the most.
+const DEFAULT_NAME_SCAN: usize = 10_000;
+const MAX_NAME_SCAN: usize = 50_000;
+/// Subject names listed per store page.
+const NAME_PAGE: usize = 500;
+
+/// `POST /schemas/similar` body.
+#[derive(Debug, Deserialize)]
+pub struct SimilarRequest {
+    #[serde(default)]
+    subject: String,
+    #[serde(default)]
+    threshold: f64,
+    #[serde(flatten)]
+    window: ScanWindow,
+}
+
+/// `POST /schemas/similar`: subjects whose latest fields (snake_case names) overlap the source
+/// subject's by a Jaccard score of at least `threshold` (0.3), at most `limit` (10) of them.
+pub async fn similar(
+    State(state): State<AppState>,
+    permit: Permit,
+    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
+    ConfluentJson(mut request): ConfluentJson<SimilarRequest>,
+) -> ApiResult {
+    if request.subject.is_empty() {
+        return Err(ApiError::BadRequest("Subject is required".into()));
+    }
+    let subject = context.subject(&request.subject);
+    permit.require(registry_auth::Operation::Read, Some(&subject))?;
+    let registry = permit.acting(&state.registry);
+    let (source, parsed) = parsed_version(&registry, &subject, VersionSelector::Latest).await?;
+    let source_names = name_set(&fields(&parsed));
+    let threshold = if request.threshold <= 0.0 { 0.3 } else { request.threshold.min(1.0) };
+    request.window.default_limit(10);
+    context.apply(&mut request.window);
+    #[derive(Serialize)]
+    struct Similar {
+        subject: String,
+        similarity: f64,
+        shared_fields: Vec<String>,
+    }
+    let mut found = Vec::new();
+    let report = scan(&state, &permit, &request.window, |record, parsed| {
+        if record.subject == source.subject {
+            return 0;
+        }
+        let Some(parsed) = parsed else { return 0 };
+        match registry_catalog::similarity(&source_names, &name_set(&fields(parsed))) {
+            Some((score, shared)) if score >= threshold => {
+                found.push(Similar {
+                    subject: record.subject.as_str().into(),
+                    similarity: score,
+                    shared_fields: shared,
+                });
+                1
+            }
+            _ => 0,
+        }
+    })
+    .await?;
+    #[derive(Serialize)]
+    struct Answer {
+        subject: String,
+        count: usize,
+        similar: Vec<Similar>,
+        #[serde(flatten)]
+        report: ScanReport,
+    }
+    json(&Answer { subject: request.subject, count: found.len(), similar: found, report })
+}
+
+/// `POST /schemas/quality` body.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QualityRequest {
+    #[serde(default)]
+    schema: Option<String>,
+    #[serde(default)]
+    schema_type: Option<SchemaType>,
+    #[serde(default)]
+    subject: Option<String>,
+}
+
+/// `POST /schemas/quality`: naming, documentation, type safety and evolution readiness of the posted
+/// schema, or of `subject`'s latest version (read for the caller).
+pub async fn quality(
+    State(state): State<AppState>,
+    permit: Permit,
+    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
+    ConfluentJson(request): ConfluentJson<QualityRequest>,
+) -> ApiResult {
+    let (parsed, text) = match (request.schema.filter(|s| !s.is_empty()), request.subject.filter(|s| !s.is_empty())) {
+        (Some(text), _) => {
+            let schema_type = request.schema_type.unwrap_or_default();
+            (parse_posted(schema_type, text.clone()).await?, text)
+        }
+        (None, Some(subject)) => {
+            let subject = context.subject(&subject);
+            permit.require(registry_auth::Operation::Read, Some(&subject))?;
+            let registry = permit.acting(&state.registry);
+            let (record, parsed) = parsed_version(&registry, &subject, VersionSelector::Latest).await?;
+            (parsed, record.body.schema)
+        }
+        (None, None) => return Err(ApiError::BadRequest("Schema or subject is required".into())),
+    };
+    json(&registry_catalog::quality(&fields(&parsed), &text))
+}
+
+/// A posted schema parsed off the async threads, without references; 42201 when it does not parse.
+async fn parse_posted(schema_type: SchemaType, text: String) -> Result<ParsedSchema, ApiError> {
+    tokio::task::spawn_blocking(move || ParsedSchema::parse(schema_type, &text, &[], Validation::Lenient, false))
+        .await
+        .map_err(|error| ApiError::Internal(format!("parse task: {error}")))?
+        .map_err(|error| ApiError::Registry(error.into()))
+}
+
+/// `POST /subjects/validate` body.
+#[derive(Debug, Deserialize)]
+pub struct NameRequest {
+    #[serde(default)]
+    subject: String,
+    #[serde(default)]
+    strategy: String,
+}
+
+/// `POST /subjects/validate`: `subject` under a Kafka subject-name strategy (reads nothing).
+pub async fn validate_subject(ConfluentJson(request): ConfluentJson<NameRequest>) -> ApiResult {
+    if request.subject.is_empty() {
+        return Err(ApiError::BadRequest("Subject is required".into()));
+    }
+    json(&registry_catalog::check_subject_name(&request.subject, &request.strategy))
+}
+
+/// `POST /subjects/match` body.
+#[derive(Debug, Deserialize)]
+pub struct MatchRequest {
+    #[serde(default)]
+    pattern: String,
+    #[serde(default)]
+    mode: String,
+    #[serde(default)]
+    threshold: f64,
+    #[serde(flatten)]
+    window: ScanWindow,
+}
+
+/// `POST /subjects/match`: the caller's live subjects whose names match `pattern` (`regex`, `glob`
+/// or `fuzzy`), listed in name order (default 10,000 names, at most 50,000 per request).
+pub async fn match_subjects(
+    State(state): State<AppState>,
+    permit: Permit,
+    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
+    ConfluentJson(mut request): ConfluentJson<MatchRequest>,
+) -> ApiResult {
+    if request.pattern.is_empty() {
+        return Err(ApiError::BadRequest("Pattern is required".into()));
+    }
+    let threshold = if request.threshold <= 0.0 { 0.6 } else { request.threshold.min(1.0) };
+    let pattern = SubjectPattern::new(&request.pattern, &request.mode, threshold).map_err(bad_query)?;
+    context.apply(&mut request.window);
+    let budget = request.window.budget(DEFAULT_NAME_SCAN, MAX_NAME_SCAN);
+    let scope = permit.subjects();
+    let mut after = request.window.cursor()?;
+    let (mut scanned, mut matches) = (0usize, Vec::new());
+    let prefix = request.window.prefix();
+    let next_cursor = loop {
+        let wanted = NAME_PAGE.min(budget - scanned);
+        let page =
+            state.registry.subjects_page(&scope, &prefix, DeletedFilter::LiveOnly, after.as_ref(), wanted).await?;
+        scanned += page.len();
+        matches.extend(page.iter().filter(|s| pattern.matches(s.as_str())).map(|s| s.as_str().to_string()));
+        after = page.last().cloned().or(after);
+        if page.len() < wanted {
+            break None;
+        }
+        if scanned >= budget {
+            break after.map(|s| s.as_str().to_string());
+        }
+    };
+    #[derive(Serialize)]
+    struct Answer {
+        pattern: String,
+        mode: String,
+        count: usize,
+        matches: Vec<String>,
+        #[serde(flatten)]
+        report: ScanReport,
+    }
+    let mode = if request.mode.is_empty() { "regex".to_string() } else { request.mode };
+    let report = ScanReport::new(scanned, next_cursor);
+    json(&Answer { pattern: request.pattern, mode, count: matches.len(), matches, report })
+}
+
+/// The compatibility level in effect for `subject` (its own, its context's, the global one or the
+/// server default).
+async fn level_of(state: &AppState, subject: &Subject) -> Result<String, ApiError> {
+    let config = state.registry.config(&Scope::Subject(subject.clone()), true).await?;
+    Ok(config.compatibility_level.unwrap_or_default().as_str().to_string())
+}
+
+/// One change of `POST /subjects/{s}/evolve`.
+#[derive(Debug, Deserialize)]
+pub struct ProposedChange {
+    #[serde(default)]
+    action: String,
+    #[serde(default)]
+    field: String,
+    #[serde(default, rename = "type")]
+    type_name: String,
+}
+
+/// `POST /subjects/{s}/evolve` body.
+#[derive(Debug, Deserialize)]
+pub struct EvolveRequest {
+    #[serde(default)]
+    changes: Vec<ProposedChange>,
+}
+
+/// Whether `change` keeps a subject at `level` compatible, and why, by Confluent's rules: backward
+/// lets new readers read old data (fields may be removed, added ones need a default), forward the
+/// reverse, full both; a type change needs `NONE`.
+fn advise(level: &str, change: &ProposedChange) -> String {
+    let backward = level.starts_with("BACKWARD") || level.starts_with("FULL");
+    let forward = level.starts_with("FORWARD") || level.starts_with("FULL");
+    let field = &change.field;
+    match change.action.to_ascii_lowercase().as_str() {
+        "add" if backward => format!("add '{field}': safe only with a default value under {level}"),
+        "add" => format!("add '{field}': safe under {level}"),
+        "remove" if forward => format!("remove '{field}': safe only if it has a default value under {level}"),
+        "remove" => format!("remove '{field}': safe under {level}"),
+        "modify" if level == "NONE" => format!("modify '{field}': allowed under NONE"),
+        "modify" => {
+            let to = if change.type_name.is_empty() { String::new() } else { format!(" to {}", change.type_name) };
+            format!(
+                "modify '{field}'{to}: a type change breaks {level} (only numeric promotions are tolerated by Avro readers); add a new field instead"
+            )
+        }
+        other => format!("'{other}' on '{field}': unknown action (use add, remove or modify)"),
+    }
+}
+
+/// `POST /subjects/{s}/evolve`: the subject's latest version and level, and a word on each proposed
+/// change (AxonOps answers the same fields with a fixed message).
+pub async fn evolve(
+    State(state): State<AppState>,
+    permit: Permit,
+    Segment(subject): Segment,
+    ConfluentJson(request): ConfluentJson<EvolveRequest>,
+) -> ApiResult {
+    let registry = permit.acting(&state.registry);
+    let latest = registry.version(&subject, VersionSelector::Latest, false).await?;
+    let level = level_of(&state, &latest.subject).await?;
+    let message = if request.changes.is_empty() {
+        format!("No changes proposed; version {} stays under {level}", latest.version.0)
+    } else {
+        request.changes.iter().map(|change| advise(&level, change)).collect::<Vec<_>>().join("; ")
+    };
+    #[derive(Serialize)]
+    struct Answer {
+        subject: String,
+        current_version: i32,
+        compatibility_level: String,
+        changes_requested: usize,
+        message: String,
+    }
+    json(&Answer {
+        subject,
+        current_version: latest.version.0,
+        compatibility_level: level,
+        changes_requested: request.changes.len(),
+        message,
+    })
+}
+
+/// `POST /subjects/{s}/migrate` body (snake_case, as AxonOps takes it).
+#[derive(Debug, Deserialize)]
+pub struct MigrateRequest {
+    #[serde(default)]
+    target_schema: String,
+    #[serde(default)]
+    schema_type: Option<SchemaType>,
+}
+
+/// `POST /subjects/{s}/migrate`: the steps from the subject's latest fields to the target's.
+pub async fn migrate(
+    State(state): State<AppState>,
+    permit: Permit,
+    Segment(subject): Segment,
+    ConfluentJson(request): ConfluentJson<MigrateRequest>,
+) -> ApiResult {
+    if request.target_schema.is_empty() {
+        return Err(ApiError::BadRequest("target_schema is required".into()));
+    }
+    let registry = permit.acting(&state.registry);
+    let (latest, current) = parsed_version(&registry, &subject, VersionSelector::Latest).await?;
+    let level = level_of(&state, &latest.subject).await?;
+    let schema_type = request.schema_type.unwrap_or(latest.body.schema_type);
+    let target = parse_posted(schema_type, request.target_schema).await?;
+    let steps = registry_catalog::migration_steps(&fields(&current), &fields(&target));
+    #[derive(Serialize)]
+    struct Answer {
+        subject: String,
+        current_version: i32,
+        compatibility_level: String,
+        step_count: usize,
+        steps: Vec<String>,
+    }
+    json(&Answer {
+        subject,
+        current_version: latest.version.0,
+        compatibility_level: level,
+        step_count: steps.len(),
+        steps,
+    })
+}
+
+/// `GET /statistics`: live subjects, their live versions and the types of their latest versions,
+/// over the scan window given in the query.
+pub async fn statistics(
+    State(state): State<AppState>,
+    permit: Permit,
+    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
+    ConfluentQuery(window): ConfluentQuery<ScanQuery>,
+) -> ApiResult {
+    let mut window = ScanWindow::from(window);
+    context.apply(&mut window);
+    let registry = permit.acting(&state.registry);
+    let (mut subject_count, mut version_count) = (0usize, 0usize);
+    let mut type_counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut subjects = Vec::new();
+    let report = scan(&state, &permit, &window, |record, _| {
+        subject_count += 1;
+        *type_counts.entry(record.body.schema_type.as_str().to_string()).or_default() += 1;
+        subjects.push(record.subject.clone());
+        0
+    })
+    .await?;
+    for subject in &subjects {
+        version_count += match registry.version_numbers(subject.as_str(), DeletedFilter::LiveOnly).await {
+            Ok(numbers) => numbers.len(),
+            Err(registry_core::RegistryError::Store(error)) => {
+                return Err(registry_core::RegistryError::Store(error).into());
+            }
+            Err(_) => 0,
+        };
+    }
+    #[derive(Serialize)]
+    struct Answer {
+        subject_count: usize,
+        version_count: usize,
+        type_counts: BTreeMap<String, usize>,
+        #[serde(flatten)]
+        report: ScanReport,
+    }
+    json(&Answer { subject_count, version_count, type_counts, report })
+}
+
+/// `GET /statistics/fields/{field}`: every use of `field` (any naming convention) in the latest
+/// versions scanned, with its type, and whether the types agree.
+pub async fn field_consistency(
+    State(state): State<AppState>,
+    permit: Permit,
+    axum::extract::Path(field): axum::extract::Path<String>,
+    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
+    ConfluentQuery(window): ConfluentQuery<ScanQuery>,
+) -> ApiResult {
+    let matcher =
+        registry_catalog::Matcher::field(&field, registry_catalog::FieldMode::Exact, 0.0).map_err(bad_query)?;
+    let mut window = ScanWindow::from(window);
+    context.apply(&mut window);
+    #[derive(Serialize)]
+    struct Usage {
+        subject: String,
+        field_name: String,
+        field_type: String,
+    }
+    let mut usages = Vec::new();
+    let mut type_counts: BTreeMap<String, usize> = BTreeMap::new();
+    let report = scan(&state, &permit, &window, |record, parsed| {
+        for found in parsed.map(fields).unwrap_or_default() {
+            if matcher.score(&found.name).is_some() {
+                *type_counts.entry(found.type_name.clone()).or_default() += 1;
+                usages.push(Usage {
+                    subject: record.subject.as_str().into(),
+                    field_name: found.name,
+                    field_type: found.type_name,
+                });
+            }
+        }
+        0
+    })
+    .await?;
+    #[derive(Serialize)]
+    struct Answer {
+        field: String,
+        consistent: bool,
+        type_counts: BTreeMap<String, usize>,
+        usages: Vec<Usage>,
+        #[serde(flatten)]
+        report: ScanReport,
+    }
+    json(&Answer { field, consistent: type_counts.len() <= 1, type_counts, usages, report })
+}
+
+/// `GET /statistics/patterns`: field names (snake_case) found in two or more of the latest versions
+/// scanned.
+pub async fn patterns(
+    State(state): State<AppState>,
+    permit: Permit,
+    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
+    ConfluentQuery(window): ConfluentQuery<ScanQuery>,
+) -> ApiResult {
+    let mut window = ScanWindow::from(window);
+    context.apply(&mut window);
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut subject_count = 0usize;
+    let report = scan(&state, &permit, &window, |_, parsed| {
+        subject_count += 1;
+        for name in name_set(&parsed.map(fields).unwrap_or_default()) {
+            *counts.entry(name).or_default() += 1;
+        }
+        0
+    })
+    .await?;
+    #[derive(Serialize)]
+    struct Common {
+        field: String,
+        count: usize,
+    }
+    let common: Vec<Common> =
+        counts.into_iter().filter(|(_, count)| *count >= 2).map(|(field, count)| Common { field, count }).collect();
+    #[derive(Serialize)]
+    struct Answer {
+        subject_count: usize,
+        pattern_count: usize,
+        common_fields: Vec<Common>,
+        #[serde(flatten)]
+        report: ScanReport,
+    }
+    json(&Answer { subject_count, pattern_count: common.len(), common_fields: common, report })
+}
+
+/// The endpoints, each declared with its operation name (AxonOps's MCP tool name) and `read` access.
+pub fn routes() -> axum::Router<AppState> {
+    use crate::endpoint::{READ, endpoint as declare};
+    use axum::routing::{get, post};
+    axum::Router::new()
+        .route("/schemas/similar", post(declare("find_similar_schemas", READ, similar)))
+        .route("/schemas/quality", post(declare("score_schema_quality", READ, quality)))
+        .route("/subjects/validate", post(declare("validate_subject_name", READ, validate_subject)))
+        .route("/subjects/match", post(declare("match_subjects", READ, match_subjects)))
+        .route("/subjects/{subject}/evolve", post(declare("suggest_schema_evolution", READ, evolve)))
+        .route("/subjects/{subject}/migrate", post(declare("plan_migration_path", READ, migrate)))
+        .route("/statistics", get(declare("get_registry_statistics", READ, statistics)))
+        .route("/statistics/fields/{field}", get(declare("check_field_consistency", READ, field_consistency)))
+        .route("/statistics/patterns", get(declare("detect_schema_patterns", READ, patterns)))
+}
