@@ -66,6 +66,28 @@ where
 }
 
 /// Who is calling, as the authentication layer found it; absent when authentication is off.
+/// `service` declared as the endpoint `operation` needing `access`, as [`endpoint`] declares a
+/// handler: its guard authorizes the caller before the service sees the request.
+pub fn endpoint_service<S>(operation: &'static str, access: Access, service: S) -> axum::routing::MethodRouter
+where
+    S: tower::Service<Request, Error = std::convert::Infallible> + Clone + Send + Sync + 'static,
+    S::Response: IntoResponse + 'static,
+    S::Future: Send + 'static,
+{
+    axum::routing::any_service(service)
+        .layer(axum::middleware::from_fn_with_state(Endpoint { operation, access }, guard))
+}
+
+/// Only the caller of a request's extensions: what a request made on its behalf (an MCP tool's)
+/// carries, so that nothing else of the outer request's routing reaches the inner route.
+pub fn caller_only(extensions: &axum::http::Extensions) -> axum::http::Extensions {
+    let mut carried = axum::http::Extensions::new();
+    if let Some(caller) = extensions.get::<Caller>() {
+        carried.insert(caller.clone());
+    }
+    carried
+}
+
 #[derive(Debug, Clone)]
 pub enum Caller {
     /// No credentials, or credentials that did not verify; `bearer` when tokens are accepted (for

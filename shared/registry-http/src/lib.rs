@@ -80,6 +80,8 @@ pub struct AppOptions {
     pub deks: Option<Arc<DekRegistry>>,
     /// Schema linking (`/exporters`, [`routes::exporters`]); `None`: those paths are 404.
     pub exporters: Option<Arc<ExporterService>>,
+    /// The MCP server at `/mcp` ([`registry_mcp`]); off: `/mcp` is 404 as any unserved path.
+    pub mcp: bool,
 }
 
 /// The whole application over `registry`, the one composition every host uses (`registry serve`,
@@ -100,6 +102,14 @@ pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
         authenticator: options.authenticator.clone(),
     };
     let routes = routes(state, http);
+    let routes = match options.mcp {
+        true => {
+            // Each tool's request goes to the same routes, behind this same authentication.
+            let service = registry_mcp::service(routes.clone(), endpoint::caller_only);
+            routes.route("/mcp", endpoint::endpoint_service("mcp", endpoint::READ, service))
+        }
+        false => routes,
+    };
     let routes = match options.authenticator {
         Some(authenticator) => auth::protect(routes, authenticator),
         None => routes,

@@ -91,6 +91,11 @@ pub struct Settings {
     #[arg(long, env = "REGISTRY_REFERENCE_VERSIONS_STRICT", default_value = "false", value_parser = parse_bool, action = clap::ArgAction::Set)]
     pub reference_versions_strict: bool,
 
+    /// Serve the MCP server at `/mcp` (tools over the REST API for assistants, `true`/`false`, any
+    /// case). Default `false`: `/mcp` is 404.
+    #[arg(long, env = "REGISTRY_MCP_ENABLED", default_value = "false", value_parser = parse_bool, action = clap::ArgAction::Set)]
+    pub mcp_enabled: bool,
+
     /// Parses and compatibility checks running at once, off the request threads (others queue).
     /// Default: one per core.
     #[arg(long, env = "REGISTRY_SCHEMA_WORKERS")]
@@ -400,6 +405,7 @@ impl Settings {
             incompatible_error_code,
             deks: None,
             exporters: None,
+            mcp: self.mcp_enabled,
         })
     }
 }
@@ -576,6 +582,16 @@ mod tests {
         let older = parse(&["--protobuf-package-change-compatible=TRUE"]).unwrap_or_else(|e| panic!("{e}"));
         assert!(older.registry().compat_rules.protobuf_package_change);
         assert!(parse(&["--protobuf-package-change-compatible=yes-please"]).is_err());
+    }
+
+    #[test]
+    fn mcp_is_off_unless_enabled() -> Result<(), SettingsError> {
+        let default = parse(&[]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!default.app_options(None)?.mcp);
+        let enabled = parse(&["--mcp-enabled=true"]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(enabled.app_options(None)?.mcp);
+        assert!(parse(&["--mcp-enabled=yes please"]).is_err());
+        Ok(())
     }
 
     #[test]
