@@ -333,7 +333,7 @@ def main() -> int:
             failures += stopped_function_step(example, env, variables, target_args, session, endpoint, function["values"]["function_name"])
             return 1 if failures else 0
         # --workspace, as make test's build: `-p api-tests` would build the workspace's crates again with
-        # that package's features and relink target/debug/lambda-emulator while other steps run it.
+        # that package's features and relink lambda-emulator in cargo's debug directory while other steps run it.
         listed = run(["cargo", "nextest", "list", "--workspace", "-E", "package(api-tests) and binary(api) and test(/::lambda::/)"], cwd=ROOT, env=os.environ.copy(), capture=True)
         unknown = [name for name in EXCLUDED_CASES if f" {name}" not in listed]
         if unknown:

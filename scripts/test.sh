@@ -166,7 +166,7 @@ build() {
 }
 # The function every lane but "api cargo lambda" runs: a copy of the build step's registry-lambda.
 # `cargo lambda watch` runs `cargo run -p registry-lambda`, whose feature set differs from the
-# workspace build's, so it relinks target/debug/registry-lambda (removes it, links its own build)
+# workspace build's, so it relinks registry-lambda in cargo's debug directory (removes it, links its own build)
 # while the other lanes start the function from there.
 FUNCTION_BIN="$WORK/bin/registry-lambda"
 export REGISTRY_LAMBDA_BIN="$FUNCTION_BIN"
