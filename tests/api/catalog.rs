@@ -143,8 +143,9 @@ async fn diff_history_and_export(h: &Harness) {
     assert_eq!((one["version"].as_i64(), one["schema_type"].as_str()), (Some(2), Some("AVRO")));
 }
 
-/// A referenced type's fields are searched through the referring schema; the dependency graph
-/// names the referrer.
+/// A referenced type's fields are searched through the referring schema, in each format (an Avro
+/// named type, a JSON Schema `$ref` to a referenced document, a message of an imported Protobuf
+/// file); the dependency graph names the referrer.
 async fn references_in_search_and_dependencies(h: &Harness) {
     let address =
         r#"{"type":"record","name":"Address","namespace":"shop","fields":[{"name":"street","type":"string"}]}"#;
@@ -153,10 +154,27 @@ async fn references_in_search_and_dependencies(h: &Harness) {
         r#"{"type":"record","name":"Customer","namespace":"shop","fields":[{"name":"home","type":"shop.Address"}]}"#;
     let refs = json!([{"name": "shop.Address", "subject": "address", "version": 1}]);
     let id = h.register_body("customer-value", &json!({"schema": customer, "references": refs})).await;
+    let place = r#"{"type":"object","properties":{"street":{"type":"string"}}}"#;
+    h.register_body("place-json", &json!({"schemaType": "JSON", "schema": place})).await;
+    let shipment = r#"{"type":"object","properties":{"to":{"$ref":"place.json"}}}"#;
+    let refs = json!([{"name": "place.json", "subject": "place-json", "version": 1}]);
+    h.register_body("shipment-value", &json!({"schemaType": "JSON", "schema": shipment, "references": refs})).await;
+    let place = "syntax = \"proto3\";\npackage geo;\nmessage Place { string street = 1; }\n";
+    h.register_body("place-proto", &json!({"schemaType": "PROTOBUF", "schema": place})).await;
+    let parcel = "syntax = \"proto3\";\npackage post;\nimport \"place.proto\";\nmessage Parcel { geo.Place to = 1; }\n";
+    let refs = json!([{"name": "place.proto", "subject": "place-proto", "version": 1}]);
+    h.register_body("parcel-value", &json!({"schemaType": "PROTOBUF", "schema": parcel, "references": refs})).await;
     let street = h.post("/schemas/search/field", &json!({"field": "street"})).await.ok_json(200);
     assert_eq!(
         pairs(&street["matches"], ["subject", "field_path", "field_type"]),
-        [triple("address", "street", "string"), triple("customer-value", "home.street", "string")]
+        [
+            triple("address", "street", "string"),
+            triple("customer-value", "home.street", "string"),
+            triple("parcel-value", "to.street", "string"),
+            triple("place-json", "street", "string"),
+            triple("place-proto", "street", "string"),
+            triple("shipment-value", "to.street", "string"),
+        ]
     );
     let graph = h.get("/subjects/address/versions/1/dependencies").await.ok_json(200);
     assert_eq!(graph["referenced_by"], json!([{"subject": "customer-value", "version": 1}]), "{graph}");

@@ -6,20 +6,25 @@
 //!   named type used again is not walked again (its fields were listed where it was defined).
 //!   Type names: primitives as written, the logical type when there is one (`decimal`,
 //!   `timestamp-millis`), a named type's full name, `array<T>`, `map<T>`, unions as `null|T`.
-//! - JSON Schema: `properties`, walked through nested objects and array `items`; the type is the
-//!   `type` keyword (`a|b` for a list), else the `$ref` target, else `format`-less `any`.
-//! - Protobuf: message fields of the file, walked into the file's own nested and top-level
-//!   messages; scalar types by their proto names, message and enum types by full name (types
-//!   from imported files are named, not walked: their fields belong to the referenced subject).
+//! - JSON Schema: `properties`, walked through nested objects, array `items` and `$ref`s (local
+//!   ones, `#/definitions/...`, and those naming a referenced schema, `address.json` or
+//!   `address.json#/...`, so a reference's fields are included); the type is the `type` keyword
+//!   (`a|b` for a list), else the `$ref` as written, else `any`. A `$ref` is not followed again
+//!   inside itself (recursive definitions end).
+//! - Protobuf: message fields, walked into the messages of the file and of its imports (so a
+//!   referenced message's fields are included); scalar types by their proto names, message and
+//!   enum types by full name. A message is walked once.
 //!
 //! Walks are bounded: at most [`MAX_FIELDS`] fields and [`MAX_DEPTH`] levels per schema, so a
 //! search's cost per schema is bounded whatever was stored.
 
-use protox::prost_reflect::prost_types::field_descriptor_proto::{Label, Type};
-use protox::prost_reflect::prost_types::{DescriptorProto, FileDescriptorProto};
+use protox::prost_reflect::prost_types::field_descriptor_proto::Label;
+use protox::prost_reflect::prost_types::{
+    DescriptorProto, EnumDescriptorProto, FieldDescriptorProto, FileDescriptorProto,
+};
 use registry_schema::ParsedSchema;
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Most fields listed from one schema.
 pub const MAX_FIELDS: usize = 10_000;
@@ -61,10 +66,21 @@ pub fn fields(schema: &ParsedSchema) -> Vec<Field> {
         }
         ParsedSchema::Json(json) => {
             if let Ok(root) = serde_json::from_str::<Value>(json.canonical_text()) {
-                out.json_object(&root, "", 0);
+                let documents: Vec<(String, Value)> =
+                    json.dependencies().iter().map(|(name, document)| (name.clone(), document.to_serde())).collect();
+                let mut walk = JsonWalk { documents: &documents, following: HashSet::new() };
+                walk.object(&mut out, &root, &root, "", 0);
             }
         }
-        ParsedSchema::Protobuf(proto) => out.protobuf_file(proto.linked()),
+        ParsedSchema::Protobuf(proto) => {
+            let index = ProtoIndex::of(proto.linked(), proto.dependency_files());
+            let file = proto.linked();
+            let package = file.package.as_deref().unwrap_or("");
+            for message in &file.message_type {
+                let full = qualified(message.name(), Some(package));
+                out.protobuf_message(&index, &full, "", 0);
+            }
+        }
     }
     out.list
 }
@@ -74,8 +90,6 @@ struct Fields {
     list: Vec<Field>,
     /// Named types already walked (Avro full names, Protobuf message names).
     walked: HashSet<String>,
-    /// Whether the Protobuf file walked is proto3 (every field has a default).
-    proto3: bool,
 }
 
 /// What [`Field::documented`] and [`Field::has_default`] record.
@@ -156,60 +170,129 @@ impl Fields {
         }
     }
 
-    /// Lists the properties of a JSON Schema object at `prefix`, and of the objects nested in them.
-    fn json_object(&mut self, schema: &Value, prefix: &str, depth: usize) {
+    /// Lists the fields of the message named `full` at `prefix`, walking into the messages its
+    /// fields hold.
+    fn protobuf_message(&mut self, index: &ProtoIndex<'_>, full: &str, prefix: &str, depth: usize) {
+        let Some(&(message, proto3)) = index.messages.get(full) else { return };
+        if depth >= MAX_DEPTH || !self.walked.insert(full.to_string()) {
+            return;
+        }
+        for field in &message.field {
+            let named = index.named_type(full, field);
+            let type_name = match (&named, field.r#type()) {
+                (Some(name), _) => name.clone(),
+                (None, scalar) => scalar.as_str_name().trim_start_matches("TYPE_").to_ascii_lowercase(),
+            };
+            let type_name = if field.label() == Label::Repeated { format!("repeated {type_name}") } else { type_name };
+            let marks = Marks { documented: false, has_default: proto3 || field.default_value.is_some() };
+            let Some(path) = self.push(prefix, field.name(), type_name, marks) else { return };
+            if let Some(name) = named {
+                self.protobuf_message(index, &name, &path, depth + 1);
+            }
+        }
+    }
+}
+
+/// How a JSON Schema's properties are walked: the referenced documents a `$ref` may name, and the
+/// targets of the `$ref`s being followed (so a recursive definition ends).
+struct JsonWalk<'a> {
+    documents: &'a [(String, Value)],
+    following: HashSet<*const Value>,
+}
+
+impl<'a> JsonWalk<'a> {
+    /// Lists the properties of `schema` (a part of `document`) at `prefix`, and those of the
+    /// objects nested in them or reached by `$ref`.
+    fn object(&mut self, out: &mut Fields, schema: &'a Value, document: &'a Value, prefix: &str, depth: usize) {
         if depth >= MAX_DEPTH {
             return;
+        }
+        if let Some(reference) = schema.get("$ref").and_then(Value::as_str)
+            && let Some((target, target_document)) = self.resolve(reference, document)
+            && self.following.insert(target as *const Value)
+        {
+            self.object(out, target, target_document, prefix, depth + 1);
+            self.following.remove(&(target as *const Value));
         }
         let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return };
         for (name, property) in properties {
             let marks = Marks::of(property, "description");
-            let Some(path) = self.push(prefix, name, json_type(property), marks) else { return };
-            self.json_object(property, &path, depth + 1);
+            let Some(path) = out.push(prefix, name, json_type(property), marks) else { return };
+            self.object(out, property, document, &path, depth + 1);
             if let Some(items) = property.get("items") {
-                self.json_object(items, &path, depth + 1);
+                self.object(out, items, document, &path, depth + 1);
             }
         }
     }
 
-    fn protobuf_file(&mut self, file: &FileDescriptorProto) {
-        self.proto3 = file.syntax.as_deref() == Some("proto3");
-        let package = file.package.as_deref().unwrap_or("");
-        for message in &file.message_type {
-            let full = qualified(message.name(), Some(package));
-            self.protobuf_message(file, message, &full, "", 0);
-        }
-    }
-
-    /// Lists `message`'s fields at `prefix`, walking into message types the file defines.
-    fn protobuf_message(
-        &mut self,
-        file: &FileDescriptorProto,
-        message: &DescriptorProto,
-        full: &str,
-        prefix: &str,
-        depth: usize,
-    ) {
-        if depth >= MAX_DEPTH || !self.walked.insert(full.to_string()) {
-            return;
-        }
-        let proto3 = self.proto3;
-        for field in &message.field {
-            let type_name = match field.r#type() {
-                Type::Message | Type::Enum | Type::Group => field.type_name().trim_start_matches('.').to_string(),
-                scalar => scalar.as_str_name().trim_start_matches("TYPE_").to_ascii_lowercase(),
+    /// The schema `reference` points at, and the document holding it: `#/...` inside `document`,
+    /// `name` or `name#/...` inside the referenced document of that reference name (or `$id`).
+    fn resolve(&self, reference: &str, document: &'a Value) -> Option<(&'a Value, &'a Value)> {
+        let (name, fragment) = reference.split_once('#').unwrap_or((reference, ""));
+        let target_document = if name.is_empty() {
+            document
+        } else {
+            let named = |(dependency, text): &&'a (String, Value)| {
+                dependency == name || text.get("$id").and_then(Value::as_str) == Some(name)
             };
-            let type_name = if field.label() == Label::Repeated { format!("repeated {type_name}") } else { type_name };
-            let nested = field.type_name().trim_start_matches('.').to_string();
-            let marks = Marks { documented: false, has_default: proto3 || field.default_value.is_some() };
-            let Some(path) = self.push(prefix, field.name(), type_name, marks) else { return };
-            if field.r#type() == Type::Message
-                && let Some(found) = find_message(file, &nested)
-            {
-                self.protobuf_message(file, found, &nested, &path, depth + 1);
-            }
+            &self.documents.iter().find(named)?.1
+        };
+        Some((target_document.pointer(fragment)?, target_document))
+    }
+}
+
+/// Every message and enum a Protobuf schema can name, its own file's and its imports', by full
+/// name without the leading dot; each message with whether its file is proto3.
+struct ProtoIndex<'a> {
+    messages: HashMap<String, (&'a DescriptorProto, bool)>,
+    enums: HashSet<String>,
+}
+
+impl<'a> ProtoIndex<'a> {
+    fn of(file: &'a FileDescriptorProto, imports: &'a [FileDescriptorProto]) -> Self {
+        let mut index = ProtoIndex { messages: HashMap::new(), enums: HashSet::new() };
+        for file in imports.iter().chain(std::iter::once(file)) {
+            let proto3 = file.syntax.as_deref() == Some("proto3");
+            index.collect(file.package.as_deref().unwrap_or(""), &file.message_type, &file.enum_type, proto3);
+        }
+        index
+    }
+
+    fn collect(&mut self, scope: &str, messages: &'a [DescriptorProto], enums: &[EnumDescriptorProto], proto3: bool) {
+        self.enums.extend(enums.iter().map(|enumeration| scoped(scope, enumeration.name())));
+        for message in messages {
+            let full = scoped(scope, message.name());
+            self.collect(&full, &message.nested_type, &message.enum_type, proto3);
+            self.messages.insert(full, (message, proto3));
         }
     }
+
+    /// The full name of the message or enum type of `field`, declared in the message named
+    /// `scope`; `None` for a scalar. The linked file names it in full (`.shop.Address`); an
+    /// import, as written, is resolved as protoc does, in the enclosing scopes innermost first
+    /// (a name found nowhere is kept as written).
+    fn named_type(&self, scope: &str, field: &FieldDescriptorProto) -> Option<String> {
+        let written = field.type_name.as_deref()?;
+        if let Some(full) = written.strip_prefix('.') {
+            return Some(full.to_string());
+        }
+        let mut scope = scope;
+        loop {
+            let candidate = scoped(scope, written);
+            if self.messages.contains_key(&candidate) || self.enums.contains(&candidate) {
+                return Some(candidate);
+            }
+            if scope.is_empty() {
+                return Some(written.to_string());
+            }
+            scope = scope.rsplit_once('.').map_or("", |(outer, _)| outer);
+        }
+    }
+}
+
+/// `name` declared in `scope` (a package or a message's full name).
+fn scoped(scope: &str, name: &str) -> String {
+    if scope.is_empty() { name.to_string() } else { format!("{scope}.{name}") }
 }
 
 /// `name` qualified by `namespace` unless it is a primitive or already qualified.
@@ -233,19 +316,6 @@ fn json_type(property: &Value) -> String {
             None => "any".to_string(),
         },
     }
-}
-
-/// The message of `file` with full name `full` (top-level or nested).
-fn find_message<'a>(file: &'a FileDescriptorProto, full: &str) -> Option<&'a DescriptorProto> {
-    let package = file.package.as_deref().unwrap_or("");
-    let local = if package.is_empty() { full } else { full.strip_prefix(package)?.strip_prefix('.')? };
-    let mut parts = local.split('.');
-    let first = parts.next()?;
-    let mut current = file.message_type.iter().find(|m| m.name() == first)?;
-    for part in parts {
-        current = current.nested_type.iter().find(|m| m.name() == part)?;
-    }
-    Some(current)
 }
 
 #[cfg(test)]
@@ -323,6 +393,69 @@ mod tests {
                 ("address", "shop.Order.Address"),
                 ("address.street", "string"),
                 ("tags", "repeated string"),
+            ])
+        );
+    }
+
+    fn with_reference(schema_type: SchemaType, name: &str, referenced: &str, text: &str) -> ParsedSchema {
+        let dependency =
+            registry_schema::Dependency { name: name.to_string(), schema_type, schema: referenced.to_string() };
+        ParsedSchema::parse(schema_type, text, &[dependency], Validation::Lenient, false)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn json_schema_refs_local_and_to_a_referenced_schema() {
+        let schema = with_reference(
+            SchemaType::Json,
+            "address.json",
+            r##"{"type":"object","properties":{"street":{"type":"string"},"geo":{"$ref":"#/definitions/geo"}},
+                "definitions":{"geo":{"type":"object","properties":{"lat":{"type":"number"}}}}}"##,
+            r##"{"type":"object","properties":{
+                "billing":{"$ref":"address.json"},
+                "customer":{"$ref":"#/definitions/customer"}},
+                "definitions":{"customer":{"type":"object","properties":{"customer_id":{"type":"string"}}}}}"##,
+        );
+        assert_eq!(
+            listed(&schema),
+            pairs(&[
+                ("billing", "address.json"),
+                ("billing.street", "string"),
+                ("billing.geo", "#/definitions/geo"),
+                ("billing.geo.lat", "number"),
+                ("customer", "#/definitions/customer"),
+                ("customer.customer_id", "string"),
+            ])
+        );
+    }
+
+    #[test]
+    fn json_schema_recursive_refs_end() {
+        let schema = parsed(
+            SchemaType::Json,
+            r##"{"type":"object","properties":{"root":{"$ref":"#/definitions/node"}},
+                "definitions":{"node":{"type":"object","properties":{"next":{"$ref":"#/definitions/node"}}}}}"##,
+        );
+        assert_eq!(listed(&schema), pairs(&[("root", "#/definitions/node"), ("root.next", "#/definitions/node")]));
+    }
+
+    #[test]
+    fn protobuf_messages_of_an_import() {
+        let schema = with_reference(
+            SchemaType::Protobuf,
+            "customer.proto",
+            "syntax = \"proto3\";\npackage crm;\nmessage Customer {\n  string customer_id = 1;\n  Tier tier = 2;\n  Contact contact = 3;\n  message Contact { string email = 1; }\n  enum Tier { FREE = 0; GOLD = 1; }\n}\n",
+            "syntax = \"proto3\";\npackage shop;\nimport \"customer.proto\";\nmessage Order {\n  int64 id = 1;\n  crm.Customer customer = 2;\n}\n",
+        );
+        assert_eq!(
+            listed(&schema),
+            pairs(&[
+                ("id", "int64"),
+                ("customer", "crm.Customer"),
+                ("customer.customer_id", "string"),
+                ("customer.tier", "crm.Customer.Tier"),
+                ("customer.contact", "crm.Customer.Contact"),
+                ("customer.contact.email", "string"),
             ])
         );
     }

@@ -163,6 +163,12 @@ impl ProtobufSchema {
         &self.linked
     }
 
+    /// Every other file in scope: the dependencies as written (type names as in their text, not
+    /// resolved), the well-known files as linked.
+    pub fn dependency_files(&self) -> &[FileDescriptorProto] {
+        &self.dependency_files
+    }
+
     /// `proto2` or `proto3` (a file without a `syntax` line is proto2).
     pub fn syntax(&self) -> &'static str {
         if source::is_proto3(&self.linked) { "proto3" } else { "proto2" }
