@@ -126,6 +126,23 @@ const fn change(
     Spec { name, description, method, path, alt_path: None, args, effect }
 }
 
+/// A tool on a subject's setting, or the global one when `subject` is absent (`global_path`).
+const fn setting(
+    name: &'static str,
+    description: &'static str,
+    method: Method,
+    path: &'static str,
+    global_path: &'static str,
+    args: &'static [Arg],
+) -> Spec {
+    let effect = match method {
+        Method::GET => Effect::Reads,
+        Method::DELETE => Effect::Deletes,
+        _ => Effect::Writes,
+    };
+    Spec { name, description, method, path, alt_path: Some(global_path), args, effect }
+}
+
 /// Every tool, in the order `tools/list` gives them.
 pub const TOOLS: &[Spec] = &[
     // Schemas and subjects.
@@ -241,63 +258,57 @@ pub const TOOLS: &[Spec] = &[
         &[SUBJECT, VERSION, PERMANENT],
     ),
     // Configuration and mode.
-    Spec {
-        name: "get_config",
-        description: "A subject's compatibility configuration, or the global one",
-        method: Method::GET,
-        path: "/config/{subject}",
-        alt_path: Some("/config"),
-        args: &[OPTIONAL_SUBJECT],
-        effect: Effect::Reads,
-    },
-    Spec {
-        name: "set_config",
-        description: "Set a subject's compatibility level, or the global one (needs confirm: true)",
-        method: Method::PUT,
-        path: "/config/{subject}",
-        alt_path: Some("/config"),
-        args: &[
+    setting(
+        "get_config",
+        "A subject's compatibility configuration, or the global one",
+        Method::GET,
+        "/config/{subject}",
+        "/config",
+        &[OPTIONAL_SUBJECT],
+    ),
+    setting(
+        "set_config",
+        "Set a subject's compatibility level, or the global one (needs confirm: true)",
+        Method::PUT,
+        "/config/{subject}",
+        "/config",
+        &[
             OPTIONAL_SUBJECT,
             required("compatibility", "string", Place::Body("compatibility"), "BACKWARD, FORWARD, FULL, NONE, ..."),
         ],
-        effect: Effect::Writes,
-    },
-    Spec {
-        name: "delete_config",
-        description: "Remove a subject's compatibility configuration, or the global one (needs confirm: true)",
-        method: Method::DELETE,
-        path: "/config/{subject}",
-        alt_path: Some("/config"),
-        args: &[OPTIONAL_SUBJECT],
-        effect: Effect::Deletes,
-    },
-    Spec {
-        name: "get_mode",
-        description: "A subject's mode, or the global one",
-        method: Method::GET,
-        path: "/mode/{subject}",
-        alt_path: Some("/mode"),
-        args: &[OPTIONAL_SUBJECT],
-        effect: Effect::Reads,
-    },
-    Spec {
-        name: "set_mode",
-        description: "Set a subject's mode, or the global one (needs confirm: true)",
-        method: Method::PUT,
-        path: "/mode/{subject}",
-        alt_path: Some("/mode"),
-        args: &[OPTIONAL_SUBJECT, required("mode", "string", Place::Body("mode"), "READWRITE, READONLY or IMPORT")],
-        effect: Effect::Writes,
-    },
-    Spec {
-        name: "delete_mode",
-        description: "Remove a subject's mode, or the global one (needs confirm: true)",
-        method: Method::DELETE,
-        path: "/mode/{subject}",
-        alt_path: Some("/mode"),
-        args: &[OPTIONAL_SUBJECT],
-        effect: Effect::Deletes,
-    },
+    ),
+    setting(
+        "delete_config",
+        "Remove a subject's compatibility configuration, or the global one (needs confirm: true)",
+        Method::DELETE,
+        "/config/{subject}",
+        "/config",
+        &[OPTIONAL_SUBJECT],
+    ),
+    setting(
+        "get_mode",
+        "A subject's mode, or the global one",
+        Method::GET,
+        "/mode/{subject}",
+        "/mode",
+        &[OPTIONAL_SUBJECT],
+    ),
+    setting(
+        "set_mode",
+        "Set a subject's mode, or the global one (needs confirm: true)",
+        Method::PUT,
+        "/mode/{subject}",
+        "/mode",
+        &[OPTIONAL_SUBJECT, required("mode", "string", Place::Body("mode"), "READWRITE, READONLY or IMPORT")],
+    ),
+    setting(
+        "delete_mode",
+        "Remove a subject's mode, or the global one (needs confirm: true)",
+        Method::DELETE,
+        "/mode/{subject}",
+        "/mode",
+        &[OPTIONAL_SUBJECT],
+    ),
     // Analysis.
     ask(
         "search_schemas",

@@ -647,6 +647,37 @@ impl SchemaInput {
     fn text(&self) -> Result<&str, ApiError> {
         self.schema.as_deref().ok_or_else(|| ApiError::BadRequest("the schema field is required".into()))
     }
+
+    /// The posted schema parsed (without references; 42201 when it does not parse) or else
+    /// `subject`'s latest version read for the caller (in the request's context), with its text.
+    pub(super) async fn resolve(
+        &self,
+        state: &AppState,
+        permit: &Permit,
+        context: &CatalogContext,
+    ) -> Result<(ParsedSchema, String), ApiError> {
+        match (&self.schema, &self.subject) {
+            (Some(text), _) => {
+                let parsed = parse_posted(self.schema_type.unwrap_or_default(), text.clone()).await?;
+                Ok((parsed, text.clone()))
+            }
+            (None, Some(subject)) => {
+                let subject = context.subject(subject);
+                permit.require(registry_auth::Operation::Read, Some(&subject))?;
+                let registry = permit.acting(&state.registry);
+                let (record, parsed) = parsed_version(&registry, &subject, VersionSelector::Latest).await?;
+                Ok((parsed, record.body.schema))
+            }
+            (None, None) => Err(ApiError::BadRequest("either schema or subject is required".into())),
+        }
+    }
+}
+
+/// A posted schema parsed off the async threads, without references; 42201 when it does not parse.
+pub(super) async fn parse_posted(schema_type: SchemaType, text: String) -> Result<ParsedSchema, ApiError> {
+    parse_blocking(schema_type, text, Vec::new(), Validation::Lenient)
+        .await?
+        .map_err(|error| ApiError::Registry(error.into()))
 }
 
 /// `POST /schemas/validate`: whether the schema parses as a new registration would (no references).
@@ -676,21 +707,7 @@ pub async fn complexity(
     ConfluentQuery(context): ConfluentQuery<CatalogContext>,
     ConfluentJson(input): ConfluentJson<SchemaInput>,
 ) -> ApiResult {
-    let parsed = match (&input.schema, &input.subject) {
-        (Some(text), _) => {
-            let schema_type = input.schema_type.unwrap_or_default();
-            parse_blocking(schema_type, text.clone(), Vec::new(), Validation::Lenient)
-                .await?
-                .map_err(|error| ApiError::Registry(error.into()))?
-        }
-        (None, Some(subject)) => {
-            let subject = context.subject(subject);
-            permit.require(registry_auth::Operation::Read, Some(&subject))?;
-            let registry = permit.acting(&state.registry);
-            parsed_version(&registry, &subject, VersionSelector::Latest).await?.1
-        }
-        (None, None) => return Err(ApiError::BadRequest("either schema or subject is required".into())),
-    };
+    let (parsed, _) = input.resolve(&state, &permit, &context).await?;
     json(&registry_catalog::complexity(&parsed))
 }
 

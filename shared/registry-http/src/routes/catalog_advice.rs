@@ -8,7 +8,9 @@
 //! `subjects_scanned` and `next_cursor`, where AxonOps walks the whole registry in one request.
 //! Under `/contexts/{ctx}/...` the scans and the named subjects are the context's.
 
-use super::catalog::{CatalogContext, ScanQuery, ScanReport, ScanWindow, bad_query, parsed_version, scan};
+use super::catalog::{
+    CatalogContext, ScanQuery, ScanReport, ScanWindow, SchemaInput, bad_query, parse_posted, parsed_version, scan,
+};
 use super::{ApiResult, json};
 use crate::AppState;
 use crate::endpoint::Permit;
@@ -17,7 +19,6 @@ use crate::extract::{ConfluentJson, ConfluentQuery, Segment};
 use axum::extract::State;
 use registry_catalog::{SubjectPattern, fields, name_set};
 use registry_core::{DeletedFilter, SchemaType, Scope, Subject, VersionSelector};
-use registry_schema::{ParsedSchema, Validation};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -93,49 +94,16 @@ pub async fn similar(
     json(&Answer { subject: request.subject, count: found.len(), similar: found, report })
 }
 
-/// `POST /schemas/quality` body.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct QualityRequest {
-    #[serde(default)]
-    schema: Option<String>,
-    #[serde(default)]
-    schema_type: Option<SchemaType>,
-    #[serde(default)]
-    subject: Option<String>,
-}
-
 /// `POST /schemas/quality`: naming, documentation, type safety and evolution readiness of the posted
 /// schema, or of `subject`'s latest version (read for the caller).
 pub async fn quality(
     State(state): State<AppState>,
     permit: Permit,
     ConfluentQuery(context): ConfluentQuery<CatalogContext>,
-    ConfluentJson(request): ConfluentJson<QualityRequest>,
+    ConfluentJson(input): ConfluentJson<SchemaInput>,
 ) -> ApiResult {
-    let (parsed, text) = match (request.schema.filter(|s| !s.is_empty()), request.subject.filter(|s| !s.is_empty())) {
-        (Some(text), _) => {
-            let schema_type = request.schema_type.unwrap_or_default();
-            (parse_posted(schema_type, text.clone()).await?, text)
-        }
-        (None, Some(subject)) => {
-            let subject = context.subject(&subject);
-            permit.require(registry_auth::Operation::Read, Some(&subject))?;
-            let registry = permit.acting(&state.registry);
-            let (record, parsed) = parsed_version(&registry, &subject, VersionSelector::Latest).await?;
-            (parsed, record.body.schema)
-        }
-        (None, None) => return Err(ApiError::BadRequest("Schema or subject is required".into())),
-    };
+    let (parsed, text) = input.resolve(&state, &permit, &context).await?;
     json(&registry_catalog::quality(&fields(&parsed), &text))
-}
-
-/// A posted schema parsed off the async threads, without references; 42201 when it does not parse.
-async fn parse_posted(schema_type: SchemaType, text: String) -> Result<ParsedSchema, ApiError> {
-    tokio::task::spawn_blocking(move || ParsedSchema::parse(schema_type, &text, &[], Validation::Lenient, false))
-        .await
-        .map_err(|error| ApiError::Internal(format!("parse task: {error}")))?
-        .map_err(|error| ApiError::Registry(error.into()))
 }
 
 /// `POST /subjects/validate` body.
