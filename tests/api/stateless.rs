@@ -99,3 +99,71 @@ async fn concurrent_writers_on_two_instances_keep_ids_unique_and_versions_dense(
     })
     .await;
 }
+
+/// `GET path` on `h`, with `If-None-Match: tag` when given: the status, `ETag`, `Cache-Control` and
+/// body, what a caching proxy in front of the instance sees.
+async fn proxied_get(h: &Harness, path: &str, tag: Option<&str>) -> (u16, Option<String>, String, String) {
+    let mut request = h.http().get(format!("{}{path}", h.base_url()));
+    if let Some(tag) = tag {
+        request = request.header(reqwest::header::IF_NONE_MATCH, tag);
+    }
+    let response = request.send().await.unwrap_or_else(|e| panic!("GET {path}: {e}"));
+    let header = |name| response.headers().get(name).and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok());
+    let etag = header(reqwest::header::ETAG).map(str::to_string);
+    let cache_control = header(reqwest::header::CACHE_CONTROL).unwrap_or_default().to_string();
+    let status = response.status().as_u16();
+    (status, etag, cache_control, response.text().await.unwrap_or_default())
+}
+
+/// Whether a shared cache may answer with a stored response under `cache_control` without asking the
+/// origin first (RFC 9111: fresh for a positive `max-age`/`s-maxage` and no `no-cache`/`no-store`).
+fn reusable_without_revalidation(cache_control: &str) -> bool {
+    let directives: Vec<String> = cache_control.split(',').map(|d| d.trim().to_ascii_lowercase()).collect();
+    if directives.iter().any(|d| d == "no-cache" || d == "no-store") {
+        return false;
+    }
+    directives
+        .iter()
+        .filter_map(|d| d.strip_prefix("s-maxage=").or_else(|| d.strip_prefix("max-age=")))
+        .any(|age| age.parse::<u64>().is_ok_and(|age| age > 0))
+}
+
+/// No cache answers a body an ID no longer names: after instance `b` has answered an ID (and so
+/// remembers it), the ID's schema is hard-deleted and IMPORT through `a` rebinds the ID to another
+/// schema; `b`'s very next answer for the ID is the new schema, and a proxy in front of `b` that
+/// kept the old answer may not reuse it unrevalidated, and revalidating it gets the new schema.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_id_rebound_by_import_is_never_answered_with_its_old_schema_by_another_instance() {
+    with_two_instances(|a, b| async move {
+        let id = a.register("old", &user_v1()).await;
+        let path = format!("/schemas/ids/{id}");
+        let (status, old_tag, cache_control, old_body) = proxied_get(&b, &path, None).await;
+        assert_eq!(status, 200, "{old_body}");
+        let old_tag = old_tag.unwrap_or_else(|| panic!("{path} answers an ETag"));
+        assert!(
+            !reusable_without_revalidation(&cache_control) && !cache_control.contains("immutable"),
+            "a proxy could serve {path} unrevalidated after a rebind: Cache-Control {cache_control:?}"
+        );
+        let (status, _, _, _) = proxied_get(&b, &path, Some(&old_tag)).await;
+        assert_eq!(status, 304, "unchanged, revalidation is a 304");
+
+        a.delete_subject("old", false).await.ok_json(200);
+        a.delete_subject("old", true).await.ok_json(200);
+        a.set_mode(None, "IMPORT", "").await.ok_json(200);
+        let restored = serde_json::json!({"schema": distinct(1), "id": id, "version": 1});
+        assert_eq!(a.register_body("restored", &restored).await, id);
+
+        assert_eq!(b.get_version("restored", "1").await.ok_json(200)["id"], id, "b sees the rebind");
+        assert_eq!(b.get(&path).await.ok_json(200)["schema"], distinct(1), "b answers the schema the ID names now");
+        let (status, new_tag, _, body) = proxied_get(&b, &path, Some(&old_tag)).await;
+        assert_eq!(status, 200, "a proxy revalidating the old answer gets the new schema, not a 304: {body}");
+        assert_ne!(new_tag.as_deref(), Some(old_tag.as_str()), "the ETag names the schema the ID names now");
+        let guid = a.get(&path).await.ok_json(200)["guid"].clone();
+        if let Some(guid) = guid.as_str() {
+            assert_eq!(b.get(&format!("/schemas/guids/{guid}")).await.ok_json(200)["schema"], distinct(1));
+        }
+        a.stop().await;
+        b.stop().await;
+    })
+    .await;
+}

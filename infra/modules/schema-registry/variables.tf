@@ -390,7 +390,7 @@ variable "cache_bytes" {
 }
 
 variable "id_cache_control" {
-  description = "Cache-Control of the immutable by-ID answers (REGISTRY_ID_CACHE_CONTROL). null: the function's default; \"no-cache\" makes a hard delete show at once in shared caches; \"\" sends none."
+  description = "Cache-Control of the by-ID answers (REGISTRY_ID_CACHE_CONTROL). null: the function's default (public, max-age=0, must-revalidate: shared caches revalidate each use, so a hard delete or an IMPORT rebinding a freed ID shows at once); a positive max-age lets them serve an ID's old answer that long; \"\" sends none."
   type        = string
   default     = null
 }

@@ -11,6 +11,7 @@ use registry_core::{
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 /// Lets calls through, except that call number `fail_at` (1-based) fails with `Unavailable`.
 #[derive(Debug, Default)]
@@ -52,8 +53,12 @@ fn record(name: &str, fields: &[&str]) -> String {
     format!(r#"{{"type":"record","name":"{name}","fields":[{}]}}"#, fields.join(","))
 }
 
+/// A fresh registry, as a restarted process: answer memories carry nothing from run to run, so
+/// they are off (an IMPORT rebinding a freed ID then has no other process's memory to wait out).
 fn registry(store: Arc<dyn Store>) -> Registry {
-    Registry::new(store, RegistrySettings::default())
+    let settings =
+        RegistrySettings { live_id_ttl: Duration::ZERO, lookup_ttl: Duration::ZERO, ..RegistrySettings::default() };
+    Registry::new(store, settings)
 }
 
 fn subject(name: &str) -> Subject {

@@ -1,24 +1,26 @@
 //! HTTP caching of the router's answers: strong `ETag`s and a configurable `Cache-Control` on the
-//! immutable by-ID answers, `If-None-Match` → 304, and `Cache-Control: no-store` on everything else.
+//! by-ID answers, `If-None-Match` → 304, and `Cache-Control: no-store` on everything else.
 //!
-//! **What is immutable.** An ID names one schema body while any version carries it: registrations
-//! never rebind an ID, not even after a hard delete. So the body of `GET /schemas/ids/{id}` and
-//! `/schemas/ids/{id}/schema` does not change while it answers; its existence ends when every
-//! version carrying the ID is hard-deleted (then 40403), and only then may IMPORT give the ID to
-//! another schema (restoring a wiped registry, as Confluent allows). The ETag is derived from the
-//! body's fingerprint (SHA-256 of type, text, references, metadata, rule set), the endpoint, and
-//! the negotiated media type, so every distinct representation has its own tag and a cache that
-//! revalidates gets the schema the ID names now.
+//! **What an ID names.** An ID names one schema body while any version carries it: registrations
+//! never rebind an ID, not even after a hard delete. Its existence ends when every version
+//! carrying it is hard-deleted (then 40403), and then IMPORT may give the ID to another schema
+//! (Confluent's `checkIfSchemaWithIdExist` allows it: restoring a wiped registry). So a by-ID
+//! answer is *not* immutable, and the rule every cache obeys is: **no cache answers a body an ID
+//! no longer names.** In process, a rebind waits until every answer memory of the old binding has
+//! expired (`registry_core`'s `live_ids`); over HTTP, the by-ID answers must be revalidated before
+//! each reuse. The ETag is derived from the body's fingerprint (SHA-256 of type, text, references,
+//! metadata, rule set), the endpoint, and the negotiated media type, so every distinct
+//! representation has its own tag, a cache that revalidates gets a cheap 304 while the ID names
+//! the same schema, and a 200 with the new schema and tag after a rebind.
 //!
-//! **Default `Cache-Control`** ([`DEFAULT_ID_CACHE_CONTROL`]): `public, max-age=31536000, immutable`.
-//! That is exactly what Confluent's own clients already do in process (`CachedSchemaRegistryClient`
-//! keeps id → schema forever and never re-asks), so a shared cache in front of the registry (CloudFront,
-//! a proxy) changes nothing a client can observe except that a hard-deleted ID keeps resolving
-//! from that cache until it expires (and an ID IMPORT rebound after that keeps its old answer
-//! there). Deployments that need a hard delete to show at once, or restore IDs under other schemas, set
-//! `REGISTRY_ID_CACHE_CONTROL=no-cache` (caches revalidate every time and get a cheap 304), and an
-//! empty value sends no `Cache-Control` on these answers (they then get `no-store` like the rest).
-//! `fetchMaxId=true` answers carry the current maximum ID, which grows, so they are not cacheable.
+//! **Default `Cache-Control`** ([`DEFAULT_ID_CACHE_CONTROL`]): `public, max-age=0, must-revalidate`.
+//! A shared cache (CloudFront, a proxy) may keep the body but asks the registry (`If-None-Match`)
+//! before every reuse. `REGISTRY_ID_CACHE_CONTROL` changes it: a positive `max-age` (the former
+//! default was `public, max-age=31536000, immutable`) lets a shared cache serve a hard-deleted
+//! ID, or an ID IMPORT rebound since, with its old schema for that long; set it only where IDs are
+//! never rebound. An empty value sends no `Cache-Control` on these answers (they then get
+//! `no-store` like the rest). `fetchMaxId=true` answers carry the current maximum ID, which
+//! grows, so they are not cacheable.
 //!
 //! **Everything else** (listings, versions, lookups, config, errors) is mutable and gets
 //! `Cache-Control: no-store`, so a CDN's default TTL never serves a stale subject list.
@@ -30,12 +32,12 @@ use axum::response::{IntoResponse, Response};
 use registry_core::Fingerprint;
 
 /// `Cache-Control` of the by-ID answers unless configured otherwise (see the module doc).
-pub const DEFAULT_ID_CACHE_CONTROL: &str = "public, max-age=31536000, immutable";
+pub const DEFAULT_ID_CACHE_CONTROL: &str = "public, max-age=0, must-revalidate";
 
 /// HTTP settings of the router, from the binary's configuration.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
-    /// `Cache-Control` sent with the immutable by-ID answers (and their 304s); `None` sends none.
+    /// `Cache-Control` sent with the by-ID answers (and their 304s); `None` sends none.
     pub id_cache_control: Option<HeaderValue>,
 }
 
@@ -75,8 +77,8 @@ impl HttpConfig {
     }
 }
 
-/// Which immutable representation of a schema an ETag names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which representation of a schema an ETag names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Representation {
     /// `GET /schemas/ids/{id}`: the JSON object.
     SchemaObject,
@@ -125,7 +127,7 @@ pub fn not_modified_response(tag: HeaderValue, config: &HttpConfig) -> Response 
     response
 }
 
-/// Adds `ETag`, `Vary: Accept` and the configured `Cache-Control` to an immutable answer.
+/// Adds `ETag`, `Vary: Accept` and the configured `Cache-Control` to a by-ID answer.
 pub fn add_validators(headers: &mut HeaderMap, tag: HeaderValue, config: &HttpConfig) {
     headers.insert(header::ETAG, tag);
     headers.insert(header::VARY, HeaderValue::from_static("Accept"));

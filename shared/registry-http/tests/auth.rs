@@ -265,10 +265,10 @@ async fn by_id_answers_are_private_when_authentication_is_on() {
     let cache_control =
         |reply: &Reply| reply.headers.get(header::CACHE_CONTROL).and_then(|v| v.to_str().ok()).map(str::to_string);
     let open = send(&app(false).await, &Method::GET, "/schemas/ids/1", None, None).await;
-    assert_eq!(cache_control(&open).as_deref(), Some("public, max-age=31536000, immutable"));
+    assert_eq!(cache_control(&open).as_deref(), Some("public, max-age=0, must-revalidate"));
     let protected = send(&app(true).await, &Method::GET, "/schemas/ids/1", None, Some(&right("reader"))).await;
     assert_eq!(protected.status, StatusCode::OK);
-    assert_eq!(cache_control(&protected).as_deref(), Some("private, max-age=31536000, immutable"));
+    assert_eq!(cache_control(&protected).as_deref(), Some("private, max-age=0, must-revalidate"));
 }
 
 #[tokio::test]

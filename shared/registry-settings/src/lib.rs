@@ -57,7 +57,7 @@ pub struct Settings {
     pub answer_memory_ms: u64,
 
     /// Bound, in bytes, of the in-process cache of immutable data (bodies by fingerprint,
-    /// fingerprint by ID) in front of a persistent store.
+    /// fingerprint by guid) in front of a persistent store.
     #[arg(long, env = "REGISTRY_CACHE_BYTES", default_value_t = DEFAULT_CACHE_BYTES)]
     pub cache_bytes: usize,
 
@@ -101,8 +101,8 @@ pub struct Settings {
     #[arg(long, env = "REGISTRY_SCHEMA_WORKERS")]
     pub schema_workers: Option<usize>,
 
-    /// `Cache-Control` of the immutable `GET /schemas/ids/{id}` answers (empty: none). See
-    /// `registry_http::http_cache` for why the default is safe and when to choose `no-cache`.
+    /// `Cache-Control` of the `GET /schemas/ids/{id}` answers (empty: none). See
+    /// `registry_http::http_cache` for why the default makes shared caches revalidate.
     #[arg(long, env = "REGISTRY_ID_CACHE_CONTROL", default_value = DEFAULT_ID_CACHE_CONTROL)]
     pub id_cache_control: String,
 

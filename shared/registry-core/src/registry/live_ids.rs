@@ -6,14 +6,18 @@
 //! which forgets everything and bumps a generation, and a check that began before a delete is
 //! never remembered after it; so this process never answers for an ID it hard-deleted. Another
 //! process or function instance may keep answering for a hard-deleted ID for at most
-//! [`super::RegistrySettings::live_id_ttl`]: the by-ID answer is cacheable for a year by HTTP caches
-//! anyway (`Cache-Control` of `GET /schemas/ids/{id}`), so this adds no staleness a client could
-//! rely on not seeing. A zero TTL turns the memory off.
+//! [`super::RegistrySettings::live_id_ttl`], counted from the start of the read that saw it
+//! carried ([`Recent::remember_since`]).
 //!
-//! The memory holds the fingerprint the ID named when seen, not only that it was carried: IMPORT
-//! may rebind an ID whose schema was hard-deleted ([`crate::Store::bind_id_in`]), so an ID's
-//! binding is not immutable and no longer-lived cache may answer it. Another process may answer
-//! the old schema for at most the same TTL after such a rebind (it needs a hard delete first).
+//! **An ID never answers a schema it no longer names.** IMPORT may rebind an ID whose schema was
+//! hard-deleted from every subject of its context ([`crate::Store::bind_id_in`], as Confluent's
+//! `checkIfSchemaWithIdExist` allows), so the memory holds the fingerprint the ID named, and a
+//! rebind first waits out every answer memory ([`Registry::await_rebind_quiet`]): it sees the ID
+//! free (every read that saw it carried began before that), waits the longest answer-memory TTL,
+//! then binds. No process or Lambda instance remembers the old binding by then, so none answers
+//! the old schema for the ID once the rebind can be seen. The cost is that wait (5 s by default)
+//! on the rare IMPORT that rebinds a freed ID, nothing elsewhere. The HTTP side of the rule (by-ID
+//! answers are revalidated, not `immutable`) is in `registry_http::http_cache`.
 
 use super::Registry;
 use super::recent::Recent;
@@ -21,7 +25,7 @@ use crate::error::RegistryError;
 use crate::model::{Context, Guid, SchemaId, Subject, Version};
 use crate::store::HardDeletion;
 use registry_schema::Fingerprint;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Default [`super::RegistrySettings::live_id_ttl`].
 pub const DEFAULT_LIVE_ID_TTL: Duration = Duration::from_secs(5);
@@ -57,11 +61,42 @@ impl Registry {
             return Ok(Some(fingerprint));
         }
         let generation = self.live_ids.generation();
+        let read_start = Instant::now();
         let fingerprint = self.store.fingerprint_for_carried_id_in(context, id).await?;
         if let Some(fingerprint) = fingerprint {
-            self.live_ids.remember(key, fingerprint, 1, generation, self.settings.live_id_ttl);
+            self.live_ids.remember_since(key, fingerprint, 1, generation, self.settings.live_id_ttl, read_start);
         }
         Ok(fingerprint)
+    }
+
+    /// Before IMPORT binds `id` in `context` to `fingerprint`: when that rebinds a freed ID (bound
+    /// to another schema that no row of the context carries any more), waits the longest
+    /// answer-memory TTL, so that every memory of the old binding, in any process, has expired
+    /// when the rebind commits (see the module doc). Returns whether it waited. An ID a row still
+    /// carries is left to [`crate::Store::bind_id_in`], which refuses it (42205).
+    ///
+    /// What it cannot see: an IMPORT of the old schema under the ID and its hard delete, both
+    /// within the wait, leave memories of the old binding that may outlive the rebind by the time
+    /// between the check and that second delete.
+    pub(super) async fn await_rebind_quiet(
+        &self,
+        context: &Context,
+        id: SchemaId,
+        fingerprint: &Fingerprint,
+    ) -> Result<bool, RegistryError> {
+        let quiet = self.settings.live_id_ttl.max(self.settings.lookup_ttl);
+        if quiet.is_zero() {
+            return Ok(false);
+        }
+        let bound = self.store.fingerprint_for_id_in(context, id).await?;
+        if bound.is_none_or(|bound| bound == *fingerprint) {
+            return Ok(false);
+        }
+        if self.store.fingerprint_for_carried_id_in(context, id).await?.is_some() {
+            return Ok(false);
+        }
+        tokio::time::sleep(quiet).await;
+        Ok(true)
     }
 
     /// Forgets what this process remembers of IDs and guids being carried (after a hard delete or

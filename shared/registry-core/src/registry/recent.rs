@@ -62,6 +62,22 @@ impl<K: Eq + Hash + Clone, V: Clone> Recent<K, V> {
     /// Remembers `value` for `key` for at most `ttl` (see the module doc), unless something was
     /// forgotten since `generation` was read or the answer alone costs more than half the bound.
     pub(super) fn remember(&self, key: K, value: V, cost: usize, generation: u64, ttl: Duration) {
+        self.remember_since(key, value, cost, generation, ttl, Instant::now());
+    }
+
+    /// [`Recent::remember`] with the lifetime counted from `read_start`, the instant before the
+    /// read of the answer began: whatever changes the answer after that instant shows within
+    /// `ttl` of the change, however long the read took (what a rebind's wait relies on, see
+    /// `live_ids`).
+    pub(super) fn remember_since(
+        &self,
+        key: K,
+        value: V,
+        cost: usize,
+        generation: u64,
+        ttl: Duration,
+        read_start: Instant,
+    ) {
         if ttl.is_zero() {
             return;
         }
@@ -70,7 +86,7 @@ impl<K: Eq + Hash + Clone, V: Clone> Recent<K, V> {
             return;
         }
         state.remembered = state.remembered.wrapping_add(1);
-        let until = Instant::now() + ttl.mul_f64(lifetime_share(state.remembered));
+        let until = read_start + ttl.mul_f64(lifetime_share(state.remembered));
         state.answers.insert(key, Remembered { until, value }, cost);
     }
 

@@ -72,13 +72,16 @@ impl Registry {
     /// IMPORT: binds the explicit ID in `context`; 42205 when a row there carries it with another
     /// schema (Confluent's `checkIfSchemaWithIdExist`). An ID whose schema was hard-deleted from
     /// every subject of the context is free again and is rebound (a wiped registry restored from a
-    /// backup); what this process remembers of IDs is forgotten then, as after a hard delete.
+    /// backup), once every answer memory of the old binding has expired
+    /// ([`Registry::await_rebind_quiet`]); what this process remembers of IDs is forgotten then,
+    /// as after a hard delete.
     async fn bind_import_id(
         &self,
         context: &Context,
         id: SchemaId,
         fingerprint: &Fingerprint,
     ) -> Result<(), RegistryError> {
+        self.await_rebind_quiet(context, id, fingerprint).await?;
         match self.store.bind_id_in(context, id, fingerprint).await {
             Ok(()) => {
                 self.forget_live_ids();
