@@ -4,8 +4,13 @@
 //! server cannot use.
 
 use std::io;
+use std::net::Ipv4Addr;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
+
+/// Loopback addresses the load clients connect from ([`Conn::connect_as`]): 256 connections are
+/// 32 per address.
+pub const SOURCE_ADDRESSES: usize = 8;
 
 /// One response: its status and either its body or only the body's length.
 #[derive(Debug)]
@@ -40,7 +45,20 @@ pub fn post(path: &str, json: &str) -> Vec<u8> {
 impl Conn {
     /// Connects to `port` on 127.0.0.1.
     pub async fn connect(port: u16) -> io::Result<Conn> {
-        let stream = TcpStream::connect(("127.0.0.1", port)).await?;
+        Self::ready(TcpStream::connect(("127.0.0.1", port)).await?)
+    }
+
+    /// Connects to `port` on 127.0.0.1 as load client `client`, from one of [`SOURCE_ADDRESSES`]
+    /// loopback addresses (127.0.0.1, .2, ...), as a fleet of clients comes from many hosts: the
+    /// server admits at most `REGISTRY_MAX_CONNECTIONS_PER_PEER` (100) connections per address.
+    pub async fn connect_as(port: u16, client: usize) -> io::Result<Conn> {
+        let host = u8::try_from(client % SOURCE_ADDRESSES).unwrap_or(0) + 1;
+        let socket = TcpSocket::new_v4()?;
+        socket.bind((Ipv4Addr::new(127, 0, 0, host), 0).into())?;
+        Self::ready(socket.connect((Ipv4Addr::LOCALHOST, port).into()).await?)
+    }
+
+    fn ready(stream: TcpStream) -> io::Result<Conn> {
         stream.set_nodelay(true)?;
         Ok(Conn { stream: BufReader::with_capacity(64 * 1024, stream), line: String::new(), scratch: Vec::new() })
     }

@@ -48,7 +48,7 @@ where
         tasks.push(tokio::spawn(async move {
             let mut latencies_us: Vec<u32> = Vec::with_capacity(64 * 1024);
             let mut errors = 0u64;
-            let Ok(mut conn) = Conn::connect(port).await else {
+            let Ok(mut conn) = Conn::connect_as(port, client).await else {
                 return (latencies_us, 1);
             };
             let mut i = 0u64;
@@ -71,7 +71,7 @@ where
                     Ok(_) => errors += 1,
                     Err(_) => {
                         errors += 1;
-                        match Conn::connect(port).await {
+                        match Conn::connect_as(port, client).await {
                             Ok(fresh) => conn = fresh,
                             Err(_) => break,
                         }
