@@ -628,3 +628,55 @@ mod read_region {
         .await;
     }
 }
+
+/// AWS calls of one `POST /schemas/search/field` through the whole app on a cold instance, scanning
+/// `max_subjects` subjects.
+async fn search_calls(store: &AwsStore, max_subjects: usize) -> u64 {
+    use tower::ServiceExt;
+    let app = registry_http::app(cold_instance(store), registry_http::AppOptions::default());
+    let body = format!(r#"{{"field":"id","max_subjects":{max_subjects},"limit":1000,"subject_prefix":"search-"}}"#);
+    let request = axum::http::Request::post("/schemas/search/field")
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(body))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (calls, response) = count(store, app.oneshot(request)).await;
+    let response = response.unwrap_or_else(|never| match never {});
+    assert_eq!(response.status(), 200);
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 24).await.unwrap_or_else(|e| panic!("{e}"));
+    let answer: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(answer["subjects_scanned"], max_subjects, "{answer}");
+    calls
+}
+
+/// A field search reads a bounded number of subjects, whatever the registry holds: its calls grow
+/// with `max_subjects` by a fixed cost per subject scanned (the versions Query, the config read and
+/// the body), not with the subjects it does not scan.
+#[tokio::test]
+async fn a_field_search_costs_a_fixed_number_of_calls_per_subject_scanned() {
+    with_store(|store, _| async move {
+        let seed = cold_instance(&store);
+        let register = |range: std::ops::Range<usize>| {
+            let seed = &seed;
+            async move {
+                for n in range {
+                    let subject = format!("search-{n:03}");
+                    let schema = format!(r#"{{"type":"record","name":"S{n}","fields":[{{"name":"id","type":"long"}}]}}"#);
+                    let registered = seed.register(&subject, avro(&schema), registry_core::RegisterOptions::default());
+                    registered.await.unwrap_or_else(|e| panic!("{e}"));
+                }
+            }
+        };
+        register(0..40).await;
+        let (ten, twenty) = (search_calls(&store, 10).await, search_calls(&store, 20).await);
+        register(40..80).await;
+        let (ten_of_80, twenty_of_80) = (search_calls(&store, 10).await, search_calls(&store, 20).await);
+        let per_subject = (twenty - ten) / 10;
+        println!(
+            "AWS calls per operation [field search scanning 10, 20 subjects, cold instance]: {ten}, {twenty} of 40 subjects; {ten_of_80}, {twenty_of_80} of 80 ({per_subject} per subject scanned)"
+        );
+        assert_eq!((ten_of_80, twenty_of_80), (ten, twenty), "the subjects not scanned cost nothing");
+        assert_eq!(twenty - ten, per_subject * 10, "each subject scanned costs the same");
+        assert!(per_subject <= 4, "{per_subject} calls per subject scanned");
+    })
+    .await;
+}

@@ -5,7 +5,7 @@
 //! times (15 rounds, sizes interleaved) and keeps the median ready time (spawn → first 200) and the resident memory after ready.
 //! On the largest size it then streams `GET /subjects` (bytes, time, peak RSS), drives warm
 //! `GET /schemas/ids/{id}` and `POST /subjects/{s}` lookups with 256 keep-alive connections, and
-//! registers new subjects with 32 clients. All traffic goes to 127.0.0.1. Ratios (largest ÷ 0)
+//! registers new subjects with 32 clients, and times pages of the analysis API ([`catalog`]). All traffic goes to 127.0.0.1. Ratios (largest ÷ 0)
 //! come from the same run. Nothing here is a test: it prints, it never asserts a time.
 //!
 //! Usage: `registry-bench [--binary PATH] [--sizes 0,100000,1000000] [--seconds 10] [--hot 1000]
@@ -17,6 +17,7 @@
 //! `registry-bench --edge [--binary ...] [--seconds 10] [--hot 1000]` prints the serving edge against
 //! a fixed-body axum floor instead ([`edge`]); `--floor PORT` is that floor (started by `--edge`).
 
+mod catalog;
 mod edge;
 mod hostile;
 mod http;
@@ -128,6 +129,7 @@ struct LargeFigures {
     lookups_open: LoadResult,
     registrations: LoadResult,
     peak_after_load_kib: u64,
+    catalog: Option<catalog::CatalogFigures>,
 }
 
 // One worker thread for the load generator (its blocking pool still runs the readiness probe): with
@@ -255,6 +257,11 @@ async fn measure_large(options: &Options, dir: &std::path::Path, subjects: usize
         figures.lookups = load::run(port, closed, 200, warm(looks.clone())).await;
         figures.lookups_open = load::run(port, open(LOOKUP_TARGET), 200, warm(looks)).await;
     }
+    if subjects > 0 {
+        let mut pages = catalog::measure(port, subjects).await?;
+        pages.peak_kib = server.memory()?.peak_kib;
+        figures.catalog = Some(pages);
+    }
     let base = subjects + 1_000_000;
     let writers = Shape { connections: WRITE_CLIENTS, duration: seconds, rate: None };
     figures.registrations = load::run(port, writers, 200, move |client, i| {
@@ -362,6 +369,20 @@ fn print_table(
         &large.registrations,
         "≥ 3,000 /s",
     );
+    if let Some(pages) = &large.catalog {
+        let page = |name: &str, times: &catalog::PageTimes| {
+            println!(
+                "| {name} at {largest} subjects ({} scanned) | cold {}, warm median {} | same wherever it starts |",
+                times.subjects_scanned,
+                ms(times.cold),
+                ms(times.warm_median)
+            );
+        };
+        page("POST /schemas/search/field, first page", &pages.search_first_page);
+        page("same, page from a cursor half-way through", &pages.search_middle_page);
+        page("POST /subjects/match, one page of names", &pages.match_page);
+        println!("| peak RSS (VmHWM) after the catalog pages at {largest} | {} | < 64 MB |", mib(pages.peak_kib));
+    }
     println!("| peak RSS (VmHWM) after all load at {largest} | {} | |", mib(large.peak_after_load_kib));
     match options.aws_calls.as_ref().map(std::fs::read_to_string) {
         Some(Ok(text)) => {
