@@ -14,8 +14,8 @@
 
 use registry_core::{Registry, RegistrySettings};
 use registry_exporter::engine::{Answer, Method, RegistryApi, sync_pass};
-use registry_exporter::transport::RouterApi;
 use registry_exporter::{ContextType, Exporter};
+use registry_exporter_http::RouterApi;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;

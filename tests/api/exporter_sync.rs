@@ -7,8 +7,8 @@ use api_tests::client::{enc, numbers, strings};
 use api_tests::{EXPORTER_SECRET, Harness, Kind};
 use registry_core::{Registry, RegistrySettings};
 use registry_exporter::runner::{Pacing, Runner};
-use registry_exporter::transport::RouterApi;
 use registry_exporter::{DestinationPolicy, ExporterService, SecretBox};
+use registry_exporter_http::{HttpConnect, RouterApi};
 use registry_http::AppOptions;
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -55,7 +55,8 @@ impl Source {
             first_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_millis(400),
         };
-        let runner = Runner::new(service, Arc::new(RouterApi::new(source_app)), pacing).spawn(Arc::new(Notify::new()));
+        let runner = Runner::new(service, Arc::new(RouterApi::new(source_app)), Arc::new(HttpConnect), pacing)
+            .spawn(Arc::new(Notify::new()));
         Source { harness, dir, runner }
     }
 

@@ -1,6 +1,6 @@
 //! [`ServiceEngine`]: the [`ExportEngine`] the exporter function runs: the exporters of an
 //! [`ExporterService`] (records in the registry's table, [`crate::exporter_store`]), each pass a
-//! [`ExporterService::export`] (destinations checked against `REGISTRY_EXPORTER_ALLOWED_DESTINATIONS`) from this registry's router (in process) to the destination over HTTP, and its
+//! [`ExporterService::export`] (destinations checked against `REGISTRY_EXPORTER_ALLOWED_DESTINATIONS`) from this registry's router (in process) to the destination over HTTP ([`HttpConnect`]), and its
 //! outcome recorded in the exporter's status as `registry serve`'s runner records it: RUNNING with
 //! the offset raised by the writes made, or ERROR with the reason in `trace`. The status write is
 //! conditioned on the revision listed, so a pause, reset or new definition made through the API
@@ -14,8 +14,8 @@ use crate::exporter::ExportEngine;
 use registry_exporter::engine::{PassError, RegistryApi};
 use registry_exporter::model::{bounded_trace, now_ms};
 use registry_exporter::store::{Expect, StoreError, Stored};
-use registry_exporter::transport::RouterApi;
 use registry_exporter::{DestinationPolicy, ExporterRecord, ExporterService, ExporterState, ExporterStatus};
+use registry_exporter_http::{HttpConnect, RouterApi};
 use registry_store_aws::home_watch::{Follow, HomeWatch};
 use registry_store_aws::regions::{Deployment, RegionConfig};
 use registry_store_aws::{AwsEnv, AwsStore};
@@ -148,7 +148,7 @@ impl ServiceEngine {
     }
 
     async fn sync(&self, stored: &Stored<ExporterRecord>) -> Result<u64, PassError> {
-        self.service.export(stored, self.source.as_ref()).await
+        self.service.export(stored, self.source.as_ref(), &HttpConnect).await
     }
 
     /// Writes `outcome` into the exporter's status, unless it changed since it was listed (a lost

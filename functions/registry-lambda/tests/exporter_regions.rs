@@ -13,8 +13,8 @@ use destination::{avro, destination_config, loopback, loopback_shared, serve_emb
 use registry_core::{Registry, RegistrySettings};
 use registry_exporter::engine::{Method, RegistryApi};
 use registry_exporter::store::ExporterStore;
-use registry_exporter::transport::{HttpApi, RouterApi};
 use registry_exporter::{ExporterState, ExporterUpdate};
+use registry_exporter_http::{HttpApi, RouterApi};
 use registry_lambda::exporter::{self, CATCH_UP_EVENT, ExportEngine};
 use registry_lambda::exporter_engine::{FunctionEngines, function_engine};
 use registry_store_aws::exporter_store::{DynamoExporterStore, deployment_exporter_service};

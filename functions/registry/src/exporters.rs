@@ -6,8 +6,8 @@
 //! `REGISTRY_EXPORTER_KMS_KEY` on the aws store.
 
 use registry_exporter::runner::{Pacing, Runner};
-use registry_exporter::transport::RouterApi;
 use registry_exporter::{ExporterService, SecretBox};
+use registry_exporter_http::{HttpConnect, RouterApi};
 use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::Notify;
@@ -60,7 +60,8 @@ fn write_private(path: &Path, text: &str) -> Result<(), BoxError> {
 /// server serves.
 pub fn start(service: ExporterService, source: axum::Router, pacing: Pacing) -> (Arc<ExporterService>, Arc<Notify>) {
     let trigger = Arc::new(Notify::new());
-    Runner::new(service.clone(), Arc::new(RouterApi::new(source)), pacing).spawn(trigger.clone());
+    Runner::new(service.clone(), Arc::new(RouterApi::new(source)), Arc::new(HttpConnect), pacing)
+        .spawn(trigger.clone());
     (Arc::new(service), trigger)
 }
 

@@ -9,18 +9,16 @@
 //! - `REGISTRY_EXPORTER_ALLOWED_DESTINATIONS` unset or empty: any public address is allowed;
 //!   loopback, link-local, private, shared, unspecified, multicast and reserved addresses are
 //!   refused, for an IP literal (decimal and other spellings are read as the WHATWG URL parser
-//!   reads them) and for every address a name resolves to ([`CheckedResolver`]), at each
-//!   connection.
+//!   reads them) and for every address a name resolves to, at each connection (the transport's
+//!   resolver checks them with [`DestinationPolicy::admits_address`]).
 //! - Set: a comma-separated list of hosts (`registry.example.com`, `10.1.2.3`, `[::1]`),
 //!   `host:port` pairs and CIDR ranges (`10.0.0.0/8`). A destination is allowed when its host (and
 //!   port, for a pair) is listed, or when its address (an IP literal, or each address its name
 //!   resolves to) lies in a listed range or equals a listed address. Nothing else is allowed.
 //! - Redirects are never followed (a 3xx is a refusal), so no redirect can lead elsewhere.
 
-use reqwest::Url;
-use reqwest::dns::{Addrs, Name, Resolve, Resolving};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::Arc;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use url::Url;
 
 /// The operator's allow-list variable.
 pub const ALLOWED_VAR: &str = "REGISTRY_EXPORTER_ALLOWED_DESTINATIONS";
@@ -67,7 +65,7 @@ impl DestinationPolicy {
     /// Whether the allow-list admits `destination` by its host: `Ok(true)` when the host itself
     /// is admitted (its name is listed, or its IP literal is allowed), `Ok(false)` when it is a
     /// name whose resolved addresses decide, `Err` (the reason) when it is refused.
-    fn admits_host(&self, destination: &Destination) -> Result<bool, String> {
+    pub fn admits_host(&self, destination: &Destination) -> Result<bool, String> {
         let host = destination.host.as_str();
         let port = destination.port;
         let literal = destination.ip();
@@ -102,7 +100,8 @@ impl DestinationPolicy {
         }
     }
 
-    fn refusal(&self, what: &str) -> String {
+    /// Why `what` (an address or a host) is refused, naming the allow-list.
+    pub fn refusal(&self, what: &str) -> String {
         match self.entries {
             None => format!(
                 "destination address {what} is loopback, private, link-local or otherwise not public: not allowed unless {ALLOWED_VAR} lists it"
@@ -153,42 +152,6 @@ impl Destination {
 
     fn ip(&self) -> Option<IpAddr> {
         self.host.parse().ok()
-    }
-
-    /// Checks `self` against `policy`: `Ok(None)` when the host itself is allowed,
-    /// `Ok(Some(resolver))` when a name's resolved addresses must be checked at each connection.
-    pub fn admitted(&self, policy: &Arc<DestinationPolicy>) -> Result<Option<Arc<CheckedResolver>>, String> {
-        if policy.admits_host(self)? {
-            Ok(None)
-        } else {
-            Ok(Some(Arc::new(CheckedResolver { policy: policy.clone() })))
-        }
-    }
-}
-
-/// Resolves names as the system does and keeps only the addresses the policy allows; a name with
-/// none left does not resolve (the connection fails naming the policy).
-#[derive(Debug)]
-pub struct CheckedResolver {
-    policy: Arc<DestinationPolicy>,
-}
-
-impl Resolve for CheckedResolver {
-    fn resolve(&self, name: Name) -> Resolving {
-        let policy = self.policy.clone();
-        let name = name.as_str().to_owned();
-        Box::pin(async move {
-            let resolved: Vec<SocketAddr> = tokio::net::lookup_host((name.as_str(), 0)).await?.collect();
-            let allowed: Vec<SocketAddr> =
-                resolved.iter().copied().filter(|address| policy.admits_address(address.ip())).collect();
-            if allowed.is_empty() {
-                let shown =
-                    resolved.first().map_or_else(|| name.clone(), |address| format!("{name} ({})", address.ip()));
-                return Err(policy.refusal(&shown).into());
-            }
-            let addrs: Addrs = Box::new(allowed.into_iter());
-            Ok(addrs)
-        })
     }
 }
 

@@ -25,10 +25,12 @@
 //! subject whose source subject is gone altogether is hard-deleted too. With NONE the destination
 //! default context may hold the destination's own subjects, so those are left alone.
 
+use crate::destination::DestinationPolicy;
 use crate::model::Exporter;
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The HTTP methods a pass uses.
@@ -78,6 +80,19 @@ pub trait RegistryApi: Send + Sync {
 
     /// Where this registry is, for messages.
     fn describe(&self) -> String;
+}
+
+/// Opens exporters' destinations: the host's transport (HTTP in every binary, `registry-exporter-http`),
+/// so that this crate holds what a pass does and not how it reaches a destination.
+pub trait Connect: Send + Sync {
+    /// The destination `config` names (credentials opened) for exporter `exporter`, once `policy`
+    /// allowed its URL; every address a name resolves to is checked against `policy` as well.
+    fn connect(
+        &self,
+        exporter: &str,
+        config: &BTreeMap<String, String>,
+        policy: &Arc<DestinationPolicy>,
+    ) -> Result<Box<dyn RegistryApi>, String>;
 }
 
 /// Why a pass stopped: the text that goes into the exporter's `trace`. It names the call and the

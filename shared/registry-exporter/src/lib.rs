@@ -6,12 +6,12 @@
 //! - [`store`]: the [`ExporterStore`] port, one record per exporter (definition and status),
 //!   written conditionally on its revision; [`memory`] is the in-process implementation.
 //! - [`destination`]: the destination URL read strictly and the operator's allow-list
-//!   (`REGISTRY_EXPORTER_ALLOWED_DESTINATIONS`); [`transport`]: the ports' transports, a
-//!   destination's answers read with bounded time and memory.
+//!   (`REGISTRY_EXPORTER_ALLOWED_DESTINATIONS`). The ports' transports (HTTP to a destination,
+//!   this registry's router in process) are the host's, in `registry-exporter-http`.
 //! - [`secrets`]: credentials in `config` are sealed before they are stored and never answered.
 //! - [`service`]: the API's operations and Confluent's errors ([`ExporterError`]).
 //! - [`engine`]: one synchronisation pass of an exporter over two [`engine::RegistryApi`] ports
-//!   (source, destination), and [`runner`]: the background task that drives the passes with
+//!   (source, destination; destinations opened through [`engine::Connect`]), and [`runner`]: the background task that drives the passes with
 //!   backoff and records the status.
 
 pub mod destination;
@@ -33,4 +33,3 @@ pub use model::{ContextType, Exporter, ExporterRecord, ExporterState, ExporterSt
 pub use secrets::{Binding, Sealer, SecretBox};
 pub use service::{ExporterService, ExporterUpdate};
 pub use store::{Expect, ExporterStore, Stored};
-pub mod transport;

@@ -6,7 +6,7 @@
 //! the next pass; nothing is skipped, since a pass compares the whole exported state).
 //!
 //! Exporters run independently: each pass is a task of its own, so a slow or hanging destination
-//! (every call bounded by [`crate::transport::MAX_TIMEOUT`]) delays only its own exporter. An
+//! (every call bounded by the transport's timeout) delays only its own exporter. An
 //! exporter has at most one pass at a time; a round that comes while it runs starts another pass
 //! as soon as it ends.
 //!
@@ -14,7 +14,7 @@
 //! the exporter meanwhile (pause, reset, new definition), the outcome is dropped and the next
 //! round decides again. Delivery is therefore at least once and idempotent.
 
-use crate::engine::{PassError, RegistryApi};
+use crate::engine::{Connect, PassError, RegistryApi};
 use crate::model::{ExporterRecord, ExporterState, ExporterStatus, bounded_trace, now_ms};
 use crate::service::ExporterService;
 use crate::store::{Expect, StoreError, Stored};
@@ -58,6 +58,7 @@ struct Schedule {
 pub struct Runner {
     service: ExporterService,
     source: Arc<dyn RegistryApi>,
+    destinations: Arc<dyn Connect>,
     pacing: Pacing,
     round: u64,
     round_started: Instant,
@@ -66,10 +67,17 @@ pub struct Runner {
 }
 
 impl Runner {
-    pub fn new(service: ExporterService, source: Arc<dyn RegistryApi>, pacing: Pacing) -> Self {
+    /// Passes from `source` (this registry) to destinations opened by `destinations`.
+    pub fn new(
+        service: ExporterService,
+        source: Arc<dyn RegistryApi>,
+        destinations: Arc<dyn Connect>,
+        pacing: Pacing,
+    ) -> Self {
         Self {
             service,
             source,
+            destinations,
             pacing,
             round: 1,
             round_started: Instant::now(),
@@ -142,9 +150,10 @@ impl Runner {
             }
             schedule.running = true;
             schedule.round = self.round;
-            let (service, source) = (self.service.clone(), self.source.clone());
+            let (service, source, destinations) =
+                (self.service.clone(), self.source.clone(), self.destinations.clone());
             self.passes.spawn(async move {
-                let outcome = service.export(&stored, source.as_ref()).await;
+                let outcome = service.export(&stored, source.as_ref(), destinations.as_ref()).await;
                 let succeeded = outcome.is_ok();
                 if let Err(error) = &outcome {
                     tracing::warn!(exporter = %name, %error, "exporter pass failed");

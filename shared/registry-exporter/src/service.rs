@@ -12,14 +12,13 @@
 //!   the change does not send again (a credential sent as [`MASK`] is then not kept).
 
 use crate::destination::DestinationPolicy;
-use crate::engine::{FENCED, Fence, PassError, RegistryApi, sync_pass_fenced};
+use crate::engine::{Connect, FENCED, Fence, PassError, RegistryApi, sync_pass_fenced};
 use crate::error::ExporterError;
 use crate::model::{
     ContextType, DESTINATION_URL, Exporter, ExporterRecord, ExporterState, ExporterStatus, SUBJECT_PLACEHOLDER, now_ms,
 };
 use crate::secrets::{Binding, MASK, Sealer, bind, is_credential, unbind};
 use crate::store::{Expect, ExporterStore, StoreError, Stored};
-use crate::transport::HttpApi;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -69,20 +68,25 @@ impl ExporterService {
         self
     }
 
-    /// One pass of `stored`'s exporter from `source` to its destination, if the allow-list admits
-    /// it: the number of writes made. Before each write at the destination the record is read
+    /// One pass of `stored`'s exporter from `source` to its destination, opened by `destinations`
+    /// if the allow-list admits it: the number of writes made. Before each write at the destination the record is read
     /// again: once it is no longer at `stored`'s revision (paused, reset, redefined or deleted
     /// through the API) the pass stops, so nothing is written after a pause is acknowledged but the
     /// one call that may be in flight.
-    pub async fn export(&self, stored: &Stored<ExporterRecord>, source: &dyn RegistryApi) -> Result<u64, PassError> {
+    pub async fn export(
+        &self,
+        stored: &Stored<ExporterRecord>,
+        source: &dyn RegistryApi,
+        destinations: &dyn Connect,
+    ) -> Result<u64, PassError> {
         let record = &stored.value;
         let policy = self.destinations.as_ref().map_err(|reason| PassError::new(reason.clone()))?;
         let config =
             self.destination_config(&record.exporter).await.map_err(|error| PassError::new(error.to_string()))?;
-        let destination = HttpApi::from_config(&record.exporter.name, &config, policy).map_err(PassError::new)?;
+        let destination = destinations.connect(&record.exporter.name, &config, policy).map_err(PassError::new)?;
         let fence =
             RevisionFence { store: self.store.as_ref(), name: &record.exporter.name, revision: stored.revision };
-        sync_pass_fenced(&record.exporter, source, &destination, &fence).await
+        sync_pass_fenced(&record.exporter, source, destination.as_ref(), &fence).await
     }
 
     /// The store, for the engine's runner.

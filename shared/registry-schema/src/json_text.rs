@@ -38,29 +38,49 @@ pub(crate) fn count_values(value: &Value) -> u64 {
 
 /// Deepest `[`/`{` nesting in `text`, ignoring brackets inside strings. Linear, no recursion.
 pub(crate) fn nesting_depth(text: &str) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
-    let (mut in_string, mut escaped) = (false, false);
-    for byte in text.bytes() {
-        if in_string {
+    JsonShape::of(text.as_bytes()).depth
+}
+
+/// The size of a JSON text's tree, read from its bytes in one linear pass before anything is parsed
+/// or allocated, so a caller can refuse a text whose tree would be too large to build. Brackets and
+/// separators inside strings do not count; the bytes need not be valid JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct JsonShape {
+    /// Deepest `[`/`{` nesting.
+    pub depth: usize,
+    /// Arrays and objects opened, plus one per `,` and `:` (each starts another value, or an
+    /// object's key and its value): an upper bound of the values a parse builds, less the first.
+    pub values: usize,
+}
+
+impl JsonShape {
+    pub fn of(bytes: &[u8]) -> Self {
+        let (mut shape, mut depth) = (JsonShape::default(), 0usize);
+        let (mut in_string, mut escaped) = (false, false);
+        for &byte in bytes {
+            if in_string {
+                match byte {
+                    _ if escaped => escaped = false,
+                    b'\\' => escaped = true,
+                    b'"' => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
             match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
+                b'"' => in_string = true,
+                b'[' | b'{' => {
+                    depth += 1;
+                    shape.depth = shape.depth.max(depth);
+                    shape.values += 1;
+                }
+                b']' | b'}' => depth = depth.saturating_sub(1),
+                b',' | b':' => shape.values += 1,
                 _ => {}
             }
-            continue;
         }
-        match byte {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
+        shape
     }
-    deepest
 }
 
 #[cfg(test)]
@@ -72,6 +92,7 @@ mod tests {
     fn depth_ignores_brackets_inside_strings() {
         assert_eq!(nesting_depth(r#"{"a":[1,{"b":"[[[{{{\"[["}]}"#), 3);
         assert_eq!(nesting_depth("[[[]]]"), 3);
+        assert_eq!(JsonShape::of(br#"{"a":[1,2],"b":"x,:[{"}"#), JsonShape { depth: 2, values: 6 });
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub use canonical::Fingerprint;
 pub use compat::{CompatibilityLevel, Incompatibility};
 pub use error::SchemaError;
 use json_schema::JsonSchema;
+pub use json_text::JsonShape;
 pub use limits::{Budget, Limits, Meter};
 use protobuf::ProtobufSchema;
 

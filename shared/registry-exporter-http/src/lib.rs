@@ -1,21 +1,25 @@
-//! The [`RegistryApi`] transports: [`HttpApi`], a destination over HTTP with the exporter's
-//! client settings, and [`RouterApi`], this registry's own router called in process (the source:
+//! The transports of the exporters' [`RegistryApi`] ports, kept out of the domain crate
+//! `registry-exporter` (whose stores and engine need no HTTP client): [`HttpApi`], a destination
+//! over HTTP with the exporter's client settings, opened by [`HttpConnect`], and [`RouterApi`], this registry's own router called in process (the source:
 //! no socket, no credentials, the same answers a client gets).
 //!
 //! A destination is untrusted input. Its URL and address pass the operator's allow-list
-//! ([`crate::destination`]); every call ends within [`MAX_TIMEOUT`] whatever `request.timeout.ms`
+//! ([`registry_exporter::destination`], each resolved address checked by [`CheckedResolver`]); every call ends within [`MAX_TIMEOUT`] whatever `request.timeout.ms`
 //! says; no redirect is followed and no proxy of the environment is used (the address checked is
 //! the address connected to); an answer is read into at most [`MAX_ANSWER_BYTES`] and parsed only
 //! when it holds at most [`MAX_ANSWER_VALUES`] JSON values nested at most [`MAX_ANSWER_DEPTH`]
 //! deep, so an answer costs a bounded amount of memory whatever its shape.
 
-use crate::destination::{Destination, DestinationPolicy};
-use crate::engine::{Answer, Method, RegistryApi};
 use async_trait::async_trait;
 use axum::body::Body;
 use http_body_util::BodyExt;
+use registry_exporter::destination::{Destination, DestinationPolicy};
+use registry_exporter::engine::{Answer, Connect, Method, RegistryApi};
+use registry_schema::JsonShape;
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tower::ServiceExt;
@@ -76,9 +80,9 @@ impl HttpApi {
         config: &BTreeMap<String, String>,
         policy: &Arc<DestinationPolicy>,
     ) -> Result<Self, String> {
-        let url = config.get(crate::model::DESTINATION_URL).ok_or("no schema.registry.url")?;
+        let url = config.get(registry_exporter::model::DESTINATION_URL).ok_or("no schema.registry.url")?;
         let destination = Destination::parse(url)?;
-        let resolver = destination.admitted(policy)?;
+        let check_addresses = !policy.admits_host(&destination)?;
         let base = destination.base;
         let credentials = if let Some(info) = config.get("basic.auth.user.info") {
             let (user, password) = info.split_once(':').unwrap_or((info.as_str(), ""));
@@ -98,8 +102,8 @@ impl HttpApi {
             .timeout(timeout)
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy();
-        if let Some(resolver) = resolver {
-            builder = builder.dns_resolver(resolver);
+        if check_addresses {
+            builder = builder.dns_resolver(Arc::new(CheckedResolver { policy: policy.clone() }));
         }
         let http = builder.build().map_err(|error| format!("cannot build the HTTP client: {error}"))?;
         Ok(Self { http, base, credentials, exporter: exporter.to_owned() })
@@ -148,6 +152,47 @@ impl RegistryApi for HttpApi {
     }
 }
 
+/// Opens destinations over HTTP ([`HttpApi::from_config`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HttpConnect;
+
+impl Connect for HttpConnect {
+    fn connect(
+        &self,
+        exporter: &str,
+        config: &BTreeMap<String, String>,
+        policy: &Arc<DestinationPolicy>,
+    ) -> Result<Box<dyn RegistryApi>, String> {
+        Ok(Box::new(HttpApi::from_config(exporter, config, policy)?))
+    }
+}
+
+/// Resolves names as the system does and keeps only the addresses the policy allows; a name with
+/// none left does not resolve (the connection fails naming the policy).
+#[derive(Debug)]
+pub struct CheckedResolver {
+    policy: Arc<DestinationPolicy>,
+}
+
+impl Resolve for CheckedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let policy = self.policy.clone();
+        let name = name.as_str().to_owned();
+        Box::pin(async move {
+            let resolved: Vec<SocketAddr> = tokio::net::lookup_host((name.as_str(), 0)).await?.collect();
+            let allowed: Vec<SocketAddr> =
+                resolved.iter().copied().filter(|address| policy.admits_address(address.ip())).collect();
+            if allowed.is_empty() {
+                let shown =
+                    resolved.first().map_or_else(|| name.clone(), |address| format!("{name} ({})", address.ip()));
+                return Err(policy.refusal(&shown).into());
+            }
+            let addrs: Addrs = Box::new(allowed.into_iter());
+            Ok(addrs)
+        })
+    }
+}
+
 /// A transport error without the URL, with its causes (the allow-list's refusal is a cause).
 fn describe_error(error: reqwest::Error) -> String {
     let error = error.without_url();
@@ -164,34 +209,12 @@ fn describe_error(error: reqwest::Error) -> String {
 /// `bytes` parsed as JSON when its shape is within [`MAX_ANSWER_VALUES`] and [`MAX_ANSWER_DEPTH`]
 /// (counted in one pass over the bytes before anything is allocated); `Null` when it is not JSON.
 pub fn bounded_json(bytes: &[u8]) -> Result<Value, String> {
-    let (mut values, mut depth, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for &byte in bytes {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                values += 1;
-                if depth > MAX_ANSWER_DEPTH {
-                    return Err(format!("answer nested deeper than {MAX_ANSWER_DEPTH}"));
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            // Each separator starts another value (or an object's key and its value).
-            b',' | b':' => values += 1,
-            _ => {}
-        }
-        if values > MAX_ANSWER_VALUES {
-            return Err(format!("answer holds more than {MAX_ANSWER_VALUES} JSON values"));
-        }
+    let shape = JsonShape::of(bytes);
+    if shape.depth > MAX_ANSWER_DEPTH {
+        return Err(format!("answer nested deeper than {MAX_ANSWER_DEPTH}"));
+    }
+    if shape.values > MAX_ANSWER_VALUES {
+        return Err(format!("answer holds more than {MAX_ANSWER_VALUES} JSON values"));
     }
     Ok(serde_json::from_slice(bytes).unwrap_or(Value::Null))
 }
