@@ -1,5 +1,7 @@
 //! Roles, subject-prefix scopes, principals and the access decision `authorize`.
 
+/// The registry's operations, one type for its own checks and for this crate's decision.
+pub use registry_core::Operation;
 use std::fmt;
 use std::str::FromStr;
 
@@ -21,6 +23,15 @@ impl Role {
             Role::Read => "read",
             Role::Write => "write",
             Role::Admin => "admin",
+        }
+    }
+
+    /// The least role that may perform `operation`.
+    pub fn required_for(operation: Operation) -> Role {
+        match operation {
+            Operation::Read => Role::Read,
+            Operation::Register | Operation::SoftDelete => Role::Write,
+            Operation::Import | Operation::HardDelete | Operation::Configure => Role::Admin,
         }
     }
 }
@@ -94,46 +105,6 @@ pub struct Principal {
     pub scope: Scope,
 }
 
-/// What a request does, as far as access control cares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Operation {
-    /// Reads, lookups and compatibility tests.
-    Read,
-    /// Registering a schema without an explicit `id`.
-    Register,
-    /// A soft delete of a version or subject.
-    SoftDelete,
-    /// Registering with an explicit `id` (IMPORT).
-    Import,
-    /// A hard delete (`permanent=true`).
-    HardDelete,
-    /// Changing or deleting a config or a mode.
-    Configure,
-}
-
-impl Operation {
-    /// The least role that may perform this operation.
-    pub fn required_role(self) -> Role {
-        match self {
-            Operation::Read => Role::Read,
-            Operation::Register | Operation::SoftDelete => Role::Write,
-            Operation::Import | Operation::HardDelete | Operation::Configure => Role::Admin,
-        }
-    }
-
-    /// The name used in 403 messages, in the style of Confluent's `User is denied operation Write on ...`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Operation::Read => "Read",
-            Operation::Register => "Write",
-            Operation::SoftDelete => "Delete",
-            Operation::Import => "Import",
-            Operation::HardDelete => "PermanentDelete",
-            Operation::Configure => "AlterConfigs",
-        }
-    }
-}
-
 /// The access decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
@@ -146,14 +117,14 @@ pub enum Decision {
 /// Decides whether `principal` may perform `operation` on `subject` (`None` = registry-wide: global
 /// config/mode, ID lookups, lists).
 ///
-/// Allow iff the principal's role is at least `operation.required_role()` and either the subject is in the
+/// Allow iff the principal's role is at least [`Role::required_for`] `operation` and either the subject is in the
 /// principal's scope, or there is no subject and the principal is unscoped or the operation is a read
 /// (scoped principals may read registry-wide data; listing endpoints filter what they see).
 pub fn authorize(principal: &Principal, operation: Operation, subject: Option<&str>) -> Decision {
     let Some(role) = principal.role else {
         return Decision::Deny;
     };
-    if role < operation.required_role() {
+    if role < Role::required_for(operation) {
         return Decision::Deny;
     }
     let in_scope = match subject {

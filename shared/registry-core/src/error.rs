@@ -93,10 +93,10 @@ pub enum RegistryError {
     TooManyRegistrations { subject: String, limit: u32 },
     /// 403 / 40301: the caller may not perform `operation` on `subject`, a subject the request
     /// reached indirectly (an alias target, a referenced subject), a context's `:.ctx:` or the
-    /// registry (`None`) as [`crate::access::SubjectOperation::decided_on`] names it; see
+    /// registry (`None`) as [`crate::access::Operation::decided_on`] names it; see
     /// [`crate::access`].
-    #[error("User is denied operation {} on {}", operation_name(*operation), target_name(subject.as_deref()))]
-    Forbidden { operation: crate::access::SubjectOperation, subject: Option<String> },
+    #[error("User is denied operation {} on {}", operation.as_str(), target_name(subject.as_deref()))]
+    Forbidden { operation: crate::access::Operation, subject: Option<String> },
     /// 50001 / 50002 / 500: storage failed; the detail is logged, never returned.
     #[error("storage error: {0}")]
     Store(#[from] StoreError),
@@ -105,20 +105,6 @@ pub enum RegistryError {
 /// What a 403 message names: `Subject: <s>`, or `SchemaRegistry` for a registry-wide decision.
 fn target_name(subject: Option<&str>) -> String {
     subject.map_or_else(|| "SchemaRegistry".to_string(), |subject| format!("Subject: {subject}"))
-}
-
-/// The name 403 messages give an operation, as the authorization layer's (Confluent's
-/// `User is denied operation Write on ...` style).
-fn operation_name(operation: crate::access::SubjectOperation) -> &'static str {
-    use crate::access::SubjectOperation as O;
-    match operation {
-        O::Read => "Read",
-        O::Register => "Write",
-        O::SoftDelete => "Delete",
-        O::Import => "Import",
-        O::HardDelete => "PermanentDelete",
-        O::Configure => "AlterConfigs",
-    }
 }
 
 impl From<registry_schema::SchemaError> for RegistryError {

@@ -36,7 +36,7 @@ pub mod subject_scope;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
-pub use access::{Access, SubjectGuard, SubjectOperation};
+pub use access::{Access, Operation, SubjectGuard};
 pub use cache::{CacheStats, CachedStore};
 pub use churn::ChurnSettings;
 pub use error::RegistryError;

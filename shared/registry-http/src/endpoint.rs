@@ -22,7 +22,7 @@ use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use registry_auth::{Decision, Operation, Principal, Scope, authorize};
-use registry_core::{Access as RegistryAccess, Registry, SubjectGuard, SubjectOperation, SubjectScope};
+use registry_core::{Access as RegistryAccess, Registry, RegistryError, SubjectGuard, SubjectScope};
 use std::sync::Arc;
 use tracing::Instrument;
 
@@ -107,7 +107,7 @@ impl Permit {
         match &self.0 {
             Some(principal) if authorize(principal, operation, subject) == Decision::Deny => {
                 tracing::info!(principal = %principal.name, operation = operation.as_str(), "access denied");
-                Err(ApiError::Forbidden { operation, subject: subject.map(str::to_string) })
+                Err(RegistryError::Forbidden { operation, subject: subject.map(str::to_string) }.into())
             }
             _ => Ok(()),
         }
@@ -139,15 +139,7 @@ impl Permit {
 struct PrincipalGuard(Principal);
 
 impl SubjectGuard for PrincipalGuard {
-    fn allows(&self, operation: SubjectOperation, subject: Option<&str>) -> bool {
-        let operation = match operation {
-            SubjectOperation::Read => Operation::Read,
-            SubjectOperation::Register => Operation::Register,
-            SubjectOperation::SoftDelete => Operation::SoftDelete,
-            SubjectOperation::Import => Operation::Import,
-            SubjectOperation::HardDelete => Operation::HardDelete,
-            SubjectOperation::Configure => Operation::Configure,
-        };
+    fn allows(&self, operation: Operation, subject: Option<&str>) -> bool {
         let allowed = authorize(&self.0, operation, subject) == Decision::Allow;
         if !allowed {
             tracing::debug!(principal = %self.0.name, operation = operation.as_str(), subject, "access denied");

@@ -3,7 +3,6 @@
 use crate::extract::MEDIA_V1;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use registry_auth::Operation;
 use registry_core::{RegistryError, StoreError};
 use registry_dek::DekError;
 use registry_exporter::ExporterError;
@@ -41,8 +40,6 @@ pub enum ApiError {
     /// No valid credentials: 401 with the `WWW-Authenticate` challenges (`Bearer` too when tokens
     /// are accepted).
     Unauthorized { bearer: bool },
-    /// The caller's role or subject scope does not allow `operation` on `subject` (403).
-    Forbidden { operation: Operation, subject: Option<String> },
     /// A failure of the HTTP exchange itself, answered as Confluent answers what its server framework
     /// refuses: `error_code` = the status, message `HTTP <status> <reason>` (e.g. 414 URI too long, 431
     /// headers too large, 400 unparsable request, 408 body not received in time, 504 time budget spent).
@@ -175,7 +172,7 @@ impl ApiError {
                     R::InvalidRuleSet { .. } => (unprocessable, 42210, message, None),
                     R::OwnerRequired { .. } => (unprocessable, 42201, message, None),
                     R::TooManyRegistrations { .. } => (StatusCode::TOO_MANY_REQUESTS, 42901, message, None),
-                    // The text is the route guard's (`ApiError::Forbidden`), for a subject reached indirectly.
+                    // The route guard's refusal and the registry's, for a subject reached indirectly.
                     R::Forbidden { .. } => (StatusCode::FORBIDDEN, 40301, message, None),
                     R::Store(store) => store_parts(store),
                 }
@@ -231,14 +228,6 @@ impl ApiError {
                 (StatusCode::INTERNAL_SERVER_ERROR, 500, INTERNAL_MESSAGE.into(), Some(detail.clone()))
             }
             ApiError::Unauthorized { .. } => (StatusCode::UNAUTHORIZED, 40101, "Unauthorized".into(), None),
-            ApiError::Forbidden { operation, subject } => {
-                let target = match subject {
-                    Some(subject) => format!("Subject: {subject}"),
-                    None => "SchemaRegistry".to_string(),
-                };
-                let message = format!("User is denied operation {} on {target}", operation.as_str());
-                (StatusCode::FORBIDDEN, 40301, message, None)
-            }
             ApiError::Http(status) => {
                 let message = format!("HTTP {} {}", status.as_u16(), status.canonical_reason().unwrap_or_default());
                 (*status, u32::from(status.as_u16()), message, None)

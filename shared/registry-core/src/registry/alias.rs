@@ -15,7 +15,7 @@
 //! latency).
 
 use super::Registry;
-use crate::access::SubjectOperation;
+use crate::access::Operation;
 use crate::error::RegistryError;
 use crate::model::{ConfigRecord, Scope, Subject, VersionRow};
 use crate::store::{LayeredContext, SettingKind, SettingSeen};
@@ -26,7 +26,7 @@ impl Registry {
     pub async fn alias_of(&self, subject: &Subject) -> Result<Option<Subject>, RegistryError> {
         let target = alias_target(subject, self.store.get_config(&Scope::Subject(subject.clone())).await?.as_ref())?;
         if let Some(target) = &target {
-            self.access.require(SubjectOperation::Read, target)?;
+            self.access.require(Operation::Read, target)?;
         }
         Ok(target)
     }
@@ -39,7 +39,7 @@ impl Registry {
         subject: &Subject,
         context: &LayeredContext,
         aliased: &mut bool,
-        operation: SubjectOperation,
+        operation: Operation,
     ) -> Result<Option<Subject>, RegistryError> {
         let target = follow_alias(subject, context, aliased)?;
         if let Some(target) = &target {
@@ -53,7 +53,7 @@ impl Registry {
     /// the aliasing subject to its target.
     pub(super) fn check_alias(&self, scope: &Scope, config: &ConfigRecord) -> Result<(), RegistryError> {
         if let Some(target) = check_alias(scope, config)? {
-            self.access.require(SubjectOperation::Configure, &target)?;
+            self.access.require(Operation::Configure, &target)?;
         }
         Ok(())
     }

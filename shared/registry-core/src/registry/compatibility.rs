@@ -2,7 +2,7 @@
 
 use super::support::{Effective, RowsRead, latest_live, parse_stored_now, version_not_found};
 use super::{CompatibilityReport, NewSchema, Registry};
-use crate::access::SubjectOperation;
+use crate::access::Operation;
 use crate::error::RegistryError;
 use crate::model::{SchemaBody, Scope, Subject, VersionRow, VersionSelector};
 use registry_schema::{CompatibilityLevel, Incompatibility, ParsedSchema, Validation, compat};
@@ -135,7 +135,7 @@ impl Registry {
     ) -> Result<CompatibilityReport, RegistryError> {
         let mut subject = Subject::new(subject)?;
         let mut context = self.decision_context(&Scope::Subject(subject.clone())).await?;
-        if let Some(target) = self.follow_alias(&subject, &context, &mut false, SubjectOperation::Read)? {
+        if let Some(target) = self.follow_alias(&subject, &context, &mut false, Operation::Read)? {
             context = self.decision_context(&Scope::Subject(target.clone())).await?;
             subject = target;
         }

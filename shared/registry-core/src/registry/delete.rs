@@ -8,7 +8,7 @@
 
 use super::Registry;
 use super::support::{MAX_ATTEMPTS, latest_live, reference_exists, subject_not_found, version_not_found, writable};
-use crate::access::SubjectOperation;
+use crate::access::Operation;
 use crate::error::RegistryError;
 use crate::model::{Scope, Subject, Version, VersionRow, VersionSelector};
 use crate::store::{LayeredContext, Preconditions, SettingSeen, SoftDeletion, StoreError};
@@ -174,7 +174,7 @@ impl Registry {
         permanent: bool,
     ) -> Result<Option<(LayeredContext, Vec<VersionRow>)>, RegistryError> {
         let context = self.decision_context(&Scope::Subject(reached.subject.clone())).await?;
-        let operation = if permanent { SubjectOperation::HardDelete } else { SubjectOperation::SoftDelete };
+        let operation = if permanent { Operation::HardDelete } else { Operation::SoftDelete };
         if let Some(target) = self.follow_alias(&reached.subject, &context, &mut reached.aliased, operation)? {
             reached.alias = super::alias::alias_seen(&reached.subject, &context);
             reached.subject = target;

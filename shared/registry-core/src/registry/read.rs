@@ -4,7 +4,7 @@ use super::recent_lookups::{answer_cost, lookup_key};
 use super::support::{latest_live, subject_not_found, version_not_found, visible};
 use super::usage::Activity;
 use super::{LookupOptions, NewSchema, Registry, SchemaById, SchemasQuery};
-use crate::access::SubjectOperation;
+use crate::access::Operation;
 use crate::error::RegistryError;
 use crate::model::{
     Context, DeletedFilter, QualifiedName, SchemaId, SchemaRecord, Scope, Subject, Version, VersionRow, VersionSelector,
@@ -71,7 +71,7 @@ impl Registry {
     fn may_read_answer(&self, record: &SchemaRecord, schema: &NewSchema) -> bool {
         // References may lead on to references of their own, known only by reading them again:
         // a caller that may not read everything resolves them itself.
-        self.access.allows(SubjectOperation::Read, &record.subject)
+        self.access.allows(Operation::Read, &record.subject)
             && (schema.references.is_empty() || self.access.reads_every_subject())
     }
 
@@ -85,7 +85,7 @@ impl Registry {
                 let named = self.store.list_contexts().await?;
                 let candidates =
                     named.iter().filter_map(|context| Subject::new(context.qualify(subject.as_str())).ok());
-                Ok(candidates.filter(|candidate| self.access.allows(SubjectOperation::Read, candidate)).collect())
+                Ok(candidates.filter(|candidate| self.access.allows(Operation::Read, candidate)).collect())
             }
             _ => Ok(Vec::new()),
         }
@@ -101,7 +101,7 @@ impl Registry {
         let subject = Subject::new(subject)?;
         let (mut context, mut rows) = self.settings_and_rows(&subject).await?;
         let mut subject = subject;
-        if let Some(target) = self.follow_alias(&subject, &context, &mut false, SubjectOperation::Read)? {
+        if let Some(target) = self.follow_alias(&subject, &context, &mut false, Operation::Read)? {
             (context, rows) = self.settings_and_rows(&target).await?;
             subject = target;
         }
@@ -178,7 +178,7 @@ impl Registry {
         let name = match subject.map(QualifiedName::split) {
             Some(QualifiedName::In { context, name }) if context != "." => {
                 if let (false, Some(Ok(subject))) = (name.is_empty(), subject.map(Subject::new)) {
-                    self.access.require(SubjectOperation::Read, &subject)?;
+                    self.access.require(Operation::Read, &subject)?;
                 }
                 return Ok(Context::parse(context).unwrap_or(Context::DEFAULT));
             }
@@ -188,7 +188,7 @@ impl Registry {
         let Ok(subject) = Subject::new(name) else {
             return Ok(Context::DEFAULT);
         };
-        self.access.require(SubjectOperation::Read, &subject)?;
+        self.access.require(Operation::Read, &subject)?;
         let (subject, rows) = self.rows_following_alias(subject).await?;
         if !subject.context().is_default() {
             // An alias naming a subject of another context.

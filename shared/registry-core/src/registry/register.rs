@@ -20,7 +20,7 @@ use super::register_recorded::sole_live_fingerprint;
 use super::support::{MAX_ATTEMPTS, latest_live, not_import, now_ms, read_only};
 use super::usage::Activity;
 use super::{NewSchema, RegisterOptions, Registry};
-use crate::access::SubjectOperation;
+use crate::access::Operation;
 use crate::churn::ChurnVerdict;
 use crate::error::RegistryError;
 use crate::metrics::Registration;
@@ -139,8 +139,8 @@ impl Registry {
         }
         // An explicit ID >= 0 is an IMPORT registration, as the authorization layer judges it.
         let operation = match schema.id {
-            Some(id) if id >= 0 => SubjectOperation::Import,
-            _ => SubjectOperation::Register,
+            Some(id) if id >= 0 => Operation::Import,
+            _ => Operation::Register,
         };
         let mut parsed = Parsed::default();
         for round in 0..MAX_ATTEMPTS {

@@ -2,7 +2,7 @@
 //! reference resolution, parsing, and Confluent's message texts.
 
 use super::{NewSchema, Registry};
-use crate::access::SubjectOperation;
+use crate::access::Operation;
 use crate::error::RegistryError;
 use crate::model::{Context, Mode, SchemaBody, SchemaRecord, Subject, Version, VersionRow, VersionSelector};
 use crate::store::{LayeredContext, StoreError};
@@ -207,7 +207,7 @@ impl Registry {
     /// so a chain of references reaches no subject the caller may not read, whoever wrote it.
     fn referenced_subject(&self, referrer: &Context, reference: &SchemaReference) -> Result<Subject, RegistryError> {
         let subject = referrer.referenced_subject(&reference.subject).map_err(|_| missing_reference(reference))?;
-        self.access.require(SubjectOperation::Read, &subject)?;
+        self.access.require(Operation::Read, &subject)?;
         Ok(subject)
     }
 

@@ -15,8 +15,7 @@ use axum::extract::State;
 use futures::future::BoxFuture;
 use registry_auth::Operation;
 use registry_core::{
-    Context, DeletedFilter, RegisterOptions, Registry, RegistryError, SchemaBody, SchemaRecord, Subject,
-    SubjectOperation, Version,
+    Context, DeletedFilter, RegisterOptions, Registry, RegistryError, SchemaBody, SchemaRecord, Subject, Version,
 };
 use serde::Deserialize;
 
@@ -79,11 +78,11 @@ pub(crate) async fn apply_format_as(
 /// An explicit ID raises its context's ID counter, which every subject of the context shares: a
 /// caller scoped to some subjects of a context may not move the IDs the others get. Its scope must
 /// hold the whole context (a prefix of `:.ctx:`; unscoped for the default context, whose subjects
-/// share no prefix), as [`SubjectOperation::decided_on`] says for the registry's own checks (an
+/// share no prefix), as [`Operation::decided_on`] says for the registry's own checks (an
 /// alias target). A subject that does not parse is left to the registry's 42208.
 fn require_import_in_context(permit: &Permit, subject: &str) -> Result<(), ApiError> {
     let Ok(subject) = Subject::new(subject) else { return Ok(()) };
-    permit.require(Operation::Import, SubjectOperation::Import.decided_on(&subject).as_deref())
+    permit.require(Operation::Import, Operation::Import.decided_on(&subject).as_deref())
 }
 
 /// Rows of one subject read per store page while listing its versions.
