@@ -95,19 +95,6 @@ impl LambdaConfig {
         }
     }
 
-    /// The multi-region settings (`None`: a single-region registry), the home bucket defaulting to
-    /// `local_bucket`, as the API function and the exporter function both read them.
-    pub fn region_config(&self, local_bucket: &str) -> Option<registry_store_aws::regions::RegionConfig> {
-        let regions = &self.settings.regions;
-        registry_store_aws::regions::RegionConfig::from_settings(
-            regions.home_region(),
-            regions.home_bucket.as_deref(),
-            local_bucket,
-            &regions.ack_regions,
-            regions.ack_timeout(),
-        )
-    }
-
     /// The key ARNs of [`LambdaConfig::exporter_kms_keys`].
     pub fn exporter_kms_keys(&self) -> Vec<String> {
         self.exporter_kms_keys.split(',').map(str::trim).filter(|key| !key.is_empty()).map(str::to_owned).collect()

@@ -50,7 +50,7 @@ async fn main() -> Result<(), Error> {
 /// `REGISTRY_EXPORTER_KMS_KEY`).
 async fn run_exporter(config: &LambdaConfig) -> Result<(), Error> {
     let env = registry_store_aws::AwsEnv::from_env().await?;
-    let regions = config.region_config(&env.store.bucket);
+    let regions = registry_app::region_config(&config.settings, &env.store.bucket);
     let keys = config.exporter_kms_keys();
     let settings = &config.settings.regions;
     let (buckets, ttl) = (&settings.region_buckets, settings.home_marker_ttl());

@@ -89,13 +89,13 @@ impl Summary {
 
 /// The API over the configured store `config` names.
 async fn store_api(config: &ServeConfig) -> Result<Api, AdminError> {
-    let opened = crate::store::open(config).await?;
+    let stores = crate::store::open(config).await?.configured()?;
     let settings = RegistrySettings {
         default_compatibility: config.settings.default_compatibility,
         ..RegistrySettings::default()
     };
-    tracing::info!("working on {}", opened.description);
-    Ok(Api::local(Registry::new(opened.store, settings)))
+    tracing::info!("working on {}", stores.description);
+    Ok(Api::local(Registry::new(stores.writes, settings)))
 }
 
 /// `--url` when given, else the configured store.

@@ -1,0 +1,61 @@
+//! Whether a process runs the exporters (schema linking) it serves: `registry serve` runs them in
+//! process, their source its own router; the Lambda function serves their records and leaves
+//! running them to the stream-driven exporter function.
+
+use registry_core::Registry;
+use registry_exporter::ExporterService;
+use registry_exporter::runner::{Pacing, Runner};
+use registry_exporter_http::{HttpConnect, RouterApi};
+use std::sync::Arc;
+use tokio::sync::Notify;
+
+/// What a process does with the exporters of the home whose stores it was configured with.
+#[derive(Clone)]
+pub enum Exporters {
+    /// Runs them, woken by `trigger` (notified after every successful write the application
+    /// serves, and by the runner's own pacing).
+    Run(Arc<Notify>),
+    /// Serves their records through `/exporters` only.
+    Serve,
+}
+
+impl Exporters {
+    /// Run them in this process.
+    pub fn run() -> Self {
+        Exporters::Run(Arc::new(Notify::new()))
+    }
+
+    /// `service`'s runner started, its source `registry`'s own router without authentication.
+    pub(crate) fn start(&self, service: ExporterService, registry: &Registry) -> Arc<ExporterService> {
+        if let Exporters::Run(trigger) = self {
+            let source = registry_http::app(registry.clone(), registry_http::AppOptions::default());
+            Runner::new(service.clone(), Arc::new(RouterApi::new(source)), Arc::new(HttpConnect), Pacing::default())
+                .spawn(trigger.clone());
+        }
+        Arc::new(service)
+    }
+
+    /// `app` notifying the runner after every successful request that is not a read.
+    pub(crate) fn notified(&self, app: axum::Router) -> axum::Router {
+        match self {
+            Exporters::Run(trigger) => {
+                let trigger = trigger.clone();
+                app.layer(axum::middleware::from_fn(move |request, next| notify_writes(trigger.clone(), request, next)))
+            }
+            Exporters::Serve => app,
+        }
+    }
+}
+
+async fn notify_writes(
+    trigger: Arc<Notify>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let write = !matches!(*request.method(), axum::http::Method::GET | axum::http::Method::HEAD);
+    let response = next.run(request).await;
+    if write && response.status().is_success() {
+        trigger.notify_one();
+    }
+    response
+}
