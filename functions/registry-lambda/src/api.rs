@@ -14,7 +14,7 @@ use registry_store_aws::AwsEnv;
 /// request. Reads nothing from storage.
 pub async fn handler(config: &LambdaConfig, env: &AwsEnv) -> Result<Handler, Error> {
     let authenticator = crate::auth::authenticator(&config.settings.auth).await?;
-    let mut options = config.settings.app_options(authenticator)?;
+    let mut options = registry_app::app_options(&config.settings, authenticator)?;
     options.request_budget = config.request_budget();
     let origin = crate::auth::origin_guard(config.origin_secret.as_deref(), &config.settings.auth).await?;
     let topology = Topology::aws(&config.settings, env)?;

@@ -136,7 +136,7 @@ mod tests {
         let config = config(&["--default-compatibility", "FULL_TRANSITIVE", "--id-cache-control", "no-cache"])
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(config.settings.registry().default_compatibility, CompatibilityLevel::FullTransitive);
-        let options = config.settings.app_options(None).unwrap_or_else(|e| panic!("{e}"));
+        let options = registry_app::app_options(&config.settings, None).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(options.http.id_cache_control.as_ref().and_then(|v| v.to_str().ok()), Some("no-cache"));
     }
 

@@ -20,7 +20,7 @@ pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn st
     if let Some(authenticator) = &authenticator {
         tracing::info!(bearer = authenticator.accepts_bearer(), "authentication on");
     }
-    let options = config.settings.app_options(authenticator)?;
+    let options = registry_app::app_options(&config.settings, authenticator)?;
     let topology = store::open(&config).await?;
     let description = topology.description();
     let app = registry_app::assemble(&config.settings, topology, options, Exporters::run(), None)?.app;

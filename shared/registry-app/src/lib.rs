@@ -17,13 +17,40 @@ mod stores;
 pub use exporters::Exporters;
 pub use stores::{RegionCounters, Stores, Topology, region_config};
 
+use registry_auth::Authenticator;
 use registry_core::Registry;
 use registry_http::AppOptions;
-use registry_settings::Settings;
+use registry_http::error::IncompatibleErrorCode;
+use registry_http::http_cache::HttpConfig;
+use registry_settings::{Settings, SettingsError};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// How `registry_http::app` is assembled from `settings`, with `authenticator` (built by the host
+/// from the auth settings, which may need a secret fetched first). [`assemble`] adds each region's
+/// DEK registry and exporters.
+pub fn app_options(
+    settings: &Settings,
+    authenticator: Option<Arc<Authenticator>>,
+) -> Result<AppOptions, SettingsError> {
+    let http = match &settings.id_cache_control {
+        None => HttpConfig::default(),
+        Some(value) => HttpConfig::with_id_cache_control(value).map_err(SettingsError::CacheControl)?,
+    };
+    let incompatible_error_code =
+        IncompatibleErrorCode::from_code(settings.incompatible_error_code).map_err(SettingsError::Parse)?;
+    Ok(AppOptions {
+        http,
+        authenticator,
+        request_budget: Default::default(),
+        incompatible_error_code,
+        deks: None,
+        exporters: None,
+        mcp: settings.mcp_enabled,
+    })
+}
 
 /// What [`assemble`] hands a host.
 pub struct Assembled {
@@ -106,5 +133,35 @@ fn application(
             );
             Ok((app, local))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use registry_http::http_cache::DEFAULT_ID_CACHE_CONTROL;
+
+    fn options(args: &[&str]) -> Result<AppOptions, SettingsError> {
+        app_options(&Settings::from_args(args.iter().copied())?, None)
+    }
+
+    #[test]
+    fn the_id_cache_control_is_the_http_default_unless_set_and_an_empty_one_sends_none() {
+        let default = options(&[]).unwrap_or_else(|e| panic!("{e}"));
+        let sent = default.http.id_cache_control.as_ref().and_then(|value| value.to_str().ok());
+        assert_eq!(sent, Some(DEFAULT_ID_CACHE_CONTROL));
+        assert!(options(&["--id-cache-control", ""]).is_ok_and(|options| options.http.id_cache_control.is_none()));
+        assert!(matches!(options(&["--id-cache-control", "a\u{1}b"]), Err(SettingsError::CacheControl(_))));
+    }
+
+    #[test]
+    fn the_incompatible_error_code_and_mcp_reach_the_application() {
+        let default = options(&[]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(default.incompatible_error_code, IncompatibleErrorCode::Current));
+        assert!(!default.mcp);
+        let set =
+            options(&["--incompatible-error-code", "409", "--mcp-enabled=true"]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(set.incompatible_error_code, IncompatibleErrorCode::Legacy));
+        assert!(set.mcp);
     }
 }

@@ -16,9 +16,6 @@ use registry_core::cache::DEFAULT_CACHE_BYTES;
 use registry_core::{ChurnSettings, CompatibilityLevel, Limits, RegistrySettings, Rules, default_schema_workers};
 use registry_dek::model::LOCAL_KMS;
 use registry_dek::{DekBackend, DekRegistry, LocalKms};
-use registry_http::AppOptions;
-use registry_http::error::IncompatibleErrorCode;
-use registry_http::http_cache::{DEFAULT_ID_CACHE_CONTROL, HttpConfig};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -101,15 +98,16 @@ pub struct Settings {
     #[arg(long, env = "REGISTRY_SCHEMA_WORKERS")]
     pub schema_workers: Option<usize>,
 
-    /// `Cache-Control` of the `GET /schemas/ids/{id}` answers (empty: none). See
-    /// `registry_http::http_cache` for why the default makes shared caches revalidate.
-    #[arg(long, env = "REGISTRY_ID_CACHE_CONTROL", default_value = DEFAULT_ID_CACHE_CONTROL)]
-    pub id_cache_control: String,
+    /// `Cache-Control` of the `GET /schemas/ids/{id}` answers (empty: none). Unset: the HTTP
+    /// layer's default, `public, max-age=0, must-revalidate` (`registry_http::http_cache` says why
+    /// it makes shared caches revalidate).
+    #[arg(long, env = "REGISTRY_ID_CACHE_CONTROL")]
+    pub id_cache_control: Option<String>,
 
     /// The `error_code` of an incompatible-schema answer (HTTP 409 either way): 40901, as Confluent
     /// 8.0.4+/8.1.2+/8.2+ answer, or 409, as earlier releases did.
     #[arg(long, env = "REGISTRY_INCOMPATIBLE_ERROR_CODE", default_value = "40901", value_parser = parse_incompatible_code)]
-    pub incompatible_error_code: IncompatibleErrorCode,
+    pub incompatible_error_code: u32,
 
     #[command(flatten)]
     pub auth: AuthArgs,
@@ -392,22 +390,6 @@ impl Settings {
             schema_workers: self.schema_workers.unwrap_or_else(default_schema_workers),
         }
     }
-
-    /// How `registry_http::app` is assembled, with `authenticator` (built by the host from
-    /// [`AuthArgs::config`], which may need a secret fetched first).
-    pub fn app_options(&self, authenticator: Option<Arc<Authenticator>>) -> Result<AppOptions, SettingsError> {
-        let http = HttpConfig::with_id_cache_control(&self.id_cache_control).map_err(SettingsError::CacheControl)?;
-        let incompatible_error_code = self.incompatible_error_code;
-        Ok(AppOptions {
-            http,
-            authenticator,
-            request_budget: Default::default(),
-            incompatible_error_code,
-            deks: None,
-            exporters: None,
-            mcp: self.mcp_enabled,
-        })
-    }
 }
 
 impl AuthArgs {
@@ -460,9 +442,11 @@ fn parse_level(value: &str) -> Result<CompatibilityLevel, String> {
     })
 }
 
-fn parse_incompatible_code(value: &str) -> Result<IncompatibleErrorCode, String> {
-    let code = value.trim().parse::<u32>().map_err(|_| format!("{value:?} is not 40901 or 409"))?;
-    IncompatibleErrorCode::from_code(code)
+fn parse_incompatible_code(value: &str) -> Result<u32, String> {
+    match value.trim().parse::<u32>() {
+        Ok(code @ (40901 | 409)) => Ok(code),
+        _ => Err(format!("{value:?} is not 40901 or 409")),
+    }
 }
 
 fn parse_bool(value: &str) -> Result<bool, String> {
@@ -531,18 +515,10 @@ mod tests {
 
     #[test]
     fn the_incompatible_error_code_is_40901_unless_set_to_409() {
-        let code = |args: &[&str]| parse(args).and_then(|s| s.app_options(None)).map(|o| o.incompatible_error_code);
-        assert!(matches!(code(&[]), Ok(IncompatibleErrorCode::Current)));
-        assert!(matches!(code(&["--incompatible-error-code", "409"]), Ok(IncompatibleErrorCode::Legacy)));
+        let code = |args: &[&str]| parse(args).map(|s| s.incompatible_error_code);
+        assert!(matches!(code(&[]), Ok(40901)));
+        assert!(matches!(code(&["--incompatible-error-code", "409"]), Ok(409)));
         assert!(code(&["--incompatible-error-code", "40900"]).is_err());
-    }
-
-    #[test]
-    fn an_empty_cache_control_sends_none_and_a_bad_one_fails() {
-        let options = parse(&["--id-cache-control", ""]).and_then(|s| s.app_options(None));
-        assert!(options.is_ok_and(|options| options.http.id_cache_control.is_none()));
-        let bad = parse(&["--id-cache-control", "a\u{1}b"]).and_then(|s| s.app_options(None));
-        assert!(matches!(bad, Err(SettingsError::CacheControl(_))));
     }
 
     #[test]
@@ -585,13 +561,10 @@ mod tests {
     }
 
     #[test]
-    fn mcp_is_off_unless_enabled() -> Result<(), SettingsError> {
-        let default = parse(&[]).unwrap_or_else(|e| panic!("{e}"));
-        assert!(!default.app_options(None)?.mcp);
-        let enabled = parse(&["--mcp-enabled=true"]).unwrap_or_else(|e| panic!("{e}"));
-        assert!(enabled.app_options(None)?.mcp);
+    fn mcp_is_off_unless_enabled() {
+        assert!(!parse(&[]).unwrap_or_else(|e| panic!("{e}")).mcp_enabled);
+        assert!(parse(&["--mcp-enabled=true"]).unwrap_or_else(|e| panic!("{e}")).mcp_enabled);
         assert!(parse(&["--mcp-enabled=yes please"]).is_err());
-        Ok(())
     }
 
     #[test]
