@@ -71,18 +71,19 @@ infra-check:
 	scripts/infra-check.sh
 
 # fmt, clippy with warnings as errors, and the purity rule: the domain crates (the exporter's engine among
-# them; its HTTP transports are registry-exporter-http) pull in no AWS/HTTP stack
+# them; its HTTP transports are registry-exporter-http), authentication and the settings pull in no AWS/HTTP
+# stack (registry-app, the composition root, is where they meet)
 # (aws-lc-rs, the crypto library registry-dek wraps keys with, calls no AWS service).
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	@set -euo pipefail; \
-	for crate in registry-core registry-schema registry-dek registry-catalog registry-exporter; do \
+	for crate in registry-core registry-schema registry-dek registry-catalog registry-exporter registry-auth registry-settings; do \
 		if $(CARGO) tree -p $$crate -e normal | grep -vE 'aws-lc-(rs|sys)' | grep -E 'aws|lambda|axum|hyper'; then \
 			echo "lint: $$crate must not depend on aws/lambda/axum/hyper" >&2; exit 1; \
 		fi; \
 	done; \
-	echo "purity check: registry-core, registry-schema, registry-dek, registry-catalog and registry-exporter are free of aws/lambda/axum/hyper"
+	echo "purity check: registry-core, registry-schema, registry-dek, registry-catalog, registry-exporter, registry-auth and registry-settings are free of aws/lambda/axum/hyper"
 
 # The benchmark table of BENCHMARKS.md (figures, never assertions): 0 / 100,000 / 1,000,000 subjects seeded
 # directly, ready time and RSS, GET /subjects at 1M, read and lookup throughput under 256 connections,
