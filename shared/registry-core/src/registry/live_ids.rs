@@ -7,7 +7,8 @@
 //! never remembered after it; so this process never answers for an ID it hard-deleted. Another
 //! process or function instance may keep answering for a hard-deleted ID for at most
 //! [`super::RegistrySettings::live_id_ttl`], counted from the start of the read that saw it
-//! carried ([`Recent::remember_since`]).
+//! carried ([`Recent::remember`]), as every answer memory counts: the lookup memory and the guid
+//! memory too.
 //!
 //! **An ID never answers a schema it no longer names.** IMPORT may rebind an ID whose schema was
 //! hard-deleted from every subject of its context ([`crate::Store::bind_id_in`], as Confluent's
@@ -25,7 +26,7 @@ use crate::error::RegistryError;
 use crate::model::{Context, Guid, SchemaId, Subject, Version};
 use crate::store::HardDeletion;
 use registry_schema::Fingerprint;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Default [`super::RegistrySettings::live_id_ttl`].
 pub const DEFAULT_LIVE_ID_TTL: Duration = Duration::from_secs(5);
@@ -61,10 +62,9 @@ impl Registry {
             return Ok(Some(fingerprint));
         }
         let generation = self.live_ids.generation();
-        let read_start = Instant::now();
         let fingerprint = self.store.fingerprint_for_carried_id_in(context, id).await?;
         if let Some(fingerprint) = fingerprint {
-            self.live_ids.remember_since(key, fingerprint, 1, generation, self.settings.live_id_ttl, read_start);
+            self.live_ids.remember(key, fingerprint, 1, generation, self.settings.live_id_ttl);
         }
         Ok(fingerprint)
     }

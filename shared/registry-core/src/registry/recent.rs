@@ -1,12 +1,12 @@
 //! A bounded, short-lived memory of answers this process read from the store, forgotten all at
 //! once when this process writes something that could change them.
 //!
-//! Correctness within one process: a caller reads [`Recent::generation`] before it reads the
-//! store and passes it to [`Recent::remember`]; every write that could change a remembered answer
+//! Correctness within one process: a caller reads [`Recent::generation`] (the generation and the
+//! instant) before it reads the store and passes it to [`Recent::remember`]; every write that could change a remembered answer
 //! calls [`Recent::forget_all`] after the store call, which bumps the generation. So an answer read
 //! before such a write is either dropped by the write or never stored after it. Across processes
 //! an answer may outlive a change made elsewhere by at most the TTL the caller passes to
-//! [`Recent::remember`]; a zero TTL turns the memory off. Each answer is kept for a share of the
+//! [`Recent::remember`], counted from the start of its read; a zero TTL turns the memory off. Each answer is kept for a share of the
 //! TTL between one half and all of it, spread by a counter: answers read in one burst (a warm-up,
 //! a rebalance) then expire over half a TTL instead of all at once, which would send a burst of
 //! reads to the store and show in the tail latency.
@@ -29,6 +29,13 @@ struct State<K, V> {
     /// Counts remembered answers; spreads their lifetimes.
     remembered: u64,
     answers: BoundedMap<K, Remembered<V>>,
+}
+
+/// The generation a read of the store starts in and when it started ([`Recent::generation`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ReadStart {
+    generation: u64,
+    at: Instant,
 }
 
 #[derive(Debug, Clone)]
@@ -54,39 +61,26 @@ impl<K: Eq + Hash + Clone, V: Clone> Recent<K, V> {
         (Instant::now() < remembered.until).then_some(remembered.value)
     }
 
-    /// The generation a read starts in; pass it to [`Recent::remember`].
-    pub(super) fn generation(&self) -> u64 {
-        self.state().generation
+    /// Where a read starts: the generation and the instant; pass it to [`Recent::remember`].
+    pub(super) fn generation(&self) -> ReadStart {
+        ReadStart { generation: self.state().generation, at: Instant::now() }
     }
 
-    /// Remembers `value` for `key` for at most `ttl` (see the module doc), unless something was
-    /// forgotten since `generation` was read or the answer alone costs more than half the bound.
-    pub(super) fn remember(&self, key: K, value: V, cost: usize, generation: u64, ttl: Duration) {
-        self.remember_since(key, value, cost, generation, ttl, Instant::now());
-    }
-
-    /// [`Recent::remember`] with the lifetime counted from `read_start`, the instant before the
-    /// read of the answer began: whatever changes the answer after that instant shows within
-    /// `ttl` of the change, however long the read took (what a rebind's wait relies on, see
-    /// `live_ids`).
-    pub(super) fn remember_since(
-        &self,
-        key: K,
-        value: V,
-        cost: usize,
-        generation: u64,
-        ttl: Duration,
-        read_start: Instant,
-    ) {
+    /// Remembers `value` for `key` for at most `ttl` counted from `start` (see the module doc),
+    /// unless something was forgotten since `start` or the answer alone costs more than half the
+    /// bound. Counting from the read's start, not its end, bounds how long an answer outlives a
+    /// change made elsewhere by `ttl` however long the read took (what an IMPORT rebinding a freed
+    /// ID waits out, see `live_ids`).
+    pub(super) fn remember(&self, key: K, value: V, cost: usize, start: ReadStart, ttl: Duration) {
         if ttl.is_zero() {
             return;
         }
         let mut state = self.state();
-        if state.generation != generation {
+        if state.generation != start.generation {
             return;
         }
         state.remembered = state.remembered.wrapping_add(1);
-        let until = read_start + ttl.mul_f64(lifetime_share(state.remembered));
+        let until = start.at + ttl.mul_f64(lifetime_share(state.remembered));
         state.answers.insert(key, Remembered { until, value }, cost);
     }
 
