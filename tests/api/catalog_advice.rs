@@ -53,6 +53,10 @@ async fn quality_of_a_posted_schema_and_of_a_subject(h: &Harness) {
     h.post("/schemas/quality", &proto).await.ok_json(200);
     h.post("/schemas/quality", &json!({"schema": "{not avro"})).await.assert_error(422, 42201);
     h.post("/schemas/quality", &json!({})).await.assert_error(400, 400);
+    // An empty field counts as absent (AxonOps reads them as Go strings): the subject is scored.
+    let empty_schema = json!({"schema": "", "subject": "orders-value"});
+    assert_eq!(h.post("/schemas/quality", &empty_schema).await.ok_json(200), documented);
+    h.post("/schemas/quality", &json!({"schema": "", "subject": ""})).await.assert_error(400, 400);
 }
 
 /// Subject names under Kafka's naming strategies, and subjects matched by regex, glob and fuzzy.

@@ -650,16 +650,17 @@ impl SchemaInput {
 
     /// The posted schema parsed (without references; 42201 when it does not parse) or else
     /// `subject`'s latest version read for the caller (in the request's context), with its text.
+    /// An empty `schema` or `subject` counts as absent, as in AxonOps (Go's zero value).
     pub(super) async fn resolve(
         &self,
         state: &AppState,
         permit: &Permit,
         context: &CatalogContext,
     ) -> Result<(ParsedSchema, String), ApiError> {
-        match (&self.schema, &self.subject) {
+        match (given(&self.schema), given(&self.subject)) {
             (Some(text), _) => {
-                let parsed = parse_posted(self.schema_type.unwrap_or_default(), text.clone()).await?;
-                Ok((parsed, text.clone()))
+                let parsed = parse_posted(self.schema_type.unwrap_or_default(), text.to_string()).await?;
+                Ok((parsed, text.to_string()))
             }
             (None, Some(subject)) => {
                 let subject = context.subject(subject);
@@ -671,6 +672,11 @@ impl SchemaInput {
             (None, None) => Err(ApiError::BadRequest("either schema or subject is required".into())),
         }
     }
+}
+
+/// `field` unless absent or empty.
+fn given(field: &Option<String>) -> Option<&str> {
+    field.as_deref().filter(|value| !value.is_empty())
 }
 
 /// A posted schema parsed off the async threads, without references; 42201 when it does not parse.
