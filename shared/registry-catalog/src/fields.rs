@@ -24,6 +24,7 @@ use protox::prost_reflect::prost_types::{
 };
 use registry_schema::ParsedSchema;
 use serde_json::Value;
+use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 
 /// Most fields listed from one schema.
@@ -66,9 +67,10 @@ pub fn fields(schema: &ParsedSchema) -> Vec<Field> {
         }
         ParsedSchema::Json(json) => {
             if let Ok(root) = serde_json::from_str::<Value>(json.canonical_text()) {
-                let documents: Vec<(String, Value)> =
-                    json.dependencies().iter().map(|(name, document)| (name.clone(), document.to_serde())).collect();
-                let mut walk = JsonWalk { documents: &documents, following: HashSet::new() };
+                // Converted when a `$ref` first reaches them: a schema that names none costs nothing.
+                let documents: Vec<OnceCell<Value>> = json.dependencies().iter().map(|_| OnceCell::new()).collect();
+                let mut walk =
+                    JsonWalk { dependencies: json.dependencies(), documents: &documents, following: HashSet::new() };
                 walk.object(&mut out, &root, &root, "", 0);
             }
         }
@@ -193,10 +195,12 @@ impl Fields {
     }
 }
 
-/// How a JSON Schema's properties are walked: the referenced documents a `$ref` may name, and the
-/// targets of the `$ref`s being followed (so a recursive definition ends).
+/// How a JSON Schema's properties are walked: the referenced documents a `$ref` may name (each
+/// converted once, when first reached), and the targets of the `$ref`s being followed (so a
+/// recursive definition ends).
 struct JsonWalk<'a> {
-    documents: &'a [(String, Value)],
+    dependencies: &'a [(String, registry_schema::json_value::Value)],
+    documents: &'a [OnceCell<Value>],
     following: HashSet<*const Value>,
 }
 
@@ -232,10 +236,12 @@ impl<'a> JsonWalk<'a> {
         let target_document = if name.is_empty() {
             document
         } else {
-            let named = |(dependency, text): &&'a (String, Value)| {
-                dependency == name || text.get("$id").and_then(Value::as_str) == Some(name)
+            let by_id = |(_, text): &(String, registry_schema::json_value::Value)| {
+                text.get("$id").and_then(registry_schema::json_value::Value::as_str) == Some(name)
             };
-            &self.documents.iter().find(named)?.1
+            let index = (self.dependencies.iter().position(|(dependency, _)| dependency == name))
+                .or_else(|| self.dependencies.iter().position(by_id))?;
+            self.documents[index].get_or_init(|| self.dependencies[index].1.to_serde())
         };
         Some((target_document.pointer(fragment)?, target_document))
     }
