@@ -1,7 +1,8 @@
 //! [`registry_core::Store::create_version_assigning_id`]: a new version row with its ID and guid
 //! bindings in one strongly consistent BatchGetItem, at most one ledger claim and one transaction.
 //!
-//! The BatchGetItem reads the fingerprint's binding `FP#<hex>/ID`, the guid item and the ID counter.
+//! The BatchGetItem reads the fingerprint's binding `FP#<hex>/ID`, the guid item and the ID counter
+//! (with the home marker, whose floor bounds an allocation from below, on a fenced store).
 //! The registry usually has them already: `layered_write_context` reads the same items in the write
 //! context's BatchGetItem, and [`registry_core::CommitHints::bindings_seen`] hands them over; the
 //! transaction below is conditioned on what they say either way, so an older read only conflicts.
@@ -41,7 +42,7 @@ struct Bindings {
     id: Option<SchemaId>,
     /// The fingerprint the guid item is bound to, if any.
     guid_bound_to: Option<Fingerprint>,
-    /// The ID counter.
+    /// What an allocation starts after: the ID counter, or the home marker's floor above it.
     max_id: Option<i32>,
 }
 
@@ -88,7 +89,7 @@ impl AwsStore {
         fingerprint: &Fingerprint,
         guid: &Guid,
     ) -> Result<Bindings, AwsError> {
-        let wanted = binding_keys(context, fingerprint, guid);
+        let wanted = self.binding_keys(context, fingerprint, guid);
         let items = self.batch_get("BatchGetItem(fingerprint, guid, counter)", wanted).await?;
         Ok(bindings_seen(&items, context, fingerprint, guid)?.into())
     }
@@ -137,17 +138,21 @@ impl AwsStore {
     }
 }
 
-/// The keys of a schema's bindings in `context` (the subject's): its fingerprint binding, its guid
-/// item and the context's ID counter.
-pub(crate) fn binding_keys(context: &Context, fingerprint: &Fingerprint, guid: &Guid) -> Vec<Item> {
-    vec![
-        crate::ids::fingerprint_binding_key(context, fingerprint),
-        key(keys::guid_pk(guid), keys::GUID_BINDING_SK),
-        key(keys::COUNTER_PK, keys::counter_sk(context)),
-    ]
+impl AwsStore {
+    /// The keys of a schema's bindings in `context` (the subject's): its fingerprint binding, its
+    /// guid item and what an allocation starts after ([`AwsStore::counter_keys`]: the context's ID
+    /// counter, and the home marker on a fenced store).
+    pub(crate) fn binding_keys(&self, context: &Context, fingerprint: &Fingerprint, guid: &Guid) -> Vec<Item> {
+        let mut keys = vec![
+            crate::ids::fingerprint_binding_key(context, fingerprint),
+            key(keys::guid_pk(guid), keys::GUID_BINDING_SK),
+        ];
+        keys.extend(self.counter_keys(context));
+        keys
+    }
 }
 
-/// The bindings of (`fingerprint`, `guid`) among `items` (read by [`binding_keys`], possibly with
+/// The bindings of (`fingerprint`, `guid`) among `items` (read by [`AwsStore::binding_keys`], possibly with
 /// other items): absent items are unbound.
 pub(crate) fn bindings_seen(
     items: &[Item],
@@ -164,10 +169,7 @@ pub(crate) fn bindings_seen(
     let binding_sk = keys::fingerprint_binding_sk(context);
     let id = at(&keys::fingerprint_pk(fingerprint), &binding_sk).map(|item| item.number(attr::ID)).transpose()?;
     let guid_bound_to = at(&keys::guid_pk(guid), keys::GUID_BINDING_SK).map(fingerprint_of).transpose()?;
-    let max_id = match at(keys::COUNTER_PK, &keys::counter_sk(context)) {
-        Some(item) => item.optional_number(attr::MAX_ID)?,
-        None => None,
-    };
+    let max_id = crate::fence::allocation_base(items, context)?;
     Ok(BindingsSeen {
         fingerprint: *fingerprint,
         guid: *guid,

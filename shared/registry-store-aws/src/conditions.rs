@@ -18,7 +18,7 @@
 //! conditioned write checks each of those settings items.
 
 use crate::AwsStore;
-use crate::assign::{binding_keys, bindings_seen};
+use crate::assign::bindings_seen;
 use crate::errors::AwsError;
 use crate::ids::build_error;
 use crate::items::{Item, ItemExt, attr, key, n, s};
@@ -145,7 +145,7 @@ impl AwsStore {
             if let Scope::Subject(subject) = scope {
                 wanted.push(crate::live_versions::record_key(subject, fingerprint));
             }
-            for binding in binding_keys(&context, fingerprint, guid) {
+            for binding in self.binding_keys(&context, fingerprint, guid) {
                 if !wanted.contains(&binding) {
                     wanted.push(binding);
                 }

@@ -36,7 +36,7 @@ pub const HOME_SK: &str = "MARKER";
 const REGION: &str = "region";
 /// The marker's epoch attribute: raised by one by every failover.
 const EPOCH: &str = "epoch";
-/// The marker's floor attribute: the failover's gap, where a context without a counter starts.
+/// The marker's floor attribute: every ID the home it names allocates lies above it.
 const FLOOR: &str = "floor";
 
 /// What the home marker says.
@@ -46,10 +46,15 @@ pub struct HomeMarker {
     pub region: String,
     /// How many failovers wrote the marker (1 after the first).
     pub epoch: u64,
-    /// The failover's gap: a context without a counter in this region's replica takes its first
-    /// ID above it, since the old home may have issued IDs in a context none of whose items had
-    /// replicated when the failover jumped the counters it knew. `None` on a marker written before
-    /// the floor existed.
+    /// The failover's allocation floor: every ID the home the marker names allocates, in every
+    /// context, lies above it. At least the highest counter the failover jumped to and the floor
+    /// of the marker before plus the gap, so the IDs an old home may still issue within the gap
+    /// lie below it whatever replication later does to a counter item: an old home's late write
+    /// of a counter that wins over the new home's (last writer wins, per item) cannot take the new
+    /// home's allocations back below it, and a context the failover did not know starts above it.
+    /// A fenced store reads the marker in the same BatchGetItem as the counter
+    /// ([`AwsStore::counter_keys`]) and allocates above the greater of the two. `None` on a marker
+    /// written before the floor existed.
     pub floor: Option<registry_core::SchemaId>,
 }
 
@@ -118,6 +123,17 @@ impl AwsStore {
         }
     }
 
+    /// The keys an allocation in `context` reads to find the ID it starts after: the context's
+    /// counter, and on a fenced store the home marker (its floor bounds the allocation from below:
+    /// [`allocation_base`]). Read in one BatchGetItem with the allocation's other items.
+    pub(crate) fn counter_keys(&self, context: &registry_core::Context) -> Vec<crate::items::Item> {
+        let mut keys = vec![key(crate::keys::COUNTER_PK, crate::keys::counter_sk(context))];
+        if self.fence.is_some() {
+            keys.push(key(HOME_PK, HOME_SK));
+        }
+        keys
+    }
+
     /// The home marker as this region's replica holds it (one strongly consistent GetItem).
     pub async fn home_marker(&self) -> Result<Option<HomeMarker>, registry_core::StoreError> {
         Ok(self.read_home_marker().await?)
@@ -158,6 +174,30 @@ impl AwsStore {
         put.send().await.map_err(|e| crate::errors::classify("PutItem(home marker)", e))?;
         Ok(epoch)
     }
+}
+
+/// The ID an allocation in `context` starts after, from `items` read by
+/// [`AwsStore::counter_keys`] (possibly among others): the greater of the context's counter and the
+/// home marker's floor (`None` when neither is there).
+pub(crate) fn allocation_base(
+    items: &[crate::items::Item],
+    context: &registry_core::Context,
+) -> Result<Option<i32>, AwsError> {
+    let at = |pk: &str, sk: &str| {
+        items.iter().find(|item| {
+            item.get(PK).and_then(|v| v.as_s().ok()).is_some_and(|v| v == pk)
+                && item.get(crate::keys::SK).and_then(|v| v.as_s().ok()).is_some_and(|v| v == sk)
+        })
+    };
+    let counter = match at(crate::keys::COUNTER_PK, &crate::keys::counter_sk(context)) {
+        Some(item) => item.optional_number::<i32>(crate::items::attr::MAX_ID)?,
+        None => None,
+    };
+    let floor = match at(HOME_PK, HOME_SK) {
+        Some(item) => item.optional_number::<i32>(FLOOR)?,
+        None => None,
+    };
+    Ok(counter.max(floor))
 }
 
 /// The fence: a ConditionCheck that `table`'s home marker is absent or names `home`.
@@ -275,4 +315,65 @@ pub(crate) fn fenced_delete(op: &'static str, delete: DeleteItemFluentBuilder) -
         .build()
         .map_err(|e| build_error(op, e))?;
     Ok(TransactWriteItem::builder().delete(delete).build())
+}
+
+/// What a failover found of the old home's replica of the table ([`AwsStore::reach_old_home`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OldHomeReplica {
+    /// Reached: the marker it holds, if any.
+    Reached(Option<HomeMarker>),
+    /// The old home's region holds no replica of the table (a restored table adopted in place of
+    /// the registry's): nothing there can commit a write of this table.
+    Absent,
+}
+
+impl AwsStore {
+    /// Reads the home marker in this store's replica (the old home's, during a failover): whether it
+    /// can be reached at all, so that [`AwsStore::fence_old_home`] will. One GetItem.
+    pub async fn reach_old_home(&self) -> Result<OldHomeReplica, registry_core::StoreError> {
+        let read = self.dynamo.get_item().table_name(&self.table).set_key(Some(key(HOME_PK, HOME_SK)));
+        match read.consistent_read(true).send().await {
+            Ok(_) => Ok(OldHomeReplica::Reached(self.read_home_marker().await?)),
+            Err(error) if is_resource_not_found(&error) => Ok(OldHomeReplica::Absent),
+            Err(error) => Err(crate::errors::classify("GetItem(old home marker)", error).into()),
+        }
+    }
+
+    /// Writes `marker` (the new home's, as the failover wrote it there) in this store's replica,
+    /// the old home's: from then on every write the old home commits is refused by its fence, at
+    /// once rather than after the marker's replication. Conditioned on the marker there being
+    /// older (absent, or a lower epoch): `false` when a marker of this epoch or later is there
+    /// already. Both replicas then hold the same marker, so replication's last writer wins changes
+    /// nothing. One PutItem.
+    pub async fn fence_old_home(&self, marker: &HomeMarker) -> Result<bool, registry_core::StoreError> {
+        let mut item = key(HOME_PK, HOME_SK);
+        item.insert(REGION.into(), s(&marker.region));
+        item.insert(EPOCH.into(), n(marker.epoch));
+        if let Some(floor) = marker.floor {
+            item.insert(FLOOR.into(), n(floor.0));
+        }
+        let put = self
+            .dynamo
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(#pk) OR #epoch < :epoch")
+            .expression_attribute_names("#pk", PK)
+            .expression_attribute_names("#epoch", EPOCH)
+            .expression_attribute_values(":epoch", n(marker.epoch));
+        match put.send().await {
+            Ok(_) => Ok(true),
+            Err(error) => match crate::errors::classify("PutItem(old home marker)", error) {
+                AwsError::ConditionFailed { .. } => Ok(false),
+                other => Err(other.into()),
+            },
+        }
+    }
+}
+
+/// Whether `error` says the table does not exist in the region asked.
+fn is_resource_not_found<E: aws_sdk_dynamodb::error::ProvideErrorMetadata, R>(
+    error: &aws_sdk_dynamodb::error::SdkError<E, R>,
+) -> bool {
+    error.as_service_error().and_then(|e| e.code()) == Some("ResourceNotFoundException")
 }

@@ -15,6 +15,7 @@
 use crate::AwsStore;
 use crate::conditions::USES;
 use crate::errors::{AwsError, classify, classify_transaction};
+use crate::fence::allocation_base;
 use crate::items::{Item, ItemExt, attr, fingerprint_of, key, n, s};
 use crate::keys::{self, PK};
 use crate::ledger::Claim;
@@ -79,18 +80,19 @@ impl AwsStore {
         }
     }
 
-    /// Reads the counter and the fingerprint's binding together (one BatchGetItem), so a bound
-    /// fingerprint conflicts before it claims an ID in the ledger (a claim no allocation commits
-    /// would leave a gap).
+    /// Reads the counter and the fingerprint's binding together (one BatchGetItem, with the home
+    /// marker on a fenced store: [`AwsStore::counter_keys`]), so a bound fingerprint conflicts
+    /// before it claims an ID in the ledger (a claim no allocation commits would leave a gap).
     pub(crate) async fn allocate(&self, context: &Context, fingerprint: &Fingerprint) -> Result<SchemaId, AwsError> {
         let binding = fingerprint_binding_key(context, fingerprint);
-        let counter = key(keys::COUNTER_PK, keys::counter_sk(context));
-        let found = self.batch_get("BatchGetItem(counter, fingerprint)", vec![binding, counter]).await?;
-        let (mut read, mut bound) = (None, None);
+        let mut wanted = vec![binding];
+        wanted.extend(self.counter_keys(context));
+        let found = self.batch_get("BatchGetItem(counter, fingerprint)", wanted).await?;
+        let read = allocation_base(&found, context)?;
+        let binding_pk = keys::fingerprint_pk(fingerprint);
+        let mut bound = None;
         for item in &found {
-            if item.get(PK).and_then(|v| v.as_s().ok()).is_some_and(|pk| pk == keys::COUNTER_PK) {
-                read = item.optional_number(attr::MAX_ID)?;
-            } else {
+            if item.get(PK).and_then(|v| v.as_s().ok()).is_some_and(|pk| *pk == binding_pk) {
                 bound = Some(SchemaId(item.number(attr::ID)?));
             }
         }
@@ -109,7 +111,8 @@ impl AwsStore {
     }
 
     /// The three items that commit `next` (claimed in the ledger after counter value `read`) for
-    /// `fingerprint` in `context`, in this order: the counter update conditioned on `read` (listing a
+    /// `fingerprint` in `context`, in this order: the counter update conditioned on being at most
+    /// `read` (a concurrent allocation raised it: the transaction is cancelled; listing a
     /// named context), `FP#…` and `ID#…` created if absent (the fingerprint binding as
     /// `first_carrier` says when the same write commits the ID's first carrier). [`allocation_error`]
     /// reads a cancellation by this order.
@@ -121,10 +124,12 @@ impl AwsStore {
         fingerprint: &Fingerprint,
         first_carrier: Option<FirstCarrier<'_>>,
     ) -> Result<Vec<TransactWriteItem>, AwsError> {
+        // At most the value read, not equal to it: on a fenced store `read` may be the marker's
+        // floor, above a counter that an old home's late write took back (see `fence`).
         let counter = match read {
-            Some(max) => {
-                Update::builder().condition_expression("#max = :read").expression_attribute_values(":read", n(max))
-            }
+            Some(max) => Update::builder()
+                .condition_expression("attribute_not_exists(#max) OR #max <= :read")
+                .expression_attribute_values(":read", n(max)),
             None => Update::builder().condition_expression("attribute_not_exists(#max)"),
         }
         .table_name(&self.table)
@@ -175,10 +180,6 @@ impl AwsStore {
     ) -> Result<i32, AwsError> {
         const MAX_CLAIMS: usize = 8;
         let mut next = match id_rules::allocation(None, read.map(SchemaId)) {
-            Allocation::Take(_) if read.is_none() && self.starts_past_a_failover(context).await? => {
-                let detail = format!("the counter of {context} started past the last failover's gap");
-                return Err(AwsError::ConditionFailed { op: "allocate_id", detail });
-            }
             Allocation::Take(next) => next.0,
             Allocation::LowerCounter => {
                 self.lower_counter_from_top(context).await?;
@@ -209,24 +210,6 @@ impl AwsStore {
             }
         }
         Err(AwsError::ConditionFailed { op: "allocate_id", detail: "every ledger claim met a concurrent one".into() })
-    }
-
-    /// On a fenced store whose home marker carries a failover's floor, a context without a counter
-    /// may be one the old home issued IDs in that had not replicated when the failover jumped the
-    /// counters it knew: its counter is raised to the floor first (fenced) and `true` answered, so
-    /// the allocation conflicts and the caller's retry takes the ID above it. One GetItem of the
-    /// marker, only for a context's first allocation, only in a multi-region registry.
-    async fn starts_past_a_failover(&self, context: &Context) -> Result<bool, AwsError> {
-        if self.fence().is_none() {
-            return Ok(false);
-        }
-        match self.read_home_marker().await?.and_then(|marker| marker.floor).filter(|floor| floor.0 > 0) {
-            Some(floor) => {
-                self.raise_counter(context, floor, false).await?;
-                Ok(true)
-            }
-            None => Ok(false),
-        }
     }
 
     /// Lowers `context`'s counter from `i32::MAX` (an IMPORT above [`SchemaId::MAX_IMPORTED`] put it

@@ -381,9 +381,11 @@ impl AwsStore {
     /// IDs the old home may have allocated without their replication having arrived yet; then
     /// writes the home marker naming `region` with the next epoch (conditioned on the marker read),
     /// which fences every store still fenced on the old home once it reaches that region's replica,
-    /// and with `gap` as its floor: a context none of whose items had arrived (unknown to the jump)
-    /// takes its first ID here above the floor ([`AwsStore::claim_next`]), past what the old home
-    /// may have issued in it.
+    /// and with the allocation floor ([`HomeMarker::floor`]): the highest of `gap`, every jumped
+    /// counter, and the marker before's floor plus `gap` (what an interim home may have issued
+    /// above its own floor that has not arrived here, on a failback). Every allocation the new
+    /// home makes lies above it, so no counter item replication overwrites can take it back into
+    /// the old home's gap.
     /// Idempotent but for the jump, which each run makes again.
     pub async fn fail_over(&self, region: &str, gap: u32) -> Result<Failover, StoreError> {
         let before = self.home_marker().await?;
@@ -398,17 +400,19 @@ impl AwsStore {
         contexts.extend(self.subject_contexts().await?);
         contexts.sort();
         contexts.dedup();
+        let gap = i32::try_from(gap).unwrap_or(i32::MAX);
+        let past = |id: i32| SchemaId(id.saturating_add(gap).min(SchemaId::MAX_IMPORTED.0));
+        let mut floor = past(before.as_ref().and_then(|marker| marker.floor).map_or(0, |floor| floor.0));
         let mut counters = Vec::new();
         for context in contexts {
             let counter = self.read_max_id(&context).await?;
             let ledger = self.ledger_max_after(&context, SchemaId(counter.unwrap_or(0))).await?;
             let seen = counter.map(SchemaId).max(ledger);
-            let jumped = seen.map_or(0, |id| id.0).saturating_add(i32::try_from(gap).unwrap_or(i32::MAX));
-            let jumped = SchemaId(jumped.min(SchemaId::MAX_IMPORTED.0));
+            let jumped = past(seen.map_or(0, |id| id.0));
             self.raise_counter(&context, jumped, false).await?;
+            floor = floor.max(jumped);
             counters.push((context, seen, jumped));
         }
-        let floor = SchemaId(i32::try_from(gap).unwrap_or(i32::MAX).min(SchemaId::MAX_IMPORTED.0));
         let epoch = self.write_home_marker(region, before.as_ref(), floor).await?;
         let after = HomeMarker { region: region.to_string(), epoch, floor: Some(floor) };
         Ok(Failover { before, after, counters })

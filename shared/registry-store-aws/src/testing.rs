@@ -1,10 +1,12 @@
 //! Emulator fixtures shared by this crate's tests and the API tests (feature `testing`): the
 //! gating rule, unique table/bucket names, KMS keys, and the replicator standing in for global
-//! tables and S3 replication between two regions ([`replicator`]).
+//! tables and S3 replication between two regions ([`replicator`]), and the seeded one that explores
+//! the orders replication may take among any number ([`adversary`]).
 //!
 //! Gating: without `AWS_ENDPOINT_URL` a test skips (and says why), unless `CI` is set, in which
 //! case it fails, so a green CI run cannot hide the AWS backend.
 
+pub mod adversary;
 pub mod replicator;
 
 use crate::AwsStoreConfig;
@@ -50,4 +52,17 @@ pub async fn create_kms_key(sdk: &SdkConfig, description: &str) -> String {
         Ok(None) => panic!("CreateKey answered no key ARN"),
         Err(error) => panic!("CreateKey: {}", aws_sdk_kms::error::DisplayErrorContext(&error)),
     }
+}
+
+/// An SDK configuration whose every call fails to connect (a closed port on loopback, one attempt):
+/// a region that cannot be reached.
+pub async fn unreachable_sdk() -> SdkConfig {
+    let dummy = Credentials::new("test", "test", None, None, "unreachable");
+    aws_config::defaults(BehaviorVersion::latest())
+        .region(Region::new("eu-west-1"))
+        .endpoint_url("http://127.0.0.1:9")
+        .credentials_provider(SharedCredentialsProvider::new(dummy))
+        .retry_config(aws_config::retry::RetryConfig::standard().with_max_attempts(1))
+        .load()
+        .await
 }

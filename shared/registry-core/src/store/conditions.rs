@@ -65,7 +65,9 @@ pub struct BindingsSeen {
     pub id: Option<SchemaId>,
     /// The fingerprint `guid` is bound to (immutable once bound).
     pub guid_bound_to: Option<Fingerprint>,
-    /// The greatest ID allocated in the subject's context (the counter).
+    /// What the next allocation in the subject's context starts after: the greatest ID allocated
+    /// there (the counter), or a store's lower bound above it (a multi-region store's failover
+    /// floor).
     pub max_id: Option<SchemaId>,
     /// The subject's newest live version with `fingerprint`, where the store keeps a record of it
     /// that it trusts without reading the rows (a re-registration's answer in the call it makes
