@@ -251,7 +251,9 @@ def main(steps: list[str]) -> int:
     if "failover" in steps:
         print(f"3. {HOME} is lost: its process stopped, nothing read from {HOME} from here on")
         home.stop()
-        out = registry(["failover", "--to", REGION, "--gap", "100"], deployment.operator(REGION))
+        # A lost region cannot be reached: the failover refuses unless the loss is accepted.
+        out = registry(["failover", "--to", REGION, "--gap", "100", "--accept-loss"], deployment.operator(REGION))
+        check("the failover says the old home was not reached", "not reached (--accept-loss)" in out)
         counter = counter_printed(out)
         check(f"the failover jumps {REGION}'s counter past every ID it saw, by the gap ({counter} > {max(issued)})", counter > max(issued))
         check(f"the marker names {REGION} at epoch 1", (marker(deployment.table, REGION) or {}).get("region") == REGION and (marker(deployment.table, REGION) or {}).get("epoch") == "1")
@@ -296,6 +298,8 @@ def main(steps: list[str]) -> int:
         home = Server(home_env)
         out = registry(["failover", "--to", HOME, "--gap", "100"], deployment.operator(HOME))
         counter = counter_printed(out)
+        check(f"the failback writes the marker in {REGION}'s replica too (the interim home is reachable)",
+              f"{REGION}: marker written there" in out and (marker(deployment.table, REGION) or {}).get("epoch") == "2")
         replicate(deployment.table, HOME, REGION, deployment.buckets)
         check(f"the marker names {HOME} at epoch 2", (marker(deployment.table, HOME) or {}).get("epoch") == "2")
         back = home.register("after-failback-value", "b0")
@@ -310,6 +314,8 @@ def main(steps: list[str]) -> int:
             # and writes the marker at the next epoch.
             out = registry(["failover", "--to", HOME, "--gap", "100"], deployment.operator(HOME, restored_table))
             counter = counter_printed(out)
+            check(f"{REGION} holds no replica of the restored table, so the failover has no old home to fence there",
+                  f"{REGION}: holds no replica of this table" in out)
             fixed = marker(restored_table, HOME) or {}
             check(f"the restored table's marker names {HOME} at epoch 2 ({fixed})", fixed.get("region") == HOME and fixed.get("epoch") == "2")
             check(f"its counter ({counter}) is above every ID the ledger holds, those issued after the restore point included ({max(issued)})",

@@ -68,6 +68,17 @@ pub struct FailoverArgs {
     /// second times the worst lag in seconds).
     #[arg(long, default_value_t = 10_000)]
     pub gap: u32,
+    /// The region that was home, whose replica of the table the failover writes the new marker
+    /// in directly (so it commits nothing more); default: the region the marker in `--to`'s
+    /// replica names, else `REGISTRY_HOME_REGION`. Reached before anything is written: if it
+    /// cannot be, the failover refuses unless `--accept-loss`.
+    #[arg(long, env = "REGISTRY_HOME_REGION")]
+    pub from: Option<String>,
+    /// Fail over without reaching the old home (a lost region). It keeps committing until the
+    /// marker replicates to it: IDs stay safe (the gap and the floor), but a version, config or
+    /// mode it acknowledges then may be lost (docs/multi-region.md, "What a failover can lose").
+    #[arg(long)]
+    pub accept_loss: bool,
 }
 
 /// `registry restore-check`.

@@ -7,7 +7,7 @@
 
 mod support;
 
-use support::{call, record, register, run_ok, serve};
+use support::{call, record, register, run, run_ok, serve};
 
 const HOME: &str = "us-east-1";
 const READ: &str = "eu-west-1";
@@ -52,18 +52,39 @@ async fn a_read_region_writes_at_home_and_failover_jumps_its_counter() {
     assert_eq!(status, 200, "{created}");
     let (status, listed) = call("GET", &format!("{}/exporters", server.url), None).await;
     assert_eq!((status, listed), (200, serde_json::json!(["to-dr"])));
-    let home_server = serve(&["--backend", "aws"], &envs(&home)).await;
+    // The home as its own function is configured (fenced on itself, as every multi-region home).
+    let mut home_configured = home.clone();
+    home_configured.push(("REGISTRY_HOME_REGION", HOME.into()));
+    home_configured.push(("REGISTRY_HOME_BUCKET", home_bucket.clone()));
+    let home_server = serve(&["--backend", "aws"], &envs(&home_configured)).await;
     assert_eq!(register(&home_server.url, "orders-value", schema).await, id, "committed in the home region");
     let (status, at_home) = call("GET", &format!("{}/exporters/to-dr", home_server.url), None).await;
     assert_eq!((status, &at_home["name"]), (200, &serde_json::json!("to-dr")), "{at_home}");
     drop((server, home_server));
 
+    // Without a marker the old home must be named (or the loss accepted): refused, nothing written.
+    let refused = run(&["failover", "--to", READ, "--gap", "50"], &envs(&read));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && stderr.contains("--from"), "{stderr}");
     // Failover to eu-west-1 (whose replica, with nothing replicated here, shows no ID): the
-    // counter jumps to the gap; a second run (failback's shape) raises the epoch and jumps again.
-    let summary = run_ok(&["failover", "--to", READ, "--gap", "50"], &envs(&read));
+    // counter jumps to the gap, and the old home's replica gets the marker at once (fenced, with no
+    // replication); a second run (failback's shape) raises the epoch and jumps again, with no old
+    // home to fence (the marker names eu-west-1 already).
+    let summary = run_ok(&["failover", "--to", READ, "--from", HOME, "--gap", "50"], &envs(&read));
     assert!(summary.contains("home marker epoch: 1") && summary.contains("counter now 50"), "{summary}");
+    assert!(summary.contains(&format!("{HOME}: marker written there")), "{summary}");
+    let home_server = serve(&["--backend", "aws"], &envs(&home_configured)).await;
+    let (status, answer) = call(
+        "POST",
+        &format!("{}/subjects/late-value/versions", home_server.url),
+        Some(serde_json::json!({ "schema": record("Late", &["a"]) })),
+    )
+    .await;
+    assert_eq!((status, &answer["error_code"]), (500, &serde_json::json!(50002)), "the old home is fenced: {answer}");
+    drop(home_server);
     let summary = run_ok(&["failover", "--to", READ, "--gap", "50"], &envs(&read));
     assert!(summary.contains("home marker epoch: 2") && summary.contains("counter now 100"), "{summary}");
+    assert!(summary.contains("none: eu-west-1 was home already"), "{summary}");
 
     let mut new_home = read.clone();
     new_home.push(("REGISTRY_HOME_REGION", READ.into()));

@@ -176,7 +176,7 @@ async fn functions_follow_a_failover_and_a_failback_without_a_redeploy() {
     replicator.replicate(&us, &eu).await;
 
     // Failover to eu-west-1; its marker replicated to us-east-1; nothing restarted.
-    let summary = run_ok(&["failover", "--to", OTHER, "--gap", &GAP.to_string()], &envs(&eu_env));
+    let summary = run_ok(&["failover", "--to", OTHER, "--from", HOME, "--gap", &GAP.to_string()], &envs(&eu_env));
     let failed_over = Instant::now();
     assert!(summary.contains("home marker epoch: 1"), "{summary}");
     replicator.replicate(&eu, &us).await;
