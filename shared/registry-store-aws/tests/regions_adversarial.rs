@@ -7,8 +7,9 @@
 //!
 //! The oracle, after replication converges: every region holds the same items and objects; every
 //! ID any client was given names, in every region, the schema it was given for (no ID names two
-//! schemas); every version row still there names an ID bound to its own schema; and each subject
-//! takes a new version at the home. What the window may lose (a version number both homes gave,
+//! schemas); a lookup of each schema under each subject it was registered in answers an ID naming
+//! it; every version row still there names an ID bound to its own schema; and each subject takes a
+//! new version at the home. What the window may lose (a version number both homes gave,
 //! one schema bound to two IDs) is allowed, as docs/multi-region.md says.
 //!
 //! `REGISTRY_TEST_SEED=<n>` runs the random workloads with that seed only (to replay a failure,
@@ -38,6 +39,9 @@ struct Given {
     context: &'static str,
     id: i64,
     schema: String,
+    subject: String,
+    /// The version the home answered for it under `subject` right after.
+    version: i64,
     by: usize,
 }
 
@@ -75,11 +79,15 @@ impl World {
         let (home, app) = self.writer(r).await;
         let path = format!("/subjects/{subject}/versions");
         let (status, body) = call(&app, Method::POST, &path, Some(json!({"schema": text}))).await;
+        // The version it got, as that home answers a lookup right after.
+        let lookup = format!("/subjects/{subject}");
+        let (_, found) = call(&app, Method::POST, &lookup, Some(json!({"schema": text}))).await;
         self.adversary.observe().await;
-        match (status, body["id"].as_i64()) {
-            (StatusCode::OK, Some(id)) => {
+        match (status, body["id"].as_i64(), found["version"].as_i64()) {
+            (StatusCode::OK, Some(id), Some(version)) => {
                 let context = if subject.starts_with(":.team:") { ".team" } else { "." };
-                let given = Given { context, id, schema: text.to_string(), by: home };
+                let given =
+                    Given { context, id, schema: text.to_string(), subject: subject.to_string(), version, by: home };
                 if let Some(other) = self.given.iter().find(|g| g.context == context && g.id == id && g.schema != text)
                 {
                     panic!(
@@ -137,6 +145,34 @@ impl World {
                     REGIONS[given.by],
                     given.schema
                 );
+            }
+            // A lookup of each schema under a subject it was registered in answers an ID naming it
+            // (one of the schema's IDs, when both homes gave it one), unless its version number was
+            // given by both homes in the window, where one of the two versions is lost (documented).
+            for given in &self.given {
+                let both_gave = |other: &Given| {
+                    other.by != given.by && other.subject == given.subject && other.version == given.version
+                };
+                let path = format!("/subjects/{}", given.subject);
+                let (status, found) = call(&local, Method::POST, &path, Some(json!({"schema": given.schema}))).await;
+                if status == StatusCode::NOT_FOUND && self.given.iter().any(both_gave) {
+                    continue;
+                }
+                assert_eq!(
+                    status,
+                    StatusCode::OK,
+                    "seed {seed}: lookup of version {} under {} in {region}, which no other home gave: {found}",
+                    given.version,
+                    given.subject
+                );
+                let by_id = match given.context {
+                    "." => format!("/schemas/ids/{}", found["id"]),
+                    named => format!("/contexts/{named}/schemas/ids/{}", found["id"]),
+                };
+                let (status, bound) = call(&local, Method::GET, &by_id, None).await;
+                assert_eq!(status, StatusCode::OK, "seed {seed}: {by_id} in {region}: {bound}");
+                let subject = &given.subject;
+                assert!(same_schema(&bound, &given.schema), "seed {seed}: lookup under {subject} in {region}: {bound}");
             }
             for subject in subjects {
                 let (status, versions) =
