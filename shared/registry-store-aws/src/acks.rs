@@ -265,6 +265,11 @@ impl AckReplicas {
         AckReplicas { replicas, timeout, timeouts: AtomicU64::new(0), polls: AtomicU64::new(0) }
     }
 
+    /// The regions waited for, in order.
+    pub fn regions(&self) -> Vec<&str> {
+        self.replicas.iter().map(|replica| replica.region.as_str()).collect()
+    }
+
     /// Waits that ran out since the process started (`replication_ack_timeout_total`).
     pub fn timeouts(&self) -> u64 {
         self.timeouts.load(Ordering::Relaxed)

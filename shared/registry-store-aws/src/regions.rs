@@ -12,6 +12,9 @@
 //!   config and mode, KEKs and DEKs) is acknowledged only once the named read regions' replicas
 //!   show it, polled for at most the configured time; past it the write answers a retryable error
 //!   (the write stays committed at home) and counts `replication_ack_timeout_total`.
+//! - Read-your-writes: a read region's own replica is always one of them for the writes made
+//!   through it ([`Deployment::open_with_mirrors`]), so once such a write is acknowledged every
+//!   later read through that region answers from a replica that shows it.
 //! - [`AwsStore::fail_over`]: `registry failover --to REGION`.
 
 use crate::errors::AwsError;
@@ -147,15 +150,23 @@ impl Deployment {
             .with_kms_key_arns(env.kms_key_arns.clone());
         let Some(regions) = regions else { return Deployment::Single(local) };
         let own = env.sdk.region().map(|r| r.as_ref().to_string()).unwrap_or_default();
-        let acks = (!regions.ack_regions.is_empty()).then(|| {
+        let at_home = own == regions.home_region;
+        // A read region's writes also wait for its own replica (read-your-writes: every later read
+        // through this region, by any instance, answers from a replica that shows the write).
+        // Its items only: a body it lacks is read from the home bucket.
+        let mut waited = regions.ack_regions.clone();
+        if !at_home && !waited.iter().any(|ack| ack.region == own) {
+            waited.push(AckRegion { region: own.clone(), bucket: None });
+        }
+        let acks = (!waited.is_empty()).then(|| {
             let table = &env.store.table;
-            Arc::new(AckReplicas::new(&env.sdk, table, &regions.home_bucket, &regions.ack_regions, regions.ack_timeout))
+            Arc::new(AckReplicas::new(&env.sdk, table, &regions.home_bucket, &waited, regions.ack_timeout))
         });
         let with_acks = |store: AwsStore| match &acks {
             Some(acks) => store.with_acks(acks.clone()),
             None => store,
         };
-        if own == regions.home_region {
+        if at_home {
             return Deployment::Home(with_acks(mirrored(local).fenced_by(&regions.home_region)));
         }
         let home_config = AwsStoreConfig { table: env.store.table.clone(), bucket: regions.home_bucket.clone() };
@@ -462,6 +473,44 @@ impl AwsStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The stores of a process in `region` of a registry whose home is us-east-1 (no call made).
+    fn deployment_in(region: &str, ack_regions: &str) -> Deployment {
+        let sdk = aws_config::SdkConfig::builder()
+            .region(Region::new(region.to_string()))
+            .behavior_version(aws_config::BehaviorVersion::latest())
+            .build();
+        let store = AwsStoreConfig { table: "registry".into(), bucket: format!("bodies-{region}") };
+        let env = AwsEnv { sdk, store, s3_path_style: true, kms_key_arns: vec![], exporter_kms_key: None };
+        let config = RegionConfig::from_settings(
+            Some("us-east-1"),
+            Some("bodies-us-east-1"),
+            "unused",
+            ack_regions,
+            Duration::from_secs(2),
+        );
+        Deployment::open(&env, config.as_ref())
+    }
+
+    fn waited(store: &AwsStore) -> Vec<String> {
+        store.acks().map(|acks| acks.regions().into_iter().map(String::from).collect()).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_read_region_acknowledges_its_writes_once_its_own_replica_shows_them() {
+        let Deployment::Read { writes, .. } = deployment_in("eu-west-1", "") else { panic!("a read region") };
+        assert_eq!(waited(&writes), ["eu-west-1"]);
+        // Named as an acknowledging region already: waited for once.
+        let Deployment::Read { writes, .. } = deployment_in("eu-west-1", "ap-south-1,eu-west-1") else {
+            panic!("a read region")
+        };
+        assert_eq!(waited(&writes), ["ap-south-1", "eu-west-1"]);
+        // The home waits only for the regions named.
+        let Deployment::Home(home) = deployment_in("us-east-1", "") else { panic!("the home") };
+        assert!(waited(&home).is_empty());
+        let Deployment::Home(home) = deployment_in("us-east-1", "eu-west-1") else { panic!("the home") };
+        assert_eq!(waited(&home), ["eu-west-1"]);
+    }
 
     #[test]
     fn ack_regions_take_an_optional_bucket() {

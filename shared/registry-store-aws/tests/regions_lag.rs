@@ -247,6 +247,68 @@ struct Given {
 }
 
 /// What the clients were answered: the IDs given, and per region the error codes (and how many).
+/// Read-your-writes in a read region: its writes are acknowledged once its own replica shows them
+/// (as the function's stores are built, `Deployment::open_with_mirrors`), so under a lag of a
+/// second a new version registered through the read region is answered by every read through it
+/// at once (`versions`, `latest`, the subject listing), and the acknowledgement comes no earlier
+/// than the lag. Without that wait (the wiring before), the same reads answer the old state.
+#[tokio::test]
+async fn a_write_through_a_read_region_is_read_back_there_at_once() {
+    with_regions(|home, read| async move {
+        let lag = Duration::from_secs(1);
+        let own = registry_store_aws::regions::AckRegion { region: READ.to_string(), bucket: None };
+        let acks = registry_store_aws::regions::AckReplicas::new(
+            &home.sdk,
+            &home.config.table,
+            &home.config.bucket,
+            &[own],
+            HANG_GUARD,
+        );
+        let waiting = home.store().fenced_by(HOME).with_acks(Arc::new(acks));
+        let region_app = |writes: registry_store_aws::AwsStore| {
+            let reads = RegionalStore::new(read.store(), writes.clone());
+            registry_http::regional::app(app(Arc::new(reads)), app(Arc::new(writes)))
+        };
+        let (reading_its_writes, before) = (region_app(waiting), region_app(home.store().fenced_by(HOME)));
+        let replication = Replicator::run_with_lag(vec![(home.clone(), read.clone())], lag, POLL);
+        let versions = |app: axum::Router, subject: &'static str| async move {
+            let (status, listed) = call(&app, Method::GET, &format!("/subjects/{subject}/versions"), None).await;
+            (status, listed)
+        };
+        let mut took = Vec::new();
+        for (n, subject) in [(0, "ryw-value"), (1, "ryw-value"), (2, "ryw-value")] {
+            let started = Instant::now();
+            let id = register(&reading_its_writes, subject, &schema(&format!("Ryw{n}"))).await;
+            let id = id.unwrap_or_else(|e| panic!("{e:?}"));
+            took.push(started.elapsed());
+            assert!(started.elapsed() >= lag, "acknowledged after {:?}, before the replica could show it", took[n]);
+            let (status, listed) = versions(reading_its_writes.clone(), subject).await;
+            let expected: Vec<i64> = (1..=n as i64 + 1).collect();
+            assert_eq!((status, listed), (StatusCode::OK, json!(expected)), "version {} read back at once", n + 1);
+            let (_, latest) = call(&reading_its_writes, Method::GET, "/subjects/ryw-value/versions/latest", None).await;
+            assert_eq!(latest["id"], json!(id), "latest read back at once");
+            let (_, subjects) = call(&reading_its_writes, Method::GET, "/subjects", None).await;
+            assert_eq!(subjects, json!(["ryw-value"]));
+        }
+        // The wiring before: acknowledged at the home's commit, read back stale for the lag (made
+        // longer than any read here can take, so the read surely comes before it).
+        replication.set_lag(HANG_GUARD);
+        let started = Instant::now();
+        register(&before, "ryw-value", &schema("Ryw3")).await.unwrap_or_else(|e| panic!("{e:?}"));
+        let quick = started.elapsed();
+        let (_, listed) = versions(before.clone(), "ryw-value").await;
+        assert_eq!(listed, json!([1, 2, 3]), "without the wait a read right after misses version 4");
+        replication.set_lag(Duration::ZERO);
+        caught_up(&replication).await;
+        replication.stop().await;
+        eprintln!(
+            "read-your-writes in a read region, lag {lag:?}: registrations acknowledged after {took:?} (a new \
+             subject, then two new versions); without the wait {quick:?}"
+        );
+    })
+    .await;
+}
+
 #[derive(Debug, Default)]
 struct Answers {
     given: Vec<Given>,
