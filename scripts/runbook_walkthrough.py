@@ -28,6 +28,7 @@ Needs the `registry` binary (cargo build -p registry; found through `cargo metad
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -36,6 +37,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -182,6 +184,26 @@ def replicate(table: str, source: str, destination: str, buckets: dict, destinat
                 s3_dst.put_object(Bucket=buckets[destination], Key=listed["Key"], Body=body, IfNoneMatch="*")
 
 
+@contextlib.contextmanager
+def replicating(table: str, source: str, destination: str, buckets: dict):
+    """Replication from `source` to `destination` running in a thread while the block runs: a write
+    through a read region is acknowledged only once that region's replica shows it."""
+    stop = threading.Event()
+
+    def run():
+        while not stop.is_set():
+            replicate(table, source, destination, buckets)
+            stop.wait(0.2)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
 def marker(table: str, region: str) -> dict | None:
     item = client("dynamodb", region).get_item(TableName=table, Key={"pk": {"S": "HOME"}, "sk": {"S": "MARKER"}}, ConsistentRead=True).get("Item")
     return {name: next(iter(value.values())) for name, value in item.items()} if item else None
@@ -241,7 +263,9 @@ def main(steps: list[str]) -> int:
 
     print(f"2. both regions serve, {HOME} home; the marker is absent until a failover")
     home, read = Server(home_env), Server(deployment.env(REGION))
-    served = [home.register(f"two{n}-value", f"t{n}") for n in range(2)] + [read.register("via-read-value", "r0")]
+    served = [home.register(f"two{n}-value", f"t{n}") for n in range(2)]
+    with replicating(deployment.table, HOME, REGION, deployment.buckets):
+        served.append(read.register("via-read-value", "r0"))  # acknowledged once REGION's replica shows it
     replicate(deployment.table, HOME, REGION, deployment.buckets)
     issued = early + served
     late = home.register("late-value", "l0")  # committed at HOME, never replicated: the lost window

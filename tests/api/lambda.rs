@@ -131,9 +131,10 @@ async fn bound(store: &dyn registry_core::Store, id: registry_core::SchemaId) ->
 }
 
 /// The function as a read region's (`AWS_REGION` eu-west-1, `REGISTRY_HOME_REGION` us-east-1):
-/// writes commit in the home region's table only, reads are answered from the local replica (what
-/// only the replica holds is answered), a read the replica cannot answer yet is answered by the
-/// home region, and once replicated the replica holds the write.
+/// writes commit in the home region's table only and are acknowledged once the local replica shows
+/// them (while replication is paused: 50002, committed at home), reads are answered from the local
+/// replica (what only the replica holds is answered), a read the replica cannot answer yet is
+/// answered by the home region, and an acknowledged write is read back at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_region_function_writes_at_home_and_reads_its_replica_first() {
     use registry_core::{NewSchema, RegisterOptions, Registry, RegistrySettings, SchemaId, Subject};
@@ -144,9 +145,13 @@ async fn a_read_region_function_writes_at_home_and_reads_its_replica_first() {
         let replica = region.replica();
         region.pause(true);
 
+        // Replication paused: the registration commits at home, but is not acknowledged while the
+        // function's own replica does not show it (read-your-writes): a retryable 50002 after
+        // the wait (REGISTRY_ACK_TIMEOUT_MS).
         let schema = distinct(1);
-        let id = h.register("orders-value", &schema).await;
-        let id = SchemaId(i32::try_from(id).unwrap_or_else(|e| panic!("{e}")));
+        let refused = h.register_raw("orders-value", &json!({ "schema": schema })).await;
+        assert_eq!(refused.ok_json(500)["error_code"], json!(50002), "not acknowledged before the replica shows it");
+        let id = SchemaId(1);
         assert!(bound(h.store().as_ref(), id).await.is_some(), "committed in the home region's table");
         assert!(bound(&replica, id).await.is_none(), "the function wrote nothing to the local replica");
         let by_id = h.get(&format!("/schemas/ids/{}", id.0)).await.ok_json(200);
@@ -165,9 +170,18 @@ async fn a_read_region_function_writes_at_home_and_reads_its_replica_first() {
         let at_home = h.store().versions(&subject).await.unwrap_or_else(|e| panic!("{e}"));
         assert!(at_home.is_empty(), "the home region never had it");
 
+        // Replication resumes: sent again, the registration is acknowledged with its ID once the
+        // replica shows it, and every read through the function answers it from there.
         region.pause(false);
-        h.get("/subjects").await.ok_json(200);
-        assert!(bound(&replica, id).await.is_some(), "replicated before the next request");
+        assert_eq!(h.register("orders-value", &schema).await, i64::from(id.0), "the same ID");
+        assert!(bound(&replica, id).await.is_some(), "acknowledged once the replica shows it");
+        let second = h.register("payments-value", &distinct(2)).await;
+        let versions = h.get("/subjects/payments-value/versions").await.ok_json(200);
+        assert_eq!(versions, json!([1]), "read your writes: the new subject's version is listed at once");
+        let latest = h.get("/subjects/payments-value/versions/latest").await.ok_json(200);
+        assert_eq!(latest["id"], json!(second), "read your writes: latest at once");
+        let subjects = h.get("/subjects").await.ok_json(200);
+        assert!(subjects.as_array().is_some_and(|s| s.contains(&json!("payments-value"))), "{subjects}");
     })
     .await;
     case.finish(outcome).await;

@@ -160,6 +160,16 @@ impl AwsCase {
                 replication.sync().await;
             })
         })));
+        let replication = read_region.clone();
+        config.while_invoking = Some(lambda::BeforeInvoke(Arc::new(move || {
+            let replication = replication.clone();
+            Box::pin(async move {
+                loop {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                    replication.sync().await;
+                }
+            })
+        })));
         let function = match lambda::LambdaEmulator::start(config, 0).await {
             Ok(function) => function,
             Err(error) => {

@@ -1,12 +1,17 @@
 //! Multi-region through the `registry` binary on the emulator: `registry serve` in a read region
 //! (eu-west-1, `REGISTRY_HOME_REGION=us-east-1`) writes in the home region's table and bucket and
-//! answers its own ID before any replication, and keeps exporters created through it in the home
-//! region's table; `registry failover --to eu-west-1` jumps the counter
+//! acknowledges a write once its own replica shows it (read-your-writes), and keeps exporters
+//! created through it in the home region's table; `registry failover --to eu-west-1` jumps the counter
 //! in eu-west-1's replica past the IDs it shows plus the gap and writes the home marker (epoch 1,
 //! then 2); served as the home, eu-west-1 then issues IDs above the jump.
 
 mod support;
 
+use registry_core::{Context, SchemaId, Store};
+use registry_store_aws::AwsStoreConfig;
+use registry_store_aws::regions::in_region;
+use registry_store_aws::testing::replicator::{Replicator, Site};
+use std::time::Duration;
 use support::{call, record, register, run, run_ok, serve};
 
 const HOME: &str = "us-east-1";
@@ -34,13 +39,25 @@ async fn a_read_region_writes_at_home_and_failover_jumps_its_counter() {
     run_ok(&["aws-init"], &envs(&home));
     run_ok(&["aws-init"], &envs(&read));
 
-    // A read region: its write is committed at home and its ID answered there before replication.
+    // A read region: its write is committed at home and acknowledged once its own replica shows it
+    // (read-your-writes; the test-only replicator copies home to read meanwhile, then stops).
+    let Some(sdk) = registry_store_aws::testing::emulator_sdk().await else { return };
+    let store_site = |region: &str, bucket: &str| Site {
+        sdk: in_region(&sdk, region),
+        config: AwsStoreConfig { table: table.clone(), bucket: bucket.to_string() },
+    };
+    let routes = vec![(store_site(HOME, &home_bucket), store_site(READ, &read_bucket))];
+    let replication = Replicator::run_with_lag(routes, Duration::ZERO, Duration::from_millis(50));
     let mut read_region = read.clone();
     read_region.push(("REGISTRY_HOME_REGION", HOME.into()));
     read_region.push(("REGISTRY_HOME_BUCKET", home_bucket.clone()));
     let server = serve(&["--backend", "aws"], &envs(&read_region)).await;
     let schema = serde_json::json!({ "schema": record("Order", &["a"]) });
     let id = register(&server.url, "orders-value", schema.clone()).await;
+    replication.stop().await;
+    let replica = store_site(READ, &read_bucket).store();
+    let bound = replica.fingerprint_for_id_in(&Context::DEFAULT, SchemaId(i32::try_from(id).unwrap_or(0))).await;
+    assert!(bound.unwrap_or_else(|e| panic!("{e}")).is_some(), "acknowledged once the replica shows it");
     let (status, answer) = call("GET", &format!("{}/schemas/ids/{id}", server.url), None).await;
     assert_eq!(status, 200, "{answer}");
     // Exporters through the read region: kept in the home region's table (and run there).
@@ -66,12 +83,12 @@ async fn a_read_region_writes_at_home_and_failover_jumps_its_counter() {
     let refused = run(&["failover", "--to", READ, "--gap", "50"], &envs(&read));
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(!refused.status.success() && stderr.contains("--from"), "{stderr}");
-    // Failover to eu-west-1 (whose replica, with nothing replicated here, shows no ID): the
-    // counter jumps to the gap, and the old home's replica gets the marker at once (fenced, with no
+    // Failover to eu-west-1 (whose replica shows ID 1, the read region's own write): the
+    // counter jumps past it by the gap, and the old home's replica gets the marker at once (fenced, with no
     // replication); a second run (failback's shape) raises the epoch and jumps again, with no old
     // home to fence (the marker names eu-west-1 already).
     let summary = run_ok(&["failover", "--to", READ, "--from", HOME, "--gap", "50"], &envs(&read));
-    assert!(summary.contains("home marker epoch: 1") && summary.contains("counter now 50"), "{summary}");
+    assert!(summary.contains("home marker epoch: 1") && summary.contains("counter now 51"), "{summary}");
     assert!(summary.contains(&format!("{HOME}: marker written there")), "{summary}");
     let home_server = serve(&["--backend", "aws"], &envs(&home_configured)).await;
     let (status, answer) = call(
@@ -83,7 +100,7 @@ async fn a_read_region_writes_at_home_and_failover_jumps_its_counter() {
     assert_eq!((status, &answer["error_code"]), (500, &serde_json::json!(50002)), "the old home is fenced: {answer}");
     drop(home_server);
     let summary = run_ok(&["failover", "--to", READ, "--gap", "50"], &envs(&read));
-    assert!(summary.contains("home marker epoch: 2") && summary.contains("counter now 100"), "{summary}");
+    assert!(summary.contains("home marker epoch: 2") && summary.contains("counter now 101"), "{summary}");
     assert!(summary.contains("none: eu-west-1 was home already"), "{summary}");
 
     let mut new_home = read.clone();
@@ -91,5 +108,5 @@ async fn a_read_region_writes_at_home_and_failover_jumps_its_counter() {
     let server = serve(&["--backend", "aws"], &envs(&new_home)).await;
     let next =
         register(&server.url, "orders-value", serde_json::json!({ "schema": record("Order", &["a", "b"]) })).await;
-    assert_eq!(next, 101, "the new home issues IDs past the jump");
+    assert_eq!(next, 102, "the new home issues IDs past the jump");
 }

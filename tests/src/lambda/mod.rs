@@ -72,6 +72,9 @@ pub struct FunctionConfig {
     /// Run before each request is handed to the function (a read region's harness makes
     /// replication catch up there); a panic in it answers the request 502 naming it.
     pub before_invoke: Option<BeforeInvoke>,
+    /// Run while the function serves each request, dropped when it answers (a read region's
+    /// harness replicates meanwhile, as a write there waits for its replica to show it).
+    pub while_invoking: Option<BeforeInvoke>,
 }
 
 /// The deadline the emulator hands an invocation when an instance picks it up.
@@ -87,7 +90,8 @@ pub enum InvocationDeadline {
     Fixed(u64),
 }
 
-/// What [`FunctionConfig::before_invoke`] runs: a future per request.
+/// What [`FunctionConfig::before_invoke`] and [`FunctionConfig::while_invoking`] run: a future
+/// per request.
 #[derive(Clone)]
 pub struct BeforeInvoke(pub Arc<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>);
 
@@ -110,6 +114,7 @@ impl FunctionConfig {
             failed_responses: 0,
             log: None,
             before_invoke: None,
+            while_invoking: None,
         }
     }
 }
@@ -413,10 +418,22 @@ async fn invoke(State(shared): State<Arc<Shared>>, request: Request) -> Response
     lock(&shared.queue).push_back(Invocation { id, event, answer });
     shared.queued.notify_one();
     Shared::scale(&shared);
+    // Aborted when the request is answered (dropping the handle alone would not stop it).
+    let meanwhile = shared.config.while_invoking.as_ref().map(|during| AbortOnDrop(tokio::spawn((during.0)())));
+    let _meanwhile = meanwhile;
     match tokio::time::timeout(shared.config.timeout, answered).await {
         Ok(Ok(answer)) => answer.into_response(),
         Ok(Err(_)) => Answer::Failed("the invocation was dropped".into()).into_response(),
         Err(_) => (StatusCode::GATEWAY_TIMEOUT, Body::from("function timed out")).into_response(),
+    }
+}
+
+/// A task aborted when this is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
