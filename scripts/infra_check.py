@@ -1937,6 +1937,8 @@ def check_region_functions():
     acks = module_environment({**MULTI_REGION, "ack_regions": []})
     if "REGISTRY_ACK_REGIONS" in acks or "REGISTRY_HOME_REGION" not in acks:
         problems.append("without ack_regions the function must get REGISTRY_HOME_REGION and no REGISTRY_ACK_REGIONS")
+    if acks.get("REGISTRY_ACK_TIMEOUT_MS") != "2000":
+        problems.append("without ack_regions the function must still get REGISTRY_ACK_TIMEOUT_MS (a read region waits for its own replica)")
     fixed = module_environment({**MULTI_REGION, "follow_home_marker": False})
     if "REGISTRY_REGION_BUCKETS" in fixed or "REGISTRY_HOME_MARKER_TTL_MS" in fixed or "REGISTRY_HOME_REGION" not in fixed:
         problems.append("with follow_home_marker false the function must get REGISTRY_HOME_REGION and not follow the marker")

@@ -45,10 +45,11 @@ locals {
   # the home marker may send them. Unset in a single-region registry, whose function commits in its
   # own table as it always did.
   region_environment = {
-    REGISTRY_HOME_REGION    = local.multi_region ? local.home_region : null
-    REGISTRY_HOME_BUCKET    = local.multi_region ? local.bucket_ids[local.home_region] : null
-    REGISTRY_ACK_REGIONS    = local.multi_region && length(var.ack_regions) > 0 ? join(",", [for region in var.ack_regions : "${region}=${local.bucket_ids[region]}"]) : null
-    REGISTRY_ACK_TIMEOUT_MS = local.multi_region && length(var.ack_regions) > 0 ? tostring(var.ack_timeout_ms) : null
+    REGISTRY_HOME_REGION = local.multi_region ? local.home_region : null
+    REGISTRY_HOME_BUCKET = local.multi_region ? local.bucket_ids[local.home_region] : null
+    REGISTRY_ACK_REGIONS = local.multi_region && length(var.ack_regions) > 0 ? join(",", [for region in var.ack_regions : "${region}=${local.bucket_ids[region]}"]) : null
+    # Also without ack_regions: a read region's writes wait for its own replica (read-your-writes).
+    REGISTRY_ACK_TIMEOUT_MS = local.multi_region ? tostring(var.ack_timeout_ms) : null
     # Every region's bucket: the function follows the home marker (home_region is where it starts).
     REGISTRY_REGION_BUCKETS     = local.follows_marker ? join(",", [for region in var.regions : "${region}=${local.bucket_ids[region]}"]) : null
     REGISTRY_HOME_MARKER_TTL_MS = local.follows_marker ? tostring(var.home_marker_ttl_ms) : null

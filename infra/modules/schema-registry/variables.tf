@@ -487,7 +487,7 @@ variable "ack_regions" {
 }
 
 variable "ack_timeout_ms" {
-  description = "With ack_regions: the longest a write waits for them (REGISTRY_ACK_TIMEOUT_MS); past it the client gets a retryable error (the write is committed at home; sending it again is safe, see docs/multi-region.md). Keep it under timeout_seconds."
+  description = "The longest a write waits for the ack_regions' replicas and, through a read region, for that region's own replica (read-your-writes) (REGISTRY_ACK_TIMEOUT_MS); past it the client gets a retryable error (the write is committed at home; sending it again is safe, see docs/multi-region.md). Keep it under timeout_seconds."
   type        = number
   default     = 2000
 
