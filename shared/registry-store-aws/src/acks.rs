@@ -20,10 +20,11 @@
 //!   IMPORT's `create_version`): a by-guid or by-ID read that misses the replica asks the home
 //!   region, so they cannot be answered wrong; IMPORT's row then waits for the ID binding to name
 //!   its fingerprint (a rebinding included);
-//! - `unlist_context` and the bindings a hard delete orphans: they sit on the context's counter
-//!   and the fingerprint's binding, which registrations keep changing; the first only lists an
-//!   emptied context in `GET /contexts`, and the second is read by registrations, which commit at
-//!   home.
+//! - the bindings a hard delete orphans: they sit on the fingerprint's binding, which
+//!   registrations keep changing, and are read by registrations, which commit at home.
+//!
+//! A context's unlisting is waited for as its counter without the `listed` flag (not the counter's
+//! value, which allocations keep changing).
 
 use crate::AwsStore;
 use crate::blobs;
@@ -62,6 +63,8 @@ pub(crate) enum Want {
     AbsentOr(&'static str, AttributeValue),
     /// There, with the number attribute at least this (a revision, which every write raises).
     AtLeast(&'static str, u64),
+    /// Gone, or there without the attribute (a flag removed).
+    Lacks(&'static str),
 }
 
 impl Want {
@@ -69,7 +72,8 @@ impl Want {
         match (self, item) {
             (Want::Present, found) => found.is_some(),
             (Want::Absent, found) => found.is_none(),
-            (Want::AbsentOr(..), None) => true,
+            (Want::AbsentOr(..) | Want::Lacks(_), None) => true,
+            (Want::Lacks(name), Some(item)) => !item.contains_key(*name),
             (Want::Equals(name, value) | Want::AbsentOr(name, value), Some(item)) => item.get(*name) == Some(value),
             (Want::AtLeast(name, least), Some(item)) => {
                 item.optional_number::<u64>(name).ok().flatten().is_some_and(|n| n >= *least)
@@ -109,12 +113,17 @@ impl Shown {
 
     /// A registration (or IMPORT) of `row`: its row, its ID binding naming its fingerprint (so an
     /// IMPORT that rebinds the ID waits for the new binding), its body, and the subject's index
-    /// item (a new subject's listing; its counts are not compared, see `docs/multi-region.md`).
-    pub(crate) fn registration(row: &VersionRow) -> Shown {
+    /// item at `revision` (the one the home holds after the write) or later: its counts, which
+    /// listings filter on, include the new version (present, when no revision was read).
+    pub(crate) fn registration(row: &VersionRow, revision: Option<u64>) -> Shown {
         let what = format!("registration of {} version {} (id {})", row.subject, row.version.0, row.id.0);
+        let index = match revision {
+            Some(revision) => Want::AtLeast(REVISION, revision),
+            None => Want::Present,
+        };
         let mut shown = Shown::new(what, "registering again is idempotent")
             .item(keys::subject_pk(&row.subject), keys::version_sk(row.version), Want::Present)
-            .item(keys::SUBJECTS_PK, row.subject.as_str(), Want::Present)
+            .item(keys::SUBJECTS_PK, row.subject.as_str(), index)
             .item(
                 keys::id_pk(&row.subject.context(), row.id),
                 keys::ID_BINDING_SK,
@@ -179,6 +188,17 @@ impl Shown {
             Some(revision) => self.item(keys::SUBJECTS_PK, subject.as_str(), Want::AtLeast(REVISION, revision)),
             None => self,
         }
+    }
+
+    /// A named context's unlisting: its counter without the `listed` flag (a registration in the
+    /// context right after sets it again and may make the wait run out; the unlisting stands).
+    pub(crate) fn unlisting(context: &registry_core::Context) -> Shown {
+        let retry = "deleting the context again answers 204 while it stays empty";
+        Shown::new(format!("unlisting of {context}"), retry).item(
+            keys::COUNTER_PK,
+            keys::counter_sk(context),
+            Want::Lacks(attr::LISTED),
+        )
     }
 
     /// A config or mode write at `scope`: the replica's item holds the `value` written (`None`:
@@ -426,7 +446,7 @@ mod tests {
             references: vec![],
             registered_at_ms: 0,
         };
-        let shown = Shown::registration(&row);
+        let shown = Shown::registration(&row, None);
         let version = found(&keys::subject_pk(&subject), &keys::version_sk(Version(1)), &[]);
         let binding = |fingerprint: Fingerprint| {
             let (pk, sk) = (keys::id_pk(&subject.context(), SchemaId(7)), keys::ID_BINDING_SK);

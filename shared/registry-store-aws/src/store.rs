@@ -67,10 +67,10 @@ impl Store for AwsStore {
         Ok(self.listed_contexts().await?)
     }
 
-    /// Not waited for by acknowledging replicas: the flag sits on the context's ID counter, which
-    /// registrations keep changing, and only lists an emptied context (see `acks`).
+    /// Acknowledged once the replicas waited for show the counter without its `listed` flag.
     async fn unlist_context(&self, context: &Context) -> StoreResult<()> {
-        Ok(self.unlist_if_empty(context).await?)
+        self.unlist_if_empty(context).await?;
+        Ok(self.acknowledge(|| Shown::unlisting(context)).await?)
     }
 
     /// Not waited for on its own: a by-guid read that misses a replica asks the home (see `acks`).
@@ -122,12 +122,14 @@ impl Store for AwsStore {
         hints: &CommitHints,
     ) -> StoreResult<()> {
         self.create_row(row, preconditions, hints).await?;
-        Ok(self.acknowledge(|| Shown::registration(row)).await?)
+        let revision = self.revision_for_acks(&row.subject).await?;
+        Ok(self.acknowledge(|| Shown::registration(row, revision)).await?)
     }
 
     async fn create_version_assigning_id(&self, version: NewVersion<'_>) -> StoreResult<(SchemaId, bool)> {
         let (id, allocated) = self.create_row_assigning_id(version).await?;
-        self.acknowledge(|| Shown::registration(&version.row.with_id(id))).await?;
+        let revision = self.revision_for_acks(&version.row.subject).await?;
+        self.acknowledge(|| Shown::registration(&version.row.with_id(id), revision)).await?;
         Ok((id, allocated))
     }
 
