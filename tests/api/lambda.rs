@@ -132,48 +132,60 @@ async fn bound(store: &dyn registry_core::Store, id: registry_core::SchemaId) ->
 
 /// The function as a read region's (`AWS_REGION` eu-west-1, `REGISTRY_HOME_REGION` us-east-1):
 /// writes commit in the home region's table only and are acknowledged once the local replica shows
-/// them (while replication is paused: 50002, committed at home), reads are answered from the local
-/// replica (what only the replica holds is answered), a read the replica cannot answer yet is
-/// answered by the home region, and an acknowledged write is read back at once.
+/// them (while replication is paused the registration stays unanswered, committed at home), reads
+/// are answered from the local replica (what only the replica holds is answered), a read the
+/// replica cannot answer yet is answered by the home region, and once replication resumes the
+/// registration is answered and read back at once. Two instances: one waits, the other reads.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_region_function_writes_at_home_and_reads_its_replica_first() {
     use registry_core::{NewSchema, RegisterOptions, Registry, RegistrySettings, SchemaId, Subject};
-    let Some(case) = AwsCase::start_lambda(1).await else { return };
+    let Some(case) = AwsCase::start_lambda(2).await else { return };
     let outcome = catch(async {
         let h = case.harness();
         let region = case.read_region().unwrap_or_else(|| panic!("a lambda case runs in a read region"));
         let replica = region.replica();
         region.pause(true);
 
-        // Replication paused: the registration commits at home, but is not acknowledged while the
-        // function's own replica does not show it (read-your-writes): a retryable 50002 after
-        // the wait (REGISTRY_ACK_TIMEOUT_MS).
+        // Replication paused: the registration commits at home and waits for the replica, while
+        // the other instance answers reads.
         let schema = distinct(1);
-        let refused = h.register_raw("orders-value", &json!({ "schema": schema })).await;
-        assert_eq!(refused.ok_json(500)["error_code"], json!(50002), "not acknowledged before the replica shows it");
+        let body = json!({ "schema": schema });
+        let answered_flag = std::sync::atomic::AtomicBool::new(false);
+        let registration = async {
+            let answer = h.register_raw("orders-value", &body).await;
+            answered_flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            answer
+        };
         let id = SchemaId(1);
-        assert!(bound(h.store().as_ref(), id).await.is_some(), "committed in the home region's table");
-        assert!(bound(&replica, id).await.is_none(), "the function wrote nothing to the local replica");
-        let by_id = h.get(&format!("/schemas/ids/{}", id.0)).await.ok_json(200);
-        assert_eq!(by_id["schema"], json!(schema), "not replicated yet: answered by the home region");
-        let latest = h.get("/subjects/orders-value/versions/latest").await.ok_json(200);
-        assert_eq!(latest["id"], json!(id.0), "not replicated yet: the 404 asked again of the home region");
+        let meanwhile = async {
+            let started = std::time::Instant::now();
+            while bound(h.store().as_ref(), id).await.is_none() {
+                assert!(started.elapsed() < HANG_GUARD, "the registration never committed at home");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            assert!(bound(&replica, id).await.is_none(), "the function wrote nothing to the local replica");
+            let by_id = h.get(&format!("/schemas/ids/{}", id.0)).await.ok_json(200);
+            assert_eq!(by_id["schema"], json!(schema), "not replicated yet: answered by the home region");
+            let latest = h.get("/subjects/orders-value/versions/latest").await.ok_json(200);
+            assert_eq!(latest["id"], json!(id.0), "not replicated yet: the 404 asked again of the home region");
 
-        // What only the replica holds is answered: reads go to the local replica first.
-        let local_only = Registry::new(Arc::new(replica.clone()), RegistrySettings::default());
-        let string = NewSchema { schema: Some("\"string\"".to_string()), ..NewSchema::default() };
-        let registered = local_only.register(":.eu:local-only", string, RegisterOptions::default()).await;
-        registered.unwrap_or_else(|e| panic!("{e}"));
-        let version = h.get("/subjects/:.eu:local-only/versions/1").await.ok_json(200);
-        assert_eq!(version["subject"], json!(":.eu:local-only"), "{version}");
-        let subject = Subject::new(":.eu:local-only").unwrap_or_else(|e| panic!("{e}"));
-        let at_home = h.store().versions(&subject).await.unwrap_or_else(|e| panic!("{e}"));
-        assert!(at_home.is_empty(), "the home region never had it");
-
-        // Replication resumes: sent again, the registration is acknowledged with its ID once the
-        // replica shows it, and every read through the function answers it from there.
-        region.pause(false);
-        assert_eq!(h.register("orders-value", &schema).await, i64::from(id.0), "the same ID");
+            // What only the replica holds is answered: reads go to the local replica first.
+            let local_only = Registry::new(Arc::new(replica.clone()), RegistrySettings::default());
+            let string = NewSchema { schema: Some("\"string\"".to_string()), ..NewSchema::default() };
+            let registered = local_only.register(":.eu:local-only", string, RegisterOptions::default()).await;
+            registered.unwrap_or_else(|e| panic!("{e}"));
+            let version = h.get("/subjects/:.eu:local-only/versions/1").await.ok_json(200);
+            assert_eq!(version["subject"], json!(":.eu:local-only"), "{version}");
+            let subject = Subject::new(":.eu:local-only").unwrap_or_else(|e| panic!("{e}"));
+            let at_home = h.store().versions(&subject).await.unwrap_or_else(|e| panic!("{e}"));
+            assert!(at_home.is_empty(), "the home region never had it");
+            let answered = answered_flag.load(std::sync::atomic::Ordering::SeqCst);
+            assert!(!answered, "acknowledged before the replica showed it");
+            // Replication resumes: the registration is answered once the replica shows it.
+            region.pause(false);
+        };
+        let (answered, ()) = tokio::join!(registration, meanwhile);
+        assert_eq!(answered.ok_json(200)["id"], json!(id.0));
         assert!(bound(&replica, id).await.is_some(), "acknowledged once the replica shows it");
         let second = h.register("payments-value", &distinct(2)).await;
         let versions = h.get("/subjects/payments-value/versions").await.ok_json(200);
@@ -186,6 +198,9 @@ async fn a_read_region_function_writes_at_home_and_reads_its_replica_first() {
     .await;
     case.finish(outcome).await;
 }
+
+/// A hang guard, never a speed check.
+const HANG_GUARD: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Confluent's answer to a request whose time ran out.
 const TIMEOUT_BODY: &str = r#"{"error_code":504,"message":"HTTP 504 Gateway Timeout"}"#;

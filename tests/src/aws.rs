@@ -128,8 +128,8 @@ impl AwsCase {
     /// ([`lambda::function_binary`]) under the Runtime API emulator with at most `max_instances`
     /// instances, reached through Function URL requests, run as a read region's function: the
     /// table and bucket are the home region's, the function serves a replica of them in
-    /// [`regions::READ_REGION`](crate::regions::READ_REGION), brought up to date before every
-    /// request ([`ReadRegion`]). [`Harness::store`] is the home region's. Panics if the function
+    /// [`regions::READ_REGION`](crate::regions::READ_REGION), replicated into under a lag of
+    /// [`regions::REPLICATION_LAG`](crate::regions::REPLICATION_LAG) ([`ReadRegion`]). [`Harness::store`] is the home region's. Panics if the function
     /// cannot start.
     pub async fn start_lambda(max_instances: usize) -> Option<AwsCase> {
         Self::start_lambda_as(max_instances, Serving::Open).await
