@@ -467,4 +467,42 @@ mod tests {
         assert!(!shown.shown_by(&[]));
         assert!(Shown::setting(SettingKind::Mode, &Scope::Global, None).shown_by(&[]));
     }
+
+    #[test]
+    fn an_unlisting_is_shown_by_a_counter_without_the_flag_whatever_its_value() {
+        let context = registry_core::Context::parse(".team").unwrap_or_else(|e| panic!("{e}"));
+        let shown = Shown::unlisting(&context);
+        let counter =
+            |attributes: &[(&str, AttributeValue)]| found(keys::COUNTER_PK, &keys::counter_sk(&context), attributes);
+        assert!(shown.shown_by(&[counter(&[(attr::MAX_ID, AttributeValue::N("7".into()))])]));
+        assert!(shown.shown_by(&[counter(&[(attr::MAX_ID, AttributeValue::N("9".into()))])]), "another allocation");
+        assert!(shown.shown_by(&[]), "a context that never took an ID");
+        let listed =
+            counter(&[(attr::MAX_ID, AttributeValue::N("7".into())), (attr::LISTED, AttributeValue::Bool(true))]);
+        assert!(!shown.shown_by(&[listed]), "still listed");
+    }
+
+    #[test]
+    fn a_registration_waits_for_the_subject_index_at_the_home_revision_or_later() {
+        let subject = Subject::new("s").unwrap_or_else(|e| panic!("{e}"));
+        let row = VersionRow {
+            subject: subject.clone(),
+            version: Version(2),
+            id: SchemaId(7),
+            fingerprint: Fingerprint([2; 32]),
+            deleted: false,
+            references: vec![],
+            registered_at_ms: 0,
+        };
+        let shown = Shown::registration(&row, Some(4));
+        let version = found(&keys::subject_pk(&subject), &keys::version_sk(Version(2)), &[]);
+        let (pk, sk) = (keys::id_pk(&subject.context(), SchemaId(7)), keys::ID_BINDING_SK);
+        let binding = found(&pk, sk, &[(attr::FINGERPRINT, s(Fingerprint([2; 32]).to_hex()))]);
+        let index = |revision: &str| {
+            found(keys::SUBJECTS_PK, subject.as_str(), &[(REVISION, AttributeValue::N(revision.into()))])
+        };
+        assert!(!shown.shown_by(&[version.clone(), binding.clone(), index("3")]), "the index before the write");
+        assert!(shown.shown_by(&[version.clone(), binding.clone(), index("4")]));
+        assert!(shown.shown_by(&[version, binding, index("6")]), "a later write raised it");
+    }
 }
