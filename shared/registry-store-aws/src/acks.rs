@@ -434,18 +434,23 @@ mod tests {
         assert!(!shown.shown_by(&[edge]));
     }
 
-    #[test]
-    fn a_registration_is_shown_by_an_id_binding_naming_its_fingerprint_only() {
-        let subject = Subject::new("s").unwrap_or_else(|e| panic!("{e}"));
-        let row = VersionRow {
+    /// A live row of `subject` at `version`, ID 7, fingerprint [2; 32].
+    fn live_row(subject: &Subject, version: Version) -> VersionRow {
+        VersionRow {
             subject: subject.clone(),
-            version: Version(1),
+            version,
             id: SchemaId(7),
             fingerprint: Fingerprint([2; 32]),
             deleted: false,
             references: vec![],
             registered_at_ms: 0,
-        };
+        }
+    }
+
+    #[test]
+    fn a_registration_is_shown_by_an_id_binding_naming_its_fingerprint_only() {
+        let subject = Subject::new("s").unwrap_or_else(|e| panic!("{e}"));
+        let row = live_row(&subject, Version(1));
         let shown = Shown::registration(&row, None);
         let version = found(&keys::subject_pk(&subject), &keys::version_sk(Version(1)), &[]);
         let binding = |fingerprint: Fingerprint| {
@@ -485,15 +490,7 @@ mod tests {
     #[test]
     fn a_registration_waits_for_the_subject_index_at_the_home_revision_or_later() {
         let subject = Subject::new("s").unwrap_or_else(|e| panic!("{e}"));
-        let row = VersionRow {
-            subject: subject.clone(),
-            version: Version(2),
-            id: SchemaId(7),
-            fingerprint: Fingerprint([2; 32]),
-            deleted: false,
-            references: vec![],
-            registered_at_ms: 0,
-        };
+        let row = live_row(&subject, Version(2));
         let shown = Shown::registration(&row, Some(4));
         let version = found(&keys::subject_pk(&subject), &keys::version_sk(Version(2)), &[]);
         let (pk, sk) = (keys::id_pk(&subject.context(), SchemaId(7)), keys::ID_BINDING_SK);

@@ -1,6 +1,6 @@
 //! Emulator fixtures shared by this crate's tests and the API tests (feature `testing`): the
 //! gating rule, unique table/bucket names, KMS keys, and the replicator standing in for global
-//! tables and S3 replication between two regions ([`replicator`]), and the seeded one that explores
+//! tables and S3 replication between two regions ([`replicator`]), and the randomized one that explores
 //! the orders replication may take among any number ([`adversary`]).
 //!
 //! Gating: without `AWS_ENDPOINT_URL` a test skips (and says why), unless `CI` is set, in which

@@ -1,6 +1,6 @@
 //! Failovers under adversarial replication: two or three regions of one registry on the emulator,
-//! and the seeded [`Adversary`] standing in for global tables and S3 replication, delivering each
-//! change along each route in an order, with pauses, the seed chooses, and resolving an item
+//! and the randomized [`Adversary`] standing in for global tables and S3 replication, delivering each
+//! change along each route in an order, with pauses, the draw chooses, and resolving an item
 //! written in two regions by its later write, as DynamoDB does. Each region's function follows the
 //! home marker its own replica shows, as `follow_home_marker` deployments do, so an old home keeps
 //! committing until the marker reaches it (the window), and its writes race the new home's.
@@ -12,12 +12,12 @@
 //! new version at the home. What the window may lose (a version number both homes gave,
 //! one schema bound to two IDs) is allowed, as docs/multi-region.md says.
 //!
-//! `REGISTRY_TEST_SEED=<n>` runs the random workloads with that seed only (to replay a failure,
-//! whose message names its seed).
+//! `REGISTRY_TEST_DRAW=<n>` runs the random workloads with that draw only (to replay a failure,
+//! whose message names its draw).
 
 mod support;
 
-use support::http::{call, registry, schema};
+use support::http::{call, registry, same_schema, schema};
 
 use axum::http::{Method, StatusCode};
 use registry_http::AppOptions;
@@ -26,7 +26,7 @@ use registry_store_aws::provision::{create_resources, delete_resources};
 use registry_store_aws::regions::in_region;
 use registry_store_aws::testing::adversary::Adversary;
 use registry_store_aws::testing::replicator::Site;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -53,7 +53,7 @@ struct World {
     given: Vec<Given>,
     /// Error answers other than a fenced write's retryable 50002, with the request.
     unexpected: Vec<String>,
-    seed: u64,
+    draw: u64,
 }
 
 impl World {
@@ -91,8 +91,8 @@ impl World {
                 if let Some(other) = self.given.iter().find(|g| g.context == context && g.id == id && g.schema != text)
                 {
                     panic!(
-                        "seed {}: ID {id} in '{context}' given for two schemas: by {} ({}) and now by {} ({text})",
-                        self.seed, REGIONS[other.by], other.schema, REGIONS[home]
+                        "draw {}: ID {id} in '{context}' given for two schemas: by {} ({}) and now by {} ({text})",
+                        self.draw, REGIONS[other.by], other.schema, REGIONS[home]
                     );
                 }
                 self.given.push(given);
@@ -125,9 +125,9 @@ impl World {
             }
         }
         self.adversary.converge().await;
-        let seed = self.seed;
-        assert!(self.adversary.converged().await, "seed {seed}: the regions hold different items after replication");
-        assert!(self.unexpected.is_empty(), "seed {seed}: unexpected answers: {:#?}", self.unexpected);
+        let draw = self.draw;
+        assert!(self.adversary.converged().await, "draw {draw}: the regions hold different items after replication");
+        assert!(self.unexpected.is_empty(), "draw {draw}: unexpected answers: {:#?}", self.unexpected);
         for site in &self.sites {
             let local = registry_http::app(registry(Arc::new(site.store())), AppOptions::default());
             let region = site.sdk.region().map(ToString::to_string).unwrap_or_default();
@@ -137,10 +137,10 @@ impl World {
                     named => format!("/contexts/{named}/schemas/ids/{}", given.id),
                 };
                 let (status, answer) = call(&local, Method::GET, &path, None).await;
-                assert_eq!(status, StatusCode::OK, "seed {seed}: {path} in {region}: {answer}");
+                assert_eq!(status, StatusCode::OK, "draw {draw}: {path} in {region}: {answer}");
                 assert!(
                     same_schema(&answer, &given.schema),
-                    "seed {seed}: {path} in {region} names another schema than the one given by {}: {answer}, \
+                    "draw {draw}: {path} in {region} names another schema than the one given by {}: {answer}, \
                      given for {}",
                     REGIONS[given.by],
                     given.schema
@@ -161,7 +161,7 @@ impl World {
                 assert_eq!(
                     status,
                     StatusCode::OK,
-                    "seed {seed}: lookup of version {} under {} in {region}, which no other home gave: {found}",
+                    "draw {draw}: lookup of version {} under {} in {region}, which no other home gave: {found}",
                     given.version,
                     given.subject
                 );
@@ -170,27 +170,27 @@ impl World {
                     named => format!("/contexts/{named}/schemas/ids/{}", found["id"]),
                 };
                 let (status, bound) = call(&local, Method::GET, &by_id, None).await;
-                assert_eq!(status, StatusCode::OK, "seed {seed}: {by_id} in {region}: {bound}");
+                assert_eq!(status, StatusCode::OK, "draw {draw}: {by_id} in {region}: {bound}");
                 let subject = &given.subject;
-                assert!(same_schema(&bound, &given.schema), "seed {seed}: lookup under {subject} in {region}: {bound}");
+                assert!(same_schema(&bound, &given.schema), "draw {draw}: lookup under {subject} in {region}: {bound}");
             }
             for subject in subjects {
                 let (status, versions) =
                     call(&local, Method::GET, &format!("/subjects/{subject}/versions"), None).await;
-                assert_eq!(status, StatusCode::OK, "seed {seed}: versions of {subject} in {region}: {versions}");
+                assert_eq!(status, StatusCode::OK, "draw {draw}: versions of {subject} in {region}: {versions}");
                 for version in versions.as_array().into_iter().flatten() {
                     let path = format!("/subjects/{subject}/versions/{version}");
                     let (status, row) = call(&local, Method::GET, &path, None).await;
-                    assert_eq!(status, StatusCode::OK, "seed {seed}: {path} in {region}: {row}");
+                    assert_eq!(status, StatusCode::OK, "draw {draw}: {path} in {region}: {row}");
                     let by_id = match subject.strip_prefix(":.team:") {
                         Some(_) => format!("/contexts/.team/schemas/ids/{}", row["id"]),
                         None => format!("/schemas/ids/{}", row["id"]),
                     };
                     let (status, bound) = call(&local, Method::GET, &by_id, None).await;
-                    assert_eq!(status, StatusCode::OK, "seed {seed}: {by_id} in {region}: {bound}");
+                    assert_eq!(status, StatusCode::OK, "draw {draw}: {by_id} in {region}: {bound}");
                     assert_eq!(
                         bound["schema"], row["schema"],
-                        "seed {seed}: {path} in {region} names ID {}",
+                        "draw {draw}: {path} in {region} names ID {}",
                         row["id"]
                     );
                 }
@@ -200,20 +200,14 @@ impl World {
         for (n, subject) in subjects.iter().enumerate() {
             let text = schema(&format!("After{n}"));
             let id = self.register(0, subject, &text).await;
-            assert!(id.is_some(), "seed {seed}: {subject} took no new version after the merge: {:?}", self.unexpected);
+            assert!(id.is_some(), "draw {draw}: {subject} took no new version after the merge: {:?}", self.unexpected);
         }
     }
 }
 
-/// Whether `answer`'s `schema` is `text` (as JSON: the registry answers its canonical form).
-fn same_schema(answer: &Value, text: &str) -> bool {
-    let answered: Option<Value> = answer["schema"].as_str().and_then(|s| serde_json::from_str(s).ok());
-    answered.is_some() && answered == serde_json::from_str(text).ok()
-}
-
 /// Runs `test` over `regions` regions of one registry (a table name and a bucket each), created on
 /// the emulator and deleted after (even on panic). Does nothing when the tests skip.
-async fn with_world<F, Fut>(regions: usize, seed: u64, test: F)
+async fn with_world<F, Fut>(regions: usize, draw: u64, test: F)
 where
     F: FnOnce(World) -> Fut,
     Fut: std::future::Future<Output = ()>,
@@ -236,10 +230,10 @@ where
     let world = World {
         sites: sites.clone(),
         buckets,
-        adversary: Adversary::new(sites.clone(), seed),
+        adversary: Adversary::new(sites.clone(), draw),
         given: Vec::new(),
         unexpected: Vec::new(),
-        seed,
+        draw,
     };
     let outcome = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(test(world))).await;
     for site in &sites {
@@ -255,7 +249,7 @@ where
 /// (whose replica has no marker) issues one, its replication to the new home resumes (its later
 /// write of the ID counter wins over the new home's), and both homes issue again. With `failback`,
 /// region 0 then becomes home again while region 1 is cut off in turn; with three regions, the third
-/// receives everything in the seed's order.
+/// receives everything in the draw's order.
 async fn cut_off_old_home_keeps_writing(regions: usize, failback: bool) {
     with_world(regions, 7, |mut world| async move {
         let subjects: Vec<String> = ["fo-a", "fo-b", ":.team:fo-t"].iter().map(ToString::to_string).collect();
@@ -320,12 +314,12 @@ async fn three_regions_with_a_cut_off_old_home_never_reissue_an_id() {
     cut_off_old_home_keeps_writing(3, true).await;
 }
 
-/// A seeded random workload: clients in every region register new schemas and schemas other
-/// subjects hold, while routes are cut and healed and replication moves as the seed says; up to two
+/// A random workload drawn from a number: clients in every region register new schemas and schemas other
+/// subjects hold, while routes are cut and healed and replication moves as the draw says; up to two
 /// failovers (to a random other region; the old home reached and fenced directly or not, as the
-/// seed says) happen along the way. Then the oracle.
-async fn random_workload(regions: usize, seed: u64) {
-    with_world(regions, seed, |mut world| async move {
+/// draw says) happen along the way. Then the oracle.
+async fn random_workload(regions: usize, draw: u64) {
+    with_world(regions, draw, |mut world| async move {
         let subjects: Vec<String> = ["r-a", "r-b", "r-c", ":.team:r-t"].iter().map(ToString::to_string).collect();
         let mut failovers = 0;
         for step in 0..48 {
@@ -333,7 +327,7 @@ async fn random_workload(regions: usize, seed: u64) {
             let subject = subjects[world.adversary.rng().below(subjects.len())].clone();
             match world.adversary.rng().below(10) {
                 0..=5 => {
-                    world.register(r, &subject, &schema(&format!("S{seed}N{step}"))).await;
+                    world.register(r, &subject, &schema(&format!("S{draw}N{step}"))).await;
                 }
                 6 | 7 => {
                     let reused = world.adversary.rng().below(world.given.len().max(1));
@@ -361,7 +355,7 @@ async fn random_workload(regions: usize, seed: u64) {
             world.adversary.step().await;
         }
         eprintln!(
-            "seed {seed}, {regions} regions: {} IDs given, {failovers} failovers, {} deliveries applied, {} superseded",
+            "draw {draw}, {regions} regions: {} IDs given, {failovers} failovers, {} deliveries applied, {} superseded",
             world.given.len(),
             world.adversary.applied,
             world.adversary.superseded
@@ -371,24 +365,24 @@ async fn random_workload(regions: usize, seed: u64) {
     .await;
 }
 
-/// The seeds to run: `REGISTRY_TEST_SEED` alone, else `defaults`.
-fn seeds(defaults: &[u64]) -> Vec<u64> {
-    match std::env::var("REGISTRY_TEST_SEED").ok().and_then(|s| s.parse().ok()) {
-        Some(seed) => vec![seed],
+/// The draws to run: `REGISTRY_TEST_DRAW` alone, else `defaults`.
+fn draws(defaults: &[u64]) -> Vec<u64> {
+    match std::env::var("REGISTRY_TEST_DRAW").ok().and_then(|s| s.parse().ok()) {
+        Some(draw) => vec![draw],
         None => defaults.to_vec(),
     }
 }
 
 #[tokio::test]
 async fn random_workloads_in_two_regions_keep_every_id_to_one_schema() {
-    for seed in seeds(&[1, 2, 3]) {
-        random_workload(2, seed).await;
+    for draw in draws(&[1, 2, 3]) {
+        random_workload(2, draw).await;
     }
 }
 
 #[tokio::test]
 async fn random_workloads_in_three_regions_keep_every_id_to_one_schema() {
-    for seed in seeds(&[11, 12]) {
-        random_workload(3, seed).await;
+    for draw in draws(&[11, 12]) {
+        random_workload(3, draw).await;
     }
 }

@@ -8,7 +8,7 @@
 
 mod support;
 
-use support::http::{call, registry, schema};
+use support::http::{call, registry, same_schema, schema};
 
 use axum::http::{Method, StatusCode};
 use registry_core::Store;
@@ -54,12 +54,6 @@ async fn register(app: &axum::Router, subject: &str, schema: &str) -> Result<i64
         (StatusCode::OK, Some(id)) => Ok(id),
         _ => Err((status, body)),
     }
-}
-
-/// Whether `answer`'s `schema` is `text` (as JSON: the registry answers its canonical form).
-fn same_schema(answer: &Value, text: &str) -> bool {
-    let answered: Option<Value> = answer["schema"].as_str().and_then(|s| serde_json::from_str(s).ok());
-    answered.is_some() && answered == serde_json::from_str(text).ok()
 }
 
 async fn with_regions<F, Fut>(test: F)

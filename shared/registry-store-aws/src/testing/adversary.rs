@@ -1,10 +1,10 @@
-//! A test-only replicator that explores the orders replication may take, chosen by a seed: for
+//! A test-only replicator that explores the orders replication may take, chosen by a draw: for
 //! global tables and S3 replication between any number of regions of the emulator, it delivers
-//! each change along each route (a pair of regions, one direction) when the seed says, in any
+//! each change along each route (a pair of regions, one direction) when the draw says, in any
 //! order, with routes paused and resumed at random, and resolves an item or object written in two
 //! regions as DynamoDB and S3 do: the later write wins, by the write's time.
 //!
-//! It is driven step by step, never in the background, so a seed replays the same run: the test
+//! It is driven step by step, never in the background, so a draw replays the same run: the test
 //! calls [`Adversary::observe`] after each request it makes (so each change's time is the order of
 //! the requests), [`Adversary::step`] wherever replication may move, and [`Adversary::converge`]
 //! to deliver everything. A change's time is the logical clock of the observation that saw it
@@ -40,14 +40,14 @@ struct Change {
     version: Versioned,
 }
 
-/// A small deterministic generator (splitmix64): the seed is the whole run's randomness.
+/// A small deterministic generator (splitmix64): the draw is the whole run's randomness.
 #[derive(Debug, Clone)]
 pub struct Rng(u64);
 
 impl Rng {
-    /// The generator for `seed`.
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
+    /// The generator for `draw`.
+    pub fn new(draw: u64) -> Rng {
+        Rng(draw)
     }
 
     /// The next 64 random bits.
@@ -70,7 +70,7 @@ impl Rng {
     }
 }
 
-/// Seeded, adversarial replication among `sites` (see the module's text).
+/// Randomized, adversarial replication among `sites` (see the module's text).
 #[derive(Debug)]
 pub struct Adversary {
     sites: Vec<Site>,
@@ -80,7 +80,7 @@ pub struct Adversary {
     state: Vec<BTreeMap<Key, Versioned>>,
     /// Per route `(from, to)`, the changes waiting.
     queues: BTreeMap<(usize, usize), Vec<Change>>,
-    /// Routes paused by the test (cut) or by the seed.
+    /// Routes paused by the test (cut) or by the draw.
     cut: BTreeSet<(usize, usize)>,
     paused: BTreeSet<(usize, usize)>,
     /// Deliveries applied and dropped as older than the destination's own write.
@@ -89,12 +89,12 @@ pub struct Adversary {
 }
 
 impl Adversary {
-    /// Replication among `sites`, choices drawn from `seed`.
-    pub fn new(sites: Vec<Site>, seed: u64) -> Adversary {
+    /// Replication among `sites`, choices drawn from `draw`.
+    pub fn new(sites: Vec<Site>, draw: u64) -> Adversary {
         let state = sites.iter().map(|_| BTreeMap::new()).collect();
         Adversary {
             sites,
-            rng: Rng::new(seed),
+            rng: Rng::new(draw),
             clock: 0,
             state,
             queues: BTreeMap::new(),
@@ -105,7 +105,7 @@ impl Adversary {
         }
     }
 
-    /// The generator, for the test's own choices (one stream: the seed replays the whole run).
+    /// The generator, for the test's own choices (one stream: the draw replays the whole run).
     pub fn rng(&mut self) -> &mut Rng {
         &mut self.rng
     }
@@ -115,7 +115,7 @@ impl Adversary {
         self.cut.insert((from, to));
     }
 
-    /// Delivers from `from` to `to` again (when the seed does not pause it).
+    /// Delivers from `from` to `to` again (when the draw does not pause it).
     pub fn heal(&mut self, from: usize, to: usize) {
         self.cut.remove(&(from, to));
     }
@@ -150,7 +150,7 @@ impl Adversary {
         }
     }
 
-    /// One step of replication as the seed chooses: each route may be paused or resumed, and each
+    /// One step of replication as the draw chooses: each route may be paused or resumed, and each
     /// route not paused or cut delivers a random part of what waits, in random order.
     pub async fn step(&mut self) {
         let routes: Vec<(usize, usize)> = self.queues.keys().copied().collect();
@@ -171,7 +171,7 @@ impl Adversary {
         }
     }
 
-    /// Resumes every route the seed paused and delivers everything that waits on routes not cut,
+    /// Resumes every route the draw paused and delivers everything that waits on routes not cut,
     /// in random order, until nothing does. Panics on an emulator error.
     pub async fn converge(&mut self) {
         self.paused.clear();

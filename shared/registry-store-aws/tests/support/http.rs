@@ -36,3 +36,9 @@ pub fn schema(tag: &str) -> String {
     let fields = json!([{"name": "f", "type": "string"}, {"name": tag, "type": ["null", "string"], "default": null}]);
     json!({"type": "record", "name": "Event", "fields": fields}).to_string()
 }
+
+/// Whether `answer`'s `schema` is `text` (as JSON: the registry answers its canonical form).
+pub fn same_schema(answer: &Value, text: &str) -> bool {
+    let answered: Option<Value> = answer["schema"].as_str().and_then(|s| serde_json::from_str(s).ok());
+    answered.is_some() && answered == serde_json::from_str(text).ok()
+}
