@@ -41,8 +41,8 @@ impl Source {
             Ok(store) => store,
             Err(error) => panic!("cannot open the source store: {error}"),
         };
-        let source_app =
-            registry_http::app(Registry::new(Arc::new(open()), RegistrySettings::default()), AppOptions::default());
+        let registry = Registry::new(Arc::new(open()), RegistrySettings::default());
+        let source_app = RouterApi::source(registry_http::app(registry.clone(), AppOptions::default()), registry);
         let secrets = match SecretBox::new(EXPORTER_SECRET) {
             Ok(secrets) => secrets,
             Err(error) => panic!("secrets: {error}"),
@@ -55,8 +55,8 @@ impl Source {
             first_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_millis(400),
         };
-        let runner = Runner::new(service, Arc::new(RouterApi::new(source_app)), Arc::new(HttpConnect), pacing)
-            .spawn(Arc::new(Notify::new()));
+        let runner =
+            Runner::new(service, Arc::new(source_app), Arc::new(HttpConnect), pacing).spawn(Arc::new(Notify::new()));
         Source { harness, dir, runner }
     }
 

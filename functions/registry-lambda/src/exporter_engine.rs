@@ -61,7 +61,7 @@ fn engine_over(
 fn own_registry(env: &AwsEnv, settings: registry_core::RegistrySettings) -> Arc<dyn RegistryApi> {
     let store = AwsStore::with_path_style(&env.sdk, env.store.clone(), env.s3_path_style);
     let registry = registry_core::Registry::new(Arc::new(store), settings);
-    Arc::new(RouterApi::new(registry_http::app(registry, registry_http::AppOptions::default())))
+    Arc::new(RouterApi::source(registry_http::app(registry.clone(), registry_http::AppOptions::default()), registry))
 }
 
 /// The exporter function's engines: one for the configured home, or, with every region's bucket

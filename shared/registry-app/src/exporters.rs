@@ -29,7 +29,8 @@ impl Exporters {
     pub(crate) fn start(&self, service: ExporterService, registry: &Registry) -> Arc<ExporterService> {
         if let Exporters::Run(trigger) = self {
             let source = registry_http::app(registry.clone(), registry_http::AppOptions::default());
-            Runner::new(service.clone(), Arc::new(RouterApi::new(source)), Arc::new(HttpConnect), Pacing::default())
+            let source = RouterApi::source(source, registry.clone());
+            Runner::new(service.clone(), Arc::new(source), Arc::new(HttpConnect), Pacing::default())
                 .spawn(trigger.clone());
         }
         Arc::new(service)

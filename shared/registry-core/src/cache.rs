@@ -19,8 +19,8 @@
 use crate::bounded::BoundedMap;
 use crate::model::{ConfigRecord, Context, Guid, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow};
 use crate::store::{
-    CommitHints, GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion, Preconditions, Revision,
-    SettingWrite, SoftDeletion, Store, StoreResult, SubjectsPage, VersionsPage,
+    CommitHints, ConfiguredPage, GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion, Preconditions,
+    Revision, SettingWrite, SoftDeletion, Store, StoreResult, SubjectsPage, VersionsPage,
 };
 use async_trait::async_trait;
 use registry_schema::Fingerprint;

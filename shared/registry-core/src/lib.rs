@@ -52,8 +52,8 @@ pub use registry::{
 pub use registry_schema::compat::Rules;
 pub use registry_schema::{CompatibilityLevel, Fingerprint, Limits, SchemaReference, SchemaType};
 pub use store::{
-    BindingsSeen, CommitHints, GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion, Preconditions,
-    Revision, SettingChange, SettingKind, SettingSeen, SettingWrite, SettingsAt, SoftDeletion, Store, StoreError,
-    StoreResult, SubjectsPage, VersionsPage, carried_in_contexts,
+    BindingsSeen, CommitHints, ConfiguredPage, GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion,
+    Preconditions, Revision, SettingChange, SettingKind, SettingSeen, SettingWrite, SettingsAt, SoftDeletion, Store,
+    StoreError, StoreResult, SubjectsPage, VersionsPage, carried_in_contexts,
 };
 pub use subject_scope::SubjectScope;

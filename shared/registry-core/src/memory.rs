@@ -5,8 +5,9 @@ use crate::model::{
     ConfigRecord, Context, DeletedFilter, Guid, Mode, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow,
 };
 use crate::store::{
-    CommitHints, HardDeletion, IdRowsPage, LayeredContext, Preconditions, Revision, SettingChange, SettingKind,
-    SettingSeen, SettingWrite, SettingsAt, SoftDeletion, Store, StoreError, StoreResult, SubjectsPage, VersionsPage,
+    CommitHints, ConfiguredPage, HardDeletion, IdRowsPage, LayeredContext, Preconditions, Revision, SettingChange,
+    SettingKind, SettingSeen, SettingWrite, SettingsAt, SoftDeletion, Store, StoreError, StoreResult, SubjectsPage,
+    VersionsPage,
 };
 use async_trait::async_trait;
 use registry_schema::Fingerprint;
@@ -435,6 +436,22 @@ impl Store for MemoryStore {
 
     async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
         Ok(self.state().configs.get(scope).cloned())
+    }
+
+    async fn subjects_with_config(&self, page: ConfiguredPage<'_>) -> StoreResult<Vec<Subject>> {
+        let ConfiguredPage { prefix, after, limit } = page;
+        let mut subjects: Vec<Subject> = (self.state().configs.keys())
+            .filter_map(|scope| match scope {
+                // A context's own scope is stored at a name that is no subject.
+                Scope::Subject(subject) if Subject::new(subject.as_str()).is_ok() => Some(subject),
+                _ => None,
+            })
+            .filter(|subject| subject.as_str().starts_with(prefix) && after.is_none_or(|after| *subject > after))
+            .cloned()
+            .collect();
+        subjects.sort();
+        subjects.truncate(limit);
+        Ok(subjects)
     }
 
     async fn write_setting(&self, write: SettingWrite<'_>) -> StoreResult<()> {

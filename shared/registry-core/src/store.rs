@@ -278,6 +278,11 @@ pub trait Store: Send + Sync + Debug {
     /// The config stored at `scope`, if any.
     async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>>;
 
+    /// One page of the subjects holding a config of their own, versions or none, in ascending
+    /// order ([`ConfiguredPage`]): what an exporter copies of a subject [`Store::list_subjects`]
+    /// does not list. A context's own config (stored at a name that is no subject) is not listed.
+    async fn subjects_with_config(&self, page: ConfiguredPage<'_>) -> StoreResult<Vec<Subject>>;
+
     /// Replaces (`Some`) or removes (`None`) the config or mode at `scope` ([`SettingWrite`]) if
     /// every one of `preconditions` holds, in one atomic step; `Conflict` otherwise. A precondition on the
     /// written item itself is checked on that write. The revision precondition names the subject
@@ -337,6 +342,17 @@ pub struct SubjectsPage<'a> {
     pub prefix: &'a str,
     /// Live, soft-deleted or both (a subject is live while it has a live row).
     pub filter: DeletedFilter,
+    /// Only subjects strictly after this one (`None`: from the first).
+    pub after: Option<&'a Subject>,
+    /// At most this many subjects.
+    pub limit: usize,
+}
+
+/// One page of the subjects holding a config: what [`Store::subjects_with_config`] reads.
+#[derive(Debug, Clone, Copy)]
+pub struct ConfiguredPage<'a> {
+    /// Only subjects starting with it (`""`: every subject).
+    pub prefix: &'a str,
     /// Only subjects strictly after this one (`None`: from the first).
     pub after: Option<&'a Subject>,
     /// At most this many subjects.
@@ -489,6 +505,8 @@ macro_rules! for_each_store_method {
             read referrers(subject: &Subject, version: Version) -> Vec<VersionRow> => Referrers;
             read list_subjects(page: SubjectsPage<'_>) -> Vec<Subject> => ListSubjects { limit: usize = page.limit };
             read get_config(scope: &Scope) -> Option<ConfigRecord> => GetConfig;
+            read subjects_with_config(page: ConfiguredPage<'_>) -> Vec<Subject>
+                => SubjectsWithConfig { limit: usize = page.limit };
             write write_setting(write: SettingWrite<'_>) -> () => WriteSetting { kind: SettingKind = write.change.kind() };
             read last_used(subject: &Subject) -> Option<u32> => LastUsed;
             write mark_used(subject: &Subject, day: u32) -> () => MarkUsed;

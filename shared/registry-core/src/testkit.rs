@@ -55,8 +55,8 @@ pub use store_cases::{
     guid_resolves_in_named_contexts, guid_resolves_to_the_carried_id, hard_delete_unbinds_the_schema_not_the_id,
     hard_delete_versions_removes_rows_and_settings, layered_write_context_reads_every_level,
     list_subjects_paging_and_filters, mode_crud, put_body_is_idempotent, referrers_index, rows_with_id_index,
-    set_version_deleted_rules, soft_delete_versions_is_all_or_nothing, usage_marker_moves_forward_only,
-    versions_page_pages_one_subject,
+    set_version_deleted_rules, soft_delete_versions_is_all_or_nothing, subjects_with_config_pages,
+    usage_marker_moves_forward_only, versions_page_pages_one_subject,
 };
 pub use store_ext::StoreTestExt;
 
@@ -100,6 +100,7 @@ macro_rules! conformance_cases {
             Store referrers_index(&store);
             Store list_subjects_paging_and_filters(&store);
             Store config_crud(&store);
+            Store subjects_with_config_pages(&store);
             Store mode_crud(&store);
             Store layered_write_context_reads_every_level(&store);
             Store usage_marker_moves_forward_only(&store);

@@ -223,12 +223,20 @@ pub fn bounded_json(bytes: &[u8]) -> Result<Value, String> {
 #[derive(Clone, Debug)]
 pub struct RouterApi {
     router: axum::Router,
+    /// The registry the router serves, when this is an exporter's source: it lists the subjects
+    /// holding a config, which no endpoint answers.
+    registry: Option<registry_core::Registry>,
 }
 
 impl RouterApi {
     /// `router` must serve without authentication (it is called by the registry itself).
     pub fn new(router: axum::Router) -> Self {
-        Self { router }
+        Self { router, registry: None }
+    }
+
+    /// An exporter's source: `router`, serving `registry` without authentication.
+    pub fn source(router: axum::Router, registry: registry_core::Registry) -> Self {
+        Self { router, registry: Some(registry) }
     }
 }
 
@@ -251,5 +259,11 @@ impl RegistryApi for RouterApi {
 
     fn describe(&self) -> String {
         "this registry".to_owned()
+    }
+
+    async fn subjects_with_config(&self) -> Result<Vec<String>, String> {
+        let Some(registry) = &self.registry else { return Ok(Vec::new()) };
+        let subjects = registry.subjects_with_config().await.map_err(|error| error.to_string())?;
+        Ok(subjects.into_iter().map(String::from).collect())
     }
 }

@@ -80,6 +80,14 @@ pub trait RegistryApi: Send + Sync {
 
     /// Where this registry is, for messages.
     fn describe(&self) -> String;
+
+    /// The subjects holding a config of their own here, versions or none: what a source's
+    /// `/subjects` listing leaves out and a pass still copies. No Confluent endpoint answers it, so
+    /// only this registry's own router in process can ([`RegistryApi`] of the source); a
+    /// destination is never asked, and by default answers none.
+    async fn subjects_with_config(&self) -> Result<Vec<String>, String> {
+        Ok(Vec::new())
+    }
 }
 
 /// Opens exporters' destinations: the host's transport (HTTP in every binary, `registry-exporter-http`),
@@ -326,13 +334,16 @@ impl Pass<'_> {
         Err(PassError::new(format!("{} subject(s) not exported: {}", failed.len(), named.join("; "))))
     }
 
-    /// The source subjects this pass exports: those the source lists (deleted included) that the
-    /// exporter matches, the subjects it names literally (a config may be set on one without
-    /// versions), and, in a named destination context, the source subjects of what the destination
+    /// The source subjects this pass exports: those the source lists (deleted included) or that
+    /// hold a config there (versions or none) that the exporter matches, the subjects it names
+    /// literally, and, in a named destination context, the source subjects of what the destination
     /// holds there (a subject whose versions were all hard-deleted may keep its config).
     async fn exported_subjects(&self) -> Result<BTreeSet<String>, PassError> {
         let listed = self.get_ok(Side::Source, "/subjects?deleted=true").await?;
         let mut subjects: BTreeSet<String> = strings(&listed).into_iter().collect();
+        subjects.extend(self.source.subjects_with_config().await.map_err(|error| {
+            PassError::new(format!("the source's configured subjects could not be listed: {error}"))
+        })?);
         subjects.extend(
             self.exporter.subjects.iter().filter(|pattern| !pattern.contains('*') && !pattern.is_empty()).cloned(),
         );

@@ -5,12 +5,15 @@
 //! FilterExpression on those counts; the page continues until `limit` subjects match or the
 //! prefix range ends.
 //!
+//! `subjects_with_config` pages the `CONFIG` partition the same way.
+//!
 //! [`AwsStore::query_pages`] is the Query pager of every listing, the key store's included.
 
 use crate::AwsStore;
 use crate::errors::{AwsError, classify};
 use crate::items::{Item, ItemExt, attr};
 use crate::keys::{PK, SK, SUBJECTS_PK};
+use crate::settings::CONFIG;
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 use aws_sdk_dynamodb::types::AttributeValue;
 use registry_core::{DeletedFilter, Subject};
@@ -71,6 +74,48 @@ impl AwsStore {
                 return Ok(false);
             }
             page.push(Subject::new(name).map_err(|e| AwsError::Corrupt(format!("subject index: {e}")))?);
+            Ok(page.len() < limit)
+        })
+        .await?;
+        Ok(page)
+    }
+
+    /// One page of the subjects holding a config: keyset paging over the `CONFIG` partition, whose
+    /// subject items sort as `S#<subject>` (the global item and a context's own, at a name that is
+    /// no subject, are skipped).
+    pub(crate) async fn configured_subjects_page(
+        &self,
+        prefix: &str,
+        after: Option<&Subject>,
+        limit: usize,
+    ) -> Result<Vec<Subject>, AwsError> {
+        let mut page = Vec::new();
+        if limit == 0 {
+            return Ok(page);
+        }
+        let (condition, bound) = match after.map(Subject::as_str).filter(|after| *after >= prefix) {
+            Some(after) => ("#pk = :pk AND #sk > :bound", format!("S#{after}")),
+            None => ("#pk = :pk AND begins_with(#sk, :bound)", format!("S#{prefix}")),
+        };
+        let names = HashMap::from([("#pk".to_string(), PK.to_string()), ("#sk".to_string(), SK.to_string())]);
+        let values = HashMap::from([
+            (":pk".to_string(), AttributeValue::S(CONFIG.to_string())),
+            (":bound".to_string(), AttributeValue::S(bound)),
+        ]);
+        let query = self
+            .dynamo
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression(condition)
+            .set_expression_attribute_names(Some(names))
+            .set_expression_attribute_values(Some(values))
+            .limit(PAGE_ITEMS);
+        self.query_pages("Query(configs)", query, |item| {
+            let Some(name) = item.string(SK)?.strip_prefix("S#") else { return Ok(false) };
+            if !name.starts_with(prefix) {
+                return Ok(false);
+            }
+            page.extend(Subject::new(name).ok());
             Ok(page.len() < limit)
         })
         .await?;

@@ -25,9 +25,9 @@ use crate::{AwsEnv, AwsStore, AwsStoreConfig};
 use async_trait::async_trait;
 use aws_config::{Region, SdkConfig};
 use registry_core::{
-    CommitHints, ConfigRecord, Context, Fingerprint, Guid, GuidCarried, HardDeletion, IdRowsPage, LayeredContext,
-    NewVersion, Preconditions, Revision, SchemaBody, SchemaId, Scope, SettingWrite, SoftDeletion, Store, StoreError,
-    StoreResult, Subject, SubjectsPage, Version, VersionRow, VersionsPage,
+    CommitHints, ConfigRecord, ConfiguredPage, Context, Fingerprint, Guid, GuidCarried, HardDeletion, IdRowsPage,
+    LayeredContext, NewVersion, Preconditions, Revision, SchemaBody, SchemaId, Scope, SettingWrite, SoftDeletion,
+    Store, StoreError, StoreResult, Subject, SubjectsPage, Version, VersionRow, VersionsPage,
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -356,6 +356,10 @@ impl Store for RegionalStore {
 
     async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
         self.local.get_config(scope).await
+    }
+
+    async fn subjects_with_config(&self, page: ConfiguredPage<'_>) -> StoreResult<Vec<Subject>> {
+        self.local.subjects_with_config(page).await
     }
 
     async fn write_setting(&self, write: SettingWrite<'_>) -> StoreResult<()> {

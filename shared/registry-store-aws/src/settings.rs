@@ -14,7 +14,7 @@ use aws_sdk_dynamodb::types::{Delete, Put, TransactWriteItem};
 use registry_core::{ConfigRecord, Mode, Preconditions, Scope, SettingChange, SettingSeen};
 
 /// Partition of config items.
-const CONFIG: &str = "CONFIG";
+pub(crate) const CONFIG: &str = "CONFIG";
 
 impl AwsStore {
     async fn read_setting(&self, kind: &str, scope: &Scope) -> Result<Option<String>, AwsError> {

@@ -6,9 +6,9 @@ use crate::acks::Shown;
 use crate::blobs;
 use async_trait::async_trait;
 use registry_core::{
-    CommitHints, ConfigRecord, Context, Fingerprint, Guid, GuidCarried, HardDeletion, IdRowsPage, LayeredContext,
-    NewVersion, Preconditions, Revision, SchemaBody, SchemaId, Scope, SettingWrite, SoftDeletion, Store, StoreResult,
-    Subject, SubjectsPage, Version, VersionRow, VersionsPage,
+    CommitHints, ConfigRecord, ConfiguredPage, Context, Fingerprint, Guid, GuidCarried, HardDeletion, IdRowsPage,
+    LayeredContext, NewVersion, Preconditions, Revision, SchemaBody, SchemaId, Scope, SettingWrite, SoftDeletion,
+    Store, StoreResult, Subject, SubjectsPage, Version, VersionRow, VersionsPage,
 };
 
 #[async_trait]
@@ -162,6 +162,10 @@ impl Store for AwsStore {
 
     async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
         Ok(self.read_config(scope).await?)
+    }
+
+    async fn subjects_with_config(&self, page: ConfiguredPage<'_>) -> StoreResult<Vec<Subject>> {
+        Ok(self.configured_subjects_page(page.prefix, page.after, page.limit).await?)
     }
 
     async fn write_setting(&self, write: SettingWrite<'_>) -> StoreResult<()> {

@@ -493,6 +493,34 @@ pub(crate) fn get_config(conn: &Connection, scope: &str) -> LocalResult<Option<C
     text.as_deref().map(codec::config).transpose()
 }
 
+/// One page of the subjects holding a config, after `after`, starting with `prefix`; the names
+/// that are no subject (the global scope, a context's own) are skipped.
+pub(crate) fn subjects_with_config(
+    conn: &Connection,
+    prefix: &str,
+    after: Option<&Subject>,
+    limit: usize,
+) -> LocalResult<Vec<Subject>> {
+    let (bound, op) = match after {
+        Some(after) if after.as_str() >= prefix => (after.as_str(), ">"),
+        _ => (prefix, ">="),
+    };
+    let sql = format!("SELECT scope FROM configs WHERE scope {op} ?1 ORDER BY scope");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(params![bound])?;
+    let mut page = Vec::new();
+    while page.len() < limit
+        && let Some(row) = rows.next()?
+    {
+        let name: String = row.get(0)?;
+        if !name.starts_with(prefix) {
+            break;
+        }
+        page.extend(Subject::new(name).ok());
+    }
+    Ok(page)
+}
+
 pub(crate) fn put_config(conn: &Connection, scope: &str, config: &ConfigRecord) -> LocalResult<()> {
     conn.prepare_cached(
         "INSERT INTO configs (scope, config) VALUES (?1, ?2) ON CONFLICT (scope) DO UPDATE SET config = excluded.config",

@@ -4,9 +4,9 @@ use crate::codec::scope_key;
 use crate::{LocalStore, conditions, ops};
 use async_trait::async_trait;
 use registry_core::{
-    CommitHints, ConfigRecord, Context, Fingerprint, Guid, HardDeletion, IdRowsPage, LayeredContext, Preconditions,
-    SchemaBody, SchemaId, Scope, SettingChange, SettingWrite, SoftDeletion, Store, StoreResult, Subject, SubjectsPage,
-    Version, VersionRow, VersionsPage,
+    CommitHints, ConfigRecord, ConfiguredPage, Context, Fingerprint, Guid, HardDeletion, IdRowsPage, LayeredContext,
+    Preconditions, SchemaBody, SchemaId, Scope, SettingChange, SettingWrite, SoftDeletion, Store, StoreResult, Subject,
+    SubjectsPage, Version, VersionRow, VersionsPage,
 };
 
 #[async_trait]
@@ -186,6 +186,12 @@ impl Store for LocalStore {
     async fn get_config(&self, scope: &Scope) -> StoreResult<Option<ConfigRecord>> {
         let scope = scope_key(scope).to_string();
         self.read(move |conn| ops::get_config(conn, &scope)).await
+    }
+
+    async fn subjects_with_config(&self, page: ConfiguredPage<'_>) -> StoreResult<Vec<Subject>> {
+        let ConfiguredPage { prefix, after, limit } = page;
+        let (prefix, after) = (prefix.to_string(), after.cloned());
+        self.read_blocking(move |conn| ops::subjects_with_config(conn, &prefix, after.as_ref(), limit)).await
     }
 
     async fn write_setting(&self, write: SettingWrite<'_>) -> StoreResult<()> {

@@ -4,7 +4,9 @@ use super::Registry;
 use super::support::{MAX_ATTEMPTS, subject_not_found, writable};
 use crate::error::RegistryError;
 use crate::model::{ConfigRecord, ConfigUpdate, Context, DeletedFilter, Mode, Scope, Subject, Version};
-use crate::store::{LayeredContext, Preconditions, SettingChange, SettingWrite, StoreError, SubjectsPage};
+use crate::store::{
+    ConfiguredPage, LayeredContext, Preconditions, SettingChange, SettingWrite, StoreError, SubjectsPage,
+};
 
 impl Registry {
     /// `GET /config[/{s}]`, as Confluent's `getConfig`/`getConfigInScope`. Global: the stored
@@ -75,6 +77,22 @@ impl Registry {
             compatibility_level: Some(self.settings.default_compatibility),
             ..ConfigRecord::default()
         })
+    }
+
+    /// Every subject holding a config of its own, versions or none, in ascending order: what an
+    /// exporter copies beside the subjects `GET /subjects` lists (no Confluent endpoint answers it).
+    pub async fn subjects_with_config(&self) -> Result<Vec<Subject>, RegistryError> {
+        const PAGE: usize = 1000;
+        let mut subjects: Vec<Subject> = Vec::new();
+        loop {
+            let page = ConfiguredPage { prefix: "", after: subjects.last(), limit: PAGE };
+            let next = self.store.subjects_with_config(page).await?;
+            let done = next.len() < PAGE;
+            subjects.extend(next);
+            if done {
+                return Ok(subjects);
+            }
+        }
     }
 
     /// `GET /mode[/{s}]`, as Confluent's `getMode`/`getModeInScope`. Global and registry-wide:

@@ -3,8 +3,9 @@
 
 use crate::model::{ConfigRecord, Context, Guid, SchemaBody, SchemaId, Scope, Subject, Version, VersionRow};
 use crate::store::{
-    CommitHints, GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion, Preconditions, Revision,
-    SettingKind, SettingWrite, SoftDeletion, Store, StoreResult, SubjectsPage, VersionsPage, assign_id_in_steps,
+    CommitHints, ConfiguredPage, GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion, Preconditions,
+    Revision, SettingKind, SettingWrite, SoftDeletion, Store, StoreResult, SubjectsPage, VersionsPage,
+    assign_id_in_steps,
 };
 use async_trait::async_trait;
 use registry_schema::Fingerprint;

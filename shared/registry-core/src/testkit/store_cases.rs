@@ -9,7 +9,8 @@ use crate::model::{
     VersionRow,
 };
 use crate::store::{
-    HardDeletion, IdRowsPage, Preconditions, SettingChange, SettingWrite, Store, StoreError, SubjectsPage, VersionsPage,
+    ConfiguredPage, HardDeletion, IdRowsPage, Preconditions, SettingChange, SettingWrite, Store, StoreError,
+    SubjectsPage, VersionsPage,
 };
 use registry_schema::{CompatibilityLevel, Fingerprint, SchemaReference};
 
@@ -660,6 +661,49 @@ pub async fn list_subjects_paging_and_filters(store: &dyn Store) {
 async fn list_suffixes(store: &dyn Store, page: SubjectsPage<'_>) -> Vec<String> {
     let page = store.list_subjects(page).await.expect("list_subjects");
     page.iter().map(|s| s.as_str().rsplit('-').next().unwrap_or_default().to_string()).collect()
+}
+
+/// `subjects_with_config`: the subjects holding a config, versions or none, by prefix, `after`
+/// and `limit`, ascending; a subject with only a mode, a context's own config and the global one
+/// are not listed, and a removed config leaves the listing.
+pub async fn subjects_with_config_pages(store: &dyn Store) {
+    let prefix = unique_name("configured");
+    let name = |suffix: &str| Subject::new(format!("{prefix}-{suffix}")).expect("subject");
+    let config = ConfigRecord { compatibility_level: Some(CompatibilityLevel::Full), ..ConfigRecord::default() };
+    let (id, fp) = fresh_id(store, &prefix).await;
+    store
+        .create_version(&row(&name("b"), 1, id, fp), &Preconditions::default(), &crate::CommitHints::default())
+        .await
+        .expect("create_version");
+    for suffix in ["d", "a", "b", "c"] {
+        store.put_config(&Scope::Subject(name(suffix)), &config).await.expect("put_config");
+    }
+    store.put_mode(&Scope::Subject(name("e")), Mode::ReadOnly).await.expect("put_mode");
+    let context = Context::parse(&format!(".{prefix}")).expect("context");
+    store.put_config(&Scope::of_context(&context), &config).await.expect("context config");
+    let prefix = format!("{prefix}-");
+    let list = |after: Option<Subject>, limit| {
+        let prefix = prefix.clone();
+        async move {
+            let page = ConfiguredPage { prefix: &prefix, after: after.as_ref(), limit };
+            let page = store.subjects_with_config(page).await.expect("subjects_with_config");
+            page.iter().map(|s| s.as_str().rsplit('-').next().unwrap_or_default().to_string()).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(list(None, 100).await, ["a", "b", "c", "d"], "with versions or none, not a mode alone");
+    assert_eq!(list(None, 2).await, ["a", "b"], "limit");
+    assert_eq!(list(Some(name("b")), 100).await, ["c", "d"], "after is exclusive");
+    assert!(list(Some(name("d")), 100).await.is_empty(), "past the end");
+    assert!(list(None, 0).await.is_empty(), "limit 0");
+    store.delete_config(&Scope::Subject(name("c"))).await.expect("delete_config");
+    assert_eq!(list(None, 100).await, ["a", "b", "d"], "a removed config leaves the listing");
+    let everything = store.subjects_with_config(ConfiguredPage { prefix: "", after: None, limit: usize::MAX }).await;
+    let everything = everything.expect("subjects_with_config");
+    assert!(
+        everything.iter().all(|subject| !subject.as_str().ends_with(':')),
+        "a context's own config is no subject: {everything:?}"
+    );
+    store.delete_config(&Scope::of_context(&context)).await.expect("delete context config");
 }
 
 /// Config get/put/delete at subject and global scope (the global value is restored).
