@@ -12,6 +12,7 @@
 //! Skips without `AWS_ENDPOINT_URL` (fails with `CI` set), as the store's emulator tests do.
 
 mod destination;
+mod stream;
 
 use destination::{PASSWORD, avro, destination_config, loopback, loopback_shared, serve_embedded};
 use registry_core::{Registry, RegistrySettings};
@@ -28,66 +29,7 @@ use registry_store_aws::{AwsStore, AwsStoreConfig};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-
-/// The table's stream read as Lambda's event source mapping reads it, through the DynamoDB
-/// Streams JSON API of the emulator.
-struct StreamReader {
-    http: reqwest::Client,
-    endpoint: String,
-    region: String,
-    arn: String,
-}
-
-impl StreamReader {
-    async fn call(&self, action: &str, body: Value) -> Value {
-        // The emulator reads the region from the credential scope and checks no signature.
-        let authorization = format!(
-            "AWS4-HMAC-SHA256 Credential=test/20260101/{}/dynamodb/aws4_request, SignedHeaders=host, Signature=0",
-            self.region
-        );
-        let response = self
-            .http
-            .post(&self.endpoint)
-            .header("X-Amz-Target", format!("DynamoDBStreams_20120810.{action}"))
-            .header("Content-Type", "application/x-amz-json-1.0")
-            .header("Authorization", authorization)
-            .body(body.to_string())
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("{action}: {e}"));
-        let status = response.status();
-        let text = response.text().await.unwrap_or_else(|e| panic!("{action}: {e}"));
-        assert!(status.is_success(), "{action}: {status} {text}");
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{action}: {e}: {text}"))
-    }
-
-    /// Every record the stream holds, oldest first, from every shard.
-    async fn records(&self) -> Vec<Value> {
-        let description = self.call("DescribeStream", json!({ "StreamArn": self.arn })).await;
-        let shards = description["StreamDescription"]["Shards"].as_array().cloned().unwrap_or_default();
-        assert!(!shards.is_empty(), "the stream has no shard: {description}");
-        let mut records = Vec::new();
-        for shard in shards {
-            let iterator = self
-                .call(
-                    "GetShardIterator",
-                    json!({ "StreamArn": self.arn, "ShardId": shard["ShardId"], "ShardIteratorType": "TRIM_HORIZON" }),
-                )
-                .await;
-            let mut iterator = iterator["ShardIterator"].as_str().map(str::to_owned);
-            while let Some(current) = iterator {
-                let page = self.call("GetRecords", json!({ "ShardIterator": current, "Limit": 1000 })).await;
-                let batch = page["Records"].as_array().cloned().unwrap_or_default();
-                if batch.is_empty() {
-                    break;
-                }
-                records.extend(batch);
-                iterator = page["NextShardIterator"].as_str().map(str::to_owned);
-            }
-        }
-        records
-    }
-}
+use stream::failures;
 
 async fn call(api: &dyn RegistryApi, method: Method, path: &str, body: Option<Value>) -> Value {
     let answer = api.call(method, path, body.as_ref()).await.unwrap_or_else(|e| panic!("{method:?} {path}: {e}"));
@@ -158,13 +100,6 @@ fn create(name: &str, subjects: &[&str], url: &str) -> ExporterUpdate {
     }
 }
 
-fn failures(answer: &Value) -> Vec<String> {
-    answer["batchItemFailures"]
-        .as_array()
-        .map(|items| items.iter().filter_map(|item| item["itemIdentifier"].as_str().map(str::to_owned)).collect())
-        .unwrap_or_default()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stream_batches_export_the_subjects_and_the_destination_ends_identical() {
     let Some(sdk) = emulator_sdk().await else { return };
@@ -179,26 +114,7 @@ async fn stream_batches_export_the_subjects_and_the_destination_ends_identical()
 
 async fn run(sdk: aws_config::SdkConfig, names: AwsStoreConfig) {
     let dynamo = aws_sdk_dynamodb::Client::new(&sdk);
-    let stream = dynamo
-        .update_table()
-        .table_name(&names.table)
-        .stream_specification(
-            aws_sdk_dynamodb::types::StreamSpecification::builder()
-                .stream_enabled(true)
-                .stream_view_type(aws_sdk_dynamodb::types::StreamViewType::NewAndOldImages)
-                .build()
-                .unwrap_or_else(|e| panic!("{e}")),
-        )
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("enabling the stream: {e}"));
-    let arn = stream.table_description.and_then(|t| t.latest_stream_arn).unwrap_or_else(|| panic!("no stream ARN"));
-    let reader = StreamReader {
-        http: reqwest::Client::new(),
-        endpoint: sdk.endpoint_url().unwrap_or_default().to_owned(),
-        region: sdk.region().map_or_else(|| "us-east-1".to_owned(), ToString::to_string),
-        arn,
-    };
+    let reader = stream::enable(&sdk, &names).await;
 
     // The source: this registry over the table and bucket, called in process.
     let store = AwsStore::with_path_style(&sdk, names.clone(), true);
