@@ -1,8 +1,9 @@
 //! Schema linking as a property on the embedded store: the seeded random workload of
 //! [`registry_exporter::testkit::linking`] on a source registry, with exporter passes at random
 //! points under faults, then passes without faults until one changes nothing, then the oracle
-//! ([`linking::compare`]). The faults: destination calls failing before they apply (a reset
-//! connection) or after (the source killed between its push and the answer), the destination down
+//! ([`linking::compare`]). The faults: the source killed in the middle of a pass (dropped after a
+//! destination call applied), destination calls failing before they apply (a reset connection) or
+//! after (the answer lost), the destination down
 //! for a while or wiped, the exporter paused in the middle of a pass (then resumed, or reset and
 //! resumed), and two source processes passing at once. Every write the destination receives after
 //! a pause was acknowledged fails the seed.
@@ -23,6 +24,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use tokio::sync::oneshot;
 
 /// Seeds `make test` runs (each a few hundred operations and passes in process, a second or two).
 const DEFAULT_SEEDS: u64 = 24;
@@ -56,6 +58,14 @@ struct Faulty {
     /// Whether the pause was acknowledged (and not yet resumed).
     paused: AtomicBool,
     written_while_paused: AtomicU64,
+    /// Calls left until the one after which the pass in flight is killed (0: none).
+    kill_in: AtomicU64,
+    kill: Mutex<Option<oneshot::Sender<()>>>,
+}
+
+/// Counts `left` down; true when this call is the one it named.
+fn due(left: &AtomicU64) -> bool {
+    left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| left.checked_sub(1)) == Ok(1)
 }
 
 impl Faulty {
@@ -81,10 +91,14 @@ impl Faulty {
         }
         let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let answer = inner.call(method, path, body).await;
-        let due = self.pause_in.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| left.checked_sub(1));
-        if due == Ok(1) {
+        if due(&self.pause_in) {
             self.service.pause(NAME).await.unwrap_or_else(|error| panic!("pause: {error}"));
             self.paused.store(true, Ordering::Relaxed);
+        }
+        if due(&self.kill_in)
+            && let Some(kill) = self.kill.lock().unwrap_or_else(|e| e.into_inner()).take()
+        {
+            let _ = kill.send(());
         }
         if lost { Err("injected fault: the answer was lost".to_owned()) } else { answer }
     }
@@ -136,6 +150,23 @@ async fn pass(service: &ExporterService, source: &RouterApi, destination: &Share
     service.export(&stored, source, destination).await
 }
 
+/// A pass killed when the destination says so (the source process killed -9 after a call
+/// applied: the pass goes no further, nothing after it runs): `None` when it was.
+async fn pass_or_killed(
+    service: &ExporterService,
+    source: &RouterApi,
+    destination: &Shared,
+) -> Option<Result<u64, PassError>> {
+    let (kill, killed) = oneshot::channel();
+    *destination.0.kill.lock().unwrap_or_else(|e| e.into_inner()) = Some(kill);
+    let outcome = tokio::select! {
+        outcome = pass(service, source, destination) => Some(outcome),
+        _ = killed => None,
+    };
+    destination.0.kill_in.store(0, Ordering::Relaxed);
+    outcome
+}
+
 /// One seed: the workload with passes under faults, quiescence, the oracle. `Err` describes the
 /// divergence or the wedged pass.
 async fn run_seed(seed: u64) -> Result<String, String> {
@@ -162,6 +193,8 @@ async fn run_seed(seed: u64) -> Result<String, String> {
         pause_in: AtomicU64::new(0),
         paused: AtomicBool::new(false),
         written_while_paused: AtomicU64::new(0),
+        kill_in: AtomicU64::new(0),
+        kill: Mutex::new(None),
     }));
     let faulty = &destination.0;
     let mut wiped_dirs = Vec::new();
@@ -175,7 +208,11 @@ async fn run_seed(seed: u64) -> Result<String, String> {
             0..=11 => {
                 let rate = if workload.rng.below(3) == 0 { 150 } else { 0 };
                 faulty.fault_per_mille.store(rate, Ordering::Relaxed);
-                let _ = pass(&service, &source, &destination).await;
+                let kill = if workload.rng.below(4) == 0 { 1 + workload.rng.below(8) } else { 0 };
+                faulty.kill_in.store(kill, Ordering::Relaxed);
+                if pass_or_killed(&service, &source, &destination).await.is_none() {
+                    faults.push("source killed mid-pass");
+                }
             }
             12..=13 => {
                 // Two source processes pass at once.
