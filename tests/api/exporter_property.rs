@@ -147,7 +147,9 @@ async fn pass(service: &ExporterService, source: &RouterApi, destination: &Share
     if stored.value.status.state == ExporterState::Paused {
         return Ok(0);
     }
-    service.export(&stored, source, destination).await
+    let (outcome, recorded) = service.pass(&stored, source, destination).await;
+    recorded.map_err(|error| PassError::new(format!("status not recorded: {error}")))?;
+    outcome
 }
 
 /// A pass killed when the destination says so (the source process killed -9 after a call

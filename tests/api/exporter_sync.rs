@@ -283,8 +283,9 @@ fn assert_sealed_at_rest(dir: &std::path::Path) {
     }
 }
 
-/// CUSTOM context, a pattern, a referenced subject outside the pattern, subject config, new
-/// versions, soft and hard deletes of versions and of a whole subject; credentials never shown.
+/// CUSTOM context, a pattern, a referenced subject outside the pattern, subject config (also of a
+/// subject without versions, set and removed), new versions, soft and hard deletes of versions and
+/// of a whole subject; credentials never shown.
 async fn custom_context_follows_every_change(destination_dir: &std::path::Path) {
     let source_registry = Source::start().await;
     let destination = Destination::start(destination_dir, 0).await;
@@ -305,6 +306,8 @@ async fn custom_context_follows_every_change(destination_dir: &std::path::Path) 
     source.register("orders-old", json!({ "schema": record("Old", "id") })).await;
     source.register("payments-value", json!({ "schema": record("Payment", "id") })).await;
     source.ok(Method::PUT, "/config/orders-value", Some(&json!({ "compatibility": "FULL" }))).await;
+    // A subject with a config and no version yet: no listing shows it, the pattern matches it.
+    source.ok(Method::PUT, "/config/orders-planned", Some(&json!({ "compatibility": "FORWARD" }))).await;
 
     let body = exporter("to-b", &destination.base, json!({ "contextType": "CUSTOM", "context": ".team-a" }));
     source.ok(Method::POST, "/exporters", Some(&body)).await;
@@ -319,6 +322,8 @@ async fn custom_context_follows_every_change(destination_dir: &std::path::Path) 
     .await;
     assert_eq!(target.get("/subjects/payments-value/versions").await.0, 404, "not exported");
     assert_eq!(target.ok(Method::GET, "/mode/:.team-a:", None).await["mode"], "IMPORT");
+    let planned = target.ok(Method::GET, "/config/:.team-a:orders-planned", None).await;
+    assert_eq!(planned["compatibilityLevel"], "FORWARD", "the config of a subject without versions");
     for subject in ["common", "orders-value", "orders-old"] {
         assert_same(&source, &target, subject, &format!(":.team-a:{subject}")).await;
     }
@@ -334,7 +339,13 @@ async fn custom_context_follows_every_change(destination_dir: &std::path::Path) 
     source.ok(Method::DELETE, "/subjects/orders-value/versions/1?permanent=true", None).await;
     source.ok(Method::DELETE, "/subjects/orders-old?permanent=true", None).await;
     source.ok(Method::DELETE, "/config/orders-value", None).await;
+    source.ok(Method::DELETE, "/config/orders-planned", None).await;
     settled(&source, "to-b").await;
+    eventually(|| async {
+        let status = target.get("/config/:.team-a:orders-planned").await.0;
+        same(status, 404, "the removed config of the subject without versions at the destination")
+    })
+    .await;
     assert_same(&source, &target, "orders-value", ":.team-a:orders-value").await;
     eventually(|| async {
         let status = target.get("/subjects/:.team-a:orders-old/versions?deleted=true").await.0;

@@ -11,10 +11,9 @@
 //! after a failover) fails the pass, so its batch is retried rather than acknowledged.
 
 use crate::exporter::ExportEngine;
-use registry_exporter::engine::{PassError, RegistryApi};
-use registry_exporter::model::{bounded_trace, now_ms};
-use registry_exporter::store::{Expect, StoreError, Stored};
-use registry_exporter::{DestinationPolicy, ExporterRecord, ExporterService, ExporterState, ExporterStatus};
+use registry_exporter::engine::RegistryApi;
+use registry_exporter::store::Stored;
+use registry_exporter::{DestinationPolicy, ExporterRecord, ExporterService, ExporterState};
 use registry_exporter_http::{HttpConnect, RouterApi};
 use registry_store_aws::home_watch::{Follow, HomeWatch};
 use registry_store_aws::regions::{Deployment, RegionConfig};
@@ -146,47 +145,6 @@ impl ServiceEngine {
     pub fn with_destinations(self, policy: DestinationPolicy) -> Self {
         Self { service: self.service.with_destinations(policy), ..self }
     }
-
-    async fn sync(&self, stored: &Stored<ExporterRecord>) -> Result<u64, PassError> {
-        self.service.export(stored, self.source.as_ref(), &HttpConnect).await
-    }
-
-    /// Writes `outcome` into the exporter's status, unless it changed since it was listed (a lost
-    /// condition: `Conflict`, dropped). Any other failure is answered, a fenced store's refusal
-    /// included (`Unavailable`: this region's home is no longer the home).
-    async fn record(
-        &self,
-        stored: &Stored<ExporterRecord>,
-        outcome: &Result<u64, PassError>,
-    ) -> Result<(), StoreError> {
-        let before = &stored.value.status;
-        let status = match outcome {
-            Ok(0) if before.state == ExporterState::Running => return Ok(()),
-            Ok(writes) => ExporterStatus {
-                state: ExporterState::Running,
-                offset: before.offset.saturating_add(i64::try_from(*writes).unwrap_or(i64::MAX)),
-                ts: now_ms(),
-                trace: None,
-            },
-            Err(error)
-                if before.state == ExporterState::Error
-                    && before.trace.as_deref() == Some(bounded_trace(error.0.clone()).as_str()) =>
-            {
-                return Ok(());
-            }
-            Err(error) => ExporterStatus {
-                state: ExporterState::Error,
-                offset: before.offset,
-                ts: now_ms(),
-                trace: Some(bounded_trace(error.0.clone())),
-            },
-        };
-        let record = ExporterRecord { exporter: stored.value.exporter.clone(), status };
-        match self.service.store().put_exporter(&record, Expect::Revision(stored.revision)).await {
-            Ok(_) | Err(StoreError::Conflict(_)) => Ok(()),
-            Err(error) => Err(error),
-        }
-    }
 }
 
 impl ExportEngine for ServiceEngine {
@@ -208,8 +166,8 @@ impl ExportEngine for ServiceEngine {
     /// The pass, then its outcome recorded. A status that cannot be written fails the pass too:
     /// the change is retried rather than acknowledged with the exporter's offset not moved.
     async fn pass(&self, exporter: &Self::Exporter) -> Result<(), String> {
-        let outcome = self.sync(exporter).await;
-        self.record(exporter, &outcome).await.map_err(|error| format!("status not recorded: {error}"))?;
+        let (outcome, recorded) = self.service.pass(exporter, self.source.as_ref(), &HttpConnect).await;
+        recorded.map_err(|error| format!("status not recorded: {error}"))?;
         outcome.map(|_| ()).map_err(|error| error.0)
     }
 }

@@ -81,11 +81,11 @@ pub trait RegistryApi: Send + Sync {
     /// Where this registry is, for messages.
     fn describe(&self) -> String;
 
-    /// The subjects holding a config of their own here, versions or none: what a source's
+    /// The subjects holding a config of their own here and no version: what a source's
     /// `/subjects` listing leaves out and a pass still copies. No Confluent endpoint answers it, so
     /// only this registry's own router in process can ([`RegistryApi`] of the source); a
     /// destination is never asked, and by default answers none.
-    async fn subjects_with_config(&self) -> Result<Vec<String>, String> {
+    async fn config_only_subjects(&self) -> Result<Vec<String>, String> {
         Ok(Vec::new())
     }
 }
@@ -168,16 +168,28 @@ pub async fn sync_pass(
     source: &dyn RegistryApi,
     destination: &dyn RegistryApi,
 ) -> Result<u64, PassError> {
-    sync_pass_fenced(exporter, source, destination, &Unfenced).await
+    let report = sync_pass_fenced(exporter, &BTreeSet::new(), source, destination, &Unfenced).await?;
+    Ok(report.writes)
 }
 
-/// [`sync_pass`], `fence` checked before every write at the destination.
+/// What a pass did: the writes it made at the destination, and the source subjects without
+/// versions whose config it found and copied (the next pass is given them back as `remembered`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PassReport {
+    pub writes: u64,
+    pub configured: BTreeSet<String>,
+}
+
+/// [`sync_pass`], `fence` checked before every write at the destination, and the subjects in
+/// `remembered` (the previous pass's [`PassReport::configured`]) exported whatever the source
+/// lists: a config removed from a subject without versions is removed at the destination too.
 pub async fn sync_pass_fenced(
     exporter: &Exporter,
+    remembered: &BTreeSet<String>,
     source: &dyn RegistryApi,
     destination: &dyn RegistryApi,
     fence: &dyn Fence,
-) -> Result<u64, PassError> {
+) -> Result<PassReport, PassError> {
     let mut pass = Pass {
         exporter,
         source,
@@ -188,9 +200,11 @@ pub async fn sync_pass_fenced(
         held_at_destination: BTreeMap::new(),
         import_set: false,
         unreachable: AtomicBool::new(false),
+        listed: BTreeSet::new(),
+        config_only: BTreeSet::new(),
     };
-    pass.run().await?;
-    Ok(pass.writes)
+    pass.run(remembered).await?;
+    Ok(PassReport { writes: pass.writes, configured: pass.config_only })
 }
 
 /// How a fenced pass's reason begins.
@@ -214,6 +228,10 @@ struct Pass<'a> {
     import_set: bool,
     /// The destination did not answer a call: the pass ends at once.
     unreachable: AtomicBool,
+    /// The subjects the source lists (deleted included).
+    listed: BTreeSet<String>,
+    /// The exported subjects the source does not list whose config this pass found and copied.
+    config_only: BTreeSet<String>,
 }
 
 /// A source subject with its versions.
@@ -230,8 +248,8 @@ impl Pass<'_> {
     /// registered live, so a soft-deleted chain is exported whole before it is deleted again. A
     /// subject the destination refuses does not stop the others: the pass goes on (skipping only
     /// what depends on it) and fails at the end naming it (the runner retries with backoff).
-    async fn run(&mut self) -> Result<(), PassError> {
-        let subjects = self.exported_subjects().await?;
+    async fn run(&mut self, remembered: &BTreeSet<String>) -> Result<(), PassError> {
+        let subjects = self.exported_subjects(remembered).await?;
         let mut order: Vec<SourceSubject> = Vec::new();
         for subject in &subjects {
             if self.is_a_copy(subject).await? {
@@ -334,16 +352,19 @@ impl Pass<'_> {
         Err(PassError::new(format!("{} subject(s) not exported: {}", failed.len(), named.join("; "))))
     }
 
-    /// The source subjects this pass exports: those the source lists (deleted included) or that
-    /// hold a config there (versions or none) that the exporter matches, the subjects it names
-    /// literally, and, in a named destination context, the source subjects of what the destination
-    /// holds there (a subject whose versions were all hard-deleted may keep its config).
-    async fn exported_subjects(&self) -> Result<BTreeSet<String>, PassError> {
+    /// The source subjects this pass exports: those the source lists (deleted included), holds a
+    /// config for without a version, or `remembered` says held one, that the exporter matches; the
+    /// subjects it names literally; and, in a named destination context, the source subjects of
+    /// what the destination holds there (a subject whose versions were all hard-deleted may keep
+    /// its config).
+    async fn exported_subjects(&mut self, remembered: &BTreeSet<String>) -> Result<BTreeSet<String>, PassError> {
         let listed = self.get_ok(Side::Source, "/subjects?deleted=true").await?;
-        let mut subjects: BTreeSet<String> = strings(&listed).into_iter().collect();
-        subjects.extend(self.source.subjects_with_config().await.map_err(|error| {
+        self.listed = strings(&listed).into_iter().collect();
+        let mut subjects = self.listed.clone();
+        subjects.extend(self.source.config_only_subjects().await.map_err(|error| {
             PassError::new(format!("the source's configured subjects could not be listed: {error}"))
         })?);
+        subjects.extend(remembered.iter().cloned());
         subjects.extend(
             self.exporter.subjects.iter().filter(|pattern| !pattern.contains('*') && !pattern.is_empty()).cloned(),
         );
@@ -665,6 +686,9 @@ impl Pass<'_> {
         let current = self.call(Side::Destination, Method::Get, &target_path, None).await?;
         let source_config = if source.is_success() { Some(source.body) } else { None };
         let target_config = if current.is_success() { Some(current.body) } else { None };
+        if source_config.is_some() && !self.listed.contains(subject) {
+            self.config_only.insert(subject.to_owned());
+        }
         if source_config == target_config {
             return Ok(());
         }

@@ -2,7 +2,7 @@
 //! `ExporterDescription`), and its status (`ExporterStatusResponse`).
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Where the destination keeps the exported subjects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -125,11 +125,17 @@ pub struct ExporterStatus {
     pub trace: Option<String>,
 }
 
-/// What the store keeps per exporter: its definition (credentials sealed) and its status.
+/// What the store keeps per exporter: its definition (credentials sealed), its status, and the
+/// source subjects holding a config that its last successful pass copied.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExporterRecord {
     pub exporter: Exporter,
     pub status: ExporterStatus,
+    /// The next pass looks at these subjects again, whatever the source lists then: a config
+    /// removed from a subject without versions is no longer listed anywhere at the source, and is
+    /// removed at the destination only because the subject is remembered here.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub configured: BTreeSet<String>,
 }
 
 /// Longest `trace` stored: the reason of an ERROR names a call and a status, so a longer text is

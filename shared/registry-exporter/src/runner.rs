@@ -14,10 +14,9 @@
 //! the exporter meanwhile (pause, reset, new definition), the outcome is dropped and the next
 //! round decides again. Delivery is therefore at least once and idempotent.
 
-use crate::engine::{Connect, PassError, RegistryApi};
-use crate::model::{ExporterRecord, ExporterState, ExporterStatus, bounded_trace, now_ms};
+use crate::engine::{Connect, RegistryApi};
+use crate::model::ExporterState;
 use crate::service::ExporterService;
-use crate::store::{Expect, StoreError, Stored};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -153,12 +152,12 @@ impl Runner {
             let (service, source, destinations) =
                 (self.service.clone(), self.source.clone(), self.destinations.clone());
             self.passes.spawn(async move {
-                let outcome = service.export(&stored, source.as_ref(), destinations.as_ref()).await;
+                let (outcome, recorded) = service.pass(&stored, source.as_ref(), destinations.as_ref()).await;
                 let succeeded = outcome.is_ok();
                 if let Err(error) = &outcome {
                     tracing::warn!(exporter = %name, %error, "exporter pass failed");
                 }
-                if let Err(error) = record(&service, stored, outcome).await {
+                if let Err(error) = recorded {
                     tracing::warn!(exporter = %name, %error, "exporter status not recorded");
                 }
                 (name, succeeded)
@@ -177,35 +176,5 @@ impl Runner {
                 .map_or(self.pacing.first_backoff, |(_, delay)| (delay * 2).min(self.pacing.max_backoff));
             schedule.backoff = Some((Instant::now() + delay, delay));
         }
-    }
-}
-
-/// Writes a pass's outcome into the status, unless the exporter changed meanwhile.
-async fn record(
-    service: &ExporterService,
-    stored: Stored<ExporterRecord>,
-    outcome: Result<u64, PassError>,
-) -> Result<(), StoreError> {
-    let before = &stored.value.status;
-    let status = match outcome {
-        Ok(0) if before.state == ExporterState::Running => return Ok(()),
-        Ok(writes) => ExporterStatus {
-            state: ExporterState::Running,
-            offset: before.offset.saturating_add(i64::try_from(writes).unwrap_or(i64::MAX)),
-            ts: now_ms(),
-            trace: None,
-        },
-        Err(error) => {
-            let trace = bounded_trace(error.0);
-            if before.state == ExporterState::Error && before.trace.as_deref() == Some(trace.as_str()) {
-                return Ok(());
-            }
-            ExporterStatus { state: ExporterState::Error, offset: before.offset, ts: now_ms(), trace: Some(trace) }
-        }
-    };
-    let record = ExporterRecord { exporter: stored.value.exporter.clone(), status };
-    match service.store().put_exporter(&record, Expect::Revision(stored.revision)).await {
-        Ok(_) | Err(StoreError::Conflict(_)) => Ok(()),
-        Err(error) => Err(error),
     }
 }

@@ -12,14 +12,15 @@
 //!   the change does not send again (a credential sent as [`MASK`] is then not kept).
 
 use crate::destination::DestinationPolicy;
-use crate::engine::{Connect, FENCED, Fence, PassError, RegistryApi, sync_pass_fenced};
+use crate::engine::{Connect, FENCED, Fence, PassError, PassReport, RegistryApi, sync_pass_fenced};
 use crate::error::ExporterError;
 use crate::model::{
-    ContextType, DESTINATION_URL, Exporter, ExporterRecord, ExporterState, ExporterStatus, SUBJECT_PLACEHOLDER, now_ms,
+    ContextType, DESTINATION_URL, Exporter, ExporterRecord, ExporterState, ExporterStatus, SUBJECT_PLACEHOLDER,
+    bounded_trace, now_ms,
 };
 use crate::secrets::{Binding, MASK, Sealer, bind, is_credential, unbind};
 use crate::store::{Expect, ExporterStore, StoreError, Stored};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// Most exporters one registry holds (40964 past it).
@@ -46,6 +47,11 @@ pub struct ExporterUpdate {
     pub config: Option<BTreeMap<String, String>>,
 }
 
+/// Most subjects without versions an exporter's record remembers ([`ExporterRecord::configured`]):
+/// beyond it, a config removed at the source from a further one stays at the destination (the
+/// record stays far below DynamoDB's item size).
+pub const MAX_REMEMBERED: usize = 1000;
+
 #[derive(Debug, Clone)]
 pub struct ExporterService {
     store: Arc<dyn ExporterStore>,
@@ -69,16 +75,73 @@ impl ExporterService {
     }
 
     /// One pass of `stored`'s exporter from `source` to its destination, opened by `destinations`
-    /// if the allow-list admits it: the number of writes made. Before each write at the destination the record is read
-    /// again: once it is no longer at `stored`'s revision (paused, reset, redefined or deleted
-    /// through the API) the pass stops, so nothing is written after a pause is acknowledged but the
-    /// one call that may be in flight.
-    pub async fn export(
+    /// if the allow-list admits it, and its outcome recorded ([`Self::record_outcome`]): the number
+    /// of writes made, and whether the record could be written.
+    ///
+    /// Before the pass, the source subjects holding a config and no version that the exporter
+    /// matches are added to the record's remembered ones ([`ExporterRecord::configured`]) and written: a pass that
+    /// copies such a config and is then killed, or fails, leaves the subject remembered, so the
+    /// next pass removes the config at the destination once the source removed it. Before each
+    /// write at the destination the record is read again: once it is no longer at the revision the
+    /// pass runs on (paused, reset, redefined or deleted through the API) the pass stops, so nothing
+    /// is written after a pause is acknowledged but the one call that may be in flight.
+    pub async fn pass(
         &self,
         stored: &Stored<ExporterRecord>,
         source: &dyn RegistryApi,
         destinations: &dyn Connect,
-    ) -> Result<u64, PassError> {
+    ) -> (Result<u64, PassError>, Result<(), StoreError>) {
+        let (stored, outcome) = match self.remember_configured(stored, source).await {
+            Ok(prepared) => {
+                let outcome = self.export(&prepared, source, destinations).await;
+                (prepared, outcome)
+            }
+            Err(error) => (stored.clone(), Err(error)),
+        };
+        let recorded = self.record_outcome(&stored, &outcome).await;
+        (outcome.map(|report| report.writes), recorded)
+    }
+
+    /// `stored` with the source subjects holding a config and no version that its exporter matches
+    /// added to the remembered ones (at most [`MAX_REMEMBERED`]), written if that added any
+    /// (conditioned on `stored`'s revision).
+    async fn remember_configured(
+        &self,
+        stored: &Stored<ExporterRecord>,
+        source: &dyn RegistryApi,
+    ) -> Result<Stored<ExporterRecord>, PassError> {
+        let listed = source.config_only_subjects().await.map_err(|error| {
+            PassError::new(format!("the source's configured subjects could not be listed: {error}"))
+        })?;
+        let exporter = &stored.value.exporter;
+        let mut configured = stored.value.configured.clone();
+        let matched = listed.into_iter().filter(|subject| !subject.starts_with(':') && exporter.matches(subject));
+        for subject in matched {
+            if configured.len() >= MAX_REMEMBERED {
+                break;
+            }
+            configured.insert(subject);
+        }
+        if configured == stored.value.configured {
+            return Ok(stored.clone());
+        }
+        let record = ExporterRecord { configured, ..stored.value.clone() };
+        match self.store.put_exporter(&record, Expect::Revision(stored.revision)).await {
+            Ok(revision) => Ok(Stored { value: record, revision }),
+            Err(StoreError::Conflict(_)) => {
+                Err(PassError::new(format!("{FENCED} (paused, reset, redefined or deleted)")))
+            }
+            Err(error) => Err(PassError::new(format!("the exporter's record could not be written: {error}"))),
+        }
+    }
+
+    /// The pass itself, fenced on `stored`'s revision.
+    async fn export(
+        &self,
+        stored: &Stored<ExporterRecord>,
+        source: &dyn RegistryApi,
+        destinations: &dyn Connect,
+    ) -> Result<PassReport, PassError> {
         let record = &stored.value;
         let policy = self.destinations.as_ref().map_err(|reason| PassError::new(reason.clone()))?;
         let config =
@@ -86,7 +149,59 @@ impl ExporterService {
         let destination = destinations.connect(&record.exporter.name, &config, policy).map_err(PassError::new)?;
         let fence =
             RevisionFence { store: self.store.as_ref(), name: &record.exporter.name, revision: stored.revision };
-        sync_pass_fenced(&record.exporter, source, destination.as_ref(), &fence).await
+        sync_pass_fenced(&record.exporter, &record.configured, source, destination.as_ref(), &fence).await
+    }
+
+    /// Writes a pass's outcome into `stored`'s status (RUNNING with the offset raised by the writes
+    /// made, or ERROR with the reason in `trace`) and, after a pass that succeeded, the subjects
+    /// holding a config at the source when it ran as the remembered ones (a removed config was
+    /// removed at the destination by then); nothing when nothing changed. Conditioned on `stored`'s revision:
+    /// an exporter paused, reset or redefined meanwhile keeps its record and the outcome is dropped
+    /// (`Ok`); any other failure is answered (a fenced store's refusal included).
+    async fn record_outcome(
+        &self,
+        stored: &Stored<ExporterRecord>,
+        outcome: &Result<PassReport, PassError>,
+    ) -> Result<(), StoreError> {
+        let before = &stored.value;
+        let (status, configured) = match outcome {
+            Ok(report)
+                if report.writes == 0
+                    && before.status.state == ExporterState::Running
+                    && report.configured == before.configured =>
+            {
+                return Ok(());
+            }
+            Ok(report) => {
+                let writes = i64::try_from(report.writes).unwrap_or(i64::MAX);
+                let status = ExporterStatus {
+                    state: ExporterState::Running,
+                    offset: before.status.offset.saturating_add(writes),
+                    ts: now_ms(),
+                    trace: None,
+                };
+                (status, report.configured.clone())
+            }
+            Err(error) => {
+                let trace = bounded_trace(error.0.clone());
+                if before.status.state == ExporterState::Error && before.status.trace.as_deref() == Some(trace.as_str())
+                {
+                    return Ok(());
+                }
+                let status = ExporterStatus {
+                    state: ExporterState::Error,
+                    offset: before.status.offset,
+                    ts: now_ms(),
+                    trace: Some(trace),
+                };
+                (status, before.configured.clone())
+            }
+        };
+        let record = ExporterRecord { exporter: before.exporter.clone(), status, configured };
+        match self.store.put_exporter(&record, Expect::Revision(stored.revision)).await {
+            Ok(_) | Err(StoreError::Conflict(_)) => Ok(()),
+            Err(error) => Err(error),
+        }
     }
 
     /// The store, for the engine's runner.
@@ -134,7 +249,11 @@ impl ExporterService {
         let config = config.into_iter().filter(|(key, value)| !(is_credential(key) && value == MASK)).collect();
         let exporter = Exporter { config, ..exporter };
         let status = ExporterStatus { state: ExporterState::Starting, offset: 0, ts: now_ms(), trace: None };
-        match self.store.put_exporter(&ExporterRecord { exporter, status }, Expect::Absent).await {
+        match self
+            .store
+            .put_exporter(&ExporterRecord { exporter, status, configured: BTreeSet::new() }, Expect::Absent)
+            .await
+        {
             Ok(_) => Ok(name),
             Err(StoreError::Conflict(_)) => Err(ExporterError::AlreadyExists(name)),
             Err(error) => Err(error.into()),

@@ -21,6 +21,7 @@ fn record(name: &str, offset: i64) -> ExporterRecord {
             config: BTreeMap::from([("schema.registry.url".to_owned(), "http://dest:8081".to_owned())]),
         },
         status: ExporterStatus { state: ExporterState::Running, offset, ts: 1, trace: Some("why".to_owned()) },
+        configured: ["orders-config-only".to_owned()].into(),
     }
 }
 

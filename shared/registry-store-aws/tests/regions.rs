@@ -330,6 +330,7 @@ fn exporter_record(name: &str) -> registry_exporter::ExporterRecord {
             config: std::collections::BTreeMap::new(),
         },
         status: ExporterStatus { state: ExporterState::Paused, offset: 0, ts: 1, trace: None },
+        configured: std::collections::BTreeSet::new(),
     }
 }
 
