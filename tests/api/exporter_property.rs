@@ -60,6 +60,8 @@ struct Faulty {
     written_while_paused: AtomicU64,
     /// Calls left until the one after which the pass in flight is killed (0: none).
     kill_in: AtomicU64,
+    /// Kill the pass in flight right after it wrote a subject's config.
+    kill_after_config: AtomicBool,
     kill: Mutex<Option<oneshot::Sender<()>>>,
 }
 
@@ -95,7 +97,8 @@ impl Faulty {
             self.service.pause(NAME).await.unwrap_or_else(|error| panic!("pause: {error}"));
             self.paused.store(true, Ordering::Relaxed);
         }
-        if due(&self.kill_in)
+        let config_written = method == Method::Put && path.starts_with("/config/");
+        if (due(&self.kill_in) || (config_written && self.kill_after_config.load(Ordering::Relaxed)))
             && let Some(kill) = self.kill.lock().unwrap_or_else(|e| e.into_inner()).take()
         {
             let _ = kill.send(());
@@ -169,24 +172,17 @@ async fn pass_or_killed(
     outcome
 }
 
-/// One seed: the workload with passes under faults, quiescence, the oracle. `Err` describes the
-/// divergence or the wedged pass.
-async fn run_seed(seed: u64) -> Result<String, String> {
-    let mut workload = Workload::new(seed);
-    let (source_dir, destination_dir) =
-        (tempfile::tempdir().map_err(|e| e.to_string())?, tempfile::tempdir().map_err(|e| e.to_string())?);
-    let source = embedded(source_dir.path(), true);
+/// The exporters' service: records in memory, any loopback destination allowed.
+fn service() -> Result<ExporterService, String> {
     let secrets = SecretBox::ephemeral().map_err(|e| e.to_string())?;
     let loopback = DestinationPolicy::parse("127.0.0.1").map_err(|e| e.to_string())?;
-    let service =
-        ExporterService::new(Arc::new(MemoryExporterStore::new()), Arc::new(secrets)).with_destinations(loopback);
-    let exporter = linking::random_exporter(&mut workload.rng, NAME);
-    service
-        .create(linking::definition(&exporter, "http://127.0.0.1:9", BTreeMap::new()))
-        .await
-        .map_err(|error| format!("create: {error}"))?;
-    let destination = Shared(Arc::new(Faulty {
-        inner: Mutex::new(embedded(destination_dir.path(), false)),
+    Ok(ExporterService::new(Arc::new(MemoryExporterStore::new()), Arc::new(secrets)).with_destinations(loopback))
+}
+
+/// The destination over `dir`, no fault planned (`seed`: its fault generator's).
+fn faulty_destination(dir: &std::path::Path, service: &ExporterService, seed: u64) -> Shared {
+    Shared(Arc::new(Faulty {
+        inner: Mutex::new(embedded(dir, false)),
         fault_per_mille: AtomicU64::new(0),
         down: AtomicBool::new(false),
         faults: Mutex::new(Rng(seed ^ 0xFA17)),
@@ -196,8 +192,25 @@ async fn run_seed(seed: u64) -> Result<String, String> {
         paused: AtomicBool::new(false),
         written_while_paused: AtomicU64::new(0),
         kill_in: AtomicU64::new(0),
+        kill_after_config: AtomicBool::new(false),
         kill: Mutex::new(None),
-    }));
+    }))
+}
+
+/// One seed: the workload with passes under faults, quiescence, the oracle. `Err` describes the
+/// divergence or the wedged pass.
+async fn run_seed(seed: u64) -> Result<String, String> {
+    let mut workload = Workload::new(seed);
+    let (source_dir, destination_dir) =
+        (tempfile::tempdir().map_err(|e| e.to_string())?, tempfile::tempdir().map_err(|e| e.to_string())?);
+    let source = embedded(source_dir.path(), true);
+    let service = service()?;
+    let exporter = linking::random_exporter(&mut workload.rng, NAME);
+    service
+        .create(linking::definition(&exporter, "http://127.0.0.1:9", BTreeMap::new()))
+        .await
+        .map_err(|error| format!("create: {error}"))?;
+    let destination = faulty_destination(destination_dir.path(), &service, seed);
     let faulty = &destination.0;
     let mut wiped_dirs = Vec::new();
     linking::call(&source, Method::Put, "/config", Some(json!({ "compatibility": "NONE" }))).await;
@@ -285,6 +298,44 @@ async fn run_seed(seed: u64) -> Result<String, String> {
         "{operations} operations, {compared} IDs, {} injected call faults, {faults:?}",
         faulty.injected.load(Ordering::Relaxed),
     ))
+}
+
+/// A pass killed right after it copied the config of a subject without versions leaves the
+/// subject remembered: once the source removes that config, the next pass removes it at the
+/// destination too, though no listing of the source shows the subject any more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_config_copied_by_a_killed_pass_is_removed_once_the_source_removes_it() {
+    let (source_dir, destination_dir) = (tempfile::tempdir(), tempfile::tempdir());
+    let (Ok(source_dir), Ok(destination_dir)) = (source_dir, destination_dir) else { panic!("tempdir") };
+    let source = embedded(source_dir.path(), true);
+    let service = service().unwrap_or_else(|error| panic!("{error}"));
+    let exporter = registry_exporter::Exporter {
+        name: NAME.to_owned(),
+        context_type: registry_exporter::ContextType::Auto,
+        context: None,
+        subjects: vec!["*".to_owned()],
+        subject_rename_format: "${subject}".to_owned(),
+        config: BTreeMap::new(),
+    };
+    let definition = linking::definition(&exporter, "http://127.0.0.1:9", BTreeMap::new());
+    service.create(definition).await.unwrap_or_else(|error| panic!("create: {error}"));
+    let destination = faulty_destination(destination_dir.path(), &service, 1);
+    let planned = json!({ "compatibility": "FORWARD" });
+    assert_eq!(linking::call(&source, Method::Put, "/config/planned", Some(planned)).await.status, 200);
+
+    destination.0.kill_after_config.store(true, Ordering::Relaxed);
+    assert!(pass_or_killed(&service, &source, &destination).await.is_none(), "the pass was killed");
+    destination.0.kill_after_config.store(false, Ordering::Relaxed);
+    let copied = linking::call(&destination, Method::Get, &format!("/config/:.{NAME}:planned"), None).await;
+    assert_eq!(copied.body["compatibilityLevel"], "FORWARD", "the killed pass copied the config: {copied:?}");
+
+    assert_eq!(linking::call(&source, Method::Delete, "/config/planned", None).await.status, 200);
+    let passed = pass(&service, &source, &destination).await;
+    assert!(passed.is_ok(), "{passed:?}");
+    let left = linking::call(&destination, Method::Get, &format!("/config/:.{NAME}:planned"), None).await;
+    assert_eq!(left.status, 404, "the removed config is removed at the destination: {left:?}");
+    let record = service.store().exporter(NAME).await.ok().flatten().map(|stored| stored.value.configured);
+    assert_eq!(record, Some(Default::default()), "forgotten once a pass found no config");
 }
 
 /// `make test` runs the default seeds; more with `EXPORTER_PROPERTY_SEEDS=200 cargo nextest run -p

@@ -224,7 +224,7 @@ pub fn bounded_json(bytes: &[u8]) -> Result<Value, String> {
 pub struct RouterApi {
     router: axum::Router,
     /// The registry the router serves, when this is an exporter's source: it lists the subjects
-    /// holding a config and no version, which no endpoint answers.
+    /// holding a config, which no endpoint answers.
     registry: Option<registry_core::Registry>,
 }
 
@@ -261,9 +261,9 @@ impl RegistryApi for RouterApi {
         "this registry".to_owned()
     }
 
-    async fn config_only_subjects(&self) -> Result<Vec<String>, String> {
+    async fn subjects_with_config(&self) -> Result<Vec<String>, String> {
         let Some(registry) = &self.registry else { return Ok(Vec::new()) };
-        let subjects = registry.config_only_subjects().await.map_err(|error| error.to_string())?;
+        let subjects = registry.subjects_with_config().await.map_err(|error| error.to_string())?;
         Ok(subjects.into_iter().map(String::from).collect())
     }
 }

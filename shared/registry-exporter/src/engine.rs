@@ -81,11 +81,11 @@ pub trait RegistryApi: Send + Sync {
     /// Where this registry is, for messages.
     fn describe(&self) -> String;
 
-    /// The subjects holding a config of their own here and no version: what a source's
-    /// `/subjects` listing leaves out and a pass still copies. No Confluent endpoint answers it, so
-    /// only this registry's own router in process can ([`RegistryApi`] of the source); a
-    /// destination is never asked, and by default answers none.
-    async fn config_only_subjects(&self) -> Result<Vec<String>, String> {
+    /// The subjects holding a config of their own here, versions or none: those without versions
+    /// are what a source's `/subjects` listing leaves out and a pass still copies. No Confluent
+    /// endpoint answers it, so only this registry's own router in process can ([`RegistryApi`] of
+    /// the source); a destination is never asked, and by default answers none.
+    async fn subjects_with_config(&self) -> Result<Vec<String>, String> {
         Ok(Vec::new())
     }
 }
@@ -144,11 +144,20 @@ struct SourceVersion {
     references: Vec<(String, i64)>,
 }
 
-/// Checked before every write at the destination: `Err` when the exporter is no longer what the
-/// pass was started for (paused, reset, redefined, deleted), which ends the pass at once.
+/// The pass's link to the exporter's record. Checked before every write at the destination: `Err`
+/// when the exporter is no longer what the pass was started for (paused, reset, redefined,
+/// deleted), which ends the pass at once.
 #[async_trait]
 pub trait Fence: Send + Sync {
     async fn check(&self) -> Result<(), PassError>;
+
+    /// Told, before the pass writes anything, the source subjects holding a config and no version
+    /// that it exports, so that the record remembers them whatever becomes of the pass (a config
+    /// removed later is no longer listed anywhere at the source). The default remembers nothing.
+    async fn remember(&self, subjects: &BTreeSet<String>) -> Result<(), PassError> {
+        let _ = subjects;
+        Ok(())
+    }
 }
 
 /// No fence: the pass always goes on.
@@ -353,7 +362,8 @@ impl Pass<'_> {
     }
 
     /// The source subjects this pass exports: those the source lists (deleted included), holds a
-    /// config for without a version, or `remembered` says held one, that the exporter matches; the
+    /// config for without a version (remembered by the fence before any write), or `remembered`
+    /// says held one, that the exporter matches; the
     /// subjects it names literally; and, in a named destination context, the source subjects of
     /// what the destination holds there (a subject whose versions were all hard-deleted may keep
     /// its config).
@@ -361,9 +371,14 @@ impl Pass<'_> {
         let listed = self.get_ok(Side::Source, "/subjects?deleted=true").await?;
         self.listed = strings(&listed).into_iter().collect();
         let mut subjects = self.listed.clone();
-        subjects.extend(self.source.config_only_subjects().await.map_err(|error| {
+        let configured = self.source.subjects_with_config().await.map_err(|error| {
             PassError::new(format!("the source's configured subjects could not be listed: {error}"))
-        })?);
+        })?;
+        let config_only: BTreeSet<String> = (configured.into_iter())
+            .filter(|subject| !self.listed.contains(subject) && self.exports(subject))
+            .collect();
+        self.fence.remember(&config_only).await?;
+        subjects.extend(config_only);
         subjects.extend(remembered.iter().cloned());
         subjects.extend(
             self.exporter.subjects.iter().filter(|pattern| !pattern.contains('*') && !pattern.is_empty()).cloned(),
@@ -379,7 +394,12 @@ impl Pass<'_> {
                     .filter_map(|renamed| self.source_name(renamed)),
             );
         }
-        Ok(subjects.into_iter().filter(|subject| !subject.starts_with(':') && self.exporter.matches(subject)).collect())
+        Ok(subjects.into_iter().filter(|subject| self.exports(subject)).collect())
+    }
+
+    /// Whether the exporter exports the source subject `subject` (the source's default context).
+    fn exports(&self, subject: &str) -> bool {
+        !subject.starts_with(':') && self.exporter.matches(subject)
     }
 
     /// Records a subject's failure; a fence or an unreachable destination ends the pass at once.

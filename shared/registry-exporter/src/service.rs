@@ -78,78 +78,38 @@ impl ExporterService {
     /// if the allow-list admits it, and its outcome recorded ([`Self::record_outcome`]): the number
     /// of writes made, and whether the record could be written.
     ///
-    /// Before the pass, the source subjects holding a config and no version that the exporter
-    /// matches are added to the record's remembered ones ([`ExporterRecord::configured`]) and written: a pass that
-    /// copies such a config and is then killed, or fails, leaves the subject remembered, so the
-    /// next pass removes the config at the destination once the source removed it. Before each
-    /// write at the destination the record is read again: once it is no longer at the revision the
-    /// pass runs on (paused, reset, redefined or deleted through the API) the pass stops, so nothing
-    /// is written after a pause is acknowledged but the one call that may be in flight.
+    /// The pass runs fenced on the record ([`RecordFence`]): before each write at the destination
+    /// the record is read again, and once it is no longer at the revision the pass runs on
+    /// (paused, reset, redefined or deleted through the API) the pass stops, so nothing is written
+    /// after a pause is acknowledged but the one call that may be in flight. Before its first write
+    /// the pass has the record remember the subjects without versions whose config it may copy
+    /// ([`ExporterRecord::configured`]): a pass killed or failing after copying one leaves it
+    /// remembered, so a later pass removes the config at the destination once the source removed it.
     pub async fn pass(
         &self,
         stored: &Stored<ExporterRecord>,
         source: &dyn RegistryApi,
         destinations: &dyn Connect,
     ) -> (Result<u64, PassError>, Result<(), StoreError>) {
-        let (stored, outcome) = match self.remember_configured(stored, source).await {
-            Ok(prepared) => {
-                let outcome = self.export(&prepared, source, destinations).await;
-                (prepared, outcome)
-            }
-            Err(error) => (stored.clone(), Err(error)),
-        };
-        let recorded = self.record_outcome(&stored, &outcome).await;
+        let fence = RecordFence::new(self.store.as_ref(), stored);
+        let outcome = self.export(&stored.value, source, destinations, &fence).await;
+        let recorded = self.record_outcome(&fence.current(), &outcome).await;
         (outcome.map(|report| report.writes), recorded)
     }
 
-    /// `stored` with the source subjects holding a config and no version that its exporter matches
-    /// added to the remembered ones (at most [`MAX_REMEMBERED`]), written if that added any
-    /// (conditioned on `stored`'s revision).
-    async fn remember_configured(
-        &self,
-        stored: &Stored<ExporterRecord>,
-        source: &dyn RegistryApi,
-    ) -> Result<Stored<ExporterRecord>, PassError> {
-        let listed = source.config_only_subjects().await.map_err(|error| {
-            PassError::new(format!("the source's configured subjects could not be listed: {error}"))
-        })?;
-        let exporter = &stored.value.exporter;
-        let mut configured = stored.value.configured.clone();
-        let matched = listed.into_iter().filter(|subject| !subject.starts_with(':') && exporter.matches(subject));
-        for subject in matched {
-            if configured.len() >= MAX_REMEMBERED {
-                break;
-            }
-            configured.insert(subject);
-        }
-        if configured == stored.value.configured {
-            return Ok(stored.clone());
-        }
-        let record = ExporterRecord { configured, ..stored.value.clone() };
-        match self.store.put_exporter(&record, Expect::Revision(stored.revision)).await {
-            Ok(revision) => Ok(Stored { value: record, revision }),
-            Err(StoreError::Conflict(_)) => {
-                Err(PassError::new(format!("{FENCED} (paused, reset, redefined or deleted)")))
-            }
-            Err(error) => Err(PassError::new(format!("the exporter's record could not be written: {error}"))),
-        }
-    }
-
-    /// The pass itself, fenced on `stored`'s revision.
+    /// The pass itself.
     async fn export(
         &self,
-        stored: &Stored<ExporterRecord>,
+        record: &ExporterRecord,
         source: &dyn RegistryApi,
         destinations: &dyn Connect,
+        fence: &RecordFence<'_>,
     ) -> Result<PassReport, PassError> {
-        let record = &stored.value;
         let policy = self.destinations.as_ref().map_err(|reason| PassError::new(reason.clone()))?;
         let config =
             self.destination_config(&record.exporter).await.map_err(|error| PassError::new(error.to_string()))?;
         let destination = destinations.connect(&record.exporter.name, &config, policy).map_err(PassError::new)?;
-        let fence =
-            RevisionFence { store: self.store.as_ref(), name: &record.exporter.name, revision: stored.revision };
-        sync_pass_fenced(&record.exporter, &record.configured, source, destination.as_ref(), &fence).await
+        sync_pass_fenced(&record.exporter, &record.configured, source, destination.as_ref(), fence).await
     }
 
     /// Writes a pass's outcome into `stored`'s status (RUNNING with the offset raised by the writes
@@ -180,7 +140,7 @@ impl ExporterService {
                     ts: now_ms(),
                     trace: None,
                 };
-                (status, report.configured.clone())
+                (status, report.configured.iter().take(MAX_REMEMBERED).cloned().collect())
             }
             Err(error) => {
                 let trace = bounded_trace(error.0.clone());
@@ -413,20 +373,61 @@ impl ExporterService {
     }
 }
 
-/// The fence of a pass: the exporter's record still at the revision the pass started from.
-struct RevisionFence<'a> {
+/// The fence of a pass: the exporter's record still at the revision the pass started from, or at
+/// the one the pass's own [`Fence::remember`] wrote.
+struct RecordFence<'a> {
     store: &'a dyn ExporterStore,
-    name: &'a str,
-    revision: u64,
+    current: std::sync::Mutex<Stored<ExporterRecord>>,
+}
+
+impl<'a> RecordFence<'a> {
+    fn new(store: &'a dyn ExporterStore, stored: &Stored<ExporterRecord>) -> Self {
+        Self { store, current: std::sync::Mutex::new(stored.clone()) }
+    }
+
+    /// The record as the pass left it.
+    fn current(&self) -> Stored<ExporterRecord> {
+        self.current.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+}
+
+fn fenced() -> PassError {
+    PassError::new(format!("{FENCED} (paused, reset, redefined or deleted)"))
 }
 
 #[async_trait::async_trait]
-impl Fence for RevisionFence<'_> {
+impl Fence for RecordFence<'_> {
     async fn check(&self) -> Result<(), PassError> {
-        match self.store.exporter(self.name).await {
-            Ok(Some(stored)) if stored.revision == self.revision => Ok(()),
-            Ok(_) => Err(PassError::new(format!("{FENCED} (paused, reset, redefined or deleted)"))),
+        let current = self.current();
+        match self.store.exporter(&current.value.exporter.name).await {
+            Ok(Some(stored)) if stored.revision == current.revision => Ok(()),
+            Ok(_) => Err(fenced()),
             Err(error) => Err(PassError::new(format!("{FENCED}: cannot read it ({error})"))),
+        }
+    }
+
+    /// Adds `subjects` to the remembered ones (at most [`MAX_REMEMBERED`]) and writes the record if
+    /// that added any, conditioned on the revision the pass runs on (which it then runs on).
+    async fn remember(&self, subjects: &BTreeSet<String>) -> Result<(), PassError> {
+        let Stored { value: mut record, revision } = self.current();
+        let before = record.configured.len();
+        for subject in subjects {
+            if record.configured.len() >= MAX_REMEMBERED {
+                break;
+            }
+            record.configured.insert(subject.clone());
+        }
+        if record.configured.len() == before {
+            return Ok(());
+        }
+        match self.store.put_exporter(&record, Expect::Revision(revision)).await {
+            Ok(revision) => {
+                *self.current.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) =
+                    Stored { value: record, revision };
+                Ok(())
+            }
+            Err(StoreError::Conflict(_)) => Err(fenced()),
+            Err(error) => Err(PassError::new(format!("the exporter's record could not be written: {error}"))),
         }
     }
 }

@@ -5,7 +5,7 @@ use super::support::{MAX_ATTEMPTS, subject_not_found, writable};
 use crate::error::RegistryError;
 use crate::model::{ConfigRecord, ConfigUpdate, Context, DeletedFilter, Mode, Scope, Subject, Version};
 use crate::store::{
-    ConfiguredPage, LayeredContext, Preconditions, SettingChange, SettingWrite, StoreError, SubjectsPage, VersionsPage,
+    ConfiguredPage, LayeredContext, Preconditions, SettingChange, SettingWrite, StoreError, SubjectsPage,
 };
 
 impl Registry {
@@ -79,11 +79,10 @@ impl Registry {
         })
     }
 
-    /// Every subject holding a config of its own and no version (soft-deleted ones count as
-    /// versions), in ascending order: what an exporter copies beside the subjects `GET /subjects`
-    /// lists (no Confluent endpoint answers it). One read of the configs, then one of each
-    /// configured subject's first row.
-    pub async fn config_only_subjects(&self) -> Result<Vec<Subject>, RegistryError> {
+    /// Every subject holding a config of its own, versions or none, in ascending order: an
+    /// exporter copies the configs of those without versions, which `GET /subjects` does not list
+    /// (no Confluent endpoint answers it). One Query per 500 configs on DynamoDB.
+    pub async fn subjects_with_config(&self) -> Result<Vec<Subject>, RegistryError> {
         const PAGE: usize = 1000;
         let mut configured: Vec<Subject> = Vec::new();
         loop {
@@ -92,17 +91,9 @@ impl Registry {
             let done = next.len() < PAGE;
             configured.extend(next);
             if done {
-                break;
+                return Ok(configured);
             }
         }
-        let mut config_only = Vec::new();
-        for subject in configured {
-            let first = self.store.versions_page(VersionsPage { subject: &subject, after: None, limit: 1 }).await?;
-            if first.is_empty() {
-                config_only.push(subject);
-            }
-        }
-        Ok(config_only)
     }
 
     /// `GET /mode[/{s}]`, as Confluent's `getMode`/`getModeInScope`. Global and registry-wide:
