@@ -30,6 +30,7 @@ use crate::errors::AwsError;
 use crate::ids::build_error;
 use crate::items::{Item, ItemExt, key, n, s};
 use crate::keys::{EDGE_SEPARATOR, PK, SK};
+use crate::listing::SortRange;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
 use registry_core::{StoreError, StoreResult};
 use registry_dek::store::prefix_end;
@@ -152,46 +153,6 @@ impl AwsStore {
         Ok(())
     }
 
-    /// Pages of a strongly consistent Query of `pk` with sort keys in `range`, in `forward`
-    /// order, `page_items` at a time, handing each item to `take` until it answers false.
-    async fn query_range(
-        &self,
-        op: &'static str,
-        pk: String,
-        range: SortRange,
-        forward: bool,
-        page_items: i32,
-        take: impl FnMut(&Item) -> Result<bool, AwsError>,
-    ) -> Result<(), AwsError> {
-        let mut names = HashMap::from([("#pk".to_string(), PK.to_string())]);
-        let mut values = HashMap::from([(":pk".to_string(), s(pk))]);
-        let condition = match range {
-            SortRange::All => "#pk = :pk",
-            SortRange::After(after) => {
-                values.insert(":after".into(), s(after));
-                "#pk = :pk AND #sk > :after"
-            }
-            SortRange::Between(from, to) => {
-                values.insert(":from".into(), s(from));
-                values.insert(":to".into(), s(to));
-                "#pk = :pk AND #sk BETWEEN :from AND :to"
-            }
-        };
-        if condition.contains("#sk") {
-            names.insert("#sk".into(), SK.into());
-        }
-        let query = self
-            .dynamo
-            .query()
-            .table_name(&self.table)
-            .key_condition_expression(condition)
-            .set_expression_attribute_names(Some(names))
-            .set_expression_attribute_values(Some(values))
-            .scan_index_forward(forward)
-            .limit(page_items);
-        self.query_pages(op, query, take).await
-    }
-
     /// The KEK item's update that a guarded DEK write carries: the KEK is there and not deleted,
     /// and its revision rises by one.
     fn kek_guard(&self, kek_name: &str, guard: KekGuard) -> Result<TransactWriteItem, AwsError> {
@@ -213,15 +174,6 @@ impl AwsStore {
         let update = update.build().map_err(|e| build_error("Update(KEK guard)", e))?;
         Ok(TransactWriteItem::builder().update(update).build())
     }
-}
-
-/// Which sort keys of a partition a Query reads.
-enum SortRange {
-    All,
-    /// Strictly after this key.
-    After(String),
-    /// From and to these keys, both included.
-    Between(String, String),
 }
 
 /// The sort-key range of the subjects starting with `prefix` (empty: all) after `after`. The keys

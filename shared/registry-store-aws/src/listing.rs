@@ -11,7 +11,7 @@
 
 use crate::AwsStore;
 use crate::errors::{AwsError, classify};
-use crate::items::{Item, ItemExt, attr};
+use crate::items::{Item, ItemExt, attr, s};
 use crate::keys::{PK, SK, SUBJECTS_PK};
 use crate::settings::CONFIG;
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
@@ -93,24 +93,11 @@ impl AwsStore {
         if limit == 0 {
             return Ok(page);
         }
-        let (condition, bound) = match after.map(Subject::as_str).filter(|after| *after >= prefix) {
-            Some(after) => ("#pk = :pk AND #sk > :bound", format!("S#{after}")),
-            None => ("#pk = :pk AND begins_with(#sk, :bound)", format!("S#{prefix}")),
+        let range = match after.map(Subject::as_str).filter(|after| *after >= prefix) {
+            Some(after) => SortRange::After(format!("S#{after}")),
+            None => SortRange::From(format!("S#{prefix}")),
         };
-        let names = HashMap::from([("#pk".to_string(), PK.to_string()), ("#sk".to_string(), SK.to_string())]);
-        let values = HashMap::from([
-            (":pk".to_string(), AttributeValue::S(CONFIG.to_string())),
-            (":bound".to_string(), AttributeValue::S(bound)),
-        ]);
-        let query = self
-            .dynamo
-            .query()
-            .table_name(&self.table)
-            .key_condition_expression(condition)
-            .set_expression_attribute_names(Some(names))
-            .set_expression_attribute_values(Some(values))
-            .limit(PAGE_ITEMS);
-        self.query_pages("Query(configs)", query, |item| {
+        self.query_range("Query(configs)", CONFIG.to_string(), range, true, PAGE_ITEMS, |item| {
             let Some(name) = item.string(SK)?.strip_prefix("S#") else { return Ok(false) };
             if !name.starts_with(prefix) {
                 return Ok(false);
@@ -150,4 +137,59 @@ impl AwsStore {
             }
         }
     }
+
+    /// Pages of a strongly consistent Query of `pk` with sort keys in `range`, in `forward`
+    /// order, `page_items` at a time, handing each item to `take` until it answers false.
+    pub(crate) async fn query_range(
+        &self,
+        op: &'static str,
+        pk: String,
+        range: SortRange,
+        forward: bool,
+        page_items: i32,
+        take: impl FnMut(&Item) -> Result<bool, AwsError>,
+    ) -> Result<(), AwsError> {
+        let mut names = HashMap::from([("#pk".to_string(), PK.to_string())]);
+        let mut values = HashMap::from([(":pk".to_string(), s(pk))]);
+        let condition = match range {
+            SortRange::All => "#pk = :pk",
+            SortRange::After(after) => {
+                values.insert(":after".into(), s(after));
+                "#pk = :pk AND #sk > :after"
+            }
+            SortRange::From(from) => {
+                values.insert(":from".into(), s(from));
+                "#pk = :pk AND #sk >= :from"
+            }
+            SortRange::Between(from, to) => {
+                values.insert(":from".into(), s(from));
+                values.insert(":to".into(), s(to));
+                "#pk = :pk AND #sk BETWEEN :from AND :to"
+            }
+        };
+        if condition.contains("#sk") {
+            names.insert("#sk".into(), SK.into());
+        }
+        let query = self
+            .dynamo
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression(condition)
+            .set_expression_attribute_names(Some(names))
+            .set_expression_attribute_values(Some(values))
+            .scan_index_forward(forward)
+            .limit(page_items);
+        self.query_pages(op, query, take).await
+    }
+}
+
+/// Which sort keys of a partition a Query reads.
+pub(crate) enum SortRange {
+    All,
+    /// Strictly after this key.
+    After(String),
+    /// From this key on, itself included.
+    From(String),
+    /// From and to these keys, both included.
+    Between(String, String),
 }
