@@ -246,6 +246,9 @@ struct Pass<'a> {
 /// A source subject with its versions.
 type SourceSubject = (String, Vec<SourceVersion>);
 
+/// A destination subject and one of its version numbers.
+type DestinationVersion = (String, i64);
+
 impl Pass<'_> {
     /// Two phases over the versions of the exported subjects and of those they reference, ordered
     /// version by version so that the destination accepts each change whatever happened at the
@@ -277,6 +280,7 @@ impl Pass<'_> {
             let outcome = self.ensure_import_mode(&target).await;
             self.note(subject, outcome, &mut failed)?;
         }
+        self.remove_replaced(&order, &mut failed).await?;
         for &(s, v) in &plan {
             let (subject, versions) = &order[s];
             let version = &versions[v];
@@ -480,6 +484,65 @@ impl Pass<'_> {
             return Ok(());
         }
         Err(refused(Side::Destination, Method::Post, &path, &answer, self.destination))
+    }
+
+    /// Hard-deletes, before any registration, every destination version whose number the source
+    /// holds under another ID (the source hard-deleted it and reused the number), referrers
+    /// first. Such versions may reference each other (the source deleted a referrer and what it
+    /// referenced, then reused both numbers), and the replacement of one is refused (42206)
+    /// while another still references it; deleted in registration order, the first replacement
+    /// would wait for a referrer whose subject in turn waits for it. A version no replaced one
+    /// references goes first; what stays referenced otherwise fails its subject as before.
+    async fn remove_replaced(
+        &mut self,
+        order: &[SourceSubject],
+        failed: &mut BTreeMap<String, PassError>,
+    ) -> Result<(), PassError> {
+        // Per destination version: its source subject, and what it references at the destination.
+        let mut replaced: BTreeMap<DestinationVersion, (String, BTreeSet<DestinationVersion>)> = BTreeMap::new();
+        for (subject, versions) in order {
+            let target = self.exporter.destination_subject(subject);
+            let existing = match self.destination_versions(&target).await {
+                Ok(existing) => existing,
+                Err(error) => {
+                    self.note(subject, Err(error), failed)?;
+                    continue;
+                }
+            };
+            for version in versions {
+                if existing.get(&version.version).is_some_and(|&(id, _)| id != version.id) {
+                    let path = format!("/subjects/{}/versions/{}?deleted=true", segment(&target), version.version);
+                    let record = self.get_ok(Side::Destination, &path).await?;
+                    let references = destination_references(&record, &target);
+                    replaced.insert((target.clone(), version.version), (subject.clone(), references));
+                }
+            }
+        }
+        while !replaced.is_empty() {
+            let referenced: BTreeSet<DestinationVersion> =
+                replaced.values().flat_map(|(_, references)| references.iter().cloned()).collect();
+            let ready: Vec<DestinationVersion> =
+                replaced.keys().filter(|key| !referenced.contains(*key)).cloned().collect();
+            if ready.is_empty() {
+                return Ok(()); // versions never reference each other in a cycle
+            }
+            for (target, number) in ready {
+                let Some((subject, _)) = replaced.remove(&(target.clone(), number)) else { continue };
+                if failed.contains_key(&subject) {
+                    continue;
+                }
+                let live = self.destination_versions(&target).await?.get(&number).is_some_and(|&(_, deleted)| !deleted);
+                let mut outcome = Ok(());
+                if live {
+                    outcome = self.delete_version(&target, number, false).await;
+                }
+                if outcome.is_ok() {
+                    outcome = self.delete_version(&target, number, true).await;
+                }
+                self.note(&subject, outcome, failed)?;
+            }
+        }
+        Ok(())
     }
 
     /// Counts a registration at the destination and remembers it live.
@@ -865,4 +928,23 @@ fn code_of(answer: &Answer) -> String {
 
 fn strings(value: &Value) -> Vec<String> {
     value.as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect()
+}
+
+/// The (destination subject, version) pairs a destination version's `record` references, each
+/// subject qualified with the context of `target` (the referrer's destination subject) when the
+/// reference names none.
+fn destination_references(record: &Value, target: &str) -> BTreeSet<DestinationVersion> {
+    let context = match target.strip_prefix(':').and_then(|rest| rest.split_once(':')) {
+        Some((context, _)) => format!(":{context}:"),
+        None => String::new(),
+    };
+    let references = record.get("references").and_then(Value::as_array).into_iter().flatten();
+    references
+        .filter_map(|reference| {
+            let subject = reference.get("subject").and_then(Value::as_str)?;
+            let version = reference.get("version").and_then(Value::as_i64)?;
+            let subject = if subject.starts_with(':') { subject.to_owned() } else { format!("{context}{subject}") };
+            Some((subject, version))
+        })
+        .collect()
 }
