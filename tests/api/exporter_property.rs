@@ -300,26 +300,42 @@ async fn run_seed(seed: u64) -> Result<String, String> {
     ))
 }
 
+/// A source and a destination (no fault planned), and an AUTO exporter of every subject.
+struct Pair {
+    source: RouterApi,
+    service: ExporterService,
+    destination: Shared,
+    /// Their directories, removed when the pair is dropped.
+    dirs: (tempfile::TempDir, tempfile::TempDir),
+}
+
+impl Pair {
+    async fn start() -> Pair {
+        let (source_dir, destination_dir) = (tempfile::tempdir(), tempfile::tempdir());
+        let (Ok(source_dir), Ok(destination_dir)) = (source_dir, destination_dir) else { panic!("tempdir") };
+        let source = embedded(source_dir.path(), true);
+        let service = service().unwrap_or_else(|error| panic!("{error}"));
+        let exporter = registry_exporter::Exporter {
+            name: NAME.to_owned(),
+            context_type: registry_exporter::ContextType::Auto,
+            context: None,
+            subjects: vec!["*".to_owned()],
+            subject_rename_format: "${subject}".to_owned(),
+            config: BTreeMap::new(),
+        };
+        let definition = linking::definition(&exporter, "http://127.0.0.1:9", BTreeMap::new());
+        service.create(definition).await.unwrap_or_else(|error| panic!("create: {error}"));
+        let destination = faulty_destination(destination_dir.path(), &service, 1);
+        Pair { source, service, destination, dirs: (source_dir, destination_dir) }
+    }
+}
+
 /// A pass killed right after it copied the config of a subject without versions leaves the
 /// subject remembered: once the source removes that config, the next pass removes it at the
 /// destination too, though no listing of the source shows the subject any more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_config_copied_by_a_killed_pass_is_removed_once_the_source_removes_it() {
-    let (source_dir, destination_dir) = (tempfile::tempdir(), tempfile::tempdir());
-    let (Ok(source_dir), Ok(destination_dir)) = (source_dir, destination_dir) else { panic!("tempdir") };
-    let source = embedded(source_dir.path(), true);
-    let service = service().unwrap_or_else(|error| panic!("{error}"));
-    let exporter = registry_exporter::Exporter {
-        name: NAME.to_owned(),
-        context_type: registry_exporter::ContextType::Auto,
-        context: None,
-        subjects: vec!["*".to_owned()],
-        subject_rename_format: "${subject}".to_owned(),
-        config: BTreeMap::new(),
-    };
-    let definition = linking::definition(&exporter, "http://127.0.0.1:9", BTreeMap::new());
-    service.create(definition).await.unwrap_or_else(|error| panic!("create: {error}"));
-    let destination = faulty_destination(destination_dir.path(), &service, 1);
+    let Pair { source, service, destination, dirs: _dirs } = Pair::start().await;
     let planned = json!({ "compatibility": "FORWARD" });
     assert_eq!(linking::call(&source, Method::Put, "/config/planned", Some(planned)).await.status, 200);
 
@@ -344,21 +360,7 @@ async fn a_config_copied_by_a_killed_pass_is_removed_once_the_source_removes_it(
 /// old referrer's, not the other way round (registration order alone wedged every pass).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn numbers_reused_by_a_referrer_and_its_reference_are_replaced_referrer_first() {
-    let (source_dir, destination_dir) = (tempfile::tempdir(), tempfile::tempdir());
-    let (Ok(source_dir), Ok(destination_dir)) = (source_dir, destination_dir) else { panic!("tempdir") };
-    let source = embedded(source_dir.path(), true);
-    let service = service().unwrap_or_else(|error| panic!("{error}"));
-    let exporter = registry_exporter::Exporter {
-        name: NAME.to_owned(),
-        context_type: registry_exporter::ContextType::Auto,
-        context: None,
-        subjects: vec!["*".to_owned()],
-        subject_rename_format: "${subject}".to_owned(),
-        config: BTreeMap::new(),
-    };
-    let definition = linking::definition(&exporter, "http://127.0.0.1:9", BTreeMap::new());
-    service.create(definition).await.unwrap_or_else(|error| panic!("create: {error}"));
-    let destination = faulty_destination(destination_dir.path(), &service, 1);
+    let Pair { source, service, destination, dirs: _dirs } = Pair::start().await;
     let record = |name: &str| json!({ "type": "record", "name": name, "namespace": "p", "fields": [] }).to_string();
     let referrer = |name: &str, referenced: &str| {
         json!({
