@@ -98,10 +98,12 @@ impl Faulty {
             self.paused.store(true, Ordering::Relaxed);
         }
         let config_written = method == Method::Put && path.starts_with("/config/");
-        if (due(&self.kill_in) || (config_written && self.kill_after_config.load(Ordering::Relaxed)))
-            && let Some(kill) = self.kill.lock().unwrap_or_else(|e| e.into_inner()).take()
-        {
+        let killing = due(&self.kill_in) || (config_written && self.kill_after_config.load(Ordering::Relaxed));
+        let kill = if killing { self.kill.lock().unwrap_or_else(|e| e.into_inner()).take() } else { None };
+        if let Some(kill) = kill {
+            // The process is gone: this call never answers, and the pass goes no further.
             let _ = kill.send(());
+            std::future::pending::<()>().await;
         }
         if lost { Err("injected fault: the answer was lost".to_owned()) } else { answer }
     }
