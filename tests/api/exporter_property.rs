@@ -1,4 +1,4 @@
-//! Schema linking as a property on the embedded store: the seeded random workload of
+//! Schema linking as a property on the embedded store: the numbered random workload of
 //! [`registry_exporter::testkit::linking`] on a source registry, with exporter passes at random
 //! points under faults, then passes without faults until one changes nothing, then the oracle
 //! ([`linking::compare`]). The faults: the source killed in the middle of a pass (dropped after a
@@ -6,7 +6,7 @@
 //! after (the answer lost), the destination down
 //! for a while or wiped, the exporter paused in the middle of a pass (then resumed, or reset and
 //! resumed), and two source processes passing at once. Every write the destination receives after
-//! a pause was acknowledged fails the seed.
+//! a pause was acknowledged fails the run.
 //!
 //! Source and destination are embedded (SQLite) registries called through their routers in
 //! process; the passes are those `registry serve`'s runner makes ([`ExporterService::export`],

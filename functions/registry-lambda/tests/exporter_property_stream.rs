@@ -1,4 +1,4 @@
-//! Schema linking as a property on DynamoDB + S3 through the exporter function: the seeded random
+//! Schema linking as a property on DynamoDB + S3 through the exporter function: the numbered random
 //! workload of [`registry_exporter::testkit::linking`] on a registry over the emulator's table and
 //! bucket, its table's stream read as Lambda's event source mapping reads it and handed, batch by
 //! batch from the last acknowledged record, to the exporter function's handler
@@ -10,7 +10,7 @@
 //! calls failing before they apply or after (the answer lost), the destination down for a while
 //! or wiped, the exporter paused from inside a pass (then resumed, or reset and resumed), and two
 //! instances of the function handling the same batch at once. Every write the destination
-//! receives after a pause was acknowledged fails the seed.
+//! receives after a pause was acknowledged fails the run.
 //!
 //! `EXPORTER_STREAM_PROPERTY_SEEDS` (default [`DEFAULT_SEEDS`]) sets how many seeds run,
 //! `EXPORTER_STREAM_PROPERTY_SEED` replays one. Skips without `AWS_ENDPOINT_URL` (fails with `CI`

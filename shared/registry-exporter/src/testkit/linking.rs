@@ -1,4 +1,4 @@
-//! Schema linking as a property, the parts every backend's test shares: a seeded random workload
+//! Schema linking as a property, the parts every backend's test shares: a numbered random workload
 //! on a source registry (registrations with references, re-registrations, soft and hard deletes of
 //! versions and subjects, version numbers reused after a hard delete, config changes, a config on
 //! a subject that never had versions) and the oracle that compares source and destination once the
