@@ -29,6 +29,7 @@ use http_body::Frame;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use registry_http::error::ApiError;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -105,7 +106,8 @@ pub struct Waiting {
 #[derive(Debug)]
 pub struct Clock {
     state: Mutex<State>,
-    changed: Notify,
+    /// Told when the listener evicts the connection (the only change made from outside its task).
+    evict_asked: Notify,
     /// Told whenever a connection turns idle (the listener waits on it for an evictable connection).
     turned_idle: Arc<Notify>,
 }
@@ -115,15 +117,16 @@ impl Clock {
     pub fn new(turned_idle: Arc<Notify>) -> Clock {
         let phase = Phase::Idle { since: Instant::now(), fresh: true };
         let state = State { phase, evicted: false, write_blocked: None };
-        Clock { state: Mutex::new(state), changed: Notify::new(), turned_idle }
+        Clock { state: Mutex::new(state), evict_asked: Notify::new(), turned_idle }
     }
 
+    /// Moves the phase. Only from inside the connection task's poll of hyper's connection, which
+    /// reads the new deadline right after ([`Deadline`]): nothing to wake.
     fn set(&self, next: impl FnOnce(Phase) -> Option<Phase>) {
         if let Ok(mut state) = self.state.lock()
             && let Some(next) = next(state.phase)
         {
             state.phase = next;
-            self.changed.notify_one();
         }
     }
 
@@ -141,12 +144,7 @@ impl Clock {
             }
             Phase::Busy => return,
         };
-        // Only a new phase moves the deadline enough to wake the connection task for it.
-        let woke = !matches!(state.phase, Phase::Head { .. });
         state.phase = next;
-        if woke {
-            self.changed.notify_one();
-        }
     }
 
     /// A write found the client's socket full (it is not reading): the stall starts now unless it
@@ -205,7 +203,7 @@ impl Clock {
             return false;
         }
         state.evicted = true;
-        self.changed.notify_one();
+        self.evict_asked.notify_one();
         true
     }
 
@@ -271,22 +269,29 @@ pub async fn serve(
         return;
     }
     let mut closing = false;
+    let mut deadline = std::pin::pin!(Deadline::new(&clock, budgets));
     loop {
-        let deadline = clock.deadline(&budgets);
-        let expiry = async {
-            match deadline {
-                Some((at, _)) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
+        // Biased: the deadline is read after hyper's connection was polled, which is where the
+        // phase moves, so the deadline always follows the phase without a wake-up of its own.
         tokio::select! {
+            biased;
             result = connection.as_mut() => {
                 if let Err(error) = result {
                     tracing::debug!(%error, "connection ended with an error");
                 }
                 return;
             }
-            () = clock.changed.notified() => {
+            expiry = deadline.as_mut(), if !closing => match expiry {
+                Expiry::Close => {
+                    tracing::debug!("request headers not received in time: closing the connection");
+                    return;
+                }
+                Expiry::Retire => {
+                    closing = true;
+                    connection.as_mut().graceful_shutdown();
+                }
+            },
+            () = clock.evict_asked.notified() => {
                 if !closing && clock.evicted() {
                     if !clock.closes_gracefully() {
                         tracing::debug!("stalled connection evicted: closing it");
@@ -296,16 +301,6 @@ pub async fn serve(
                     connection.as_mut().graceful_shutdown();
                 }
             }
-            () = expiry => match clock.deadline(&budgets) {
-                Some((at, Expiry::Close)) if at <= Instant::now() => {
-                    tracing::debug!("request headers not received in time: closing the connection");
-                    return;
-                }
-                Some((at, Expiry::Retire)) if at <= Instant::now() => {
-                    connection.as_mut().graceful_shutdown();
-                }
-                _ => {}
-            },
             changed = stop.changed(), if !closing => {
                 if changed.is_err() || *stop.borrow() {
                     if clock.silent() {
@@ -314,6 +309,46 @@ pub async fn serve(
                     closing = true;
                     connection.as_mut().graceful_shutdown();
                 }
+            }
+        }
+    }
+}
+
+/// Completes when the connection's current deadline passes ([`Clock::deadline`]), with what to do.
+/// Each poll reads the deadline again; its one timer is moved only when the deadline comes earlier
+/// than the timer is set for (a later one is set when the timer fires), so a request served at
+/// pace moves no timer at all.
+struct Deadline<'a> {
+    clock: &'a Clock,
+    budgets: Budgets,
+    timer: Pin<Box<Sleep>>,
+    /// When the timer is set to fire, unless it has fired.
+    armed: Option<Instant>,
+}
+
+impl<'a> Deadline<'a> {
+    fn new(clock: &'a Clock, budgets: Budgets) -> Deadline<'a> {
+        Deadline { clock, budgets, timer: Box::pin(tokio::time::sleep(Duration::ZERO)), armed: None }
+    }
+}
+
+impl Future for Deadline<'_> {
+    type Output = Expiry;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Expiry> {
+        loop {
+            // Busy: no deadline while a request is served (a timer still set fires harmlessly).
+            let Some((at, expiry)) = self.clock.deadline(&self.budgets) else { return Poll::Pending };
+            if at <= Instant::now() {
+                return Poll::Ready(expiry);
+            }
+            if self.armed.is_none_or(|armed| at < armed) {
+                self.timer.as_mut().reset(at);
+                self.armed = Some(at);
+            }
+            match self.timer.as_mut().poll(cx) {
+                Poll::Ready(()) => self.armed = None,
+                Poll::Pending => return Poll::Pending,
             }
         }
     }
