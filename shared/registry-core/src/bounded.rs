@@ -1,5 +1,5 @@
 //! [`BoundedMap`]: the byte-bounded in-memory map behind every cache of this crate (store answers,
-//! parsed schemas, recent lookups).
+//! parsed schemas, recent lookups) and the router's rendered answers.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -9,7 +9,7 @@ use std::hash::Hash;
 /// it becomes `old` and the previous `old` is dropped. A hit in `old` moves the entry back to
 /// `young`, so entries in use survive. Not synchronised: callers hold it under their own lock.
 #[derive(Debug)]
-pub(crate) struct BoundedMap<K, V> {
+pub struct BoundedMap<K, V> {
     max_bytes: usize,
     young: Generation<K, V>,
     old: Generation<K, V>,
@@ -37,12 +37,12 @@ impl<K: Eq + Hash, V> Generation<K, V> {
 
 impl<K: Eq + Hash + Clone, V: Clone> BoundedMap<K, V> {
     /// An empty map holding at most `max_bytes` (0 holds nothing).
-    pub(crate) fn new(max_bytes: usize) -> Self {
+    pub fn new(max_bytes: usize) -> Self {
         BoundedMap { max_bytes, young: Generation::default(), old: Generation::default() }
     }
 
     /// The value under `key`, if held; a hit keeps the entry through the next rotation.
-    pub(crate) fn get(&mut self, key: &K) -> Option<V> {
+    pub fn get(&mut self, key: &K) -> Option<V> {
         if let Some((value, _)) = self.young.entries.get(key) {
             return Some(value.clone());
         }
@@ -53,7 +53,7 @@ impl<K: Eq + Hash + Clone, V: Clone> BoundedMap<K, V> {
 
     /// Holds `value` under `key`, charged `bytes`, replacing any entry for `key`. An entry over
     /// half the bound is not held (and `key` is then absent).
-    pub(crate) fn insert(&mut self, key: K, value: V, bytes: usize) {
+    pub fn insert(&mut self, key: K, value: V, bytes: usize) {
         self.young.remove(&key);
         self.old.remove(&key);
         let half = self.max_bytes / 2;
@@ -68,18 +68,23 @@ impl<K: Eq + Hash + Clone, V: Clone> BoundedMap<K, V> {
     }
 
     /// Drops every entry.
-    pub(crate) fn clear(&mut self) {
+    pub fn clear(&mut self) {
         self.young = Generation::default();
         self.old = Generation::default();
     }
 
     /// Entries held.
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.young.entries.len() + self.old.entries.len()
     }
 
+    /// Whether nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Bytes charged for the entries held; never above the bound.
-    pub(crate) fn bytes(&self) -> usize {
+    pub fn bytes(&self) -> usize {
         self.young.bytes + self.old.bytes
     }
 }

@@ -21,7 +21,7 @@
 //!   bodies are written before IDs point at them, IDs are bound before versions carry them.
 
 pub mod access;
-mod bounded;
+pub mod bounded;
 pub mod cache;
 pub mod churn;
 pub mod error;

@@ -184,11 +184,16 @@ pub struct SchemaStringDto {
 impl SchemaStringDto {
     /// The answer for `found`, with `max_id` when asked.
     pub fn new(found: &SchemaById, max_id: Option<i32>) -> Self {
+        SchemaStringDto::of_body(&found.body, max_id)
+    }
+
+    /// The answer showing `body`, with `max_id` when asked: a function of the body alone.
+    pub fn of_body(body: &SchemaBody, max_id: Option<i32>) -> Self {
         SchemaStringDto {
-            guid: body_guid(&found.body),
-            schema_type: found.body.schema_type,
-            schema: found.body.schema.clone(),
-            extras: BodyExtrasDto::from(&found.body),
+            guid: body_guid(body),
+            schema_type: body.schema_type,
+            schema: body.schema.clone(),
+            extras: BodyExtrasDto::from(body),
             schema_tags: Vec::new(),
             max_id,
         }

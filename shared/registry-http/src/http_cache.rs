@@ -25,9 +25,9 @@
 //! **Everything else** (listings, versions, lookups, config, errors) is mutable and gets
 //! `Cache-Control: no-store`, so a CDN's default TTL never serves a stale subject list.
 
-use axum::extract::Request;
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use registry_core::Fingerprint;
 
@@ -109,15 +109,42 @@ pub fn etag(fingerprint: &Fingerprint, representation: Representation, media: &s
     HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static("\"invalid\""))
 }
 
-/// Whether `If-None-Match` in `headers` matches `tag` (RFC 9110 weak comparison: `W/` ignored; `*` matches).
-pub fn not_modified(headers: &HeaderMap, tag: &HeaderValue) -> bool {
+/// Whether one of the `If-None-Match` `values` matches `tag` (RFC 9110 weak comparison: `W/`
+/// ignored; `*` matches).
+pub fn not_modified<'a>(values: impl IntoIterator<Item = &'a HeaderValue>, tag: &HeaderValue) -> bool {
     let tag = tag.as_bytes();
-    headers.get_all(header::IF_NONE_MATCH).iter().filter_map(|value| value.to_str().ok()).any(|value| {
+    values.into_iter().filter_map(|value| value.to_str().ok()).any(|value| {
         value
             .split(',')
             .map(str::trim)
             .any(|candidate| candidate == "*" || candidate.strip_prefix("W/").unwrap_or(candidate).as_bytes() == tag)
     })
+}
+
+/// What a cacheable answer is judged by: the negotiated response media type (its ETag differs per
+/// type) and the request's `If-None-Match` values (usually none: nothing is copied then).
+#[derive(Debug, Clone)]
+pub struct Validators {
+    /// The response media type ([`crate::observability::Negotiated`]).
+    pub media: &'static str,
+    /// The `If-None-Match` header values.
+    pub if_none_match: Vec<HeaderValue>,
+}
+
+impl Validators {
+    /// Whether the client already holds the answer tagged `tag`.
+    pub fn not_modified(&self, tag: &HeaderValue) -> bool {
+        not_modified(&self.if_none_match, tag)
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Validators {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let if_none_match = parts.headers.get_all(header::IF_NONE_MATCH).iter().cloned().collect();
+        Ok(Validators { media: crate::observability::Negotiated::of(parts), if_none_match })
+    }
 }
 
 /// The 304 answer for `tag`, with the same validators and caching headers a 200 would carry.
@@ -134,15 +161,6 @@ pub fn add_validators(headers: &mut HeaderMap, tag: HeaderValue, config: &HttpCo
     if let Some(cache_control) = &config.id_cache_control {
         headers.insert(header::CACHE_CONTROL, cache_control.clone());
     }
-}
-
-/// Middleware: every answer without its own `Cache-Control` gets `no-store`.
-pub async fn no_store_by_default(request: Request, next: Next) -> Response {
-    let mut response = next.run(request).await;
-    if !response.headers().contains_key(header::CACHE_CONTROL) {
-        response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    }
-    response
 }
 
 #[cfg(test)]
@@ -165,12 +183,13 @@ mod tests {
         assert_ne!(object, json);
         let object_text = object.to_str().unwrap_or_default().to_string();
         assert!(object_text.starts_with('"') && object_text.ends_with('"'));
-        assert!(not_modified(&headers(&object_text), &object));
-        assert!(not_modified(&headers(&format!("W/{object_text}")), &object));
-        assert!(not_modified(&headers(&format!("\"x\", {object_text}")), &object));
-        assert!(not_modified(&headers("*"), &object));
-        assert!(!not_modified(&headers("\"x\""), &object));
-        assert!(!not_modified(&HeaderMap::new(), &object));
+        let matches = |map: HeaderMap| not_modified(map.get_all(header::IF_NONE_MATCH), &object);
+        assert!(matches(headers(&object_text)));
+        assert!(matches(headers(&format!("W/{object_text}"))));
+        assert!(matches(headers(&format!("\"x\", {object_text}"))));
+        assert!(matches(headers("*")));
+        assert!(!matches(headers("\"x\"")));
+        assert!(!matches(HeaderMap::new()));
     }
 
     #[test]

@@ -19,7 +19,8 @@
 //!   never a well-formed partial list).
 //! - `GET /schemas/ids/{id}` and `/schemas/ids/{id}/schema` carry a strong `ETag` and a configurable
 //!   `Cache-Control`, and answer a matching `If-None-Match` with 304; every other answer is
-//!   `Cache-Control: no-store` ([`http_cache`]).
+//!   `Cache-Control: no-store` ([`http_cache`]). Their answers, and lookup answers from the
+//!   registry's lookup memory, are kept rendered ([`rendered`]): a repeated one is not serialized again.
 //! - Every answer is logged as one line and counted ([`observability`]; request id in `X-Request-Id`);
 //!   `GET /metrics` serves the counts in the Prometheus text format ([`metrics`]).
 
@@ -33,6 +34,7 @@ pub mod http_cache;
 pub mod metrics;
 pub mod observability;
 pub mod regional;
+pub mod rendered;
 pub mod request_limits;
 pub mod routes;
 
@@ -51,15 +53,31 @@ use std::sync::Arc;
 /// registry's `max_schema_bytes` (42209).
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-/// What every handler gets: the registry service, and the DEK registry and the exporters when the
-/// host has them.
+/// What every handler gets, shared by every request (cloning it is one reference count).
 #[derive(Debug, Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Services>);
+
+/// The services behind [`AppState`]: the registry service, the DEK registry and the exporters when
+/// the host has them, the HTTP caching settings and the rendered by-ID answers.
+#[derive(Debug)]
+pub struct Services {
     pub registry: Registry,
     pub deks: Option<Arc<DekRegistry>>,
     pub exporters: Option<Arc<ExporterService>>,
     /// The authenticator, when authentication is on: `GET /metrics` reports its password checks.
     pub authenticator: Option<Arc<Authenticator>>,
+    /// The by-ID `Cache-Control` ([`http_cache`]).
+    pub http: HttpConfig,
+    /// By-ID answers kept rendered ([`rendered`]).
+    pub rendered: rendered::RenderedAnswers,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Services;
+
+    fn deref(&self) -> &Services {
+        &self.0
+    }
 }
 
 /// How [`app`] is assembled: the HTTP caching settings and, when set, the authenticator every
@@ -85,23 +103,25 @@ pub struct AppOptions {
 }
 
 /// The whole application over `registry`, the one composition every host uses (`registry serve`,
-/// the Lambda function, the in-process admin client and the tests). From the outside in:
-/// observability (one log line and metrics sample per answer, auth refusals included, and the
-/// response media type), the request time budget when set, the URI, header and declared-body limits
-/// ([`request_limits`]), authentication and authorization, then the routes with the default
-/// `Cache-Control` and the body limit.
+/// the Lambda function, the in-process admin client and the tests). From the outside in: the
+/// edge ([`observability::observe`]: the URI, header and declared-body limits of [`request_limits`],
+/// the response media type, the default `Cache-Control`, one log line and metrics sample per answer,
+/// auth refusals included), the request time budget when set, authentication and authorization,
+/// then the routes with the body limit.
 pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
     let http = match options.authenticator {
         Some(_) => options.http.for_authenticated(),
         None => options.http,
     };
-    let state = AppState {
+    let state = AppState(Arc::new(Services {
         registry: registry.clone(),
         deks: options.deks,
         exporters: options.exporters,
         authenticator: options.authenticator.clone(),
-    };
-    let routes = routes(state, http);
+        http,
+        rendered: rendered::RenderedAnswers::default(),
+    }));
+    let routes = routes(state);
     let routes = match options.mcp {
         true => {
             // Each tool's request goes to the same routes, behind this same authentication.
@@ -120,7 +140,6 @@ pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
             routes.layer(axum::middleware::from_fn(error::legacy_incompatible_code))
         }
     };
-    let routes = routes.layer(axum::middleware::from_fn(request_limits::check));
     let budget = options.request_budget;
     let routes = if budget == request_limits::RequestBudget::default() {
         routes
@@ -132,8 +151,8 @@ pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
 
 /// [`api_routes`], also under the base-URL form `/contexts/{context}/...` ([`context_path`]), which
 /// serves the same routes with the context applied to the request.
-fn routes(state: AppState, config: HttpConfig) -> axum::Router {
-    let api = api_routes(state, config);
+fn routes(state: AppState) -> axum::Router {
+    let api = api_routes(state);
     let qualified = api.clone();
     api.route(
         "/contexts/{context}/{*rest}",
@@ -142,8 +161,8 @@ fn routes(state: AppState, config: HttpConfig) -> axum::Router {
 }
 
 /// Every endpoint of the Confluent API, each declared once with its operation name and access
-/// ([`endpoint`]), with the framework error bodies, the body limit and the default `Cache-Control`.
-fn api_routes(state: AppState, config: HttpConfig) -> axum::Router {
+/// ([`endpoint`]), with the framework error bodies and the body limit.
+fn api_routes(state: AppState) -> axum::Router {
     use endpoint::{Access, CONFIGURE, DELETE, READ, REGISTER, UNKNOWN_OPERATION, endpoint as declare};
     use routing::{get, post};
     let root = declare("get_root", Access::Open, routes::root);
@@ -245,9 +264,7 @@ fn api_routes(state: AppState, config: HttpConfig) -> axum::Router {
         .merge(exporter_routes(state.exporters.is_some()))
         .fallback(declare(UNKNOWN_OPERATION, Access::Unserved, not_found))
         .method_not_allowed_fallback(declare(UNKNOWN_OPERATION, Access::Unserved, method_not_allowed))
-        .layer(axum::middleware::from_fn(http_cache::no_store_by_default))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(axum::Extension(Arc::new(config)))
         .with_state(state)
 }
 

@@ -22,7 +22,7 @@ use crate::extract::{MEDIA_V1, negotiate};
 use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use registry_core::Registry;
 use registry_core::metrics::Metrics;
 use std::hash::{BuildHasher, RandomState};
@@ -56,23 +56,46 @@ pub struct RequestRecord {
     pub request_id: String,
 }
 
-/// Runs the request, then swaps the default media type for the negotiated one on successful JSON
-/// answers (errors always keep `application/vnd.schemaregistry.v1+json`), and records the request
-/// (log line, metrics, `X-Request-Id`). The outermost layer of `app`, so every answer is recorded once,
-/// authentication's refusals included.
-pub async fn observe(State(registry): State<Registry>, request: Request, next: Next) -> Response {
+/// The edge every answer passes, the outermost layer of `app`: refuses a request over the URI,
+/// header or declared-body budget ([`crate::request_limits::refusal`]), else runs it (with the
+/// negotiated response media type as a [`Negotiated`] extension, so no handler negotiates again);
+/// then swaps the default media type for the negotiated one on successful JSON answers (errors
+/// always keep `application/vnd.schemaregistry.v1+json`), gives every answer without its own
+/// `Cache-Control` `no-store` ([`crate::http_cache`]), and records the request (log line, metrics,
+/// `X-Request-Id`). So every answer is recorded once, authentication's refusals included.
+pub async fn observe(State(registry): State<Registry>, mut request: Request, next: Next) -> Response {
     let media = negotiate(request.headers());
     let started = Instant::now();
     let facts = Facts::of(&request);
-    let mut response = next.run(request).await;
+    let mut response = match crate::request_limits::refusal(&request) {
+        Some(refusal) => refusal.into_response(),
+        None => {
+            request.extensions_mut().insert(Negotiated(media));
+            next.run(request).await
+        }
+    };
     if response.status().is_success() && media != MEDIA_V1 {
         let is_default = response.headers().get(header::CONTENT_TYPE).is_some_and(|value| value == MEDIA_V1);
         if is_default {
             response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(media));
         }
     }
+    if !response.headers().contains_key(header::CACHE_CONTROL) {
+        response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
     facts.finish(registry.metrics(), started, &mut response);
     response
+}
+
+/// The response media type the edge negotiated from the request's `Accept` ([`negotiate`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Negotiated(pub &'static str);
+
+impl Negotiated {
+    /// The media type negotiated for `parts` (by the edge, else from its headers).
+    pub fn of(parts: &axum::http::request::Parts) -> &'static str {
+        parts.extensions.get::<Negotiated>().map_or_else(|| negotiate(&parts.headers), |negotiated| negotiated.0)
+    }
 }
 
 /// The `principal` of the log line when no credentials verified (or authentication is off).

@@ -20,15 +20,9 @@ pub const MAX_URI_BYTES: usize = 8 * 1024;
 /// Most header bytes accepted (names and values, plus 4 per line for `: ` and CRLF); 431 above it.
 pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 
-/// Refuses a request over the URI, header or declared body budget; passes the others on untouched.
-pub async fn check(request: Request, next: Next) -> Response {
-    if let Some(refusal) = refusal(&request) {
-        return refusal.into_response();
-    }
-    next.run(request).await
-}
-
-fn refusal(request: &Request) -> Option<ApiError> {
+/// The refusal of a request over the URI, header or declared body budget; `None` for the others
+/// (the edge, `crate::observability::observe`, answers it before anything else looks at the request).
+pub fn refusal(request: &Request) -> Option<ApiError> {
     let uri = request.uri().path_and_query().map_or(0, |target| target.as_str().len());
     if uri > MAX_URI_BYTES {
         return Some(ApiError::Http(StatusCode::URI_TOO_LONG));

@@ -37,8 +37,11 @@ const MAX_ENTRIES: usize = 65_536;
 /// IDs seen carried by a row, per context, with the fingerprint they named (each costs one entry).
 pub(super) type LiveIds = Recent<(Context, SchemaId), Fingerprint>;
 
+/// Shards of the ID and guid memories: the by-ID reads of every connection meet here.
+const SHARDS: usize = 16;
+
 pub(super) fn live_ids() -> LiveIds {
-    Recent::new(MAX_ENTRIES)
+    Recent::sharded(MAX_ENTRIES, SHARDS)
 }
 
 /// Guids seen resolving to a fingerprint and the context and ID a row carries, under the same
@@ -46,7 +49,7 @@ pub(super) fn live_ids() -> LiveIds {
 pub(super) type LiveGuids = Recent<Guid, (Fingerprint, Context, SchemaId)>;
 
 pub(super) fn live_guids() -> LiveGuids {
-    Recent::new(MAX_ENTRIES)
+    Recent::sharded(MAX_ENTRIES, SHARDS)
 }
 
 impl Registry {

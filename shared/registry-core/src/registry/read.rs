@@ -7,10 +7,13 @@ use super::{LookupOptions, NewSchema, Registry, SchemaById, SchemasQuery};
 use crate::access::Operation;
 use crate::error::RegistryError;
 use crate::model::{
-    Context, DeletedFilter, QualifiedName, SchemaId, SchemaRecord, Scope, Subject, Version, VersionRow, VersionSelector,
+    Context, DeletedFilter, QualifiedName, SchemaBody, SchemaId, SchemaRecord, Scope, Subject, Version, VersionRow,
+    VersionSelector,
 };
 use crate::store::{IdRowsPage, LayeredContext, SubjectsPage, VersionsPage};
 use crate::subject_scope::{SubjectScope, read_runs};
+use registry_schema::Fingerprint;
+use std::sync::Arc;
 
 /// Default and maximum page of `GET /schemas` (Confluent's `schema.search.*.limit`).
 const SCHEMAS_LIMIT: usize = 1000;
@@ -27,17 +30,30 @@ impl Registry {
         schema: NewSchema,
         options: LookupOptions,
     ) -> Result<SchemaRecord, RegistryError> {
+        let record = self.lookup_shared(subject, schema, options).await?;
+        Ok(Arc::unwrap_or_clone(record))
+    }
+
+    /// [`Registry::lookup`], answered as the record this process remembers when it does (shared,
+    /// not copied: the same `Arc` for every hit until the memory expires or is forgotten).
+    pub async fn lookup_shared(
+        &self,
+        subject: &str,
+        schema: NewSchema,
+        options: LookupOptions,
+    ) -> Result<Arc<SchemaRecord>, RegistryError> {
         let key = lookup_key(subject, &schema, options);
         // An answer remembered for another caller is this one's only when this caller may read
         // every subject it resolved (an alias target or fallback candidate, the references).
         let remembered = self.recent_lookups.get(&key).filter(|remembered| self.may_read_answer(remembered, &schema));
         let (record, newest) = match remembered {
-            Some(remembered) => (SchemaRecord::clone(&remembered), Activity::default()),
+            Some(remembered) => (remembered, Activity::default()),
             None => {
                 let generation = self.recent_lookups.generation();
                 let (record, newest) = self.lookup_once(subject, schema, options).await?;
                 let (cost, ttl) = (answer_cost(&record), self.settings.lookup_ttl);
-                self.recent_lookups.remember(key, std::sync::Arc::new(record.clone()), cost, generation, ttl);
+                let record = Arc::new(record);
+                self.recent_lookups.remember(key, Arc::clone(&record), cost, generation, ttl);
                 (record, newest)
             }
         };
@@ -157,14 +173,27 @@ impl Registry {
     /// soft-deleted) carries it; 40403 `Schema N not found` otherwise (also after every such row
     /// was hard-deleted).
     pub async fn schema_by_id_in(&self, context: &Context, id: i32) -> Result<SchemaById, RegistryError> {
-        let schema_id = SchemaId(id);
+        let fingerprint = self.fingerprint_of_id_in(context, id).await?;
+        Ok(SchemaById { id: SchemaId(id), body: self.body(&fingerprint).await?, context: context.clone() })
+    }
+
+    /// The fingerprint of the body `id` names in `context`, under the same rule as
+    /// [`Registry::schema_by_id_in`] (40403 once no row carries it), from the live-ID memory when
+    /// it was seen recently: all a by-ID answer depends on, since a fingerprint names one body for
+    /// ever ([`Registry::schema_body`]).
+    pub async fn fingerprint_of_id_in(&self, context: &Context, id: i32) -> Result<Fingerprint, RegistryError> {
         if id < 1 {
             return Err(RegistryError::SchemaIdNotFound { id });
         }
-        let Some(fingerprint) = self.carried_fingerprint(context, schema_id).await? else {
-            return Err(RegistryError::SchemaIdNotFound { id });
-        };
-        Ok(SchemaById { id: schema_id, body: self.body(&fingerprint).await?, context: context.clone() })
+        match self.carried_fingerprint(context, SchemaId(id)).await? {
+            Some(fingerprint) => Ok(fingerprint),
+            None => Err(RegistryError::SchemaIdNotFound { id }),
+        }
+    }
+
+    /// The body `fingerprint` addresses (content-addressed: the same body whenever it is read).
+    pub async fn schema_body(&self, fingerprint: &Fingerprint) -> Result<SchemaBody, RegistryError> {
+        self.body(fingerprint).await
     }
 
     /// The context a by-ID request resolves `id` in, as Confluent's `getSchemaKeyUsingContexts`:

@@ -12,20 +12,25 @@
 //! reads to the store and show in the tail latency.
 
 use crate::bounded::BoundedMap;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash, RandomState};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// Answers keyed by `K`, each with what it costs (bytes or entries) toward `max_cost`, in a
-/// [`BoundedMap`]: past the bound the answers least recently used are dropped first.
+/// Answers keyed by `K`, each with what it costs (bytes or entries) toward `max_cost`, in
+/// [`BoundedMap`]s: past the bound the answers least recently used are dropped first. The answers
+/// are split over shards by key, each under its own lock with its share of the bound, so requests
+/// for different keys rarely wait for one another.
 #[derive(Debug)]
 pub(super) struct Recent<K, V> {
-    state: Mutex<State<K, V>>,
+    /// Bumped by every [`Recent::forget_all`], before the shards are cleared.
+    generation: AtomicU64,
+    hasher: RandomState,
+    shards: Box<[Mutex<Shard<K, V>>]>,
 }
 
 #[derive(Debug)]
-struct State<K, V> {
-    generation: u64,
+struct Shard<K, V> {
     /// Counts remembered answers; spreads their lifetimes.
     remembered: u64,
     answers: BoundedMap<K, Remembered<V>>,
@@ -45,50 +50,60 @@ struct Remembered<V> {
 }
 
 impl<K: Eq + Hash + Clone, V: Clone> Recent<K, V> {
-    pub(super) fn new(max_cost: usize) -> Self {
-        let answers = BoundedMap::new(max_cost);
-        Recent { state: Mutex::new(State { generation: 0, remembered: 0, answers }) }
+    /// `shards` shards (at least one) of `max_cost / shards` each.
+    pub(super) fn sharded(max_cost: usize, shards: usize) -> Self {
+        let shards = shards.max(1);
+        let shard = || Mutex::new(Shard { remembered: 0, answers: BoundedMap::new(max_cost / shards) });
+        Recent {
+            generation: AtomicU64::new(0),
+            hasher: RandomState::new(),
+            shards: (0..shards).map(|_| shard()).collect(),
+        }
     }
 
-    fn state(&self) -> MutexGuard<'_, State<K, V>> {
+    fn shard(&self, key: &K) -> MutexGuard<'_, Shard<K, V>> {
+        let index = (self.hasher.hash_one(key) % self.shards.len() as u64) as usize;
         // Every mutation completes under the guard, so a poisoned lock is still consistent.
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.shards[index].lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The answer remembered for `key`, while it lives.
     pub(super) fn get(&self, key: &K) -> Option<V> {
-        let remembered = self.state().answers.get(key)?;
+        let remembered = self.shard(key).answers.get(key)?;
         (Instant::now() < remembered.until).then_some(remembered.value)
     }
 
     /// Where a read starts: the generation and the instant; pass it to [`Recent::remember`].
     pub(super) fn generation(&self) -> ReadStart {
-        ReadStart { generation: self.state().generation, at: Instant::now() }
+        ReadStart { generation: self.generation.load(Ordering::SeqCst), at: Instant::now() }
     }
 
     /// Remembers `value` for `key` for at most `ttl` counted from `start` (see the module doc),
     /// unless something was forgotten since `start` or the answer alone costs more than half the
-    /// bound. Counting from the read's start, not its end, bounds how long an answer outlives a
-    /// change made elsewhere by `ttl` however long the read took (what an IMPORT rebinding a freed
-    /// ID waits out, see `live_ids`).
+    /// shard's bound. Counting from the read's start, not its end, bounds how long an answer
+    /// outlives a change made elsewhere by `ttl` however long the read took (what an IMPORT
+    /// rebinding a freed ID waits out, see `live_ids`).
     pub(super) fn remember(&self, key: K, value: V, cost: usize, start: ReadStart, ttl: Duration) {
         if ttl.is_zero() {
             return;
         }
-        let mut state = self.state();
-        if state.generation != start.generation {
+        let mut shard = self.shard(&key);
+        // Checked under the shard's lock: a forget bumps the generation before it takes the lock
+        // to clear the shard, so an answer is either refused here or cleared by that forget.
+        if self.generation.load(Ordering::SeqCst) != start.generation {
             return;
         }
-        state.remembered = state.remembered.wrapping_add(1);
-        let until = start.at + ttl.mul_f64(lifetime_share(state.remembered));
-        state.answers.insert(key, Remembered { until, value }, cost);
+        shard.remembered = shard.remembered.wrapping_add(1);
+        let until = start.at + ttl.mul_f64(lifetime_share(shard.remembered));
+        shard.answers.insert(key, Remembered { until, value }, cost);
     }
 
     /// Forgets every answer; reads that started before this call will not be remembered.
     pub(super) fn forget_all(&self) {
-        let mut state = self.state();
-        state.generation = state.generation.wrapping_add(1);
-        state.answers.clear();
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        for shard in &self.shards {
+            shard.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).answers.clear();
+        }
     }
 }
 
@@ -109,7 +124,7 @@ mod tests {
 
     #[test]
     fn answers_expire_and_a_forget_wins_over_an_older_read() {
-        let recent: Recent<u32, &str> = Recent::new(100);
+        let recent: Recent<u32, &str> = Recent::sharded(100, 1);
         recent.remember(1, "one", 1, recent.generation(), LONG);
         assert_eq!(recent.get(&1), Some("one"));
         assert_eq!(recent.get(&2), None);
@@ -130,21 +145,33 @@ mod tests {
 
     #[test]
     fn the_cost_bound_is_kept() {
-        let recent: Recent<u32, u32> = Recent::new(10);
+        let recent: Recent<u32, u32> = Recent::sharded(10, 1);
         let generation = recent.generation();
         recent.remember(0, 0, 6, generation, LONG);
         assert_eq!(recent.get(&0), None, "an answer over half the bound is not kept");
         for key in 0..25 {
             recent.remember(key, key, 3, generation, LONG);
-            let state = recent.state();
-            let cost = state.answers.bytes();
-            assert!(cost <= 10 && cost == 3 * state.answers.len(), "cost {cost}");
+            let shard = recent.shard(&key);
+            let cost = shard.answers.bytes();
+            assert!(cost <= 10 && cost == 3 * shard.answers.len(), "cost {cost}");
         }
         assert_eq!(recent.get(&24), Some(24), "the newest answer survives");
         recent.remember(24, 42, 3, generation, LONG);
         assert_eq!(recent.get(&24), Some(42), "remembering a key again replaces it");
-        let state = recent.state();
-        assert_eq!(state.answers.bytes(), 3 * state.answers.len());
+        let shard = recent.shard(&24);
+        assert_eq!(shard.answers.bytes(), 3 * shard.answers.len());
+    }
+
+    #[test]
+    fn a_forget_clears_every_shard_and_drops_older_reads_in_each() {
+        let recent: Recent<u32, u32> = Recent::sharded(1600, 16);
+        let before = recent.generation();
+        (0..100).for_each(|key| recent.remember(key, key, 1, before, LONG));
+        assert!((0..100).all(|key| recent.get(&key) == Some(key)));
+        recent.forget_all();
+        assert!((0..100).all(|key| recent.get(&key).is_none()), "every shard forgets");
+        (0..100).for_each(|key| recent.remember(key, key, 1, before, LONG));
+        assert!((0..100).all(|key| recent.get(&key).is_none()), "no shard keeps a read from before the forget");
     }
 
     #[test]

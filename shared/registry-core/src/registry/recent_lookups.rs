@@ -34,8 +34,11 @@ pub(super) type LookupKey = [u8; 32];
 /// Lookup answers by request (shared, so a hit clones a pointer under the lock, not the schema).
 pub(super) type RecentLookups = Recent<LookupKey, Arc<SchemaRecord>>;
 
+/// Shards of the lookup memory, each a quarter of the bytes (so an answer of up to 2 MiB is kept).
+const SHARDS: usize = 4;
+
 pub(super) fn recent_lookups() -> RecentLookups {
-    Recent::new(MAX_BYTES)
+    Recent::sharded(MAX_BYTES, SHARDS)
 }
 
 /// The key of a lookup request. Every part is length-prefixed, so no two requests share a key.

@@ -28,16 +28,17 @@ pub type ApiResult = Result<Response, ApiError>;
 /// A 200 JSON answer with Confluent's default media type (the negotiation layer may swap it).
 pub fn json<T: Serialize + ?Sized>(value: &T) -> ApiResult {
     let body = serde_json::to_vec(value).map_err(|error| ApiError::Internal(error.to_string()))?;
-    Ok(with_media(body))
+    Ok(with_media(body.into()))
 }
 
 /// A 200 answer whose body is a schema's text itself, not a JSON string literal (Confluent's
 /// `String`-returning `/schema` endpoints), still labelled with the JSON media type as Confluent does.
 pub fn raw_schema(text: String) -> ApiResult {
-    Ok(with_media(text.into_bytes()))
+    Ok(with_media(text.into_bytes().into()))
 }
 
-fn with_media(body: Vec<u8>) -> Response {
+/// A 200 answer of `body` with Confluent's default media type.
+pub(crate) fn with_media(body: axum::body::Bytes) -> Response {
     let mut response = (StatusCode::OK, body).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(MEDIA_V1));
     response
@@ -76,13 +77,7 @@ pub(crate) async fn apply_format(
     body: &mut SchemaBody,
     format: Option<&str>,
 ) -> Result<bool, ApiError> {
-    if let Some(format) = format.filter(|format| !format.is_empty())
-        && let Some(text) = state.registry.formatted(context, body, format).await?
-    {
-        body.schema = text;
-        return Ok(true);
-    }
-    Ok(false)
+    versions::apply_format_as(&state.registry, context, body, format).await
 }
 
 /// Query of the paged listings that may include soft-deleted versions (`.../referencedby`,

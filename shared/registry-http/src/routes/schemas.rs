@@ -2,24 +2,24 @@
 
 use super::apply_format;
 use super::json_stream::{self, PageRead, Pages, write_json};
-use super::{ApiResult, DeletedPagedQuery, json, raw_schema};
+use super::{ApiResult, DeletedPagedQuery, json, raw_schema, with_media};
 use crate::AppState;
 use crate::dto::{SchemaDto, SchemaStringDto, SubjectVersionDto};
 use crate::endpoint::Permit;
 use crate::error::ApiError;
-use crate::extract::{ConfluentQuery, FindTags, Page, Paging, Segment, flag, negotiate, parse_schema_id, text};
-use crate::http_cache::{self, HttpConfig, Representation};
-use axum::Extension;
+use crate::extract::{ConfluentQuery, FindTags, Page, Paging, Segment, flag, parse_schema_id, text};
+use crate::http_cache::{self, Representation, Validators};
+use crate::rendered::Rendered;
 use axum::extract::{FromRequestParts, State};
+use axum::http::StatusCode;
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::IntoResponse;
 use futures::future::BoxFuture;
 use registry_core::{
-    Context, Registry, RegistryError, SchemaById, SchemaType, SchemasQuery, Subject, SubjectScope, Version, VersionRow,
+    Context, Fingerprint, Registry, RegistryError, SchemaBody, SchemaType, SchemasQuery, Subject, SubjectScope,
+    Version, VersionRow,
 };
 use serde::Deserialize;
-use std::sync::Arc;
 
 /// Default and maximum page size of `GET /schemas` (`schema.search.default.limit` / `.max.limit`).
 pub const SCHEMA_SEARCH_LIMIT: usize = 1000;
@@ -123,32 +123,36 @@ pub struct SchemaByIdQuery {
 /// before any `format` applies, as Confluent does. `subject` picks the context
 /// ([`Registry::context_for_id`]); `format` as in [`apply_format`]. Cacheable (see [`http_cache`])
 /// except with `fetchMaxId=true`, `findTags` or a format that re-renders the schema; a matching
-/// `If-None-Match` gets 304.
+/// `If-None-Match` gets 304. The cacheable answers are kept rendered ([`crate::rendered`]).
 pub async fn get_schemas_by_id(
     State(state): State<AppState>,
     permit: Permit,
-    Extension(config): Extension<Arc<HttpConfig>>,
-    headers: HeaderMap,
+    validators: Validators,
     Segment(id): Segment,
     ConfluentQuery(query): ConfluentQuery<SchemaByIdQuery>,
     FindTags(find_tags): FindTags,
 ) -> ApiResult {
     let id = parse_schema_id(&id)?;
     let context = permit.acting(&state.registry).context_for_id(id.0, query.subject.as_deref()).await?;
-    let mut found = state.registry.schema_by_id_in(&context, id.0).await?;
+    let fingerprint = state.registry.fingerprint_of_id_in(&context, id.0).await?;
+    let object = |body: &SchemaBody| to_json(&SchemaStringDto::of_body(body, None));
+    if !query.fetch_max_id && find_tags.is_empty() && no_format(query.format.as_deref()) {
+        return rendered(&state, &fingerprint, Representation::SchemaObject, &validators, object).await;
+    }
+    let mut body = state.registry.schema_body(&fingerprint).await?;
     let schema_tags = match find_tags.is_empty() {
         true => Vec::new(),
-        false => state.registry.schema_tags(&context, &found.body, &find_tags).await?,
+        false => state.registry.schema_tags(&context, &body, &find_tags).await?,
     };
-    let rendered = apply_format(&state, &context, &mut found.body, query.format.as_deref()).await?;
-    if query.fetch_max_id || rendered || !find_tags.is_empty() {
+    let formatted = apply_format(&state, &context, &mut body, query.format.as_deref()).await?;
+    if query.fetch_max_id || formatted || !find_tags.is_empty() {
         let max_id = match query.fetch_max_id {
             true => state.registry.max_id_in(&context).await?.map(|max| max.0.max(id.0)),
             false => None,
         };
-        return json(&SchemaStringDto { schema_tags, ..SchemaStringDto::new(&found, max_id) });
+        return json(&SchemaStringDto { schema_tags, ..SchemaStringDto::of_body(&body, max_id) });
     }
-    cacheable(&found, Representation::SchemaObject, &headers, &config, || json(&SchemaStringDto::new(&found, None)))
+    rendered(&state, &fingerprint, Representation::SchemaObject, &validators, object).await
 }
 
 /// Query of `GET /schemas/ids/{id}/schema`.
@@ -167,34 +171,57 @@ pub struct IdContextQuery {
 pub async fn get_only_schema_by_id(
     State(state): State<AppState>,
     permit: Permit,
-    Extension(config): Extension<Arc<HttpConfig>>,
-    headers: HeaderMap,
+    validators: Validators,
     Segment(id): Segment,
     ConfluentQuery(query): ConfluentQuery<IdContextQuery>,
 ) -> ApiResult {
     let id = parse_schema_id(&id)?;
     let context = permit.acting(&state.registry).context_for_id(id.0, query.subject.as_deref()).await?;
-    let mut found = state.registry.schema_by_id_in(&context, id.0).await?;
-    if apply_format(&state, &context, &mut found.body, query.format.as_deref()).await? {
-        return raw_schema(found.body.schema);
+    let fingerprint = state.registry.fingerprint_of_id_in(&context, id.0).await?;
+    if !no_format(query.format.as_deref()) {
+        let mut body = state.registry.schema_body(&fingerprint).await?;
+        if apply_format(&state, &context, &mut body, query.format.as_deref()).await? {
+            return raw_schema(body.schema);
+        }
     }
-    cacheable(&found, Representation::SchemaText, &headers, &config, || raw_schema(found.body.schema.clone()))
+    let text = |body: &SchemaBody| Ok(body.schema.clone().into_bytes());
+    rendered(&state, &fingerprint, Representation::SchemaText, &validators, text).await
 }
 
-/// 304 when `If-None-Match` names this representation, else `answer()` with the validators added.
-fn cacheable(
-    found: &SchemaById,
+/// Whether `format` asks for nothing (absent or empty): the stored text is answered as it is.
+fn no_format(format: Option<&str>) -> bool {
+    format.is_none_or(str::is_empty)
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, ApiError> {
+    serde_json::to_vec(value).map_err(|error| ApiError::Internal(error.to_string()))
+}
+
+/// The `representation` of the schema `fingerprint` names, from the rendered answers (rendered by
+/// `render` from the body and kept on a miss), with its validators; 304 when `If-None-Match`
+/// names it.
+async fn rendered(
+    state: &AppState,
+    fingerprint: &Fingerprint,
     representation: Representation,
-    headers: &HeaderMap,
-    config: &HttpConfig,
-    answer: impl FnOnce() -> ApiResult,
+    validators: &Validators,
+    render: impl FnOnce(&SchemaBody) -> Result<Vec<u8>, ApiError>,
 ) -> ApiResult {
-    let tag = http_cache::etag(&found.body.fingerprint(), representation, negotiate(headers));
-    if http_cache::not_modified(headers, &tag) {
-        return Ok(http_cache::not_modified_response(tag, config));
+    let answer = match state.rendered.get(fingerprint, representation) {
+        Some(answer) => answer,
+        None => {
+            let body = state.registry.schema_body(fingerprint).await?;
+            let answer = Rendered::new(fingerprint, representation, render(&body)?.into());
+            state.rendered.keep(fingerprint, representation, answer.clone());
+            answer
+        }
+    };
+    let tag = answer.tag(validators.media).clone();
+    if validators.not_modified(&tag) {
+        return Ok(http_cache::not_modified_response(tag, &state.http));
     }
-    let mut response: Response = answer()?;
-    http_cache::add_validators(response.headers_mut(), tag, config);
+    let mut response = with_media(answer.body);
+    http_cache::add_validators(response.headers_mut(), tag, &state.http);
     Ok(response)
 }
 

@@ -9,7 +9,7 @@ use crate::error::ApiError;
 use crate::extract::{ConfluentJson, ConfluentQuery, Paging, Segment, flag, text};
 use axum::extract::State;
 use futures::future::BoxFuture;
-use registry_core::{DeletedFilter, LookupOptions, Registry, Subject, SubjectScope};
+use registry_core::{DeletedFilter, LookupOptions, Registry, SchemaRecord, Subject, SubjectScope};
 use serde::Deserialize;
 
 /// How many subjects one store page holds while building the `/subjects` answer.
@@ -121,7 +121,13 @@ pub async fn look_up_schema_under_subject(
 ) -> ApiResult {
     let options = LookupOptions { normalize: query.normalize, include_deleted: query.deleted };
     let registry = permit.acting(&state.registry);
-    let mut record = registry.lookup(&subject, request.into_new_schema()?, options).await?;
+    let shared = registry.lookup_shared(&subject, request.into_new_schema()?, options).await?;
+    if query.format.as_deref().is_none_or(str::is_empty) {
+        let render = |record: &SchemaRecord| serde_json::to_vec(&SchemaDto::from_record(record));
+        let rendered = state.rendered.record(&shared, render).map_err(|error| ApiError::Internal(error.to_string()))?;
+        return Ok(super::with_media(rendered));
+    }
+    let mut record = SchemaRecord::clone(&shared);
     super::versions::apply_format_as(&registry, &record.subject.context(), &mut record.body, query.format.as_deref())
         .await?;
     json(&SchemaDto::from_record(&record))

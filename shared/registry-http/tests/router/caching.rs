@@ -142,3 +142,32 @@ async fn mutable_answers_errors_and_fetch_max_id_are_not_cacheable() {
     let missing = app.get("/schemas/ids/999", &[(header::IF_NONE_MATCH, "*")]).await;
     assert_eq!(missing.status, StatusCode::NOT_FOUND, "If-None-Match never hides a 40403");
 }
+
+/// A by-ID answer seen once is answered again from its rendered form: no store read at all, in
+/// any media type, and the same bytes and tags as the first answer.
+#[tokio::test]
+async fn a_repeated_by_id_answer_reads_nothing_from_the_store() {
+    let store = Arc::new(registry_core::CachedStore::new(MemoryStore::new()));
+    let registry = Registry::new(store.clone(), RegistrySettings::default());
+    let app = App(app(registry, AppOptions::default()));
+    let id = app.register("users", USER_V1).await;
+    let json = [(header::ACCEPT, "application/json")];
+    let paths = [format!("/schemas/ids/{id}"), format!("/schemas/ids/{id}/schema")];
+    let mut first = Vec::new();
+    for path in &paths {
+        first.push((app.get(path, &[]).await, app.get(path, &json).await));
+    }
+    let reads = |stats: registry_core::CacheStats| stats.hits + stats.misses;
+    let before = reads(store.stats());
+    for _ in 0..5 {
+        for (path, (plain, as_json)) in paths.iter().zip(&first) {
+            let again = app.get(path, &[]).await;
+            assert_eq!((again.status, &again.body), (StatusCode::OK, &plain.body));
+            assert_eq!(again.header(header::ETAG), plain.header(header::ETAG));
+            let again = app.get(path, &json).await;
+            assert_eq!((&again.body, again.header(header::ETAG)), (&as_json.body, as_json.header(header::ETAG)));
+            assert_eq!(again.header(header::CONTENT_TYPE), Some("application/json"));
+        }
+    }
+    assert_eq!(reads(store.stats()), before, "20 repeated answers read the store");
+}

@@ -1,0 +1,199 @@
+//! Answers kept rendered. By-ID answers: the body bytes of `GET /schemas/ids/{id}` and of its
+//! `/schema`, with their ETags, by the fingerprint of the schema they show. Lookup answers
+//! (`POST /subjects/{s}`): the bytes of the record the registry's lookup memory answered, by that
+//! very record ([`RenderedAnswers::record`]). A hit is a lookup and a reference count: no body
+//! read, no JSON serialization, no hashing.
+//!
+//! Why a fingerprint key is safe: a fingerprint addresses one body for ever (the store is
+//! content-addressed), and a plain by-ID answer (no `format`, `fetchMaxId` or `findTags`) is a
+//! function of the body alone. Which body an ID names is still decided on every request by the
+//! registry ([`registry_core::Registry::fingerprint_of_id_in`], with its own memory and rules), so
+//! keeping an answer here never lets an ID answer a body it no longer names.
+
+use crate::extract::{MEDIA_GENERIC, MEDIA_JSON, MEDIA_V1};
+use crate::http_cache::{Representation, etag};
+use axum::body::Bytes;
+use axum::http::HeaderValue;
+use registry_core::bounded::BoundedMap;
+use registry_core::{Fingerprint, SchemaRecord};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Bytes of rendered answers kept (bodies plus [`ENTRY_OVERHEAD`] each): 32 MiB.
+const MAX_BYTES: usize = 32 * 1024 * 1024;
+
+/// Shards, each with its own lock and an even share of [`MAX_BYTES`] (4 MiB: a schema of up to
+/// 2 MiB is kept).
+const SHARDS: usize = 8;
+
+/// Charged per answer on top of its body (the key, three tags, the table slot).
+const ENTRY_OVERHEAD: usize = 512;
+
+/// One representation of one schema, rendered.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// The answer's body.
+    pub body: Bytes,
+    /// Its strong ETag in each response media type, in [`media_index`] order.
+    tags: [HeaderValue; 3],
+}
+
+impl Rendered {
+    /// `body`, the `representation` of the schema `fingerprint` names, with its tags.
+    pub fn new(fingerprint: &Fingerprint, representation: Representation, body: Bytes) -> Rendered {
+        let tags = [MEDIA_V1, MEDIA_GENERIC, MEDIA_JSON].map(|media| etag(fingerprint, representation, media));
+        Rendered { body, tags }
+    }
+
+    /// The ETag of this answer in the response media type `media`.
+    pub fn tag(&self, media: &str) -> &HeaderValue {
+        &self.tags[media_index(media)]
+    }
+}
+
+fn media_index(media: &str) -> usize {
+    match media {
+        MEDIA_GENERIC => 1,
+        MEDIA_JSON => 2,
+        _ => 0,
+    }
+}
+
+type Key = (Fingerprint, Representation);
+
+/// A rendered lookup answer and the record it shows, keyed by the record's address: the entry
+/// holds the record, so no other record can have that address while the entry exists.
+type RecordAnswer = (Arc<SchemaRecord>, Bytes);
+
+/// The rendered answers of one process, bounded by bytes, least recently used dropped first.
+#[derive(Debug)]
+pub struct RenderedAnswers {
+    shards: Vec<Mutex<BoundedMap<Key, Rendered>>>,
+    records: Vec<Mutex<BoundedMap<usize, RecordAnswer>>>,
+}
+
+impl Default for RenderedAnswers {
+    fn default() -> Self {
+        RenderedAnswers { shards: shards(), records: shards() }
+    }
+}
+
+fn shards<K: Eq + std::hash::Hash + Clone, V: Clone>() -> Vec<Mutex<BoundedMap<K, V>>> {
+    (0..SHARDS).map(|_| Mutex::new(BoundedMap::new(MAX_BYTES / SHARDS))).collect()
+}
+
+/// Every mutation completes under the guard, so a poisoned lock is still consistent.
+fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl RenderedAnswers {
+    fn shard(&self, key: &Key) -> MutexGuard<'_, BoundedMap<Key, Rendered>> {
+        // A fingerprint is a SHA-256: its first byte is as good a spread as any hash of it.
+        locked(&self.shards[usize::from(key.0.0[0]) % self.shards.len()])
+    }
+
+    /// The rendered answer showing `record` (the registry's shared lookup answer), rendered by
+    /// `render` and kept when this record was not seen before. A record the registry read again
+    /// is another record: its answer is rendered again, so an answer never outlives the memory
+    /// that decided it by more than one rendering.
+    pub fn record<E>(
+        &self,
+        record: &Arc<SchemaRecord>,
+        render: impl FnOnce(&SchemaRecord) -> Result<Vec<u8>, E>,
+    ) -> Result<Bytes, E> {
+        let address = Arc::as_ptr(record) as usize;
+        // Records are allocations of the same size: their addresses differ above the low bits.
+        let shard = &self.records[(address >> 6) % self.records.len()];
+        if let Some((kept, bytes)) = locked(shard).get(&address)
+            && Arc::ptr_eq(&kept, record)
+        {
+            return Ok(bytes);
+        }
+        let bytes = Bytes::from(render(record)?);
+        let cost = 2 * bytes.len() + ENTRY_OVERHEAD;
+        locked(shard).insert(address, (Arc::clone(record), bytes.clone()), cost);
+        Ok(bytes)
+    }
+
+    /// The `representation` of the schema `fingerprint` names, when kept.
+    pub fn get(&self, fingerprint: &Fingerprint, representation: Representation) -> Option<Rendered> {
+        let key = (*fingerprint, representation);
+        self.shard(&key).get(&key)
+    }
+
+    /// Keeps `rendered` as the `representation` of the schema `fingerprint` names.
+    pub fn keep(&self, fingerprint: &Fingerprint, representation: Representation, rendered: Rendered) {
+        let key = (*fingerprint, representation);
+        let cost = rendered.body.len() + ENTRY_OVERHEAD;
+        self.shard(&key).insert(key, rendered, cost);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_kept_per_fingerprint_and_representation_with_a_tag_per_media() {
+        let answers = RenderedAnswers::default();
+        let (one, two) = (Fingerprint([1; 32]), Fingerprint([2; 32]));
+        let object = Rendered::new(&one, Representation::SchemaObject, Bytes::from_static(b"{}"));
+        answers.keep(&one, Representation::SchemaObject, object);
+        let kept = answers.get(&one, Representation::SchemaObject);
+        assert_eq!(kept.as_ref().map(|r| r.body.as_ref()), Some(&b"{}"[..]));
+        assert!(answers.get(&one, Representation::SchemaText).is_none());
+        assert!(answers.get(&two, Representation::SchemaObject).is_none());
+        let kept = kept.unwrap_or_else(|| Rendered::new(&one, Representation::SchemaObject, Bytes::new()));
+        assert_eq!(kept.tag(MEDIA_JSON), &etag(&one, Representation::SchemaObject, MEDIA_JSON));
+        assert_eq!(kept.tag(MEDIA_V1), &etag(&one, Representation::SchemaObject, MEDIA_V1));
+        assert_ne!(kept.tag(MEDIA_GENERIC), kept.tag(MEDIA_V1));
+    }
+
+    #[test]
+    fn a_lookup_answer_is_rendered_once_per_record_the_registry_shares() {
+        let answers = RenderedAnswers::default();
+        let record = |version| SchemaRecord {
+            subject: registry_core::Subject::new("users").unwrap_or_else(|e| panic!("{e}")),
+            version: registry_core::Version(version),
+            id: registry_core::SchemaId(1),
+            body: registry_core::SchemaBody {
+                schema_type: registry_core::SchemaType::Avro,
+                schema: "\"string\"".into(),
+                references: Vec::new(),
+                metadata: None,
+                rule_set: None,
+            },
+            deleted: false,
+            registered_at_ms: 0,
+        };
+        let renders = std::cell::Cell::new(0);
+        let render = |record: &SchemaRecord| {
+            renders.set(renders.get() + 1);
+            Ok::<_, String>(format!("version {}", record.version.0).into_bytes())
+        };
+        let shared = Arc::new(record(1));
+        assert_eq!(answers.record(&shared, render).as_deref(), Ok(&b"version 1"[..]));
+        assert_eq!(answers.record(&shared, render).as_deref(), Ok(&b"version 1"[..]));
+        assert_eq!(renders.get(), 1, "a hit renders nothing");
+        let read_again = Arc::new(record(2));
+        assert_eq!(answers.record(&read_again, render).as_deref(), Ok(&b"version 2"[..]));
+        assert_eq!(renders.get(), 2, "another record is rendered for itself");
+    }
+
+    #[test]
+    fn the_bytes_kept_stay_bounded() {
+        let answers = RenderedAnswers::default();
+        let body = Bytes::from(vec![b'x'; 1 << 20]);
+        for n in 0..=255u8 {
+            let fingerprint = Fingerprint([n; 32]);
+            answers.keep(
+                &fingerprint,
+                Representation::SchemaText,
+                Rendered::new(&fingerprint, Representation::SchemaText, body.clone()),
+            );
+        }
+        let kept: usize = answers.shards.iter().map(|shard| shard.lock().map_or(0, |map| map.bytes())).sum();
+        assert!(kept <= MAX_BYTES, "{kept} bytes kept");
+        assert!(kept > 0);
+    }
+}
