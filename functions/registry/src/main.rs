@@ -4,6 +4,7 @@ mod admin;
 mod aws_init;
 mod config;
 mod exporters;
+mod log_writer;
 mod passwd;
 mod serve;
 mod store;
@@ -17,7 +18,7 @@ use std::time::Instant;
 fn main() -> ExitCode {
     let started = Instant::now();
     let cli = Cli::parse();
-    init_tracing(&cli.log, cli.log_format);
+    let _flushed = init_tracing(&cli.log, cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -46,12 +47,16 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_tracing(filter: &str, format: LogFormat) {
+/// Logs to stderr through the writer thread ([`log_writer`]); the guard writes out what is still
+/// queued when `main` returns.
+fn init_tracing(filter: &str, format: LogFormat) -> log_writer::Flushed {
     let filter = tracing_subscriber::EnvFilter::try_new(filter)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(config::DEFAULT_LOG));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false).with_writer(std::io::stderr);
+    let (writer, flushed) = log_writer::queued_stderr();
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false).with_writer(writer);
     match format {
         LogFormat::Json => builder.json().with_ansi(false).init(),
         LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
     }
+    flushed
 }
