@@ -4,7 +4,8 @@
 //! as `registry serve` runs. The same load generator, on the same connections, drives both:
 //! `GET /schemas/ids/{id}` over the hot IDs against the GET floor, `POST /subjects/{s}` lookups over
 //! the hot subjects against the POST floor; rounds interleave the four so drift hits all alike.
-//! The ratios (registry ÷ floor) and the p99 ratios are printed; nothing is asserted.
+//! The ratios (registry ÷ floor) and the p99 ratios are printed; nothing is asserted. The
+//! registry logs at the default level (`info`: an access-log line per request, to `/dev/null`).
 //!
 //! The generator is this process's one tokio worker; on two cores it takes about half the machine,
 //! so the floor's figure is partly the generator's, and ratios near 1 mean "as fast as this
@@ -93,7 +94,8 @@ async fn body_of(port: u16, request: &[u8]) -> Result<Vec<u8>, String> {
 pub async fn run(binary: &Path, root: &Path, seconds: u64, hot: usize) -> Result<(), String> {
     let dir = root.join("edge");
     seed::seed(&dir, hot).await?;
-    let server = Server::start(binary, &dir, &[]).await?;
+    // At the default log level, as users run it: one access-log line per request.
+    let server = Server::start(binary, &dir, &[("RUST_LOG", "info")]).await?;
     let by_id: Arc<Vec<Vec<u8>>> =
         Arc::new((0..hot).map(|k| get(&format!("/schemas/ids/{}", spread(k, hot, hot) + 1))).collect());
     let lookups: Arc<Vec<Vec<u8>>> = Arc::new(

@@ -30,7 +30,9 @@ pub struct Memory {
 
 impl Server {
     /// Spawns `binary serve` on `dir` (embedded store, 127.0.0.1, a free port) with `env` added,
-    /// and waits until it answers `GET /subjects?limit=1` with 200.
+    /// and waits until it answers `GET /subjects?limit=1` with 200. It logs warnings to this
+    /// process's stderr; with a `RUST_LOG` in `env`, it logs at that level to `/dev/null` (the log
+    /// lines are made and written, nobody reads them).
     pub async fn start(binary: &Path, dir: &Path, env: &[(&str, &str)]) -> Result<Server, String> {
         let port = free_port()?;
         let started = Instant::now();
@@ -47,6 +49,9 @@ impl Server {
             .stderr(Stdio::inherit());
         for (name, value) in env {
             command.env(name, value);
+        }
+        if env.iter().any(|(name, _)| *name == "RUST_LOG") {
+            command.stderr(Stdio::null());
         }
         let child = command.spawn().map_err(|error| format!("spawn {}: {error}", binary.display()))?;
         let mut server = Server { child, port, ready: Duration::ZERO };
