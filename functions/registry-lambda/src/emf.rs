@@ -240,6 +240,7 @@ mod tests {
             status: 200,
             latency_ms: 12.5,
             request_id: "req-1".into(),
+            writes: true,
         }
     }
 

@@ -36,7 +36,10 @@ impl Exporters {
         Arc::new(service)
     }
 
-    /// `app` notifying the runner after every successful request that is not a read.
+    /// `app` notifying the runner after every successful request to an endpoint that writes (not
+    /// after lookups and compatibility tests, which are `POST`s that only read: a stampede of
+    /// them would list the exporters once per request), and after every MCP call, whose tools may
+    /// write.
     pub(crate) fn notified(&self, app: axum::Router) -> axum::Router {
         match self {
             Exporters::Run(trigger) => {
@@ -53,9 +56,10 @@ async fn notify_writes(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    let write = !matches!(*request.method(), axum::http::Method::GET | axum::http::Method::HEAD);
     let response = next.run(request).await;
-    if write && response.status().is_success() {
+    let record = response.extensions().get::<registry_http::observability::RequestRecord>();
+    let writes = record.is_some_and(|record| record.writes || record.operation == "mcp");
+    if writes && response.status().is_success() {
         trigger.notify_one();
     }
     response

@@ -175,6 +175,8 @@ pub struct Served {
     pub subject: Option<String>,
     /// Who made the request when the credentials verified (the audit trail of writes).
     pub principal: Option<String>,
+    /// The endpoint may change what the registry holds (its access is not a read).
+    pub writes: bool,
 }
 
 async fn guard(State(endpoint): State<Endpoint>, request: Request, next: Next) -> Response {
@@ -201,7 +203,8 @@ async fn guard(State(endpoint): State<Endpoint>, request: Request, next: Next) -
             permit.require(operation, checked_subject).map(|()| permit)
         }
     };
-    let served = Served { operation: endpoint.operation, subject, principal };
+    let writes = matches!(endpoint.access, Access::Requires(operation) if operation != Operation::Read);
+    let served = Served { operation: endpoint.operation, subject, principal, writes };
     let mut response = match decided {
         Ok(permit) => {
             parts.extensions.insert(permit);

@@ -54,6 +54,9 @@ pub struct RequestRecord {
     pub latency_ms: f64,
     /// The request id (also in the `X-Request-Id` response header).
     pub request_id: String,
+    /// The endpoint may change what the registry holds (registrations, deletes, config; not
+    /// lookups or compatibility tests, which are `POST`s that only read).
+    pub writes: bool,
 }
 
 /// The edge every answer passes, the outermost layer of `app`: refuses a request over the URI,
@@ -123,9 +126,9 @@ impl Facts {
         let status = response.status();
         let error_code = response.extensions().get::<ErrorCode>().map(|code| code.0);
         let served = response.extensions_mut().remove::<Served>();
-        let (operation, subject, principal) = match served {
-            Some(served) => (served.operation, served.subject, served.principal),
-            None => (UNKNOWN_OPERATION, None, None),
+        let (operation, subject, principal, writes) = match served {
+            Some(served) => (served.operation, served.subject, served.principal, served.writes),
+            None => (UNKNOWN_OPERATION, None, None, false),
         };
         metrics.record_request(operation, status.as_u16(), latency_ms);
         if error_code == Some(50002) {
@@ -155,6 +158,7 @@ impl Facts {
             status: status_code,
             latency_ms,
             request_id: self.request_id,
+            writes,
         });
     }
 }
