@@ -10,8 +10,8 @@
 //!
 //! Source and destination are embedded (SQLite) registries called through their routers in
 //! process; the passes are those `registry serve`'s runner makes ([`ExporterService::export`],
-//! fenced on the exporter's record). `EXPORTER_PROPERTY_SEEDS` (default [`DEFAULT_SEEDS`]) sets
-//! how many seeds run; `EXPORTER_PROPERTY_SEED` replays one (a failure names its seed).
+//! fenced on the exporter's record). `EXPORTER_PROPERTY_WORKLOADS` (default [`DEFAULT_WORKLOADS`]) sets
+//! how many numbered workloads run; `EXPORTER_PROPERTY_WORKLOAD` replays one (a failure names its number).
 
 use registry_core::{Registry, RegistrySettings};
 use registry_exporter::engine::{Answer, Connect, Method, PassError, RegistryApi};
@@ -26,8 +26,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
-/// Seeds `make test` runs (each a few hundred operations and passes in process, a second or two).
-const DEFAULT_SEEDS: u64 = 24;
+/// Workloads `make test` runs (each a few hundred operations and passes in process, a second or two).
+const DEFAULT_WORKLOADS: u64 = 24;
 
 /// The exporter's name.
 const NAME: &str = "prop";
@@ -181,13 +181,13 @@ fn service() -> Result<ExporterService, String> {
     Ok(ExporterService::new(Arc::new(MemoryExporterStore::new()), Arc::new(secrets)).with_destinations(loopback))
 }
 
-/// The destination over `dir`, no fault planned (`seed`: its fault generator's).
-fn faulty_destination(dir: &std::path::Path, service: &ExporterService, seed: u64) -> Shared {
+/// The destination over `dir`, no fault planned (`number`: its fault generator's start).
+fn faulty_destination(dir: &std::path::Path, service: &ExporterService, number: u64) -> Shared {
     Shared(Arc::new(Faulty {
         inner: Mutex::new(embedded(dir, false)),
         fault_per_mille: AtomicU64::new(0),
         down: AtomicBool::new(false),
-        faults: Mutex::new(Rng(seed ^ 0xFA17)),
+        faults: Mutex::new(Rng(number ^ 0xFA17)),
         injected: AtomicU64::new(0),
         service: service.clone(),
         pause_in: AtomicU64::new(0),
@@ -199,10 +199,10 @@ fn faulty_destination(dir: &std::path::Path, service: &ExporterService, seed: u6
     }))
 }
 
-/// One seed: the workload with passes under faults, quiescence, the oracle. `Err` describes the
+/// One numbered workload: with passes under faults, quiescence, the oracle. `Err` describes the
 /// divergence or the wedged pass.
-async fn run_seed(seed: u64) -> Result<String, String> {
-    let mut workload = Workload::new(seed);
+async fn run_workload(number: u64) -> Result<String, String> {
+    let mut workload = Workload::new(number);
     let (source_dir, destination_dir) =
         (tempfile::tempdir().map_err(|e| e.to_string())?, tempfile::tempdir().map_err(|e| e.to_string())?);
     let source = embedded(source_dir.path(), true);
@@ -212,7 +212,7 @@ async fn run_seed(seed: u64) -> Result<String, String> {
         .create(linking::definition(&exporter, "http://127.0.0.1:9", BTreeMap::new()))
         .await
         .map_err(|error| format!("create: {error}"))?;
-    let destination = faulty_destination(destination_dir.path(), &service, seed);
+    let destination = faulty_destination(destination_dir.path(), &service, number);
     let faulty = &destination.0;
     let mut wiped_dirs = Vec::new();
     linking::call(&source, Method::Put, "/config", Some(json!({ "compatibility": "NONE" }))).await;
@@ -406,20 +406,21 @@ async fn numbers_reused_by_a_referrer_and_its_reference_are_replaced_referrer_fi
     assert!(compared.is_ok(), "{compared:?}");
 }
 
-/// `make test` runs the default seeds; more with `EXPORTER_PROPERTY_SEEDS=200 cargo nextest run -p
-/// api-tests -E 'test(/exporter_property/)'`, one replayed with `EXPORTER_PROPERTY_SEED=N`.
+/// `make test` runs the default workloads; more with `EXPORTER_PROPERTY_WORKLOADS=200 cargo nextest run -p
+/// api-tests -E 'test(/exporter_property/)'`, one replayed with `EXPORTER_PROPERTY_WORKLOAD=N`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_workloads_with_faults_converge_on_embedded() {
-    let seeds = linking::seeds("EXPORTER_PROPERTY_SEED", "EXPORTER_PROPERTY_SEEDS", DEFAULT_SEEDS);
+    let numbers =
+        linking::workload_numbers("EXPORTER_PROPERTY_WORKLOAD", "EXPORTER_PROPERTY_WORKLOADS", DEFAULT_WORKLOADS);
     let mut failures = Vec::new();
-    for seed in &seeds {
-        match run_seed(*seed).await {
-            Ok(summary) => eprintln!("seed {seed}: converged ({summary})"),
+    for number in &numbers {
+        match run_workload(*number).await {
+            Ok(summary) => eprintln!("workload {number}: converged ({summary})"),
             Err(divergence) => {
-                eprintln!("seed {seed}: FAILED: {divergence}");
-                failures.push(format!("seed {seed} (replay: EXPORTER_PROPERTY_SEED={seed}): {divergence}"));
+                eprintln!("workload {number}: FAILED: {divergence}");
+                failures.push(format!("workload {number} (replay: EXPORTER_PROPERTY_WORKLOAD={number}): {divergence}"));
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {} seeds failed:\n{}", failures.len(), seeds.len(), failures.join("\n"));
+    assert!(failures.is_empty(), "{} of {} workloads failed:\n{}", failures.len(), numbers.len(), failures.join("\n"));
 }

@@ -12,8 +12,8 @@
 //! instances of the function handling the same batch at once. Every write the destination
 //! receives after a pause was acknowledged fails the run.
 //!
-//! `EXPORTER_STREAM_PROPERTY_SEEDS` (default [`DEFAULT_SEEDS`]) sets how many seeds run,
-//! `EXPORTER_STREAM_PROPERTY_SEED` replays one. Skips without `AWS_ENDPOINT_URL` (fails with `CI`
+//! `EXPORTER_STREAM_PROPERTY_WORKLOADS` (default [`DEFAULT_WORKLOADS`]) sets how many numbered workloads run,
+//! `EXPORTER_STREAM_PROPERTY_WORKLOAD` replays one. Skips without `AWS_ENDPOINT_URL` (fails with `CI`
 //! set), as the store's emulator tests do.
 
 mod stream;
@@ -39,8 +39,8 @@ use std::sync::{Arc, Mutex};
 use stream::{StreamReader, failures};
 use tokio::sync::oneshot;
 
-/// Seeds `make test` runs (each some 30-80 operations against the emulator).
-const DEFAULT_SEEDS: u64 = 3;
+/// Workloads `make test` runs (each some 30-80 operations against the emulator).
+const DEFAULT_WORKLOADS: u64 = 3;
 
 /// The exporter's name.
 const NAME: &str = "prop";
@@ -184,8 +184,8 @@ fn engine(sdk: &aws_config::SdkConfig, names: &AwsStoreConfig, service: &Exporte
     ServiceEngine::new(service.clone(), Arc::new(source))
 }
 
-async fn run_seed(seed: u64, sdk: &aws_config::SdkConfig, names: &AwsStoreConfig) -> Result<String, String> {
-    let mut workload = Workload::new(seed);
+async fn run_workload(number: u64, sdk: &aws_config::SdkConfig, names: &AwsStoreConfig) -> Result<String, String> {
+    let mut workload = Workload::new(number);
     let mut feed = Feed { reader: stream::enable(sdk, names).await, acknowledged: 0 };
     let store = AwsStore::with_path_style(sdk, names.clone(), true);
     let registry = Registry::new(Arc::new(store), RegistrySettings::default());
@@ -195,7 +195,7 @@ async fn run_seed(seed: u64, sdk: &aws_config::SdkConfig, names: &AwsStoreConfig
     let service = ExporterService::new(records, Arc::new(SecretBox::ephemeral().map_err(|e| e.to_string())?))
         .with_destinations(loopback.clone());
     let faults = Arc::new(Faults {
-        rng: Mutex::new(Rng(seed ^ 0xFA17)),
+        rng: Mutex::new(Rng(number ^ 0xFA17)),
         per_mille: AtomicU64::new(0),
         injected: AtomicU64::new(0),
         kill_in: AtomicU64::new(0),
@@ -332,25 +332,31 @@ async fn run_seed(seed: u64, sdk: &aws_config::SdkConfig, names: &AwsStoreConfig
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_workloads_with_faults_converge_through_the_stream() {
     let Some(sdk) = emulator_sdk().await else { return };
-    let seeds = linking::seeds("EXPORTER_STREAM_PROPERTY_SEED", "EXPORTER_STREAM_PROPERTY_SEEDS", DEFAULT_SEEDS);
+    let numbers = linking::workload_numbers(
+        "EXPORTER_STREAM_PROPERTY_WORKLOAD",
+        "EXPORTER_STREAM_PROPERTY_WORKLOADS",
+        DEFAULT_WORKLOADS,
+    );
     let mut failed = Vec::new();
-    for seed in &seeds {
+    for number in &numbers {
         let names = unique_names("exporter-prop");
         create_resources(&sdk, &names, true).await.unwrap_or_else(|e| panic!("{e}"));
         let outcome = tokio::spawn({
-            let (seed, sdk, names) = (*seed, sdk.clone(), names.clone());
-            async move { run_seed(seed, &sdk, &names).await }
+            let (number, sdk, names) = (*number, sdk.clone(), names.clone());
+            async move { run_workload(number, &sdk, &names).await }
         })
         .await;
         let _ = delete_resources(&sdk, &names, true).await;
         match outcome {
-            Ok(Ok(summary)) => eprintln!("seed {seed}: converged ({summary})"),
+            Ok(Ok(summary)) => eprintln!("workload {number}: converged ({summary})"),
             Ok(Err(divergence)) => {
-                eprintln!("seed {seed}: FAILED: {divergence}");
-                failed.push(format!("seed {seed} (replay: EXPORTER_STREAM_PROPERTY_SEED={seed}): {divergence}"));
+                eprintln!("workload {number}: FAILED: {divergence}");
+                failed.push(format!(
+                    "workload {number} (replay: EXPORTER_STREAM_PROPERTY_WORKLOAD={number}): {divergence}"
+                ));
             }
             Err(panic) => std::panic::resume_unwind(panic.into_panic()),
         }
     }
-    assert!(failed.is_empty(), "{} of {} seeds failed:\n{}", failed.len(), seeds.len(), failed.join("\n"));
+    assert!(failed.is_empty(), "{} of {} workloads failed:\n{}", failed.len(), numbers.len(), failed.join("\n"));
 }

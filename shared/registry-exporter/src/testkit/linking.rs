@@ -22,17 +22,17 @@ pub const SUBJECTS: [&str; 5] = ["a", "b", "c", "d", "e"];
 /// `/subjects` never lists it.
 pub const CONFIG_ONLY: &str = "f";
 
-/// The seeds a property test runs: `one` (an environment variable naming one seed to replay) if
-/// set, else 1 ..= `count` (one naming how many), else 1 ..= `default`.
-pub fn seeds(one: &str, count: &str, default: u64) -> Vec<u64> {
-    if let Some(seed) = std::env::var(one).ok().and_then(|seed| seed.parse().ok()) {
-        return vec![seed];
+/// The numbered random workloads a property test runs: `one` (an environment variable naming one
+/// workload to replay) if set, else 1 ..= `count` (one naming how many), else 1 ..= `default`.
+pub fn workload_numbers(one: &str, count: &str, default: u64) -> Vec<u64> {
+    if let Some(number) = std::env::var(one).ok().and_then(|number| number.parse().ok()) {
+        return vec![number];
     }
     let count = std::env::var(count).ok().and_then(|n| n.parse().ok()).unwrap_or(default);
     (1..=count).collect()
 }
 
-/// SplitMix64: a small seeded generator, the same sequence on every machine.
+/// SplitMix64: a small generator started from a number, the same sequence on every machine.
 pub struct Rng(pub u64);
 
 impl Rng {
@@ -115,8 +115,8 @@ pub struct Workload {
 }
 
 impl Workload {
-    pub fn new(seed: u64) -> Self {
-        Workload { rng: Rng(seed), versions: BTreeMap::new(), next_type: 0 }
+    pub fn new(number: u64) -> Self {
+        Workload { rng: Rng(number), versions: BTreeMap::new(), next_type: 0 }
     }
 
     /// Reads the source back, then makes one random operation there. Refusals (a referenced
