@@ -36,10 +36,9 @@ impl Exporters {
         Arc::new(service)
     }
 
-    /// `app` notifying the runner after every successful request to an endpoint that writes (not
-    /// after lookups and compatibility tests, which are `POST`s that only read: a stampede of
-    /// them would list the exporters once per request), and after every MCP call, whose tools may
-    /// write.
+    /// `app` notifying the runner after every successful request to an endpoint that may write
+    /// (MCP calls included: their tools may), not after lookups and compatibility tests, which are
+    /// `POST`s that only read: a stampede of them would list the exporters once per request.
     pub(crate) fn notified(&self, app: axum::Router) -> axum::Router {
         match self {
             Exporters::Run(trigger) => {
@@ -58,7 +57,7 @@ async fn notify_writes(
 ) -> axum::response::Response {
     let response = next.run(request).await;
     let record = response.extensions().get::<registry_http::observability::RequestRecord>();
-    let writes = record.is_some_and(|record| record.writes || record.operation == "mcp");
+    let writes = record.is_some_and(|record| record.writes);
     if writes && response.status().is_success() {
         trigger.notify_one();
     }

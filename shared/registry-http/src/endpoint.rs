@@ -35,6 +35,9 @@ pub enum Access {
     Requires(Operation),
     /// What the API does not serve: `Read` for `GET`/`HEAD`, `Configure` (admin) otherwise.
     Unserved,
+    /// The caller must be allowed to read; the service makes requests of its own on the caller's
+    /// behalf, each authorized by its own route, and they may write (the MCP server's tools).
+    Delegates,
 }
 
 /// Every `GET`, lookups and compatibility tests.
@@ -175,7 +178,8 @@ pub struct Served {
     pub subject: Option<String>,
     /// Who made the request when the credentials verified (the audit trail of writes).
     pub principal: Option<String>,
-    /// The endpoint may change what the registry holds (its access is not a read).
+    /// The endpoint may change what the registry holds (its access is not a read, or it
+    /// delegates to requests that may write).
     pub writes: bool,
 }
 
@@ -185,6 +189,7 @@ async fn guard(State(endpoint): State<Endpoint>, request: Request, next: Next) -
     let operation = match endpoint.access {
         Access::Open => None,
         Access::Requires(operation) => Some(operation),
+        Access::Delegates => Some(Operation::Read),
         Access::Unserved if parts.method == Method::GET || parts.method == Method::HEAD => Some(Operation::Read),
         Access::Unserved => Some(Operation::Configure),
     };
@@ -203,7 +208,11 @@ async fn guard(State(endpoint): State<Endpoint>, request: Request, next: Next) -
             permit.require(operation, checked_subject).map(|()| permit)
         }
     };
-    let writes = matches!(endpoint.access, Access::Requires(operation) if operation != Operation::Read);
+    let writes = match endpoint.access {
+        Access::Requires(operation) => operation != Operation::Read,
+        Access::Delegates => true,
+        Access::Open | Access::Unserved => false,
+    };
     let served = Served { operation: endpoint.operation, subject, principal, writes };
     let mut response = match decided {
         Ok(permit) => {

@@ -126,7 +126,7 @@ pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
         true => {
             // Each tool's request goes to the same routes, behind this same authentication.
             let service = registry_mcp::service(routes.clone(), endpoint::caller_only);
-            routes.route("/mcp", endpoint::endpoint_service("mcp", endpoint::READ, service))
+            routes.route("/mcp", endpoint::endpoint_service("mcp", endpoint::Access::Delegates, service))
         }
         false => routes,
     };

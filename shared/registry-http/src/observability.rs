@@ -54,8 +54,8 @@ pub struct RequestRecord {
     pub latency_ms: f64,
     /// The request id (also in the `X-Request-Id` response header).
     pub request_id: String,
-    /// The endpoint may change what the registry holds (registrations, deletes, config; not
-    /// lookups or compatibility tests, which are `POST`s that only read).
+    /// The endpoint may change what the registry holds (registrations, deletes, config, MCP calls;
+    /// not lookups or compatibility tests, which are `POST`s that only read).
     pub writes: bool,
 }
 

@@ -18,8 +18,13 @@ use registry_core::bounded::BoundedMap;
 use registry_core::{Fingerprint, SchemaRecord};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Bytes of rendered answers kept (bodies plus [`ENTRY_OVERHEAD`] each): 32 MiB.
+/// Bytes of rendered by-ID answers kept (bodies plus [`ENTRY_OVERHEAD`] each): 32 MiB.
 const MAX_BYTES: usize = 32 * 1024 * 1024;
+
+/// Bytes of rendered lookup answers kept (charged twice their length: the bytes and the record
+/// they hold): 16 MiB, as the lookup memory whose records they show. A shard keeps an answer of up
+/// to 512 KiB; a larger one is rendered for each request.
+const MAX_RECORD_BYTES: usize = 16 * 1024 * 1024;
 
 /// Shards, each with its own lock and an even share of [`MAX_BYTES`] (4 MiB: a schema of up to
 /// 2 MiB is kept).
@@ -73,12 +78,12 @@ pub struct RenderedAnswers {
 
 impl Default for RenderedAnswers {
     fn default() -> Self {
-        RenderedAnswers { shards: shards(), records: shards() }
+        RenderedAnswers { shards: shards(MAX_BYTES), records: shards(MAX_RECORD_BYTES) }
     }
 }
 
-fn shards<K: Eq + std::hash::Hash + Clone, V: Clone>() -> Vec<Mutex<BoundedMap<K, V>>> {
-    (0..SHARDS).map(|_| Mutex::new(BoundedMap::new(MAX_BYTES / SHARDS))).collect()
+fn shards<K: Eq + std::hash::Hash + Clone, V: Clone>(max_bytes: usize) -> Vec<Mutex<BoundedMap<K, V>>> {
+    (0..SHARDS).map(|_| Mutex::new(BoundedMap::new(max_bytes / SHARDS))).collect()
 }
 
 /// Every mutation completes under the guard, so a poisoned lock is still consistent.

@@ -77,3 +77,46 @@ async fn server_errors_are_logged_with_their_detail() {
     let lines = capture.lines();
     assert!(lines.iter().any(|line| line.starts_with("error ") && line.contains("throttled by arn:")), "{lines:?}");
 }
+
+/// Each answer's record says whether its endpoint may write (what wakes schema linking): writes
+/// and MCP calls do, reads do not, lookups and compatibility tests (`POST`s) included.
+#[tokio::test]
+async fn each_answer_says_whether_its_endpoint_may_write() {
+    use axum::body::Body;
+    use axum::http::Request;
+    use registry_http::observability::RequestRecord;
+    use tower::ServiceExt;
+    let registry = registry_core::Registry::new(
+        Arc::new(registry_core::MemoryStore::new()),
+        registry_core::RegistrySettings::default(),
+    );
+    let app = registry_http::app(registry, registry_http::AppOptions { mcp: true, ..Default::default() });
+    let schema = serde_json::json!({ "schema": "\"string\"" }).to_string();
+    let cases = [
+        ("POST", "/subjects/s/versions", true),
+        ("POST", "/subjects/s", false),
+        ("POST", "/compatibility/subjects/s/versions/latest", false),
+        ("GET", "/schemas/ids/1", false),
+        ("PUT", "/config/s", true),
+        ("DELETE", "/subjects/s", true),
+        ("POST", "/mcp", true),
+    ];
+    for (method, uri, writes) in cases {
+        let body = match uri {
+            "/config/s" => serde_json::json!({ "compatibility": "NONE" }).to_string(),
+            "/mcp" => serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }).to_string(),
+            _ => schema.clone(),
+        };
+        let request = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("content-type", "application/json")
+            .body(if method == "GET" || method == "DELETE" { Body::empty() } else { Body::from(body) })
+            .unwrap();
+        let response = app.clone().oneshot(request).await.unwrap();
+        let record = response.extensions().get::<RequestRecord>().cloned().unwrap();
+        // The MCP call is not a whole session (400 here): its endpoint's record is what counts.
+        assert!(uri == "/mcp" || response.status().is_success(), "{method} {uri}: {}", response.status());
+        assert_eq!(record.writes, writes, "{method} {uri} ({})", record.operation);
+    }
+}
