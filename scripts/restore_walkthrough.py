@@ -13,28 +13,16 @@ Usage: .venv/bin/python scripts/restore_walkthrough.py   (prints each step; exit
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 import uuid
-from pathlib import Path
 
 import boto3
 
-ROOT = Path(__file__).resolve().parent.parent
+# `registry serve` on a free port and the pass/fail lines, as the multi-region walkthrough runs them.
+from runbook_walkthrough import ENDPOINT, FAILURES, REGISTRY, Server, check
 
-
-def target_directory() -> Path:
-    metadata = subprocess.run(["cargo", "metadata", "--format-version", "1", "--no-deps"], cwd=ROOT, capture_output=True, text=True, check=True)
-    return Path(json.loads(metadata.stdout)["target_directory"])
-
-
-REGISTRY = target_directory() / "debug" / "registry"
-ENDPOINT = os.environ.get("AWS_ENDPOINT_URL", "http://127.0.0.1:4566")
 AWS_ENV = {"AWS_ENDPOINT_URL": ENDPOINT, "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}
 
 
@@ -49,56 +37,15 @@ def registry(args: list[str], table: str, bucket: str) -> str:
     return result.stdout + result.stderr
 
 
-class Server:
-    """`registry serve` on the AWS backend over `table`, on a free port."""
-
-    def __init__(self, table: str, bucket: str):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.process = subprocess.Popen(
-            [str(REGISTRY), "serve", "--backend", "aws", "--bind", "127.0.0.1", "--port", str(self.port)],
-            env=env(table, bucket), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/", timeout=1)
-                return
-            except OSError:
-                time.sleep(0.1)
-        raise SystemExit("registry serve did not start")
-
-    def register(self, subject: str, field: str) -> int:
-        schema = json.dumps({"type": "record", "name": "R", "fields": [{"name": field, "type": "string"}]})
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}/subjects/{subject}/versions",
-            data=json.dumps({"schema": schema}).encode(),
-            headers={"Content-Type": "application/vnd.schemaregistry.v1+json"},
-            method="POST",
-        )
-        with urllib.request.urlopen(request, timeout=10) as answer:
-            return json.load(answer)["id"]
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=10)
-
-
 def main() -> int:
     suffix = uuid.uuid4().hex[:8]
     old, new, bucket = f"walk-old-{suffix}", f"walk-new-{suffix}", f"walk-bodies-{suffix}"
     dynamodb = boto3.client("dynamodb", endpoint_url=ENDPOINT, region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test")
-    failures = []
-
-    def check(label: str, ok: bool):
-        print(f"{'ok  ' if ok else 'FAIL'} {label}")
-        if not ok:
-            failures.append(label)
 
     print(f"0. a registry on {old} (bucket {bucket})")
     registry(["aws-init"], old, bucket)
     dynamodb.update_continuous_backups(TableName=old, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})
-    server = Server(old, bucket)
+    server = Server(env(old, bucket))
     before = [server.register(f"s{n}-value", f"f{n}") for n in range(3)]
     print(f"   IDs issued before the restore point: {before}")
 
@@ -129,15 +76,15 @@ def main() -> int:
     print("3. terraform state rm / import / apply: not run here; scripts/terraform_emulator.py runs them on the applied example")
 
     print(f"4. the registry on {new} issues a fresh ID")
-    server = Server(new, bucket)
+    server = Server(env(new, bucket))
     fresh = server.register("after-restore-value", "h0")
     server.stop()
     check(f"a new schema on the restored table gets ID {fresh}, above every ID issued ({max(after)})", fresh > max(after))
 
     for table in (old, new):
         dynamodb.delete_table(TableName=table)
-    print(f"{'all checks passed' if not failures else f'{len(failures)} failed'}")
-    return 1 if failures else 0
+    print(f"{'all checks passed' if not FAILURES else f'{len(FAILURES)} failed'}")
+    return 1 if FAILURES else 0
 
 
 if __name__ == "__main__":

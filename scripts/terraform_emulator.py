@@ -45,7 +45,7 @@ from pathlib import Path
 
 import boto3
 
-from runbook_walkthrough import Server
+from runbook_walkthrough import Server, target_directory
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = "two-teams"
@@ -114,11 +114,6 @@ def run(args: list[str], cwd: Path, env: dict | None = None, capture: bool = Fal
             sys.stderr.write(result.stdout + result.stderr)
         raise SystemExit(f"terraform-emulator: {args[0]} {args[1] if len(args) > 1 else ''} failed (exit {result.returncode})")
     return result.stdout if capture else ""
-
-
-def target_directory() -> Path:
-    metadata = subprocess.run(["cargo", "metadata", "--format-version", "1", "--no-deps"], cwd=ROOT, capture_output=True, text=True, check=True)
-    return Path(json.loads(metadata.stdout)["target_directory"])
 
 
 def skipped_by(address: str, skip: list[str]) -> str | None:
