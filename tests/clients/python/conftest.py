@@ -83,6 +83,44 @@ def serving(command: list[str], env: dict, url: str, log_path, what: str):
             server.wait(timeout=10)
 
 
+def write_users(users_file, users: dict) -> None:
+    """Creates each user of `users` (user -> (role, password, subject prefixes)) in `users_file` with
+    `registry passwd`, the password given on its standard input as an operator types it."""
+    binary = registry_binary()
+    env = {**os.environ, "REGISTRY_USERS_FILE": str(users_file)}
+    for user, (role, password, prefixes) in users.items():
+        args = [binary, "passwd", user, "--role", role]
+        for prefix in prefixes:
+            args += ["--subject-prefix", prefix]
+        done = subprocess.run(args, input=password + "\n", env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, f"registry passwd {user} failed: {done.stderr}"
+
+
+def serving_with_basic_auth(work, users_file, what: str, extra_env: dict | None = None):
+    """A registry of its own with HTTP Basic users from `users_file`, its data and logs in `work`, on a
+    free loopback port (`serving`: yields its URL, stops it by its PID afterwards): `registry serve` on
+    REGISTRY_BACKEND (memory when unset), or with LAMBDA_EMULATOR set (the Lambda run) the
+    registry-lambda function under that Runtime API emulator. `extra_env` adds settings."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "PORT": str(port),
+        "REGISTRY_BIND": "127.0.0.1",
+        "REGISTRY_DATA_DIR": str(work / "data"),
+        "REGISTRY_USERS_FILE": str(users_file),
+        **(extra_env or {}),
+        "RUST_LOG": os.environ.get("RUST_LOG", "warn"),
+    }
+    backend = os.environ.get("REGISTRY_BACKEND") or "memory"
+    emulator = os.environ.get("LAMBDA_EMULATOR")
+    if emulator:
+        backend = "lambda"
+        command = [emulator, "--port", str(port), "--log", str(work / "function.log")]
+    else:
+        command = [registry_binary(), "serve", "--backend", backend]
+    return serving(command, env, f"http://127.0.0.1:{port}", work / "server.log", f"registry serve ({what}, {backend})")
+
+
 @pytest.fixture(scope="session")
 def registry_url() -> str:
     url = os.environ.get("REGISTRY_URL")

@@ -10,15 +10,13 @@ server is that Runtime API emulator running the registry-lambda function, with t
 file, instead of `registry serve`."""
 
 import json
-import os
-import subprocess
 import urllib.error
 import urllib.request
 import uuid
 from email.message import Message
 
 import pytest
-from conftest import free_port, payment_schema, registry_binary, serving, wire_id
+from conftest import payment_schema, serving_with_basic_auth, wire_id, write_users
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
@@ -48,45 +46,15 @@ def _get(url: str, headers: dict | None = None) -> tuple[int, Message, bytes]:
         return error.code, error.headers, error.read()
 
 
-def _passwd(binary: str, users_file: str, user: str, role: str, password: str, prefixes: list[str]) -> None:
-    args = [binary, "passwd", user, "--role", role]
-    for prefix in prefixes:
-        args += ["--subject-prefix", prefix]
-    env = {**os.environ, "REGISTRY_USERS_FILE": users_file}
-    done = subprocess.run(args, input=password + "\n", env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, f"registry passwd {user} failed: {done.stderr}"
-
-
 @pytest.fixture(scope="module")
 def auth_url(tmp_path_factory) -> str:
-    binary = registry_binary()
     work = tmp_path_factory.mktemp("auth")
-    users_file = str(work / "users.json")
-    for user, (role, password, prefixes) in USERS.items():
-        _passwd(binary, users_file, user, role, password, prefixes)
-    with open(users_file, encoding="utf-8") as written:
-        stored = written.read()
+    users_file = work / "users.json"
+    write_users(users_file, USERS)
+    stored = users_file.read_text(encoding="utf-8")
     for _, password, _ in USERS.values():
         assert password not in stored, "the users file must hold hashes, never passwords"
-
-    port = free_port()
-    env = {
-        **os.environ,
-        "PORT": str(port),
-        "REGISTRY_BIND": "127.0.0.1",
-        "REGISTRY_DATA_DIR": str(work / "data"),
-        "REGISTRY_USERS_FILE": users_file,
-        "RUST_LOG": os.environ.get("RUST_LOG", "warn"),
-    }
-    backend = os.environ.get("REGISTRY_BACKEND") or "memory"
-    emulator = os.environ.get("LAMBDA_EMULATOR")
-    if emulator:
-        backend = "lambda"
-        command = [emulator, "--port", str(port), "--log", str(work / "function.log")]
-    else:
-        command = [binary, "serve", "--backend", backend]
-    url = f"http://127.0.0.1:{port}"
-    with serving(command, env, url, work / "server.log", f"registry serve (auth, {backend})"):
+    with serving_with_basic_auth(work, users_file, "auth") as url:
         yield url
 
 

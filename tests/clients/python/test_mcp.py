@@ -11,16 +11,14 @@ It is stopped by its PID when the module ends, also on failure."""
 import asyncio
 import base64
 import json
-import os
 import urllib.error
 import urllib.request
 import uuid
 
 import pytest
-from conftest import free_port, registry_binary, serving
+from conftest import serving_with_basic_auth, write_users
 from mcp import ClientSession
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
-from test_auth import _passwd
 
 USERS = {
     "admin": ("admin", "a-secret-1", []),
@@ -52,30 +50,10 @@ def _rest(url: str, method: str, path: str, user: str, body: dict | None = None)
 
 
 def _start(tmp_path_factory, mcp_enabled: bool):
-    binary = registry_binary()
     work = tmp_path_factory.mktemp("mcp")
-    users_file = str(work / "users.json")
-    for user, (role, password, prefixes) in USERS.items():
-        _passwd(binary, users_file, user, role, password, prefixes)
-    port = free_port()
-    env = {
-        **os.environ,
-        "PORT": str(port),
-        "REGISTRY_BIND": "127.0.0.1",
-        "REGISTRY_DATA_DIR": str(work / "data"),
-        "REGISTRY_USERS_FILE": users_file,
-        "REGISTRY_MCP_ENABLED": "true" if mcp_enabled else "false",
-        "RUST_LOG": os.environ.get("RUST_LOG", "warn"),
-    }
-    backend = os.environ.get("REGISTRY_BACKEND") or "memory"
-    emulator = os.environ.get("LAMBDA_EMULATOR")
-    if emulator:
-        backend = "lambda"
-        command = [emulator, "--port", str(port), "--log", str(work / "function.log")]
-    else:
-        command = [binary, "serve", "--backend", backend]
-    url = f"http://127.0.0.1:{port}"
-    return serving(command, env, url, work / "server.log", f"registry serve (mcp, {backend})")
+    users_file = work / "users.json"
+    write_users(users_file, USERS)
+    return serving_with_basic_auth(work, users_file, "mcp", {"REGISTRY_MCP_ENABLED": "true" if mcp_enabled else "false"})
 
 
 @pytest.fixture(scope="module")
