@@ -1562,6 +1562,9 @@ def check_exporter_iam():
                 problems.append("the module's key is not usable through SQS (the encrypted failure queue) only via services")
     policy = MODULE_CONFIG.data[("aws_iam_policy_document", "kms")]
     scope = MODULE_CONFIG.scope(REQUIRED)
+    # One region: the one key policy, the first region's (where the exporter runs).
+    [(region, log_groups)] = evaluate(policy["for_each"], scope).items()
+    scope = scope.bind(each={"key": region, "value": log_groups})
     logs = [evaluate(c["values"], scope) for s in policy["statement"] for c in s.get("condition", []) if "aws:logs:arn" in c["variable"]]
     if not any(plain(value).endswith("/aws/lambda/schema-registry-payments-exporter") for values in logs for value in (values if isinstance(values, list) else [values])):
         problems.append("the key policy does not let CloudWatch Logs encrypt the exporter's log group")

@@ -18,7 +18,7 @@ resource "aws_kms_key" "registry" {
   description             = "${local.prefix}: table, bucket, logs and function environment"
   enable_key_rotation     = true
   deletion_window_in_days = 30
-  policy                  = data.aws_iam_policy_document.kms.json
+  policy                  = data.aws_iam_policy_document.kms[local.primary_region].json
   tags                    = local.tags
 }
 
@@ -27,10 +27,19 @@ resource "aws_kms_alias" "registry" {
   target_key_id = aws_kms_key.registry.key_id
 }
 
+# Every region's key policy: this key's (the first region's) and each further region's (regions.tf).
+# The account administers the key; CloudWatch Logs of the key's region may encrypt the registry's
+# log groups there with it (the API function's everywhere, the exporter function's in the first
+# region, where it runs: exporter.tf).
 data "aws_iam_policy_document" "kms" {
   # checkov:skip=CKV_AWS_111: this is a key policy: its resource "*" means this key only, and the account root must administer it.
   # checkov:skip=CKV_AWS_356: this is a key policy: its resource "*" means this key only.
   # checkov:skip=CKV_AWS_109: this is a key policy: the account root must keep control of the key, or it becomes unmanageable.
+  for_each = merge(
+    { (local.primary_region) = [local.prefix, "${local.prefix}-exporter"] },
+    { for region in local.extra_regions : region => [local.prefix] },
+  )
+
   statement {
     sid       = "AccountAdministers"
     actions   = ["kms:*"]
@@ -47,13 +56,12 @@ data "aws_iam_policy_document" "kms" {
     resources = ["*"] # a key policy's resource is always the key itself
     principals {
       type        = "Service"
-      identifiers = ["logs.${data.aws_region.current.region}.amazonaws.com"]
+      identifiers = ["logs.${each.key}.amazonaws.com"]
     }
     condition {
       test     = "ArnLike"
       variable = "kms:EncryptionContext:aws:logs:arn"
-      # The API function's log group and the exporter function's (exporter.tf).
-      values = [for group in [local.prefix, "${local.prefix}-exporter"] : "arn:${data.aws_partition.current.partition}:logs:${data.aws_region.current.region}:${data.aws_caller_identity.current.account_id}:log-group:/aws/lambda/${group}"]
+      values   = [for group in each.value : "arn:${data.aws_partition.current.partition}:logs:${each.key}:${data.aws_caller_identity.current.account_id}:log-group:/aws/lambda/${group}"]
     }
   }
 }

@@ -52,7 +52,7 @@ locals {
 
 # ---------------------------------------------------------------------------------------------
 # A key per further region: DynamoDB, S3, Secrets Manager, Lambda and CloudWatch Logs use a key of
-# their own region. Same policy as the module's key (main.tf).
+# their own region. Its policy: data.aws_iam_policy_document.kms (main.tf).
 
 resource "aws_kms_key" "replica" {
   for_each                = toset(local.extra_regions)
@@ -60,7 +60,7 @@ resource "aws_kms_key" "replica" {
   description             = "${local.prefix}: table replica, bucket, logs and function environment in ${each.key}"
   enable_key_rotation     = true
   deletion_window_in_days = 30
-  policy                  = data.aws_iam_policy_document.replica_kms[each.key].json
+  policy                  = data.aws_iam_policy_document.kms[each.key].json
   tags                    = local.tags
 }
 
@@ -69,38 +69,6 @@ resource "aws_kms_alias" "replica" {
   region        = each.key
   name          = "alias/${local.prefix}"
   target_key_id = aws_kms_key.replica[each.key].key_id
-}
-
-data "aws_iam_policy_document" "replica_kms" {
-  # checkov:skip=CKV_AWS_111: this is a key policy: its resource "*" means this key only, and the account root must administer it.
-  # checkov:skip=CKV_AWS_356: this is a key policy: its resource "*" means this key only.
-  # checkov:skip=CKV_AWS_109: this is a key policy: the account root must keep control of the key, or it becomes unmanageable.
-  for_each = toset(local.extra_regions)
-
-  statement {
-    sid       = "AccountAdministers"
-    actions   = ["kms:*"]
-    resources = ["*"] # a key policy's resource is always the key itself
-    principals {
-      type        = "AWS"
-      identifiers = ["arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:root"]
-    }
-  }
-
-  statement {
-    sid       = "CloudWatchLogsEncrypt"
-    actions   = ["kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:Describe*"]
-    resources = ["*"] # a key policy's resource is always the key itself
-    principals {
-      type        = "Service"
-      identifiers = ["logs.${each.key}.amazonaws.com"]
-    }
-    condition {
-      test     = "ArnLike"
-      variable = "kms:EncryptionContext:aws:logs:arn"
-      values   = ["arn:${data.aws_partition.current.partition}:logs:${each.key}:${data.aws_caller_identity.current.account_id}:log-group:/aws/lambda/${local.prefix}"]
-    }
-  }
 }
 
 # ---------------------------------------------------------------------------------------------
