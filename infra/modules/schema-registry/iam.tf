@@ -59,31 +59,20 @@ data "aws_iam_policy_document" "registry" {
     }
   }
 
-  statement {
-    sid       = "SchemaBodies"
-    actions   = ["s3:GetObject"]
-    resources = [for arn in local.readable_bucket_arns : "${arn}/schemas/*"]
-  }
-
-  statement {
-    sid       = "SchemaBodyWrites"
-    actions   = ["s3:PutObject"]
-    resources = [for arn in local.written_bucket_arns : "${arn}/schemas/*"]
-  }
-
-  # The ID ledger (ids/<id>, one object per ID ever issued, created with If-None-Match: *): an
+  # Bodies (schemas/) and the ID ledger (ids/<id>, one object per ID ever issued, created with
+  # If-None-Match: *): read in every region's bucket, written where writes are committed. An
   # allocation that finds its claim taken lists the ledger to move past the highest ID, which a
   # restore of the table cannot rewind (README "Restoring the table").
   statement {
-    sid       = "IdLedger"
+    sid       = "BodiesAndIdLedger"
     actions   = ["s3:GetObject"]
-    resources = [for arn in local.readable_bucket_arns : "${arn}/ids/*"]
+    resources = flatten([for arn in local.readable_bucket_arns : ["${arn}/schemas/*", "${arn}/ids/*"]])
   }
 
   statement {
-    sid       = "IdLedgerWrites"
+    sid       = "BodyAndIdLedgerWrites"
     actions   = ["s3:PutObject"]
-    resources = [for arn in local.written_bucket_arns : "${arn}/ids/*"]
+    resources = flatten([for arn in local.written_bucket_arns : ["${arn}/schemas/*", "${arn}/ids/*"]])
   }
 
   # Listing, on the whole bucket: the ledger is listed by prefix, and without s3:ListBucket S3
