@@ -281,26 +281,33 @@ class Parser:
             return self.for_list()
         return self.expressions_until("]")
 
-    def for_list(self):
-        """[for v in collection : expr] and [for v in collection : expr if cond] over a list."""
+    def for_header(self, closer):
+        """`for name[, name] in collection :` and the body's tokens up to `closer` (taken): the first
+        name, the second (None without one), the collection and the body."""
         self.take("for")
-        value_name = self.take()[1]
+        first_name = self.take()[1]
+        second_name = None
+        if self.peek()[1] == ",":
+            self.take(",")
+            second_name = self.take()[1]
         self.take("in")
         collection = self.expression()
         self.take(":")
-        body = self.balanced_until("]")
+        return first_name, second_name, collection, self.balanced_until(closer)
+
+    def for_list(self):
+        """[for v in collection : expr] and [for v in collection : expr if cond] over a list."""
+        value_name, second_name, collection, body = self.for_header("]")
+        if second_name is not None:
+            raise Unknown(f"[for {value_name}, {second_name} in ...]: only [for v in ...] is read here")
         if isinstance(collection, Reference):
             return Reference(f"[for {value_name} in {collection}]")
         if_at = top_level(body, ("name", "if"))
         result = []
         for value in collection.values() if isinstance(collection, dict) else collection:
-            saved = dict(self.scope.bindings)
-            self.scope.bindings.update({value_name: value})
-            try:
-                if if_at == len(body) or truthy(Parser(body[if_at + 1:], self.scope).whole()):
-                    result.append(Parser(body[:if_at], self.scope).whole())
-            finally:
-                self.scope.bindings = saved
+            scope = self.scope.bind(**{value_name: value})
+            if if_at == len(body) or truthy(Parser(body[if_at + 1:], scope).whole()):
+                result.append(Parser(body[:if_at], scope).whole())
         return result
 
     def expressions_until(self, closer):
@@ -347,16 +354,7 @@ class Parser:
 
     def for_object(self):
         """{for k, v in map : key => value [if cond]}, and {for v in list : key => value [if cond]}."""
-        self.take("for")
-        key_name = self.take()[1]
-        value_name = None
-        if self.peek()[1] == ",":
-            self.take(",")
-            value_name = self.take()[1]
-        self.take("in")
-        collection = self.expression()
-        self.take(":")
-        body = self.balanced_until("}")
+        key_name, value_name, collection, body = self.for_header("}")
         arrow = top_level(body, ("op", "=>"))
         if_at = top_level(body, ("name", "if"))
         result = {}
@@ -367,14 +365,9 @@ class Parser:
         else:
             items = collection.items() if isinstance(collection, dict) else enumerate(collection)
         for key, value in items:
-            saved = dict(self.scope.bindings)
-            self.scope.bindings.update({key_name: key} if value_name is None else {key_name: key, value_name: value})
-            try:
-                keep = if_at == len(body) or truthy(Parser(body[if_at + 1:], self.scope).whole())
-                if keep:
-                    result[Parser(body[:arrow], self.scope).whole()] = Parser(body[arrow + 1:if_at], self.scope).whole()
-            finally:
-                self.scope.bindings = saved
+            scope = self.scope.bind(**({key_name: key} if value_name is None else {key_name: key, value_name: value}))
+            if if_at == len(body) or truthy(Parser(body[if_at + 1:], scope).whole()):
+                result[Parser(body[:arrow], scope).whole()] = Parser(body[arrow + 1:if_at], scope).whole()
         return result
 
     def call(self, name):
