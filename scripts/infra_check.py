@@ -1191,16 +1191,40 @@ def exporter_credentials_grant(statement: dict) -> bool:
 
 
 def statements(document: str, overrides: dict | None = None) -> list[dict]:
-    """The statements of the module's policy document `document`, evaluated (dynamic ones included)."""
+    """The statements of the module's policy document `document`, evaluated (dynamic ones included),
+    after those of the documents its source_policy_documents name, as Terraform merges them."""
     body = MODULE_CONFIG.data[("aws_iam_policy_document", document)]
+    sources = re.findall(r"data\.aws_iam_policy_document\.([a-z0-9_]+)\.json", str(body.get("source_policy_documents", "")))
+    found = [statement for source in sources for statement in statements(source, overrides)]
     scope = MODULE_CONFIG.scope({**REQUIRED, **(overrides or {})})
-    found = [evaluate(statement, scope) for statement in body.get("statement", [])]
+    found += [evaluate(statement, scope) for statement in body.get("statement", [])]
     for dynamic in body.get("dynamic", []):
         for _, block in dynamic.items():
             items = evaluate(block["for_each"], scope)
             for item in items:
                 found.append(evaluate(block["content"][0], scope.bind(statement={"value": item})))
     return found
+
+
+def check_home_marker_deny():
+    """Both functions' roles, the API's and the exporter's, are denied every write of the fence item
+    HOME / MARKER (its ConditionCheck excepted), in every region's replica: only the failover command
+    writes it. (terraform test checks the shared document; its mocked provider renders no JSON, so
+    only here is each role's document followed to the statements it merges.)"""
+    problems = []
+    writes = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
+    for document in ("registry", "exporter"):
+        for overrides in ({}, MULTI_REGION_OVERRIDES):
+            denies = [
+                s for s in statements(document, overrides)
+                if s.get("effect") == "Deny" and writes <= set(s.get("actions", [])) and "dynamodb:ConditionCheckItem" not in s.get("actions", [])
+                and any(c.get("test") == "ForAnyValue:StringEquals" and c.get("variable") == "dynamodb:LeadingKeys" and c.get("values") == ["HOME"] for c in s.get("condition", []))
+            ]
+            if len(denies) != 1:
+                problems.append(f"{overrides or 'defaults'}: the {document} role has {len(denies)} denies of writes to the HOME partition, expected one")
+            elif overrides and regions_named([plain(r) for r in denies[0].get("resources", [])]) != set(REGIONS):
+                problems.append(f"the {document} role's HOME deny does not name every region's replica")
+    return problems
 
 
 def check_restore_adoption():
@@ -2191,6 +2215,7 @@ CHECKS = [
     ("exporter: the stream filters pass rows and configs, never the exporter's own items", check_exporter_filters),
     ("exporter: a scheduled catch-up run EventBridge may invoke", check_exporter_schedule),
     ("exporter: least-privilege role (stream, reads, exporter partitions only, queue, key via services)", check_exporter_iam),
+    ("the API and exporter roles may not write the home marker (the failover command's only)", check_home_marker_deny),
     ("exporter: alarms on iterator age, errors and the failure queue", check_exporter_alarms),
     ("exporter: the function starts as the stream handler with variables the Rust sources read", check_exporter_environment),
     ("regions: a single-region deployment upgrades in place (same addresses, nothing new, moved blocks kept)", check_upgrade_in_place),

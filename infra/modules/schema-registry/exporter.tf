@@ -223,19 +223,16 @@ data "aws_iam_policy_document" "exporter" {
   # Only with the exporter: its statements name the failure queue and log group, which exist only then.
   count = local.exporter ? 1 : 0
 
+  # As the API function's role (iam.tf): it reads the registry's items (the exported subjects' rows,
+  # configs and bodies' bindings in this region's replica, the exporters' items in the home region's,
+  # wherever the home is), and the fence item is the failover command's only.
+  source_policy_documents = [data.aws_iam_policy_document.registry_items.json]
+
   # What the event source mapping reads on the function's behalf.
   statement {
     sid       = "TableStream"
     actions   = ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"]
     resources = ["${aws_dynamodb_table.registry.arn}/stream/*"]
-  }
-
-  # The exported subjects' rows, configs and bodies' bindings (this region's replica), and the
-  # exporters' items (the home region's replica, wherever the home is).
-  statement {
-    sid       = "RegistryReads"
-    actions   = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"]
-    resources = local.readable_table_arns
   }
 
   # Offsets and states: only items whose partition key is an exporter's, and only where the API
@@ -265,19 +262,6 @@ data "aws_iam_policy_document" "exporter" {
         variable = "dynamodb:LeadingKeys"
         values   = [statement.value]
       }
-    }
-  }
-
-  # As the API function's role (iam.tf): the fence item is the failover command's only.
-  statement {
-    sid       = "HomeMarkerIsTheOperators"
-    effect    = "Deny"
-    actions   = local.home_marker_writes
-    resources = local.readable_table_arns
-    condition {
-      test     = "ForAnyValue:StringEquals"
-      variable = "dynamodb:LeadingKeys"
-      values   = ["HOME"]
     }
   }
 

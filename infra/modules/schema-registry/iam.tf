@@ -18,29 +18,13 @@ resource "aws_iam_role" "registry" {
   tags               = local.tags
 }
 
-data "aws_iam_policy_document" "registry" {
+# What both functions' roles hold alike (this file's and the exporter's, exporter.tf): they read the
+# registry's items in every region's replica, and neither may write the home marker.
+data "aws_iam_policy_document" "registry_items" {
   statement {
-    sid = "RegistryReads"
-    actions = [
-      "dynamodb:GetItem",
-      "dynamodb:BatchGetItem",
-      "dynamodb:Query",
-    ]
+    sid       = "RegistryReads"
+    actions   = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"]
     resources = local.readable_table_arns
-  }
-
-  # Writes (and the condition checks of transactions) only where writes may be committed: the home
-  # region's replica, or with follow_home_marker every replica, each write fenced on the marker. An
-  # unfenced write to another replica would race the home's, last writer wins.
-  statement {
-    sid = "RegistryWrites"
-    actions = [
-      "dynamodb:PutItem",
-      "dynamodb:UpdateItem",
-      "dynamodb:DeleteItem",
-      "dynamodb:ConditionCheckItem",
-    ]
-    resources = local.written_table_arns
   }
 
   # The fence item HOME / MARKER is written only by `registry failover` (an operator's role). Every
@@ -57,6 +41,24 @@ data "aws_iam_policy_document" "registry" {
       variable = "dynamodb:LeadingKeys"
       values   = ["HOME"]
     }
+  }
+}
+
+data "aws_iam_policy_document" "registry" {
+  source_policy_documents = [data.aws_iam_policy_document.registry_items.json]
+
+  # Writes (and the condition checks of transactions) only where writes may be committed: the home
+  # region's replica, or with follow_home_marker every replica, each write fenced on the marker. An
+  # unfenced write to another replica would race the home's, last writer wins.
+  statement {
+    sid = "RegistryWrites"
+    actions = [
+      "dynamodb:PutItem",
+      "dynamodb:UpdateItem",
+      "dynamodb:DeleteItem",
+      "dynamodb:ConditionCheckItem",
+    ]
+    resources = local.written_table_arns
   }
 
   # Bodies (schemas/) and the ID ledger (ids/<id>, one object per ID ever issued, created with

@@ -33,10 +33,16 @@ run "one_region" {
     error_message = "The exporter role must open exporter credentials (kms:Decrypt) under their context."
   }
 
-  # The fence item HOME / MARKER: an explicit deny of every write for both functions' roles.
+  # The fence item HOME / MARKER: an explicit deny of every write, in the document both functions'
+  # roles merge (scripts/infra_check.py follows each role's document to its statements: the mocked
+  # provider renders no JSON).
   assert {
-    condition     = alltrue([for document in [data.aws_iam_policy_document.registry, data.aws_iam_policy_document.exporter[0]] : length([for s in document.statement : s if s.effect == "Deny" && length(setsubtract(["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"], s.actions)) == 0 && !contains(s.actions, "dynamodb:ConditionCheckItem") && length([for c in s.condition : c if c.test == "ForAnyValue:StringEquals" && c.variable == "dynamodb:LeadingKeys" && toset(c.values) == toset(["HOME"])]) == 1]) == 1])
-    error_message = "The API and exporter roles must be denied every write of the HOME partition (the fence marker), the ConditionCheck excepted."
+    condition     = length([for s in data.aws_iam_policy_document.registry_items.statement : s if s.effect == "Deny" && length(setsubtract(["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"], s.actions)) == 0 && !contains(s.actions, "dynamodb:ConditionCheckItem") && length([for c in s.condition : c if c.test == "ForAnyValue:StringEquals" && c.variable == "dynamodb:LeadingKeys" && toset(c.values) == toset(["HOME"])]) == 1]) == 1
+    error_message = "The roles' shared document must deny every write of the HOME partition (the fence marker), the ConditionCheck excepted."
+  }
+  assert {
+    condition     = alltrue([for document in [data.aws_iam_policy_document.registry, data.aws_iam_policy_document.exporter[0]] : contains(document.source_policy_documents, data.aws_iam_policy_document.registry_items.json)])
+    error_message = "The API and exporter roles must both merge the shared document with the HOME deny."
   }
 
   # The failure queue alarm counts messages sent, not the backlog nobody drains.
@@ -68,7 +74,7 @@ run "several_regions" {
   }
   # The deny covers every replica the role reaches.
   assert {
-    condition     = length(one([for s in data.aws_iam_policy_document.registry.statement : s.resources if s.sid == "HomeMarkerIsTheOperators"])) == 2
+    condition     = length(one([for s in data.aws_iam_policy_document.registry_items.statement : s.resources if s.sid == "HomeMarkerIsTheOperators"])) == 2
     error_message = "The HOME deny must name every region's replica."
   }
 }
