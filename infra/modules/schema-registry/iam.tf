@@ -22,8 +22,12 @@ resource "aws_iam_role" "registry" {
 # registry's items in every region's replica, and neither may write the home marker.
 data "aws_iam_policy_document" "registry_items" {
   statement {
-    sid       = "RegistryReads"
-    actions   = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"]
+    sid = "RegistryReads"
+    actions = [
+      "dynamodb:GetItem",
+      "dynamodb:BatchGetItem",
+      "dynamodb:Query",
+    ]
     resources = local.readable_table_arns
   }
 
