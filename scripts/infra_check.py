@@ -750,6 +750,19 @@ def check_invoke_permissions():
     return problems
 
 
+def validation_problems(expectations) -> list[str]:
+    """Each expectation (overrides, expected, label): with REQUIRED and `overrides` the module's
+    validations refuse it by the validation of variable `expected`, or pass it when that is None."""
+    problems = []
+    for overrides, expected, label in expectations:
+        failed = MODULE_CONFIG.failed_validations({**REQUIRED, **overrides})
+        if expected is None and failed:
+            problems.append(f"{label}: refused by {failed}, expected to pass")
+        if expected is not None and expected not in failed:
+            problems.append(f"{label}: expected {expected}'s validation to refuse it, got {failed or 'no failure'}")
+    return problems
+
+
 def check_access_choices():
     """Turning auth off on a reachable URL is an explicit choice; a domain needs its certificate."""
     problems = []
@@ -787,12 +800,7 @@ def check_access_choices():
         ({"name": "a" * 20}, None, "a 20-character name"),
         ({"name": "a" * 21}, "name", "a 21-character name"),
     ]
-    for overrides, expected, label in expectations:
-        failed = MODULE_CONFIG.failed_validations({**REQUIRED, **overrides})
-        if expected is None and failed:
-            problems.append(f"{label}: refused by {failed}, expected to pass")
-        if expected is not None and expected not in failed:
-            problems.append(f"{label}: expected {expected}'s validation to refuse it, got {failed or 'no failure'}")
+    problems += validation_problems(expectations)
     if MODULE_CONFIG.defaults().get("reserved_concurrency") is not None:
         problems.append("reserved_concurrency must default to null (reserving fails on accounts with low quotas)")
     return problems
@@ -1285,7 +1293,6 @@ def check_write_once():
 
 def check_ranges():
     """Memory, timeout and cache inputs outside what Lambda and the registry accept are refused at plan."""
-    problems = []
     expectations = [
         ({"memory_mb": 127}, "memory_mb"),
         ({"memory_mb": 10241}, "memory_mb"),
@@ -1296,13 +1303,7 @@ def check_ranges():
         ({"memory_mb": 128, "cache_bytes": 128 * 1048576}, "cache_bytes"),
         ({"auth_reload_seconds": -1}, "auth_reload_seconds"),
     ]
-    for overrides, expected in expectations:
-        failed = MODULE_CONFIG.failed_validations({**REQUIRED, **overrides})
-        if expected is None and failed:
-            problems.append(f"{overrides}: refused by {failed}, expected to pass")
-        if expected is not None and expected not in failed:
-            problems.append(f"{overrides}: expected {expected}'s validation to refuse it, got {failed or 'no failure'}")
-    return problems
+    return validation_problems([(overrides, expected, overrides) for overrides, expected in expectations])
 
 
 def check_log_and_metric_costs():
@@ -1747,12 +1748,7 @@ def check_region_validations():
         ({"regions": REGIONS, "ack_regions": ["eu-central-1", "ap-southeast-1"]}, None),
         ({"ack_timeout_ms": 50}, "ack_timeout_ms"),
     ]
-    for overrides, expected in expectations:
-        failed = MODULE_CONFIG.failed_validations({**REQUIRED, **overrides})
-        if expected is None and failed:
-            problems.append(f"{overrides}: refused by {failed}, expected to pass")
-        if expected is not None and expected not in failed:
-            problems.append(f"{overrides}: expected {expected}'s validation to refuse it, got {failed or 'no failure'}")
+    problems += validation_problems([(overrides, expected, overrides) for overrides, expected in expectations])
     table = MODULE_CONFIG.resources[("aws_dynamodb_table", "registry")]
     preconditions = [p for lifecycle in table.get("lifecycle", []) for p in lifecycle.get("precondition", [])]
     if not any("var.regions[0]" in str(p.get("condition")) and "data.aws_region.current.region" in str(p.get("condition")) for p in preconditions):
