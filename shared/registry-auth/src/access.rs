@@ -2,7 +2,6 @@
 
 /// The registry's operations, one type for its own checks and for this crate's decision.
 pub use registry_core::Operation;
-use std::fmt;
 use std::str::FromStr;
 
 /// What a principal may do. Ordered: each role includes everything the roles below it may do.
@@ -16,16 +15,14 @@ pub enum Role {
     Admin,
 }
 
-impl Role {
-    /// The lower-case name used in the users file, on the command line and in token claims.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Read => "read",
-            Role::Write => "write",
-            Role::Admin => "admin",
-        }
-    }
+// The lower-case names used in the users file, on the command line and in token claims.
+registry_core::wire_names!(Role {
+    Read = "read",
+    Write = "write",
+    Admin = "admin",
+});
 
+impl Role {
     /// The least role that may perform `operation`.
     pub fn required_for(operation: Operation) -> Role {
         match operation {
@@ -33,12 +30,6 @@ impl Role {
             Operation::Register | Operation::SoftDelete => Role::Write,
             Operation::Import | Operation::HardDelete | Operation::Configure => Role::Admin,
         }
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -51,12 +42,7 @@ impl FromStr for Role {
     type Err = UnknownRole;
 
     fn from_str(value: &str) -> Result<Self, Self::Err> {
-        match value.trim().to_ascii_lowercase().as_str() {
-            "read" => Ok(Role::Read),
-            "write" => Ok(Role::Write),
-            "admin" => Ok(Role::Admin),
-            _ => Err(UnknownRole(value.to_string())),
-        }
+        Role::from_wire_name(&value.trim().to_ascii_lowercase()).ok_or_else(|| UnknownRole(value.to_string()))
     }
 }
 

@@ -50,7 +50,7 @@ pub use registry::{
     SchemasQuery, default_schema_workers,
 };
 pub use registry_schema::compat::Rules;
-pub use registry_schema::{CompatibilityLevel, Fingerprint, Limits, SchemaReference, SchemaType};
+pub use registry_schema::{CompatibilityLevel, Fingerprint, Limits, SchemaReference, SchemaType, wire_names};
 pub use store::{
     BindingsSeen, CommitHints, ConfiguredPage, GuidCarried, HardDeletion, IdRowsPage, LayeredContext, NewVersion,
     Preconditions, Revision, SettingChange, SettingKind, SettingSeen, SettingWrite, SettingsAt, SoftDeletion, Store,

@@ -420,36 +420,19 @@ pub enum Mode {
     Import,
 }
 
-impl Mode {
-    /// The upper-case wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::ReadWrite => "READWRITE",
-            Mode::ReadOnly => "READONLY",
-            Mode::ReadOnlyOverride => "READONLY_OVERRIDE",
-            Mode::Import => "IMPORT",
-        }
-    }
-}
-
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+registry_schema::wire_names!(Mode {
+    ReadWrite = "READWRITE",
+    ReadOnly = "READONLY",
+    ReadOnlyOverride = "READONLY_OVERRIDE",
+    Import = "IMPORT",
+});
 
 impl FromStr for Mode {
     type Err = RegistryError;
 
     /// Case-insensitive (42204 on an unknown name).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_uppercase().as_str() {
-            "READWRITE" => Ok(Mode::ReadWrite),
-            "READONLY" => Ok(Mode::ReadOnly),
-            "READONLY_OVERRIDE" => Ok(Mode::ReadOnlyOverride),
-            "IMPORT" => Ok(Mode::Import),
-            _ => Err(RegistryError::InvalidMode { mode: s.to_string() }),
-        }
+        Mode::from_wire_name(&s.to_ascii_uppercase()).ok_or_else(|| RegistryError::InvalidMode { mode: s.to_string() })
     }
 }
 

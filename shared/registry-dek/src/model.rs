@@ -4,7 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fmt;
 use std::str::FromStr;
 
 /// `kmsType` of AWS KMS keys (Confluent normalises every `aws*` spelling to it).
@@ -81,22 +80,14 @@ pub enum DekAlgorithm {
 
 impl DekAlgorithm {
     pub const ALL: [DekAlgorithm; 3] = [DekAlgorithm::Aes128Gcm, DekAlgorithm::Aes256Gcm, DekAlgorithm::Aes256Siv];
-
-    /// Confluent's name of the algorithm.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DekAlgorithm::Aes128Gcm => "AES128_GCM",
-            DekAlgorithm::Aes256Gcm => "AES256_GCM",
-            DekAlgorithm::Aes256Siv => "AES256_SIV",
-        }
-    }
 }
 
-impl fmt::Display for DekAlgorithm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+// Confluent's names of the algorithms.
+registry_core::wire_names!(DekAlgorithm {
+    Aes128Gcm = "AES128_GCM",
+    Aes256Gcm = "AES256_GCM",
+    Aes256Siv = "AES256_SIV",
+});
 
 /// An algorithm name that is not one of Confluent's.
 #[derive(Debug, thiserror::Error)]
@@ -107,10 +98,7 @@ impl FromStr for DekAlgorithm {
     type Err = UnknownAlgorithm;
 
     fn from_str(name: &str) -> Result<Self, Self::Err> {
-        DekAlgorithm::ALL
-            .into_iter()
-            .find(|algorithm| algorithm.as_str() == name)
-            .ok_or_else(|| UnknownAlgorithm(name.to_owned()))
+        DekAlgorithm::from_wire_name(name).ok_or_else(|| UnknownAlgorithm(name.to_owned()))
     }
 }
 

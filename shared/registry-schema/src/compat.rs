@@ -7,7 +7,6 @@
 use crate::limits::{Budget, Limits, Meter};
 use crate::{ParsedSchema, SchemaError};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 use std::str::FromStr;
 
 /// The seven compatibility levels. Parsed case-insensitively, displayed upper-case.
@@ -47,19 +46,6 @@ impl CompatibilityLevel {
         CompatibilityLevel::FullTransitive,
     ];
 
-    /// The upper-case wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CompatibilityLevel::None => "NONE",
-            CompatibilityLevel::Backward => "BACKWARD",
-            CompatibilityLevel::BackwardTransitive => "BACKWARD_TRANSITIVE",
-            CompatibilityLevel::Forward => "FORWARD",
-            CompatibilityLevel::ForwardTransitive => "FORWARD_TRANSITIVE",
-            CompatibilityLevel::Full => "FULL",
-            CompatibilityLevel::FullTransitive => "FULL_TRANSITIVE",
-        }
-    }
-
     /// The direction checked, or `None` for level NONE.
     pub fn direction(self) -> Option<Direction> {
         match self {
@@ -81,11 +67,15 @@ impl CompatibilityLevel {
     }
 }
 
-impl fmt::Display for CompatibilityLevel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+crate::wire_names!(CompatibilityLevel {
+    None = "NONE",
+    Backward = "BACKWARD",
+    BackwardTransitive = "BACKWARD_TRANSITIVE",
+    Forward = "FORWARD",
+    ForwardTransitive = "FORWARD_TRANSITIVE",
+    Full = "FULL",
+    FullTransitive = "FULL_TRANSITIVE",
+});
 
 /// An unknown level name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -97,11 +87,7 @@ impl FromStr for CompatibilityLevel {
 
     /// Case-insensitive, as Confluent's `CompatibilityLevel.forName`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let upper = s.to_ascii_uppercase();
-        CompatibilityLevel::ALL
-            .into_iter()
-            .find(|level| level.as_str() == upper)
-            .ok_or_else(|| UnknownLevel(s.to_string()))
+        CompatibilityLevel::from_wire_name(&s.to_ascii_uppercase()).ok_or_else(|| UnknownLevel(s.to_string()))
     }
 }
 

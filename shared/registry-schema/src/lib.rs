@@ -15,6 +15,7 @@ pub mod json_value;
 pub mod limits;
 pub mod protobuf;
 pub mod tags;
+mod wire_names;
 
 use avro::AvroSchema;
 pub use canonical::Fingerprint;
@@ -26,7 +27,6 @@ pub use limits::{Budget, Limits, Meter};
 use protobuf::ProtobufSchema;
 
 use serde::{Deserialize, Serialize};
-use std::fmt;
 use std::str::FromStr;
 
 /// The three schema formats Confluent supports. Wire names are upper-case and case-sensitive
@@ -45,34 +45,20 @@ pub enum SchemaType {
 impl SchemaType {
     /// Every supported type, in the order `GET /schemas/types` lists them.
     pub const ALL: [SchemaType; 3] = [SchemaType::Json, SchemaType::Protobuf, SchemaType::Avro];
-
-    /// The wire name (`AVRO`, `JSON`, `PROTOBUF`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SchemaType::Avro => "AVRO",
-            SchemaType::Json => "JSON",
-            SchemaType::Protobuf => "PROTOBUF",
-        }
-    }
 }
 
-impl fmt::Display for SchemaType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+crate::wire_names!(SchemaType {
+    Avro = "AVRO",
+    Json = "JSON",
+    Protobuf = "PROTOBUF",
+});
 
 impl FromStr for SchemaType {
     type Err = SchemaError;
 
     /// Exact, case-sensitive match, as Confluent's provider map lookup.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "AVRO" => Ok(SchemaType::Avro),
-            "JSON" => Ok(SchemaType::Json),
-            "PROTOBUF" => Ok(SchemaType::Protobuf),
-            other => Err(SchemaError::UnknownSchemaType(other.to_string())),
-        }
+        SchemaType::from_wire_name(s).ok_or_else(|| SchemaError::UnknownSchemaType(s.to_string()))
     }
 }
 
