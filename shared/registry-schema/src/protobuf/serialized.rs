@@ -5,6 +5,7 @@
 //! does not parse) and stores the `.proto` text it renders from the descriptor; [`to_proto_text`]
 //! is that rendering. [`to_base64`] is the way back, for `?format=serialized`.
 
+use super::render::options::quote_escaping;
 use protox::prost::Message;
 use protox::prost_reflect::prost_types::field_descriptor_proto::{Label, Type};
 use protox::prost_reflect::prost_types::{
@@ -325,20 +326,9 @@ fn range_text(start: i32, end_inclusive: i32, max: i32) -> String {
     }
 }
 
-/// A `.proto` string literal.
+/// A `.proto` string literal (only quotes, backslashes and line breaks escaped).
 fn quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    quote_escaping(text, &[('"', "\\\""), ('\\', "\\\\"), ('\n', "\\n")])
 }
 
 #[cfg(test)]

@@ -104,23 +104,33 @@ pub(super) fn option_list(options: &[Opt]) -> String {
     }
 }
 
-/// A string literal with Confluent's escapes (`ProtobufSchemaUtils.escapeChars`).
+/// Confluent's escapes (`ProtobufSchemaUtils.escapeChars`).
+const CONFLUENT_ESCAPES: &[(char, &str)] = &[
+    ('\u{7}', "\\a"),
+    ('\u{8}', "\\b"),
+    ('\u{c}', "\\f"),
+    ('\n', "\\n"),
+    ('\r', "\\r"),
+    ('\t', "\\t"),
+    ('\u{b}', "\\v"),
+    ('\\', "\\\\"),
+    ('\'', "\\'"),
+    ('"', "\\\""),
+];
+
+/// A string literal with Confluent's escapes.
 pub(super) fn quote(text: &str) -> String {
+    quote_escaping(text, CONFLUENT_ESCAPES)
+}
+
+/// `text` in double quotes, each character `escapes` names replaced by its escape.
+pub(in crate::protobuf) fn quote_escaping(text: &str, escapes: &[(char, &str)]) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {
-        match c {
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            '\\' => out.push_str("\\\\"),
-            '\'' => out.push_str("\\'"),
-            '"' => out.push_str("\\\""),
-            c => out.push(c),
+        match escapes.iter().find(|(escaped, _)| *escaped == c) {
+            Some((_, escape)) => out.push_str(escape),
+            None => out.push(c),
         }
     }
     out.push('"');
