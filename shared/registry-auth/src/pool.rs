@@ -252,11 +252,16 @@ mod tests {
         hash_password("right", HashCost::TEST).unwrap_or_else(|e| panic!("{e}"))
     }
 
+    /// A one-worker pool whose addresses may fail `failure_burst` times, a failure coming back each
+    /// `refill`, and the hash of the password `right`.
+    fn pool_with_failures(failure_burst: u32, refill: Duration) -> (PasswordPool, String) {
+        let limits = GateLimits { failure_burst, refill, ..GateLimits::DEFAULT };
+        (PasswordPool::with_limits(1, limits), hash())
+    }
+
     #[tokio::test]
     async fn an_address_runs_out_of_failures_and_others_keep_theirs() {
-        let limits = GateLimits { failure_burst: 3, refill: Duration::from_secs(3600), ..GateLimits::DEFAULT };
-        let pool = PasswordPool::with_limits(1, limits);
-        let phc = hash();
+        let (pool, phc) = pool_with_failures(3, Duration::from_secs(3600));
         for _ in 0..3 {
             assert!(!pool.verify_from(ip("10.0.0.1"), "wrong", &phc).await);
         }
@@ -270,9 +275,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_success_costs_no_allowance_and_failures_come_back_over_time() {
-        let limits = GateLimits { failure_burst: 1, refill: Duration::from_millis(1), ..GateLimits::DEFAULT };
-        let pool = PasswordPool::with_limits(1, limits);
-        let phc = hash();
+        let (pool, phc) = pool_with_failures(1, Duration::from_millis(1));
         for _ in 0..3 {
             assert!(pool.verify_from(ip("10.0.0.1"), "right", &phc).await);
         }
