@@ -1198,13 +1198,18 @@ def exporter_credentials_grant(statement: dict) -> bool:
     return bool(actions) and actions <= {"kms:Encrypt", "kms:Decrypt"} and conditioned
 
 
-def statements(document: str, overrides: dict | None = None) -> list[dict]:
+def statements(document: str, overrides: dict | None = None, key: str | None = None) -> list[dict]:
     """The statements of the module's policy document `document`, evaluated (dynamic ones included),
-    after those of the documents its source_policy_documents name, as Terraform merges them."""
+    after those of the documents its source_policy_documents name, as Terraform merges them. Of a
+    document with for_each, those of its instance `key` (the first region's when None)."""
     body = MODULE_CONFIG.data[("aws_iam_policy_document", document)]
     sources = re.findall(r"data\.aws_iam_policy_document\.([a-z0-9_]+)\.json", str(body.get("source_policy_documents", "")))
     found = [statement for source in sources for statement in statements(source, overrides)]
     scope = MODULE_CONFIG.scope({**REQUIRED, **(overrides or {})})
+    if "for_each" in body:
+        instances = evaluate(body["for_each"], scope)
+        key = next(iter(instances)) if key is None else key
+        scope = scope.bind(each={"key": key, "value": instances[key]})
     found += [evaluate(statement, scope) for statement in body.get("statement", [])]
     for dynamic in body.get("dynamic", []):
         for _, block in dynamic.items():
@@ -1578,12 +1583,8 @@ def check_exporter_iam():
             services = " ".join(str(v) for c in via for v in c.get("values", []))
             if not via or "sqs." not in services:
                 problems.append("the module's key is not usable through SQS (the encrypted failure queue) only via services")
-    policy = MODULE_CONFIG.data[("aws_iam_policy_document", "kms")]
-    scope = MODULE_CONFIG.scope(REQUIRED)
-    # One region: the one key policy, the first region's (where the exporter runs).
-    [(region, log_groups)] = evaluate(policy["for_each"], scope).items()
-    scope = scope.bind(each={"key": region, "value": log_groups})
-    logs = [evaluate(c["values"], scope) for s in policy["statement"] for c in s.get("condition", []) if "aws:logs:arn" in c["variable"]]
+    # The first region's key policy (where the exporter runs).
+    logs = [c["values"] for s in statements("kms") for c in s.get("condition", []) if "aws:logs:arn" in c["variable"]]
     if not any(plain(value).endswith("/aws/lambda/schema-registry-payments-exporter") for values in logs for value in (values if isinstance(values, list) else [values])):
         problems.append("the key policy does not let CloudWatch Logs encrypt the exporter's log group")
     return problems
@@ -1826,16 +1827,22 @@ def check_region_buckets():
             primary_text = plain(json.dumps(evaluate(theirs, primary_scope), default=str)).replace("aws_kms_key.registry", "KEY")
             if replica_text != primary_text:
                 problems.append(f"{type_name}.replica[{region}] differs from the first region's: {replica_text} vs {primary_text}")
+    # Every region's bucket policy is the instance of its region of the first region's document, whose
+    # statements name that region's bucket.
     first = [{k: v for k, v in st.items() if k != "resources"} for st in statements("bodies", MULTI_REGION_OVERRIDES)]
-    if ("aws_iam_policy_document", "replica_bodies") in MODULE_CONFIG.data:
-        body = MODULE_CONFIG.data[("aws_iam_policy_document", "replica_bodies")]
-        for region in REGIONS[1:]:
-            scope = MODULE_CONFIG.scope(MULTI_REGION).bind(each={"key": region, "value": region})
-            found = [{k: v for k, v in evaluate(st, scope).items() if k != "resources"} for st in body.get("statement", [])]
-            if found != first:
-                problems.append(f"the bucket policy in {region} differs from the first region's (TLS only, bodies write-once)")
-    else:
-        problems.append("no bucket policy for the further regions' buckets")
+    policies = {REGIONS[0]: evaluate(MODULE_CONFIG.resources[("aws_s3_bucket_policy", "bodies")]["policy"], primary_scope)}
+    body = MODULE_CONFIG.resources[("aws_s3_bucket_policy", "replica")]
+    policies.update({region: evaluate(body["policy"], instance) for region, instance in instance_scopes(("aws_s3_bucket_policy", "replica"), MULTI_REGION).items()})
+    for region in REGIONS:
+        bucket = "aws_s3_bucket.bodies" if region == REGIONS[0] else f"aws_s3_bucket.replica[{region}]"
+        if plain(policies.get(region)) != f"data.aws_iam_policy_document.bodies[{region}].json":
+            problems.append(f"the bucket policy in {region} is {plain(policies.get(region))}, not the bodies document of {region}")
+            continue
+        found = statements("bodies", MULTI_REGION_OVERRIDES, region)
+        if [{k: v for k, v in st.items() if k != "resources"} for st in found] != first:
+            problems.append(f"the bucket policy in {region} differs from the first region's (TLS only, bodies write-once)")
+        if not all(plain(resource).startswith(bucket) for st in found for resource in st.get("resources", [])):
+            problems.append(f"the bucket policy in {region} names another bucket than {bucket}")
     return problems
 
 

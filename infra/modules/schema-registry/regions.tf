@@ -159,46 +159,7 @@ resource "aws_s3_bucket_policy" "replica" {
   for_each = toset(local.extra_regions)
   region   = each.key
   bucket   = aws_s3_bucket.replica[each.key].id
-  policy   = data.aws_iam_policy_document.replica_bodies[each.key].json
-}
-
-# As the first region's bucket policy (s3.tf). S3 replication writes with s3:ReplicateObject, not
-# s3:PutObject, so the write-once rule does not stop it (a body is the same bytes under its key
-# everywhere).
-data "aws_iam_policy_document" "replica_bodies" {
-  for_each = toset(local.extra_regions)
-
-  statement {
-    sid       = "DenyInsecureTransport"
-    effect    = "Deny"
-    actions   = ["s3:*"]
-    resources = [aws_s3_bucket.replica[each.key].arn, "${aws_s3_bucket.replica[each.key].arn}/*"]
-    principals {
-      type        = "*"
-      identifiers = ["*"]
-    }
-    condition {
-      test     = "Bool"
-      variable = "aws:SecureTransport"
-      values   = ["false"]
-    }
-  }
-
-  statement {
-    sid       = "DenyBodyOverwrites"
-    effect    = "Deny"
-    actions   = ["s3:PutObject"]
-    resources = ["${aws_s3_bucket.replica[each.key].arn}/schemas/*"]
-    principals {
-      type        = "*"
-      identifiers = ["*"]
-    }
-    condition {
-      test     = "Null"
-      variable = "s3:if-none-match"
-      values   = ["true"]
-    }
-  }
+  policy   = data.aws_iam_policy_document.bodies[each.key].json
 }
 
 # Every bucket replicates to every other: the home's new bodies and ID ledger entries reach every

@@ -74,15 +74,20 @@ resource "aws_s3_bucket_lifecycle_configuration" "bodies" {
 
 resource "aws_s3_bucket_policy" "bodies" {
   bucket = aws_s3_bucket.bodies.id
-  policy = data.aws_iam_policy_document.bodies.json
+  policy = data.aws_iam_policy_document.bodies[local.primary_region].json
 }
 
+# The policy of every region's bucket: this one and each further region's (regions.tf). S3
+# replication writes with s3:ReplicateObject, not s3:PutObject, so the write-once rule does not stop
+# it (a body is the same bytes under its key everywhere).
 data "aws_iam_policy_document" "bodies" {
+  for_each = local.bucket_arns
+
   statement {
     sid       = "DenyInsecureTransport"
     effect    = "Deny"
     actions   = ["s3:*"]
-    resources = [aws_s3_bucket.bodies.arn, "${aws_s3_bucket.bodies.arn}/*"]
+    resources = [each.value, "${each.value}/*"]
     principals {
       type        = "*"
       identifiers = ["*"]
@@ -102,7 +107,7 @@ data "aws_iam_policy_document" "bodies" {
     sid       = "DenyBodyOverwrites"
     effect    = "Deny"
     actions   = ["s3:PutObject"]
-    resources = ["${aws_s3_bucket.bodies.arn}/schemas/*"]
+    resources = ["${each.value}/schemas/*"]
     principals {
       type        = "*"
       identifiers = ["*"]
