@@ -45,10 +45,7 @@ pub async fn contexts_have_independent_id_spaces(store: &dyn Store) {
 
     let holder = subject_in(&b, &unique_name("ctx-holder"));
     let carrier = row(&holder, 1, SchemaId(2), only_b);
-    store
-        .create_version(&carrier, &Preconditions::default(), &crate::CommitHints::default())
-        .await
-        .expect("create_version in b");
+    store.add_version(&carrier).await.expect("create_version in b");
     let clash = store.bind_id_in(&b, SchemaId(2), &only_a).await;
     assert!(matches!(clash, Err(StoreError::Conflict(_))), "contexts: id 2 of b is only_b's, got {clash:?}");
     store.bind_id_in(&a, SchemaId(2), &only_a).await.expect("bind_id_in: same binding again succeeds");

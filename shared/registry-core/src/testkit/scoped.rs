@@ -7,7 +7,7 @@ use super::store_cases::fresh_id;
 use super::{row, unique_name};
 use crate::model::{Context, DeletedFilter, Subject, Version, VersionRow};
 use crate::registry::{Registry, RegistrySettings, SchemasQuery};
-use crate::store::{Preconditions, Store};
+use crate::store::Store;
 use crate::subject_scope::SubjectScope;
 use std::sync::Arc;
 
@@ -21,10 +21,7 @@ pub async fn scoped_listings_page_inside_the_scope(store: Arc<dyn Store>) {
     let (id, fingerprint) = fresh_id(store.as_ref(), &base).await;
     for suffix in ["a.1", "b.1", "a.2", "c.1", "d.1", "a.3", "c.2", "c.3", "b.2"] {
         let created = row(&subject(suffix), 1, id, fingerprint);
-        store
-            .create_version(&created, &Preconditions::default(), &crate::CommitHints::default())
-            .await
-            .expect("create_version");
+        store.add_version(&created).await.expect("create_version");
     }
     store.set_version_deleted(&subject("c.3"), Version(1), true).await.expect("soft delete");
     let scope = SubjectScope::prefixes([format!("{base}-c."), format!("{base}-a.")]);

@@ -88,10 +88,7 @@ pub async fn bind_id_rules_and_counter(store: &dyn Store) {
     store.bind_id(explicit, &fp_a).await.expect("bind_id on a free id");
     store.bind_id(explicit, &fp_a).await.expect("bind_id again with the same fingerprint succeeds");
     let holder = unique_subject("bind-holder");
-    store
-        .create_version(&row(&holder, 1, explicit, fp_a), &Preconditions::default(), &crate::CommitHints::default())
-        .await
-        .expect("create_version");
+    store.add_version(&row(&holder, 1, explicit, fp_a)).await.expect("create_version");
     let clash = store.bind_id(explicit, &fp_b).await;
     assert!(is_conflict(&clash), "bind_id of a carried id to another fingerprint must be Conflict, got {clash:?}");
     assert_eq!(store.fingerprint_for_id(explicit).await.expect("fingerprint_for_id"), Some(fp_a));
@@ -123,25 +120,18 @@ pub async fn bind_id_rules_and_counter(store: &dyn Store) {
 /// bound, the counter unchanged; rows commit under [`Preconditions::id_binding`] only while it
 /// names their schema; another context's rows with the same ID number do not keep it.
 pub async fn bind_id_rebinds_an_id_no_row_carries(store: &dyn Store) {
-    let none = Preconditions::default();
     let (id, old) = fresh_id(store, &unique_name("rebind-old")).await;
     let (new, _) = stored_body(store, &unique_name("rebind-new")).await;
     let (first, second) = (unique_subject("rebind-a"), unique_subject("rebind-b"));
     for subject in [&first, &second] {
-        store
-            .create_version(&row(subject, 1, id, old), &none, &crate::CommitHints::default())
-            .await
-            .expect("create_version");
+        store.add_version(&row(subject, 1, id, old)).await.expect("create_version");
     }
     let elsewhere = Context::parse(&format!(".{}", unique_name("rebind-ctx"))).expect("context");
     let (other, _) = stored_body(store, &unique_name("rebind-other")).await;
     store.bind_id_in(&elsewhere, id, &other).await.expect("bind_id_in another context");
     let qualified =
         Subject::new(format!("{}{}", elsewhere.subject_prefix(), unique_name("rebind-q"))).expect("subject");
-    store
-        .create_version(&row(&qualified, 1, id, other), &none, &crate::CommitHints::default())
-        .await
-        .expect("create_version in another context");
+    store.add_version(&row(&qualified, 1, id, other)).await.expect("create_version in another context");
 
     let live = store.bind_id(id, &new).await;
     assert!(is_conflict(&live), "rebind of an id live rows carry must be Conflict, got {live:?}");
@@ -188,10 +178,7 @@ pub async fn bind_id_rebinds_an_id_no_row_carries(store: &dyn Store) {
     // The hard-deleted schema imported again under its own ID gets that ID back on both sides.
     let (id3, restored) = fresh_id(store, &unique_name("rebind-restore")).await;
     let gone = unique_subject("rebind-gone");
-    store
-        .create_version(&row(&gone, 1, id3, restored), &none, &crate::CommitHints::default())
-        .await
-        .expect("create_version");
+    store.add_version(&row(&gone, 1, id3, restored)).await.expect("create_version");
     hard_delete(store, &gone, &[Version(1)]).await.expect("hard delete");
     assert_eq!(store.id_for_fingerprint(&restored).await.expect("id_for_fingerprint"), None);
     store.bind_id(id3, &restored).await.expect("import of the schema under its freed id");
@@ -202,14 +189,10 @@ pub async fn bind_id_rebinds_an_id_no_row_carries(store: &dyn Store) {
 /// another subject's row keeps it), keeps id → fingerprint, and a later allocation for the
 /// fingerprint takes a new, greater id.
 pub async fn hard_delete_unbinds_the_schema_not_the_id(store: &dyn Store) {
-    let none = Preconditions::default();
     let (id, fingerprint) = fresh_id(store, &unique_name("unbind")).await;
     let (first, second) = (unique_subject("unbind-a"), unique_subject("unbind-b"));
     for subject in [&first, &second] {
-        store
-            .create_version(&row(subject, 1, id, fingerprint), &none, &crate::CommitHints::default())
-            .await
-            .expect("create_version");
+        store.add_version(&row(subject, 1, id, fingerprint)).await.expect("create_version");
     }
     hard_delete(store, &first, &[Version(1)]).await.expect("hard delete, id kept elsewhere");
     assert_eq!(store.id_for_fingerprint(&fingerprint).await.expect("id_for_fingerprint"), Some(id), "still carried");
@@ -244,11 +227,7 @@ pub async fn bind_guid_first_binding_wins(store: &dyn Store) {
 
     let id = store.allocate_id(&fp_a).await.expect("allocate_id");
     let subject = unique_subject("guid-unbind");
-    let none = Preconditions::default();
-    store
-        .create_version(&row(&subject, 1, id, fp_a), &none, &crate::CommitHints::default())
-        .await
-        .expect("create_version");
+    store.add_version(&row(&subject, 1, id, fp_a)).await.expect("create_version");
     hard_delete(store, &subject, &[Version(1)]).await.expect("hard delete unbinds fp_a");
     assert_eq!(
         store.fingerprint_for_guid(&guid_a).await.expect("fingerprint_for_guid"),
@@ -355,19 +334,10 @@ pub async fn create_version_is_create_if_absent(store: &dyn Store) {
     let (id, fp) = fresh_id(store, &unique_name("create")).await;
     assert!(store.versions(&subject).await.expect("versions").is_empty(), "new subject has no rows");
     for version in [3, 1, 2] {
-        store
-            .create_version(&row(&subject, version, id, fp), &Preconditions::default(), &crate::CommitHints::default())
-            .await
-            .expect("create_version");
+        store.add_version(&row(&subject, version, id, fp)).await.expect("create_version");
     }
     let (other_id, other_fp) = fresh_id(store, &unique_name("create-other")).await;
-    let clash = store
-        .create_version(
-            &row(&subject, 2, other_id, other_fp),
-            &Preconditions::default(),
-            &crate::CommitHints::default(),
-        )
-        .await;
+    let clash = store.add_version(&row(&subject, 2, other_id, other_fp)).await;
     assert!(is_conflict(&clash), "create_version on an existing version must be Conflict, got {clash:?}");
     let rows = store.versions(&subject).await.expect("versions");
     let numbers: Vec<i32> = rows.iter().map(|r| r.version.0).collect();
@@ -385,15 +355,9 @@ pub async fn versions_page_pages_one_subject(store: &dyn Store) {
     let neighbour = Subject::new(format!("{subject}-next")).expect("subject");
     let (id, fp) = fresh_id(store, &unique_name("page")).await;
     for version in [1, 2, 3, 5, 8] {
-        store
-            .create_version(&row(&subject, version, id, fp), &Preconditions::default(), &crate::CommitHints::default())
-            .await
-            .expect("create_version");
+        store.add_version(&row(&subject, version, id, fp)).await.expect("create_version");
     }
-    store
-        .create_version(&row(&neighbour, 4, id, fp), &Preconditions::default(), &crate::CommitHints::default())
-        .await
-        .expect("create_version");
+    store.add_version(&row(&neighbour, 4, id, fp)).await.expect("create_version");
     store.set_version_deleted(&subject, Version(3), true).await.expect("soft delete");
     let numbers = |rows: Vec<crate::model::VersionRow>| rows.iter().map(|r| r.version.0).collect::<Vec<i32>>();
     let page = |after, limit| store.versions_page(VersionsPage { subject: &subject, after, limit });
@@ -416,10 +380,7 @@ pub async fn versions_page_pages_one_subject(store: &dyn Store) {
 pub async fn set_version_deleted_rules(store: &dyn Store) {
     let subject = unique_subject("soft");
     let (id, fp) = fresh_id(store, &unique_name("soft")).await;
-    store
-        .create_version(&row(&subject, 1, id, fp), &Preconditions::default(), &crate::CommitHints::default())
-        .await
-        .expect("create_version");
+    store.add_version(&row(&subject, 1, id, fp)).await.expect("create_version");
     store.set_version_deleted(&subject, Version(1), true).await.expect("soft delete a live row");
     let row1 = store.get_version(&subject, Version(1)).await.expect("get_version").expect("row still there");
     assert!(row1.deleted, "soft delete sets deleted");
@@ -442,14 +403,8 @@ pub async fn set_version_deleted_rules(store: &dyn Store) {
 pub async fn delete_version_is_idempotent(store: &dyn Store) {
     let subject = unique_subject("hard");
     let (id, fp) = fresh_id(store, &unique_name("hard")).await;
-    store
-        .create_version(&row(&subject, 1, id, fp), &Preconditions::default(), &crate::CommitHints::default())
-        .await
-        .expect("create_version");
-    store
-        .create_version(&row(&subject, 2, id, fp), &Preconditions::default(), &crate::CommitHints::default())
-        .await
-        .expect("create_version");
+    store.add_version(&row(&subject, 1, id, fp)).await.expect("create_version");
+    store.add_version(&row(&subject, 2, id, fp)).await.expect("create_version");
     store.delete_version(&subject, Version(1)).await.expect("delete_version");
     store.delete_version(&subject, Version(1)).await.expect("delete_version of a missing row succeeds");
     assert_eq!(store.get_version(&subject, Version(1)).await.expect("get_version"), None);
@@ -463,10 +418,7 @@ pub async fn delete_version_is_idempotent(store: &dyn Store) {
     let listed = store.list_subjects(page).await;
     assert!(listed.expect("list_subjects").is_empty(), "a subject without rows is not listed");
     assert_eq!(store.fingerprint_for_id(id).await.expect("fingerprint_for_id"), Some(fp), "the id stays bound");
-    store
-        .create_version(&row(&subject, 1, id, fp), &Preconditions::default(), &crate::CommitHints::default())
-        .await
-        .expect("a hard-deleted version number can be created again");
+    store.add_version(&row(&subject, 1, id, fp)).await.expect("a hard-deleted version number can be created again");
 }
 
 /// `rows_with_id`: every row carrying the id, live or soft-deleted, sorted by (subject, version).
@@ -476,22 +428,10 @@ pub async fn rows_with_id_index(store: &dyn Store) {
     let s2 = Subject::new(format!("{prefix}-a")).expect("subject");
     let (id, fp) = fresh_id(store, &prefix).await;
     let (other, other_fp) = fresh_id(store, &unique_name("by-id-other")).await;
-    store
-        .create_version(&row(&s1, 2, id, fp), &Preconditions::default(), &crate::CommitHints::default())
-        .await
-        .expect("create_version");
-    store
-        .create_version(&row(&s1, 1, other, other_fp), &Preconditions::default(), &crate::CommitHints::default())
-        .await
-        .expect("create_version");
-    store
-        .create_version(&row(&s2, 3, id, fp), &Preconditions::default(), &crate::CommitHints::default())
-        .await
-        .expect("create_version");
-    store
-        .create_version(&row(&s2, 1, id, fp), &Preconditions::default(), &crate::CommitHints::default())
-        .await
-        .expect("create_version");
+    store.add_version(&row(&s1, 2, id, fp)).await.expect("create_version");
+    store.add_version(&row(&s1, 1, other, other_fp)).await.expect("create_version");
+    store.add_version(&row(&s2, 3, id, fp)).await.expect("create_version");
+    store.add_version(&row(&s2, 1, id, fp)).await.expect("create_version");
     store.set_version_deleted(&s2, Version(1), true).await.expect("soft delete");
     let rows = store.rows_with_id(id).await.expect("rows_with_id");
     let keys: Vec<(String, i32)> = rows.iter().map(|r| (r.subject.to_string(), r.version.0)).collect();
@@ -508,28 +448,13 @@ pub async fn rows_with_id_index(store: &dyn Store) {
     // characters (" " and "#" sort between "-a" and "-b"; "-a" is a prefix of the others).
     for (suffix, version) in [("-a#", 1), ("-a b", 2)] {
         let subject = Subject::new(format!("{prefix}{suffix}")).expect("subject");
-        store
-            .create_version(&row(&subject, version, id, fp), &Preconditions::default(), &crate::CommitHints::default())
-            .await
-            .expect("create_version");
+        store.add_version(&row(&subject, version, id, fp)).await.expect("create_version");
     }
     let mut expected = store.rows_with_id(id).await.expect("rows_with_id");
     expected.sort_by(|a, b| (&a.subject, a.version).cmp(&(&b.subject, b.version)));
     assert_eq!(expected.len(), 5);
     for size in [1, 2, 5, 7] {
-        let mut paged = Vec::new();
-        loop {
-            let after = paged.last().map(|r: &crate::model::VersionRow| (&r.subject, r.version));
-            let page = IdRowsPage { id, prefix: "", after, limit: size };
-            let page = store.rows_with_id_page(page).await.expect("rows_with_id_page");
-            assert!(page.len() <= size, "page of {} rows, asked {size}", page.len());
-            let done = page.len() < size;
-            paged.extend(page);
-            if done {
-                break;
-            }
-        }
-        assert_eq!(paged, expected, "pages of {size}");
+        assert_eq!(rows_with_id_by_pages(store, id, "", size).await, expected, "pages of {size}");
     }
     let page = IdRowsPage { id: unused, prefix: "", after: None, limit: 5 };
     assert!(store.rows_with_id_page(page).await.expect("rows_with_id_page").is_empty());
@@ -542,17 +467,7 @@ pub async fn rows_with_id_index(store: &dyn Store) {
         assert_eq!(wanted.len(), count, "{suffix}");
         let run_prefix = format!("{prefix}{suffix}");
         for size in [1, 2, 5] {
-            let mut paged: Vec<VersionRow> = Vec::new();
-            loop {
-                let after = paged.last().map(|r| (&r.subject, r.version));
-                let page = IdRowsPage { id, prefix: &run_prefix, after, limit: size };
-                let page = store.rows_with_id_page(page).await.expect("rows_with_id_page");
-                let done = page.len() < size;
-                paged.extend(page);
-                if done {
-                    break;
-                }
-            }
+            let paged = rows_with_id_by_pages(store, id, &run_prefix, size).await;
             assert_eq!(paged, wanted, "prefix {suffix}, pages of {size}");
         }
     }
@@ -563,43 +478,36 @@ pub async fn rows_with_id_index(store: &dyn Store) {
     assert!(page.is_empty(), "a cursor past the run");
 }
 
+/// Every row carrying `id` whose subject starts with `prefix`, read with `rows_with_id_page` from
+/// the start, `size` rows a page, each page's last row the next page's cursor; asserts no page
+/// holds more than `size` rows.
+async fn rows_with_id_by_pages(store: &dyn Store, id: SchemaId, prefix: &str, size: usize) -> Vec<VersionRow> {
+    let mut paged: Vec<VersionRow> = Vec::new();
+    loop {
+        let after = paged.last().map(|r| (&r.subject, r.version));
+        let page =
+            store.rows_with_id_page(IdRowsPage { id, prefix, after, limit: size }).await.expect("rows_with_id_page");
+        assert!(page.len() <= size, "page of {} rows, asked {size}", page.len());
+        let done = page.len() < size;
+        paged.extend(page);
+        if done {
+            return paged;
+        }
+    }
+}
+
 /// `referrers`: rows whose references include (subject, version), sorted by ID.
 pub async fn referrers_index(store: &dyn Store) {
     let target = unique_subject("ref-target");
     let (target_id, target_fp) = fresh_id(store, &unique_name("ref-target")).await;
-    store
-        .create_version(
-            &row(&target, 1, target_id, target_fp),
-            &Preconditions::default(),
-            &crate::CommitHints::default(),
-        )
-        .await
-        .expect("create_version");
-    store
-        .create_version(
-            &row(&target, 2, target_id, target_fp),
-            &Preconditions::default(),
-            &crate::CommitHints::default(),
-        )
-        .await
-        .expect("create_version");
+    store.add_version(&row(&target, 1, target_id, target_fp)).await.expect("create_version");
+    store.add_version(&row(&target, 2, target_id, target_fp)).await.expect("create_version");
     let (low, low_fp) = fresh_id(store, &unique_name("ref-low")).await;
     let (high, high_fp) = fresh_id(store, &unique_name("ref-high")).await;
     let referrer = unique_subject("ref-referrer");
+    store.add_version(&row_referencing(&referrer, 1, high, high_fp, &[(&target, 1)])).await.expect("create_version");
     store
-        .create_version(
-            &row_referencing(&referrer, 1, high, high_fp, &[(&target, 1)]),
-            &Preconditions::default(),
-            &crate::CommitHints::default(),
-        )
-        .await
-        .expect("create_version");
-    store
-        .create_version(
-            &row_referencing(&referrer, 2, low, low_fp, &[(&target, 2), (&target, 1)]),
-            &Preconditions::default(),
-            &crate::CommitHints::default(),
-        )
+        .add_version(&row_referencing(&referrer, 2, low, low_fp, &[(&target, 2), (&target, 1)]))
         .await
         .expect("create_version");
     store.set_version_deleted(&referrer, Version(2), true).await.expect("soft delete");
@@ -611,10 +519,7 @@ pub async fn referrers_index(store: &dyn Store) {
     assert!(store.referrers(&target, Version(3)).await.expect("referrers").is_empty());
     let (twice, twice_fp) = fresh_id(store, &unique_name("ref-twice")).await;
     let doubled = row_referencing(&unique_subject("ref-twice"), 1, twice, twice_fp, &[(&target, 2), (&target, 2)]);
-    store
-        .create_version(&doubled, &Preconditions::default(), &crate::CommitHints::default())
-        .await
-        .expect("create_version");
+    store.add_version(&doubled).await.expect("create_version");
     let to_v2 = store.referrers(&target, Version(2)).await.expect("referrers");
     assert_eq!(to_v2.iter().map(|r| r.id).collect::<Vec<_>>(), vec![low, twice], "one entry per referring row");
     store.delete_version(&doubled.subject, doubled.version).await.expect("delete_version");
@@ -629,15 +534,9 @@ pub async fn list_subjects_paging_and_filters(store: &dyn Store) {
     let name = |suffix: &str| Subject::new(format!("{prefix}-{suffix}")).expect("subject");
     let (id, fp) = fresh_id(store, &prefix).await;
     for suffix in ["d", "a", "c", "b"] {
-        store
-            .create_version(&row(&name(suffix), 1, id, fp), &Preconditions::default(), &crate::CommitHints::default())
-            .await
-            .expect("create_version");
+        store.add_version(&row(&name(suffix), 1, id, fp)).await.expect("create_version");
     }
-    store
-        .create_version(&row(&name("c"), 2, id, fp), &Preconditions::default(), &crate::CommitHints::default())
-        .await
-        .expect("create_version");
+    store.add_version(&row(&name("c"), 2, id, fp)).await.expect("create_version");
     store.set_version_deleted(&name("b"), Version(1), true).await.expect("soft delete");
     store.set_version_deleted(&name("c"), Version(1), true).await.expect("soft delete");
     let prefix = prefix.as_str();
@@ -671,10 +570,7 @@ pub async fn subjects_with_config_pages(store: &dyn Store) {
     let name = |suffix: &str| Subject::new(format!("{prefix}-{suffix}")).expect("subject");
     let config = ConfigRecord { compatibility_level: Some(CompatibilityLevel::Full), ..ConfigRecord::default() };
     let (id, fp) = fresh_id(store, &prefix).await;
-    store
-        .create_version(&row(&name("b"), 1, id, fp), &Preconditions::default(), &crate::CommitHints::default())
-        .await
-        .expect("create_version");
+    store.add_version(&row(&name("b"), 1, id, fp)).await.expect("create_version");
     for suffix in ["d", "a", "b", "c"] {
         store.put_config(&Scope::Subject(name(suffix)), &config).await.expect("put_config");
     }
@@ -779,10 +675,7 @@ pub async fn usage_marker_moves_forward_only(store: &dyn Store) {
     assert_eq!(store.last_used(&other).await.expect("last_used"), None, "markers are per subject");
 
     let (id, fp) = fresh_id(store, &unique_name("usage")).await;
-    store
-        .create_version(&row(&subject, 1, id, fp), &Preconditions::default(), &crate::CommitHints::default())
-        .await
-        .expect("create_version");
+    store.add_version(&row(&subject, 1, id, fp)).await.expect("create_version");
     let deletion = HardDeletion {
         subject: &subject,
         versions: &[Version(1)],
@@ -800,10 +693,7 @@ pub async fn soft_delete_versions_is_all_or_nothing(store: &dyn Store) {
     let subject = unique_subject("soft-batch");
     let (id, fp) = fresh_id(store, &unique_name("soft-batch")).await;
     for version in 1..=3 {
-        store
-            .create_version(&row(&subject, version, id, fp), &Preconditions::default(), &crate::CommitHints::default())
-            .await
-            .expect("create_version");
+        store.add_version(&row(&subject, version, id, fp)).await.expect("create_version");
     }
     store.set_version_deleted(&subject, Version(2), true).await.expect("soft delete");
     let deleted = |rows: Vec<crate::model::VersionRow>| rows.iter().map(|r| r.deleted).collect::<Vec<_>>();
@@ -826,10 +716,7 @@ pub async fn hard_delete_versions_removes_rows_and_settings(store: &dyn Store) {
     let other = unique_subject("hard-batch-other");
     let (id, fp) = fresh_id(store, &unique_name("hard-batch")).await;
     for version in 1..=3 {
-        store
-            .create_version(&row(&subject, version, id, fp), &Preconditions::default(), &crate::CommitHints::default())
-            .await
-            .expect("create_version");
+        store.add_version(&row(&subject, version, id, fp)).await.expect("create_version");
     }
     let none = ConfigRecord {
         compatibility_level: Some(CompatibilityLevel::None),

@@ -73,6 +73,12 @@ pub trait StoreTestExt: Store {
         self.rows_with_id_in(&Context::DEFAULT, id).await
     }
 
+    /// [`Store::create_version`] of `row`, conditioned on nothing and with no commit hints:
+    /// `Conflict` if the version is already there.
+    async fn add_version(&self, row: &VersionRow) -> StoreResult<()> {
+        self.create_version(row, &Preconditions::default(), &crate::CommitHints::default()).await
+    }
+
     /// Sets the row's `deleted` flag to `deleted` if it is currently `!deleted`; `Conflict` if the
     /// row is missing or already in that state. A soft delete is [`Store::soft_delete_versions`] of
     /// the one version. The registry never undeletes: an undelete removes the row
