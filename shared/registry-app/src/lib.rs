@@ -130,6 +130,7 @@ fn application(
                 registry_http::app(local.clone(), read_options),
                 registry_http::app(registry, options),
                 local.clone(),
+                stores.counters.fallbacks.unwrap_or_default(),
             );
             Ok((app, local))
         }

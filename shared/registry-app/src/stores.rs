@@ -5,12 +5,13 @@
 use registry_core::{CachedStore, Store};
 use registry_dek::DekBackend;
 use registry_exporter::ExporterService;
+use registry_http::regional::HomeFallbacks;
 use registry_settings::Settings;
 use registry_store_aws::AwsEnv;
 use registry_store_aws::dek_registry::dek_backend;
 use registry_store_aws::exporter_store::deployment_exporter_service;
 use registry_store_aws::home_watch::{Follow, HomeWatch};
-use registry_store_aws::regions::{AckReplicas, Deployment, RegionConfig, RegionalStore};
+use registry_store_aws::regions::{AckReplicas, Deployment, RegionConfig};
 use std::sync::Arc;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -21,8 +22,7 @@ pub struct Stores {
     pub writes: Arc<dyn Store>,
     /// The DEK registry's backend beside `writes` (`None`: its `/dek-registry` paths answer 404).
     pub deks: Option<DekBackend>,
-    /// A read region: the store of read requests (the local replica, falling back to the home)
-    /// with its DEK backend.
+    /// A read region: the store of read requests (the local replica) with its DEK backend.
     pub reads: Option<(Arc<dyn Store>, Option<DekBackend>)>,
     /// Schema linking's records and sealer (`None`: its `/exporters` paths answer 404).
     pub exporters: Option<ExporterService>,
@@ -36,19 +36,20 @@ pub struct Stores {
 /// acknowledging replicas that ran out.
 #[derive(Clone, Default)]
 pub struct RegionCounters {
-    reads: Option<RegionalStore>,
+    /// A read region's: counted by its application, which is where it asks the home.
+    pub(crate) fallbacks: Option<HomeFallbacks>,
     acks: Option<Arc<AckReplicas>>,
 }
 
 impl RegionCounters {
     /// Whether there is anything to report (a single region has neither).
     pub fn is_regional(&self) -> bool {
-        self.reads.is_some() || self.acks.is_some()
+        self.fallbacks.is_some() || self.acks.is_some()
     }
 
-    /// Reads the local replica missed and the home answered.
+    /// Reads the local replica could not answer and the home answered.
     pub fn home_fallbacks(&self) -> u64 {
-        self.reads.as_ref().map_or(0, RegionalStore::fallbacks)
+        self.fallbacks.as_ref().map_or(0, HomeFallbacks::count)
     }
 
     /// Writes acknowledged before every acknowledging replica showed them.
@@ -133,7 +134,7 @@ impl Stores {
         match deployment {
             Deployment::Single(store) | Deployment::Home(store) => Stores {
                 deks: dek_backend(&store),
-                counters: RegionCounters { reads: None, acks: store.acks().cloned() },
+                counters: RegionCounters { fallbacks: None, acks: store.acks().cloned() },
                 writes: Arc::new(CachedStore::with_capacity(store, bytes)),
                 reads: None,
                 exporters,
@@ -141,7 +142,7 @@ impl Stores {
             },
             Deployment::Read { reads, writes } => Stores {
                 deks: dek_backend(&writes),
-                counters: RegionCounters { reads: Some(reads.clone()), acks: writes.acks().cloned() },
+                counters: RegionCounters { fallbacks: Some(HomeFallbacks::default()), acks: writes.acks().cloned() },
                 reads: Some((Arc::new(CachedStore::with_capacity(reads.clone(), bytes)), dek_backend(reads.local()))),
                 writes: Arc::new(CachedStore::with_capacity(writes, bytes)),
                 exporters,

@@ -37,6 +37,11 @@ pub enum StoreError {
     /// Stored data does not parse: an operator must look.
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
+    /// A read region's replica holds a row but not yet what it points at (a body, in a bucket
+    /// whose replication is behind the table's); the home region has it. Answered as "not found
+    /// here" (404 / 40403), which the read region's application asks of the home.
+    #[error("not yet replicated to this region: {0}")]
+    NotReplicated(String),
     /// Anything else.
     #[error(transparent)]
     Other(Box<dyn std::error::Error + Send + Sync>),

@@ -244,11 +244,15 @@ impl ApiError {
 }
 
 /// A storage failure: 50002 when unavailable (throttled, unreachable), else 50001; the detail is
-/// logged, never answered.
+/// logged, never answered. What a read region's replica has not received yet is not found there
+/// (404 / 40403, asked again of the home region).
 fn store_parts(store: &StoreError) -> (StatusCode, u32, String, Option<String>) {
     let detail = Some(store.to_string());
     match store {
         StoreError::Unavailable(_) => (StatusCode::INTERNAL_SERVER_ERROR, 50002, STORE_TIMEOUT_MESSAGE.into(), detail),
+        StoreError::NotReplicated(_) => {
+            (StatusCode::NOT_FOUND, 40403, RegistryError::SchemaNotFound.to_string(), detail)
+        }
         _ => (StatusCode::INTERNAL_SERVER_ERROR, 50001, STORE_ERROR_MESSAGE.into(), detail),
     }
 }
@@ -306,5 +310,15 @@ mod tests {
         let (status, code, message, _) = error.parts();
         assert_eq!((status, code), (StatusCode::INTERNAL_SERVER_ERROR, 50002));
         assert!(!message.contains("throttled"));
+    }
+
+    /// What a read region's replica has not received yet is "not found" there, so the read
+    /// region's application asks the home (and a body it lacks is never reported as corrupt).
+    #[test]
+    fn what_the_replica_lacks_is_not_found_there() {
+        let error = ApiError::Registry(RegistryError::Store(StoreError::NotReplicated("body b1".into())));
+        let (status, code, message, detail) = error.parts();
+        assert_eq!((status, code, message.as_str()), (StatusCode::NOT_FOUND, 40403, "Schema not found"));
+        assert!(detail.is_some_and(|d| d.contains("body b1")));
     }
 }

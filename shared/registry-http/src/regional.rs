@@ -2,9 +2,12 @@
 //! over the local replica, writes by one over the home region's storage.
 //!
 //! - `GET`/`HEAD` and lookups (`POST /subjects/{subject}`, also under `/contexts/{context}`) go to
-//!   the local application. An answer of 404 (a subject, version or ID this replica has not
-//!   received yet, or one that does not exist) is asked again of the home application, whose
-//!   answer is final: a client never gets a "not found" the home region would not give it.
+//!   the local application, whose store reads the local replica alone. An answer of 404 (a
+//!   subject, version, ID, config or key this replica has not received yet, a body its bucket has
+//!   not, or one that does not exist) is asked again of the home application, whose answer is
+//!   final: a client never gets a "not found" the home region would not give it. This is the read
+//!   region's only fallback to the home, counted by [`HomeFallbacks`] (`home_fallback_total`): one
+//!   per request, whatever the request read.
 //! - Every other request (registrations, deletes, config and mode changes, compatibility checks,
 //!   DEK writes, exporters) goes to the home application, which commits in the home region exactly
 //!   as a single-region registry does, and answers what a home-region call answers.
@@ -25,6 +28,7 @@ use futures::future::BoxFuture;
 use registry_core::Registry;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tower::ServiceExt;
 
 /// The two applications a read region serves.
@@ -34,18 +38,51 @@ struct Apps {
     home: axum::Router,
     /// The local application's registry, told to forget after each write.
     local_registry: Option<Registry>,
+    fallbacks: HomeFallbacks,
+}
+
+/// Reads the local application could not answer and the home application was asked
+/// (`home_fallback_total`); clones count together.
+#[derive(Clone, Default, Debug)]
+pub struct HomeFallbacks(Arc<AtomicU64>);
+
+impl HomeFallbacks {
+    /// The reads asked of the home since the counter was made.
+    pub fn count(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    fn fell_back(&self, method: &Method, path: &str) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(metric = "home_fallback_total", %method, path, "not found in the local replica; asked the home region");
+    }
 }
 
 /// `local` (over the local replica) and `home` (over the home region's storage) as one
 /// application, dispatched as the module documentation says.
 pub fn app(local: axum::Router, home: axum::Router) -> axum::Router {
-    axum::Router::new().fallback(dispatch).with_state(Arc::new(Apps { local, home, local_registry: None }))
+    read_region(local, home, None, HomeFallbacks::default())
 }
 
 /// [`app`], with `local_registry` (the registry `local` serves) forgetting its remembered answers
-/// after each request the home application answers.
-pub fn app_forgetting(local: axum::Router, home: axum::Router, local_registry: Registry) -> axum::Router {
-    let apps = Apps { local, home, local_registry: Some(local_registry) };
+/// after each request the home application answers, and the reads asked of the home counted in
+/// `fallbacks`.
+pub fn app_forgetting(
+    local: axum::Router,
+    home: axum::Router,
+    local_registry: Registry,
+    fallbacks: HomeFallbacks,
+) -> axum::Router {
+    read_region(local, home, Some(local_registry), fallbacks)
+}
+
+fn read_region(
+    local: axum::Router,
+    home: axum::Router,
+    local_registry: Option<Registry>,
+    fallbacks: HomeFallbacks,
+) -> axum::Router {
+    let apps = Apps { local, home, local_registry, fallbacks };
     axum::Router::new().fallback(dispatch).with_state(Arc::new(apps))
 }
 
@@ -98,6 +135,7 @@ async fn dispatch(State(apps): State<Arc<Apps>>, request: Request) -> Response {
     if local.status() != StatusCode::NOT_FOUND {
         return local;
     }
+    apps.fallbacks.fell_back(&parts.method, parts.uri.path());
     answer(apps.home.clone(), again(&bytes)).await
 }
 
@@ -228,6 +266,39 @@ mod tests {
         assert_eq!(body["error_code"], 50002, "{body}");
     }
 
+    /// A read the local replica cannot answer is asked of the home once and counted; one it
+    /// answers reaches the home not at all.
+    #[tokio::test]
+    async fn a_read_the_local_replica_cannot_answer_is_asked_of_the_home_once() {
+        use registry_core::{MemoryStore, RegistrySettings};
+        let get = |app: &axum::Router, path: &str| {
+            let mut request = Request::new(Body::empty());
+            *request.uri_mut() = path.parse().unwrap_or_else(|e| panic!("{e}"));
+            answer(app.clone(), request)
+        };
+        let (local, home) = (Arc::new(MemoryStore::new()), Arc::new(MemoryStore::new()));
+        let (local, home) =
+            (Registry::new(local, RegistrySettings::default()), Registry::new(home, RegistrySettings::default()));
+        let schema = || registry_core::NewSchema { schema: Some(r#""string""#.into()), ..Default::default() };
+        for (registry, subject) in [(&home, "at-home"), (&local, "here")] {
+            registry.register(subject, schema(), Default::default()).await.unwrap_or_else(|e| panic!("{e}"));
+        }
+        let fallbacks = HomeFallbacks::default();
+        let app = app_forgetting(
+            crate::app(local.clone(), Default::default()),
+            crate::app(home, Default::default()),
+            local,
+            fallbacks.clone(),
+        );
+        assert_eq!(get(&app, "/subjects/here/versions/1").await.status(), StatusCode::OK);
+        assert_eq!(fallbacks.count(), 0);
+        assert_eq!(get(&app, "/subjects/at-home/versions/1").await.status(), StatusCode::OK);
+        assert_eq!(fallbacks.count(), 1);
+        let missing = get(&app, "/subjects/nowhere/versions/1").await;
+        assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+        assert_eq!(fallbacks.count(), 2);
+    }
+
     /// A read region's two registries over one store (as if replication were instant): a hard
     /// delete through the home application shows in the local one's next by-ID read only when it
     /// forgets after writes; without, the local registry answers from its memory.
@@ -247,7 +318,11 @@ mod tests {
             let home = Registry::new(store, RegistrySettings::default());
             let (local_app, home_app) =
                 (crate::app(local.clone(), Default::default()), crate::app(home, Default::default()));
-            let app = if forgetting { app_forgetting(local_app, home_app, local) } else { app(local_app, home_app) };
+            let app = if forgetting {
+                app_forgetting(local_app, home_app, local, HomeFallbacks::default())
+            } else {
+                app(local_app, home_app)
+            };
             let schema = r#"{"schema": "\"string\""}"#;
             assert_eq!(call(&app, Method::POST, "/subjects/s/versions", Some(schema)).await, StatusCode::OK);
             assert_eq!(call(&app, Method::GET, "/schemas/ids/1", None).await, StatusCode::OK);

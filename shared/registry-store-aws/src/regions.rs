@@ -1,10 +1,12 @@
 //! Multi-region: every region reads its local replica, one region (the home) commits every write.
 //!
 //! - [`RegionalStore`]: the store of a *read* region's read requests. Reads go to the local
-//!   replica of the (global) table and the local bucket. A by-ID, by-guid, by-fingerprint, body or
-//!   version read that misses locally is asked again of the home region's table and bucket before
-//!   the registry answers "not found": an ID the home committed and this region has not received
-//!   yet is still answered (never a false 40403). Every write it is asked for goes to the home.
+//!   replica of the (global) table and the local bucket, and only there: what the replica has not
+//!   received yet is asked of the home region once, for the whole request, by the read region's
+//!   application (`registry_http::regional`), which asks the home again after a "not found". A
+//!   body the local bucket lacks while a row points at it (the bucket's replication behind the
+//!   table's) is not found here either (`StoreError::NotReplicated`), never "corrupt". Every write
+//!   it is asked for goes to the home.
 //! - Writes are made by a plain [`AwsStore`] over the home region's table and bucket (a second SDK
 //!   client for the home region), fenced on the home marker ([`AwsStore::fenced_by`]): the write
 //!   path is the single-region one, in the home region, whatever region the function runs in.
@@ -31,7 +33,6 @@ use registry_core::{
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 pub use crate::acks::AckReplicas;
@@ -179,18 +180,17 @@ impl Deployment {
     }
 }
 
-/// A read region's store: local reads with the home as fallback, writes to the home.
+/// A read region's store: reads of the local replica, writes to the home.
 #[derive(Debug, Clone)]
 pub struct RegionalStore {
     local: AwsStore,
     home: AwsStore,
-    fallbacks: Arc<AtomicU64>,
 }
 
 impl RegionalStore {
-    /// Reads from `local`, falling back to (and writing through) `home`.
+    /// Reads from `local`, writing through `home`.
     pub fn new(local: AwsStore, home: AwsStore) -> RegionalStore {
-        RegionalStore { local, home, fallbacks: Arc::default() }
+        RegionalStore { local, home }
     }
 
     /// The local replica's store.
@@ -202,39 +202,6 @@ impl RegionalStore {
     pub fn home(&self) -> &AwsStore {
         &self.home
     }
-
-    /// Reads answered by the home region since the process started (`home_fallback_total`).
-    pub fn fallbacks(&self) -> u64 {
-        self.fallbacks.load(Ordering::Relaxed)
-    }
-
-    /// Counts (and logs) one read the local replica did not hold.
-    fn fell_back(&self, what: &'static str) {
-        self.fallbacks.fetch_add(1, Ordering::Relaxed);
-        tracing::info!(
-            metric = "home_fallback_total",
-            read = what,
-            "read missed the local replica; asked the home region"
-        );
-    }
-}
-
-/// `$local` when it found something, else `$home` (counted as a fallback).
-macro_rules! local_or_home {
-    ($self:ident, $what:literal, $store:ident => $read:expr) => {{
-        let found = {
-            let $store = &$self.local;
-            $read
-        };
-        match found {
-            Some(found) => Ok(Some(found)),
-            None => {
-                $self.fell_back($what);
-                let $store = &$self.home;
-                Ok($read)
-            }
-        }
-    }};
 }
 
 #[async_trait]
@@ -243,8 +210,13 @@ impl Store for RegionalStore {
         self.home.put_body(fingerprint, body).await
     }
 
+    /// A body is read only when a row or binding points at it, so one the local bucket lacks is
+    /// on its way: `NotReplicated`, which the read region's application asks of the home.
     async fn get_body(&self, fingerprint: &Fingerprint) -> StoreResult<Option<SchemaBody>> {
-        local_or_home!(self, "body", store => store.get_body(fingerprint).await?)
+        match self.local.get_body(fingerprint).await? {
+            Some(body) => Ok(Some(body)),
+            None => Err(StoreError::NotReplicated(format!("schema body {fingerprint} is not in this region's bucket"))),
+        }
     }
 
     async fn id_for_fingerprint_in(
@@ -252,15 +224,15 @@ impl Store for RegionalStore {
         context: &Context,
         fingerprint: &Fingerprint,
     ) -> StoreResult<Option<SchemaId>> {
-        local_or_home!(self, "id by fingerprint", store => store.id_for_fingerprint_in(context, fingerprint).await?)
+        self.local.id_for_fingerprint_in(context, fingerprint).await
     }
 
     async fn fingerprint_for_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-        local_or_home!(self, "id", store => store.fingerprint_for_id_in(context, id).await?)
+        self.local.fingerprint_for_id_in(context, id).await
     }
 
     async fn fingerprint_for_carried_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
-        local_or_home!(self, "carried id", store => store.fingerprint_for_carried_id_in(context, id).await?)
+        self.local.fingerprint_for_carried_id_in(context, id).await
     }
 
     async fn allocate_id_in(&self, context: &Context, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
@@ -288,11 +260,11 @@ impl Store for RegionalStore {
     }
 
     async fn fingerprint_for_guid(&self, guid: &Guid) -> StoreResult<Option<Fingerprint>> {
-        local_or_home!(self, "guid", store => store.fingerprint_for_guid(guid).await?)
+        self.local.fingerprint_for_guid(guid).await
     }
 
     async fn carried_id_for_guid(&self, guid: &Guid) -> StoreResult<Option<GuidCarried>> {
-        local_or_home!(self, "guid id", store => store.carried_id_for_guid(guid).await?)
+        self.local.carried_id_for_guid(guid).await
     }
 
     async fn versions(&self, subject: &Subject) -> StoreResult<Vec<VersionRow>> {
@@ -304,7 +276,7 @@ impl Store for RegionalStore {
     }
 
     async fn get_version(&self, subject: &Subject, version: Version) -> StoreResult<Option<VersionRow>> {
-        local_or_home!(self, "version", store => store.get_version(subject, version).await?)
+        self.local.get_version(subject, version).await
     }
 
     async fn layered_write_context(

@@ -617,13 +617,12 @@ mod read_region {
             // (BatchGetItem) and the body; a lookup, the rows and the settings (the posted body
             // is the answer's).
             assert_eq!(at_home, [2, 3, 3, 2]);
-            // Not yet replicated. By ID, the store falls back read by read: the ID's Query and the
-            // body's GetObject miss locally and are made again at home (2 + 2). A version or a
-            // lookup finds no row of the subject locally (the rows are read without fallback), so
-            // the local application answers 404 after its reads (3 calls, the named contexts'
-            // listing searched too), and the home application answers it with exactly the calls
-            // it makes at home (+3 for a version, +2 for a lookup).
-            assert_eq!(fallback, [[2, 2], [3, 3], [3, 3], [3, 2]]);
+            // Not yet replicated. The local application reads the local replica alone and
+            // answers 404: by ID after the ID's Query misses (1 call), a version or a lookup after
+            // finding no row of the subject (3 calls, the named contexts' listing searched too).
+            // The home application then answers with exactly the calls it makes at home: the
+            // home is asked once per request, nothing is read there twice.
+            assert_eq!(fallback, [[1, 2], [3, 3], [3, 3], [3, 2]]);
         })
         .await;
     }

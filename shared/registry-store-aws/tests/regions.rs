@@ -83,7 +83,6 @@ async fn reads_in_the_read_region_fall_back_to_home_before_replication_and_are_l
         assert_eq!(fallback["schema"], at_home["schema"]);
         let fallback_local = reads.local().calls().get() - local_before;
         let fallback_home = reads.home().calls().get() - home_before;
-        assert!(reads.fallbacks() >= 1);
         let (status, version) = call(&read_app, Method::GET, "/subjects/orders-value/versions/1", None).await;
         assert_eq!((status, version["id"].as_i64()), (StatusCode::OK, Some(id)), "{version}");
 
@@ -93,7 +92,7 @@ async fn reads_in_the_read_region_fall_back_to_home_before_replication_and_are_l
         // kept rendered by its fingerprint).
         let replicator = Replicator::default();
         assert!(replicator.replicate(&home, &read).await > 0);
-        let fresh_instance = read_region_app(reads.clone(), writes);
+        let fresh_instance = read_region_app(reads.clone(), writes.clone());
         let (local_before, home_before) = (reads.local().calls().get(), reads.home().calls().get());
         let (status, replicated) = schema_by_id(&fresh_instance, id).await;
         assert_eq!(status, StatusCode::OK, "{replicated}");
@@ -101,7 +100,9 @@ async fn reads_in_the_read_region_fall_back_to_home_before_replication_and_are_l
         let replicated_local = reads.local().calls().get() - local_before;
         assert_eq!(reads.home().calls().get() - home_before, 0, "a replicated read asks nothing of the home region");
         assert_eq!(replicated_local, home_calls, "a replicated read costs what it costs at home");
-        assert_eq!(fallback_local + fallback_home, replicated_local + home_calls, "fallback: the local misses + the home's");
+        // Asked of the home once, by the application: the local ID's read (a miss), then exactly
+        // the home's own read; nothing read twice.
+        assert_eq!((fallback_local, fallback_home), (1, home_calls), "before replication: [local, home]");
         eprintln!(
             "GET /schemas/ids/{{id}} calls: home {home_calls}; read region replicated {replicated_local} local + 0 home; \
              before replication {fallback_local} local + {fallback_home} home"
@@ -110,6 +111,18 @@ async fn reads_in_the_read_region_fall_back_to_home_before_replication_and_are_l
         // An ID nobody issued is still 40403, after asking the home region.
         let (status, missing) = schema_by_id(&read_app, id + 1000).await;
         assert_eq!((status, missing["error_code"].as_i64()), (StatusCode::NOT_FOUND, Some(40403)), "{missing}");
+
+        // The ID's row here but its body not in the local bucket yet (the bucket's replication
+        // behind the table's): not "corrupt", answered by the home region.
+        for key in Replicator::object_keys(&read).await {
+            let delete = read.s3().delete_object().bucket(&read.config.bucket).key(key);
+            delete.send().await.unwrap_or_else(|e| panic!("delete: {e:?}"));
+        }
+        let home_before = reads.home().calls().get();
+        let (status, lagging) = schema_by_id(&read_region_app(reads.clone(), writes), id).await;
+        assert_eq!(status, StatusCode::OK, "{lagging}");
+        assert_eq!(lagging["schema"], at_home["schema"]);
+        assert_eq!(reads.home().calls().get() - home_before, home_calls, "the home answers, as at home");
     })
     .await;
 }
