@@ -38,7 +38,10 @@ else
   scripts/tf-provider-compat.py "$work"
 fi
 
-terraform version | head -1
+# The first line of `terraform version`, read whole: `| head -1` would close the pipe early and,
+# under pipefail, fail the script on terraform's broken pipe now and then.
+terraform_version="$(terraform version)"
+echo "${terraform_version%%$'\n'*}"
 for dir in "$work/infra/modules/"*/ "$work/infra/examples/"*/; do
   name="${dir#"$work/"}"
   (
