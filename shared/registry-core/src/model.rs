@@ -406,26 +406,17 @@ impl ConfigRecord {
     }
 }
 
-/// Registry modes. Parsed case-insensitively, displayed upper-case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-pub enum Mode {
-    #[default]
-    #[serde(rename = "READWRITE")]
-    ReadWrite,
-    #[serde(rename = "READONLY")]
-    ReadOnly,
-    #[serde(rename = "READONLY_OVERRIDE")]
-    ReadOnlyOverride,
-    #[serde(rename = "IMPORT")]
-    Import,
+registry_schema::wire_names! {
+    /// Registry modes. Parsed case-insensitively, displayed upper-case.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+    pub enum Mode {
+        #[default]
+        ReadWrite = "READWRITE",
+        ReadOnly = "READONLY",
+        ReadOnlyOverride = "READONLY_OVERRIDE",
+        Import = "IMPORT",
+    }
 }
-
-registry_schema::wire_names!(Mode {
-    ReadWrite = "READWRITE",
-    ReadOnly = "READONLY",
-    ReadOnlyOverride = "READONLY_OVERRIDE",
-    Import = "IMPORT",
-});
 
 impl FromStr for Mode {
     type Err = RegistryError;

@@ -66,28 +66,20 @@ pub fn normalize_kms_type(kms_type: &str) -> String {
     }
 }
 
-/// The DEK algorithms of Confluent's `DekFormat`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum DekAlgorithm {
-    #[serde(rename = "AES128_GCM")]
-    Aes128Gcm,
-    #[default]
-    #[serde(rename = "AES256_GCM")]
-    Aes256Gcm,
-    #[serde(rename = "AES256_SIV")]
-    Aes256Siv,
+registry_core::wire_names! {
+    /// The DEK algorithms of Confluent's `DekFormat`, by Confluent's names.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    pub enum DekAlgorithm {
+        Aes128Gcm = "AES128_GCM",
+        #[default]
+        Aes256Gcm = "AES256_GCM",
+        Aes256Siv = "AES256_SIV",
+    }
 }
 
 impl DekAlgorithm {
     pub const ALL: [DekAlgorithm; 3] = [DekAlgorithm::Aes128Gcm, DekAlgorithm::Aes256Gcm, DekAlgorithm::Aes256Siv];
 }
-
-// Confluent's names of the algorithms.
-registry_core::wire_names!(DekAlgorithm {
-    Aes128Gcm = "AES128_GCM",
-    Aes256Gcm = "AES256_GCM",
-    Aes256Siv = "AES256_SIV",
-});
 
 /// An algorithm name that is not one of Confluent's.
 #[derive(Debug, thiserror::Error)]

@@ -9,18 +9,19 @@ use crate::{ParsedSchema, SchemaError};
 use serde::{Deserialize, Serialize};
 use std::str::FromStr;
 
-/// The seven compatibility levels. Parsed case-insensitively, displayed upper-case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum CompatibilityLevel {
-    None,
-    #[default]
-    Backward,
-    BackwardTransitive,
-    Forward,
-    ForwardTransitive,
-    Full,
-    FullTransitive,
+crate::wire_names! {
+    /// The seven compatibility levels. Parsed case-insensitively, displayed upper-case.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+    pub enum CompatibilityLevel {
+        None = "NONE",
+        #[default]
+        Backward = "BACKWARD",
+        BackwardTransitive = "BACKWARD_TRANSITIVE",
+        Forward = "FORWARD",
+        ForwardTransitive = "FORWARD_TRANSITIVE",
+        Full = "FULL",
+        FullTransitive = "FULL_TRANSITIVE",
+    }
 }
 
 /// Which way data must flow between two schemas.
@@ -66,16 +67,6 @@ impl CompatibilityLevel {
         )
     }
 }
-
-crate::wire_names!(CompatibilityLevel {
-    None = "NONE",
-    Backward = "BACKWARD",
-    BackwardTransitive = "BACKWARD_TRANSITIVE",
-    Forward = "FORWARD",
-    ForwardTransitive = "FORWARD_TRANSITIVE",
-    Full = "FULL",
-    FullTransitive = "FULL_TRANSITIVE",
-});
 
 /// An unknown level name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -29,29 +29,22 @@ use protobuf::ProtobufSchema;
 use serde::{Deserialize, Serialize};
 use std::str::FromStr;
 
-/// The three schema formats Confluent supports. Wire names are upper-case and case-sensitive
-/// (`"avro"` is not a schema type, as in Confluent).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
-pub enum SchemaType {
-    #[default]
-    #[serde(rename = "AVRO")]
-    Avro,
-    #[serde(rename = "JSON")]
-    Json,
-    #[serde(rename = "PROTOBUF")]
-    Protobuf,
+crate::wire_names! {
+    /// The three schema formats Confluent supports. Wire names are upper-case and case-sensitive
+    /// (`"avro"` is not a schema type, as in Confluent).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+    pub enum SchemaType {
+        #[default]
+        Avro = "AVRO",
+        Json = "JSON",
+        Protobuf = "PROTOBUF",
+    }
 }
 
 impl SchemaType {
     /// Every supported type, in the order `GET /schemas/types` lists them.
     pub const ALL: [SchemaType; 3] = [SchemaType::Json, SchemaType::Protobuf, SchemaType::Avro];
 }
-
-crate::wire_names!(SchemaType {
-    Avro = "AVRO",
-    Json = "JSON",
-    Protobuf = "PROTOBUF",
-});
 
 impl FromStr for SchemaType {
     type Err = SchemaError;
