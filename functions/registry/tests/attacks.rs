@@ -86,6 +86,34 @@ where
     }
 }
 
+/// Opens `per_address` connections with `connect` from each of two client addresses and runs
+/// `attack` on each; meanwhile a client from a third address must be served three times, and
+/// one attacking connection (`attacker`) must be closed.
+async fn attackers_cannot_lock_others_out<C, A>(
+    address: &str,
+    per_address: usize,
+    connect: impl Fn(&'static str) -> C,
+    attack: impl Fn(TcpStream) -> A,
+    attacker: &str,
+) where
+    C: std::future::Future<Output = TcpStream>,
+    A: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (closed, mut closed_seen) = mpsc::unbounded_channel();
+    for source in ["127.0.0.2", "127.0.0.3"] {
+        let mut streams = Vec::new();
+        for _ in 0..per_address {
+            streams.push(connect(source).await);
+        }
+        spawn_attack(streams, &closed, &attack);
+    }
+    for _ in 0..3 {
+        served_from("127.0.0.4", address, GET_ROOT, 200).await;
+    }
+    let attacker_closed = tokio::time::timeout(PATIENCE, closed_seen.recv()).await;
+    assert!(matches!(attacker_closed, Ok(Some(()))), "{attacker} was closed");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_pipelining_answers_they_never_read_cannot_lock_others_out() {
     let envs = [
@@ -96,19 +124,9 @@ async fn clients_pipelining_answers_they_never_read_cannot_lock_others_out() {
     ];
     let (_server, address) = start(&envs).await;
     let request = large_schema_request(&address).await;
-    let (closed, mut closed_seen) = mpsc::unbounded_channel();
-    for source in ["127.0.0.2", "127.0.0.3"] {
-        let mut streams = Vec::new();
-        for _ in 0..4 {
-            streams.push(non_reader_from(source, &address).await);
-        }
-        spawn_attack(streams, &closed, |stream| pipeline_until_closed(stream, request.clone(), 20));
-    }
-    for _ in 0..3 {
-        served_from("127.0.0.4", &address, GET_ROOT, 200).await;
-    }
-    let attacker_closed = tokio::time::timeout(PATIENCE, closed_seen.recv()).await;
-    assert!(matches!(attacker_closed, Ok(Some(()))), "a non-reading connection made room and was closed");
+    let connect = |source| non_reader_from(source, &address);
+    let attack = |stream| pipeline_until_closed(stream, request.clone(), 20);
+    attackers_cannot_lock_others_out(&address, 4, connect, attack, "a non-reading connection made room and").await;
 }
 
 #[tokio::test]
@@ -129,19 +147,8 @@ async fn clients_trickling_request_heads_cannot_lock_others_out() {
         ("REGISTRY_HEADER_TIMEOUT_MS", FOREVER_MS),
     ];
     let (_server, address) = start(&envs).await;
-    let (closed, mut closed_seen) = mpsc::unbounded_channel();
-    for source in ["127.0.0.2", "127.0.0.3"] {
-        let mut streams = Vec::new();
-        for _ in 0..10 {
-            streams.push(connect_from(source, &address).await);
-        }
-        spawn_attack(streams, &closed, trickle_until_closed);
-    }
-    for _ in 0..3 {
-        served_from("127.0.0.4", &address, GET_ROOT, 200).await;
-    }
-    let attacker_closed = tokio::time::timeout(PATIENCE, closed_seen.recv()).await;
-    assert!(matches!(attacker_closed, Ok(Some(()))), "a trickling connection was closed");
+    let connect = |source| connect_from(source, &address);
+    attackers_cannot_lock_others_out(&address, 10, connect, trickle_until_closed, "a trickling connection").await;
 }
 
 #[tokio::test]

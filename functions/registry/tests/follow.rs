@@ -136,6 +136,30 @@ async fn old_routing_is_fenced(stale: &[Server], to: &str) {
     }
 }
 
+/// After a failover at `since` to `home` (its region and site): the first write through each of
+/// `servers` (subject `{tag}-{n}`) commits in `home`'s table with an ID above `jump` (recorded in
+/// `schemas`); the time each took.
+async fn writes_commit_in_the_new_home(
+    servers: [&Server; 2],
+    tag: &str,
+    since: Instant,
+    jump: i64,
+    (region, home): (&str, &Site),
+    schemas: &mut BTreeMap<i64, String>,
+) -> Vec<Duration> {
+    let mut took = Vec::new();
+    for (server, n) in servers.into_iter().zip(1..) {
+        let subject = format!("{tag}-{n}");
+        let schema = schema(&subject);
+        let (id, elapsed) = first_write(server, &subject, &schema, since).await;
+        assert!(id > jump, "{subject}: ID {id} is above the jump ({jump})");
+        assert!(binds(home, id).await, "{subject}: ID {id} committed in {region}, the new home (above its jump)");
+        took.push(elapsed);
+        schemas.insert(id, schema);
+    }
+    took
+}
+
 #[tokio::test]
 async fn functions_follow_a_failover_and_a_failback_without_a_redeploy() {
     let Some(sdk) = registry_store_aws::testing::emulator_sdk().await else { return };
@@ -189,15 +213,7 @@ async fn functions_follow_a_failover_and_a_failback_without_a_redeploy() {
     let failed_over = Instant::now();
     assert!(summary.contains("home marker epoch: 1"), "{summary}");
     old_routing_is_fenced(&stale, OTHER).await;
-    let mut rto = Vec::new();
-    for (server, n) in servers.into_iter().zip(1..) {
-        let schema = schema(&format!("after-{n}"));
-        let (id, took) = first_write(server, &format!("after-{n}"), &schema, failed_over).await;
-        assert!(id > GAP, "ID {id} is above the jump");
-        assert!(binds(&eu, id).await, "ID {id} committed in eu-west-1, the new home (above its jump)");
-        rto.push(took);
-        schemas.insert(id, schema);
-    }
+    let rto = writes_commit_in_the_new_home(servers, "after", failed_over, GAP, (OTHER, &eu), &mut schemas).await;
     println!(
         "failover to {OTHER}: first committed write {:?} after the failover returned through {HOME}, {:?} through {OTHER} (time to live {TTL:?}, marker replicated at once)",
         rto[0], rto[1]
@@ -211,16 +227,8 @@ async fn functions_follow_a_failover_and_a_failback_without_a_redeploy() {
     let failed_back = Instant::now();
     assert!(summary.contains("home marker epoch: 2"), "{summary}");
     old_routing_is_fenced(&stale, HOME).await;
-    let before_failback = schemas.keys().max().copied().unwrap_or_default();
-    let mut rto_back = Vec::new();
-    for (server, n) in servers.into_iter().zip(1..) {
-        let schema = schema(&format!("back-{n}"));
-        let (id, took) = first_write(server, &format!("back-{n}"), &schema, failed_back).await;
-        assert!(id > before_failback + GAP, "ID {id} is above the second jump");
-        assert!(binds(&us, id).await, "ID {id} committed in us-east-1, home again (above the second jump)");
-        rto_back.push(took);
-        schemas.insert(id, schema);
-    }
+    let jump = schemas.keys().max().copied().unwrap_or_default() + GAP;
+    let rto_back = writes_commit_in_the_new_home(servers, "back", failed_back, jump, (HOME, &us), &mut schemas).await;
     println!(
         "failback to {HOME}: first committed write {:?} after the failover returned through {HOME}, {:?} through {OTHER}",
         rto_back[0], rto_back[1]

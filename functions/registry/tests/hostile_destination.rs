@@ -13,56 +13,42 @@ mod support;
 
 use serde_json::{Value, json};
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use support::raw_peer;
 
 /// How long a test waits for something that must happen (generous: never decides an outcome on a
 /// slow machine).
 const PATIENCE: Duration = Duration::from_secs(90);
 
-/// A `registry serve --backend memory` child, killed on drop.
-struct Source {
-    url: String,
-    child: Child,
-}
+/// A `registry serve --backend memory` child (killed on drop) and the exporter calls made of it.
+struct Source(support::Server);
 
-impl Drop for Source {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+impl std::ops::Deref for Source {
+    type Target = support::Server;
+
+    fn deref(&self) -> &support::Server {
+        &self.0
     }
 }
 
 impl Source {
     /// Started with `allowed` as `REGISTRY_EXPORTER_ALLOWED_DESTINATIONS` (`None`: unset).
     async fn start(allowed: Option<&str>) -> Source {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut command = Command::new(support::BIN);
-        command
-            .args(["serve", "--bind", "127.0.0.1", "--port", &port.to_string(), "--backend", "memory"])
-            .env("RUST_LOG", "warn")
-            .env_remove("REGISTRY_EXPORTER_ALLOWED_DESTINATIONS")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        if let Some(allowed) = allowed {
-            command.env("REGISTRY_EXPORTER_ALLOWED_DESTINATIONS", allowed);
-        }
-        let source = Source { url: format!("http://127.0.0.1:{port}"), child: command.spawn().unwrap() };
-        let started = Instant::now();
-        while started.elapsed() < Duration::from_secs(30) {
-            if reqwest::get(format!("{}/subjects", source.url)).await.is_ok_and(|r| r.status().is_success()) {
-                return source;
+        let server = support::serve_configured(&["--backend", "memory"], "/subjects", |command| {
+            command.env_remove("REGISTRY_EXPORTER_ALLOWED_DESTINATIONS");
+            if let Some(allowed) = allowed {
+                command.env("REGISTRY_EXPORTER_ALLOWED_DESTINATIONS", allowed);
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("registry serve did not answer within 30 s");
+        })
+        .await;
+        Source(server)
     }
 
     /// The process's peak resident memory (`VmHWM`), in bytes.
     fn peak_memory(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap_or_default();
         let line = status.lines().find(|line| line.starts_with("VmHWM:")).unwrap_or("VmHWM: 0 kB");
         line.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).unwrap_or(0) * 1024
     }
@@ -103,7 +89,6 @@ fn is_error(status: &Value) -> bool {
 }
 
 /// What a fake destination answers.
-#[derive(Clone)]
 enum Reply {
     /// A status and a JSON body.
     Json(u16, Arc<Vec<u8>>),
@@ -114,29 +99,14 @@ enum Reply {
 /// A fake destination on a fresh port of 127.0.0.1: its port, and the heads of the requests it
 /// received.
 fn fake_destination(reply: Reply) -> (u16, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
     let heads = Arc::new(Mutex::new(Vec::new()));
     let seen = heads.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let (reply, seen) = (reply.clone(), seen.clone());
-            std::thread::spawn(move || answer(stream, &reply, &seen));
-        }
-    });
-    (port, heads)
+    let address = raw_peer::serve(move |stream| answer(stream, &reply, &seen));
+    (address.port(), heads)
 }
 
 fn answer(mut stream: TcpStream, reply: &Reply, seen: &Mutex<Vec<String>>) {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") && head.len() < 64 * 1024 {
-        match stream.read(&mut byte) {
-            Ok(1) => head.push(byte[0]),
-            _ => return,
-        }
-    }
-    let head = String::from_utf8_lossy(&head).to_string();
+    let Some(head) = raw_peer::read_head(&mut stream) else { return };
     let length = head
         .lines()
         .find_map(|line| line.to_ascii_lowercase().strip_prefix("content-length:").map(|n| n.trim().to_owned()))
@@ -153,10 +123,7 @@ fn answer(mut stream: TcpStream, reply: &Reply, seen: &Mutex<Vec<String>>) {
             );
             let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body));
         }
-        Reply::Silent => {
-            let mut sink = [0u8; 1024];
-            while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
-        }
+        Reply::Silent => raw_peer::read_until_closed(&mut stream),
     }
 }
 

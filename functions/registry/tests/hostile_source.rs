@@ -9,11 +9,11 @@
 
 mod support;
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
+use std::net::TcpStream;
 use std::process::{Command, Output, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
+use support::raw_peer;
 
 /// Long enough never to decide an outcome here, at any speed of the machine: an import still running
 /// after it never ends (a hang guard).
@@ -37,28 +37,17 @@ fn json(status: u16, body: &str) -> Reply {
 
 /// Serves `reply` (given each request's target) on a fresh port of 127.0.0.1; returns the base URL.
 fn fake_source(reply: impl Fn(&str) -> Reply + Send + Sync + 'static) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let reply = Arc::new(reply);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let reply = Arc::clone(&reply);
-            std::thread::spawn(move || answer(stream, &*reply));
-        }
-    });
-    url
+    format!("http://{}", raw_peer::serve(move |stream| answer(stream, &reply)))
+}
+
+/// A fake source answering each request whose target starts with `prefix` with `reply()`, every
+/// other with 404 / 40401 (a registry without that endpoint, `/contexts` among them).
+fn fake_source_answering(prefix: &'static str, reply: impl Fn() -> Reply + Send + Sync + 'static) -> String {
+    fake_source(move |target| if target.starts_with(prefix) { reply() } else { json(404, r#"{"error_code":40401}"#) })
 }
 
 fn answer(mut stream: TcpStream, reply: &dyn Fn(&str) -> Reply) {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") && head.len() < 64 * 1024 {
-        match stream.read(&mut byte) {
-            Ok(1) => head.push(byte[0]),
-            _ => return,
-        }
-    }
-    let head = String::from_utf8_lossy(&head).to_string();
+    let Some(head) = raw_peer::read_head(&mut stream) else { return };
     let target = head.split_whitespace().nth(1).unwrap_or("/").to_string();
     let _ = match reply(&target) {
         Reply::Body(status, content_type, body) => write!(
@@ -77,8 +66,7 @@ fn answer(mut stream: TcpStream, reply: &dyn Fn(&str) -> Reply) {
             Ok(())
         }
         Reply::Silent => {
-            let mut sink = [0u8; 1024];
-            while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+            raw_peer::read_until_closed(&mut stream);
             Ok(())
         }
     };
@@ -121,7 +109,7 @@ fn assert_failed_with(output: Option<Output>, needles: &[&str]) {
 
 #[test]
 fn an_endless_answer_is_cut_at_the_size_limit() {
-    let source = fake_source(|target| if target.starts_with("/subjects") { Reply::Endless } else { json(404, "{}") });
+    let source = fake_source_answering("/subjects", || Reply::Endless);
     // A request timeout no machine reaches reading 64 KiB: only the size limit can end the import.
     let envs = [("REGISTRY_REMOTE_MAX_ANSWER_BYTES", "65536"), ("REGISTRY_REMOTE_TIMEOUT_MS", "300000")];
     let output = import_from(&source, &envs);
@@ -156,9 +144,7 @@ fn endless_context_paging_stops_at_the_page_limit() {
 
 #[test]
 fn a_redirect_out_of_the_source_is_refused() {
-    let elsewhere = fake_source(|target| {
-        if target.starts_with("/subjects") { json(200, "[]") } else { json(404, r#"{"error_code":40401}"#) }
-    });
+    let elsewhere = fake_source_answering("/subjects", || json(200, "[]"));
     let target = elsewhere.clone();
     let source = fake_source(move |_| Reply::RedirectTo(target.clone()));
     let output = import_from(&source, &[]);
@@ -180,12 +166,8 @@ fn a_redirect_within_the_source_is_followed() {
 
 #[test]
 fn a_non_json_answer_names_the_request_status_and_expectation() {
-    let source = fake_source(|target| {
-        if target.starts_with("/subjects") {
-            Reply::Body(200, "text/html", "<html><body>Sign in</body></html>".to_string())
-        } else {
-            json(404, r#"{"error_code":40401}"#)
-        }
+    let source = fake_source_answering("/subjects", || {
+        Reply::Body(200, "text/html", "<html><body>Sign in</body></html>".to_string())
     });
     let output = import_from(&source, &[]);
     let request = format!("GET {source}/subjects?deleted=true answered HTTP 200");
@@ -194,13 +176,7 @@ fn a_non_json_answer_names_the_request_status_and_expectation() {
 
 #[test]
 fn a_json_answer_of_the_wrong_shape_names_what_was_expected() {
-    let source = fake_source(|target| {
-        if target.starts_with("/subjects") {
-            json(200, r#"{"subjects":[]}"#)
-        } else {
-            json(404, r#"{"error_code":40401}"#)
-        }
-    });
+    let source = fake_source_answering("/subjects", || json(200, r#"{"subjects":[]}"#));
     let output = import_from(&source, &[]);
     assert_failed_with(
         output,
@@ -210,13 +186,8 @@ fn a_json_answer_of_the_wrong_shape_names_what_was_expected() {
 
 #[test]
 fn a_source_listing_subjects_without_any_version_fails_the_import() {
-    let source = fake_source(|target| {
-        if target.starts_with("/subjects?") {
-            json(200, r#"["a-value","b-value"]"#)
-        } else {
-            json(404, r#"{"error_code":40401}"#)
-        }
-    });
+    // Only the listing answers: every subject's versions are 404.
+    let source = fake_source_answering("/subjects?", || json(200, r#"["a-value","b-value"]"#));
     let output = import_from(&source, &[]);
     assert_failed_with(output, &[&source, "lists 2 subject(s) but answers no version of any"]);
 }

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod raw_peer;
 pub mod wire;
 
 use serde_json::{Value, json};
@@ -26,6 +27,13 @@ impl Drop for Server {
     }
 }
 
+impl Server {
+    /// The child's process ID.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("bind: {e}"));
     listener.local_addr().unwrap_or_else(|e| panic!("addr: {e}")).port()
@@ -39,11 +47,20 @@ pub async fn serve(args: &[&str], envs: &[(&str, &str)]) -> Server {
 /// Starts `registry serve` with `args` and `envs`; waits until a GET of `path` succeeds (`/` when
 /// authentication is on: it stays open for health checks).
 pub async fn serve_ready(args: &[&str], envs: &[(&str, &str)], path: &str) -> Server {
+    serve_configured(args, path, |command| {
+        command.envs(envs.iter().copied());
+    })
+    .await
+}
+
+/// Starts `registry serve` with `args`, its environment set by `configure` (`RUST_LOG` is `warn`
+/// whatever it sets); waits until a GET of `path` succeeds.
+pub async fn serve_configured(args: &[&str], path: &str, configure: impl FnOnce(&mut Command)) -> Server {
     let port = free_port();
-    let child = Command::new(BIN)
-        .args(["serve", "--bind", "127.0.0.1", "--port", &port.to_string()])
-        .args(args)
-        .envs(envs.iter().copied())
+    let mut command = Command::new(BIN);
+    command.args(["serve", "--bind", "127.0.0.1", "--port", &port.to_string()]).args(args);
+    configure(&mut command);
+    let child = command
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
