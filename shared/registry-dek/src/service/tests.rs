@@ -38,6 +38,17 @@ fn registry() -> (DekRegistry, Arc<RefusingKms>) {
     (DekRegistry::new(Arc::new(MemoryKeyStore::new()), kms), refusing)
 }
 
+/// A registry holding one KEK, created without testing its KMS.
+async fn registry_with_kek(
+    name: &str,
+    kms_type: &str,
+    shared: bool,
+) -> std::result::Result<(DekRegistry, Arc<RefusingKms>), DekError> {
+    let (registry, refusing) = registry();
+    registry.create_kek(new_kek(name, kms_type, shared), false).await?;
+    Ok((registry, refusing))
+}
+
 fn new_kek(name: &str, kms_type: &str, shared: bool) -> NewKek {
     NewKek {
         name: name.into(),
@@ -108,8 +119,7 @@ async fn kek_lifecycle_follows_confluent() -> Result {
 
 #[tokio::test]
 async fn creating_a_deleted_keks_definition_undeletes_it() -> Result {
-    let (registry, _) = registry();
-    registry.create_kek(new_kek("k", "local-kms", false), false).await?;
+    let (registry, _) = registry_with_kek("k", "local-kms", false).await?;
     registry.delete_kek("k", false).await?;
     let again = registry.create_kek(new_kek("k", "local-kms", false), false).await?;
     assert!(!again.deleted);
@@ -158,9 +168,8 @@ async fn kek_names_filter_deleted_and_page() -> Result {
 
 #[tokio::test]
 async fn non_shared_keks_store_the_clients_wrapped_key() -> Result {
-    let (registry, refusing) = registry();
     // A KEK of a type this registry has no KMS for can still hold client-wrapped DEKs.
-    registry.create_kek(new_kek("k", "refusing-kms", false), false).await?;
+    let (registry, refusing) = registry_with_kek("k", "refusing-kms", false).await?;
     assert_code(registry.create_dek("k", false, new_dek("s", None, None)).await, "42271");
     assert_code(registry.create_dek("k", false, new_dek("s", None, Some("not base64!"))).await, "42271");
     assert_code(registry.create_dek("k", false, new_dek("s", Some(0), Some("d3JhcA=="))).await, "42271");
@@ -215,8 +224,7 @@ async fn shared_keks_generate_and_unwrap_deks() -> Result {
 
 #[tokio::test]
 async fn kms_refusals_and_missing_kms_are_clear_errors() -> Result {
-    let (registry, refusing) = registry();
-    registry.create_kek(new_kek("denied", "refusing-kms", true), false).await?;
+    let (registry, refusing) = registry_with_kek("denied", "refusing-kms", true).await?;
     assert_code(registry.create_dek("denied", false, new_dek("s", None, None)).await, "40370");
     assert_code(registry.create_kek(new_kek("denied2", "refusing-kms", true), true).await, "40370");
     assert_code(registry.test_kek("denied").await, "40370");
@@ -232,8 +240,7 @@ async fn kms_refusals_and_missing_kms_are_clear_errors() -> Result {
 
 #[tokio::test]
 async fn deletes_follow_confluent() -> Result {
-    let (registry, _) = registry();
-    registry.create_kek(new_kek("k", "local-kms", false), false).await?;
+    let (registry, _) = registry_with_kek("k", "local-kms", false).await?;
     for version in 1..=2 {
         registry.create_dek("k", false, new_dek("s", Some(version), Some("d3JhcA=="))).await?;
     }
@@ -335,8 +342,7 @@ async fn oversized_fields_are_refused_naming_the_field() -> Result {
 /// current key adds nothing.
 #[tokio::test]
 async fn a_replaced_client_wrapped_key_stays_in_the_record() -> Result {
-    let (registry, _) = registry();
-    registry.create_kek(new_kek("k", "local-kms", false), false).await?;
+    let (registry, _) = registry_with_kek("k", "local-kms", false).await?;
     registry.create_dek("k", false, new_dek("s", None, Some("b2xk"))).await?;
     let replaced = registry.create_dek("k", true, new_dek("s", None, Some("bmV3"))).await?;
     assert_eq!(replaced.dek.encrypted_key_material, "bmV3");
