@@ -4,6 +4,7 @@
 
 use crate::LocalStore;
 use crate::error::{LocalError, LocalResult};
+use crate::records::{read_record, read_records};
 use async_trait::async_trait;
 use registry_exporter::ExporterRecord;
 use registry_exporter::store::{Expect, ExporterStore, StoreResult, Stored};
@@ -34,23 +35,14 @@ impl ExporterStore for LocalStore {
         let name = name.to_owned();
         self.read(move |conn| {
             let sql = "SELECT record, revision FROM exporters WHERE name = ?1";
-            let row = conn.query_row(sql, [&name], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)));
-            row.optional()?.map(|(json, revision)| decode(&json, revision)).transpose()
+            read_record(conn, sql, [&name], decode)
         })
         .await
     }
 
     async fn exporters(&self) -> StoreResult<Vec<Stored<ExporterRecord>>> {
-        self.read(move |conn| {
-            let mut statement = conn.prepare_cached("SELECT record, revision FROM exporters ORDER BY name")?;
-            let rows = statement.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))?;
-            rows.map(|row| {
-                let (json, revision) = row?;
-                decode(&json, revision)
-            })
-            .collect()
-        })
-        .await
+        self.read(move |conn| read_records(conn, "SELECT record, revision FROM exporters ORDER BY name", [], decode))
+            .await
     }
 
     async fn put_exporter(&self, record: &ExporterRecord, expect: Expect) -> StoreResult<u64> {

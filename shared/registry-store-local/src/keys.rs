@@ -5,6 +5,7 @@
 
 use crate::LocalStore;
 use crate::error::{LocalError, LocalResult};
+use crate::records::{read_record, read_records};
 use async_trait::async_trait;
 use registry_dek::store::{Expect, KekGuard, KeyStore, StoreResult, Stored, SubjectPage, prefix_end};
 use registry_dek::{Dek, DekId, DekSeries, Kek};
@@ -47,13 +48,7 @@ fn dek_revision(conn: &Connection, id: &DekId) -> LocalResult<Option<i64>> {
 }
 
 fn read_deks(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> LocalResult<Vec<Stored<Dek>>> {
-    let mut statement = conn.prepare_cached(sql)?;
-    let rows = statement.query_map(params, |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))?;
-    rows.map(|row| {
-        let (json, revision) = row?;
-        decode(&json, revision)
-    })
-    .collect()
+    read_records(conn, sql, params, decode)
 }
 
 fn limit(limit: usize) -> i64 {
@@ -77,8 +72,7 @@ impl KeyStore for LocalStore {
         let name = name.to_owned();
         self.read(move |conn| {
             let sql = "SELECT kek, revision FROM keks WHERE name = ?1";
-            let row = conn.query_row(sql, [&name], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)));
-            row.optional()?.map(|(json, revision)| decode(&json, revision)).transpose()
+            read_record(conn, sql, [&name], decode)
         })
         .await
     }
@@ -87,14 +81,7 @@ impl KeyStore for LocalStore {
         let after = after.unwrap_or_default().to_owned();
         self.read_sized(page, move |conn| {
             let sql = "SELECT kek, revision FROM keks WHERE name > ?1 ORDER BY name LIMIT ?2";
-            let mut statement = conn.prepare_cached(sql)?;
-            let rows =
-                statement.query_map(params![after, limit(page)], |row| Ok((row.get::<_, String>(0)?, row.get(1)?)))?;
-            rows.map(|row| {
-                let (json, revision) = row?;
-                decode(&json, revision)
-            })
-            .collect()
+            read_records(conn, sql, params![after, limit(page)], decode)
         })
         .await
     }

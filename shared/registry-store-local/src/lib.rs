@@ -46,6 +46,7 @@ mod exporters;
 mod keys;
 mod ops;
 mod pool;
+mod records;
 mod schema;
 mod store;
 mod writer;
@@ -180,9 +181,21 @@ impl LocalStore {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use registry_core::testkit::StoreTestExt;
     use registry_core::{SchemaId, SchemaType, Store, Version};
     use std::pin::pin;
     use std::task::{Context, Poll, Waker};
+
+    /// The Avro body `"int"`.
+    fn int_body() -> SchemaBody {
+        SchemaBody {
+            schema_type: SchemaType::Avro,
+            schema: "\"int\"".into(),
+            references: vec![],
+            metadata: None,
+            rule_set: None,
+        }
+    }
 
     fn rows(subject: &str, count: usize, body: &SchemaBody) -> Vec<VersionRow> {
         (1..=count)
@@ -209,13 +222,7 @@ mod tests {
     async fn a_subject_with_many_versions_is_read_on_the_blocking_pool() {
         let dir = tempfile::tempdir().unwrap();
         let store = LocalStore::open(dir.path()).unwrap();
-        let body = SchemaBody {
-            schema_type: SchemaType::Avro,
-            schema: "\"int\"".into(),
-            references: vec![],
-            metadata: None,
-            rule_set: None,
-        };
+        let body = int_body();
         let (few, many) = (rows("few", 3, &body), rows("many", bounded::INLINE_ROWS + 1, &body));
         store
             .insert_unchecked(&[(body.fingerprint(), body.clone())], &[few.clone(), many.clone()].concat())
@@ -229,6 +236,35 @@ mod tests {
         drop(slots);
         assert_eq!(store.versions(&large).await.unwrap(), many);
         assert_eq!(store.versions(&small).await.unwrap(), few);
+    }
+
+    /// Reads run inline only while small: an ID carried by more rows than the inline bound still
+    /// answers every row, sorted, through the blocking path.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn rows_with_id_answers_all_rows_below_and_above_the_inline_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalStore::open(dir.path()).unwrap();
+        let body = int_body();
+        let fingerprint: Fingerprint = body.fingerprint();
+        let rows: Vec<VersionRow> = (0..100)
+            .map(|n| VersionRow {
+                subject: Subject::new(format!("s{n:03}")).unwrap(),
+                version: Version(1),
+                id: SchemaId(if n < 5 { 1 } else { 2 }),
+                fingerprint,
+                deleted: false,
+                references: vec![],
+                registered_at_ms: 0,
+            })
+            .collect();
+        store.insert_unchecked(&[(fingerprint, body)], &rows).await.unwrap();
+
+        let few = store.rows_with_id(SchemaId(1)).await.unwrap();
+        assert_eq!(few, rows[..5].to_vec());
+        let many = store.rows_with_id(SchemaId(2)).await.unwrap();
+        assert_eq!(many.len(), 95);
+        assert_eq!(many, rows[5..].to_vec(), "every row, sorted by subject");
+        assert!(store.rows_with_id(SchemaId(3)).await.unwrap().is_empty());
     }
 
     /// A counter pushed to the top again after a lowering restarts past the IDs allocated right
