@@ -10,7 +10,7 @@
 //! to deliver everything. A change's time is the logical clock of the observation that saw it
 //! (ticking once per site looked at), so two regions never write one item at the same time.
 
-use super::replicator::{Item, Site, item_key};
+use super::replicator::{Item, Replicator, Site, item_key};
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -253,44 +253,27 @@ impl Adversary {
     /// Every item of site `site`'s table and every object of its bucket, as they are now.
     async fn current(&self, site: usize) -> BTreeMap<Key, Value> {
         let site_ref = &self.sites[site];
-        let mut now: BTreeMap<Key, Value> = super::replicator::Replicator::scan(site_ref)
-            .await
-            .into_iter()
-            .map(|item| (item_key(&item), Value::Item(item)))
-            .collect();
+        let mut now: BTreeMap<Key, Value> =
+            Replicator::scan(site_ref).await.into_iter().map(|item| (item_key(&item), Value::Item(item))).collect();
         let s3 = site_ref.s3();
-        let mut token = None;
-        loop {
-            let listed = s3
-                .list_objects_v2()
-                .bucket(&site_ref.config.bucket)
-                .set_continuation_token(token.take())
-                .send()
-                .await
-                .unwrap_or_else(|e| panic!("list: {e:?}"));
-            for object in listed.contents() {
-                let Some(key) = object.key() else { continue };
-                let object_key = ("s3".to_string(), key.to_string());
-                // Objects are written once (bodies are content-addressed, a ledger entry names its
-                // ID's first schema; the workloads rebind no ID): one known here is not read again.
-                let known = self.state[site].get(&object_key).and_then(|v| match &v.value {
-                    Value::Object(bytes) => Some(bytes.clone()),
-                    _ => None,
-                });
-                let bytes = match known {
-                    Some(bytes) => bytes,
-                    None => {
-                        let got = s3.get_object().bucket(&site_ref.config.bucket).key(key).send().await;
-                        let body = got.unwrap_or_else(|e| panic!("get {key}: {e:?}")).body.collect().await;
-                        body.unwrap_or_else(|e| panic!("read {key}: {e}")).into_bytes().to_vec()
-                    }
-                };
-                now.insert(object_key, Value::Object(bytes));
-            }
-            match listed.next_continuation_token() {
-                Some(next) => token = Some(next.to_owned()),
-                None => return now,
-            }
+        for key in Replicator::object_keys(site_ref).await {
+            let object_key = ("s3".to_string(), key.clone());
+            // Objects are written once (bodies are content-addressed, a ledger entry names its
+            // ID's first schema; the workloads rebind no ID): one known here is not read again.
+            let known = self.state[site].get(&object_key).and_then(|v| match &v.value {
+                Value::Object(bytes) => Some(bytes.clone()),
+                _ => None,
+            });
+            let bytes = match known {
+                Some(bytes) => bytes,
+                None => {
+                    let got = s3.get_object().bucket(&site_ref.config.bucket).key(&key).send().await;
+                    let body = got.unwrap_or_else(|e| panic!("get {key}: {e:?}")).body.collect().await;
+                    body.unwrap_or_else(|e| panic!("read {key}: {e}")).into_bytes().to_vec()
+                }
+            };
+            now.insert(object_key, Value::Object(bytes));
         }
+        now
     }
 }

@@ -90,24 +90,15 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Replicator {
     /// Every item of `site`'s table (strongly consistent). Panics on an emulator error.
     pub async fn scan(site: &Site) -> Vec<Item> {
-        let mut items = Vec::new();
-        let mut start = None;
-        loop {
-            let page = site
-                .dynamo()
-                .scan()
-                .table_name(&site.config.table)
-                .consistent_read(true)
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await
-                .unwrap_or_else(|e| panic!("scan: {e:?}"));
-            items.extend(page.items().iter().cloned());
-            match page.last_evaluated_key() {
-                Some(last) => start = Some(last.clone()),
-                None => return items,
-            }
-        }
+        let scan = site.dynamo().scan().table_name(&site.config.table).consistent_read(true);
+        scan.into_paginator().items().send().try_collect().await.unwrap_or_else(|e| panic!("scan: {e:?}"))
+    }
+
+    /// Every object key of `site`'s bucket, ascending. Panics on an emulator error.
+    pub async fn object_keys(site: &Site) -> Vec<String> {
+        let listing = site.s3().list_objects_v2().bucket(&site.config.bucket).into_paginator().send();
+        let pages = listing.try_collect().await.unwrap_or_else(|e| panic!("list: {e:?}"));
+        pages.iter().flat_map(|page| page.contents()).filter_map(|object| object.key()).map(str::to_owned).collect()
     }
 
     /// Applies `from`'s changes to `to`; the number of items (written or deleted) and objects
@@ -191,23 +182,7 @@ impl Replicator {
     /// The keys of `from`'s bucket not copied to or found in `to`'s before. Panics on an emulator
     /// error.
     async fn new_objects(&self, from: &Site, to: &Site) -> Vec<String> {
-        let mut keys = Vec::new();
-        let mut token = None;
-        loop {
-            let listed = from
-                .s3()
-                .list_objects_v2()
-                .bucket(&from.config.bucket)
-                .set_continuation_token(token.take())
-                .send()
-                .await
-                .unwrap_or_else(|e| panic!("list: {e:?}"));
-            keys.extend(listed.contents().iter().filter_map(|o| o.key()).map(str::to_owned));
-            match listed.next_continuation_token() {
-                Some(next) => token = Some(next.to_owned()),
-                None => break,
-            }
-        }
+        let mut keys = Replicator::object_keys(from).await;
         let objects = lock(&self.objects);
         let known = objects.get(&to.config.bucket);
         keys.retain(|key| !known.is_some_and(|known| known.contains(key)));
