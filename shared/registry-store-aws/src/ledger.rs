@@ -150,22 +150,13 @@ impl AwsStore {
         context: &Context,
         after: SchemaId,
     ) -> Result<Option<SchemaId>, AwsError> {
-        let prefix = ledger_prefix(context);
         let mut highest = None;
-        let mut start_after = ledger_key(context, after);
-        loop {
-            let listing = self.list_ledger(&prefix).start_after(&start_after).send().await;
-            let page = listing.map_err(|e| classify("ListObjectsV2(ledger)", e))?;
-            let keys: Vec<&str> = page.contents().iter().filter_map(|object| object.key()).collect();
-            let Some(last) = keys.last() else { return Ok(highest) };
-            start_after = last.to_string();
-            for key in &keys {
-                highest = highest.max(Some(ledger_id(&prefix, key)?));
-            }
-            if page.is_truncated() != Some(true) {
-                return Ok(highest);
-            }
-        }
+        self.ledger_ids_after(context, after, |id| {
+            highest = highest.max(Some(id));
+            true
+        })
+        .await?;
+        Ok(highest)
     }
 
     /// Where a counter an import pushed to the top restarts: the greatest ID at or below
@@ -201,22 +192,39 @@ impl AwsStore {
 
     /// The last ID of the run of consecutive IDs in `context`'s ledger that starts at `from`.
     async fn ledger_run_end(&self, context: &Context, from: SchemaId) -> Result<SchemaId, AwsError> {
-        let prefix = ledger_prefix(context);
         let mut end = from;
-        let mut start_after = ledger_key(context, from);
+        self.ledger_ids_after(context, from, |id| {
+            let next = Some(id.0) == end.0.checked_add(1);
+            if next {
+                end = id;
+            }
+            next
+        })
+        .await?;
+        Ok(end)
+    }
+
+    /// Hands the IDs in `context`'s ledger above `after` to `take`, ascending, until it answers
+    /// false or the ledger ends: one ListObjectsV2 per 1000 keys read.
+    async fn ledger_ids_after(
+        &self,
+        context: &Context,
+        after: SchemaId,
+        mut take: impl FnMut(SchemaId) -> bool,
+    ) -> Result<(), AwsError> {
+        let prefix = ledger_prefix(context);
+        let mut start_after = ledger_key(context, after);
         loop {
             let listing = self.list_ledger(&prefix).start_after(&start_after).send().await;
             let page = listing.map_err(|e| classify("ListObjectsV2(ledger)", e))?;
             for key in page.contents().iter().filter_map(|object| object.key()) {
-                let id = ledger_id(&prefix, key)?;
-                if Some(id.0) != end.0.checked_add(1) {
-                    return Ok(end);
+                if !take(ledger_id(&prefix, key)?) {
+                    return Ok(());
                 }
-                end = id;
             }
             match page.contents().last().and_then(|object| object.key()) {
                 Some(last) if page.is_truncated() == Some(true) => start_after = last.to_string(),
-                _ => return Ok(end),
+                _ => return Ok(()),
             }
         }
     }
