@@ -30,10 +30,11 @@
 
 use crate::AwsStore;
 use crate::errors::AwsError;
-use crate::ids::{FirstCarrier, allocation_error, build_error};
-use crate::items::{Item, ItemExt, attr, fingerprint_of, key, n, s};
+use crate::ids::{FirstCarrier, allocation_error};
+use crate::items::{Item, ItemExt, attr, fingerprint_of, item_at, key, n, s};
 use crate::keys::{self, PK};
-use aws_sdk_dynamodb::types::{TransactWriteItem, Update};
+use crate::transact::{Part, transact_item};
+use aws_sdk_dynamodb::types::TransactWriteItem;
 use registry_core::{BindingsSeen, CommitHints, Context, Fingerprint, Guid, NewVersion, Preconditions, SchemaId};
 
 /// What the BatchGetItem before the transaction found.
@@ -103,19 +104,16 @@ impl AwsStore {
         context: &Context,
         id: SchemaId,
     ) -> Result<TransactWriteItem, AwsError> {
-        let update = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(keys::guid_pk(guid), keys::GUID_BINDING_SK)))
+        let update = self
+            .update_of(key(keys::guid_pk(guid), keys::GUID_BINDING_SK))
             .condition_expression("attribute_not_exists(#pk) OR #fp = :fp")
             .update_expression("SET #fp = :fp, #id = :id")
             .expression_attribute_names("#pk", PK)
             .expression_attribute_names("#fp", attr::FINGERPRINT)
             .expression_attribute_names("#id", keys::guid_id_attribute(context))
             .expression_attribute_values(":fp", s(fingerprint.to_hex()))
-            .expression_attribute_values(":id", n(id.0))
-            .build()
-            .map_err(|e| build_error("Update(guid)", e))?;
-        Ok(TransactWriteItem::builder().update(update).build())
+            .expression_attribute_values(":id", n(id.0));
+        transact_item("Update(guid)", Part::Update(update))
     }
 
     /// Removes `context`'s ID from the guid item whose hex the fingerprint binding `binding` (of
@@ -127,14 +125,11 @@ impl AwsStore {
         binding: &Item,
     ) -> Result<Option<TransactWriteItem>, AwsError> {
         let Some(hex) = binding.get(attr::GUID).and_then(|v| v.as_s().ok()) else { return Ok(None) };
-        let update = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(keys::guid_pk_of_hex(hex), keys::GUID_BINDING_SK)))
+        let update = self
+            .update_of(key(keys::guid_pk_of_hex(hex), keys::GUID_BINDING_SK))
             .update_expression("REMOVE #id")
-            .expression_attribute_names("#id", keys::guid_id_attribute(context))
-            .build()
-            .map_err(|e| build_error("Update(guid id)", e))?;
-        Ok(Some(TransactWriteItem::builder().update(update).build()))
+            .expression_attribute_names("#id", keys::guid_id_attribute(context));
+        transact_item("Update(guid id)", Part::Update(update)).map(Some)
     }
 }
 
@@ -160,15 +155,10 @@ pub(crate) fn bindings_seen(
     fingerprint: &Fingerprint,
     guid: &Guid,
 ) -> Result<BindingsSeen, AwsError> {
-    let at = |pk: &str, sk: &str| {
-        items.iter().find(|item| {
-            item.get(PK).and_then(|v| v.as_s().ok()).is_some_and(|v| v == pk)
-                && item.get(keys::SK).and_then(|v| v.as_s().ok()).is_some_and(|v| v == sk)
-        })
-    };
     let binding_sk = keys::fingerprint_binding_sk(context);
-    let id = at(&keys::fingerprint_pk(fingerprint), &binding_sk).map(|item| item.number(attr::ID)).transpose()?;
-    let guid_bound_to = at(&keys::guid_pk(guid), keys::GUID_BINDING_SK).map(fingerprint_of).transpose()?;
+    let id = item_at(items, &keys::fingerprint_pk(fingerprint), &binding_sk).map(|item| item.number(attr::ID));
+    let id = id.transpose()?;
+    let guid_bound_to = item_at(items, &keys::guid_pk(guid), keys::GUID_BINDING_SK).map(fingerprint_of).transpose()?;
     let max_id = crate::fence::allocation_base(items, context)?;
     Ok(BindingsSeen {
         fingerprint: *fingerprint,

@@ -14,11 +14,11 @@ use crate::AwsStore;
 use crate::commit::{Commit, RevisionStep};
 use crate::conditions::{USES, kind_pk, setting_condition};
 use crate::errors::AwsError;
-use crate::ids::build_error;
 use crate::ids::fingerprint_binding_key;
 use crate::items::{ItemExt, attr, key, n};
-use crate::keys::{self, PK};
-use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem, Update};
+use crate::keys;
+use crate::transact::{Part, transact_item};
+use aws_sdk_dynamodb::types::TransactWriteItem;
 use registry_core::id_rules;
 use registry_core::{
     Context, Fingerprint, IdRowsPage, Preconditions, SchemaId, Scope, SettingKind, Subject, Version, VersionRow,
@@ -49,18 +49,8 @@ impl AwsStore {
         let op = "TransactWriteItems(soft_delete_versions)";
         let mut commit = Commit::subject(self, op, subject, RevisionStep::Changing, preconditions);
         for version in versions {
-            let flag = Update::builder()
-                .table_name(&self.table)
-                .set_key(Some(key(keys::subject_pk(subject), keys::version_sk(version))))
-                .update_expression("SET #deleted = :to")
-                .condition_expression("attribute_exists(#pk) AND #deleted = :from")
-                .expression_attribute_names("#pk", PK)
-                .expression_attribute_names("#deleted", attr::DELETED)
-                .expression_attribute_values(":to", AttributeValue::Bool(true))
-                .expression_attribute_values(":from", AttributeValue::Bool(false))
-                .build()
-                .map_err(|e| build_error("soft_delete_versions", e))?;
-            commit = commit.rows(vec![TransactWriteItem::builder().update(flag).build()], 0, -1);
+            let flag = self.deleted_flag("soft_delete_versions", subject, version, true)?;
+            commit = commit.rows(vec![flag], 0, -1);
         }
         commit.commit().await
     }
@@ -170,7 +160,7 @@ impl AwsStore {
         let mut items = Vec::new();
         for kind in [SettingKind::Config, SettingKind::Mode] {
             let (pk, sk) = keys::scoped(kind_pk(kind), &scope);
-            let mut delete = Delete::builder().table_name(&self.table).set_key(Some(key(pk, sk)));
+            let mut delete = self.delete_of(key(pk, sk));
             if let Some(seen) = preconditions.settings.iter().find(|seen| seen.kind == kind && seen.scope == scope) {
                 let condition = setting_condition(seen);
                 delete = delete
@@ -178,8 +168,7 @@ impl AwsStore {
                     .set_expression_attribute_names(Some(condition.names))
                     .set_expression_attribute_values((!condition.values.is_empty()).then_some(condition.values));
             }
-            let delete = delete.build().map_err(|e| build_error("hard_delete_versions", e))?;
-            items.push((kind, TransactWriteItem::builder().delete(delete).build()));
+            items.push((kind, transact_item("hard_delete_versions", Part::Delete(delete))?));
         }
         Ok(items)
     }
@@ -193,9 +182,8 @@ impl AwsStore {
         id: SchemaId,
         uses: Option<u64>,
     ) -> Result<TransactWriteItem, AwsError> {
-        let delete = Delete::builder()
-            .table_name(&self.table)
-            .set_key(Some(fingerprint_binding_key(context, fingerprint)))
+        let delete = self
+            .delete_of(fingerprint_binding_key(context, fingerprint))
             .expression_attribute_names("#id", attr::ID)
             .expression_attribute_names("#uses", USES)
             .expression_attribute_values(":id", n(id.0));
@@ -205,7 +193,6 @@ impl AwsStore {
                 delete.condition_expression("#id = :id AND #uses = :uses").expression_attribute_values(":uses", n(uses))
             }
         };
-        let delete = delete.build().map_err(|e| build_error("hard_delete_versions", e))?;
-        Ok(TransactWriteItem::builder().delete(delete).build())
+        transact_item("hard_delete_versions", Part::Delete(delete))
     }
 }

@@ -20,11 +20,13 @@
 use crate::AwsStore;
 use crate::assign::bindings_seen;
 use crate::errors::AwsError;
-use crate::ids::build_error;
-use crate::items::{Item, ItemExt, attr, key, n, s};
+use crate::ids::{build_error, id_binding_key};
+use crate::items::{Item, ItemExt, attr, item_at, key, n, s};
 use crate::keys::{self, PK};
 use crate::live_versions::{KEEPING_STEP, trusted_record};
-use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, TransactWriteItem, Update};
+use crate::transact::{Part, transact_item};
+use aws_sdk_dynamodb::types::builders::UpdateBuilder;
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use registry_core::{
     BindingsSeen, Context, Fingerprint, Guid, LayeredContext, Preconditions, Revision, SchemaId, Scope, SettingKind,
     SettingSeen, Subject,
@@ -82,6 +84,27 @@ pub(crate) fn revision_condition(revision: Option<Revision>) -> Option<Condition
             values: HashMap::from([(":seen_rev".to_string(), n(r))]),
         },
     })
+}
+
+/// The condition that an ID binding `ID#<id>/FP` names `fingerprint`.
+pub(crate) fn names_fingerprint(fingerprint: &Fingerprint) -> Condition {
+    Condition {
+        expression: "#fp = :fp".into(),
+        names: HashMap::from([("#fp".to_string(), attr::FINGERPRINT.to_string())]),
+        values: HashMap::from([(":fp".to_string(), s(fingerprint.to_hex()))]),
+    }
+}
+
+impl Condition {
+    /// `update` conditioned on this: its names and values added to the update's own.
+    pub(crate) fn on_update(self, update: UpdateBuilder) -> UpdateBuilder {
+        let update = update.condition_expression(self.expression);
+        let update = self
+            .names
+            .into_iter()
+            .fold(update, |update, (name, attribute)| update.expression_attribute_names(name, attribute));
+        self.values.into_iter().fold(update, |update, (name, value)| update.expression_attribute_values(name, value))
+    }
 }
 
 /// What a decision read in one BatchGetItem ([`AwsStore::read_decision`]).
@@ -152,12 +175,7 @@ impl AwsStore {
             }
         }
         let found = self.batch_get("BatchGetItem(write context)", wanted).await?;
-        let item_at = |pk: &str, sk: &str| {
-            found.iter().find(|item| {
-                item.get(PK).and_then(|v| v.as_s().ok()).is_some_and(|v| v == pk)
-                    && item.get(keys::SK).and_then(|v| v.as_s().ok()).is_some_and(|v| v == sk)
-            })
-        };
+        let item_at = |pk: &str, sk: &str| item_at(&found, pk, sk);
         let mut seen = Vec::with_capacity(settings.len());
         for (kind, scope) in settings {
             let (pk, sk) = keys::scoped(kind_pk(kind), scope);
@@ -197,16 +215,7 @@ impl AwsStore {
         let mut items = Vec::new();
         for seen in preconditions.settings.iter().filter(|seen| !skip(seen)) {
             let (pk, sk) = keys::scoped(kind_pk(seen.kind), &seen.scope);
-            let condition = setting_condition(seen);
-            let check = ConditionCheck::builder()
-                .table_name(&self.table)
-                .set_key(Some(key(pk, sk)))
-                .condition_expression(condition.expression)
-                .set_expression_attribute_names(Some(condition.names))
-                .set_expression_attribute_values((!condition.values.is_empty()).then_some(condition.values))
-                .build()
-                .map_err(|e| build_error("ConditionCheck(setting)", e))?;
-            items.push(TransactWriteItem::builder().condition_check(check).build());
+            items.push(self.condition_check("ConditionCheck(setting)", key(pk, sk), setting_condition(seen))?);
         }
         Ok(items)
     }
@@ -216,15 +225,7 @@ impl AwsStore {
         let Some(condition) = revision_condition(Some(revision)) else {
             return Err(build_error("ConditionCheck(revision)", "no revision"));
         };
-        let check = ConditionCheck::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(keys::SUBJECTS_PK, subject.as_str())))
-            .condition_expression(condition.expression)
-            .set_expression_attribute_names(Some(condition.names))
-            .set_expression_attribute_values((!condition.values.is_empty()).then_some(condition.values))
-            .build()
-            .map_err(|e| build_error("ConditionCheck(revision)", e))?;
-        Ok(TransactWriteItem::builder().condition_check(check).build())
+        self.condition_check("ConditionCheck(revision)", key(keys::SUBJECTS_PK, subject.as_str()), condition)
     }
 
     /// For each referenced version: a ConditionCheck that its row exists and is live; for each
@@ -237,28 +238,22 @@ impl AwsStore {
         let mut items = Vec::new();
         let mut bumped: Vec<&Subject> = Vec::new();
         for (referenced, version) in &preconditions.live_rows {
-            let check = ConditionCheck::builder()
-                .table_name(&self.table)
-                .set_key(Some(key(keys::subject_pk(referenced), keys::version_sk(*version))))
+            let check = self
+                .check_of(key(keys::subject_pk(referenced), keys::version_sk(*version)))
                 .condition_expression("attribute_exists(#pk) AND #deleted = :live")
                 .expression_attribute_names("#pk", PK)
                 .expression_attribute_names("#deleted", attr::DELETED)
-                .expression_attribute_values(":live", AttributeValue::Bool(false))
-                .build()
-                .map_err(|e| build_error("ConditionCheck(referenced)", e))?;
-            items.push(TransactWriteItem::builder().condition_check(check).build());
+                .expression_attribute_values(":live", AttributeValue::Bool(false));
+            items.push(transact_item("ConditionCheck(referenced)", Part::Check(check))?);
             if referenced != subject && !bumped.contains(&referenced) {
                 bumped.push(referenced);
                 // Its rows do not change: a keeping step (see `live_versions`).
-                let bump = Update::builder()
-                    .table_name(&self.table)
-                    .set_key(Some(key(keys::SUBJECTS_PK, referenced.as_str())))
+                let bump = self
+                    .update_of(key(keys::SUBJECTS_PK, referenced.as_str()))
                     .update_expression("ADD #rev :step")
                     .expression_attribute_names("#rev", REVISION)
-                    .expression_attribute_values(":step", n(KEEPING_STEP))
-                    .build()
-                    .map_err(|e| build_error("Update(referenced subject)", e))?;
-                items.push(TransactWriteItem::builder().update(bump).build());
+                    .expression_attribute_values(":step", n(KEEPING_STEP));
+                items.push(transact_item("Update(referenced subject)", Part::Update(bump))?);
             }
         }
         Ok(items)
@@ -273,9 +268,7 @@ impl AwsStore {
         id: SchemaId,
         guid: Option<&Guid>,
     ) -> Result<TransactWriteItem, AwsError> {
-        let update = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(crate::ids::fingerprint_binding_key(context, fingerprint)));
+        let update = self.update_of(crate::ids::fingerprint_binding_key(context, fingerprint));
         let update = match guid {
             Some(guid) => update
                 .update_expression("ADD #uses :one SET #guid = :guid")
@@ -288,10 +281,8 @@ impl AwsStore {
             .expression_attribute_names("#uses", USES)
             .expression_attribute_names("#id", attr::ID)
             .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":id", n(id.0))
-            .build()
-            .map_err(|e| build_error("Update(binding)", e))?;
-        Ok(TransactWriteItem::builder().update(update).build())
+            .expression_attribute_values(":id", n(id.0));
+        transact_item("Update(binding)", Part::Update(update))
     }
 
     /// `ADD carried 1` on the binding `ID#<id>[:<context>]/FP`, conditioned on it still naming
@@ -302,18 +293,12 @@ impl AwsStore {
         id: SchemaId,
         fingerprint: &Fingerprint,
     ) -> Result<TransactWriteItem, AwsError> {
-        let update = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(keys::id_pk(context, id), keys::ID_BINDING_SK)))
+        let update = self
+            .update_of(id_binding_key(context, id))
             .update_expression("ADD #carried :one")
-            .condition_expression("#fp = :fp")
             .expression_attribute_names("#carried", CARRIED)
-            .expression_attribute_names("#fp", attr::FINGERPRINT)
-            .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":fp", s(fingerprint.to_hex()))
-            .build()
-            .map_err(|e| build_error("Update(id binding)", e))?;
-        Ok(TransactWriteItem::builder().update(update).build())
+            .expression_attribute_values(":one", n(1));
+        transact_item("Update(id binding)", Part::Update(names_fingerprint(fingerprint).on_update(update)))
     }
 
     /// `ADD total, live, rev <step>` on the subject's index item, conditioned on its revision when
@@ -327,9 +312,8 @@ impl AwsStore {
         revision: Option<Revision>,
         step: u64,
     ) -> Result<TransactWriteItem, AwsError> {
-        let mut update = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(keys::SUBJECTS_PK, subject.as_str())))
+        let mut update = self
+            .update_of(key(keys::SUBJECTS_PK, subject.as_str()))
             .update_expression("ADD #total :total, #live :live, #rev :step")
             .expression_attribute_names("#total", attr::TOTAL)
             .expression_attribute_names("#live", attr::LIVE)
@@ -338,12 +322,8 @@ impl AwsStore {
             .expression_attribute_values(":live", n(live))
             .expression_attribute_values(":step", n(step));
         if let Some(condition) = revision_condition(revision) {
-            update = update.condition_expression(condition.expression);
-            for (name, value) in condition.values {
-                update = update.expression_attribute_values(name, value);
-            }
+            update = condition.on_update(update);
         }
-        let update = update.build().map_err(|e| build_error("subject index", e))?;
-        Ok(TransactWriteItem::builder().update(update).build())
+        transact_item("subject index", Part::Update(update))
     }
 }

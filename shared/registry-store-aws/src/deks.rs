@@ -27,11 +27,12 @@ use crate::AwsStore;
 use crate::acks::Shown;
 use crate::commit::Commit;
 use crate::errors::AwsError;
-use crate::ids::build_error;
+use crate::fence::OneWrite;
 use crate::items::{Item, ItemExt, key, n, s};
 use crate::keys::{EDGE_SEPARATOR, PK, SK};
 use crate::listing::SortRange;
-use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
+use crate::transact::{Part, transact_item};
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use registry_core::{StoreError, StoreResult};
 use registry_dek::store::prefix_end;
 use registry_dek::{Dek, DekAlgorithm, DekId, DekSeries, Expect, Kek, KekGuard, KeyStore, Stored, SubjectPage};
@@ -140,7 +141,7 @@ impl AwsStore {
         let condition = condition(expect);
         let revision = condition.revision;
         let put = self.dynamo.put_item().table_name(&self.table).set_item(Some(item));
-        self.put_item_fenced(op, conditioned!(put, condition)).await?;
+        self.write_one(op, OneWrite::Put(conditioned!(put, condition))).await?;
         Ok(revision)
     }
 
@@ -149,16 +150,15 @@ impl AwsStore {
     async fn remove_record(&self, op: &'static str, item_key: Item, revision: u64) -> StoreResult<()> {
         let condition = condition(Expect::Revision(revision));
         let delete = self.dynamo.delete_item().table_name(&self.table).set_key(Some(item_key));
-        self.delete_item_fenced(op, conditioned!(delete, condition)).await?;
+        self.write_one(op, OneWrite::Delete(conditioned!(delete, condition))).await?;
         Ok(())
     }
 
     /// The KEK item's update that a guarded DEK write carries: the KEK is there and not deleted,
     /// and its revision rises by one.
     fn kek_guard(&self, kek_name: &str, guard: KekGuard) -> Result<TransactWriteItem, AwsError> {
-        let update = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(KEK_PK, kek_name)))
+        let update = self
+            .update_of(key(KEK_PK, kek_name))
             .update_expression("SET #rev = #rev + :one")
             .expression_attribute_names("#pk", PK)
             .expression_attribute_names("#rev", REVISION)
@@ -171,8 +171,7 @@ impl AwsStore {
                 .expression_attribute_names("#deleted", DELETED)
                 .expression_attribute_values(":false", AttributeValue::Bool(false)),
         };
-        let update = update.build().map_err(|e| build_error("Update(KEK guard)", e))?;
-        Ok(TransactWriteItem::builder().update(update).build())
+        transact_item("Update(KEK guard)", Part::Update(update))
     }
 }
 
@@ -298,10 +297,8 @@ impl KeyStore for AwsStore {
             self.put_record("PutItem(DEK)", item, expect).await?
         } else {
             let revision = condition.revision;
-            let put = conditioned!(Put::builder().table_name(&self.table).set_item(Some(item)), condition)
-                .build()
-                .map_err(|e| build_error("Put(DEK)", e))?;
-            let items = vec![TransactWriteItem::builder().put(put).build(), self.kek_guard(&dek.kek_name, kek)?];
+            let put = conditioned!(self.put_of(item), condition);
+            let items = vec![transact_item("Put(DEK)", Part::Put(put))?, self.kek_guard(&dek.kek_name, kek)?];
             Commit::unsubjected(self, "TransactWriteItems(DEK under live KEK)").group(items).commit().await?;
             revision
         };

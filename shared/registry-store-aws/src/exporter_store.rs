@@ -21,6 +21,7 @@
 //! ([`exporter_function_service`]), whichever region it runs in.
 
 use crate::exporter_secrets::KmsSealer;
+use crate::fence::OneWrite;
 use crate::keys::{PK, SK};
 use crate::regions::{Deployment, in_region};
 use crate::{AwsEnv, AwsStore};
@@ -67,6 +68,11 @@ impl DynamoExporterStore {
     /// The region this store's writes are fenced on, if any.
     pub fn fence(&self) -> Option<&str> {
         self.fence.as_deref()
+    }
+
+    /// Sends `write` fenced as this store is (see `fence`).
+    async fn send_one(&self, op: &'static str, write: OneWrite) -> StoreResult<()> {
+        Ok(crate::fence::send_one(&self.client, &self.table, self.fence.as_deref(), op, write).await?)
     }
 
     fn key(name: &str) -> Item {
@@ -222,14 +228,7 @@ impl ExporterStore for DynamoExporterStore {
                 .expression_attribute_names("#rev", REVISION)
                 .expression_attribute_values(":rev", AttributeValue::N(current.to_string())),
         };
-        let op = "PutItem(exporter)";
-        match &self.fence {
-            None => request.send().await.map(drop).map_err(|error| classify(op, error))?,
-            Some(home) => {
-                let write = crate::fence::fenced_put(op, request)?;
-                crate::fence::send_fenced(&self.client, &self.table, home, op, write).await?;
-            }
-        }
+        self.send_one("PutItem(exporter)", OneWrite::Put(request)).await?;
         Ok(revision)
     }
 
@@ -242,14 +241,7 @@ impl ExporterStore for DynamoExporterStore {
             .condition_expression("#rev = :rev")
             .expression_attribute_names("#rev", REVISION)
             .expression_attribute_values(":rev", AttributeValue::N(revision.to_string()));
-        let op = "DeleteItem(exporter)";
-        match &self.fence {
-            None => request.send().await.map(drop).map_err(|error| classify(op, error))?,
-            Some(home) => {
-                let write = crate::fence::fenced_delete(op, request)?;
-                crate::fence::send_fenced(&self.client, &self.table, home, op, write).await?;
-            }
-        }
+        self.send_one("DeleteItem(exporter)", OneWrite::Delete(request)).await?;
         Ok(())
     }
 }

@@ -19,9 +19,10 @@
 
 use crate::AwsStore;
 use crate::errors::{AwsError, classify, classify_transaction};
-use crate::ids::{TransactionError, build_error};
-use crate::items::{ItemExt, key, n, s};
+use crate::ids::TransactionError;
+use crate::items::{ItemExt, item_at, key, n, s};
 use crate::keys::PK;
+use crate::transact::{Part, transact_item};
 use aws_sdk_dynamodb::operation::delete_item::builders::DeleteItemFluentBuilder;
 use aws_sdk_dynamodb::operation::put_item::builders::PutItemFluentBuilder;
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
@@ -90,37 +91,10 @@ impl AwsStore {
         refusal(self.fence.as_deref()?, op, error)
     }
 
-    /// Sends `put` as this store writes one item: as it is on a store without a fence; beside the
-    /// fence in one TransactWriteItems on a fenced store ([`send_fenced`]).
-    pub(crate) async fn put_item_fenced(&self, op: &'static str, put: PutItemFluentBuilder) -> Result<(), AwsError> {
-        match &self.fence {
-            None => put.send().await.map(drop).map_err(|e| classify(op, e)),
-            Some(home) => send_fenced(&self.dynamo, &self.table, home, op, fenced_put(op, put)?).await,
-        }
-    }
-
-    /// [`AwsStore::put_item_fenced`] for an UpdateItem.
-    pub(crate) async fn update_item_fenced(
-        &self,
-        op: &'static str,
-        update: UpdateItemFluentBuilder,
-    ) -> Result<(), AwsError> {
-        match &self.fence {
-            None => update.send().await.map(drop).map_err(|e| classify(op, e)),
-            Some(home) => send_fenced(&self.dynamo, &self.table, home, op, fenced_update(op, update)?).await,
-        }
-    }
-
-    /// [`AwsStore::put_item_fenced`] for a DeleteItem.
-    pub(crate) async fn delete_item_fenced(
-        &self,
-        op: &'static str,
-        delete: DeleteItemFluentBuilder,
-    ) -> Result<(), AwsError> {
-        match &self.fence {
-            None => delete.send().await.map(drop).map_err(|e| classify(op, e)),
-            Some(home) => send_fenced(&self.dynamo, &self.table, home, op, fenced_delete(op, delete)?).await,
-        }
+    /// Sends `write` as this store writes one item: as it is on a store without a fence; beside
+    /// the fence in one TransactWriteItems on a fenced store ([`send_fenced`]).
+    pub(crate) async fn write_one(&self, op: &'static str, write: OneWrite) -> Result<(), AwsError> {
+        send_one(&self.dynamo, &self.table, self.fence.as_deref(), op, write).await
     }
 
     /// The keys an allocation in `context` reads to find the ID it starts after: the context's
@@ -183,17 +157,11 @@ pub(crate) fn allocation_base(
     items: &[crate::items::Item],
     context: &registry_core::Context,
 ) -> Result<Option<i32>, AwsError> {
-    let at = |pk: &str, sk: &str| {
-        items.iter().find(|item| {
-            item.get(PK).and_then(|v| v.as_s().ok()).is_some_and(|v| v == pk)
-                && item.get(crate::keys::SK).and_then(|v| v.as_s().ok()).is_some_and(|v| v == sk)
-        })
-    };
-    let counter = match at(crate::keys::COUNTER_PK, &crate::keys::counter_sk(context)) {
+    let counter = match item_at(items, crate::keys::COUNTER_PK, &crate::keys::counter_sk(context)) {
         Some(item) => item.optional_number::<i32>(crate::items::attr::MAX_ID)?,
         None => None,
     };
-    let floor = match at(HOME_PK, HOME_SK) {
+    let floor = match item_at(items, HOME_PK, HOME_SK) {
         Some(item) => item.optional_number::<i32>(FLOOR)?,
         None => None,
     };
@@ -208,10 +176,8 @@ pub(crate) fn fence_check(table: &str, home: &str) -> Result<TransactWriteItem, 
         .condition_expression("attribute_not_exists(#pk) OR #region = :home")
         .expression_attribute_names("#pk", PK)
         .expression_attribute_names("#region", REGION)
-        .expression_attribute_values(":home", s(home))
-        .build()
-        .map_err(|e| build_error("ConditionCheck(home marker)", e))?;
-    Ok(TransactWriteItem::builder().condition_check(check).build())
+        .expression_attribute_values(":home", s(home));
+    transact_item("ConditionCheck(home marker)", Part::Check(check))
 }
 
 /// `Fenced` when `error` cancelled a transaction fenced on `home` because of its fence (the last
@@ -226,6 +192,33 @@ pub(crate) fn refusal(home: &str, op: &'static str, error: &TransactionError) ->
         op,
         detail: format!("the table's home marker no longer names {home}: this region is not home"),
     })
+}
+
+/// One item's write, as a PutItem, UpdateItem or DeleteItem call would send it.
+pub(crate) enum OneWrite {
+    Put(PutItemFluentBuilder),
+    Update(UpdateItemFluentBuilder),
+    Delete(DeleteItemFluentBuilder),
+}
+
+/// Sends `write` to `table` as a store fenced on `fence` writes one item: as it is without a
+/// fence; beside the fence on `home` in one TransactWriteItems with one ([`send_fenced`]).
+pub(crate) async fn send_one(
+    dynamo: &aws_sdk_dynamodb::Client,
+    table: &str,
+    fence: Option<&str>,
+    op: &'static str,
+    write: OneWrite,
+) -> Result<(), AwsError> {
+    let Some(home) = fence else {
+        return match write {
+            OneWrite::Put(put) => put.send().await.map(drop).map_err(|e| classify(op, e)),
+            OneWrite::Update(update) => update.send().await.map(drop).map_err(|e| classify(op, e)),
+            OneWrite::Delete(delete) => delete.send().await.map(drop).map_err(|e| classify(op, e)),
+        };
+    };
+    let item = transact_item(op, transaction_part(write))?;
+    send_fenced(dynamo, table, home, op, item).await
 }
 
 /// How often a fenced single-item write is sent again after a transaction conflict (another
@@ -274,47 +267,36 @@ pub(crate) async fn send_fenced(
     }
 }
 
-/// `put` as a transaction's Put.
-pub(crate) fn fenced_put(op: &'static str, put: PutItemFluentBuilder) -> Result<TransactWriteItem, AwsError> {
-    let input = put.as_input();
-    let put = Put::builder()
-        .set_table_name(input.get_table_name().clone())
-        .set_item(input.get_item().clone())
-        .set_condition_expression(input.get_condition_expression().clone())
-        .set_expression_attribute_names(input.get_expression_attribute_names().clone())
-        .set_expression_attribute_values(input.get_expression_attribute_values().clone())
-        .build()
-        .map_err(|e| build_error(op, e))?;
-    Ok(TransactWriteItem::builder().put(put).build())
+/// `$input` (a PutItem's, UpdateItem's or DeleteItem's input) copied onto `$builder` (a
+/// transaction's item of the same kind): the table, the condition and the expression's names and
+/// values, which every kind has, and each of the kind's own fields (`$set <- $get`). The builders
+/// share no trait.
+macro_rules! copied_onto {
+    ($builder:expr, $input:expr $(, $set:ident <- $get:ident)*) => {{
+        let input = $input;
+        $builder
+            .set_table_name(input.get_table_name().clone())
+            .set_condition_expression(input.get_condition_expression().clone())
+            .set_expression_attribute_names(input.get_expression_attribute_names().clone())
+            .set_expression_attribute_values(input.get_expression_attribute_values().clone())
+            $(.$set(input.$get().clone()))*
+    }};
 }
 
-/// `update` as a transaction's Update.
-pub(crate) fn fenced_update(op: &'static str, update: UpdateItemFluentBuilder) -> Result<TransactWriteItem, AwsError> {
-    let input = update.as_input();
-    let update = Update::builder()
-        .set_table_name(input.get_table_name().clone())
-        .set_key(input.get_key().clone())
-        .set_update_expression(input.get_update_expression().clone())
-        .set_condition_expression(input.get_condition_expression().clone())
-        .set_expression_attribute_names(input.get_expression_attribute_names().clone())
-        .set_expression_attribute_values(input.get_expression_attribute_values().clone())
-        .build()
-        .map_err(|e| build_error(op, e))?;
-    Ok(TransactWriteItem::builder().update(update).build())
-}
-
-/// `delete` as a transaction's Delete.
-pub(crate) fn fenced_delete(op: &'static str, delete: DeleteItemFluentBuilder) -> Result<TransactWriteItem, AwsError> {
-    let input = delete.as_input();
-    let delete = Delete::builder()
-        .set_table_name(input.get_table_name().clone())
-        .set_key(input.get_key().clone())
-        .set_condition_expression(input.get_condition_expression().clone())
-        .set_expression_attribute_names(input.get_expression_attribute_names().clone())
-        .set_expression_attribute_values(input.get_expression_attribute_values().clone())
-        .build()
-        .map_err(|e| build_error(op, e))?;
-    Ok(TransactWriteItem::builder().delete(delete).build())
+/// `write` as a transaction's item of the same kind.
+fn transaction_part(write: OneWrite) -> Part {
+    match write {
+        OneWrite::Put(put) => Part::Put(copied_onto!(Put::builder(), put.as_input(), set_item <- get_item)),
+        OneWrite::Update(update) => Part::Update(copied_onto!(
+            Update::builder(),
+            update.as_input(),
+            set_key <- get_key,
+            set_update_expression <- get_update_expression
+        )),
+        OneWrite::Delete(delete) => {
+            Part::Delete(copied_onto!(Delete::builder(), delete.as_input(), set_key <- get_key))
+        }
+    }
 }
 
 /// What a failover found of the old home's replica of the table ([`AwsStore::reach_old_home`]).

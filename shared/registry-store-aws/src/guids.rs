@@ -5,6 +5,7 @@
 
 use crate::AwsStore;
 use crate::errors::AwsError;
+use crate::fence::OneWrite;
 use crate::items::{Item, ItemExt, attr, fingerprint_of, key, s};
 use crate::keys::{self, PK};
 use registry_core::{Context, Fingerprint, Guid, GuidCarried, SchemaId};
@@ -38,7 +39,7 @@ impl AwsStore {
             .expression_attribute_names("#fp", attr::FINGERPRINT)
             .expression_attribute_values(":fp", s(fingerprint.to_hex()));
         // Fenced on a home-region store (see `fence`): an old home binds nothing.
-        self.put_item_fenced(op, put).await
+        self.write_one(op, OneWrite::Put(put)).await
     }
 
     /// One strongly consistent GetItem of `GUID#<hex>/FP` and the ID it carries (see `assign`):

@@ -13,13 +13,16 @@
 //! `unlist_context` removes it. `list_contexts` is one Query of the `COUNTER` partition.
 
 use crate::AwsStore;
-use crate::conditions::USES;
+use crate::conditions::{USES, names_fingerprint};
 use crate::errors::{AwsError, classify, classify_transaction};
+use crate::fence::OneWrite;
 use crate::fence::allocation_base;
 use crate::items::{Item, ItemExt, attr, fingerprint_of, key, n, s};
 use crate::keys::{self, PK};
 use crate::ledger::Claim;
-use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Put, TransactWriteItem, Update};
+use crate::transact::{Part, transact_item};
+use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update};
 use registry_core::id_rules::{self, Allocation, BindDecision, BindRead};
 use registry_core::{Context, Fingerprint, Guid, SchemaId};
 
@@ -74,7 +77,7 @@ impl AwsStore {
         context: &Context,
         id: SchemaId,
     ) -> Result<Option<Fingerprint>, AwsError> {
-        match self.get_item("GetItem(id)", key(keys::id_pk(context, id), keys::ID_BINDING_SK)).await? {
+        match self.get_item("GetItem(id)", id_binding_key(context, id)).await? {
             Some(item) => Ok(Some(fingerprint_of(&item)?)),
             None => Ok(None),
         }
@@ -144,7 +147,7 @@ impl AwsStore {
                 .expression_attribute_names("#listed", attr::LISTED)
                 .expression_attribute_values(":listed", AttributeValue::Bool(true))
         };
-        let counter = counter.build().map_err(|e| build_error("allocate_id", e))?;
+        let counter = transact_item("allocate_id", Part::Update(counter))?;
         let mut by_fingerprint = fingerprint_binding_key(context, fingerprint);
         by_fingerprint.insert(attr::ID.into(), n(next));
         if let Some(carrier) = first_carrier {
@@ -153,13 +156,9 @@ impl AwsStore {
                 by_fingerprint.insert(attr::GUID.into(), s(guid.to_hex()));
             }
         }
-        let mut by_id = key(keys::id_pk(context, SchemaId(next)), keys::ID_BINDING_SK);
+        let mut by_id = id_binding_key(context, SchemaId(next));
         by_id.insert(attr::FINGERPRINT.into(), s(fingerprint.to_hex()));
-        Ok(vec![
-            TransactWriteItem::builder().update(counter).build(),
-            TransactWriteItem::builder().put(self.put_if_absent(by_fingerprint)?).build(),
-            TransactWriteItem::builder().put(self.put_if_absent(by_id)?).build(),
-        ])
+        Ok(vec![counter, self.put_if_absent(by_fingerprint)?, self.put_if_absent(by_id)?])
     }
 
     /// The ID an allocation in `context` after counter value `read` takes ([`id_rules::allocation`]
@@ -222,10 +221,7 @@ impl AwsStore {
         let floor = self.ledger_floor(context).await?;
         let floor = id_rules::counter_after_lowering(floor).map_err(|_| exhausted(context))?;
         let lower = self
-            .dynamo
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key(keys::COUNTER_PK, keys::counter_sk(context))))
+            .counter_update(context)
             .condition_expression("#max = :top")
             .expression_attribute_names("#max", attr::MAX_ID)
             .expression_attribute_values(":top", n(i32::MAX));
@@ -235,7 +231,7 @@ impl AwsStore {
             }
             None => lower.update_expression("REMOVE #max"),
         };
-        match self.update_item_fenced("UpdateItem(counter lowered)", lower).await {
+        match self.write_one("UpdateItem(counter lowered)", OneWrite::Update(lower)).await {
             Ok(_) | Err(AwsError::ConditionFailed { .. }) => Ok(()),
             Err(other) => Err(other),
         }
@@ -276,10 +272,7 @@ impl AwsStore {
     pub(crate) async fn raise_counter(&self, context: &Context, id: SchemaId, list: bool) -> Result<(), AwsError> {
         let list = list && !context.is_default();
         let raise = self
-            .dynamo
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key(keys::COUNTER_PK, keys::counter_sk(context))))
+            .counter_update(context)
             .condition_expression("attribute_not_exists(#max) OR #max < :id")
             .expression_attribute_names("#max", attr::MAX_ID)
             .expression_attribute_values(":id", n(id.0));
@@ -291,12 +284,18 @@ impl AwsStore {
             false => raise.update_expression("SET #max = :id"),
         };
         // Fenced: the same update in a transaction beside the fence (see `fence`).
-        match self.update_item_fenced("UpdateItem(counter)", raise).await {
+        match self.write_one("UpdateItem(counter)", OneWrite::Update(raise)).await {
             Ok(_) => Ok(()),
             Err(AwsError::ConditionFailed { .. }) if list => self.set_listed(context, true).await,
             Err(AwsError::ConditionFailed { .. }) => Ok(()),
             Err(other) => Err(other),
         }
+    }
+
+    /// An UpdateItem of `context`'s counter item.
+    fn counter_update(&self, context: &Context) -> UpdateItemFluentBuilder {
+        let counter = key(keys::COUNTER_PK, keys::counter_sk(context));
+        self.dynamo.update_item().table_name(&self.table).set_key(Some(counter))
     }
 
     /// Lists (`true`) or unlists a named context: sets or removes `listed` on its counter item.
@@ -305,12 +304,7 @@ impl AwsStore {
         if context.is_default() {
             return Ok(());
         }
-        let update = self
-            .dynamo
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key(keys::COUNTER_PK, keys::counter_sk(context))))
-            .expression_attribute_names("#listed", attr::LISTED);
+        let update = self.counter_update(context).expression_attribute_names("#listed", attr::LISTED);
         let update = match listed {
             true => update
                 .update_expression("SET #listed = :listed")
@@ -320,7 +314,7 @@ impl AwsStore {
                 .condition_expression("attribute_exists(#pk)")
                 .expression_attribute_names("#pk", PK),
         };
-        match self.update_item_fenced("UpdateItem(counter listing)", update).await {
+        match self.write_one("UpdateItem(counter listing)", OneWrite::Update(update)).await {
             Ok(_) | Err(AwsError::ConditionFailed { .. }) => Ok(()),
             Err(other) => Err(other),
         }
@@ -375,7 +369,7 @@ impl AwsStore {
         match decision {
             // Written only when absent: a binding already there keeps its `carried` count (`rebind`).
             BindDecision::Bind { .. } => {
-                let by_id = key(keys::id_pk(context, id), keys::ID_BINDING_SK);
+                let by_id = id_binding_key(context, id);
                 self.put_fingerprint_binding("PutItem(id)", by_id, fingerprint).await?;
             }
             BindDecision::AlreadyBound { .. } => {}
@@ -394,10 +388,7 @@ impl AwsStore {
         // row's own commit (conditioned on the ID's side) refuses the import.
         let mut by_fingerprint = fingerprint_binding_key(context, fingerprint);
         by_fingerprint.insert(attr::ID.into(), n(id.0));
-        let items = vec![
-            TransactWriteItem::builder().put(self.put_if_absent(by_fingerprint)?).build(),
-            self.id_names(context, id, fingerprint)?,
-        ];
+        let items = vec![self.put_if_absent(by_fingerprint)?, self.id_names(context, id, fingerprint)?];
         match self.transact("TransactWriteItems(fingerprint binding)", items).await {
             Ok(()) | Err(AwsError::ConditionFailed { .. }) => Ok(()),
             Err(other) => Err(other),
@@ -411,15 +402,7 @@ impl AwsStore {
         id: SchemaId,
         fingerprint: &Fingerprint,
     ) -> Result<TransactWriteItem, AwsError> {
-        let check = ConditionCheck::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(keys::id_pk(context, id), keys::ID_BINDING_SK)))
-            .condition_expression("#fp = :fp")
-            .expression_attribute_names("#fp", attr::FINGERPRINT)
-            .expression_attribute_values(":fp", s(fingerprint.to_hex()))
-            .build()
-            .map_err(|e| build_error("ConditionCheck(id binding)", e))?;
-        Ok(TransactWriteItem::builder().condition_check(check).build())
+        self.condition_check("ConditionCheck(id binding)", id_binding_key(context, id), names_fingerprint(fingerprint))
     }
 
     /// A check that `context`'s binding of `fingerprint` is as read: absent (`None`) or naming `id`.
@@ -429,9 +412,7 @@ impl AwsStore {
         fingerprint: &Fingerprint,
         id: Option<SchemaId>,
     ) -> Result<TransactWriteItem, AwsError> {
-        let check = ConditionCheck::builder()
-            .table_name(&self.table)
-            .set_key(Some(fingerprint_binding_key(context, fingerprint)));
+        let check = self.check_of(fingerprint_binding_key(context, fingerprint));
         let check = match id {
             None => check.condition_expression("attribute_not_exists(#pk)").expression_attribute_names("#pk", PK),
             Some(id) => check
@@ -439,24 +420,25 @@ impl AwsStore {
                 .expression_attribute_names("#id", attr::ID)
                 .expression_attribute_values(":id", n(id.0)),
         };
-        let check = check.build().map_err(|e| build_error("ConditionCheck(fingerprint binding)", e))?;
-        Ok(TransactWriteItem::builder().condition_check(check).build())
+        transact_item("ConditionCheck(fingerprint binding)", Part::Check(check))
     }
 
-    pub(crate) fn put_if_absent(&self, item: Item) -> Result<Put, AwsError> {
-        Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .condition_expression("attribute_not_exists(#pk)")
-            .expression_attribute_names("#pk", PK)
-            .build()
-            .map_err(|e| build_error("Put", e))
+    /// A Put of `item`, conditioned on no item being at its key.
+    pub(crate) fn put_if_absent(&self, item: Item) -> Result<TransactWriteItem, AwsError> {
+        let put =
+            self.put_of(item).condition_expression("attribute_not_exists(#pk)").expression_attribute_names("#pk", PK);
+        transact_item("Put", Part::Put(put))
     }
 }
 
 /// The key of `fingerprint`'s binding to an ID of `context`: `FP#<hex>` / `ID[:<context>]`.
 pub(crate) fn fingerprint_binding_key(context: &Context, fingerprint: &Fingerprint) -> Item {
     key(keys::fingerprint_pk(fingerprint), keys::fingerprint_binding_sk(context))
+}
+
+/// The key of `id`'s binding to a fingerprint in `context`: `ID#<id>[:<context>]` / `FP`.
+pub(crate) fn id_binding_key(context: &Context, id: SchemaId) -> Item {
+    key(keys::id_pk(context, id), keys::ID_BINDING_SK)
 }
 
 /// A transaction that began with [`AwsStore::allocation_items`] for `next` failed: `Corrupt` when

@@ -87,6 +87,15 @@ pub(crate) fn key(pk: impl Into<String>, sk: impl Into<String>) -> Item {
     HashMap::from([(PK.to_string(), s(pk)), (SK.to_string(), s(sk))])
 }
 
+/// The item of `items` at key (`pk`, `sk`), if it is among them (a BatchGetItem answers its items
+/// in no particular order).
+pub(crate) fn item_at<'a>(items: &'a [Item], pk: &str, sk: &str) -> Option<&'a Item> {
+    items.iter().find(|item| {
+        item.get(PK).and_then(|v| v.as_s().ok()).is_some_and(|v| v == pk)
+            && item.get(SK).and_then(|v| v.as_s().ok()).is_some_and(|v| v == sk)
+    })
+}
+
 /// The full item of a version row, keyed `S#<subject>` / `V#<version>`.
 pub(crate) fn row_item(row: &VersionRow) -> Result<Item, AwsError> {
     let mut item = key(keys::subject_pk(&row.subject), keys::version_sk(row.version));

@@ -118,6 +118,7 @@ mod settings;
 mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod transact;
 mod usage;
 
 pub use calls::{CallCounter, SentWrite};

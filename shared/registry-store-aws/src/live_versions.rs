@@ -23,10 +23,10 @@
 use crate::AwsStore;
 use crate::commit::{Commit, RevisionStep};
 use crate::errors::AwsError;
-use crate::ids::build_error;
-use crate::items::{Item, ItemExt, attr, key, n};
-use crate::keys::{self, PK, SK};
-use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
+use crate::items::{Item, ItemExt, attr, item_at, key, n};
+use crate::keys;
+use crate::transact::{Part, transact_item};
+use aws_sdk_dynamodb::types::TransactWriteItem;
 use registry_core::{Fingerprint, Preconditions, Revision, SchemaId, Subject, Version, VersionRow};
 
 /// How much a write that keeps the subject's records true raises its revision; other writes
@@ -54,11 +54,7 @@ pub(crate) fn trusted_record(
     revision: Revision,
 ) -> Result<Option<VersionRow>, AwsError> {
     let (pk, sk) = (keys::subject_pk(subject), keys::fingerprint_pk(fingerprint));
-    let found = items.iter().find(|item| {
-        item.get(PK).and_then(|v| v.as_s().ok()).is_some_and(|v| *v == pk)
-            && item.get(SK).and_then(|v| v.as_s().ok()).is_some_and(|v| *v == sk)
-    });
-    let Some(record) = found else { return Ok(None) };
+    let Some(record) = item_at(items, &pk, &sk) else { return Ok(None) };
     if record.number::<u64>(EPOCH)? != epoch(revision) {
         return Ok(None);
     }
@@ -83,12 +79,7 @@ impl AwsStore {
         item.insert(attr::ID.into(), n(row.id.0));
         item.insert(attr::REGISTERED_AT.into(), n(row.registered_at_ms));
         item.insert(EPOCH.into(), n(epoch(revision)));
-        let put = Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .build()
-            .map_err(|e| build_error("Put(live version)", e))?;
-        Ok(TransactWriteItem::builder().put(put).build())
+        transact_item("Put(live version)", Part::Put(self.put_of(item)))
     }
 
     /// [`registry_core::Store::record_live_version`]: the record, and a ConditionCheck that the

@@ -22,10 +22,11 @@ use crate::AwsStore;
 use crate::commit::Commit;
 use crate::conditions::{CARRIED, USES};
 use crate::errors::AwsError;
-use crate::ids::{build_error, fingerprint_binding_key};
-use crate::items::{Item, ItemExt, attr, fingerprint_of, key, n, s};
-use crate::keys::{self, PK, SK};
-use aws_sdk_dynamodb::types::{TransactWriteItem, Update};
+use crate::ids::{fingerprint_binding_key, id_binding_key};
+use crate::items::{Item, ItemExt, attr, fingerprint_of, n, s};
+use crate::keys::{PK, SK};
+use crate::transact::{Part, transact_item};
+use aws_sdk_dynamodb::types::TransactWriteItem;
 use registry_core::id_rules::{self, BindDecision, BindRead};
 use registry_core::{Context, Fingerprint, SchemaId};
 
@@ -45,7 +46,7 @@ impl AwsStore {
             op: "bind_id",
             detail: format!("id {id} in {context} {detail}"),
         };
-        let id_key = key(keys::id_pk(context, id), keys::ID_BINDING_SK);
+        let id_key = id_binding_key(context, id);
         let (freed_key, new_key) =
             (fingerprint_binding_key(context, freed), fingerprint_binding_key(context, fingerprint));
         let found = self.batch_get("BatchGetItem(rebind)", vec![id_key.clone(), freed_key.clone(), new_key.clone()]);
@@ -86,7 +87,7 @@ impl AwsStore {
         if bind_reverse {
             let mut by_fingerprint = new_key;
             by_fingerprint.insert(attr::ID.into(), n(id.0));
-            items.push(TransactWriteItem::builder().put(self.put_if_absent(by_fingerprint)?).build());
+            items.push(self.put_if_absent(by_fingerprint)?);
         }
         Commit::unsubjected(self, "TransactWriteItems(rebind_id)").group(items).commit().await?;
         self.raise_counter(context, id, true).await?;
@@ -102,9 +103,8 @@ impl AwsStore {
         fingerprint: &Fingerprint,
         carried: Option<u64>,
     ) -> Result<TransactWriteItem, AwsError> {
-        let update = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(id_key.clone()))
+        let update = self
+            .update_of(id_key.clone())
             .update_expression("SET #fp = :to ADD #carried :one")
             .expression_attribute_names("#fp", attr::FINGERPRINT)
             .expression_attribute_names("#carried", CARRIED)
@@ -117,7 +117,6 @@ impl AwsStore {
                 .condition_expression("#fp = :from AND #carried = :carried")
                 .expression_attribute_values(":carried", n(carried)),
         };
-        let update = update.build().map_err(|e| build_error("Update(id binding)", e))?;
-        Ok(TransactWriteItem::builder().update(update).build())
+        transact_item("Update(id binding)", Part::Update(update))
     }
 }

@@ -9,12 +9,12 @@
 use crate::AwsStore;
 use crate::commit::{Commit, RevisionStep};
 use crate::errors::{AwsError, classify};
-use crate::ids::build_error;
 use crate::ids::fingerprint_binding_key;
 use crate::items::{Item, ItemExt, attr, edge_item, edge_target, fingerprint_of, key, row_from_item, row_item};
 use crate::keys::{self, PK, SK};
 use crate::requests::MAX_BATCH_KEYS;
-use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem, Update};
+use crate::transact::{Part, transact_item};
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use registry_core::{
     CommitHints, Context, Fingerprint, IdRowsPage, Preconditions, SchemaId, Subject, Version, VersionRow,
 };
@@ -326,10 +326,7 @@ impl AwsStore {
             Some(replaced) => self.put_over(row, replaced.deleted)?,
             None => self.put_if_absent(row_item(row)?)?,
         };
-        let mut items = vec![
-            TransactWriteItem::builder().put(put).build(),
-            self.put_edge(keys::id_pk(&row.subject.context(), row.id), row)?,
-        ];
+        let mut items = vec![put, self.put_edge(keys::id_pk(&row.subject.context(), row.id), row)?];
         for (subject, version) in &referenced {
             items.push(self.put_edge(keys::referenced_pk(subject, *version), row)?);
         }
@@ -376,30 +373,24 @@ impl AwsStore {
     ) -> Result<Vec<TransactWriteItem>, AwsError> {
         let mut items = Vec::new();
         for raised in &preconditions.raises {
-            let raise = Update::builder()
-                .table_name(&self.table)
-                .set_key(Some(key(keys::SUBJECTS_PK, raised.as_str())))
+            let raise = self
+                .update_of(key(keys::SUBJECTS_PK, raised.as_str()))
                 .update_expression("ADD #rev :one")
                 .expression_attribute_names("#rev", crate::conditions::REVISION)
-                .expression_attribute_values(":one", AttributeValue::N("1".to_string()))
-                .build()
-                .map_err(|e| build_error("Update(raised subject)", e))?;
-            items.push(TransactWriteItem::builder().update(raise).build());
+                .expression_attribute_values(":one", AttributeValue::N("1".to_string()));
+            items.push(transact_item("Update(raised subject)", Part::Update(raise))?);
             let context = raised.context();
             let counter = key(keys::COUNTER_PK, keys::counter_sk(&context));
             let counter_in_lead = lead.iter().any(|item| item.update().is_some_and(|update| *update.key() == counter));
             if context.is_default() || counter_in_lead {
                 continue;
             }
-            let listing = Update::builder()
-                .table_name(&self.table)
-                .set_key(Some(counter))
+            let listing = self
+                .update_of(counter)
                 .update_expression("SET #listed = :listed")
                 .expression_attribute_names("#listed", attr::LISTED)
-                .expression_attribute_values(":listed", AttributeValue::Bool(true))
-                .build()
-                .map_err(|e| build_error("Update(counter listing)", e))?;
-            items.push(TransactWriteItem::builder().update(listing).build());
+                .expression_attribute_values(":listed", AttributeValue::Bool(true));
+            items.push(transact_item("Update(counter listing)", Part::Update(listing))?);
         }
         Ok(items)
     }
@@ -429,51 +420,53 @@ impl AwsStore {
             let detail = format!("{subject} of {context} has versions");
             return Err(AwsError::ConditionFailed { op: "unlist_context", detail });
         }
-        let unlisting = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(counter))
+        let unlisting = self
+            .update_of(counter)
             .update_expression("REMOVE #listed")
-            .expression_attribute_names("#listed", attr::LISTED)
-            .build()
-            .map_err(|e| build_error("unlist_context", e))?;
+            .expression_attribute_names("#listed", attr::LISTED);
+        let unlisting = transact_item("unlist_context", Part::Update(unlisting))?;
         let scope = registry_core::Scope::of_context(context);
         let decided = Preconditions { revision: Some(registry_core::Revision(revision)), ..Preconditions::default() };
         let op = "TransactWriteItems(unlist_context)";
-        Commit::at_scope(self, op, &scope, &decided)
-            .write(TransactWriteItem::builder().update(unlisting).build())
-            .commit()
-            .await
+        Commit::at_scope(self, op, &scope, &decided).write(unlisting).commit().await
     }
 
-    /// The Put of `row` over the row at its version, conditioned on that row existing with the
-    /// `deleted` flag it was read with (the revision condition says it is otherwise unchanged).
-    fn put_over(&self, row: &VersionRow, deleted: bool) -> Result<aws_sdk_dynamodb::types::Put, AwsError> {
-        aws_sdk_dynamodb::types::Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(row_item(row)?))
-            .condition_expression("attribute_exists(#pk) AND #deleted = :seen")
-            .expression_attribute_names("#pk", PK)
-            .expression_attribute_names("#deleted", attr::DELETED)
-            .expression_attribute_values(":seen", AttributeValue::Bool(deleted))
-            .build()
-            .map_err(|e| build_error("create_version", e))
-    }
-
-    pub(crate) async fn set_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> Result<(), AwsError> {
-        let flag = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(keys::subject_pk(subject), keys::version_sk(version))))
+    /// The update setting the `deleted` flag of `subject`'s row at `version` to `deleted`,
+    /// conditioned on the row existing with the other flag; `op` names the store operation in errors.
+    pub(crate) fn deleted_flag(
+        &self,
+        op: &'static str,
+        subject: &Subject,
+        version: Version,
+        deleted: bool,
+    ) -> Result<TransactWriteItem, AwsError> {
+        let flag = self
+            .update_of(key(keys::subject_pk(subject), keys::version_sk(version)))
             .update_expression("SET #deleted = :to")
             .condition_expression("attribute_exists(#pk) AND #deleted = :from")
             .expression_attribute_names("#pk", PK)
             .expression_attribute_names("#deleted", attr::DELETED)
             .expression_attribute_values(":to", AttributeValue::Bool(deleted))
-            .expression_attribute_values(":from", AttributeValue::Bool(!deleted))
-            .build()
-            .map_err(|e| build_error("set_version_deleted", e))?;
+            .expression_attribute_values(":from", AttributeValue::Bool(!deleted));
+        transact_item(op, Part::Update(flag))
+    }
+
+    /// The Put of `row` over the row at its version, conditioned on that row existing with the
+    /// `deleted` flag it was read with (the revision condition says it is otherwise unchanged).
+    fn put_over(&self, row: &VersionRow, deleted: bool) -> Result<TransactWriteItem, AwsError> {
+        let put = self
+            .put_of(row_item(row)?)
+            .condition_expression("attribute_exists(#pk) AND #deleted = :seen")
+            .expression_attribute_names("#pk", PK)
+            .expression_attribute_names("#deleted", attr::DELETED)
+            .expression_attribute_values(":seen", AttributeValue::Bool(deleted));
+        transact_item("create_version", Part::Put(put))
+    }
+
+    pub(crate) async fn set_deleted(&self, subject: &Subject, version: Version, deleted: bool) -> Result<(), AwsError> {
+        let item = self.deleted_flag("set_version_deleted", subject, version, deleted)?;
         let nothing = Preconditions::default();
         let op = "TransactWriteItems(set_version_deleted)";
-        let item = TransactWriteItem::builder().update(flag).build();
         let live = if deleted { -1 } else { 1 };
         Commit::subject(self, op, subject, RevisionStep::Changing, &nothing).rows(vec![item], 0, live).commit().await
     }
@@ -515,17 +508,14 @@ impl AwsStore {
         row: &VersionRow,
         op: &'static str,
     ) -> Result<Vec<TransactWriteItem>, AwsError> {
-        let row_delete = Delete::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(keys::subject_pk(subject), keys::version_sk(row.version))))
+        let row_delete = self
+            .delete_of(key(keys::subject_pk(subject), keys::version_sk(row.version)))
             .condition_expression("attribute_exists(#pk) AND #deleted = :seen")
             .expression_attribute_names("#pk", PK)
             .expression_attribute_names("#deleted", attr::DELETED)
-            .expression_attribute_values(":seen", AttributeValue::Bool(row.deleted))
-            .build()
-            .map_err(|e| build_error(op, e))?;
+            .expression_attribute_values(":seen", AttributeValue::Bool(row.deleted));
         let id_edge = self.delete_edge(keys::id_pk(&subject.context(), row.id), row)?;
-        let mut items = vec![TransactWriteItem::builder().delete(row_delete).build(), id_edge];
+        let mut items = vec![transact_item(op, Part::Delete(row_delete))?, id_edge];
         let referenced: BTreeSet<(&str, i32)> =
             row.references.iter().map(|r| (r.subject.as_str(), r.version)).collect();
         for (ref_subject, ref_version) in referenced {
@@ -545,20 +535,10 @@ impl AwsStore {
     }
 
     fn put_edge(&self, pk: String, row: &VersionRow) -> Result<TransactWriteItem, AwsError> {
-        let put = aws_sdk_dynamodb::types::Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(edge_item(pk, &row.subject, row.version)))
-            .build()
-            .map_err(|e| build_error("edge", e))?;
-        Ok(TransactWriteItem::builder().put(put).build())
+        transact_item("edge", Part::Put(self.put_of(edge_item(pk, &row.subject, row.version))))
     }
 
     pub(crate) fn delete_edge(&self, pk: String, row: &VersionRow) -> Result<TransactWriteItem, AwsError> {
-        let delete = Delete::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(pk, keys::edge_sk(&row.subject, row.version))))
-            .build()
-            .map_err(|e| build_error("edge", e))?;
-        Ok(TransactWriteItem::builder().delete(delete).build())
+        transact_item("edge", Part::Delete(self.delete_of(key(pk, keys::edge_sk(&row.subject, row.version)))))
     }
 }

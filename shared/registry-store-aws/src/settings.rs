@@ -7,10 +7,10 @@ use crate::AwsStore;
 use crate::commit::Commit;
 use crate::conditions::{kind_pk, setting_condition};
 use crate::errors::AwsError;
-use crate::ids::build_error;
+use crate::fence::OneWrite;
 use crate::items::{ItemExt, attr, key, s};
 use crate::keys;
-use aws_sdk_dynamodb::types::{Delete, Put, TransactWriteItem};
+use crate::transact::{Part, transact_item};
 use registry_core::{ConfigRecord, Mode, Preconditions, Scope, SettingChange, SettingSeen};
 
 /// Partition of config items.
@@ -29,13 +29,13 @@ impl AwsStore {
         item.insert(attr::VALUE.into(), s(value));
         let put = self.dynamo.put_item().table_name(&self.table).set_item(Some(item));
         // Fenced on a home-region store (see `fence`), as the conditioned writes' transactions are.
-        self.put_item_fenced("PutItem(setting)", put).await
+        self.write_one("PutItem(setting)", OneWrite::Put(put)).await
     }
 
     async fn remove_setting(&self, kind: &str, scope: &Scope) -> Result<(), AwsError> {
         let (pk, sk) = keys::scoped(kind, scope);
         let delete = self.dynamo.delete_item().table_name(&self.table).set_key(Some(key(pk, sk)));
-        self.delete_item_fenced("DeleteItem(setting)", delete).await
+        self.write_one("DeleteItem(setting)", OneWrite::Delete(delete)).await
     }
 
     /// A settings write under `preconditions` (see [`registry_core::Store::write_setting`]): one
@@ -75,24 +75,20 @@ impl AwsStore {
             Some(value) => {
                 let mut item = key(pk, sk);
                 item.insert(attr::VALUE.into(), s(value));
-                let put = Put::builder()
-                    .table_name(&self.table)
-                    .set_item(Some(item))
+                let put = self
+                    .put_of(item)
                     .set_condition_expression(expression)
                     .set_expression_attribute_names(names)
                     .set_expression_attribute_values(values);
-                TransactWriteItem::builder().put(put.build().map_err(|e| build_error("Put(setting)", e))?).build()
+                transact_item("Put(setting)", Part::Put(put))?
             }
             None => {
-                let delete = Delete::builder()
-                    .table_name(&self.table)
-                    .set_key(Some(key(pk, sk)))
+                let delete = self
+                    .delete_of(key(pk, sk))
                     .set_condition_expression(expression)
                     .set_expression_attribute_names(names)
                     .set_expression_attribute_values(values);
-                TransactWriteItem::builder()
-                    .delete(delete.build().map_err(|e| build_error("Delete(setting)", e))?)
-                    .build()
+                transact_item("Delete(setting)", Part::Delete(delete))?
             }
         };
         let op = "TransactWriteItems(write_setting)";

@@ -8,6 +8,7 @@
 
 use crate::AwsStore;
 use crate::errors::AwsError;
+use crate::fence::OneWrite;
 use crate::items::{ItemExt, key, n};
 use crate::keys;
 use registry_core::Subject;
@@ -47,7 +48,7 @@ impl AwsStore {
             .condition_expression("attribute_not_exists(#day) OR #day < :day")
             .expression_attribute_names("#day", DAY)
             .expression_attribute_values(":day", n(day));
-        match self.update_item_fenced("UpdateItem(usage)", update).await {
+        match self.write_one("UpdateItem(usage)", OneWrite::Update(update)).await {
             Ok(_) | Err(AwsError::ConditionFailed { .. }) => Ok(()),
             Err(other) => Err(other),
         }
