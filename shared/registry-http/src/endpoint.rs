@@ -60,6 +60,9 @@ pub struct Endpoint {
 pub const UNKNOWN_OPERATION: &str = "unknown";
 
 /// `handler` declared as the endpoint `operation` needing `access`.
+///
+/// A handler is named as its operation (Confluent's `@DocumentedName` in snake_case), so a route
+/// declares it with [`named!`]`(READ, module::handler)`; `endpoint` itself names the few that differ.
 pub fn endpoint<H, T>(operation: &'static str, access: Access, handler: H) -> impl Handler<T, AppState>
 where
     H: Handler<T, AppState>,
@@ -67,6 +70,15 @@ where
 {
     handler.layer(axum::middleware::from_fn_with_state(Endpoint { operation, access }, guard))
 }
+
+/// [`endpoint`] for a handler named as its operation: `named!(READ, schemas::get_schemas)` is
+/// `endpoint("get_schemas", READ, schemas::get_schemas)`.
+macro_rules! named {
+    ($access:expr, $module:ident :: $handler:ident) => {
+        $crate::endpoint::endpoint(stringify!($handler), $access, $module::$handler)
+    };
+}
+pub(crate) use named;
 
 /// Who is calling, as the authentication layer found it; absent when authentication is off.
 /// `service` declared as the endpoint `operation` needing `access`, as [`endpoint`] declares a

@@ -267,6 +267,21 @@ impl<S: Send + Sync> FromRequestParts<S> for Segment {
     }
 }
 
+/// The path parameters of a route, percent-decoded into `T`: a tuple in path order, or a struct by
+/// parameter name (an `Option` field is `None` on the routes without that parameter). A segment
+/// that does not decode is 404.
+#[derive(Debug)]
+pub struct Params<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for Params<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let Path(value) = Path::<T>::from_request_parts(parts, state).await.map_err(|_| ApiError::NotFound)?;
+        Ok(Params(value))
+    }
+}
+
 /// Two path parameters: `{subject}` and `{version}`.
 #[derive(Debug, Clone)]
 pub struct SubjectVersion(pub String, pub String);
@@ -303,9 +318,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ConfluentQuery
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        let Query(pairs) = Query::<Vec<(String, String)>>::from_request_parts(parts, state)
-            .await
-            .map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
+        let QueryLists(pairs) = QueryLists::from_request_parts(parts, state).await?;
         let mut named = std::collections::HashSet::new();
         let first_values = pairs.into_iter().filter(|(name, _)| named.insert(name.clone()));
         let query = MapDeserializer::<_, serde::de::value::Error>::new(first_values);
@@ -322,10 +335,8 @@ impl<S: Send + Sync> FromRequestParts<S> for FindTags {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        let Query(pairs) = Query::<Vec<(String, String)>>::from_request_parts(parts, state)
-            .await
-            .map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
-        Ok(FindTags(pairs.into_iter().filter(|(name, _)| name == "findTags").map(|(_, value)| value).collect()))
+        let lists = QueryLists::from_request_parts(parts, state).await?;
+        Ok(FindTags(lists.all("findTags").into_iter().map(str::to_string).collect()))
     }
 }
 
@@ -373,8 +384,9 @@ impl Paging {
     }
 }
 
-/// Every value of a repeated query parameter, in request order (JAX-RS `List<String>`
-/// parameters, such as the metadata filter's `key` and `value`).
+/// Every name and value of the query string, in request order: what [`ConfluentQuery`] and
+/// [`FindTags`] read, and the repeated parameters (JAX-RS `List<String>`, such as the metadata
+/// filter's `key` and `value`). A malformed query string (bad percent-encoding) is 400.
 #[derive(Debug, Clone, Default)]
 pub struct QueryLists(Vec<(String, String)>);
 

@@ -163,102 +163,45 @@ fn routes(state: AppState) -> axum::Router {
 /// Every endpoint of the Confluent API, each declared once with its operation name and access
 /// ([`endpoint`]), with the framework error bodies and the body limit.
 fn api_routes(state: AppState) -> axum::Router {
-    use endpoint::{Access, CONFIGURE, DELETE, READ, REGISTER, UNKNOWN_OPERATION, endpoint as declare};
+    use endpoint::{Access, DELETE, READ, REGISTER, UNKNOWN_OPERATION, endpoint as declare, named};
     use routing::{get, post};
     let root = declare("get_root", Access::Open, routes::root);
+    // One handler, two of Confluent's operations.
+    let against_subject = declare("test_compatibility_for_subject", READ, compatibility::test_compatibility);
+    let against_version = declare("test_compatibility_by_subject_name", READ, compatibility::test_compatibility);
     axum::Router::new()
         .route("/", get(root.clone()).post(root))
-        .route("/schemas", get(declare("get_schemas", READ, schemas::get_schemas)))
-        .route("/schemas/types", get(declare("get_schema_types", READ, schemas::get_schema_types)))
-        .route("/schemas/ids/{id}", get(declare("get_schemas_by_id", READ, schemas::get_schemas_by_id)))
-        .route("/schemas/ids/{id}/schema", get(declare("get_only_schema_by_id", READ, schemas::get_only_schema_by_id)))
-        .route(
-            "/schemas/ids/{id}/subjects",
-            get(declare("get_all_subjects_by_id", READ, schemas::get_all_subjects_by_id)),
-        )
-        .route(
-            "/schemas/ids/{id}/versions",
-            get(declare("get_all_versions_by_id", READ, schemas::get_all_versions_by_id)),
-        )
-        .route("/schemas/guids/{guid}", get(declare("get_schema_by_guid", READ, contracts::get_schema_by_guid)))
-        .route(
-            "/subjects/{subject}/metadata",
-            get(declare("get_latest_with_metadata", READ, contracts::get_latest_with_metadata)),
-        )
-        .route("/contexts", get(declare("list_contexts", READ, schemas::list_contexts)))
-        .route("/contexts/{context}", routing::delete(declare("delete_context", DELETE, schemas::delete_context)))
-        .route("/metrics", get(declare("get_metrics", READ, metrics::get_metrics)))
-        .route("/v1/metadata/id", get(declare("get_cluster_id", READ, metadata::get_cluster_id)))
-        .route(
-            "/v1/metadata/version",
-            get(declare("get_schema_registry_server_version", READ, metadata::get_server_version)),
-        )
-        .route("/subjects", get(declare("get_all_subjects", READ, subjects::get_all_subjects)))
+        .route("/schemas", get(named!(READ, schemas::get_schemas)))
+        .route("/schemas/types", get(named!(READ, schemas::get_schema_types)))
+        .route("/schemas/ids/{id}", get(named!(READ, schemas::get_schemas_by_id)))
+        .route("/schemas/ids/{id}/schema", get(named!(READ, schemas::get_only_schema_by_id)))
+        .route("/schemas/ids/{id}/subjects", get(named!(READ, schemas::get_all_subjects_by_id)))
+        .route("/schemas/ids/{id}/versions", get(named!(READ, schemas::get_all_versions_by_id)))
+        .route("/schemas/guids/{guid}", get(named!(READ, contracts::get_schema_by_guid)))
+        .route("/subjects/{subject}/metadata", get(named!(READ, contracts::get_latest_with_metadata)))
+        .route("/contexts", get(named!(READ, schemas::list_contexts)))
+        .route("/contexts/{context}", routing::delete(named!(DELETE, schemas::delete_context)))
+        .route("/metrics", get(named!(READ, metrics::get_metrics)))
+        .route("/v1/metadata/id", get(named!(READ, metadata::get_cluster_id)))
+        .route("/v1/metadata/version", get(named!(READ, metadata::get_schema_registry_server_version)))
+        .route("/subjects", get(named!(READ, subjects::get_all_subjects)))
         .route(
             "/subjects/{subject}",
-            post(declare("look_up_schema_under_subject", READ, subjects::look_up_schema_under_subject))
-                .delete(declare("delete_subject", DELETE, subjects::delete_subject)),
+            post(named!(READ, subjects::look_up_schema_under_subject)).delete(named!(DELETE, subjects::delete_subject)),
         )
         .route(
             "/subjects/{subject}/versions",
-            get(declare("get_all_versions", READ, versions::get_all_versions)).post(declare(
-                "register_schema",
-                REGISTER,
-                versions::register_schema,
-            )),
+            get(named!(READ, versions::get_all_versions)).post(named!(REGISTER, versions::register_schema)),
         )
         .route(
             "/subjects/{subject}/versions/{version}",
-            get(declare("get_schema_by_version", READ, versions::get_schema_by_version)).delete(declare(
-                "delete_schema_version",
-                DELETE,
-                versions::delete_schema_version,
-            )),
+            get(named!(READ, versions::get_schema_by_version)).delete(named!(DELETE, versions::delete_schema_version)),
         )
-        .route(
-            "/subjects/{subject}/versions/{version}/schema",
-            get(declare("get_schema_only", READ, versions::get_schema_only)),
-        )
-        .route(
-            "/subjects/{subject}/versions/{version}/referencedby",
-            get(declare("get_referenced_by", READ, versions::get_referenced_by)),
-        )
-        .route(
-            "/compatibility/subjects/{subject}/versions",
-            post(declare("test_compatibility_for_subject", READ, compatibility::test_compatibility_for_subject)),
-        )
-        .route(
-            "/compatibility/subjects/{subject}/versions/{version}",
-            post(declare(
-                "test_compatibility_by_subject_name",
-                READ,
-                compatibility::test_compatibility_by_subject_name,
-            )),
-        )
-        .route(
-            "/config",
-            get(declare("get_top_level_config", READ, config::get_top_level_config))
-                .put(declare("update_top_level_config", CONFIGURE, config::update_top_level_config))
-                .delete(declare("delete_top_level_config", CONFIGURE, config::delete_top_level_config)),
-        )
-        .route(
-            "/config/{subject}",
-            get(declare("get_subject_level_config", READ, config::get_subject_level_config))
-                .put(declare("update_subject_level_config", CONFIGURE, config::update_subject_level_config))
-                .delete(declare("delete_subject_config", CONFIGURE, config::delete_subject_config)),
-        )
-        .route(
-            "/mode",
-            get(declare("get_top_level_mode", READ, config::get_top_level_mode))
-                .put(declare("update_top_level_mode", CONFIGURE, config::update_top_level_mode))
-                .delete(declare("delete_top_level_mode", CONFIGURE, config::delete_top_level_mode)),
-        )
-        .route(
-            "/mode/{subject}",
-            get(declare("get_mode", READ, config::get_mode))
-                .put(declare("update_subject_mode", CONFIGURE, config::update_subject_mode))
-                .delete(declare("delete_subject_mode", CONFIGURE, config::delete_subject_mode)),
-        )
+        .route("/subjects/{subject}/versions/{version}/schema", get(named!(READ, versions::get_schema_only)))
+        .route("/subjects/{subject}/versions/{version}/referencedby", get(named!(READ, versions::get_referenced_by)))
+        .route("/compatibility/subjects/{subject}/versions", post(against_subject))
+        .route("/compatibility/subjects/{subject}/versions/{version}", post(against_version))
+        .merge(config::routes())
         .merge(routes::catalog::routes())
         .merge(dek_routes(state.deks.is_some()))
         .merge(exporter_routes(state.exporters.is_some()))
@@ -270,101 +213,69 @@ fn api_routes(state: AppState) -> axum::Router {
 
 /// The DEK registry's endpoints ([`routes::deks`] says who may call which), when `served`.
 fn dek_routes(served: bool) -> axum::Router<AppState> {
-    use endpoint::{CONFIGURE, DELETE, READ, REGISTER, endpoint as declare};
+    use endpoint::{CONFIGURE, DELETE, READ, REGISTER, named};
     use routing::{get, post};
     if !served {
         return axum::Router::new();
     }
     const KEKS: &str = "/dek-registry/v1/keks";
     axum::Router::new()
-        .route(
-            KEKS,
-            get(declare("get_kek_names", READ, deks::get_kek_names)).post(declare(
-                "create_kek",
-                CONFIGURE,
-                deks::create_kek,
-            )),
-        )
+        .route(KEKS, get(named!(READ, deks::get_kek_names)).post(named!(CONFIGURE, deks::create_kek)))
         .route(
             &format!("{KEKS}/{{name}}"),
-            get(declare("get_kek", READ, deks::get_kek))
-                .put(declare("put_kek", CONFIGURE, deks::put_kek))
-                .delete(declare("delete_kek", CONFIGURE, deks::delete_kek)),
+            get(named!(READ, deks::get_kek))
+                .put(named!(CONFIGURE, deks::put_kek))
+                .delete(named!(CONFIGURE, deks::delete_kek)),
         )
-        .route(&format!("{KEKS}/{{name}}/undelete"), post(declare("undelete_kek", CONFIGURE, deks::undelete_kek)))
-        .route(&format!("{KEKS}/{{name}}/test"), post(declare("test_kek", CONFIGURE, deks::test_kek)))
+        .route(&format!("{KEKS}/{{name}}/undelete"), post(named!(CONFIGURE, deks::undelete_kek)))
+        .route(&format!("{KEKS}/{{name}}/test"), post(named!(CONFIGURE, deks::test_kek)))
         .route(
             &format!("{KEKS}/{{name}}/deks"),
             // The deprecated create names its subject in the body: the handler judges it there.
-            get(declare("get_dek_subjects", READ, deks::get_dek_subjects)).post(declare(
-                "create_dek",
-                READ,
-                deks::create_dek,
-            )),
+            get(named!(READ, deks::get_dek_subjects)).post(named!(READ, deks::create_dek)),
         )
         .route(
             &format!("{KEKS}/{{name}}/deks/{{subject}}"),
-            get(declare("get_dek", READ, deks::get_dek))
-                .post(declare("create_dek_with_subject", REGISTER, deks::create_dek_with_subject))
-                .delete(declare("delete_dek_versions", DELETE, deks::delete_dek_versions)),
+            get(named!(READ, deks::get_dek))
+                .post(named!(REGISTER, deks::create_dek_with_subject))
+                .delete(named!(DELETE, deks::delete_dek_versions)),
         )
-        .route(
-            &format!("{KEKS}/{{name}}/deks/{{subject}}/versions"),
-            get(declare("get_dek_versions", READ, deks::get_dek_versions)),
-        )
+        .route(&format!("{KEKS}/{{name}}/deks/{{subject}}/versions"), get(named!(READ, deks::get_dek_versions)))
         .route(
             &format!("{KEKS}/{{name}}/deks/{{subject}}/versions/{{version}}"),
-            get(declare("get_dek_by_version", READ, deks::get_dek_by_version)).delete(declare(
-                "delete_dek_version",
-                DELETE,
-                deks::delete_dek_version,
-            )),
+            get(named!(READ, deks::get_dek_by_version)).delete(named!(DELETE, deks::delete_dek_version)),
         )
-        .route(
-            &format!("{KEKS}/{{name}}/deks/{{subject}}/undelete"),
-            post(declare("undelete_dek_versions", DELETE, deks::undelete_dek_versions)),
-        )
+        .route(&format!("{KEKS}/{{name}}/deks/{{subject}}/undelete"), post(named!(DELETE, deks::undelete_dek_versions)))
         .route(
             &format!("{KEKS}/{{name}}/deks/{{subject}}/versions/{{version}}/undelete"),
-            post(declare("undelete_dek_version", DELETE, deks::undelete_dek_version)),
+            post(named!(DELETE, deks::undelete_dek_version)),
         )
 }
 
 /// Schema linking's endpoints ([`routes::exporters`]), all for `admin`, when `served`.
 fn exporter_routes(served: bool) -> axum::Router<AppState> {
-    use endpoint::{CONFIGURE, endpoint as declare};
+    use endpoint::{CONFIGURE, named};
     use routes::exporters as x;
     use routing::{get, put};
     if !served {
         return axum::Router::new();
     }
     axum::Router::new()
-        .route(
-            "/exporters",
-            get(declare("list_exporters", CONFIGURE, x::list_exporters)).post(declare(
-                "create_exporter",
-                CONFIGURE,
-                x::create_exporter,
-            )),
-        )
+        .route("/exporters", get(named!(CONFIGURE, x::list_exporters)).post(named!(CONFIGURE, x::create_exporter)))
         .route(
             "/exporters/{name}",
-            get(declare("get_exporter", CONFIGURE, x::get_exporter))
-                .put(declare("update_exporter", CONFIGURE, x::update_exporter))
-                .delete(declare("delete_exporter", CONFIGURE, x::delete_exporter)),
+            get(named!(CONFIGURE, x::get_exporter))
+                .put(named!(CONFIGURE, x::update_exporter))
+                .delete(named!(CONFIGURE, x::delete_exporter)),
         )
-        .route("/exporters/{name}/status", get(declare("get_exporter_status", CONFIGURE, x::get_exporter_status)))
+        .route("/exporters/{name}/status", get(named!(CONFIGURE, x::get_exporter_status)))
         .route(
             "/exporters/{name}/config",
-            get(declare("get_exporter_config", CONFIGURE, x::get_exporter_config)).put(declare(
-                "update_exporter_config",
-                CONFIGURE,
-                x::update_exporter_config,
-            )),
+            get(named!(CONFIGURE, x::get_exporter_config)).put(named!(CONFIGURE, x::update_exporter_config)),
         )
-        .route("/exporters/{name}/pause", put(declare("pause_exporter", CONFIGURE, x::pause_exporter)))
-        .route("/exporters/{name}/resume", put(declare("resume_exporter", CONFIGURE, x::resume_exporter)))
-        .route("/exporters/{name}/reset", put(declare("reset_exporter", CONFIGURE, x::reset_exporter)))
+        .route("/exporters/{name}/pause", put(named!(CONFIGURE, x::pause_exporter)))
+        .route("/exporters/{name}/resume", put(named!(CONFIGURE, x::resume_exporter)))
+        .route("/exporters/{name}/reset", put(named!(CONFIGURE, x::reset_exporter)))
 }
 
 async fn not_found() -> ApiError {

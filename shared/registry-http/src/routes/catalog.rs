@@ -5,8 +5,9 @@
 //! `registry-catalog`'s.
 //!
 //! Authorization is the rest of the API's: the routes need `read`; a path subject is checked by
-//! the endpoint guard, listings scan only the caller's subjects ([`Permit::subjects`]) and every
-//! schema is read through the registry acting for the caller, references included.
+//! the endpoint guard, listings scan only the caller's subjects
+//! ([`crate::endpoint::Permit::subjects`]) and every schema is read through the registry acting
+//! for the caller ([`Call`]), references included.
 //!
 //! Cost: searches have no index. They scan subjects in name order from `cursor` (exclusive), at
 //! most `max_subjects` per request ([`DEFAULT_SCAN`], at most [`MAX_SCAN`]), reading each one's
@@ -16,13 +17,13 @@
 //! several subjects, and references, are read once per schema); registrations cost nothing more.
 
 use super::catalog_advice as advice;
-use super::{ApiResult, json};
+use super::{ApiResult, Call, json};
 use crate::AppState;
-use crate::endpoint::Permit;
 use crate::error::ApiError;
 use crate::extract::{ConfluentJson, ConfluentQuery, Segment, SubjectVersion, parse_version, text};
-use axum::extract::State;
-use registry_catalog::{FieldMode, Matcher, fields};
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use registry_catalog::{Field, FieldMode, Matcher, fields};
 use registry_core::{
     DeletedFilter, NewSchema, Registry, RegistryError, SchemaRecord, SchemaType, Subject, VersionSelector,
 };
@@ -131,6 +132,22 @@ impl CatalogContext {
     }
 }
 
+/// What a catalog handler starts from: the [`Call`], and the context the request names.
+pub struct Catalog {
+    pub(super) call: Call,
+    pub(super) context: CatalogContext,
+}
+
+impl FromRequestParts<AppState> for Catalog {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let call = Call::from_request_parts(parts, state).await?;
+        let ConfluentQuery(context) = ConfluentQuery::<CatalogContext>::from_request_parts(parts, state).await?;
+        Ok(Catalog { call, context })
+    }
+}
+
 /// How far a scan went, added to every search answer.
 #[derive(Debug, Serialize)]
 pub struct ScanReport {
@@ -147,42 +164,38 @@ impl ScanReport {
     }
 }
 
-/// Scans the caller's live subjects in `window`, handing each latest version (parsed) to `visit`,
-/// which answers how many results it added. Stops at the result limit or the scan budget, at a
-/// subject boundary (the last subject's results are all kept).
-pub(super) async fn scan<F>(
-    state: &AppState,
-    permit: &Permit,
-    window: &ScanWindow,
-    mut visit: F,
-) -> Result<ScanReport, ApiError>
+/// Scans the caller's live subjects in `window` (inside the request's context), handing each
+/// latest version (parsed) to `visit`, which answers how many results it added. Stops at the result
+/// limit or the scan budget, at a subject boundary (the last subject's results are all kept).
+pub(super) async fn scan<F>(catalog: &Catalog, mut window: ScanWindow, mut visit: F) -> Result<ScanReport, ApiError>
 where
     F: FnMut(&SchemaRecord, Option<&ParsedSchema>) -> usize,
 {
+    catalog.context.apply(&mut window);
+    let call = &catalog.call;
     let limit = window.limit.filter(|l| *l > 0).unwrap_or(DEFAULT_LIMIT).min(MAX_LIMIT);
     let budget = window.max_subjects.filter(|m| *m > 0).unwrap_or(DEFAULT_SCAN).min(MAX_SCAN);
-    let registry = permit.acting(&state.registry);
-    let scope = permit.subjects();
+    let scope = call.permit.subjects();
     let prefix = window.subject_prefix.clone().unwrap_or_default();
     let mut after = window.cursor.as_deref().filter(|c| !c.is_empty()).map(Subject::new).transpose()?;
     let (mut scanned, mut found) = (0usize, 0usize);
     loop {
         let wanted = SCAN_PAGE.min(budget - scanned);
         let page =
-            state.registry.subjects_page(&scope, &prefix, DeletedFilter::LiveOnly, after.as_ref(), wanted).await?;
+            call.state.registry.subjects_page(&scope, &prefix, DeletedFilter::LiveOnly, after.as_ref(), wanted).await?;
         for subject in &page {
             if found >= limit || scanned >= budget {
                 return Ok(ScanReport { subjects_scanned: scanned, next_cursor: after.map(|s| s.as_str().into()) });
             }
             scanned += 1;
             after = Some(subject.clone());
-            let record = match registry.version(subject.as_str(), VersionSelector::Latest, false).await {
+            let record = match call.registry.version(subject.as_str(), VersionSelector::Latest, false).await {
                 Ok(record) => record,
                 // Deleted between the listing and the read.
                 Err(RegistryError::SubjectNotFound { .. } | RegistryError::VersionNotFound { .. }) => continue,
                 Err(error) => return Err(error.into()),
             };
-            let parsed = parse_record(&registry, &record).await?;
+            let parsed = parse_record(&call.registry, &record).await?;
             found += visit(&record, parsed.as_ref());
         }
         if page.len() < wanted {
@@ -275,6 +288,7 @@ pub struct FieldSearch {
     window: ScanWindow,
 }
 
+/// A field found by a field or type search (`score` only in the former).
 #[derive(Debug, Serialize)]
 struct FieldMatch {
     subject: String,
@@ -282,35 +296,36 @@ struct FieldMatch {
     field_name: String,
     field_type: String,
     field_path: String,
-    score: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    score: Option<f64>,
     schema_type: SchemaType,
+}
+
+impl FieldMatch {
+    fn new(record: &SchemaRecord, field: Field, score: Option<f64>) -> Self {
+        FieldMatch {
+            subject: record.subject.as_str().to_string(),
+            version: record.version.0,
+            field_name: field.name,
+            field_type: field.type_name,
+            field_path: field.path,
+            score,
+            schema_type: record.body.schema_type,
+        }
+    }
 }
 
 /// `POST /schemas/search/field`: fields of the latest versions named like `field` (`exact`
 /// naming variants, `fuzzy` at `threshold` (0.6), or `regex`).
-pub async fn search_field(
-    State(state): State<AppState>,
-    permit: Permit,
-    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
-    ConfluentJson(mut request): ConfluentJson<FieldSearch>,
-) -> ApiResult {
-    context.apply(&mut request.window);
+pub async fn search_field(catalog: Catalog, ConfluentJson(request): ConfluentJson<FieldSearch>) -> ApiResult {
     let mode = FieldMode::parse(request.mode.as_deref().unwrap_or("")).map_err(bad_query)?;
     let matcher = Matcher::field(&request.field, mode, request.threshold.unwrap_or(0.6)).map_err(bad_query)?;
     let mut matches = Vec::new();
-    let report = scan(&state, &permit, &request.window, |record, parsed| {
+    let report = scan(&catalog, request.window, |record, parsed| {
         let before = matches.len();
         for field in parsed.map(fields).unwrap_or_default() {
             if let Some(score) = matcher.score(&field.name) {
-                matches.push(FieldMatch {
-                    subject: record.subject.as_str().to_string(),
-                    version: record.version.0,
-                    field_name: field.name,
-                    field_type: field.type_name,
-                    field_path: field.path,
-                    score,
-                    schema_type: record.body.schema_type,
-                });
+                matches.push(FieldMatch::new(record, field, Some(score)));
             }
         }
         matches.len() - before
@@ -338,39 +353,16 @@ pub struct TypeSearch {
     window: ScanWindow,
 }
 
-#[derive(Debug, Serialize)]
-struct TypeMatch {
-    subject: String,
-    version: i32,
-    field_name: String,
-    field_type: String,
-    field_path: String,
-    schema_type: SchemaType,
-}
-
 /// `POST /schemas/search/type`: fields of the latest versions whose type name is `type_pattern`
 /// (case-insensitive) or matches it as a regex.
-pub async fn search_type(
-    State(state): State<AppState>,
-    permit: Permit,
-    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
-    ConfluentJson(mut request): ConfluentJson<TypeSearch>,
-) -> ApiResult {
-    context.apply(&mut request.window);
+pub async fn search_type(catalog: Catalog, ConfluentJson(request): ConfluentJson<TypeSearch>) -> ApiResult {
     let matcher = Matcher::type_name(&request.type_pattern, request.regex).map_err(bad_query)?;
     let mut matches = Vec::new();
-    let report = scan(&state, &permit, &request.window, |record, parsed| {
+    let report = scan(&catalog, request.window, |record, parsed| {
         let before = matches.len();
         for field in parsed.map(fields).unwrap_or_default() {
             if matcher.score(&field.type_name).is_some() {
-                matches.push(TypeMatch {
-                    subject: record.subject.as_str().to_string(),
-                    version: record.version.0,
-                    field_name: field.name,
-                    field_type: field.type_name,
-                    field_path: field.path,
-                    schema_type: record.body.schema_type,
-                });
+                matches.push(FieldMatch::new(record, field, None));
             }
         }
         matches.len() - before
@@ -380,7 +372,7 @@ pub async fn search_type(
     struct Answer<'a> {
         type_pattern: &'a str,
         count: usize,
-        matches: Vec<TypeMatch>,
+        matches: Vec<FieldMatch>,
         #[serde(flatten)]
         report: ScanReport,
     }
@@ -406,16 +398,10 @@ struct TextMatch {
 
 /// `POST /schemas/search`: latest versions whose text contains `query` (case-insensitive) or
 /// matches it as a regex.
-pub async fn search_text(
-    State(state): State<AppState>,
-    permit: Permit,
-    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
-    ConfluentJson(mut request): ConfluentJson<TextSearch>,
-) -> ApiResult {
-    context.apply(&mut request.window);
+pub async fn search_text(catalog: Catalog, ConfluentJson(request): ConfluentJson<TextSearch>) -> ApiResult {
     let matcher = Matcher::text(&request.query, request.regex).map_err(bad_query)?;
     let mut matches = Vec::new();
-    let report = scan(&state, &permit, &request.window, |record, _| {
+    let report = scan(&catalog, request.window, |record, _| {
         if matcher.score(&record.body.schema).is_none() {
             return 0;
         }
@@ -472,16 +458,14 @@ fn selector(version: Option<i32>, default: VersionSelector) -> Result<VersionSel
 /// `POST /subjects/{s}/diff`: fields added, removed and changed in type from `version1` to
 /// `version2`.
 pub async fn diff(
-    State(state): State<AppState>,
-    permit: Permit,
+    call: Call,
     Segment(subject): Segment,
     ConfluentJson(request): ConfluentJson<DiffRequest>,
 ) -> ApiResult {
-    let registry = permit.acting(&state.registry);
     let first = selector(request.version1, VersionSelector::Number(registry_core::Version(1)))?;
     let second = selector(request.version2, VersionSelector::Latest)?;
-    let (old, old_parsed) = parsed_version(&registry, &subject, first).await?;
-    let (new, new_parsed) = parsed_version(&registry, &subject, second).await?;
+    let (old, old_parsed) = parsed_version(&call.registry, &subject, first).await?;
+    let (new, new_parsed) = parsed_version(&call.registry, &subject, second).await?;
     #[derive(Serialize)]
     struct Answer {
         subject: String,
@@ -506,18 +490,13 @@ struct SubjectVersionPair {
 
 /// `GET /subjects/{s}/versions/{v}/dependencies`: the versions that reference this one (those the
 /// caller may read), and the ones it references.
-pub async fn dependencies_of(
-    State(state): State<AppState>,
-    permit: Permit,
-    SubjectVersion(subject, version): SubjectVersion,
-) -> ApiResult {
-    let registry = permit.acting(&state.registry);
+pub async fn dependencies_of(call: Call, SubjectVersion(subject, version): SubjectVersion) -> ApiResult {
     let selector = parse_version(&version)?;
-    let record = registry.version(&subject, selector, true).await?;
+    let record = call.registry.version(&subject, selector, true).await?;
     let mut referenced_by = Vec::new();
-    for id in registry.referenced_by(&subject, selector, false).await? {
-        for (referrer, number) in registry.versions_for_id(id.0, false).await? {
-            if permit.require(registry_auth::Operation::Read, Some(referrer.as_str())).is_ok() {
+    for id in call.registry.referenced_by(&subject, selector, false).await? {
+        for (referrer, number) in call.registry.versions_for_id(id.0, false).await? {
+            if call.permit.require(registry_auth::Operation::Read, Some(referrer.as_str())).is_ok() {
                 referenced_by.push(SubjectVersionPair { subject: referrer.as_str().into(), version: number.0 });
             }
         }
@@ -555,8 +534,7 @@ async fn all_versions(registry: &Registry, subject: &str) -> Result<Vec<SchemaRe
 }
 
 /// `GET /subjects/{s}/history`: each live version with its ID, type and registration time.
-pub async fn history(State(state): State<AppState>, permit: Permit, Segment(subject): Segment) -> ApiResult {
-    let registry = permit.acting(&state.registry);
+pub async fn history(call: Call, Segment(subject): Segment) -> ApiResult {
     #[derive(Serialize)]
     struct Entry {
         version: i32,
@@ -564,7 +542,7 @@ pub async fn history(State(state): State<AppState>, permit: Permit, Segment(subj
         schema_type: SchemaType,
         registered_at_ms: i64,
     }
-    let history: Vec<Entry> = all_versions(&registry, &subject)
+    let history: Vec<Entry> = all_versions(&call.registry, &subject)
         .await?
         .into_iter()
         .map(|r| Entry {
@@ -608,9 +586,8 @@ impl Exported {
 }
 
 /// `GET /subjects/{s}/export`: every live version with its text.
-pub async fn export_subject(State(state): State<AppState>, permit: Permit, Segment(subject): Segment) -> ApiResult {
-    let registry = permit.acting(&state.registry);
-    let versions: Vec<Exported> = all_versions(&registry, &subject).await?.into_iter().map(Exported::of).collect();
+pub async fn export_subject(call: Call, Segment(subject): Segment) -> ApiResult {
+    let versions: Vec<Exported> = all_versions(&call.registry, &subject).await?.into_iter().map(Exported::of).collect();
     #[derive(Serialize)]
     struct Answer {
         subject: String,
@@ -621,13 +598,8 @@ pub async fn export_subject(State(state): State<AppState>, permit: Permit, Segme
 }
 
 /// `GET /subjects/{s}/versions/{v}/export`: one version with its text.
-pub async fn export_version(
-    State(state): State<AppState>,
-    permit: Permit,
-    SubjectVersion(subject, version): SubjectVersion,
-) -> ApiResult {
-    let registry = permit.acting(&state.registry);
-    let record = registry.version(&subject, parse_version(&version)?, false).await?;
+pub async fn export_version(call: Call, SubjectVersion(subject, version): SubjectVersion) -> ApiResult {
+    let record = call.registry.version(&subject, parse_version(&version)?, false).await?;
     json(&Exported::of(record))
 }
 
@@ -651,22 +623,17 @@ impl SchemaInput {
     /// The posted schema parsed (without references; 42201 when it does not parse) or else
     /// `subject`'s latest version read for the caller (in the request's context), with its text.
     /// An empty `schema` or `subject` counts as absent, as in AxonOps (Go's zero value).
-    pub(super) async fn resolve(
-        &self,
-        state: &AppState,
-        permit: &Permit,
-        context: &CatalogContext,
-    ) -> Result<(ParsedSchema, String), ApiError> {
+    pub(super) async fn resolve(&self, catalog: &Catalog) -> Result<(ParsedSchema, String), ApiError> {
         match (given(&self.schema), given(&self.subject)) {
             (Some(text), _) => {
                 let parsed = parse_posted(self.schema_type.unwrap_or_default(), text.to_string()).await?;
                 Ok((parsed, text.to_string()))
             }
             (None, Some(subject)) => {
-                let subject = context.subject(subject);
-                permit.require(registry_auth::Operation::Read, Some(&subject))?;
-                let registry = permit.acting(&state.registry);
-                let (record, parsed) = parsed_version(&registry, &subject, VersionSelector::Latest).await?;
+                let subject = catalog.context.subject(subject);
+                catalog.call.permit.require(registry_auth::Operation::Read, Some(&subject))?;
+                let (record, parsed) =
+                    parsed_version(&catalog.call.registry, &subject, VersionSelector::Latest).await?;
                 Ok((parsed, record.body.schema))
             }
             (None, None) => Err(ApiError::BadRequest("either schema or subject is required".into())),
@@ -707,13 +674,8 @@ pub async fn normalize(ConfluentJson(input): ConfluentJson<SchemaInput>) -> ApiR
 
 /// `POST /schemas/complexity`: field count, depth and grade of the posted schema or of `subject`'s
 /// latest version (read for the caller).
-pub async fn complexity(
-    State(state): State<AppState>,
-    permit: Permit,
-    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
-    ConfluentJson(input): ConfluentJson<SchemaInput>,
-) -> ApiResult {
-    let (parsed, _) = input.resolve(&state, &permit, &context).await?;
+pub async fn complexity(catalog: Catalog, ConfluentJson(input): ConfluentJson<SchemaInput>) -> ApiResult {
+    let (parsed, _) = input.resolve(&catalog).await?;
     json(&registry_catalog::complexity(&parsed))
 }
 
@@ -735,16 +697,13 @@ pub struct CheckRequest {
 /// under each subject's compatibility level. A subject the caller may not read, or that does not
 /// exist, answers `is_compatible: false` with the reason in `error`.
 pub async fn check(
-    State(state): State<AppState>,
-    permit: Permit,
-    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
+    Catalog { call, context }: Catalog,
     ConfluentJson(request): ConfluentJson<CheckRequest>,
 ) -> ApiResult {
     let text = request.schema.ok_or_else(|| ApiError::BadRequest("the schema field is required".into()))?;
     if request.subjects.len() > MAX_CHECKED_SUBJECTS {
         return Err(ApiError::BadRequest(format!("at most {MAX_CHECKED_SUBJECTS} subjects per check")));
     }
-    let registry = permit.acting(&state.registry);
     #[derive(Serialize)]
     struct Outcome {
         subject: String,
@@ -762,10 +721,10 @@ pub async fn check(
             references: request.references.clone(),
             ..NewSchema::default()
         };
-        let outcome = if permit.require(registry_auth::Operation::Read, Some(&subject)).is_err() {
+        let outcome = if call.permit.require(registry_auth::Operation::Read, Some(&subject)).is_err() {
             Err(format!("not authorized to read subject '{subject}'"))
         } else {
-            match registry.test_compatibility(&subject, Some(VersionSelector::Latest), schema, false, true).await {
+            match call.registry.test_compatibility(&subject, Some(VersionSelector::Latest), schema, false, true).await {
                 Ok(report) => Ok(report),
                 Err(RegistryError::Store(error)) => return Err(RegistryError::Store(error).into()),
                 Err(error) => Err(error.to_string()),
@@ -788,7 +747,8 @@ pub async fn check(
     json(&Answer { results })
 }
 
-/// The analysis endpoints, each declared with its operation name and `read` access.
+/// The analysis endpoints (this module's and [`advice`]'s), each declared with its operation name
+/// (AxonOps's MCP tool name, where it has one) and `read` access.
 pub fn routes() -> axum::Router<AppState> {
     use crate::endpoint::{READ, endpoint as declare};
     use axum::routing::{get, post};
@@ -808,5 +768,13 @@ pub fn routes() -> axum::Router<AppState> {
             get(declare("get_dependency_graph", READ, dependencies_of)),
         )
         .route("/subjects/{subject}/versions/{version}/export", get(declare("export_version", READ, export_version)))
-        .merge(advice::routes())
+        .route("/schemas/similar", post(declare("find_similar_schemas", READ, advice::similar)))
+        .route("/schemas/quality", post(declare("score_schema_quality", READ, advice::quality)))
+        .route("/subjects/validate", post(declare("validate_subject_name", READ, advice::validate_subject)))
+        .route("/subjects/match", post(declare("match_subjects", READ, advice::match_subjects)))
+        .route("/subjects/{subject}/evolve", post(declare("suggest_schema_evolution", READ, advice::evolve)))
+        .route("/subjects/{subject}/migrate", post(declare("plan_migration_path", READ, advice::migrate)))
+        .route("/statistics", get(declare("get_registry_statistics", READ, advice::statistics)))
+        .route("/statistics/fields/{field}", get(declare("check_field_consistency", READ, advice::field_consistency)))
+        .route("/statistics/patterns", get(declare("detect_schema_patterns", READ, advice::patterns)))
 }

@@ -9,16 +9,13 @@
 //! Under `/contexts/{ctx}/...` the scans and the named subjects are the context's.
 
 use super::catalog::{
-    CatalogContext, ScanQuery, ScanReport, ScanWindow, SchemaInput, bad_query, parse_posted, parsed_version, scan,
+    Catalog, ScanQuery, ScanReport, ScanWindow, SchemaInput, bad_query, parse_posted, parsed_version, scan,
 };
-use super::{ApiResult, json};
-use crate::AppState;
-use crate::endpoint::Permit;
+use super::{ApiResult, Call, json};
 use crate::error::ApiError;
 use crate::extract::{ConfluentJson, ConfluentQuery, Segment};
-use axum::extract::State;
 use registry_catalog::{SubjectPattern, fields, name_set};
-use registry_core::{DeletedFilter, SchemaType, Scope, Subject, VersionSelector};
+use registry_core::{DeletedFilter, Registry, SchemaType, Scope, Subject, VersionSelector};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -41,23 +38,16 @@ pub struct SimilarRequest {
 
 /// `POST /schemas/similar`: subjects whose latest fields (snake_case names) overlap the source
 /// subject's by a Jaccard score of at least `threshold` (0.3), at most `limit` (10) of them.
-pub async fn similar(
-    State(state): State<AppState>,
-    permit: Permit,
-    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
-    ConfluentJson(mut request): ConfluentJson<SimilarRequest>,
-) -> ApiResult {
+pub async fn similar(catalog: Catalog, ConfluentJson(mut request): ConfluentJson<SimilarRequest>) -> ApiResult {
     if request.subject.is_empty() {
         return Err(ApiError::BadRequest("Subject is required".into()));
     }
-    let subject = context.subject(&request.subject);
-    permit.require(registry_auth::Operation::Read, Some(&subject))?;
-    let registry = permit.acting(&state.registry);
-    let (source, parsed) = parsed_version(&registry, &subject, VersionSelector::Latest).await?;
+    let subject = catalog.context.subject(&request.subject);
+    catalog.call.permit.require(registry_auth::Operation::Read, Some(&subject))?;
+    let (source, parsed) = parsed_version(&catalog.call.registry, &subject, VersionSelector::Latest).await?;
     let source_names = name_set(&fields(&parsed));
     let threshold = if request.threshold <= 0.0 { 0.3 } else { request.threshold.min(1.0) };
     request.window.default_limit(10);
-    context.apply(&mut request.window);
     #[derive(Serialize)]
     struct Similar {
         subject: String,
@@ -65,7 +55,7 @@ pub async fn similar(
         shared_fields: Vec<String>,
     }
     let mut found = Vec::new();
-    let report = scan(&state, &permit, &request.window, |record, parsed| {
+    let report = scan(&catalog, request.window, |record, parsed| {
         if record.subject == source.subject {
             return 0;
         }
@@ -96,13 +86,8 @@ pub async fn similar(
 
 /// `POST /schemas/quality`: naming, documentation, type safety and evolution readiness of the posted
 /// schema, or of `subject`'s latest version (read for the caller).
-pub async fn quality(
-    State(state): State<AppState>,
-    permit: Permit,
-    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
-    ConfluentJson(input): ConfluentJson<SchemaInput>,
-) -> ApiResult {
-    let (parsed, text) = input.resolve(&state, &permit, &context).await?;
+pub async fn quality(catalog: Catalog, ConfluentJson(input): ConfluentJson<SchemaInput>) -> ApiResult {
+    let (parsed, text) = input.resolve(&catalog).await?;
     json(&registry_catalog::quality(&fields(&parsed), &text))
 }
 
@@ -139,9 +124,7 @@ pub struct MatchRequest {
 /// `POST /subjects/match`: the caller's live subjects whose names match `pattern` (`regex`, `glob`
 /// or `fuzzy`), listed in name order (default 10,000 names, at most 50,000 per request).
 pub async fn match_subjects(
-    State(state): State<AppState>,
-    permit: Permit,
-    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
+    Catalog { call, context }: Catalog,
     ConfluentJson(mut request): ConfluentJson<MatchRequest>,
 ) -> ApiResult {
     if request.pattern.is_empty() {
@@ -151,14 +134,14 @@ pub async fn match_subjects(
     let pattern = SubjectPattern::new(&request.pattern, &request.mode, threshold).map_err(bad_query)?;
     context.apply(&mut request.window);
     let budget = request.window.budget(DEFAULT_NAME_SCAN, MAX_NAME_SCAN);
-    let scope = permit.subjects();
+    let scope = call.permit.subjects();
     let mut after = request.window.cursor()?;
     let (mut scanned, mut matches) = (0usize, Vec::new());
     let prefix = request.window.prefix();
     let next_cursor = loop {
         let wanted = NAME_PAGE.min(budget - scanned);
         let page =
-            state.registry.subjects_page(&scope, &prefix, DeletedFilter::LiveOnly, after.as_ref(), wanted).await?;
+            call.state.registry.subjects_page(&scope, &prefix, DeletedFilter::LiveOnly, after.as_ref(), wanted).await?;
         scanned += page.len();
         matches.extend(page.iter().filter(|s| pattern.matches(s.as_str())).map(|s| s.as_str().to_string()));
         after = page.last().cloned().or(after);
@@ -185,8 +168,8 @@ pub async fn match_subjects(
 
 /// The compatibility level in effect for `subject` (its own, its context's, the global one or the
 /// server default).
-async fn level_of(state: &AppState, subject: &Subject) -> Result<String, ApiError> {
-    let config = state.registry.config(&Scope::Subject(subject.clone()), true).await?;
+async fn level_of(registry: &Registry, subject: &Subject) -> Result<String, ApiError> {
+    let config = registry.config(&Scope::Subject(subject.clone()), true).await?;
     Ok(config.compatibility_level.unwrap_or_default().as_str().to_string())
 }
 
@@ -234,14 +217,12 @@ fn advise(level: &str, change: &ProposedChange) -> String {
 /// `POST /subjects/{s}/evolve`: the subject's latest version and level, and a word on each proposed
 /// change (AxonOps answers the same fields with a fixed message).
 pub async fn evolve(
-    State(state): State<AppState>,
-    permit: Permit,
+    call: Call,
     Segment(subject): Segment,
     ConfluentJson(request): ConfluentJson<EvolveRequest>,
 ) -> ApiResult {
-    let registry = permit.acting(&state.registry);
-    let latest = registry.version(&subject, VersionSelector::Latest, false).await?;
-    let level = level_of(&state, &latest.subject).await?;
+    let latest = call.registry.version(&subject, VersionSelector::Latest, false).await?;
+    let level = level_of(&call.state.registry, &latest.subject).await?;
     let message = if request.changes.is_empty() {
         format!("No changes proposed; version {} stays under {level}", latest.version.0)
     } else {
@@ -275,17 +256,15 @@ pub struct MigrateRequest {
 
 /// `POST /subjects/{s}/migrate`: the steps from the subject's latest fields to the target's.
 pub async fn migrate(
-    State(state): State<AppState>,
-    permit: Permit,
+    call: Call,
     Segment(subject): Segment,
     ConfluentJson(request): ConfluentJson<MigrateRequest>,
 ) -> ApiResult {
     if request.target_schema.is_empty() {
         return Err(ApiError::BadRequest("target_schema is required".into()));
     }
-    let registry = permit.acting(&state.registry);
-    let (latest, current) = parsed_version(&registry, &subject, VersionSelector::Latest).await?;
-    let level = level_of(&state, &latest.subject).await?;
+    let (latest, current) = parsed_version(&call.registry, &subject, VersionSelector::Latest).await?;
+    let level = level_of(&call.state.registry, &latest.subject).await?;
     let schema_type = request.schema_type.unwrap_or(latest.body.schema_type);
     let target = parse_posted(schema_type, request.target_schema).await?;
     let steps = registry_catalog::migration_steps(&fields(&current), &fields(&target));
@@ -308,19 +287,11 @@ pub async fn migrate(
 
 /// `GET /statistics`: live subjects, their live versions and the types of their latest versions,
 /// over the scan window given in the query.
-pub async fn statistics(
-    State(state): State<AppState>,
-    permit: Permit,
-    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
-    ConfluentQuery(window): ConfluentQuery<ScanQuery>,
-) -> ApiResult {
-    let mut window = ScanWindow::from(window);
-    context.apply(&mut window);
-    let registry = permit.acting(&state.registry);
+pub async fn statistics(catalog: Catalog, ConfluentQuery(window): ConfluentQuery<ScanQuery>) -> ApiResult {
     let (mut subject_count, mut version_count) = (0usize, 0usize);
     let mut type_counts: BTreeMap<String, usize> = BTreeMap::new();
     let mut subjects = Vec::new();
-    let report = scan(&state, &permit, &window, |record, _| {
+    let report = scan(&catalog, ScanWindow::from(window), |record, _| {
         subject_count += 1;
         *type_counts.entry(record.body.schema_type.as_str().to_string()).or_default() += 1;
         subjects.push(record.subject.clone());
@@ -328,7 +299,7 @@ pub async fn statistics(
     })
     .await?;
     for subject in &subjects {
-        version_count += match registry.version_numbers(subject.as_str(), DeletedFilter::LiveOnly).await {
+        version_count += match catalog.call.registry.version_numbers(subject.as_str(), DeletedFilter::LiveOnly).await {
             Ok(numbers) => numbers.len(),
             Err(registry_core::RegistryError::Store(error)) => {
                 return Err(registry_core::RegistryError::Store(error).into());
@@ -350,16 +321,12 @@ pub async fn statistics(
 /// `GET /statistics/fields/{field}`: every use of `field` (any naming convention) in the latest
 /// versions scanned, with its type, and whether the types agree.
 pub async fn field_consistency(
-    State(state): State<AppState>,
-    permit: Permit,
     axum::extract::Path(field): axum::extract::Path<String>,
-    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
+    catalog: Catalog,
     ConfluentQuery(window): ConfluentQuery<ScanQuery>,
 ) -> ApiResult {
     let matcher =
         registry_catalog::Matcher::field(&field, registry_catalog::FieldMode::Exact, 0.0).map_err(bad_query)?;
-    let mut window = ScanWindow::from(window);
-    context.apply(&mut window);
     #[derive(Serialize)]
     struct Usage {
         subject: String,
@@ -368,7 +335,7 @@ pub async fn field_consistency(
     }
     let mut usages = Vec::new();
     let mut type_counts: BTreeMap<String, usize> = BTreeMap::new();
-    let report = scan(&state, &permit, &window, |record, parsed| {
+    let report = scan(&catalog, ScanWindow::from(window), |record, parsed| {
         for found in parsed.map(fields).unwrap_or_default() {
             if matcher.score(&found.name).is_some() {
                 *type_counts.entry(found.type_name.clone()).or_default() += 1;
@@ -396,17 +363,10 @@ pub async fn field_consistency(
 
 /// `GET /statistics/patterns`: field names (snake_case) found in two or more of the latest versions
 /// scanned.
-pub async fn patterns(
-    State(state): State<AppState>,
-    permit: Permit,
-    ConfluentQuery(context): ConfluentQuery<CatalogContext>,
-    ConfluentQuery(window): ConfluentQuery<ScanQuery>,
-) -> ApiResult {
-    let mut window = ScanWindow::from(window);
-    context.apply(&mut window);
+pub async fn patterns(catalog: Catalog, ConfluentQuery(window): ConfluentQuery<ScanQuery>) -> ApiResult {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let mut subject_count = 0usize;
-    let report = scan(&state, &permit, &window, |_, parsed| {
+    let report = scan(&catalog, ScanWindow::from(window), |_, parsed| {
         subject_count += 1;
         for name in name_set(&parsed.map(fields).unwrap_or_default()) {
             *counts.entry(name).or_default() += 1;
@@ -430,20 +390,4 @@ pub async fn patterns(
         report: ScanReport,
     }
     json(&Answer { subject_count, pattern_count: common.len(), common_fields: common, report })
-}
-
-/// The endpoints, each declared with its operation name (AxonOps's MCP tool name) and `read` access.
-pub fn routes() -> axum::Router<AppState> {
-    use crate::endpoint::{READ, endpoint as declare};
-    use axum::routing::{get, post};
-    axum::Router::new()
-        .route("/schemas/similar", post(declare("find_similar_schemas", READ, similar)))
-        .route("/schemas/quality", post(declare("score_schema_quality", READ, quality)))
-        .route("/subjects/validate", post(declare("validate_subject_name", READ, validate_subject)))
-        .route("/subjects/match", post(declare("match_subjects", READ, match_subjects)))
-        .route("/subjects/{subject}/evolve", post(declare("suggest_schema_evolution", READ, evolve)))
-        .route("/subjects/{subject}/migrate", post(declare("plan_migration_path", READ, migrate)))
-        .route("/statistics", get(declare("get_registry_statistics", READ, statistics)))
-        .route("/statistics/fields/{field}", get(declare("check_field_consistency", READ, field_consistency)))
-        .route("/statistics/patterns", get(declare("detect_schema_patterns", READ, patterns)))
 }

@@ -1,11 +1,8 @@
 //! `/compatibility` resource: test a schema against one version or against the subject.
 
-use super::{ApiResult, json};
-use crate::AppState;
+use super::{ApiResult, Call, json};
 use crate::dto::{CompatibilityDto, RegisterSchemaRequest};
-use crate::endpoint::Permit;
-use crate::extract::{ConfluentJson, ConfluentQuery, Segment, SubjectVersion, flag, parse_version};
-use axum::extract::State;
+use crate::extract::{ConfluentJson, ConfluentQuery, Params, flag, parse_version};
 use serde::Deserialize;
 
 /// Query of both compatibility tests.
@@ -19,37 +16,26 @@ pub struct CompatibilityQuery {
     pub normalize: bool,
 }
 
-/// `POST /compatibility/subjects/{s}/versions/{v}`: against that version only (`latest` = highest
-/// live); `{"is_compatible"}`, plus `messages` with `verbose=true`; `normalize`.
-pub async fn test_compatibility_by_subject_name(
-    State(state): State<AppState>,
-    permit: Permit,
-    SubjectVersion(subject, version): SubjectVersion,
-    ConfluentQuery(query): ConfluentQuery<CompatibilityQuery>,
-    ConfluentJson(request): ConfluentJson<RegisterSchemaRequest>,
-) -> ApiResult {
-    let selector = parse_version(&version)?;
-    let schema = request.into_new_schema()?;
-    let report = permit
-        .acting(&state.registry)
-        .test_compatibility(&subject, Some(selector), schema, query.normalize, query.verbose)
-        .await?;
-    json(&CompatibilityDto::new(report, query.verbose))
+/// The path of both tests: the subject, and the version tested against when the path names one.
+#[derive(Debug, Deserialize)]
+pub struct CompatibilityPath {
+    subject: String,
+    version: Option<String>,
 }
 
-/// `POST /compatibility/subjects/{s}/versions`: against every live version the subject's level
-/// requires (transitive levels: all); same answer shape and parameters.
-pub async fn test_compatibility_for_subject(
-    State(state): State<AppState>,
-    permit: Permit,
-    Segment(subject): Segment,
+/// `POST /compatibility/subjects/{s}/versions/{v}`: against that version only (`latest` = highest
+/// live). `POST /compatibility/subjects/{s}/versions`: against every live version the subject's
+/// level requires (transitive levels: all). `{"is_compatible"}`, plus `messages` with
+/// `verbose=true`; `normalize`.
+pub async fn test_compatibility(
+    call: Call,
+    Params(path): Params<CompatibilityPath>,
     ConfluentQuery(query): ConfluentQuery<CompatibilityQuery>,
     ConfluentJson(request): ConfluentJson<RegisterSchemaRequest>,
 ) -> ApiResult {
+    let selector = path.version.as_deref().map(parse_version).transpose()?;
     let schema = request.into_new_schema()?;
-    let report = permit
-        .acting(&state.registry)
-        .test_compatibility(&subject, None, schema, query.normalize, query.verbose)
-        .await?;
+    let report =
+        call.registry.test_compatibility(&path.subject, selector, schema, query.normalize, query.verbose).await?;
     json(&CompatibilityDto::new(report, query.verbose))
 }

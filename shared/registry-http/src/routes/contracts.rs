@@ -1,11 +1,9 @@
 //! Data-contract reads: `GET /subjects/{s}/metadata` (latest version by metadata properties) and
 //! CP 8's `GET /schemas/guids/{guid}`.
 
-use super::versions::apply_format_as;
-use super::{ApiResult, DeletedQuery, FormatQuery, apply_format, json};
+use super::{ApiResult, Call, DeletedQuery, FormatQuery, apply_format, json};
 use crate::AppState;
 use crate::dto::{SchemaDto, SchemaStringDto};
-use crate::endpoint::Permit;
 use crate::error::ApiError;
 use crate::extract::{ConfluentQuery, QueryLists, Segment};
 use axum::extract::State;
@@ -15,8 +13,7 @@ use registry_core::registry::contracts::is_guid;
 /// version whose metadata properties hold every pair (`key` and `value` lists zipped in order, as
 /// Confluent's `getLatestWithMetadata`). 40401 unknown subject; 40403 when no version matches.
 pub async fn get_latest_with_metadata(
-    State(state): State<AppState>,
-    permit: Permit,
+    call: Call,
     Segment(subject): Segment,
     ConfluentQuery(query): ConfluentQuery<DeletedQuery>,
     lists: QueryLists,
@@ -27,9 +24,8 @@ pub async fn get_latest_with_metadata(
         .zip(lists.all("value"))
         .map(|(key, value)| (key.to_string(), value.to_string()))
         .collect();
-    let registry = permit.acting(&state.registry);
-    let mut record = registry.latest_with_metadata(&subject, &filter, query.deleted).await?;
-    apply_format_as(&registry, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
+    let mut record = call.registry.latest_with_metadata(&subject, &filter, query.deleted).await?;
+    apply_format(&call.registry, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
     json(&SchemaDto::from_record(&record))
 }
 
@@ -45,6 +41,6 @@ pub async fn get_schema_by_guid(
         return Err(ApiError::NotFound);
     }
     let mut found = state.registry.schema_by_guid(&guid).await?;
-    apply_format(&state, &found.context, &mut found.body, query.format.as_deref()).await?;
+    apply_format(&state.registry, &found.context, &mut found.body, query.format.as_deref()).await?;
     json(&SchemaStringDto::new(&found, None))
 }

@@ -11,35 +11,20 @@ use super::{ApiResult, DeleteQuery, json};
 use crate::AppState;
 use crate::endpoint::Permit;
 use crate::error::ApiError;
-use crate::extract::{ConfluentJson, ConfluentQuery, Paging, QueryLists, flag};
-use axum::extract::{FromRequestParts, Path, State};
+use crate::extract::{ConfluentJson, ConfluentQuery, Paging, Params, QueryLists, flag};
+use axum::extract::State;
 use axum::http::StatusCode;
-use axum::http::request::Parts;
 use axum::response::IntoResponse;
 use registry_auth::Operation;
 use registry_dek::{
     Dek, DekAlgorithm, DekAnswer, DekError, DekRegistry, DekVersion, Kek, KekUpdate, NewDek, NewKek, Page,
 };
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
 
 /// The DEK registry of the app (its routes exist only when it is configured).
 fn deks(state: &AppState) -> Result<&DekRegistry, ApiError> {
     state.deks.as_deref().ok_or(ApiError::NotFound)
-}
-
-/// The path parameters of a route, percent-decoded; a segment that does not decode is 404.
-#[derive(Debug)]
-pub struct Params<T>(pub T);
-
-impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for Params<T> {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        let Path(value) = Path::<T>::from_request_parts(parts, state).await.map_err(|_| ApiError::NotFound)?;
-        Ok(Params(value))
-    }
 }
 
 // --- wire types ------------------------------------------------------------------------------

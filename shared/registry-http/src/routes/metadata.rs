@@ -21,6 +21,6 @@ pub async fn get_cluster_id() -> ApiResult {
 
 /// `GET /v1/metadata/version`: `{"version"}`, this registry's release (Confluent's
 /// `SchemaRegistryServerVersion` leaves out an unknown `commitId`, as this does).
-pub async fn get_server_version() -> ApiResult {
+pub async fn get_schema_registry_server_version() -> ApiResult {
     json(&json!({ "version": env!("CARGO_PKG_VERSION") }))
 }

@@ -14,16 +14,38 @@ pub mod subjects;
 pub mod versions;
 
 use crate::AppState;
+use crate::endpoint::Permit;
 use crate::error::ApiError;
 use crate::extract::{MEDIA_V1, Paging, flag, text};
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use registry_auth::Operation;
-use registry_core::{Context, SchemaBody};
+use registry_core::{Context, Registry, SchemaBody};
 use serde::{Deserialize, Serialize};
 
 /// Handler result: a finished response or an [`ApiError`].
 pub type ApiResult = Result<Response, ApiError>;
+
+/// What a handler serving a caller starts from: the app state, the caller's [`Permit`] (for what
+/// only the typed request shows, and the scope of listings) and the registry acting for the caller.
+pub struct Call {
+    pub state: AppState,
+    pub permit: Permit,
+    /// [`Permit::acting`]: every subject a request reaches indirectly is authorized too.
+    pub registry: Registry,
+}
+
+impl FromRequestParts<AppState> for Call {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let permit = Permit::from_request_parts(parts, state).await?;
+        let registry = permit.acting(&state.registry);
+        Ok(Call { state: state.clone(), permit, registry })
+    }
+}
 
 /// A 200 JSON answer with Confluent's default media type (the negotiation layer may swap it).
 pub fn json<T: Serialize + ?Sized>(value: &T) -> ApiResult {
@@ -69,15 +91,23 @@ pub struct FormatQuery {
 /// has one (Avro `resolved`: the referenced types inlined; Protobuf `serialized`: base64
 /// `FileDescriptorProto`, which confluent-kafka's Protobuf deserializer requires). Any other
 /// format leaves the stored text, as Confluent does "for forward compatibility of formats".
-/// References resolve in `context`, the one the schema was read in.
-/// True when the text was replaced.
+/// References resolve in `context`, the one the schema was read in, read by `registry`: for a
+/// schema reached through a subject the registry acting for the caller (each reference, nested
+/// ones too, needs read on its subject, as when it is registered); for a body reached by ID or guid
+/// (readable by every reader) the app's own. True when the text was replaced.
 pub(crate) async fn apply_format(
-    state: &AppState,
+    registry: &Registry,
     context: &Context,
     body: &mut SchemaBody,
     format: Option<&str>,
 ) -> Result<bool, ApiError> {
-    versions::apply_format_as(&state.registry, context, body, format).await
+    if let Some(format) = format.filter(|format| !format.is_empty())
+        && let Some(text) = registry.formatted(context, body, format).await?
+    {
+        body.schema = text;
+        return Ok(true);
+    }
+    Ok(false)
 }
 
 /// Query of the paged listings that may include soft-deleted versions (`.../referencedby`,

@@ -2,7 +2,7 @@
 
 use super::apply_format;
 use super::json_stream::{self, PageRead, Pages, write_json};
-use super::{ApiResult, DeletedPagedQuery, json, raw_schema, with_media};
+use super::{ApiResult, Call, DeletedPagedQuery, json, raw_schema, with_media};
 use crate::AppState;
 use crate::dto::{SchemaDto, SchemaStringDto, SubjectVersionDto};
 use crate::endpoint::Permit;
@@ -16,8 +16,8 @@ use axum::http::request::Parts;
 use axum::response::IntoResponse;
 use futures::future::BoxFuture;
 use registry_core::{
-    Context, Fingerprint, Registry, RegistryError, SchemaBody, SchemaType, SchemasQuery, Subject, SubjectScope,
-    Version, VersionRow,
+    Context, Fingerprint, Registry, RegistryError, SchemaBody, SchemaId, SchemaType, SchemasQuery, Subject,
+    SubjectScope, Version, VersionRow,
 };
 use serde::Deserialize;
 
@@ -84,21 +84,17 @@ pub struct ListSchemasQuery {
 
 /// `GET /schemas`: `subjectPrefix`, `deleted`, `latestOnly`, `offset`, `limit` (default and max
 /// 1000). Streamed from store pages (see [`json_stream`]); only the caller's subjects.
-pub async fn get_schemas(
-    State(state): State<AppState>,
-    permit: Permit,
-    ConfluentQuery(listing): ConfluentQuery<ListSchemasQuery>,
-) -> ApiResult {
+pub async fn get_schemas(call: Call, ConfluentQuery(listing): ConfluentQuery<ListSchemasQuery>) -> ApiResult {
     let window = listing.paging.window(SCHEMA_SEARCH_LIMIT, SCHEMA_SEARCH_LIMIT);
     let query = SchemasQuery {
         subject_prefix: listing.subject_prefix.unwrap_or_default(),
-        scope: permit.subjects(),
+        scope: call.permit.subjects(),
         include_deleted: listing.deleted,
         latest_only: listing.latest_only,
         offset: window.offset,
         limit: window.limit,
     };
-    let pages = SchemaPages { registry: state.registry.clone(), query, after: None };
+    let pages = SchemaPages { registry: call.state.registry.clone(), query, after: None };
     json_stream::respond(pages, window, "schema listing").await
 }
 
@@ -125,26 +121,24 @@ pub struct SchemaByIdQuery {
 /// except with `fetchMaxId=true`, `findTags` or a format that re-renders the schema; a matching
 /// `If-None-Match` gets 304. The cacheable answers are kept rendered ([`crate::rendered`]).
 pub async fn get_schemas_by_id(
-    State(state): State<AppState>,
-    permit: Permit,
+    call: Call,
     validators: Validators,
     Segment(id): Segment,
     ConfluentQuery(query): ConfluentQuery<SchemaByIdQuery>,
     FindTags(find_tags): FindTags,
 ) -> ApiResult {
-    let id = parse_schema_id(&id)?;
-    let context = permit.acting(&state.registry).context_for_id(id.0, query.subject.as_deref()).await?;
-    let fingerprint = state.registry.fingerprint_of_id_in(&context, id.0).await?;
+    let (id, context, fingerprint) = schema_of_id(&call, &id, query.subject.as_deref()).await?;
+    let state = &call.state;
     let object = |body: &SchemaBody| to_json(&SchemaStringDto::of_body(body, None));
     if !query.fetch_max_id && find_tags.is_empty() && no_format(query.format.as_deref()) {
-        return rendered(&state, &fingerprint, Representation::SchemaObject, &validators, object).await;
+        return rendered(state, &fingerprint, Representation::SchemaObject, &validators, object).await;
     }
     let mut body = state.registry.schema_body(&fingerprint).await?;
     let schema_tags = match find_tags.is_empty() {
         true => Vec::new(),
         false => state.registry.schema_tags(&context, &body, &find_tags).await?,
     };
-    let formatted = apply_format(&state, &context, &mut body, query.format.as_deref()).await?;
+    let formatted = apply_format(&state.registry, &context, &mut body, query.format.as_deref()).await?;
     if query.fetch_max_id || formatted || !find_tags.is_empty() {
         let max_id = match query.fetch_max_id {
             true => state.registry.max_id_in(&context).await?.map(|max| max.0.max(id.0)),
@@ -152,7 +146,7 @@ pub async fn get_schemas_by_id(
         };
         return json(&SchemaStringDto { schema_tags, ..SchemaStringDto::of_body(&body, max_id) });
     }
-    rendered(&state, &fingerprint, Representation::SchemaObject, &validators, object).await
+    rendered(state, &fingerprint, Representation::SchemaObject, &validators, object).await
 }
 
 /// Query of `GET /schemas/ids/{id}/schema`.
@@ -169,23 +163,33 @@ pub struct IdContextQuery {
 /// `GET /schemas/ids/{id}/schema`: the schema text itself (40403 for an unknown ID); `subject`
 /// picks the context; `format` as in [`apply_format`]. Cacheable unless a format re-renders it.
 pub async fn get_only_schema_by_id(
-    State(state): State<AppState>,
-    permit: Permit,
+    call: Call,
     validators: Validators,
     Segment(id): Segment,
     ConfluentQuery(query): ConfluentQuery<IdContextQuery>,
 ) -> ApiResult {
-    let id = parse_schema_id(&id)?;
-    let context = permit.acting(&state.registry).context_for_id(id.0, query.subject.as_deref()).await?;
-    let fingerprint = state.registry.fingerprint_of_id_in(&context, id.0).await?;
+    let (_, context, fingerprint) = schema_of_id(&call, &id, query.subject.as_deref()).await?;
     if !no_format(query.format.as_deref()) {
-        let mut body = state.registry.schema_body(&fingerprint).await?;
-        if apply_format(&state, &context, &mut body, query.format.as_deref()).await? {
+        let mut body = call.state.registry.schema_body(&fingerprint).await?;
+        if apply_format(&call.state.registry, &context, &mut body, query.format.as_deref()).await? {
             return raw_schema(body.schema);
         }
     }
     let text = |body: &SchemaBody| Ok(body.schema.clone().into_bytes());
-    rendered(&state, &fingerprint, Representation::SchemaText, &validators, text).await
+    rendered(&call.state, &fingerprint, Representation::SchemaText, &validators, text).await
+}
+
+/// The `{id}` segment's ID, the context it is read in (`subject` picks it, by the registry acting
+/// for the caller: [`Registry::context_for_id`]) and the fingerprint of its schema there.
+async fn schema_of_id(
+    call: &Call,
+    id: &str,
+    subject: Option<&str>,
+) -> Result<(SchemaId, Context, Fingerprint), ApiError> {
+    let id = parse_schema_id(id)?;
+    let context = call.registry.context_for_id(id.0, subject).await?;
+    let fingerprint = call.state.registry.fingerprint_of_id_in(&context, id.0).await?;
+    Ok((id, context, fingerprint))
 }
 
 /// Whether `format` asks for nothing (absent or empty): the stored text is answered as it is.

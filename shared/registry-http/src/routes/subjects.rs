@@ -1,13 +1,10 @@
 //! `/subjects` and `/subjects/{s}` resource: the subject listing, lookup and subject delete.
 
 use super::json_stream::{self, PageRead, Pages, write_json};
-use super::{ApiResult, DeleteQuery, json};
-use crate::AppState;
+use super::{ApiResult, Call, DeleteQuery, json};
 use crate::dto::{RegisterSchemaRequest, SchemaDto};
-use crate::endpoint::Permit;
 use crate::error::ApiError;
 use crate::extract::{ConfluentJson, ConfluentQuery, Paging, Segment, flag, text};
-use axum::extract::State;
 use futures::future::BoxFuture;
 use registry_core::{DeletedFilter, LookupOptions, Registry, SchemaRecord, Subject, SubjectScope};
 use serde::Deserialize;
@@ -100,48 +97,42 @@ impl Pages for SubjectPages {
 
 /// `GET /subjects`: sorted subject names; `subjectPrefix`, `deleted`, `deletedOnly`, `offset`, `limit`.
 /// Streamed from store pages (see [`json_stream`]); only the caller's subjects.
-pub async fn get_all_subjects(
-    State(state): State<AppState>,
-    permit: Permit,
-    ConfluentQuery(query): ConfluentQuery<SubjectsQuery>,
-) -> ApiResult {
+pub async fn get_all_subjects(call: Call, ConfluentQuery(query): ConfluentQuery<SubjectsQuery>) -> ApiResult {
     let window = query.paging.window(usize::MAX, usize::MAX);
-    let pages = SubjectPages::new(state.registry.clone(), &query, permit.subjects());
+    let pages = SubjectPages::new(call.state.registry.clone(), &query, call.permit.subjects());
     json_stream::respond(pages, window, "subject listing").await
 }
 
 /// `POST /subjects/{s}`: the version of the subject matching the posted schema; `normalize`, `deleted`,
 /// `format`.
 pub async fn look_up_schema_under_subject(
-    State(state): State<AppState>,
-    permit: Permit,
+    call: Call,
     Segment(subject): Segment,
     ConfluentQuery(query): ConfluentQuery<LookupQuery>,
     ConfluentJson(request): ConfluentJson<RegisterSchemaRequest>,
 ) -> ApiResult {
     let options = LookupOptions { normalize: query.normalize, include_deleted: query.deleted };
-    let registry = permit.acting(&state.registry);
-    let shared = registry.lookup_shared(&subject, request.into_new_schema()?, options).await?;
+    let shared = call.registry.lookup_shared(&subject, request.into_new_schema()?, options).await?;
     if query.format.as_deref().is_none_or(str::is_empty) {
         let render = |record: &SchemaRecord| serde_json::to_vec(&SchemaDto::from_record(record));
-        let rendered = state.rendered.record(&shared, render).map_err(|error| ApiError::Internal(error.to_string()))?;
+        let rendered =
+            call.state.rendered.record(&shared, render).map_err(|error| ApiError::Internal(error.to_string()))?;
         return Ok(super::with_media(rendered));
     }
     let mut record = SchemaRecord::clone(&shared);
-    super::versions::apply_format_as(&registry, &record.subject.context(), &mut record.body, query.format.as_deref())
-        .await?;
+    let format = query.format.as_deref();
+    super::apply_format(&call.registry, &record.subject.context(), &mut record.body, format).await?;
     json(&SchemaDto::from_record(&record))
 }
 
 /// `DELETE /subjects/{s}`: the deleted version numbers; `permanent` for a hard delete (admin only).
 pub async fn delete_subject(
-    State(state): State<AppState>,
-    permit: Permit,
+    call: Call,
     Segment(subject): Segment,
     ConfluentQuery(query): ConfluentQuery<DeleteQuery>,
 ) -> ApiResult {
-    permit.require(query.operation(), Some(&subject))?;
-    let versions = permit.acting(&state.registry).delete_subject(&subject, query.permanent).await?;
+    call.permit.require(query.operation(), Some(&subject))?;
+    let versions = call.registry.delete_subject(&subject, query.permanent).await?;
     let numbers: Vec<i32> = versions.iter().map(|v| v.0).collect();
     json(&numbers)
 }

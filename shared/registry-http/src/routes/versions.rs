@@ -3,20 +3,17 @@
 
 use super::json_stream::{self, PageRead, Pages, write_json};
 use super::schemas::LIST_LIMIT;
-use super::{ApiResult, DeleteQuery, DeletedPagedQuery, DeletedQuery, json, raw_schema};
-use crate::AppState;
+use super::{ApiResult, Call, DeleteQuery, DeletedPagedQuery, DeletedQuery, apply_format, json, raw_schema};
 use crate::dto::{RegisterSchemaRequest, SchemaDto};
 use crate::endpoint::Permit;
 use crate::error::ApiError;
 use crate::extract::{
     ConfluentJson, ConfluentQuery, FindTags, Paging, Segment, SubjectVersion, flag, parse_version, text,
 };
-use axum::extract::State;
 use futures::future::BoxFuture;
 use registry_auth::Operation;
-use registry_core::{
-    Context, DeletedFilter, RegisterOptions, Registry, RegistryError, SchemaBody, SchemaRecord, Subject, Version,
-};
+use registry_core::{DeletedFilter, RegisterOptions, Registry, RegistryError, SchemaRecord, Subject, Version};
+use registry_schema::tags::SchemaTags;
 use serde::Deserialize;
 
 /// Query of `POST /subjects/{s}/versions`.
@@ -39,40 +36,19 @@ pub struct RegisterQuery {
 /// registration (explicit ID) needs the admin role, judged on the request registered, with a scope
 /// that covers the subject's whole context ([`require_import_in_context`]).
 pub async fn register_schema(
-    State(state): State<AppState>,
-    permit: Permit,
+    call: Call,
     Segment(subject): Segment,
     ConfluentQuery(query): ConfluentQuery<RegisterQuery>,
     ConfluentJson(request): ConfluentJson<RegisterSchemaRequest>,
 ) -> ApiResult {
-    permit.require(request.operation(), Some(&subject))?;
+    call.permit.require(request.operation(), Some(&subject))?;
     if request.operation() == Operation::Import {
-        require_import_in_context(&permit, &subject)?;
+        require_import_in_context(&call.permit, &subject)?;
     }
     let options = RegisterOptions { normalize: query.normalize, force: query.force };
-    let registry = permit.acting(&state.registry);
-    let mut record = registry.register(&subject, request.into_new_schema()?, options).await?;
-    apply_format_as(&registry, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
+    let mut record = call.registry.register(&subject, request.into_new_schema()?, options).await?;
+    apply_format(&call.registry, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
     json(&SchemaDto::registered(&record))
-}
-
-/// [`super::apply_format`] for a schema reached through a subject, by `registry` acting for the caller:
-/// rendering resolves the schema's references, each of which needs read on its subject (nested
-/// ones too), as when it is registered. Bodies reached by ID or guid use [`super::apply_format`] (they are
-/// readable by every reader).
-pub(crate) async fn apply_format_as(
-    registry: &Registry,
-    context: &Context,
-    body: &mut SchemaBody,
-    format: Option<&str>,
-) -> Result<bool, ApiError> {
-    if let Some(format) = format.filter(|format| !format.is_empty())
-        && let Some(text) = registry.formatted(context, body, format).await?
-    {
-        body.schema = text;
-        return Ok(true);
-    }
-    Ok(false)
 }
 
 /// An explicit ID raises its context's ID counter, which every subject of the context shares: a
@@ -169,8 +145,7 @@ pub struct VersionsQuery {
 /// (soft-deleted versions as negative numbers; implies `deleted`), `offset`, `limit`. Streamed from
 /// store pages (see [`json_stream`]); 40401 when no version is visible.
 pub async fn get_all_versions(
-    State(state): State<AppState>,
-    permit: Permit,
+    call: Call,
     Segment(subject): Segment,
     ConfluentQuery(query): ConfluentQuery<VersionsQuery>,
 ) -> ApiResult {
@@ -178,71 +153,64 @@ pub async fn get_all_versions(
     let filter = DeletedFilter::of(query.deleted || query.deleted_as_negative, query.deleted_only);
     let as_negative = query.deleted_as_negative && filter == DeletedFilter::IncludeDeleted;
     let subject = Subject::new(subject)?;
-    let registry = permit.acting(&state.registry);
-    let pages = VersionPages { registry, subject, filter, as_negative, after: None, any_row: false };
+    let pages = VersionPages { registry: call.registry, subject, filter, as_negative, after: None, any_row: false };
     json_stream::respond(pages, window, "version listing").await
 }
 
-/// The version `version` of `subject` (a soft-deleted one too with `deleted`), its schema rendered
-/// as `format` asks ([`super::apply_format`]).
+/// The version `version` of `subject` (a soft-deleted one too with `deleted`) read by `registry`,
+/// with the `schemaTags` `find_tags` asks for (none when empty), found in the stored schema before
+/// its schema is rendered as `format` asks ([`super::apply_format`]), as Confluent does.
 async fn formatted_version(
-    state: &AppState,
-    permit: &Permit,
+    registry: &Registry,
     subject: &str,
     version: &str,
     query: &DeletedQuery,
-) -> Result<SchemaRecord, ApiError> {
+    find_tags: &[String],
+) -> Result<(SchemaRecord, Vec<SchemaTags>), ApiError> {
     let selector = parse_version(version)?;
-    let registry = permit.acting(&state.registry);
     let mut record = registry.version(subject, selector, query.deleted).await?;
-    apply_format_as(&registry, &record.subject.context(), &mut record.body, query.format.as_deref()).await?;
-    Ok(record)
+    let context = record.subject.context();
+    let schema_tags = match find_tags.is_empty() {
+        true => Vec::new(),
+        false => registry.schema_tags(&context, &record.body, find_tags).await?,
+    };
+    apply_format(registry, &context, &mut record.body, query.format.as_deref()).await?;
+    Ok((record, schema_tags))
 }
 
 /// `GET /subjects/{s}/versions/{v}`: `{"subject","version","id","schemaType","references"?,"schema",..}`;
 /// `deleted` returns a soft-deleted version too; `format` as in [`super::apply_format`]; `findTags`
-/// (repeatable; `*` for every tag) adds `schemaTags`, found in the stored schema before any format
-/// applies, as Confluent does.
+/// (repeatable; `*` for every tag) adds `schemaTags`.
 pub async fn get_schema_by_version(
-    State(state): State<AppState>,
-    permit: Permit,
+    call: Call,
     SubjectVersion(subject, version): SubjectVersion,
     ConfluentQuery(query): ConfluentQuery<DeletedQuery>,
     FindTags(find_tags): FindTags,
 ) -> ApiResult {
-    if find_tags.is_empty() {
-        return json(&SchemaDto::from_record(&formatted_version(&state, &permit, &subject, &version, &query).await?));
-    }
-    let selector = parse_version(&version)?;
-    let registry = permit.acting(&state.registry);
-    let mut record = registry.version(&subject, selector, query.deleted).await?;
-    let context = record.subject.context();
-    let schema_tags = registry.schema_tags(&context, &record.body, &find_tags).await?;
-    apply_format_as(&registry, &context, &mut record.body, query.format.as_deref()).await?;
+    let (record, schema_tags) = formatted_version(&call.registry, &subject, &version, &query, &find_tags).await?;
     json(&SchemaDto { schema_tags, ..SchemaDto::from_record(&record) })
 }
 
 /// `GET /subjects/{s}/versions/{v}/schema`: the schema text itself; `deleted` and `format` as above.
 pub async fn get_schema_only(
-    State(state): State<AppState>,
-    permit: Permit,
+    call: Call,
     SubjectVersion(subject, version): SubjectVersion,
     ConfluentQuery(query): ConfluentQuery<DeletedQuery>,
 ) -> ApiResult {
-    raw_schema(formatted_version(&state, &permit, &subject, &version, &query).await?.body.schema)
+    let (record, _) = formatted_version(&call.registry, &subject, &version, &query, &[]).await?;
+    raw_schema(record.body.schema)
 }
 
 /// `GET /subjects/{s}/versions/{v}/referencedby`: IDs of referring schemas, ascending;
 /// `deleted`, `offset`, `limit`.
 pub async fn get_referenced_by(
-    State(state): State<AppState>,
-    permit: Permit,
+    call: Call,
     SubjectVersion(subject, version): SubjectVersion,
     ConfluentQuery(query): ConfluentQuery<DeletedPagedQuery>,
 ) -> ApiResult {
     let selector = parse_version(&version)?;
     let page = query.paging.window(LIST_LIMIT, LIST_LIMIT);
-    let ids = permit.acting(&state.registry).referenced_by(&subject, selector, query.deleted).await?;
+    let ids = call.registry.referenced_by(&subject, selector, query.deleted).await?;
     let ids: Vec<i32> = ids.iter().map(|id| id.0).collect();
     json(&page.apply(ids))
 }
@@ -250,13 +218,12 @@ pub async fn get_referenced_by(
 /// `DELETE /subjects/{s}/versions/{v}`: the deleted version number as a bare JSON int; `permanent`
 /// (admin only).
 pub async fn delete_schema_version(
-    State(state): State<AppState>,
-    permit: Permit,
+    call: Call,
     SubjectVersion(subject, version): SubjectVersion,
     ConfluentQuery(query): ConfluentQuery<DeleteQuery>,
 ) -> ApiResult {
-    permit.require(query.operation(), Some(&subject))?;
+    call.permit.require(query.operation(), Some(&subject))?;
     let selector = parse_version(&version)?;
-    let deleted = permit.acting(&state.registry).delete_version(&subject, selector, query.permanent).await?;
+    let deleted = call.registry.delete_version(&subject, selector, query.permanent).await?;
     json(&deleted.0)
 }
