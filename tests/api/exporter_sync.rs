@@ -283,13 +283,35 @@ fn assert_sealed_at_rest(dir: &std::path::Path) {
     }
 }
 
+/// A source and a destination started side by side (the destination's store in a directory of
+/// the case's), with a client for each.
+struct Linked {
+    source_registry: Source,
+    destination: Destination,
+    source: Client,
+    target: Client,
+}
+
+impl Linked {
+    async fn start(destination_dir: &std::path::Path) -> Linked {
+        let source_registry = Source::start().await;
+        let destination = Destination::start(destination_dir, 0).await;
+        let (source, target) = (Client::new(source_registry.harness.base_url()), Client::new(&destination.base));
+        Linked { source_registry, destination, source, target }
+    }
+
+    async fn stop(self) {
+        self.destination.stop().await;
+        self.source_registry.stop().await;
+    }
+}
+
 /// CUSTOM context, a pattern, a referenced subject outside the pattern, subject config (also of a
 /// subject without versions, set and removed), new versions, soft and hard deletes of versions and
 /// of a whole subject; credentials never shown.
 async fn custom_context_follows_every_change(destination_dir: &std::path::Path) {
-    let source_registry = Source::start().await;
-    let destination = Destination::start(destination_dir, 0).await;
-    let (source, target) = (Client::new(source_registry.harness.base_url()), Client::new(&destination.base));
+    let linked = Linked::start(destination_dir).await;
+    let (source, target) = (&linked.source, &linked.target);
 
     source.register("common", json!({ "schema": record("Money", "currency") })).await;
     source.register("orders-value", json!({ "schema": record("Order", "id") })).await;
@@ -309,9 +331,9 @@ async fn custom_context_follows_every_change(destination_dir: &std::path::Path) 
     // A subject with a config and no version yet: no listing shows it, the pattern matches it.
     source.ok(Method::PUT, "/config/orders-planned", Some(&json!({ "compatibility": "FORWARD" }))).await;
 
-    let body = exporter("to-b", &destination.base, json!({ "contextType": "CUSTOM", "context": ".team-a" }));
+    let body = exporter("to-b", &linked.destination.base, json!({ "contextType": "CUSTOM", "context": ".team-a" }));
     source.ok(Method::POST, "/exporters", Some(&body)).await;
-    let first = settled(&source, "to-b").await;
+    let first = settled(source, "to-b").await;
     assert!(first["offset"].as_i64().is_some_and(|offset| offset > 0), "{first}");
 
     eventually(|| async {
@@ -325,70 +347,67 @@ async fn custom_context_follows_every_change(destination_dir: &std::path::Path) 
     let planned = target.ok(Method::GET, "/config/:.team-a:orders-planned", None).await;
     assert_eq!(planned["compatibilityLevel"], "FORWARD", "the config of a subject without versions");
     for subject in ["common", "orders-value", "orders-old"] {
-        assert_same(&source, &target, subject, &format!(":.team-a:{subject}")).await;
+        assert_same(source, target, subject, &format!(":.team-a:{subject}")).await;
     }
 
     // New version, soft delete, hard delete of a version, whole subject gone, config removed.
     source.register("orders-value", json!({ "schema": order_with_note() })).await;
     source.ok(Method::DELETE, "/subjects/orders-value/versions/1", None).await;
     source.ok(Method::DELETE, "/subjects/orders-old", None).await;
-    settled(&source, "to-b").await;
-    assert_same(&source, &target, "orders-value", ":.team-a:orders-value").await;
-    assert_same(&source, &target, "orders-old", ":.team-a:orders-old").await;
+    settled(source, "to-b").await;
+    assert_same(source, target, "orders-value", ":.team-a:orders-value").await;
+    assert_same(source, target, "orders-old", ":.team-a:orders-old").await;
 
     source.ok(Method::DELETE, "/subjects/orders-value/versions/1?permanent=true", None).await;
     source.ok(Method::DELETE, "/subjects/orders-old?permanent=true", None).await;
     source.ok(Method::DELETE, "/config/orders-value", None).await;
     source.ok(Method::DELETE, "/config/orders-planned", None).await;
-    settled(&source, "to-b").await;
+    settled(source, "to-b").await;
     eventually(|| async {
         let status = target.get("/config/:.team-a:orders-planned").await.0;
         same(status, 404, "the removed config of the subject without versions at the destination")
     })
     .await;
-    assert_same(&source, &target, "orders-value", ":.team-a:orders-value").await;
+    assert_same(source, target, "orders-value", ":.team-a:orders-value").await;
     eventually(|| async {
         let status = target.get("/subjects/:.team-a:orders-old/versions?deleted=true").await.0;
         same(status, 404, "the hard-deleted subject at the destination")
     })
     .await;
-    assert_same(&source, &target, "common", ":.team-a:common").await;
+    assert_same(source, target, "common", ":.team-a:common").await;
 
     let shown = source.ok(Method::GET, "/exporters/to-b", None).await;
     assert_eq!(shown["config"]["basic.auth.user.info"], "[hidden]");
     assert!(!shown.to_string().contains(SECRET));
-    assert!(!status(&source, "to-b").await.to_string().contains(SECRET));
-    assert_sealed_at_rest(&source_registry.dir);
+    assert!(!status(source, "to-b").await.to_string().contains(SECRET));
+    assert_sealed_at_rest(&linked.source_registry.dir);
 
-    destination.stop().await;
-    source_registry.stop().await;
+    linked.stop().await;
 }
 
 /// AUTO exports into `.<exporter name>`; NONE into the default context, renamed, the subject in
 /// IMPORT mode; both from one source into one destination.
 async fn auto_and_none_contexts_with_renames(destination_dir: &std::path::Path) {
-    let source_registry = Source::start().await;
-    let destination = Destination::start(destination_dir, 0).await;
-    let (source, target) = (Client::new(source_registry.harness.base_url()), Client::new(&destination.base));
+    let linked = Linked::start(destination_dir).await;
+    let (source, target) = (&linked.source, &linked.target);
     source.register("orders-value", json!({ "schema": record("Order", "id") })).await;
     source.register("orders-key", json!({ "schema": "\"string\"" })).await;
 
-    source.ok(Method::POST, "/exporters", Some(&exporter("dr", &destination.base, json!({})))).await;
+    source.ok(Method::POST, "/exporters", Some(&exporter("dr", &linked.destination.base, json!({})))).await;
     let renamed =
         json!({ "contextType": "NONE", "subjects": ["orders-value"], "subjectRenameFormat": "copy-${subject}" });
-    source.ok(Method::POST, "/exporters", Some(&exporter("flat", &destination.base, renamed))).await;
-    settled(&source, "dr").await;
-    settled(&source, "flat").await;
+    source.ok(Method::POST, "/exporters", Some(&exporter("flat", &linked.destination.base, renamed))).await;
+    settled(source, "dr").await;
+    settled(source, "flat").await;
 
-    assert_same(&source, &target, "orders-value", ":.dr:orders-value").await;
-    assert_same(&source, &target, "orders-key", ":.dr:orders-key").await;
-    assert_same(&source, &target, "orders-value", "copy-orders-value").await;
+    assert_same(source, target, "orders-value", ":.dr:orders-value").await;
+    assert_same(source, target, "orders-key", ":.dr:orders-key").await;
+    assert_same(source, target, "orders-value", "copy-orders-value").await;
     let listed = strings(&target.ok(Method::GET, "/subjects", None).await);
     assert_eq!(listed, [":.dr:orders-key", ":.dr:orders-value", "copy-orders-value"]);
     assert_eq!(target.ok(Method::GET, "/mode/copy-orders-value", None).await["mode"], "IMPORT");
 
-    destination.stop().await;
-    source_registry.stop().await;
+    linked.stop().await;
 }
 
 /// A destination that is down puts the exporter in ERROR (reason in trace); when it comes back on
@@ -443,9 +462,8 @@ async fn down_pause_resume_reset(destination_dir: &std::path::Path) {
 /// A destination version holding another ID than the source's is an ERROR naming both; once the
 /// destination's subject is removed the exporter goes on.
 async fn conflicting_id_is_replaced(destination_dir: &std::path::Path) {
-    let source_registry = Source::start().await;
-    let destination = Destination::start(destination_dir, 0).await;
-    let (source, target) = (Client::new(source_registry.harness.base_url()), Client::new(&destination.base));
+    let linked = Linked::start(destination_dir).await;
+    let (source, target) = (&linked.source, &linked.target);
     target.register(":.team-a:orders-value", json!({ "schema": record("Theirs", "id") })).await;
     source.register("other", json!({ "schema": record("Other", "id") })).await;
     let id = source.register("orders-value", json!({ "schema": record("Order", "id") })).await;
@@ -454,13 +472,12 @@ async fn conflicting_id_is_replaced(destination_dir: &std::path::Path) {
     // The destination's version 1 has ID 1, the source's ID 2: the exporter owns its context, and
     // replaces the version as IMPORT allows (a source that hard-deleted a version and registered
     // another under the same number looks the same).
-    let body = exporter("to-b", &destination.base, json!({ "contextType": "CUSTOM", "context": "team-a" }));
+    let body = exporter("to-b", &linked.destination.base, json!({ "contextType": "CUSTOM", "context": "team-a" }));
     source.ok(Method::POST, "/exporters", Some(&body)).await;
-    settled(&source, "to-b").await;
-    assert_same(&source, &target, "orders-value", ":.team-a:orders-value").await;
+    settled(source, "to-b").await;
+    assert_same(source, target, "orders-value", ":.team-a:orders-value").await;
 
-    destination.stop().await;
-    source_registry.stop().await;
+    linked.stop().await;
 }
 
 macro_rules! embedded_to_embedded {

@@ -31,14 +31,7 @@ async fn seeded_store() -> Arc<MemoryStore> {
     let id = store.allocate_id(&fingerprint).await.unwrap_or_else(|e| panic!("allocate_id: {e}"));
     for i in 0..SUBJECTS {
         let subject = Subject::new(subject_name(i)).unwrap_or_else(|e| panic!("subject: {e}"));
-        store
-            .create_version(
-                &row(&subject, 1, id, fingerprint),
-                &registry_core::Preconditions::default(),
-                &registry_core::CommitHints::default(),
-            )
-            .await
-            .unwrap_or_else(|e| panic!("create_version: {e}"));
+        store.add_version(&row(&subject, 1, id, fingerprint)).await.unwrap_or_else(|e| panic!("create_version: {e}"));
     }
     store
 }

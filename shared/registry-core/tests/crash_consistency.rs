@@ -357,10 +357,7 @@ async fn usage_is_marked_once_per_day_per_process_without_a_read_per_request() {
     let mut row = inner.get_version(&dormant, version).await.ok().flatten().unwrap_or_else(|| panic!("no row"));
     inner.delete_version(&dormant, version).await.unwrap_or_else(|e| panic!("{e}"));
     row.registered_at_ms = 1_700_000_000_000;
-    inner
-        .create_version(&row, &registry_core::Preconditions::default(), &registry_core::CommitHints::default())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    inner.add_version(&row).await.unwrap_or_else(|e| panic!("{e}"));
 
     let hooked = faulty(inner.clone(), 0);
     let registry = registry(hooked.clone());

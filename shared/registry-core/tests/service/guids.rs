@@ -81,13 +81,7 @@ async fn registering_an_unindexed_schema_again_creates_its_entry() {
     let written = async {
         store.put_body(&fingerprint, &body).await?;
         let id = store.allocate_id(&fingerprint).await?;
-        store
-            .create_version(
-                &testkit::row(&subject, 1, id, fingerprint),
-                &registry_core::Preconditions::default(),
-                &registry_core::CommitHints::default(),
-            )
-            .await?;
+        store.add_version(&testkit::row(&subject, 1, id, fingerprint)).await?;
         Ok::<_, registry_core::StoreError>(id)
     };
     let id = written.await.unwrap_or_else(|e| panic!("{e}"));

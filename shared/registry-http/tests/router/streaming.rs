@@ -5,7 +5,7 @@
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
-use registry_core::testkit::{HookedStore, StoreCall, StoreHook, StoreTestExt};
+use registry_core::testkit::{HookedStore, StoreCall, StoreHook, StoreTestExt, row};
 use registry_core::{
     Fingerprint, MemoryStore, Registry, RegistrySettings, SchemaBody, SchemaId, Store, StoreError, StoreResult,
     Subject, Version, VersionRow,
@@ -26,19 +26,8 @@ fn name(n: usize) -> String {
 
 async fn seeded(store: &MemoryStore, count: usize) {
     for n in 0..count {
-        let row = VersionRow {
-            subject: Subject::new(name(n)).unwrap(),
-            version: Version(1),
-            id: SchemaId(1),
-            fingerprint: Fingerprint([1; 32]),
-            deleted: false,
-            references: Vec::new(),
-            registered_at_ms: 0,
-        };
-        store
-            .create_version(&row, &registry_core::Preconditions::default(), &registry_core::CommitHints::default())
-            .await
-            .unwrap();
+        let subject = Subject::new(name(n)).unwrap();
+        store.add_version(&row(&subject, 1, SchemaId(1), Fingerprint([1; 32]))).await.unwrap();
     }
 }
 
@@ -145,20 +134,10 @@ async fn seeded_versions(subjects: usize, versions: i32, deleted: &[i32]) -> Arc
     };
     store.put_body(&Fingerprint([1; 32]), &body).await.unwrap();
     for n in 0..subjects {
+        let subject = Subject::new(name(n)).unwrap();
         for version in 1..=versions {
-            let row = VersionRow {
-                subject: Subject::new(name(n)).unwrap(),
-                version: Version(version),
-                id: SchemaId(1),
-                fingerprint: Fingerprint([1; 32]),
-                deleted: deleted.contains(&version),
-                references: Vec::new(),
-                registered_at_ms: 0,
-            };
-            store
-                .create_version(&row, &registry_core::Preconditions::default(), &registry_core::CommitHints::default())
-                .await
-                .unwrap();
+            let live = row(&subject, version, SchemaId(1), Fingerprint([1; 32]));
+            store.add_version(&VersionRow { deleted: deleted.contains(&version), ..live }).await.unwrap();
         }
     }
     Arc::new(store)
