@@ -74,55 +74,25 @@ pub struct RegionCounters {
 /// Reads the [`RegionCounters`] at each line.
 pub type RegionProbe = Arc<dyn Fn() -> RegionCounters + Send + Sync>;
 
-/// The registry counters a line reports as deltas.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct Counters {
-    new_ids: u64,
-    new_versions: u64,
-    existing: u64,
-    rejections: u64,
-    retries: u64,
-    throttles: u64,
-    churn_exceeded: u64,
-    churn_refused: u64,
-    cache_hits: u64,
-    cache_misses: u64,
-    regions: RegionCounters,
-}
+/// The registry counters a line reports as deltas, by name, in the order a line lists them.
+type Counters = [(&'static str, u64); 12];
 
-impl Counters {
-    fn of(snapshot: &MetricsSnapshot, cache: Option<CacheStats>, regions: RegionCounters) -> Counters {
-        Counters {
-            new_ids: snapshot.registrations_new_id,
-            new_versions: snapshot.registrations_new_version,
-            existing: snapshot.registrations_existing,
-            rejections: snapshot.compatibility_rejections,
-            retries: snapshot.store_retries,
-            throttles: snapshot.store_throttles,
-            churn_exceeded: snapshot.churn_exceeded,
-            churn_refused: snapshot.churn_refused,
-            cache_hits: cache.map_or(0, |c| c.hits),
-            cache_misses: cache.map_or(0, |c| c.misses),
-            regions,
-        }
-    }
-
-    fn named(&self) -> [(&'static str, u64); 12] {
-        [
-            ("NewSchemaIds", self.new_ids),
-            ("NewVersions", self.new_versions),
-            ("ExistingRegistrations", self.existing),
-            ("CompatibilityRejections", self.rejections),
-            ("StoreRetries", self.retries),
-            ("StoreThrottles", self.throttles),
-            ("ChurnExceeded", self.churn_exceeded),
-            ("ChurnRefused", self.churn_refused),
-            ("CacheHits", self.cache_hits),
-            ("CacheMisses", self.cache_misses),
-            ("HomeFallbacks", self.regions.home_fallbacks),
-            ("ReplicationAckTimeouts", self.regions.ack_timeouts),
-        ]
-    }
+/// The counters' current values: the registry's (`snapshot`), the cache's and the regions'.
+fn counters(snapshot: &MetricsSnapshot, cache: Option<CacheStats>, regions: RegionCounters) -> Counters {
+    [
+        ("NewSchemaIds", snapshot.registrations_new_id),
+        ("NewVersions", snapshot.registrations_new_version),
+        ("ExistingRegistrations", snapshot.registrations_existing),
+        ("CompatibilityRejections", snapshot.compatibility_rejections),
+        ("StoreRetries", snapshot.store_retries),
+        ("StoreThrottles", snapshot.store_throttles),
+        ("ChurnExceeded", snapshot.churn_exceeded),
+        ("ChurnRefused", snapshot.churn_refused),
+        ("CacheHits", cache.map_or(0, |c| c.hits)),
+        ("CacheMisses", cache.map_or(0, |c| c.misses)),
+        ("HomeFallbacks", regions.home_fallbacks),
+        ("ReplicationAckTimeouts", regions.ack_timeouts),
+    ]
 }
 
 /// Turns request records into EMF lines, remembering the counters already reported.
@@ -141,7 +111,8 @@ impl std::fmt::Debug for Emf {
 impl Emf {
     /// An emitter that has reported nothing yet.
     pub fn new(config: EmfConfig) -> Emf {
-        Emf { config, regions: None, reported: Mutex::new(Counters::default()) }
+        let nothing = counters(&MetricsSnapshot::default(), None, RegionCounters::default());
+        Emf { config, regions: None, reported: Mutex::new(nothing) }
     }
 
     /// This emitter also reporting a multi-region function's counters, read by `probe`.
@@ -160,7 +131,7 @@ impl Emf {
         timestamp_ms: u64,
     ) -> String {
         let regions = self.regions.as_ref().map(|probe| probe()).unwrap_or_default();
-        let now = Counters::of(snapshot, cache, regions);
+        let now = counters(snapshot, cache, regions);
         let previous = {
             let mut reported = self.reported.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             std::mem::replace(&mut *reported, now)
@@ -174,7 +145,7 @@ impl Emf {
         line.insert("Requests".into(), json!(1));
         line.insert("Latency".into(), json!(record.latency_ms));
         let mut counter_metrics = Vec::new();
-        for ((name, value), (_, before)) in now.named().iter().zip(previous.named()) {
+        for ((name, value), (_, before)) in now.iter().zip(previous) {
             let delta = value.saturating_sub(before);
             if delta == 0 {
                 continue;
