@@ -1,55 +1,14 @@
 //! Bearer-token validation: keys generated per test, JWKS built from them, every rejection class.
 
-use aws_lc_rs::rand::SystemRandom;
-use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, Ed25519KeyPair};
-use jsonwebtoken::jwk::{Jwk, JwkSet};
+mod support;
+
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use registry_auth::{JwtValidator, Role, Scope, TokenRejection};
 use serde_json::{Value, json};
-use std::time::{SystemTime, UNIX_EPOCH};
+use support::{Key, jwks, now};
 
 const ISSUER: &str = "https://idp.example.com/realms/kafka";
 const AUDIENCE: &str = "schema-registry";
-
-struct Key {
-    kid: String,
-    algorithm: Algorithm,
-    encoding: EncodingKey,
-}
-
-impl Key {
-    fn ec(kid: &str) -> Key {
-        let der = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &SystemRandom::new())
-            .unwrap_or_else(|e| panic!("{e}"));
-        Key { kid: kid.into(), algorithm: Algorithm::ES256, encoding: EncodingKey::from_ec_der(der.as_ref()) }
-    }
-
-    fn ed(kid: &str) -> Key {
-        let der = Ed25519KeyPair::generate_pkcs8v1(&SystemRandom::new()).unwrap_or_else(|e| panic!("{e}"));
-        Key { kid: kid.into(), algorithm: Algorithm::EdDSA, encoding: EncodingKey::from_ed_der(der.as_ref()) }
-    }
-
-    fn jwk(&self) -> Jwk {
-        let mut jwk = Jwk::from_encoding_key(&self.encoding, self.algorithm).unwrap_or_else(|e| panic!("{e}"));
-        jwk.common.key_id = Some(self.kid.clone());
-        jwk
-    }
-
-    fn sign(&self, claims: &Value) -> String {
-        let mut header = Header::new(self.algorithm);
-        header.kid = Some(self.kid.clone());
-        jsonwebtoken::encode(&header, claims, &self.encoding).unwrap_or_else(|e| panic!("{e}"))
-    }
-}
-
-fn jwks(keys: &[&Key]) -> String {
-    let set = JwkSet { keys: keys.iter().map(|key| key.jwk()).collect() };
-    serde_json::to_string(&set).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or_default()
-}
 
 fn claims(scope: &str) -> Value {
     json!({"iss": ISSUER, "aud": AUDIENCE, "sub": "svc-orders", "exp": now() + 600, "iat": now(), "scope": scope})

@@ -1,11 +1,9 @@
 //! Revocation on a running host: the users file and the JWKS read again on the reload schedule, timed by
 //! a hand-advanced clock (no test waits for wall-clock time).
 
-use aws_lc_rs::rand::SystemRandom;
-use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
+mod support;
+
 use base64::Engine;
-use jsonwebtoken::jwk::{Jwk, JwkSet};
-use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use registry_auth::{
     AuthConfig, AuthError, AuthFailure, Authenticator, ConfiguredSource, CredentialSource, CredentialTexts, HashCost,
     JwksSource, JwtConfig, ReloadPolicy, Role, SecretReader, TokenRejection, UserEntry, UsersFile, UsersSource,
@@ -14,7 +12,8 @@ use registry_auth::{
 use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
+use support::{Key, jwks};
 
 const INTERVAL: Duration = Duration::from_secs(60);
 const ISSUER: &str = "https://idp.example.com";
@@ -222,41 +221,15 @@ async fn a_secret_source_needs_a_reader() {
     assert_eq!(inline.read().await.ok(), Some(CredentialTexts { users: Some("x".into()), jwks: None }));
 }
 
-struct Key {
-    kid: String,
-    encoding: EncodingKey,
-}
-
-impl Key {
-    fn new(kid: &str) -> Key {
-        let der = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &SystemRandom::new())
-            .unwrap_or_else(|e| panic!("{e}"));
-        Key { kid: kid.into(), encoding: EncodingKey::from_ec_der(der.as_ref()) }
-    }
-
-    fn jwk(&self) -> Jwk {
-        let mut jwk = Jwk::from_encoding_key(&self.encoding, Algorithm::ES256).unwrap_or_else(|e| panic!("{e}"));
-        jwk.common.key_id = Some(self.kid.clone());
-        jwk
-    }
-
-    fn token(&self) -> String {
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or_default();
-        let claims = json!({"iss": ISSUER, "aud": AUDIENCE, "sub": "svc", "exp": now + 600, "scope": "registry:read"});
-        let mut header = Header::new(Algorithm::ES256);
-        header.kid = Some(self.kid.clone());
-        jsonwebtoken::encode(&header, &claims, &self.encoding).unwrap_or_else(|e| panic!("{e}"))
-    }
-}
-
-fn jwks(keys: &[&Key]) -> String {
-    serde_json::to_string(&JwkSet { keys: keys.iter().map(|key| key.jwk()).collect() })
-        .unwrap_or_else(|e| panic!("{e}"))
+/// A token `key` signs for a reader, valid for ten minutes.
+fn token(key: &Key) -> String {
+    let now = support::now();
+    key.sign(&json!({"iss": ISSUER, "aud": AUDIENCE, "sub": "svc", "exp": now + 600, "scope": "registry:read"}))
 }
 
 #[tokio::test]
 async fn a_rotated_out_key_stops_verifying_and_a_new_key_verifies_at_once() {
-    let (old, new) = (Key::new("old"), Key::new("new"));
+    let (old, new) = (Key::ec("old"), Key::ec("new"));
     let secrets = Arc::new(Secrets::default());
     secrets.set("jwks", jwks(&[&old]));
     let jwt = JwtConfig {
@@ -266,7 +239,7 @@ async fn a_rotated_out_key_stops_verifying_and_a_new_key_verifies_at_once() {
         role_claim: "scope".into(),
     };
     let host = host(AuthConfig { users: None, jwt: Some(jwt) }, secrets).await;
-    let bearer = |key: &Key| format!("Bearer {}", key.token());
+    let bearer = |key: &Key| format!("Bearer {}", token(key));
     assert!(host.auth.authenticate(Some(&bearer(&old))).await.is_ok());
     assert_eq!(
         host.auth.authenticate(Some(&bearer(&new))).await.err(),
