@@ -115,28 +115,23 @@ pub fn to_proto_text(file: &FileDescriptorProto) -> String {
     out
 }
 
+/// `[(name, &options.name), ...]`: each file option named as its descriptor field is.
+macro_rules! by_field_name {
+    ($options:ident: $($field:ident),+ $(,)?) => {
+        [$((stringify!($field), &$options.$field)),+]
+    };
+}
+
 fn file_options(file: &FileDescriptorProto) -> Vec<(&'static str, String)> {
     let Some(o) = &file.options else { return Vec::new() };
-    let strings = [
-        ("java_package", &o.java_package),
-        ("java_outer_classname", &o.java_outer_classname),
-        ("go_package", &o.go_package),
-        ("objc_class_prefix", &o.objc_class_prefix),
-        ("csharp_namespace", &o.csharp_namespace),
-        ("swift_prefix", &o.swift_prefix),
-        ("php_class_prefix", &o.php_class_prefix),
-        ("php_namespace", &o.php_namespace),
-        ("php_metadata_namespace", &o.php_metadata_namespace),
-        ("ruby_package", &o.ruby_package),
-    ];
-    let flags = [
-        ("java_multiple_files", o.java_multiple_files),
-        ("java_generic_services", o.java_generic_services),
-        ("cc_generic_services", o.cc_generic_services),
-        ("py_generic_services", o.py_generic_services),
-        ("cc_enable_arenas", o.cc_enable_arenas),
-        ("deprecated", o.deprecated),
-    ];
+    let strings = by_field_name!(o:
+        java_package, java_outer_classname, go_package, objc_class_prefix, csharp_namespace, swift_prefix,
+        php_class_prefix, php_namespace, php_metadata_namespace, ruby_package,
+    );
+    let flags = by_field_name!(o:
+        java_multiple_files, java_generic_services, cc_generic_services, py_generic_services, cc_enable_arenas,
+        deprecated,
+    );
     let mut options: Vec<(&'static str, String)> =
         strings.into_iter().filter_map(|(name, value)| value.as_ref().map(|v| (name, quote(v)))).collect();
     options.extend(flags.into_iter().filter_map(|(name, value)| value.map(|v| (name, v.to_string()))));
