@@ -6,6 +6,7 @@ use client_tests::{settings, unique_topic, wire_id};
 use schema_registry_converter::async_impl::avro::{AvroDecoder, AvroEncoder};
 use schema_registry_converter::async_impl::json::{JsonDecoder, JsonEncoder};
 use schema_registry_converter::async_impl::schema_registry::get_schema_by_subject;
+use schema_registry_converter::error::SRCError;
 use schema_registry_converter::schema_registry_common::{SchemaType, SubjectNameStrategy, SuppliedSchema};
 use serde_json::json;
 
@@ -45,6 +46,15 @@ fn heartbeat(beat: i64) -> Vec<(&'static str, AvroValue)> {
     ]
 }
 
+/// Heartbeat `values` encoded as `strategy` says by an encoder of their own: the encoder caches the
+/// schema per subject, so each schema version gets a fresh one.
+async fn encode_heartbeat(
+    values: Vec<(&'static str, AvroValue)>,
+    strategy: SubjectNameStrategy,
+) -> Result<Vec<u8>, SRCError> {
+    AvroEncoder::new(settings()).encode(values, strategy).await
+}
+
 fn record_field<'a>(value: &'a AvroValue, name: &str) -> Option<&'a AvroValue> {
     match value {
         AvroValue::Record(fields) => fields.iter().find(|(field, _)| field == name).map(|(_, value)| value),
@@ -55,8 +65,7 @@ fn record_field<'a>(value: &'a AvroValue, name: &str) -> Option<&'a AvroValue> {
 #[tokio::test]
 async fn avro_auto_register_encode_then_decode_by_id() {
     let topic = unique_topic("heartbeats");
-    let bytes = AvroEncoder::new(settings())
-        .encode(heartbeat(7), with_schema(&topic, SchemaType::Avro, HEARTBEAT_V1))
+    let bytes = encode_heartbeat(heartbeat(7), with_schema(&topic, SchemaType::Avro, HEARTBEAT_V1))
         .await
         .unwrap_or_else(|error| panic!("encode: {error:?}"));
 
@@ -74,15 +83,12 @@ async fn avro_auto_register_encode_then_decode_by_id() {
 #[tokio::test]
 async fn avro_encode_with_the_latest_version_and_evolve() {
     let topic = unique_topic("heartbeats");
-    // The encoder caches the schema per subject, so each schema version gets its own encoder.
-    let v1 = AvroEncoder::new(settings())
-        .encode(heartbeat(1), with_schema(&topic, SchemaType::Avro, HEARTBEAT_V1))
+    let v1 = encode_heartbeat(heartbeat(1), with_schema(&topic, SchemaType::Avro, HEARTBEAT_V1))
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
     let mut v2_values = heartbeat(2);
     v2_values.push(("zone", AvroValue::String("us-east-1".to_string())));
-    let v2 = AvroEncoder::new(settings())
-        .encode(v2_values, with_schema(&topic, SchemaType::Avro, HEARTBEAT_V2))
+    let v2 = encode_heartbeat(v2_values, with_schema(&topic, SchemaType::Avro, HEARTBEAT_V2))
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
     assert_ne!(wire_id(&v1), wire_id(&v2));
@@ -90,8 +96,7 @@ async fn avro_encode_with_the_latest_version_and_evolve() {
     // No schema supplied: a fresh encoder uses the subject's latest version (v2).
     let mut values = heartbeat(3);
     values.push(("zone", AvroValue::String("ap-south-1".to_string())));
-    let by_latest =
-        AvroEncoder::new(settings()).encode(values, latest(&topic)).await.unwrap_or_else(|e| panic!("{e:?}"));
+    let by_latest = encode_heartbeat(values, latest(&topic)).await.unwrap_or_else(|e| panic!("{e:?}"));
     assert_eq!(wire_id(&by_latest), wire_id(&v2));
 
     let decoder = AvroDecoder::new(settings());
@@ -103,9 +108,7 @@ async fn avro_encode_with_the_latest_version_and_evolve() {
     let mut v3_values = heartbeat(4);
     v3_values.push(("zone", AvroValue::String("x".to_string())));
     v3_values.push(("rack", AvroValue::Int(2)));
-    let refused = AvroEncoder::new(settings())
-        .encode(v3_values, with_schema(&topic, SchemaType::Avro, HEARTBEAT_V3_INCOMPATIBLE))
-        .await;
+    let refused = encode_heartbeat(v3_values, with_schema(&topic, SchemaType::Avro, HEARTBEAT_V3_INCOMPATIBLE)).await;
     let error = refused.err().unwrap_or_else(|| panic!("an incompatible v3 must be refused"));
     let detail = format!("{error:?}");
     assert!(detail.contains("409"), "the registry's 409 reaches the client: {detail}");
