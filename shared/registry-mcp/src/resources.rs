@@ -6,8 +6,9 @@ use rmcp::model::{Resource, ResourceTemplate};
 
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
 
-/// The static resources: URI, name, description.
-pub const STATIC: &[(&str, &str, &str)] = &[
+/// Every resource, `(URI, name, description)`: the static ones, then the templates (whose URIs
+/// have `{placeholders}`).
+pub const RESOURCES: &[(&str, &str, &str)] = &[
     ("schema://subjects", "subjects", "The subjects the caller may read"),
     ("schema://contexts", "contexts", "The registry's contexts"),
     ("schema://types", "schema-types", "The schema formats the registry accepts"),
@@ -15,10 +16,6 @@ pub const STATIC: &[(&str, &str, &str)] = &[
     ("schema://mode", "global-mode", "The global mode"),
     ("schema://exporters", "exporters", "The schema exporters"),
     ("schema://keks", "keks", "The key encryption keys"),
-];
-
-/// The resource templates: URI template, name, description.
-pub const TEMPLATES: &[(&str, &str, &str)] = &[
     ("schema://subjects/{subject}", "subject-detail", "A subject's latest version"),
     ("schema://subjects/{subject}/versions", "subject-versions", "A subject's version numbers"),
     ("schema://subjects/{subject}/versions/{version}", "subject-version-detail", "One version of a subject"),
@@ -40,22 +37,26 @@ pub const TEMPLATES: &[(&str, &str, &str)] = &[
     ("schema://contexts/{context}/schemas/{id}", "context-schema-by-id", "A schema by ID within a context"),
 ];
 
+/// Every resource is JSON.
+const MIME_TYPE: &str = "application/json";
+
+/// The entries of [`RESOURCES`] whose URI is (`template`) or is not a template.
+fn entries(template: bool) -> impl Iterator<Item = &'static (&'static str, &'static str, &'static str)> {
+    RESOURCES.iter().filter(move |(uri, _, _)| uri.contains('{') == template)
+}
+
 pub fn listed() -> Vec<Resource> {
-    STATIC
-        .iter()
-        .map(|(uri, name, description)| {
-            Resource::new(*uri, *name).with_description(*description).with_mime_type("application/json")
-        })
-        .collect()
+    let resource = |(uri, name, description): &(&str, &str, &str)| {
+        Resource::new(*uri, *name).with_description(*description).with_mime_type(MIME_TYPE)
+    };
+    entries(false).map(resource).collect()
 }
 
 pub fn templates() -> Vec<ResourceTemplate> {
-    TEMPLATES
-        .iter()
-        .map(|(uri, name, description)| {
-            ResourceTemplate::new(*uri, *name).with_description(*description).with_mime_type("application/json")
-        })
-        .collect()
+    let template = |(uri, name, description): &(&str, &str, &str)| {
+        ResourceTemplate::new(*uri, *name).with_description(*description).with_mime_type(MIME_TYPE)
+    };
+    entries(true).map(template).collect()
 }
 
 /// The REST path a resource URI reads; `None` for a URI that names no resource.
@@ -103,10 +104,8 @@ mod tests {
 
     #[test]
     fn every_listed_resource_and_template_reads_a_path() {
-        for (uri, _, _) in STATIC {
-            assert!(path_of(uri).is_some(), "{uri}");
-        }
-        for (template, _, _) in TEMPLATES {
+        assert_eq!((listed().len(), templates().len()), (7, 15));
+        for (template, _, _) in RESOURCES {
             let uri = template.replace("{subject}", "s").replace("{version}", "1").replace("{id}", "3");
             let uri = uri.replace("{name}", "n").replace("{context}", ".team");
             assert!(path_of(&uri).is_some(), "{uri}");

@@ -98,16 +98,23 @@ pub async fn get_schemas(call: Call, ConfluentQuery(listing): ConfluentQuery<Lis
     json_stream::respond(pages, window, "schema listing").await
 }
 
-/// Query of `GET /schemas/ids/{id}`.
+/// Query of `GET /schemas/ids/{id}/schema`, and part of `GET /schemas/ids/{id}`'s.
 #[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SchemaByIdQuery {
+pub struct IdContextQuery {
     /// Picks the context the ID is read in ([`Registry::context_for_id`]).
     #[serde(default, deserialize_with = "text")]
     pub subject: Option<String>,
     /// See [`apply_format`].
     #[serde(default, deserialize_with = "text")]
     pub format: Option<String>,
+}
+
+/// Query of `GET /schemas/ids/{id}`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SchemaByIdQuery {
+    #[serde(flatten)]
+    pub read: IdContextQuery,
     /// The highest ID too, as `maxId`.
     #[serde(default, deserialize_with = "flag")]
     pub fetch_max_id: bool,
@@ -127,10 +134,10 @@ pub async fn get_schemas_by_id(
     ConfluentQuery(query): ConfluentQuery<SchemaByIdQuery>,
     FindTags(find_tags): FindTags,
 ) -> ApiResult {
-    let (id, context, fingerprint) = schema_of_id(&call, &id, query.subject.as_deref()).await?;
+    let (id, context, fingerprint) = schema_of_id(&call, &id, query.read.subject.as_deref()).await?;
     let state = &call.state;
     let object = |body: &SchemaBody| to_json(&SchemaStringDto::of_body(body, None));
-    if !query.fetch_max_id && find_tags.is_empty() && no_format(query.format.as_deref()) {
+    if !query.fetch_max_id && find_tags.is_empty() && no_format(query.read.format.as_deref()) {
         return rendered(state, &fingerprint, Representation::SchemaObject, &validators, object).await;
     }
     let mut body = state.registry.schema_body(&fingerprint).await?;
@@ -138,7 +145,7 @@ pub async fn get_schemas_by_id(
         true => Vec::new(),
         false => state.registry.schema_tags(&context, &body, &find_tags).await?,
     };
-    let formatted = apply_format(&state.registry, &context, &mut body, query.format.as_deref()).await?;
+    let formatted = apply_format(&state.registry, &context, &mut body, query.read.format.as_deref()).await?;
     if query.fetch_max_id || formatted || !find_tags.is_empty() {
         let max_id = match query.fetch_max_id {
             true => state.registry.max_id_in(&context).await?.map(|max| max.0.max(id.0)),
@@ -147,17 +154,6 @@ pub async fn get_schemas_by_id(
         return json(&SchemaStringDto { schema_tags, ..SchemaStringDto::of_body(&body, max_id) });
     }
     rendered(state, &fingerprint, Representation::SchemaObject, &validators, object).await
-}
-
-/// Query of `GET /schemas/ids/{id}/schema`.
-#[derive(Debug, Default, Deserialize)]
-pub struct IdContextQuery {
-    /// Picks the context the ID is read in ([`Registry::context_for_id`]).
-    #[serde(default, deserialize_with = "text")]
-    pub subject: Option<String>,
-    /// See [`apply_format`].
-    #[serde(default, deserialize_with = "text")]
-    pub format: Option<String>,
 }
 
 /// `GET /schemas/ids/{id}/schema`: the schema text itself (40403 for an unknown ID); `subject`
