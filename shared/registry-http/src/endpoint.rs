@@ -6,8 +6,10 @@
 //! - hand the handler a [`Permit`], with which it authorizes what only its typed request shows (an
 //!   IMPORT registration, a hard delete) and scopes its listings, so the decision and the execution
 //!   read the same value;
-//! - open the request's `tracing` span (`request`, with the `operation` and `subject` fields) and
-//!   tell observability what was served and for whom ([`Served`]).
+//! - open the request's `tracing` span (`request`, with the `operation` and `subject` fields; at
+//!   `debug`: every line a request logs at `info` and above names its subject itself, and the
+//!   access line its operation, so the default level pays for no span per request) and tell
+//!   observability what was served and for whom ([`Served`]).
 //!
 //! Paths and methods the API does not serve are declared too ([`Access::Unserved`], on the
 //! router's fallbacks): with authentication on they need `read` for `GET`/`HEAD` and `admin`
@@ -231,7 +233,7 @@ async fn guard(State(endpoint): State<Endpoint>, request: Request, next: Next) -
             parts.extensions.insert(permit);
             parts.extensions.insert(endpoint);
             let span =
-                tracing::info_span!("request", operation = endpoint.operation, subject = served.subject.as_deref());
+                tracing::debug_span!("request", operation = endpoint.operation, subject = served.subject.as_deref());
             next.run(Request::from_parts(parts, body)).instrument(span).await
         }
         Err(error) => error.into_response(),

@@ -180,7 +180,16 @@ fn fresh_request_id() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let prefix = *PREFIX.get_or_init(|| RandomState::new().hash_one(std::process::id()));
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("{prefix:016x}{:016x}", RandomState::new().hash_one(n) ^ n)
+    let mut id = String::with_capacity(32);
+    push_hex16(&mut id, prefix);
+    push_hex16(&mut id, RandomState::new().hash_one(n) ^ n);
+    id
+}
+
+/// `value` as 16 lowercase hex digits, as `{:016x}` writes it (without the formatter: this is on
+/// every request's path).
+fn push_hex16(out: &mut String, value: u64) {
+    out.extend((0..16).rev().map(|digit| char::from(b"0123456789abcdef"[(value >> (digit * 4)) as usize & 15])));
 }
 
 #[cfg(test)]
@@ -202,5 +211,10 @@ mod tests {
         let ids: std::collections::HashSet<String> = (0..1000).map(|_| fresh_request_id()).collect();
         assert_eq!(ids.len(), 1000);
         assert!(ids.iter().all(|id| id.len() == 32));
+        for value in [0, 1, 0x0123_4567_89ab_cdef, u64::MAX] {
+            let mut hex = String::new();
+            push_hex16(&mut hex, value);
+            assert_eq!(hex, format!("{value:016x}"));
+        }
     }
 }
