@@ -28,8 +28,8 @@ use async_trait::async_trait;
 use aws_config::{Region, SdkConfig};
 use registry_core::{
     CommitHints, ConfigRecord, ConfiguredPage, Context, Fingerprint, Guid, GuidCarried, HardDeletion, IdRowsPage,
-    LayeredContext, NewVersion, Preconditions, Revision, SchemaBody, SchemaId, Scope, SettingWrite, SoftDeletion,
-    Store, StoreError, StoreResult, Subject, SubjectsPage, Version, VersionRow, VersionsPage,
+    LayeredContext, NewVersion, Preconditions, SchemaBody, SchemaId, Scope, SettingWrite, SoftDeletion, Store,
+    StoreError, StoreResult, Subject, SubjectsPage, Version, VersionRow, VersionsPage,
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -204,6 +204,8 @@ impl RegionalStore {
     }
 }
 
+/// `record_live_version` is the trait's default (nothing recorded): the record is an optimization
+/// of the home's registrations, and a read region decides nothing on it.
 #[async_trait]
 impl Store for RegionalStore {
     async fn put_body(&self, fingerprint: &Fingerprint, body: &SchemaBody) -> StoreResult<()> {
@@ -285,12 +287,6 @@ impl Store for RegionalStore {
         schemas: &[(Fingerprint, Guid)],
     ) -> StoreResult<LayeredContext> {
         self.local.layered_write_context(scope, schemas).await
-    }
-
-    /// Not recorded: the record is an optimization of the home's registrations, and a read region
-    /// decides nothing on it.
-    async fn record_live_version(&self, _row: &VersionRow, _revision: Revision) -> StoreResult<()> {
-        Ok(())
     }
 
     async fn create_version(
