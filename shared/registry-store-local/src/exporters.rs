@@ -4,7 +4,7 @@
 
 use crate::LocalStore;
 use crate::error::{LocalError, LocalResult};
-use crate::records::{read_record, read_records};
+use crate::records::read_records;
 use async_trait::async_trait;
 use registry_exporter::ExporterRecord;
 use registry_exporter::store::{Expect, ExporterStore, StoreResult, Stored};
@@ -32,12 +32,7 @@ fn next_revision(current: Option<i64>, expect: Expect) -> LocalResult<i64> {
 #[async_trait]
 impl ExporterStore for LocalStore {
     async fn exporter(&self, name: &str) -> StoreResult<Option<Stored<ExporterRecord>>> {
-        let name = name.to_owned();
-        self.read(move |conn| {
-            let sql = "SELECT record, revision FROM exporters WHERE name = ?1";
-            read_record(conn, sql, [&name], decode)
-        })
-        .await
+        self.record_named("SELECT record, revision FROM exporters WHERE name = ?1", name, decode).await
     }
 
     async fn exporters(&self) -> StoreResult<Vec<Stored<ExporterRecord>>> {

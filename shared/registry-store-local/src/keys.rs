@@ -5,7 +5,7 @@
 
 use crate::LocalStore;
 use crate::error::{LocalError, LocalResult};
-use crate::records::{read_record, read_records};
+use crate::records::read_records;
 use async_trait::async_trait;
 use registry_dek::store::{Expect, KekGuard, KeyStore, StoreResult, Stored, SubjectPage, prefix_end};
 use registry_dek::{Dek, DekId, DekSeries, Kek};
@@ -69,12 +69,7 @@ impl LocalStore {
 #[async_trait]
 impl KeyStore for LocalStore {
     async fn kek(&self, name: &str) -> StoreResult<Option<Stored<Kek>>> {
-        let name = name.to_owned();
-        self.read(move |conn| {
-            let sql = "SELECT kek, revision FROM keks WHERE name = ?1";
-            read_record(conn, sql, [&name], decode)
-        })
-        .await
+        self.record_named("SELECT kek, revision FROM keks WHERE name = ?1", name, decode).await
     }
 
     async fn keks(&self, after: Option<&str>, page: usize) -> StoreResult<Vec<Stored<Kek>>> {

@@ -1,7 +1,9 @@
 //! JSON records beside their revision (the key store's `keks` and `deks`, the `exporters`): each
 //! read selects the record's JSON and revision, in that order, and decodes them.
 
+use crate::LocalStore;
 use crate::error::LocalResult;
+use registry_core::StoreResult;
 use rusqlite::{Connection, OptionalExtension, Params, Row};
 
 /// A record's JSON and revision, decoded into what the store answers.
@@ -13,14 +15,22 @@ fn columns(row: &Row<'_>) -> rusqlite::Result<(String, i64)> {
 }
 
 /// The record `sql` selects with `params`, if any.
-pub(crate) fn read_record<T>(
-    conn: &Connection,
-    sql: &str,
-    params: impl Params,
-    decode: Decode<T>,
-) -> LocalResult<Option<T>> {
+fn read_record<T>(conn: &Connection, sql: &str, params: impl Params, decode: Decode<T>) -> LocalResult<Option<T>> {
     let row = conn.query_row(sql, params, columns).optional()?;
     row.map(|(json, revision)| decode(&json, revision)).transpose()
+}
+
+impl LocalStore {
+    /// The record `sql` selects with `name` as `?1`, if any: a point read.
+    pub(crate) async fn record_named<T: Send + 'static>(
+        &self,
+        sql: &'static str,
+        name: &str,
+        decode: Decode<T>,
+    ) -> StoreResult<Option<T>> {
+        let name = name.to_owned();
+        self.read(move |conn| read_record(conn, sql, [&name], decode)).await
+    }
 }
 
 /// Every record `sql` selects with `params`, in its order.
