@@ -16,6 +16,7 @@
 use registry_core::{Registry, RegistrySettings};
 use registry_exporter::engine::{Answer, Connect, Method, PassError, RegistryApi};
 use registry_exporter::testkit::linking::{self, Rng, Workload};
+use registry_exporter::testkit::mid_pass_pause::{MidPassPause, due};
 use registry_exporter::{DestinationPolicy, ExporterService, ExporterState, MemoryExporterStore, SecretBox};
 use registry_exporter_http::RouterApi;
 use serde_json::{Value, json};
@@ -51,23 +52,13 @@ struct Faulty {
     down: AtomicBool,
     faults: Mutex<Rng>,
     injected: AtomicU64,
-    /// The exporters' service, to pause the exporter through.
-    service: ExporterService,
-    /// Calls left until the one after which the exporter is paused (0: none planned).
-    pause_in: AtomicU64,
-    /// Whether the pause was acknowledged (and not yet resumed).
-    paused: AtomicBool,
-    written_while_paused: AtomicU64,
+    /// The exporter paused from inside a call.
+    pause: MidPassPause,
     /// Calls left until the one after which the pass in flight is killed (0: none).
     kill_in: AtomicU64,
     /// Kill the pass in flight right after it wrote a subject's config.
     kill_after_config: AtomicBool,
     kill: Mutex<Option<oneshot::Sender<()>>>,
-}
-
-/// Counts `left` down; true when this call is the one it named.
-fn due(left: &AtomicU64) -> bool {
-    left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| left.checked_sub(1)) == Ok(1)
 }
 
 impl Faulty {
@@ -88,15 +79,10 @@ impl Faulty {
                 return Err("injected fault: connection reset".to_owned());
             }
         }
-        if method != Method::Get && self.paused.load(Ordering::Relaxed) {
-            self.written_while_paused.fetch_add(1, Ordering::Relaxed);
-        }
+        self.pause.before_call(method != Method::Get);
         let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let answer = inner.call(method, path, body).await;
-        if due(&self.pause_in) {
-            self.service.pause(NAME).await.unwrap_or_else(|error| panic!("pause: {error}"));
-            self.paused.store(true, Ordering::Relaxed);
-        }
+        self.pause.after_call().await;
         let config_written = method == Method::Put && path.starts_with("/config/");
         let killing = due(&self.kill_in) || (config_written && self.kill_after_config.load(Ordering::Relaxed));
         let kill = if killing { self.kill.lock().unwrap_or_else(|e| e.into_inner()).take() } else { None };
@@ -189,10 +175,7 @@ fn faulty_destination(dir: &std::path::Path, service: &ExporterService, number: 
         down: AtomicBool::new(false),
         faults: Mutex::new(Rng(number ^ 0xFA17)),
         injected: AtomicU64::new(0),
-        service: service.clone(),
-        pause_in: AtomicU64::new(0),
-        paused: AtomicBool::new(false),
-        written_while_paused: AtomicU64::new(0),
+        pause: MidPassPause::new(service.clone(), NAME),
         kill_in: AtomicU64::new(0),
         kill_after_config: AtomicBool::new(false),
         kill: Mutex::new(None),
@@ -220,7 +203,7 @@ async fn run_workload(number: u64) -> Result<String, String> {
     let mut faults: Vec<&str> = Vec::new();
     for _ in 0..operations {
         workload.step(&source).await;
-        let paused = faulty.paused.load(Ordering::Relaxed);
+        let paused = faulty.pause.is_paused();
         match workload.rng.below(100) {
             0..=11 => {
                 let rate = if workload.rng.below(3) == 0 { 150 } else { 0 };
@@ -250,34 +233,18 @@ async fn run_workload(number: u64) -> Result<String, String> {
             }
             17..=19 if !paused => {
                 // Paused from inside the pass's nth call (if it makes that many).
-                faulty.pause_in.store(1 + workload.rng.below(6), Ordering::Relaxed);
+                faulty.pause.plan(1 + workload.rng.below(6));
                 let _ = pass(&service, &source, &destination).await;
-                faulty.pause_in.store(0, Ordering::Relaxed);
-                if faulty.paused.load(Ordering::Relaxed) {
+                faulty.pause.plan(0);
+                if faulty.pause.is_paused() {
                     faults.push("paused mid-pass");
                 }
             }
-            20..=22 if paused => {
-                if workload.rng.below(2) == 0 {
-                    service.reset(NAME).await.map_err(|error| format!("reset: {error}"))?;
-                    faults.push("reset");
-                }
-                faulty.paused.store(false, Ordering::Relaxed);
-                service.resume(NAME).await.map_err(|error| format!("resume: {error}"))?;
-                faults.push("resumed");
-            }
+            20..=22 if paused => faulty.pause.resume(workload.rng.below(2) == 0, &mut faults).await?,
             _ => {}
         }
     }
-    let written_while_paused = faulty.written_while_paused.load(Ordering::Relaxed);
-    if written_while_paused > 0 {
-        return Err(format!(
-            "{written_while_paused} write(s) reached the destination after the pause was acknowledged"
-        ));
-    }
-    if faulty.paused.swap(false, Ordering::Relaxed) {
-        service.resume(NAME).await.map_err(|error| format!("resume: {error}"))?;
-    }
+    faulty.pause.finish().await?;
     faulty.down.store(false, Ordering::Relaxed);
     faulty.fault_per_mille.store(0, Ordering::Relaxed);
     let mut last = Err("no pass".to_owned());

@@ -24,6 +24,7 @@ use axum::response::{IntoResponse, Response};
 use registry_core::{Registry, RegistrySettings};
 use registry_exporter::engine::Method;
 use registry_exporter::testkit::linking::{self, Rng, Workload};
+use registry_exporter::testkit::mid_pass_pause::{MidPassPause, due};
 use registry_exporter::{DestinationPolicy, ExporterService, SecretBox};
 use registry_exporter_http::{HttpApi, RouterApi};
 use registry_lambda::exporter::{self, CATCH_UP_EVENT};
@@ -34,7 +35,7 @@ use registry_store_aws::testing::{emulator_sdk, unique_names};
 use registry_store_aws::{AwsStore, AwsStoreConfig};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use stream::{StreamReader, failures};
 use tokio::sync::oneshot;
@@ -57,16 +58,8 @@ struct Faults {
     /// Calls left until the one after which the invocation in flight is killed (0: none).
     kill_in: AtomicU64,
     kill: Mutex<Option<oneshot::Sender<()>>>,
-    /// Calls left until the one after which the exporter is paused (0: none).
-    pause_in: AtomicU64,
-    service: ExporterService,
-    paused: AtomicBool,
-    written_while_paused: AtomicU64,
-}
-
-/// Counts `left` down; true when this call is the one it named.
-fn due(left: &AtomicU64) -> bool {
-    left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| left.checked_sub(1)) == Ok(1)
+    /// The exporter paused from inside a call.
+    pause: MidPassPause,
 }
 
 async fn faulty(State(faults): State<Arc<Faults>>, request: Request, next: Next) -> Response {
@@ -83,14 +76,9 @@ async fn faulty(State(faults): State<Arc<Faults>>, request: Request, next: Next)
             return refused();
         }
     }
-    if request.method() != axum::http::Method::GET && faults.paused.load(Ordering::Relaxed) {
-        faults.written_while_paused.fetch_add(1, Ordering::Relaxed);
-    }
+    faults.pause.before_call(request.method() != axum::http::Method::GET);
     let response = next.run(request).await;
-    if due(&faults.pause_in) {
-        faults.service.pause(NAME).await.unwrap_or_else(|error| panic!("pause: {error}"));
-        faults.paused.store(true, Ordering::Relaxed);
-    }
+    faults.pause.after_call().await;
     let kill = if due(&faults.kill_in) { faults.kill.lock().unwrap_or_else(|e| e.into_inner()).take() } else { None };
     if let Some(kill) = kill {
         // The function is gone: this call's answer never reaches it, and the pass goes no further.
@@ -200,10 +188,7 @@ async fn run_workload(number: u64, sdk: &aws_config::SdkConfig, names: &AwsStore
         injected: AtomicU64::new(0),
         kill_in: AtomicU64::new(0),
         kill: Mutex::new(None),
-        pause_in: AtomicU64::new(0),
-        service: service.clone(),
-        paused: AtomicBool::new(false),
-        written_while_paused: AtomicU64::new(0),
+        pause: MidPassPause::new(service.clone(), NAME),
     });
     let mut destination = Destination { port: 0, faults: faults.clone(), dirs: Vec::new(), server: None };
     destination.start(false).await;
@@ -219,7 +204,7 @@ async fn run_workload(number: u64, sdk: &aws_config::SdkConfig, names: &AwsStore
     let mut down = false;
     for _ in 0..operations {
         workload.step(&source).await;
-        let paused = faults.paused.load(Ordering::Relaxed);
+        let paused = faults.pause.is_paused();
         let size = 1 + workload.rng.below(MAX_BATCH) as usize;
         match workload.rng.below(100) {
             0..=19 => {
@@ -261,42 +246,26 @@ async fn run_workload(number: u64, sdk: &aws_config::SdkConfig, names: &AwsStore
                 happened.push("destination wiped");
             }
             28..=31 if !paused => {
-                faults.pause_in.store(1 + workload.rng.below(6), Ordering::Relaxed);
+                faults.pause.plan(1 + workload.rng.below(6));
                 let batch = feed.next(size).await;
                 if let Some(answer) = invoke(&first, &json!({ "Records": batch }), &faults).await {
                     feed.answered(&batch, &answer?);
                 }
-                faults.pause_in.store(0, Ordering::Relaxed);
-                if faults.paused.load(Ordering::Relaxed) {
+                faults.pause.plan(0);
+                if faults.pause.is_paused() {
                     happened.push("paused mid-pass");
                 }
             }
-            32..=35 if paused => {
-                if workload.rng.below(2) == 0 {
-                    service.reset(NAME).await.map_err(|error| format!("reset: {error}"))?;
-                    happened.push("reset");
-                }
-                faults.paused.store(false, Ordering::Relaxed);
-                service.resume(NAME).await.map_err(|error| format!("resume: {error}"))?;
-                happened.push("resumed");
-            }
+            32..=35 if paused => faults.pause.resume(workload.rng.below(2) == 0, &mut happened).await?,
             _ => {}
         }
     }
-    let written_while_paused = faults.written_while_paused.load(Ordering::Relaxed);
-    if written_while_paused > 0 {
-        return Err(format!(
-            "{written_while_paused} write(s) reached the destination after the pause was acknowledged"
-        ));
-    }
-    // Quiescence: no faults, the destination up, the exporter running; the stream drained, then
+    // Quiescence: the exporter running, no faults, the destination up; the stream drained, then
     // the catch-up run until every exporter is level.
+    faults.pause.finish().await?;
     faults.per_mille.store(0, Ordering::Relaxed);
     if down {
         destination.start(false).await;
-    }
-    if faults.paused.swap(false, Ordering::Relaxed) {
-        service.resume(NAME).await.map_err(|error| format!("resume: {error}"))?;
     }
     for _ in 0..50 {
         let batch = feed.next(MAX_BATCH as usize).await;

@@ -1,10 +1,12 @@
-//! What backends' tests share: schema linking as a property ([`linking`]), and the exporter store
+//! What backends' tests share: schema linking as a property ([`linking`]) with an exporter paused
+//! from inside a pass ([`mid_pass_pause`]), and the exporter store
 //! conformance cases, for every backend's tests: conditional create, update
 //! and remove on the revision, listing in name order, and the record read back as written.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 pub mod linking;
+pub mod mid_pass_pause;
 
 use crate::model::{ContextType, Exporter, ExporterRecord, ExporterState, ExporterStatus};
 use crate::store::{Expect, ExporterStore, StoreError};
