@@ -8,7 +8,7 @@ use registry_core::{
     Context, Guid, NewVersion, SchemaBody, SchemaId, Store, Subject, UnassignedRow, Version, VersionRow,
 };
 use registry_store_aws::AwsStore;
-use support::{body, row, subject, with_store};
+use support::{body, calls_of, row, subject, with_store};
 
 /// Register (new or existing) as the registry does it: lookup under the subject, body, then the
 /// version with its ID and guid bindings.
@@ -63,18 +63,11 @@ async fn get_by_guid(store: &AwsStore, guid: &Guid) -> Option<SchemaId> {
     Some(found.id)
 }
 
-/// Calls made by `op`.
-async fn count<T>(store: &AwsStore, op: impl std::future::Future<Output = T>) -> (u64, T) {
-    let before = store.calls().get();
-    let out = op.await;
-    (store.calls().get() - before, out)
-}
-
 /// (register new, re-register, lookup, get by id, get by guid) with `existing` subjects already
 /// registered and the schema then shared by `sharing` more, every subject in the default context.
 async fn costs(store: &AwsStore, existing: usize, sharing: usize, round: usize) -> [u64; 5] {
     let [new, again, lookup, get] = costs_in(store, &Context::DEFAULT, existing, sharing, round).await;
-    let (guid_calls, by_guid) = count(store, get_by_guid(store, &Guid::of(&round_schema(round)))).await;
+    let (guid_calls, by_guid) = calls_of(store, get_by_guid(store, &Guid::of(&round_schema(round)))).await;
     assert!(by_guid.is_some());
     [new, again, lookup, get, guid_calls]
 }
@@ -92,10 +85,10 @@ async fn costs_in(store: &AwsStore, context: &Context, existing: usize, sharing:
     }
     let target = subject(format!("orders-{round}-value"));
     let schema = round_schema(round);
-    let (new_calls, (id, _)) = count(store, register(store, &target, &schema)).await;
-    let (again_calls, (again_id, _)) = count(store, register(store, &target, &schema)).await;
+    let (new_calls, (id, _)) = calls_of(store, register(store, &target, &schema)).await;
+    let (again_calls, (again_id, _)) = calls_of(store, register(store, &target, &schema)).await;
     assert_eq!(again_id, id);
-    let (lookup_calls, found) = count(store, lookup(store, &target, &schema)).await;
+    let (lookup_calls, found) = calls_of(store, lookup(store, &target, &schema)).await;
     assert_eq!(found, Some(id));
     // The schema is then shared by `sharing` more subjects (a common key schema, say): reads by
     // ID and guid must not read every subject that carries it (over 100 carriers would take a
@@ -104,7 +97,7 @@ async fn costs_in(store: &AwsStore, context: &Context, existing: usize, sharing:
         let (shared_id, _) = register(store, &subject(format!("shared-{round}-{i}")), &schema).await;
         assert_eq!(shared_id, id);
     }
-    let (get_calls, got) = count(store, get_by_id(store, context, id)).await;
+    let (get_calls, got) = calls_of(store, get_by_id(store, context, id)).await;
     assert_eq!(got, Some(schema));
     [new_calls, again_calls, lookup_calls, get_calls]
 }
@@ -141,7 +134,7 @@ async fn a_named_context_costs_what_the_default_context_costs() {
         let default_id = store.id_for_fingerprint(&round_schema(0).fingerprint()).await.unwrap_or_else(|e| panic!("{e}"));
         let named_id = store.id_for_fingerprint_in(&team, &round_schema(0).fingerprint()).await;
         assert_eq!((default_id, named_id.unwrap_or_else(|e| panic!("{e}"))), (Some(SchemaId(2)), Some(SchemaId(2))), "each context's own sequence");
-        let (listing, listed) = count(&store, store.list_contexts()).await;
+        let (listing, listed) = calls_of(&store, store.list_contexts()).await;
         assert_eq!((listing, listed.unwrap_or_else(|e| panic!("{e}"))), (1, vec![team]), "GET /contexts: one Query");
     })
     .await;
@@ -151,14 +144,14 @@ async fn a_named_context_costs_what_the_default_context_costs() {
 async fn each_store_call_is_one_aws_call_except_allocation() {
     with_store(|store, _| async move {
         let fp = body("\"x\"").fingerprint();
-        let (allocate, _) = count(&store, store.allocate_id(&fp)).await;
-        let (create, _) = count(&store, store.create_version(&row("s", 1, 1, fp), &registry_core::Preconditions::default(), &registry_core::CommitHints::default())).await;
-        let (get, _) = count(&store, store.get_version(&subject("s"), Version(1))).await;
-        let (soft, _) = count(&store, store.set_version_deleted(&subject("s"), Version(1), true)).await;
-        let (hard, _) = count(&store, store.delete_version(&subject("s"), Version(1))).await;
+        let (allocate, _) = calls_of(&store, store.allocate_id(&fp)).await;
+        let (create, _) = calls_of(&store, store.create_version(&row("s", 1, 1, fp), &registry_core::Preconditions::default(), &registry_core::CommitHints::default())).await;
+        let (get, _) = calls_of(&store, store.get_version(&subject("s"), Version(1))).await;
+        let (soft, _) = calls_of(&store, store.set_version_deleted(&subject("s"), Version(1), true)).await;
+        let (hard, _) = calls_of(&store, store.delete_version(&subject("s"), Version(1))).await;
         let guid = Guid::of(&body("\"x\""));
-        let (bind_guid, _) = count(&store, store.bind_guid(&guid, &fp)).await;
-        let (by_guid, _) = count(&store, store.fingerprint_for_guid(&guid)).await;
+        let (bind_guid, _) = calls_of(&store, store.bind_guid(&guid, &fp)).await;
+        let (by_guid, _) = calls_of(&store, store.fingerprint_for_guid(&guid)).await;
         println!(
             "allocate_id {allocate}, create_version {create}, get_version {get}, soft delete {soft}, hard delete {hard}, bind_guid {bind_guid}, fingerprint_for_guid {by_guid}"
         );
@@ -189,9 +182,9 @@ async fn unlisting_a_context_reads_its_revision_its_counter_and_one_subject() {
             )
             .await;
         assert!(created.is_ok(), "{created:?}");
-        let (unlisted, answer) = count(&store, store.unlist_context(&empty)).await;
+        let (unlisted, answer) = calls_of(&store, store.unlist_context(&empty)).await;
         assert!(answer.is_ok(), "{answer:?}");
-        let (refused, answer) = count(&store, store.unlist_context(&used)).await;
+        let (refused, answer) = calls_of(&store, store.unlist_context(&used)).await;
         assert!(matches!(answer, Err(registry_core::StoreError::Conflict(_))), "{answer:?}");
         println!("unlist_context: empty {unlisted}, holding a subject {refused}");
         assert_eq!([unlisted, refused], [4, 3]);
@@ -212,14 +205,14 @@ async fn by_id_reads_take_two_calls_cold_and_none_warm() {
         let registered = writer.register("orders-value", schema, RegisterOptions::default()).await;
         let id = registered.unwrap_or_else(|e| panic!("{e}")).id;
         let cold = Registry::new(Arc::new(CachedStore::new(store.clone())), RegistrySettings::default());
-        let (first, answer) = count(&store, cold.schema_by_id(id.0)).await;
-        let (again, _) = count(&store, cold.schema_by_id(id.0)).await;
+        let (first, answer) = calls_of(&store, cold.schema_by_id(id.0)).await;
+        let (again, _) = calls_of(&store, cold.schema_by_id(id.0)).await;
         assert_eq!(answer.unwrap_or_else(|e| panic!("{e}")).id, id);
-        let (missing, answer) = count(&store, cold.schema_by_id(id.0 + 1)).await;
+        let (missing, answer) = calls_of(&store, cold.schema_by_id(id.0 + 1)).await;
         assert!(answer.is_err(), "an unknown ID is 40403");
         // An ID allocated by a registration that crashed before its commit: bound, carried by no row.
         let orphan = store.allocate_id(&body("\"bytes\"").fingerprint()).await.unwrap_or_else(|e| panic!("{e}"));
-        let (uncarried, answer) = count(&store, cold.schema_by_id(orphan.0)).await;
+        let (uncarried, answer) = calls_of(&store, cold.schema_by_id(orphan.0)).await;
         assert!(answer.is_err(), "an ID no row carries is 40403");
         println!("GET /schemas/ids/{{id}}: cold {first}, warm {again}, unknown {missing}, uncarried {uncarried}");
         assert_eq!([first, again, missing, uncarried], [2, 0, 1, 1]);
@@ -268,13 +261,13 @@ async fn registry_costs_in(
     let target = context.qualify(&format!("rorders-{round}-value"));
     let text = format!("{{\"type\":\"fixed\",\"name\":\"R{round}\",\"size\":4}}");
     let (new_calls, registered) =
-        count(store, cold_instance(store).register(&target, avro(&text), RegisterOptions::default())).await;
+        calls_of(store, cold_instance(store).register(&target, avro(&text), RegisterOptions::default())).await;
     let id = registered.unwrap_or_else(|e| panic!("{e}")).id;
     let (again_calls, again) =
-        count(store, cold_instance(store).register(&target, avro(&text), RegisterOptions::default())).await;
+        calls_of(store, cold_instance(store).register(&target, avro(&text), RegisterOptions::default())).await;
     assert_eq!(again.unwrap_or_else(|e| panic!("{e}")).id, id);
     let (lookup_calls, found) =
-        count(store, cold_instance(store).lookup(&target, avro(&text), LookupOptions::default())).await;
+        calls_of(store, cold_instance(store).lookup(&target, avro(&text), LookupOptions::default())).await;
     assert_eq!(found.unwrap_or_else(|e| panic!("{e}")).id, id);
     for i in 0..sharing {
         let shared = seed
@@ -284,13 +277,13 @@ async fn registry_costs_in(
     }
     let guid = Guid::of(&body(&text)).to_string();
     let reader = cold_instance(store);
-    let (get_calls, got) = count(store, reader.schema_by_id_in(context, id.0)).await;
+    let (get_calls, got) = calls_of(store, reader.schema_by_id_in(context, id.0)).await;
     assert_eq!(got.unwrap_or_else(|e| panic!("{e}")).body.schema, text);
-    let (warm_get, _) = count(store, reader.schema_by_id_in(context, id.0)).await;
+    let (warm_get, _) = calls_of(store, reader.schema_by_id_in(context, id.0)).await;
     let reader = cold_instance(store);
-    let (guid_calls, by_guid) = count(store, reader.schema_by_guid(&guid)).await;
+    let (guid_calls, by_guid) = calls_of(store, reader.schema_by_guid(&guid)).await;
     assert_eq!(by_guid.unwrap_or_else(|e| panic!("{e}")).id, id);
-    let (warm_guid, _) = count(store, reader.schema_by_guid(&guid)).await;
+    let (warm_guid, _) = calls_of(store, reader.schema_by_guid(&guid)).await;
     ([new_calls, again_calls, lookup_calls, get_calls, guid_calls], [warm_get, warm_guid])
 }
 
@@ -323,9 +316,34 @@ async fn registry_calls_per_operation_on_a_cold_instance() {
 /// Re-registration (through the registry, cold instance each time) with its answer and calls.
 async fn reregister(store: &AwsStore, subject: &str, text: &str) -> (u64, registry_core::SchemaRecord) {
     let (calls, again) =
-        count(store, cold_instance(store).register(subject, avro(text), registry_core::RegisterOptions::default()))
+        calls_of(store, cold_instance(store).register(subject, avro(text), registry_core::RegisterOptions::default()))
             .await;
     (calls, again.unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// Writes `schema` as version 1 of `subject_name` straight through the store, as the registry
+/// wrote it before guid items carried IDs and subjects recorded their live versions: its body, its
+/// guid binding (`with_guid`), an ID allocated in the subject's context and the row conditioned on
+/// that binding, registered at `registered_at_ms` (`None`: the fixture row's, in 2023). The ID.
+async fn write_as_before(
+    store: &AwsStore,
+    subject_name: &str,
+    schema: &SchemaBody,
+    with_guid: bool,
+    registered_at_ms: Option<i64>,
+) -> SchemaId {
+    let fp = schema.fingerprint();
+    store.put_body(&fp, schema).await.unwrap_or_else(|e| panic!("{e}"));
+    if with_guid {
+        store.bind_guid(&Guid::of(schema), &fp).await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    let id = store.allocate_id_in(&subject(subject_name).context(), &fp).await.unwrap_or_else(|e| panic!("{e}"));
+    let bound = registry_core::Preconditions { binding: Some((fp, id)), ..Default::default() };
+    let fixture = row(subject_name, 1, id.0, fp);
+    let row = VersionRow { registered_at_ms: registered_at_ms.unwrap_or(fixture.registered_at_ms), ..fixture };
+    let hints = registry_core::CommitHints::default();
+    store.create_version(&row, &bound, &hints).await.unwrap_or_else(|e| panic!("{e}"));
+    id
 }
 
 /// A table written before subjects recorded their live versions (rows and bindings only, the
@@ -335,19 +353,9 @@ async fn reregister(store: &AwsStore, subject: &str, text: &str) -> (u64, regist
 async fn a_table_without_live_version_records_upgrades_in_place() {
     with_store(|store, _| async move {
         let text = "{\"type\":\"fixed\",\"name\":\"Before\",\"size\":5}";
-        let schema = body(text);
-        let fp = schema.fingerprint();
-        store.put_body(&fp, &schema).await.unwrap_or_else(|e| panic!("{e}"));
-        store.bind_guid(&Guid::of(&schema), &fp).await.unwrap_or_else(|e| panic!("{e}"));
-        let id = store.allocate_id(&fp).await.unwrap_or_else(|e| panic!("{e}"));
-        let bound = registry_core::Preconditions { binding: Some((fp, id)), ..Default::default() };
         let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
         let now_ms = i64::try_from(since_epoch.map(|d| d.as_millis()).unwrap_or(0)).unwrap_or(i64::MAX);
-        let old = VersionRow { registered_at_ms: now_ms, ..row("before-value", 1, id.0, fp) };
-        store
-            .create_version(&old, &bound, &registry_core::CommitHints::default())
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let id = write_as_before(&store, "before-value", &body(text), true, Some(now_ms)).await;
         let (first, found) = reregister(&store, "before-value", text).await;
         assert_eq!((found.id, found.version), (id, Version(1)));
         let (second, found) = reregister(&store, "before-value", text).await;
@@ -412,6 +420,22 @@ fn carried(
     found.unwrap_or_else(|e| panic!("{e}")).map(|found| (found.fingerprint, found.context, found.id))
 }
 
+/// Get by guid of a schema written in `context` as before guid items carried IDs
+/// ([`write_as_before`]), then after its registration under another subject there (which reuses
+/// the bound ID): the calls each cost, each answer asserted to name the schema's ID in `context`.
+async fn get_by_guid_before_and_after_a_registration(store: &AwsStore, context: &Context, name: &str) -> [u64; 2] {
+    let schema = body(&format!("{{\"type\":\"fixed\",\"name\":\"{name}\",\"size\":2}}"));
+    let (fp, guid) = (schema.fingerprint(), Guid::of(&schema));
+    let id = write_as_before(store, &context.qualify("old-value"), &schema, true, None).await;
+    let (old_way, found) = calls_of(store, store.carried_id_for_guid(&guid)).await;
+    assert_eq!(carried(found), Some((fp, context.clone(), id)));
+    let (again, _) = register(store, &subject(&context.qualify("new-value")), &schema).await;
+    assert_eq!(again, id, "the bound ID is reused");
+    let (new_way, found) = calls_of(store, store.carried_id_for_guid(&guid)).await;
+    assert_eq!(carried(found), Some((fp, context.clone(), id)));
+    [old_way, new_way]
+}
+
 /// A table written before guid items carried the ID (bind_guid, allocate_id, create_version, as
 /// the registry wrote them) keeps answering get by guid, the longer way (GetItem guid, GetItem
 /// fingerprint, Query of the ID's partition), until the schema's next registration gives the
@@ -419,22 +443,7 @@ fn carried(
 #[tokio::test]
 async fn guid_items_without_the_id_still_resolve() {
     with_store(|store, _| async move {
-        let schema = body("{\"type\":\"fixed\",\"name\":\"Old\",\"size\":2}");
-        let (fp, guid) = (schema.fingerprint(), Guid::of(&schema));
-        store.put_body(&fp, &schema).await.unwrap_or_else(|e| panic!("{e}"));
-        store.bind_guid(&guid, &fp).await.unwrap_or_else(|e| panic!("{e}"));
-        let id = store.allocate_id(&fp).await.unwrap_or_else(|e| panic!("{e}"));
-        let none = registry_core::Preconditions { binding: Some((fp, id)), ..Default::default() };
-        store
-            .create_version(&row("old-value", 1, id.0, fp), &none, &registry_core::CommitHints::default())
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let (old_way, found) = count(&store, store.carried_id_for_guid(&guid)).await;
-        assert_eq!(carried(found), Some((fp, Context::DEFAULT, id)));
-        let (again, _) = register(&store, &subject("new-value"), &schema).await;
-        assert_eq!(again, id, "the bound ID is reused");
-        let (new_way, found) = count(&store, store.carried_id_for_guid(&guid)).await;
-        assert_eq!(carried(found), Some((fp, Context::DEFAULT, id)));
+        let [old_way, new_way] = get_by_guid_before_and_after_a_registration(&store, &Context::DEFAULT, "Old").await;
         println!("get by guid on an item without the ID: {old_way} calls; after a registration: {new_way}");
         assert_eq!([old_way, new_way], [3, 1]);
     })
@@ -449,22 +458,7 @@ async fn guid_items_without_the_id_still_resolve() {
 async fn guid_items_without_a_named_contexts_id_still_resolve() {
     with_store(|store, _| async move {
         let team = Context::parse(".team").unwrap_or_else(|e| panic!("{e}"));
-        let schema = body("{\"type\":\"fixed\",\"name\":\"OldTeam\",\"size\":2}");
-        let (fp, guid) = (schema.fingerprint(), Guid::of(&schema));
-        store.put_body(&fp, &schema).await.unwrap_or_else(|e| panic!("{e}"));
-        store.bind_guid(&guid, &fp).await.unwrap_or_else(|e| panic!("{e}"));
-        let id = store.allocate_id_in(&team, &fp).await.unwrap_or_else(|e| panic!("{e}"));
-        let none = registry_core::Preconditions { binding: Some((fp, id)), ..Default::default() };
-        store
-            .create_version(&row(":.team:old-value", 1, id.0, fp), &none, &registry_core::CommitHints::default())
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let (old_way, found) = count(&store, store.carried_id_for_guid(&guid)).await;
-        assert_eq!(carried(found), Some((fp, team.clone(), id)));
-        let (again, _) = register(&store, &subject(":.team:new-value"), &schema).await;
-        assert_eq!(again, id, "the bound ID is reused");
-        let (new_way, found) = count(&store, store.carried_id_for_guid(&guid)).await;
-        assert_eq!(carried(found), Some((fp, team, id)));
+        let [old_way, new_way] = get_by_guid_before_and_after_a_registration(&store, &team, "OldTeam").await;
         println!("get by guid in .team on an item without its ID: {old_way} calls; after a registration: {new_way}");
         assert_eq!([old_way, new_way], [5, 1]);
     })
@@ -480,21 +474,13 @@ async fn a_usage_marker_written_by_one_instance_spares_the_others() {
     with_store(|store, _| async move {
         // `dormant`'s only version was registered in 2023 (so its registration is no activity today).
         let text = "{\"type\":\"fixed\",\"name\":\"Dormant\",\"size\":3}";
-        let schema = body(text);
-        let fp = schema.fingerprint();
-        store.put_body(&fp, &schema).await.unwrap_or_else(|e| panic!("{e}"));
-        let id = store.allocate_id(&fp).await.unwrap_or_else(|e| panic!("{e}"));
-        let bound = registry_core::Preconditions { binding: Some((fp, id)), ..Default::default() };
-        store
-            .create_version(&row("dormant", 1, id.0, fp), &bound, &registry_core::CommitHints::default())
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let id = write_as_before(&store, "dormant", &body(text), false, None).await;
         let lookup = |registry: registry_core::Registry| async move {
             registry.lookup("dormant", avro(text), LookupOptions::default()).await.map(|found| found.id)
         };
-        let (first, found) = count(&store, lookup(cold_instance(&store))).await;
+        let (first, found) = calls_of(&store, lookup(cold_instance(&store))).await;
         assert_eq!(found.unwrap_or_else(|e| panic!("{e}")), id);
-        let (second, found) = count(&store, lookup(cold_instance(&store))).await;
+        let (second, found) = calls_of(&store, lookup(cold_instance(&store))).await;
         assert_eq!(found.unwrap_or_else(|e| panic!("{e}")), id);
         let today = registry_core::registry::epoch_day(std::time::SystemTime::now());
         assert_eq!(store.last_used(&subject("dormant")).await.unwrap_or_else(|e| panic!("{e}")), Some(today));
@@ -638,7 +624,7 @@ async fn search_calls(store: &AwsStore, max_subjects: usize) -> u64 {
         .header("content-type", "application/json")
         .body(axum::body::Body::from(body))
         .unwrap_or_else(|e| panic!("{e}"));
-    let (calls, response) = count(store, app.oneshot(request)).await;
+    let (calls, response) = calls_of(store, app.oneshot(request)).await;
     let response = response.unwrap_or_else(|never| match never {});
     assert_eq!(response.status(), 200);
     let bytes = axum::body::to_bytes(response.into_body(), 1 << 24).await.unwrap_or_else(|e| panic!("{e}"));

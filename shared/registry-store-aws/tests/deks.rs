@@ -7,9 +7,8 @@ mod support;
 
 use registry_dek::testkit::{dek, kek, unique_name};
 use registry_dek::{DekAlgorithm, DekSeries, Expect, KekGuard, KeyStore, SubjectPage};
-use registry_store_aws::AwsStore;
 use std::sync::Arc;
-use support::with_store;
+use support::{calls_of, with_store};
 
 /// One test per case of [`registry_dek::key_store_conformance_cases`], on a table and bucket of
 /// its own.
@@ -29,18 +28,11 @@ macro_rules! dynamodb_key_store_cases {
 }
 registry_dek::key_store_conformance_cases!(dynamodb_key_store_cases);
 
-/// Calls made by `op`.
-async fn count<T>(store: &AwsStore, op: impl std::future::Future<Output = T>) -> (u64, T) {
-    let before = store.calls().get();
-    let out = op.await;
-    (store.calls().get() - before, out)
-}
-
 #[tokio::test]
 async fn each_dek_operation_costs_a_constant_few_calls() {
     with_store(|store, _| async move {
         let name = unique_name("calls");
-        let (create_kek, created) = count(&store, store.put_kek(&kek(&name), Expect::Absent)).await;
+        let (create_kek, created) = calls_of(&store, store.put_kek(&kek(&name), Expect::Absent)).await;
         created.unwrap_or_else(|e| panic!("{e}"));
         // Other subjects, versions and deleted versions under the KEK must not change the costs.
         for other in 0..20 {
@@ -55,7 +47,7 @@ async fn each_dek_operation_costs_a_constant_few_calls() {
 
         let series = DekSeries { kek_name: &name, subject: "orders-value", algorithm: DekAlgorithm::Aes256Gcm };
         // A client's get-latest: the KEK, then the subject's latest live version.
-        let (get_latest, latest) = count(&store, async {
+        let (get_latest, latest) = calls_of(&store, async {
             let kek = store.kek(&name).await.unwrap_or_else(|e| panic!("{e}"));
             assert!(kek.is_some());
             store.latest_dek(series, false).await
@@ -64,26 +56,26 @@ async fn each_dek_operation_costs_a_constant_few_calls() {
         assert_eq!(latest.unwrap_or_else(|e| panic!("{e}")).map(|d| d.value.version), Some(4));
 
         let next = dek(&name, "orders-value", DekAlgorithm::Aes256Gcm, 6);
-        let (create_dek, created) = count(&store, store.put_dek(&next, Expect::Absent, KekGuard::Live)).await;
+        let (create_dek, created) = calls_of(&store, store.put_dek(&next, Expect::Absent, KekGuard::Live)).await;
         created.unwrap_or_else(|e| panic!("{e}"));
-        let (get_version, got) = count(&store, store.dek(&next.id())).await;
+        let (get_version, got) = calls_of(&store, store.dek(&next.id())).await;
         assert!(got.unwrap_or_else(|e| panic!("{e}")).is_some());
-        let (list_versions, versions) = count(&store, store.deks(series, 0, 100)).await;
+        let (list_versions, versions) = calls_of(&store, store.deks(series, 0, 100)).await;
         assert_eq!(versions.unwrap_or_else(|e| panic!("{e}")).len(), 6);
         let page = SubjectPage { kek_name: &name, prefix: "", after: None, limit: 100, include_deleted: false };
-        let (list_subjects, subjects) = count(&store, store.dek_subjects(page)).await;
+        let (list_subjects, subjects) = calls_of(&store, store.dek_subjects(page)).await;
         assert_eq!(subjects.unwrap_or_else(|e| panic!("{e}")).len(), 21);
         // `GET /keks?subjectPrefix=...` asks this once per (KEK, prefix): a hit, and a miss
         // between subjects.
         let mut by_prefix = Vec::new();
         for prefix in ["orders-", "other-1", "other-10x"] {
             let page = SubjectPage { kek_name: &name, prefix, after: None, limit: 1, include_deleted: false };
-            let (calls, subjects) = count(&store, store.dek_subjects(page)).await;
+            let (calls, subjects) = calls_of(&store, store.dek_subjects(page)).await;
             by_prefix.push((calls, subjects.unwrap_or_else(|e| panic!("{e}"))));
         }
         let expected = [(1, vec!["orders-value".to_string()]), (1, vec!["other-1".to_string()]), (1, Vec::new())];
         assert_eq!(by_prefix, expected, "subjects by prefix: one Query page each");
-        let (has_live, has) = count(&store, store.has_deks(&name, false)).await;
+        let (has_live, has) = calls_of(&store, store.has_deks(&name, false)).await;
         assert!(has.unwrap_or_else(|e| panic!("{e}")));
 
         println!(

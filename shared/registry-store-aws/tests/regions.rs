@@ -6,7 +6,8 @@
 
 mod support;
 
-use support::http::{call, registry, schema};
+use support::calls_of;
+use support::http::{app, call, register, registry, schema};
 
 use axum::http::{Method, StatusCode};
 use registry_core::Store;
@@ -22,23 +23,9 @@ use std::time::{Duration, Instant};
 const HOME: &str = "us-east-1";
 const READ: &str = "eu-west-1";
 
-fn app(store: Arc<dyn Store>) -> axum::Router {
-    registry_http::app(registry(store), AppOptions::default())
-}
-
 /// The read region's application: local reads over `reads`, writes through `writes` (the home's).
 fn read_region_app(reads: RegionalStore, writes: AwsStore) -> axum::Router {
     registry_http::regional::app(app(Arc::new(reads)), app(Arc::new(writes)))
-}
-
-/// Registers `schema` under `subject`: the ID, or the error answer.
-async fn register(app: &axum::Router, subject: &str, schema: &str) -> Result<i64, (StatusCode, Value)> {
-    let (status, body) =
-        call(app, Method::POST, &format!("/subjects/{subject}/versions"), Some(json!({"schema": schema}))).await;
-    match (status, body["id"].as_i64()) {
-        (StatusCode::OK, Some(id)) => Ok(id),
-        _ => Err((status, body)),
-    }
 }
 
 async fn schema_by_id(app: &axum::Router, id: i64) -> (StatusCode, Value) {
@@ -174,8 +161,8 @@ async fn a_write_through_the_read_region_commits_at_home_and_reads_its_own_id() 
 async fn rpo_zero_acknowledges_only_what_the_read_replica_shows() {
     with_regions(|home, read| async move {
         let timeout = Duration::from_millis(400);
-        let acks = support::read_region_acks(&home, &read, timeout);
-        let home_app = app(Arc::new(home.store().fenced_by(HOME).with_acks(acks.clone())));
+        let (acked, acks) = support::acknowledging_home(&home, &read, timeout);
+        let home_app = app(Arc::new(acked));
         let text = schema("Shipment");
 
         // Replication paused: a bounded wait, then a retryable answer, counted.
@@ -193,8 +180,8 @@ async fn rpo_zero_acknowledges_only_what_the_read_replica_shows() {
         // Replication running: the retry is acknowledged, with the ID the first attempt committed.
         // Its bound is sized for a loaded machine (a replication pass scans both regions on the
         // emulator), so only a replica that never shows the write fails this part.
-        let patient = support::read_region_acks(&home, &read, Duration::from_secs(120));
-        let home_app = app(Arc::new(home.store().fenced_by(HOME).with_acks(patient.clone())));
+        let (acked, patient) = support::acknowledging_home(&home, &read, Duration::from_secs(120));
+        let home_app = app(Arc::new(acked));
         let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
         let (from, to) = (home.clone(), read.clone());
         let replicator = tokio::spawn(async move {
@@ -360,13 +347,6 @@ async fn table_items(site: &Site) -> Vec<((String, String), String)> {
         .collect();
     items.sort();
     items
-}
-
-/// AWS calls made by `op` on `store`.
-async fn calls_of<T>(store: &AwsStore, op: impl std::future::Future<Output = T>) -> (u64, T) {
-    let before = store.calls().get();
-    let out = op.await;
-    (store.calls().get() - before, out)
 }
 
 #[tokio::test]

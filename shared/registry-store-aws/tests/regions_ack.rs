@@ -10,7 +10,6 @@
 mod support;
 
 use support::http::{call, registry, schema};
-use support::read_region_acks as acks;
 
 use axum::http::{Method, StatusCode};
 use registry_dek::{DekRegistry, KmsRegistry};
@@ -36,9 +35,11 @@ fn app(store: AwsStore) -> axum::Router {
     registry_http::app(registry(Arc::new(store)), AppOptions { deks: Some(deks), ..AppOptions::default() })
 }
 
-/// The home application waiting for `acks`.
-fn home_app(home: &Site, acks: &Arc<AckReplicas>) -> axum::Router {
-    app(home.store().fenced_by(HOME).with_acks(acks.clone()))
+/// The home application waiting at most `timeout` for the read region's replicas, and what it
+/// waits for.
+fn home_app(home: &Site, read: &Site, timeout: Duration) -> (axum::Router, Arc<AckReplicas>) {
+    let (acked, acks) = support::acknowledging_home(home, read, timeout);
+    (app(acked), acks)
 }
 
 /// The read region's application (local reads, writes through the home) and its store, whose
@@ -178,8 +179,7 @@ async fn a_soft_delete_is_acknowledged_only_once_the_read_replica_shows_it() {
         let (read_app, reads) = read_app(&home, &read);
 
         // Paused: refused after the bound; the replica still shows the version live.
-        let quick = acks(&home, &read, QUICK);
-        let home_quick = home_app(&home, &quick);
+        let (home_quick, quick) = home_app(&home, &read, QUICK);
         refused(&home_quick, &quick, Method::DELETE, "/subjects/orders-value/versions/1", None).await;
         let (status, _) = on_replica(&read, "/subjects/orders-value/versions/1").await;
         assert_eq!(status, StatusCode::OK, "replication is paused");
@@ -191,8 +191,7 @@ async fn a_soft_delete_is_acknowledged_only_once_the_read_replica_shows_it() {
         assert_eq!(versions.1, json!([1, 2]), "deleted once, nothing lost");
 
         // Running: acknowledged, then the read region answers the deletes from its replica.
-        let patient = acks(&home, &read, PATIENT);
-        let home_patient = home_app(&home, &patient);
+        let (home_patient, patient) = home_app(&home, &read, PATIENT);
         let running = Running::start(&replicator, &home, &read);
         acknowledged(&home_patient, &patient, Method::DELETE, "/subjects/refunds-value", None).await;
         let again = call(&home_patient, Method::DELETE, "/subjects/refunds-value", None).await;
@@ -224,8 +223,7 @@ async fn a_hard_delete_is_acknowledged_only_once_the_read_replica_shows_it_gone(
         replicator.replicate(&home, &read).await;
         let (read_app, reads) = read_app(&home, &read);
 
-        let quick = acks(&home, &read, QUICK);
-        let home_quick = home_app(&home, &quick);
+        let (home_quick, quick) = home_app(&home, &read, QUICK);
         refused(&home_quick, &quick, Method::DELETE, "/subjects/orders-value?permanent=true", None).await;
         let (status, _) = on_replica(&read, "/subjects/orders-value/versions?deleted=true").await;
         assert_eq!(status, StatusCode::OK, "replication is paused");
@@ -236,8 +234,7 @@ async fn a_hard_delete_is_acknowledged_only_once_the_read_replica_shows_it_gone(
         assert_eq!(code(&again), (StatusCode::NOT_FOUND, Some(40401)), "{again:?}");
         assert_eq!(quick.timeouts(), 1);
 
-        let patient = acks(&home, &read, PATIENT);
-        let home_patient = home_app(&home, &patient);
+        let (home_patient, patient) = home_app(&home, &read, PATIENT);
         let running = Running::start(&replicator, &home, &read);
         let path = "/subjects/refunds-value/versions/1?permanent=true";
         acknowledged(&home_patient, &patient, Method::DELETE, path, None).await;
@@ -269,8 +266,7 @@ async fn a_hard_delete_of_more_items_than_one_batch_get_holds_is_acknowledged() 
         }
         assert_eq!(call(&plain, Method::DELETE, "/subjects/many-value", None).await.0, StatusCode::OK);
         replicator.replicate(&home, &read).await;
-        let patient = acks(&home, &read, PATIENT);
-        let home_patient = home_app(&home, &patient);
+        let (home_patient, patient) = home_app(&home, &read, PATIENT);
         let running = Running::start(&replicator, &home, &read);
         let (calls, polls) = (patient.calls(), patient.polls());
         acknowledged(&home_patient, &patient, Method::DELETE, "/subjects/many-value?permanent=true", None).await;
@@ -292,8 +288,7 @@ async fn config_and_mode_writes_are_acknowledged_only_once_the_read_replica_show
         replicator.replicate(&home, &read).await;
         let (read_app, reads) = read_app(&home, &read);
 
-        let quick = acks(&home, &read, QUICK);
-        let home_quick = home_app(&home, &quick);
+        let (home_quick, quick) = home_app(&home, &read, QUICK);
         let full = json!({"compatibility": "FULL"});
         refused(&home_quick, &quick, Method::PUT, "/config/orders-value", Some(full.clone())).await;
         refused(&home_quick, &quick, Method::PUT, "/mode/orders-value", Some(json!({"mode": "READONLY"}))).await;
@@ -301,8 +296,7 @@ async fn config_and_mode_writes_are_acknowledged_only_once_the_read_replica_show
         let answer = on_replica(&read, "/config/orders-value").await;
         assert_eq!(code(&answer), (StatusCode::NOT_FOUND, Some(40408)), "replication is paused: {answer:?}");
 
-        let patient = acks(&home, &read, PATIENT);
-        let home_patient = home_app(&home, &patient);
+        let (home_patient, patient) = home_app(&home, &read, PATIENT);
         let running = Running::start(&replicator, &home, &read);
         // The mode written while paused reaches the replica first: a delete is acknowledged once
         // the replica shows the item absent, which an item it never received already is (the
@@ -349,8 +343,7 @@ async fn kek_and_dek_writes_are_acknowledged_only_once_the_read_replica_shows_th
         let kek = |name: &str| json!({"name": name, "kmsType": "aws-kms", "kmsKeyId": "arn:aws:kms:us-east-1:000000000000:key/k", "shared": false});
         let dek = json!({"subject": "orders-value", "encryptedKeyMaterial": "AAAA"});
 
-        let quick = acks(&home, &read, QUICK);
-        let home_quick = home_app(&home, &quick);
+        let (home_quick, quick) = home_app(&home, &read, QUICK);
         refused(&home_quick, &quick, Method::POST, keks, Some(kek("k1"))).await;
         let answer = on_replica(&read, &format!("{keks}/k1")).await;
         assert_eq!(code(&answer), (StatusCode::NOT_FOUND, Some(40470)), "replication is paused: {answer:?}");
@@ -362,8 +355,7 @@ async fn kek_and_dek_writes_are_acknowledged_only_once_the_read_replica_shows_th
         assert_eq!(code(&again), (StatusCode::CONFLICT, Some(40971)), "{again:?}");
         assert_eq!(quick.timeouts(), 2);
 
-        let patient = acks(&home, &read, PATIENT);
-        let home_patient = home_app(&home, &patient);
+        let (home_patient, patient) = home_app(&home, &read, PATIENT);
         let running = Running::start(&replicator, &home, &read);
         acknowledged(&home_patient, &patient, Method::POST, keks, Some(kek("k2"))).await;
         let path = format!("{keks}/k2/deks/orders-value");
@@ -408,14 +400,12 @@ async fn an_import_is_acknowledged_only_once_the_read_replica_binds_its_id() {
         let (read_app, reads) = read_app(&home, &read);
         let imported = |tag: &str, id: i64| Some(json!({"schema": schema(tag), "id": id}));
 
-        let quick = acks(&home, &read, QUICK);
-        let home_quick = home_app(&home, &quick);
+        let (home_quick, quick) = home_app(&home, &read, QUICK);
         refused(&home_quick, &quick, Method::POST, "/subjects/imports-value/versions", imported("A", 100)).await;
         let answer = on_replica(&read, "/schemas/ids/100").await;
         assert_eq!(code(&answer), (StatusCode::NOT_FOUND, Some(40403)), "replication is paused: {answer:?}");
 
-        let patient = acks(&home, &read, PATIENT);
-        let home_patient = home_app(&home, &patient);
+        let (home_patient, patient) = home_app(&home, &read, PATIENT);
         let running = Running::start(&replicator, &home, &read);
         // Sent again: the same ID, answered at once (the version exists).
         let again = call(&home_patient, Method::POST, "/subjects/imports-value/versions", imported("A", 100)).await;
@@ -442,8 +432,7 @@ async fn each_acknowledgement_costs_one_batch_get_per_poll_and_a_subject_write_o
             register(&plain, subject, "B").await;
         }
         replicator.replicate(&home, &read).await;
-        let patient = acks(&home, &read, PATIENT);
-        let acked_store = home.store().fenced_by(HOME).with_acks(patient.clone());
+        let (acked_store, patient) = support::acknowledging_home(&home, &read, PATIENT);
         let acked = app(acked_store.clone());
         let running = Running::start(&replicator, &home, &read);
         // The same write through a store without and with acknowledging replicas: the home calls

@@ -8,14 +8,13 @@
 
 mod support;
 
-use support::http::{call, registry, same_schema, schema};
+use support::http::{app, call, register, same_schema, schema};
 
 use axum::http::{Method, StatusCode};
 use registry_core::Store;
-use registry_http::AppOptions;
 use registry_store_aws::regions::RegionalStore;
 use registry_store_aws::testing::replicator::{LaggedReplication, Replicator, Site};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,26 +33,12 @@ const POLL: Duration = Duration::from_millis(100);
 /// busy machine queues them behind other tests' requests: the figures printed grow, the test holds).
 const HANG_GUARD: Duration = Duration::from_secs(600);
 
-fn app(store: Arc<dyn Store>) -> axum::Router {
-    registry_http::app(registry(store), AppOptions::default())
-}
-
 /// The read region's application, as the function serves it, and its regional store (whose
 /// `home()` counts every call made to the home region, fallbacks and re-asked 404s alike).
 fn read_region(home: &Site, read: &Site) -> (axum::Router, RegionalStore) {
     let writes = home.store().fenced_by(HOME);
     let reads = RegionalStore::new(read.store(), writes.clone());
     (registry_http::regional::app(app(Arc::new(reads.clone())), app(Arc::new(writes))), reads)
-}
-
-/// Registers `schema` under `subject`: the ID, or the error answer.
-async fn register(app: &axum::Router, subject: &str, schema: &str) -> Result<i64, (StatusCode, Value)> {
-    let (status, body) =
-        call(app, Method::POST, &format!("/subjects/{subject}/versions"), Some(json!({"schema": schema}))).await;
-    match (status, body["id"].as_i64()) {
-        (StatusCode::OK, Some(id)) => Ok(id),
-        _ => Err((status, body)),
-    }
 }
 
 async fn with_regions<F, Fut>(test: F)
@@ -167,8 +152,8 @@ async fn under_a_lag_of_a_second_reads_by_id_never_miss_and_the_rest_is_stale_fo
 async fn rpo_zero_acknowledges_after_the_lag_and_refuses_past_the_timeout() {
     with_regions(|home, read| async move {
         let timeout = Duration::from_secs(5);
-        let acks = support::read_region_acks(&home, &read, timeout);
-        let acking = app(Arc::new(home.store().fenced_by(HOME).with_acks(acks.clone())));
+        let (acked, acks) = support::acknowledging_home(&home, &read, timeout);
+        let acking = app(Arc::new(acked));
         let replication = Replicator::run_with_lag(vec![(home.clone(), read.clone())], Duration::ZERO, POLL);
         let mut figures = Vec::new();
         for seconds in [0, 1, 2] {

@@ -12,7 +12,7 @@
 
 mod support;
 
-use support::http::{call, registry, schema};
+use support::http::{app, call, schema};
 
 use aws_config::BehaviorVersion;
 use axum::extract::{Request, State};
@@ -21,8 +21,6 @@ use axum::response::{IntoResponse, Response};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use registry_core::Store;
-use registry_http::AppOptions;
 use registry_store_aws::regions::RegionalStore;
 use registry_store_aws::testing::replicator::{Replicator, Site};
 use serde_json::{Value, json};
@@ -36,10 +34,6 @@ const READ: &str = "eu-west-1";
 const CROSS_REGION_RTT: Duration = Duration::from_millis(70);
 /// Repetitions of each write kind (distinct subjects).
 const REPEATS: usize = 5;
-
-fn app(store: Arc<dyn Store>) -> axum::Router {
-    registry_http::app(registry(store), AppOptions::default())
-}
 
 /// A proxy to `target` that waits the round trip before sending each request on, counting them.
 struct Delayed {

@@ -16,6 +16,21 @@ pub fn registry(store: Arc<dyn Store>) -> Registry {
     Registry::new(store, settings)
 }
 
+/// The registry's application over `store` ([`registry`]), with the default options.
+pub fn app(store: Arc<dyn Store>) -> axum::Router {
+    registry_http::app(registry(store), registry_http::AppOptions::default())
+}
+
+/// Registers `schema` under `subject` through `app`: the ID, or the error answer.
+pub async fn register(app: &axum::Router, subject: &str, schema: &str) -> Result<i64, (StatusCode, Value)> {
+    let (status, body) =
+        call(app, Method::POST, &format!("/subjects/{subject}/versions"), Some(json!({"schema": schema}))).await;
+    match (status, body["id"].as_i64()) {
+        (StatusCode::OK, Some(id)) => Ok(id),
+        _ => Err((status, body)),
+    }
+}
+
 /// `app`'s answer to `method path` with the JSON `body`: the status and the JSON (null if none).
 pub async fn call(app: &axum::Router, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
     let mut request = Request::builder().method(method).uri(path);

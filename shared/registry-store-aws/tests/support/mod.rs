@@ -64,6 +64,13 @@ where
     }
 }
 
+/// The AWS calls `store` made while `op` ran, and what `op` answered.
+pub async fn calls_of<T>(store: &AwsStore, op: impl Future<Output = T>) -> (u64, T) {
+    let before = store.calls().get();
+    let out = op.await;
+    (store.calls().get() - before, out)
+}
+
 /// An Avro body with text `text`.
 pub fn body(text: &str) -> SchemaBody {
     SchemaBody {
@@ -96,7 +103,22 @@ pub fn row(subject_name: &str, version: i32, id: i32, fingerprint: Fingerprint) 
 /// The acknowledging replicas of `read`'s region (its table and its bucket) as `home` waits for
 /// them, at most `timeout`.
 pub fn read_region_acks(home: &Site, read: &Site, timeout: std::time::Duration) -> std::sync::Arc<AckReplicas> {
-    let region = read.sdk.region().map(|r| r.as_ref().to_string()).unwrap_or_default();
-    let region = AckRegion { region, bucket: Some(read.config.bucket.clone()) };
+    let region = AckRegion { region: region_of(read), bucket: Some(read.config.bucket.clone()) };
     std::sync::Arc::new(AckReplicas::new(&home.sdk, &home.config.table, &home.config.bucket, &[region], timeout))
+}
+
+/// `home`'s store as the home region runs it: fenced on its own region and waiting at most
+/// `timeout` for `read`'s replicas ([`read_region_acks`]), with those replicas.
+pub fn acknowledging_home(
+    home: &Site,
+    read: &Site,
+    timeout: std::time::Duration,
+) -> (AwsStore, std::sync::Arc<AckReplicas>) {
+    let acks = read_region_acks(home, read, timeout);
+    (home.store().fenced_by(&region_of(home)).with_acks(acks.clone()), acks)
+}
+
+/// The region of `site`'s SDK configuration.
+fn region_of(site: &Site) -> String {
+    site.sdk.region().map(|r| r.as_ref().to_string()).unwrap_or_default()
 }
