@@ -233,12 +233,8 @@ async fn run_workload(number: u64) -> Result<String, String> {
             }
             17..=19 if !paused => {
                 // Paused from inside the pass's nth call (if it makes that many).
-                faulty.pause.plan(1 + workload.rng.below(6));
-                let _ = pass(&service, &source, &destination).await;
-                faulty.pause.plan(0);
-                if faulty.pause.is_paused() {
-                    faults.push("paused mid-pass");
-                }
+                let calls = 1 + workload.rng.below(6);
+                let _ = faulty.pause.during(calls, pass(&service, &source, &destination), &mut faults).await;
             }
             20..=22 if paused => faulty.pause.resume(workload.rng.below(2) == 0, &mut faults).await?,
             _ => {}

@@ -246,14 +246,12 @@ async fn run_workload(number: u64, sdk: &aws_config::SdkConfig, names: &AwsStore
                 happened.push("destination wiped");
             }
             28..=31 if !paused => {
-                faults.pause.plan(1 + workload.rng.below(6));
+                let calls = 1 + workload.rng.below(6);
                 let batch = feed.next(size).await;
-                if let Some(answer) = invoke(&first, &json!({ "Records": batch }), &faults).await {
+                let event = json!({ "Records": batch });
+                let invoked = faults.pause.during(calls, invoke(&first, &event, &faults), &mut happened).await;
+                if let Some(answer) = invoked {
                     feed.answered(&batch, &answer?);
-                }
-                faults.pause.plan(0);
-                if faults.pause.is_paused() {
-                    happened.push("paused mid-pass");
                 }
             }
             32..=35 if paused => faults.pause.resume(workload.rng.below(2) == 0, &mut happened).await?,

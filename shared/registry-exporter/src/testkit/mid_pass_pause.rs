@@ -39,6 +39,18 @@ impl MidPassPause {
         self.pause_in.store(calls, Ordering::Relaxed);
     }
 
+    /// Runs `pass` with the exporter paused after its `calls`th destination call (if it makes that
+    /// many); `happened` records "paused mid-pass" when it was.
+    pub async fn during<T>(&self, calls: u64, pass: impl Future<Output = T>, happened: &mut Vec<&'static str>) -> T {
+        self.plan(calls);
+        let outcome = pass.await;
+        self.plan(0);
+        if self.is_paused() {
+            happened.push("paused mid-pass");
+        }
+        outcome
+    }
+
     /// Whether the exporter is paused (the pause acknowledged, not yet resumed).
     pub fn is_paused(&self) -> bool {
         self.paused.load(Ordering::Relaxed)
