@@ -97,7 +97,8 @@ bench:
 	scripts/bench.sh --edge
 
 # The serving edge alone (about 2 minutes): GET by ID and lookups on `registry serve` against a fixed-body
-# axum server in the same run, 64 connections, with the ratios BENCHMARKS.md targets.
+# axum server in the same run, 64 connections, with the ratios BENCHMARKS.md targets; then the Lambda
+# path per core against the same router (the function's handler, with and without the event conversion).
 bench-edge:
 	scripts/bench.sh --edge
 

@@ -30,3 +30,10 @@ fi
 echo "load before the run: $(cat /proc/loadavg)"
 # registry-bench runs the `registry` binary beside it (the release build above).
 "$(target_dir)/release/registry-bench" "${args[@]}"
+# With the edge table, the Lambda path per core against the same router (its EMF lines to
+# /dev/null, its table on stderr).
+for arg in "$@"; do
+	if [ "$arg" = "--edge" ]; then
+		cargo bench --quiet -p registry-lambda --bench adapter > /dev/null
+	fi
+done

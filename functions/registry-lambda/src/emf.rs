@@ -27,7 +27,7 @@ use axum::response::Response;
 use registry_core::metrics::MetricsSnapshot;
 use registry_core::{CacheStats, Registry};
 use registry_http::observability::RequestRecord;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -48,8 +48,14 @@ pub const METRIC_COUNTERS: &[&str] = &[
 ];
 
 /// `2xx`, `4xx`, ... of an HTTP status.
-fn status_class(status: u16) -> String {
-    format!("{}xx", status / 100)
+fn status_class(status: u16) -> &'static str {
+    match status / 100 {
+        1 => "1xx",
+        2 => "2xx",
+        3 => "3xx",
+        4 => "4xx",
+        _ => "5xx",
+    }
 }
 
 /// Where and under which name the metrics go.
@@ -100,6 +106,10 @@ pub struct Emf {
     config: EmfConfig,
     regions: Option<RegionProbe>,
     reported: Mutex<Counters>,
+    /// The directives every line (`Requests` and `Latency` by status class) and every line of a
+    /// [`PER_OPERATION`] operation carry, as JSON text: the same on every line.
+    requests_directive: String,
+    operation_directive: String,
 }
 
 impl std::fmt::Debug for Emf {
@@ -112,7 +122,21 @@ impl Emf {
     /// An emitter that has reported nothing yet.
     pub fn new(config: EmfConfig) -> Emf {
         let nothing = counters(&MetricsSnapshot::default(), None, RegionCounters::default());
-        Emf { config, regions: None, reported: Mutex::new(nothing) }
+        let latency = json!({ "Name": "Latency", "Unit": "Milliseconds" });
+        let requests = json!({
+            "Namespace": config.namespace,
+            "Dimensions": [["Registry", "StatusClass"]],
+            "Metrics": [{ "Name": "Requests", "Unit": "Count" }, latency],
+        });
+        let operation =
+            json!({ "Namespace": config.namespace, "Dimensions": [["Registry", "Operation"]], "Metrics": [latency] });
+        Emf {
+            config,
+            regions: None,
+            reported: Mutex::new(nothing),
+            requests_directive: requests.to_string(),
+            operation_directive: operation.to_string(),
+        }
     }
 
     /// This emitter also reporting a multi-region function's counters, read by `probe`.
@@ -136,50 +160,90 @@ impl Emf {
             let mut reported = self.reported.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             std::mem::replace(&mut *reported, now)
         };
-        let namespace = self.config.namespace.as_str();
-        let mut line = Map::new();
-        line.insert("Registry".into(), json!(self.config.registry));
-        line.insert("StatusClass".into(), json!(status_class(record.status)));
-        line.insert("Operation".into(), json!(record.operation));
-        line.insert("Status".into(), json!(record.status));
-        line.insert("Requests".into(), json!(1));
-        line.insert("Latency".into(), json!(record.latency_ms));
+        // Written field by field into one buffer (the line is on every request's path): the
+        // object a `serde_json::Map` would give, in the same order, without building one.
+        let mut line = JsonObject::with_capacity(640);
+        line.field("Registry", self.config.registry.as_str());
+        line.field("StatusClass", status_class(record.status));
+        line.field("Operation", record.operation);
+        line.field("Status", record.status);
+        line.field("Requests", 1);
+        line.field("Latency", record.latency_ms);
         let mut counter_metrics = Vec::new();
         for ((name, value), (_, before)) in now.iter().zip(previous) {
             let delta = value.saturating_sub(before);
             if delta == 0 {
                 continue;
             }
-            line.insert((*name).into(), json!(delta));
+            line.field(name, delta);
             if METRIC_COUNTERS.contains(name) {
                 counter_metrics.push(json!({ "Name": name, "Unit": "Count" }));
             }
         }
         if snapshot.max_schema_id > 0 {
-            line.insert("MaxSchemaId".into(), json!(snapshot.max_schema_id));
+            line.field("MaxSchemaId", snapshot.max_schema_id);
         }
-        line.insert("RequestId".into(), json!(record.request_id));
+        line.field("RequestId", record.request_id.as_str());
         if let Some(subject) = &record.subject {
-            line.insert("Subject".into(), json!(subject));
+            line.field("Subject", subject.as_str());
         }
-        let latency = json!({ "Name": "Latency", "Unit": "Milliseconds" });
-        let mut directives = vec![json!({
-            "Namespace": namespace,
-            "Dimensions": [["Registry", "StatusClass"]],
-            "Metrics": [{ "Name": "Requests", "Unit": "Count" }, latency],
-        })];
+        let mut aws = JsonObject::with_capacity(384);
+        aws.field("Timestamp", timestamp_ms);
+        let mut directives = self.requests_directive.clone();
         if PER_OPERATION.contains(&record.operation) {
-            directives.push(
-                json!({ "Namespace": namespace, "Dimensions": [["Registry", "Operation"]], "Metrics": [latency] }),
-            );
+            directives.push(',');
+            directives.push_str(&self.operation_directive);
         }
         if !counter_metrics.is_empty() {
-            directives
-                .push(json!({ "Namespace": namespace, "Dimensions": [["Registry"]], "Metrics": counter_metrics }));
+            let counters =
+                json!({ "Namespace": self.config.namespace, "Dimensions": [["Registry"]], "Metrics": counter_metrics });
+            directives.push(',');
+            directives.push_str(&counters.to_string());
         }
-        let aws = json!({ "Timestamp": timestamp_ms, "CloudWatchMetrics": directives });
-        line.insert("_aws".into(), aws);
-        Value::Object(line).to_string()
+        aws.raw_field("CloudWatchMetrics", &format!("[{directives}]"));
+        line.raw_field("_aws", &aws.finish());
+        line.finish()
+    }
+}
+
+/// A JSON object written field by field (each value serialized by `serde_json`).
+struct JsonObject(Vec<u8>);
+
+impl JsonObject {
+    fn with_capacity(capacity: usize) -> JsonObject {
+        let mut text = Vec::with_capacity(capacity);
+        text.push(b'{');
+        JsonObject(text)
+    }
+
+    fn key(&mut self, key: &str) {
+        if self.0.len() > 1 {
+            self.0.push(b',');
+        }
+        self.push(key);
+        self.0.push(b':');
+    }
+
+    fn push(&mut self, value: impl serde::Serialize) {
+        // Strings and numbers: nothing here can fail to serialize.
+        let _ = serde_json::to_writer(&mut self.0, &value);
+    }
+
+    fn field(&mut self, key: &str, value: impl serde::Serialize) {
+        self.key(key);
+        self.push(value);
+    }
+
+    /// A field whose value is `json`, JSON text already.
+    fn raw_field(&mut self, key: &str, json: &str) {
+        self.key(key);
+        self.0.extend_from_slice(json.as_bytes());
+    }
+
+    fn finish(mut self) -> String {
+        self.0.push(b'}');
+        // Only serde_json's output and JSON text went in: valid UTF-8.
+        String::from_utf8(self.0).unwrap_or_default()
     }
 }
 
@@ -193,8 +257,9 @@ async fn emit(State((registry, emf)): State<(Registry, Arc<Emf>)>, request: Requ
     let response = next.run(request).await;
     if let Some(record) = response.extensions().get::<RequestRecord>() {
         let timestamp_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-        let line = emf.line(record, &registry.metrics().snapshot(), registry.store().cache_stats(), timestamp_ms);
-        let _ = writeln!(std::io::stdout().lock(), "{line}");
+        let mut line = emf.line(record, &registry.metrics().snapshot(), registry.store().cache_stats(), timestamp_ms);
+        line.push('\n');
+        let _ = std::io::stdout().lock().write_all(line.as_bytes());
     }
     response
 }
@@ -203,6 +268,7 @@ async fn emit(State((registry, emf)): State<(Registry, Arc<Emf>)>, request: Requ
 mod tests {
     use super::*;
     use registry_core::metrics::{Metrics, Registration};
+    use serde_json::Value;
 
     fn record() -> RequestRecord {
         RequestRecord {
