@@ -9,36 +9,21 @@ use registry_auth::{
     JwksSource, JwtConfig, ReloadPolicy, Role, SecretReader, TokenRejection, UserEntry, UsersFile, UsersSource,
     hash_password,
 };
+use registry_core::testkit::ManualClock;
 use serde_json::json;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::{Key, jwks};
 
 const INTERVAL: Duration = Duration::from_secs(60);
 const ISSUER: &str = "https://idp.example.com";
 const AUDIENCE: &str = "schema-registry";
 
-/// A clock that moves only when the test says so.
-#[derive(Clone)]
-struct ManualClock {
-    start: Instant,
-    elapsed_ms: Arc<AtomicU64>,
-}
-
-impl ManualClock {
-    fn new() -> ManualClock {
-        ManualClock { start: Instant::now(), elapsed_ms: Arc::default() }
-    }
-
-    fn advance(&self, by: Duration) {
-        self.elapsed_ms.fetch_add(by.as_millis() as u64, Ordering::SeqCst);
-    }
-
-    fn clock(&self) -> registry_auth::Clock {
-        let this = self.clone();
-        Arc::new(move || this.start + Duration::from_millis(this.elapsed_ms.load(Ordering::SeqCst)))
-    }
+/// The host's clock, moved by the test.
+fn host_clock(clock: &ManualClock) -> registry_auth::Clock {
+    let clock = clock.clone();
+    Arc::new(move || clock.now())
 }
 
 /// Texts the test edits, as a secret store would hold them; `failing` makes reads fail.
@@ -96,7 +81,7 @@ async fn host(config: AuthConfig, secrets: Arc<Secrets>) -> Host {
         .await
         .unwrap_or_else(|e| panic!("{e}"))
         .unwrap_or_else(|| panic!("auth is on"))
-        .with_clock(clock.clock());
+        .with_clock(host_clock(&clock));
     Host { secrets, clock, auth }
 }
 
@@ -191,7 +176,7 @@ async fn a_zero_interval_never_reads_again() {
         .ok()
         .flatten()
         .unwrap_or_else(|| panic!("auth is on"))
-        .with_clock(clock.clock());
+        .with_clock(host_clock(&clock));
     secrets.set("users", users(&[]));
     clock.advance(INTERVAL * 10);
     assert!(auth.authenticate(Some(&basic("alice", "alice-pw"))).await.is_ok());

@@ -22,6 +22,7 @@ mod decisions;
 pub mod history;
 mod hooked;
 mod id_bounds;
+mod manual_clock;
 mod race;
 mod scoped;
 mod store_cases;
@@ -43,6 +44,7 @@ pub use id_bounds::{
     counter_at_the_top_again_restarts_past_the_ids_issued_after_the_first_lowering,
     counter_at_the_top_restarts_below_imported_ids, counter_at_the_top_with_nothing_below_restarts_at_one,
 };
+pub use manual_clock::ManualClock;
 
 pub use race::{
     race_allocate_id, race_create_version, race_different_schemas_one_subject, race_imports_for_a_freed_id, race_mixed,

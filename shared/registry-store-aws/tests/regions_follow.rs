@@ -5,12 +5,11 @@
 
 mod support;
 
+use registry_core::testkit::ManualClock;
 use registry_store_aws::AwsEnv;
 use registry_store_aws::home_watch::{Follow, HomeWatch, WatchClock};
 use registry_store_aws::regions::{AckRegion, Deployment, RegionConfig};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const HOME: &str = "us-east-1";
 const READ: &str = "eu-west-1";
@@ -26,27 +25,11 @@ fn env_of(site: &registry_store_aws::testing::replicator::Site) -> AwsEnv {
     }
 }
 
-/// A clock that moves only when the test says so: what the watch makes of its time to live is
-/// checked at any speed of the machine.
-#[derive(Clone)]
-struct ManualClock {
-    start: Instant,
-    elapsed_ms: Arc<AtomicU64>,
-}
-
-impl ManualClock {
-    fn new() -> ManualClock {
-        ManualClock { start: Instant::now(), elapsed_ms: Arc::default() }
-    }
-
-    fn advance(&self, by: Duration) {
-        self.elapsed_ms.fetch_add(u64::try_from(by.as_millis()).unwrap_or(u64::MAX), Ordering::SeqCst);
-    }
-
-    fn clock(&self) -> WatchClock {
-        let this = self.clone();
-        WatchClock::new(move || this.start + Duration::from_millis(this.elapsed_ms.load(Ordering::SeqCst)))
-    }
+/// The watch's clock, moved by the test: what it makes of its time to live is checked at any
+/// speed of the machine.
+fn watch_clock(clock: &ManualClock) -> WatchClock {
+    let clock = clock.clone();
+    WatchClock::new(move || clock.now())
 }
 
 #[tokio::test]
@@ -58,7 +41,7 @@ async fn the_watch_reads_the_marker_once_per_ttl_and_follows_a_failover() {
         // A marker read may take as long as a loaded emulator needs (a read past the default second
         // keeps the old home, which is not what this test is about); the bound is a hang guard.
         let watch = HomeWatch::new(local.clone(), HOME, ttl)
-            .with_clock(time.clock())
+            .with_clock(watch_clock(&time))
             .with_read_timeout(Duration::from_secs(600));
 
         // No marker: the configured home, one GetItem for 20 concurrent requests and the next 20.
