@@ -1,12 +1,13 @@
 //! The Lambda path per core against the router `registry serve` runs, in one run.
 //!
 //! One thread (a current-thread runtime: what one core does), a warm registry on the memory store
-//! with [`HOT`] schemas, and the same requests three ways, rounds interleaved so drift hits all alike:
+//! with [`HOT`] schemas, and the same requests four ways, rounds interleaved so drift hits all alike:
 //! - `router`: `registry_http::app` called with an `http::Request` (the application `registry serve`
 //!   hands every parsed request to);
 //! - `handler`: the function's handler as `main` assembles it (the same application, EMF lines on,
-//!   the request preparation) called with the request `lambda_http` builds, its Lambda context
-//!   attached;
+//!   the request preparation and time budget) called with the request `lambda_http` builds, its
+//!   Lambda context attached;
+//! - `handler without EMF`: that handler without its EMF lines (what the adapter itself adds);
 //! - `event`: the same, from the invocation's bytes: the Function URL event parsed and converted
 //!   as `lambda_http` does it, and the answer's metadata prelude serialized as the runtime sends it.
 //!
@@ -100,16 +101,20 @@ fn context() -> Context {
     context
 }
 
-/// The three paths.
+/// The paths.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Path {
     Router,
+    /// The handler without its EMF lines: what the adapter itself adds (the request's preparation
+    /// and its time budget).
+    Adapter,
     Handler,
     Event,
 }
 
 struct Bench {
     router: axum::Router,
+    adapter: registry_lambda::Handler,
     handler: registry_lambda::Handler,
 }
 
@@ -118,6 +123,7 @@ impl Bench {
     async fn answer(&self, path: Path, call: &Call, event: &[u8]) -> usize {
         let response = match path {
             Path::Router => self.router.clone().oneshot(call.http()).await.unwrap_or_else(|never| match never {}),
+            Path::Adapter => self.adapter.clone().oneshot(call.lambda()).await.unwrap_or_else(|never| match never {}),
             Path::Handler => self.handler.clone().oneshot(call.lambda()).await.unwrap_or_else(|never| match never {}),
             Path::Event => {
                 let payload: LambdaRequest = serde_json::from_slice(event).unwrap_or_else(|e| panic!("{e}"));
@@ -174,12 +180,15 @@ async fn run(seconds: f64) {
     let function = AppOptions { request_budget: config.request_budget(), ..served.clone() };
     let bench = Bench {
         router: registry_http::app(registry.clone(), served),
+        adapter: registry_lambda::guarded_handler(registry.clone(), function.clone(), None, None),
         handler: registry_lambda::guarded_handler(registry, function, Some(Emf::new(config.emf())), None),
     };
     let time = Duration::from_secs_f64(seconds);
     eprintln!("Lambda path per core ({ROUNDS} rounds of {seconds} s per path, median; one thread; {HOT} hot schemas)");
-    eprintln!("| requests | router req/s | handler req/s (ratio) | event → handler req/s (ratio) |");
-    eprintln!("|---|---|---|---|");
+    eprintln!(
+        "| requests | router req/s | handler without EMF req/s (ratio) | handler req/s (ratio) | event → handler req/s (ratio) |"
+    );
+    eprintln!("|---|---|---|---|---|");
     for (name, calls) in [("GET /schemas/ids/{id}", by_id), ("POST /subjects/{s} (lookup)", lookups)] {
         let calls: Vec<(Call, Vec<u8>)> = calls
             .into_iter()
@@ -188,7 +197,7 @@ async fn run(seconds: f64) {
                 (call, event)
             })
             .collect();
-        let paths = [Path::Router, Path::Handler, Path::Event];
+        let paths = [Path::Router, Path::Adapter, Path::Handler, Path::Event];
         let mut figures: Vec<Vec<f64>> = vec![Vec::new(); paths.len()];
         bench.rate(Path::Event, &calls, Duration::from_millis(200)).await;
         for _ in 0..ROUNDS {
@@ -196,9 +205,10 @@ async fn run(seconds: f64) {
                 figure.push(bench.rate(path, &calls, time).await);
             }
         }
-        let [router, handler, event] = [0, 1, 2].map(|i| median(figures[i].clone()));
+        let [router, adapter, handler, event] = [0, 1, 2, 3].map(|i| median(figures[i].clone()));
         eprintln!(
-            "| {name} | {router:.0} | {handler:.0} ({:.2}) | {event:.0} ({:.2}) |",
+            "| {name} | {router:.0} | {adapter:.0} ({:.2}) | {handler:.0} ({:.2}) | {event:.0} ({:.2}) |",
+            adapter / router,
             handler / router,
             event / router
         );

@@ -257,7 +257,7 @@ async fn emit(State((registry, emf)): State<(Registry, Arc<Emf>)>, request: Requ
     let response = next.run(request).await;
     if let Some(record) = response.extensions().get::<RequestRecord>() {
         let timestamp_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-        let mut line = emf.line(record, &registry.metrics().snapshot(), registry.store().cache_stats(), timestamp_ms);
+        let mut line = emf.line(record, &registry.metrics().counters(), registry.store().cache_stats(), timestamp_ms);
         line.push('\n');
         let _ = std::io::stdout().lock().write_all(line.as_bytes());
     }
