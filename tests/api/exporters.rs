@@ -196,10 +196,8 @@ api_tests::api_cases!(exporter_lifecycle, exporter_defaults, exporter_errors, ex
 mod kms_sealed {
     use super::{SECRET, exporter, path};
     use api_tests::{Backend, Harness};
-    use aws_sdk_dynamodb::types::AttributeValue;
     use registry_store_aws::exporter_secrets::SEALED_PREFIX;
-    use registry_store_aws::exporter_store::{EXPORTER_PK, exporter_service};
-    use registry_store_aws::keys::{PK, SK};
+    use registry_store_aws::exporter_store::exporter_service;
 
     async fn exporter_credentials_sealed_by_kms(h: &Harness) {
         let target = match h.backend() {
@@ -208,17 +206,7 @@ mod kms_sealed {
         };
         h.post("/exporters", &exporter("sealed")).await.ok_json(200);
 
-        let item = aws_sdk_dynamodb::Client::new(&target.sdk)
-            .get_item()
-            .table_name(&target.names.table)
-            .key(PK, AttributeValue::S(EXPORTER_PK.to_owned()))
-            .key(SK, AttributeValue::S("sealed".to_owned()))
-            .consistent_read(true)
-            .send()
-            .await
-            .unwrap_or_else(|error| panic!("GetItem: {error}"))
-            .item
-            .unwrap_or_else(|| panic!("no item for the exporter"));
+        let item = registry_store_aws::testing::exporter_item(&target.sdk, &target.names.table, "sealed").await;
         let raw = format!("{item:?}");
         assert!(!raw.contains(SECRET) && !raw.contains("alice"), "plaintext in the stored item: {raw}");
 

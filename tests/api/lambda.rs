@@ -74,8 +74,7 @@ fn big_json_schema(n: usize, chars: usize) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_list_over_6_mb_streams_whole_through_the_function_url() {
-    let Some(case) = AwsCase::start_lambda(1).await else { return };
-    let outcome = catch(async {
+    AwsCase::with_lambda(1, async |case| {
         let h = case.harness();
         const VERSIONS: usize = 8;
         const CHARS: usize = 900_000;
@@ -95,13 +94,11 @@ async fn a_list_over_6_mb_streams_whole_through_the_function_url() {
         println!("GET /schemas through the Function URL: {} schemas, streamed whole", listed.len());
     })
     .await;
-    case.finish(outcome).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_requests_cold_start_more_instances_that_share_one_registry() {
-    let Some(case) = AwsCase::start_lambda(4).await else { return };
-    let outcome = catch(async {
+    AwsCase::with_lambda(4, async |case| {
         let h = case.harness();
         const WRITERS: usize = 16;
         let calls = (0..WRITERS).map(|n| async move {
@@ -122,7 +119,6 @@ async fn concurrent_requests_cold_start_more_instances_that_share_one_registry()
         println!("{started} instances, init times {}", inits.join(", "));
     })
     .await;
-    case.finish(outcome).await;
 }
 
 /// The fingerprint `id` names in `store`'s default context.
@@ -139,8 +135,7 @@ async fn bound(store: &dyn registry_core::Store, id: registry_core::SchemaId) ->
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_region_function_writes_at_home_and_reads_its_replica_first() {
     use registry_core::{NewSchema, RegisterOptions, Registry, RegistrySettings, SchemaId, Subject};
-    let Some(case) = AwsCase::start_lambda(2).await else { return };
-    let outcome = catch(async {
+    AwsCase::with_lambda(2, async |case| {
         let h = case.harness();
         let region = case.read_region().unwrap_or_else(|| panic!("a lambda case runs in a read region"));
         let replica = region.replica();
@@ -196,7 +191,6 @@ async fn a_read_region_function_writes_at_home_and_reads_its_replica_first() {
         assert!(subjects.as_array().is_some_and(|s| s.contains(&json!("payments-value"))), "{subjects}");
     })
     .await;
-    case.finish(outcome).await;
 }
 
 /// A hang guard, never a speed check.

@@ -135,6 +135,14 @@ impl AwsCase {
         Self::start_lambda_as(max_instances, Serving::Open).await
     }
 
+    /// Runs `test` on an [`AwsCase::start_lambda`] case and finishes it ([`AwsCase::finish`]: the
+    /// case is torn down before a panic of `test` fails the test); nothing when the tests skip.
+    pub async fn with_lambda(max_instances: usize, test: impl AsyncFnOnce(&AwsCase)) {
+        let Some(case) = Self::start_lambda(max_instances).await else { return };
+        let outcome = catch(test(&case)).await;
+        case.finish(outcome).await;
+    }
+
     /// As [`AwsCase::start_lambda`], with authentication as `serving` says.
     pub async fn start_lambda_as(max_instances: usize, serving: Serving) -> Option<AwsCase> {
         if let Some(stack) = crate::deployed::deployed_stack() {

@@ -70,22 +70,7 @@ impl ReadRegion {
             config: AwsStoreConfig { table: home.names.table.clone(), bucket: format!("{}-read", home.names.bucket) },
         };
         let home = Site { sdk: home.sdk.clone(), config: home.names.clone() };
-        let stream = home
-            .dynamo()
-            .update_table()
-            .table_name(&home.config.table)
-            .stream_specification(
-                aws_sdk_dynamodb::types::StreamSpecification::builder()
-                    .stream_enabled(true)
-                    .stream_view_type(aws_sdk_dynamodb::types::StreamViewType::KeysOnly)
-                    .build()
-                    .unwrap_or_else(|e| panic!("stream specification: {e}")),
-            )
-            .send()
-            .await;
-        let stream = stream.unwrap_or_else(|e| panic!("turning on the stream of {}: {e:?}", home.config.table));
-        let stream_arn = stream.table_description.and_then(|table| table.latest_stream_arn);
-        let stream_arn = stream_arn.unwrap_or_else(|| panic!("no stream ARN for {}", home.config.table));
+        let stream_arn = home.enable_stream(aws_sdk_dynamodb::types::StreamViewType::KeysOnly).await;
         if let Err(error) = create_resources(&read.sdk, &read.config, true).await {
             let _ = delete_resources(&read.sdk, &read.config, true).await;
             panic!("creating the read region's table and bucket {}: {error}", read.config.bucket);
@@ -225,23 +210,7 @@ impl ReadRegion {
     /// its `X-Amz-Target`. The emulator reads the region from the credential scope and checks no
     /// signature. Panics unless it answers 2xx with JSON.
     async fn dynamodb(&self, region: &str, target: &str, body: Value) -> Value {
-        let authorization = format!(
-            "AWS4-HMAC-SHA256 Credential=test/20260101/{region}/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
-        );
-        let response = self
-            .http
-            .post(&self.endpoint)
-            .header("X-Amz-Target", target)
-            .header("Content-Type", "application/x-amz-json-1.0")
-            .header("Authorization", authorization)
-            .body(body.to_string())
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("{target}: {e}"));
-        let status = response.status();
-        let text = response.text().await.unwrap_or_else(|e| panic!("{target}: {e}"));
-        assert!(status.is_success(), "{target}: {status} {text}");
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{target}: {e}: {text}"))
+        registry_store_aws::testing::emulator_json_call(&self.http, &self.endpoint, region, target, &body).await
     }
 
     /// Pauses replication (`true`) or lets the next pass catch up (`false`).

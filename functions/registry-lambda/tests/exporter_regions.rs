@@ -17,12 +17,12 @@ use registry_exporter::{ExporterState, ExporterUpdate};
 use registry_exporter_http::{HttpApi, RouterApi};
 use registry_lambda::exporter::{self, CATCH_UP_EVENT, ExportEngine};
 use registry_lambda::exporter_engine::{FunctionEngines, function_engine};
+use registry_store_aws::AwsEnv;
 use registry_store_aws::exporter_store::{DynamoExporterStore, deployment_exporter_service};
 use registry_store_aws::provision::{create_resources, delete_resources};
 use registry_store_aws::regions::{Deployment, RegionConfig, in_region};
 use registry_store_aws::testing::replicator::{Replicator, Site};
 use registry_store_aws::testing::{create_kms_key, emulator_sdk, unique_names};
-use registry_store_aws::{AwsEnv, AwsStoreConfig};
 use serde_json::{Value, json};
 
 use std::sync::Arc;
@@ -89,19 +89,14 @@ fn regions(home: &str, home_bucket: &str, local_bucket: &str) -> Option<RegionCo
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_exporter_function_records_its_status_at_home_and_an_old_home_refuses_it() {
-    let Some(sdk) = emulator_sdk().await else { return };
-    let names = unique_names("exporter-regions");
-    let site = |region: &str, suffix: &str| Site {
-        sdk: in_region(&sdk, region),
-        config: AwsStoreConfig { table: names.table.clone(), bucket: format!("{}-{suffix}", names.bucket) },
-    };
-    let (home, local) = (site(HOME, "home"), site(EXPORTER_REGION, "local"));
+    let regions = [(HOME, "home"), (EXPORTER_REGION, "local")];
+    let Some([home, local]) = Site::of_regions("exporter-regions", regions).await else { return };
     for site in [&home, &local] {
-        create_resources(&site.sdk, &site.config, true).await.unwrap_or_else(|e| panic!("creating: {e}"));
+        site.create().await;
     }
     let outcome = tokio::spawn(run(home.clone(), local.clone())).await;
     for site in [&home, &local] {
-        let _ = delete_resources(&site.sdk, &site.config, true).await;
+        site.delete().await;
     }
     if let Err(panic) = outcome {
         std::panic::resume_unwind(panic.into_panic());

@@ -139,17 +139,7 @@ async fn run(sdk: aws_config::SdkConfig, names: AwsStoreConfig) {
     let sealer = KmsSealer::new(&sdk, Some(create_kms_key(&sdk, "exporter credentials").await));
     let service = ExporterService::new(exporters.clone(), Arc::new(sealer));
     service.create(create("team-a", &["orders-*"], &url)).await.unwrap_or_else(|e| panic!("{e}"));
-    let item = dynamo
-        .get_item()
-        .table_name(&names.table)
-        .key("pk", aws_sdk_dynamodb::types::AttributeValue::S("EXPORTER".to_owned()))
-        .key("sk", aws_sdk_dynamodb::types::AttributeValue::S("team-a".to_owned()))
-        .consistent_read(true)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .item
-        .unwrap_or_else(|| panic!("no exporter item"));
+    let item = registry_store_aws::testing::exporter_item(&sdk, &names.table, "team-a").await;
     let raw = format!("{item:?}");
     assert!(!raw.contains(PASSWORD) && raw.contains(SEALED_PREFIX), "the item holds only the ciphertext: {raw}");
     let engine =

@@ -11,9 +11,8 @@ use clap::Parser;
 use http_body_util::BodyExt;
 use registry_core::{Context, SchemaId, Store};
 use registry_lambda::LambdaConfig;
-use registry_store_aws::regions::in_region;
+use registry_store_aws::AwsEnv;
 use registry_store_aws::testing::replicator::{Replicator, Site};
-use registry_store_aws::{AwsEnv, AwsStoreConfig};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use tower::ServiceExt;
@@ -82,17 +81,9 @@ async fn binds(site: &Site, id: i64) -> bool {
 
 #[tokio::test]
 async fn the_function_follows_a_failover_without_a_redeploy() {
-    let Some(sdk) = registry_store_aws::testing::emulator_sdk().await else { return };
-    let names = registry_store_aws::testing::unique_names("lambda-follow");
-    let site = |region: &str, suffix: &str| Site {
-        sdk: in_region(&sdk, region),
-        config: AwsStoreConfig { table: names.table.clone(), bucket: format!("{}-{suffix}", names.bucket) },
-    };
-    let (us, eu) = (site(HOME, "us"), site(OTHER, "eu"));
+    let Some([us, eu]) = Site::of_regions("lambda-follow", [(HOME, "us"), (OTHER, "eu")]).await else { return };
     for site in [&us, &eu] {
-        registry_store_aws::provision::create_resources(&site.sdk, &site.config, true)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        site.create().await;
     }
     let routes = vec![(us.clone(), eu.clone()), (eu.clone(), us.clone())];
     let replication = Replicator::run_with_lag(routes, Duration::ZERO, Duration::from_millis(50));
@@ -124,7 +115,6 @@ async fn the_function_follows_a_failover_without_a_redeploy() {
     }
     replication.stop().await;
     for site in [&us, &eu] {
-        let deleted = registry_store_aws::provision::delete_resources(&site.sdk, &site.config, true).await;
-        deleted.unwrap_or_else(|e| panic!("deleting: {e}"));
+        site.delete().await;
     }
 }

@@ -14,8 +14,6 @@
 mod support;
 
 use registry_core::{Context, SchemaId, Store};
-use registry_store_aws::AwsStoreConfig;
-use registry_store_aws::regions::in_region;
 use registry_store_aws::testing::replicator::{LaggedReplication, Replicator, Site};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -162,13 +160,7 @@ async fn writes_commit_in_the_new_home(
 
 #[tokio::test]
 async fn functions_follow_a_failover_and_a_failback_without_a_redeploy() {
-    let Some(sdk) = registry_store_aws::testing::emulator_sdk().await else { return };
-    let names = registry_store_aws::testing::unique_names("follow");
-    let site = |region: &str, suffix: &str| Site {
-        sdk: in_region(&sdk, region),
-        config: AwsStoreConfig { table: names.table.clone(), bucket: format!("{}-{suffix}", names.bucket) },
-    };
-    let (us, eu) = (site(HOME, "us"), site(OTHER, "eu"));
+    let Some([us, eu]) = Site::of_regions("follow", [(HOME, "us"), (OTHER, "eu")]).await else { return };
     let region_env = |site: &Site, region: &'static str| {
         vec![
             ("AWS_REGION", region.to_string()),
@@ -246,7 +238,6 @@ async fn functions_follow_a_failover_and_a_failback_without_a_redeploy() {
         }
     }
     for site in [&us, &eu] {
-        let deleted = registry_store_aws::provision::delete_resources(&site.sdk, &site.config, true).await;
-        deleted.unwrap_or_else(|e| panic!("deleting: {e}"));
+        site.delete().await;
     }
 }

@@ -14,6 +14,57 @@ use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_sdk_dynamodb::config::{Credentials, SharedCredentialsProvider};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// The item the exporter `name`'s record is stored as in `table`, read strongly consistent (to
+/// check what it holds, e.g. only sealed credentials). Panics on an emulator error or when there is
+/// none.
+pub async fn exporter_item(
+    sdk: &SdkConfig,
+    table: &str,
+    name: &str,
+) -> std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue> {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    let read = aws_sdk_dynamodb::Client::new(sdk)
+        .get_item()
+        .table_name(table)
+        .key(crate::keys::PK, AttributeValue::S(crate::exporter_store::EXPORTER_PK.to_owned()))
+        .key(crate::keys::SK, AttributeValue::S(name.to_owned()))
+        .consistent_read(true)
+        .send()
+        .await;
+    let item = read.unwrap_or_else(|error| panic!("GetItem of exporter {name}: {error}")).item;
+    item.unwrap_or_else(|| panic!("no item for exporter {name}"))
+}
+
+/// One call of the emulator's DynamoDB or DynamoDB Streams JSON API at `endpoint` in `region`,
+/// named by its `X-Amz-Target` (`DynamoDBStreams_20120810.GetRecords`): what the tests read as
+/// Lambda's event source mapping reads it, which the SDK this crate uses does not cover. The
+/// emulator reads the region from the credential scope and checks no signature. Panics unless it
+/// answers 2xx with JSON.
+pub async fn emulator_json_call(
+    http: &reqwest::Client,
+    endpoint: &str,
+    region: &str,
+    target: &str,
+    body: &serde_json::Value,
+) -> serde_json::Value {
+    let authorization = format!(
+        "AWS4-HMAC-SHA256 Credential=test/20260101/{region}/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
+    );
+    let response = http
+        .post(endpoint)
+        .header("X-Amz-Target", target)
+        .header("Content-Type", "application/x-amz-json-1.0")
+        .header("Authorization", authorization)
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{target}: {e}"));
+    let status = response.status();
+    let text = response.text().await.unwrap_or_else(|e| panic!("{target}: {e}"));
+    assert!(status.is_success(), "{target}: {status} {text}");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{target}: {e}: {text}"))
+}
+
 /// The SDK configuration for the emulator at `AWS_ENDPOINT_URL` (region `us-east-1` and dummy
 /// credentials unless set), or `None` to skip. Panics when `CI` is set and no endpoint is.
 pub async fn emulator_sdk() -> Option<SdkConfig> {

@@ -161,8 +161,7 @@ async fn a_write_through_the_read_region_commits_at_home_and_reads_its_own_id() 
 async fn rpo_zero_acknowledges_only_what_the_read_replica_shows() {
     with_regions(|home, read| async move {
         let timeout = Duration::from_millis(400);
-        let (acked, acks) = support::acknowledging_home(&home, &read, timeout);
-        let home_app = app(Arc::new(acked));
+        let (home_app, acks) = support::acknowledging_home_app(&home, &read, timeout);
         let text = schema("Shipment");
 
         // Replication paused: a bounded wait, then a retryable answer, counted.
@@ -180,8 +179,7 @@ async fn rpo_zero_acknowledges_only_what_the_read_replica_shows() {
         // Replication running: the retry is acknowledged, with the ID the first attempt committed.
         // Its bound is sized for a loaded machine (a replication pass scans both regions on the
         // emulator), so only a replica that never shows the write fails this part.
-        let (acked, patient) = support::acknowledging_home(&home, &read, Duration::from_secs(120));
-        let home_app = app(Arc::new(acked));
+        let (home_app, patient) = support::acknowledging_home_app(&home, &read, Duration::from_secs(120));
         let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
         let (from, to) = (home.clone(), read.clone());
         let replicator = tokio::spawn(async move {
@@ -222,6 +220,14 @@ async fn rpo_zero_acknowledges_only_what_the_read_replica_shows() {
 struct Seen(BTreeMap<i64, String>);
 
 impl Seen {
+    /// Registers the schema named `name` under `subject` through `app` and records the ID given.
+    async fn register(&mut self, app: &axum::Router, subject: &str, name: &str) -> i64 {
+        let text = schema(name);
+        let id = register(app, subject, &text).await.unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        self.record(id, &text);
+        id
+    }
+
     fn record(&mut self, id: i64, schema: &str) {
         let known = self.0.entry(id).or_insert_with(|| schema.to_string());
         assert_eq!(known, schema, "ID {id} was given to two schemas");
@@ -248,17 +254,13 @@ async fn failover_never_reissues_an_id_fences_the_old_home_and_fails_back() {
         let replicator = Replicator::default();
         let us_home = app(Arc::new(us.store().fenced_by(HOME)));
         for n in 0..3 {
-            let text = schema(&format!("Replicated{n}"));
-            seen.record(register(&us_home, "s", &text).await.unwrap_or_else(|e| panic!("{e:?}")), &text);
+            seen.register(&us_home, "s", &format!("Replicated{n}")).await;
         }
         replicator.replicate(&us, &eu).await;
         // Allocations in flight: committed at home, replication paused before they arrive.
         let mut unreplicated = Vec::new();
         for n in 0..3 {
-            let text = schema(&format!("InFlight{n}"));
-            let id = register(&us_home, "s", &text).await.unwrap_or_else(|e| panic!("{e:?}"));
-            seen.record(id, &text);
-            unreplicated.push(id);
+            unreplicated.push(seen.register(&us_home, "s", &format!("InFlight{n}")).await);
         }
 
         // Fail over to eu-west-1 (run against its replica), then point its functions at it.
@@ -272,16 +274,10 @@ async fn failover_never_reissues_an_id_fences_the_old_home_and_fails_back() {
         assert!(matches!(&refused, Err((StatusCode::INTERNAL_SERVER_ERROR, _))), "{refused:?}");
         let mut new_ids = Vec::new();
         for n in 0..3 {
-            let text = schema(&format!("AfterFailover{n}"));
-            let id = register(&eu_home, "t", &text).await.unwrap_or_else(|e| panic!("{e:?}"));
-            seen.record(id, &text);
-            new_ids.push(id);
+            new_ids.push(seen.register(&eu_home, "t", &format!("AfterFailover{n}")).await);
         }
         // The residual window: the old home has not received the marker yet and still commits.
-        let text = schema("InTheWindow");
-        let id = register(&us_home, "s", &text).await.unwrap_or_else(|e| panic!("{e:?}"));
-        seen.record(id, &text);
-        unreplicated.push(id);
+        unreplicated.push(seen.register(&us_home, "s", "InTheWindow").await);
         let highest_old = unreplicated.iter().max().copied().unwrap_or_default();
         assert!(new_ids.iter().all(|id| *id > highest_old), "new home issued {new_ids:?} after {unreplicated:?}");
 
@@ -299,10 +295,8 @@ async fn failover_never_reissues_an_id_fences_the_old_home_and_fails_back() {
         replicator.replicate(&eu, &us).await;
         let failback = us.store().fail_over(HOME, gap).await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((failback.after.region.as_str(), failback.after.epoch), (HOME, 2));
-        let text = schema("AfterFailback");
-        let id = register(&us_home, "u", &text).await.unwrap_or_else(|e| panic!("{e:?}"));
+        let id = seen.register(&us_home, "u", "AfterFailback").await;
         assert!(new_ids.iter().all(|new| id > *new), "failback issued {id} after {new_ids:?}");
-        seen.record(id, &text);
         replicator.replicate(&us, &eu).await;
         let refused = register(&eu_home, "t", &schema("Fenced")).await;
         assert!(matches!(&refused, Err((StatusCode::INTERNAL_SERVER_ERROR, _))), "{refused:?}");

@@ -152,8 +152,7 @@ async fn under_a_lag_of_a_second_reads_by_id_never_miss_and_the_rest_is_stale_fo
 async fn rpo_zero_acknowledges_after_the_lag_and_refuses_past_the_timeout() {
     with_regions(|home, read| async move {
         let timeout = Duration::from_secs(5);
-        let (acked, acks) = support::acknowledging_home(&home, &read, timeout);
-        let acking = app(Arc::new(acked));
+        let (acking, acks) = support::acknowledging_home_app(&home, &read, timeout);
         let replication = Replicator::run_with_lag(vec![(home.clone(), read.clone())], Duration::ZERO, POLL);
         let mut figures = Vec::new();
         for seconds in [0, 1, 2] {

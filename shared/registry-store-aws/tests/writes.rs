@@ -35,44 +35,30 @@ struct Action {
 impl Action {
     fn of(item: &TransactWriteItem) -> Action {
         let text = |v: Option<&AttributeValue>| v.and_then(|v| v.as_s().ok()).cloned().unwrap_or_default();
-        let action = |kind, key: &HashMap<String, AttributeValue>| Action {
-            kind,
-            pk: text(key.get(keys::PK)),
-            sk: text(key.get(keys::SK)),
-            update: String::new(),
-            condition: String::new(),
-            names: HashMap::new(),
-            values: HashMap::new(),
-        };
+        // Every kind of item carries its key (a put, its whole item), a condition and the names
+        // and values of its expressions; an update also its update expression.
+        macro_rules! read {
+            ($kind:literal, $action:expr, $key:expr, $condition:expr, $update:expr) => {
+                Action {
+                    kind: $kind,
+                    pk: text($key.get(keys::PK)),
+                    sk: text($key.get(keys::SK)),
+                    update: $update,
+                    condition: $condition.to_string(),
+                    names: $action.expression_attribute_names().cloned().unwrap_or_default(),
+                    values: $action.expression_attribute_values().cloned().unwrap_or_default(),
+                }
+            };
+        }
         if let Some(put) = item.put() {
-            Action {
-                condition: put.condition_expression().unwrap_or_default().to_string(),
-                names: put.expression_attribute_names().cloned().unwrap_or_default(),
-                values: put.expression_attribute_values().cloned().unwrap_or_default(),
-                ..action("Put", put.item())
-            }
+            read!("Put", put, put.item(), put.condition_expression().unwrap_or_default(), String::new())
         } else if let Some(update) = item.update() {
-            Action {
-                update: update.update_expression().to_string(),
-                condition: update.condition_expression().unwrap_or_default().to_string(),
-                names: update.expression_attribute_names().cloned().unwrap_or_default(),
-                values: update.expression_attribute_values().cloned().unwrap_or_default(),
-                ..action("Update", update.key())
-            }
+            let expression = update.update_expression().to_string();
+            read!("Update", update, update.key(), update.condition_expression().unwrap_or_default(), expression)
         } else if let Some(delete) = item.delete() {
-            Action {
-                condition: delete.condition_expression().unwrap_or_default().to_string(),
-                names: delete.expression_attribute_names().cloned().unwrap_or_default(),
-                values: delete.expression_attribute_values().cloned().unwrap_or_default(),
-                ..action("Delete", delete.key())
-            }
+            read!("Delete", delete, delete.key(), delete.condition_expression().unwrap_or_default(), String::new())
         } else if let Some(check) = item.condition_check() {
-            Action {
-                condition: check.condition_expression().to_string(),
-                names: check.expression_attribute_names().cloned().unwrap_or_default(),
-                values: check.expression_attribute_values().cloned().unwrap_or_default(),
-                ..action("Check", check.key())
-            }
+            read!("Check", check, check.key(), check.condition_expression(), String::new())
         } else {
             panic!("a transaction item with no action: {item:?}")
         }

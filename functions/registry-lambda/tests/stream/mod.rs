@@ -3,6 +3,7 @@
 //! reads it.
 
 use registry_store_aws::AwsStoreConfig;
+use registry_store_aws::testing::replicator::Site;
 use serde_json::{Value, json};
 
 /// The table's stream read as Lambda's event source mapping reads it, through the DynamoDB
@@ -16,25 +17,8 @@ pub struct StreamReader {
 
 impl StreamReader {
     async fn call(&self, action: &str, body: Value) -> Value {
-        // The emulator reads the region from the credential scope and checks no signature.
-        let authorization = format!(
-            "AWS4-HMAC-SHA256 Credential=test/20260101/{}/dynamodb/aws4_request, SignedHeaders=host, Signature=0",
-            self.region
-        );
-        let response = self
-            .http
-            .post(&self.endpoint)
-            .header("X-Amz-Target", format!("DynamoDBStreams_20120810.{action}"))
-            .header("Content-Type", "application/x-amz-json-1.0")
-            .header("Authorization", authorization)
-            .body(body.to_string())
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("{action}: {e}"));
-        let status = response.status();
-        let text = response.text().await.unwrap_or_else(|e| panic!("{action}: {e}"));
-        assert!(status.is_success(), "{action}: {status} {text}");
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{action}: {e}: {text}"))
+        let target = format!("DynamoDBStreams_20120810.{action}");
+        registry_store_aws::testing::emulator_json_call(&self.http, &self.endpoint, &self.region, &target, &body).await
     }
 
     /// Every record the stream holds, oldest first, from every shard.
@@ -67,21 +51,8 @@ impl StreamReader {
 
 /// Turns the stream of `names`' table on and answers its reader.
 pub async fn enable(sdk: &aws_config::SdkConfig, names: &AwsStoreConfig) -> StreamReader {
-    let dynamo = aws_sdk_dynamodb::Client::new(sdk);
-    let stream = dynamo
-        .update_table()
-        .table_name(&names.table)
-        .stream_specification(
-            aws_sdk_dynamodb::types::StreamSpecification::builder()
-                .stream_enabled(true)
-                .stream_view_type(aws_sdk_dynamodb::types::StreamViewType::NewAndOldImages)
-                .build()
-                .unwrap_or_else(|e| panic!("{e}")),
-        )
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("enabling the stream: {e}"));
-    let arn = stream.table_description.and_then(|t| t.latest_stream_arn).unwrap_or_else(|| panic!("no stream ARN"));
+    let site = Site { sdk: sdk.clone(), config: names.clone() };
+    let arn = site.enable_stream(aws_sdk_dynamodb::types::StreamViewType::NewAndOldImages).await;
     StreamReader {
         http: reqwest::Client::new(),
         endpoint: sdk.endpoint_url().unwrap_or_default().to_owned(),

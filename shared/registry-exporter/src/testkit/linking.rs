@@ -33,6 +33,7 @@ pub fn workload_numbers(one: &str, count: &str, default: u64) -> Vec<u64> {
 }
 
 /// SplitMix64: a small generator started from a number, the same sequence on every machine.
+#[derive(Debug, Clone)]
 pub struct Rng(pub u64);
 
 impl Rng {

@@ -40,23 +40,20 @@ struct Change {
     version: Versioned,
 }
 
-/// A small deterministic generator (splitmix64): the draw is the whole run's randomness.
+/// A small deterministic generator (the schema-linking workloads' splitmix64, in sizes and
+/// chances): the draw is the whole run's randomness.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub struct Rng(registry_exporter::testkit::linking::Rng);
 
 impl Rng {
     /// The generator for `draw`.
     pub fn new(draw: u64) -> Rng {
-        Rng(draw)
+        Rng(registry_exporter::testkit::linking::Rng(draw))
     }
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.draw()
     }
 
     /// A number below `n` (0 when `n` is 0).

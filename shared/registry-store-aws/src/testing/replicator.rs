@@ -21,6 +21,43 @@ pub struct Site {
 }
 
 impl Site {
+    /// One registry's sites on the emulator, one per `(region, bucket suffix)`: one table name
+    /// (`prefix`, made unique) and a bucket each; nothing is created yet ([`Site::create`]).
+    /// `None` when the tests skip (no emulator).
+    pub async fn of_regions<const N: usize>(prefix: &str, regions: [(&str, &str); N]) -> Option<[Site; N]> {
+        let sdk = super::emulator_sdk().await?;
+        let names = super::unique_names(prefix);
+        Some(regions.map(|(region, suffix)| Site {
+            sdk: crate::regions::in_region(&sdk, region),
+            config: AwsStoreConfig { table: names.table.clone(), bucket: format!("{}-{suffix}", names.bucket) },
+        }))
+    }
+
+    /// Creates the site's table and bucket. Panics on an emulator error.
+    pub async fn create(&self) {
+        let created = crate::provision::create_resources(&self.sdk, &self.config, true).await;
+        created.unwrap_or_else(|e| panic!("creating {}: {e}", self.config.bucket));
+    }
+
+    /// Deletes the site's table and bucket. Panics on an emulator error.
+    pub async fn delete(&self) {
+        let deleted = crate::provision::delete_resources(&self.sdk, &self.config, true).await;
+        deleted.unwrap_or_else(|e| panic!("deleting {}: {e}", self.config.bucket));
+    }
+
+    /// Turns on the stream of the site's table with `view` and answers its ARN. Panics on an
+    /// emulator error.
+    pub async fn enable_stream(&self, view: aws_sdk_dynamodb::types::StreamViewType) -> String {
+        use aws_sdk_dynamodb::types::StreamSpecification;
+        let specification = StreamSpecification::builder().stream_enabled(true).stream_view_type(view).build();
+        let specification = specification.unwrap_or_else(|e| panic!("stream specification: {e}"));
+        let update = self.dynamo().update_table().table_name(&self.config.table).stream_specification(specification);
+        let table = &self.config.table;
+        let updated = update.send().await.unwrap_or_else(|e| panic!("turning on the stream of {table}: {e:?}"));
+        let arn = updated.table_description.and_then(|description| description.latest_stream_arn);
+        arn.unwrap_or_else(|| panic!("no stream ARN for {table}"))
+    }
+
     /// A store over the site's table and bucket (path-style S3, as on the emulator).
     pub fn store(&self) -> AwsStore {
         AwsStore::with_path_style(&self.sdk, self.config.clone(), true)

@@ -7,10 +7,10 @@
 use aws_config::SdkConfig;
 use futures::FutureExt;
 use registry_core::{Fingerprint, SchemaBody, SchemaId, SchemaType, Subject, Version, VersionRow};
+use registry_store_aws::AwsStore;
 use registry_store_aws::provision::{create_resources, delete_resources};
-use registry_store_aws::regions::{AckRegion, AckReplicas, in_region};
+use registry_store_aws::regions::{AckRegion, AckReplicas};
 use registry_store_aws::testing::replicator::Site;
-use registry_store_aws::{AwsStore, AwsStoreConfig};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 
@@ -45,19 +45,13 @@ where
     F: FnOnce(Site, Site) -> Fut,
     Fut: Future<Output = ()>,
 {
-    let Some(sdk) = emulator_sdk().await else { return };
-    let names = registry_store_aws::testing::unique_names(prefix);
-    let site = |region: &str, suffix: &str| Site {
-        sdk: in_region(&sdk, region),
-        config: AwsStoreConfig { table: names.table.clone(), bucket: format!("{}-{suffix}", names.bucket) },
-    };
-    let (home, read) = (site(home, "home"), site(read, "read"));
+    let Some([home, read]) = Site::of_regions(prefix, [(home, "home"), (read, "read")]).await else { return };
     for site in [&home, &read] {
-        create_resources(&site.sdk, &site.config, true).await.unwrap_or_else(|e| panic!("creating: {e}"));
+        site.create().await;
     }
     let outcome = AssertUnwindSafe(test(home.clone(), read.clone())).catch_unwind().await;
     for site in [&home, &read] {
-        delete_resources(&site.sdk, &site.config, true).await.unwrap_or_else(|e| panic!("deleting: {e}"));
+        site.delete().await;
     }
     if let Err(panic) = outcome {
         std::panic::resume_unwind(panic);
@@ -116,6 +110,16 @@ pub fn acknowledging_home(
 ) -> (AwsStore, std::sync::Arc<AckReplicas>) {
     let acks = read_region_acks(home, read, timeout);
     (home.store().fenced_by(&region_of(home)).with_acks(acks.clone()), acks)
+}
+
+/// The home application (as [`http::app`]) over [`acknowledging_home`]'s store, and what it waits for.
+pub fn acknowledging_home_app(
+    home: &Site,
+    read: &Site,
+    timeout: std::time::Duration,
+) -> (axum::Router, std::sync::Arc<AckReplicas>) {
+    let (acked, acks) = acknowledging_home(home, read, timeout);
+    (http::app(std::sync::Arc::new(acked)), acks)
 }
 
 /// The region of `site`'s SDK configuration.
