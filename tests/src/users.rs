@@ -17,7 +17,7 @@
 //! Each password is `<user>-secret`.
 
 use base64::Engine;
-use registry_auth::{Authenticator, HashCost, Role, UserEntry, UsersFile, hash_password};
+use registry_auth::{Authenticator, HashCost, Role, UserEntry, UsersFile};
 use std::sync::{Arc, OnceLock};
 
 /// The users file text (hashed once per test process, at the test cost).
@@ -38,12 +38,8 @@ pub fn users_file() -> &'static str {
             ("ctx-a-team-b-admin", Role::Admin, &[":.ctx-a:", ":.ctx-b:team-b."]),
         ];
         for (user, role, prefixes) in users {
-            let hash = match hash_password(&password(user), HashCost::TEST) {
-                Ok(hash) => hash,
-                Err(error) => panic!("hashing a test password: {error}"),
-            };
-            let subject_prefixes = prefixes.iter().map(|prefix| prefix.to_string()).collect();
-            file.upsert(UserEntry { user: user.to_string(), role, subject_prefixes, hash });
+            let entry = UserEntry::with_password(user, role, prefixes, &password(user), HashCost::TEST);
+            file.upsert(entry.unwrap_or_else(|error| panic!("hashing a test password: {error}")));
         }
         file.render()
     })

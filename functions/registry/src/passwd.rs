@@ -1,7 +1,7 @@
 //! `registry passwd USER --role ROLE [--subject-prefix P]...`: adds or replaces a user in the users file,
 //! reading the password from standard input (first line) and storing only its argon2id hash.
 
-use registry_auth::{HashCost, Role, UserEntry, UsersFile, hash_password};
+use registry_auth::{HashCost, Role, UserEntry, UsersFile};
 use std::io::BufRead;
 use std::path::PathBuf;
 
@@ -44,9 +44,9 @@ pub fn apply(args: &PasswdArgs, input: &mut dyn BufRead, cost: HashCost) -> Resu
         return Err("empty password: write it on standard input".into());
     }
     let mut users = UsersFile::load(&args.users_file, true).map_err(|error| error.to_string())?;
-    let hash = hash_password(password, cost).map_err(|error| error.to_string())?;
-    let entry =
-        UserEntry { user: args.user.clone(), role: args.role, subject_prefixes: args.subject_prefixes.clone(), hash };
+    let prefixes: Vec<&str> = args.subject_prefixes.iter().map(String::as_str).collect();
+    let entry = UserEntry::with_password(&args.user, args.role, &prefixes, password, cost)
+        .map_err(|error| error.to_string())?;
     let replaced = users.upsert(entry);
     users.save_atomic(&args.users_file).map_err(|error| error.to_string())?;
     Ok(replaced)

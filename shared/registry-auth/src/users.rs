@@ -30,6 +30,19 @@ pub struct UserEntry {
 }
 
 impl UserEntry {
+    /// The entry of `user` with `password` hashed at `cost` (argon2id).
+    pub fn with_password(
+        user: &str,
+        role: Role,
+        subject_prefixes: &[&str],
+        password: &str,
+        cost: crate::HashCost,
+    ) -> Result<UserEntry, AuthError> {
+        let hash = crate::hash_password(password, cost)?;
+        let subject_prefixes = subject_prefixes.iter().map(|prefix| prefix.to_string()).collect();
+        Ok(UserEntry { user: user.to_string(), role, subject_prefixes, hash })
+    }
+
     /// The user's scope ([`Scope::All`] when no prefix is set).
     pub fn scope(&self) -> Scope {
         Scope::from_prefixes(self.subject_prefixes.clone())

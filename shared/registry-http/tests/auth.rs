@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use base64::Engine;
 use http_body_util::BodyExt;
-use registry_auth::{Authenticator, HashCost, JwtValidator, Role, UserEntry, UsersFile, hash_password};
+use registry_auth::{Authenticator, HashCost, JwtValidator, Role, UserEntry, UsersFile};
 use registry_core::{MemoryStore, Registry, RegistrySettings};
 use registry_http::{AppOptions, app as build_app};
 use serde_json::{Value, json};
@@ -36,13 +36,8 @@ fn users() -> UsersFile {
         ("team-a-admin", Role::Admin, &["team-a.", "shared."]),
     ];
     for (user, role, prefixes) in people {
-        let hash = hash_password(&format!("{user}-secret"), HashCost::TEST).unwrap();
-        file.upsert(UserEntry {
-            user: user.into(),
-            role,
-            subject_prefixes: prefixes.iter().map(|p| p.to_string()).collect(),
-            hash,
-        });
+        let password = format!("{user}-secret");
+        file.upsert(UserEntry::with_password(user, role, prefixes, &password, HashCost::TEST).unwrap());
     }
     file
 }
