@@ -130,6 +130,7 @@ impl Bench {
                 let request = lambda_http::Request::from(payload).with_lambda_context(context());
                 let response = self.handler.clone().oneshot(request).await.unwrap_or_else(|never| match never {});
                 let (parts, body) = response.into_parts();
+                assert!(parts.status.is_success(), "{}", parts.status);
                 let prelude =
                     MetadataPrelude { status_code: parts.status, headers: parts.headers, cookies: Vec::new() };
                 let prelude = serde_json::to_vec(&prelude).unwrap_or_else(|e| panic!("{e}"));

@@ -189,7 +189,9 @@ impl Emf {
         }
         let mut aws = JsonObject::with_capacity(384);
         aws.field("Timestamp", timestamp_ms);
-        let mut directives = self.requests_directive.clone();
+        let mut directives = String::with_capacity(256);
+        directives.push('[');
+        directives.push_str(&self.requests_directive);
         if PER_OPERATION.contains(&record.operation) {
             directives.push(',');
             directives.push_str(&self.operation_directive);
@@ -200,7 +202,8 @@ impl Emf {
             directives.push(',');
             directives.push_str(&counters.to_string());
         }
-        aws.raw_field("CloudWatchMetrics", &format!("[{directives}]"));
+        directives.push(']');
+        aws.raw_field("CloudWatchMetrics", &directives);
         line.raw_field("_aws", &aws.finish());
         line.finish()
     }
