@@ -4,16 +4,17 @@
 //! with [`HOT`] schemas, and the same requests four ways, rounds interleaved so drift hits all alike:
 //! - `router`: `registry_http::app` called with an `http::Request` (the application `registry serve`
 //!   hands every parsed request to);
-//! - `handler`: the function's handler as `main` assembles it (the same application, EMF lines on,
-//!   the request preparation and time budget) called with the request `lambda_http` builds, its
-//!   Lambda context attached;
-//! - `handler without EMF`: that handler without its EMF lines (what the adapter itself adds);
+//! - `handler`: the function's handler as `main` assembles it (the same application, its EMF line
+//!   in place of the access line, the request preparation and time budget) called with the request
+//!   `lambda_http` builds, its Lambda context attached;
+//! - `handler without EMF`: that handler without its EMF lines, so with the router's access line
+//!   (what the adapter itself adds);
 //! - `event`: the same, from the invocation's bytes: the Function URL event parsed and converted
 //!   as `lambda_http` does it, and the answer's metadata prelude serialized as the runtime sends it.
 //!
-//! Both paths log as deployed: the access line as JSON at `info` (to /dev/null here, the Lambda log
-//! pipeline's pipe there), and the function its EMF line on stdout (sent to /dev/null: run with
-//! `> /dev/null`; the figures go to stderr). Printed, never asserted: requests per second of one
+//! Each path logs as deployed: the router its access line as JSON at `info` (to /dev/null here, the
+//! Lambda log pipeline's pipe there), the function its EMF line on stdout instead (sent to
+//! /dev/null: run with `> /dev/null`; the figures go to stderr). Printed, never asserted: requests per second of one
 //! core for `GET /schemas/ids/{id}` and lookups, and each path's ratio to the router's.
 //!
 //! `cargo bench -p registry-lambda --bench adapter > /dev/null` (`make bench-edge` runs it).

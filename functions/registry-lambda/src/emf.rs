@@ -1,5 +1,9 @@
 //! CloudWatch embedded metric format (EMF): one JSON line on stdout per request, which the Lambda
 //! log pipeline turns into metrics. No CloudWatch API call is made, on the request path or anywhere.
+//! The line is also the request's access line ([`EmfLine`], the application's
+//! `registry_http::observability::AnswerLine`): it carries every field of the access line the
+//! router logs otherwise (`Method`, `Principal`, `ErrorCode` besides those below), so an invocation
+//! writes one line, in one write, not two.
 //!
 //! Every distinct (namespace, metric, dimension values) is a custom metric billed by the month
 //! ($0.30 each for the first 10,000), so the dimensions are chosen to keep a registry at about ten:
@@ -16,20 +20,18 @@
 //!   declares the regional two).
 //!
 //! Everything else rides along as plain properties, searchable in Logs Insights at no metric cost:
-//! `Operation`, `Status` (the number), the request id and subject, the other counters' non-zero deltas
+//! `Operation`, `Status` (the number), `Method`, the request id, subject and principal (`anonymous`
+//! without verified credentials), the `ErrorCode` of an error answer, the other counters' non-zero deltas
 //! (`ExistingRegistrations`, `CompatibilityRejections`, `StoreRetries`, `CacheHits`, `CacheMisses`)
 //! and `MaxSchemaId` (the highest ID this instance has seen). `Registry` is the function name
 //! (`AWS_LAMBDA_FUNCTION_NAME`).
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
 use registry_core::metrics::MetricsSnapshot;
 use registry_core::{CacheStats, Registry};
-use registry_http::observability::RequestRecord;
+use registry_http::observability::{ANONYMOUS, AnswerLine, RequestRecord};
 use serde_json::json;
 use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Operations whose latency is also a metric of its own (`Latency` by `[Registry, Operation]`).
@@ -187,6 +189,11 @@ impl Emf {
         if let Some(subject) = &record.subject {
             line.field("Subject", subject.as_str());
         }
+        line.field("Method", record.method.as_str());
+        line.field("Principal", record.principal.as_deref().unwrap_or(ANONYMOUS));
+        if let Some(code) = record.error_code {
+            line.field("ErrorCode", code);
+        }
         let mut aws = JsonObject::with_capacity(384);
         aws.field("Timestamp", timestamp_ms);
         let mut directives = String::with_capacity(256);
@@ -250,21 +257,29 @@ impl JsonObject {
     }
 }
 
-/// `router` with one EMF line written to stdout after each answer that carries a
-/// [`RequestRecord`] (every answer of `registry_http::app`).
-pub fn layer(router: axum::Router, registry: Registry, emf: Arc<Emf>) -> axum::Router {
-    router.layer(axum::middleware::from_fn_with_state((registry, emf), emit))
+/// The function's [`AnswerLine`]: each answer's EMF line on stdout, in one write. It writes once
+/// [`EmfLine::start`] gave it the emitter and the registry whose counters the lines report (the
+/// application is assembled with the line before that registry exists).
+#[derive(Debug, Default)]
+pub struct EmfLine {
+    started: OnceLock<(Emf, Registry)>,
 }
 
-async fn emit(State((registry, emf)): State<(Registry, Arc<Emf>)>, request: Request, next: Next) -> Response {
-    let response = next.run(request).await;
-    if let Some(record) = response.extensions().get::<RequestRecord>() {
+impl EmfLine {
+    /// Lines from now on by `emf`, with `registry`'s counters (the first call counts).
+    pub fn start(&self, emf: Emf, registry: Registry) {
+        let _ = self.started.set((emf, registry));
+    }
+}
+
+impl AnswerLine for EmfLine {
+    fn answered(&self, record: &RequestRecord) {
+        let Some((emf, registry)) = self.started.get() else { return };
         let timestamp_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
         let mut line = emf.line(record, &registry.metrics().counters(), registry.store().cache_stats(), timestamp_ms);
         line.push('\n');
         let _ = std::io::stdout().lock().write_all(line.as_bytes());
     }
-    response
 }
 
 #[cfg(test)]
@@ -281,6 +296,9 @@ mod tests {
             latency_ms: 12.5,
             request_id: "req-1".into(),
             writes: true,
+            method: axum::http::Method::POST,
+            principal: Some("alice".into()),
+            error_code: None,
         }
     }
 
@@ -331,6 +349,12 @@ mod tests {
         assert_eq!((line["Requests"].as_u64(), line["Latency"].as_f64()), (Some(1), Some(12.5)));
         assert_eq!((line["NewSchemaIds"].as_u64(), line["MaxSchemaId"].as_u64()), (Some(1), Some(42)));
         assert_eq!((line["RequestId"].as_str(), line["Subject"].as_str()), (Some("req-1"), Some("orders-value")));
+        // The access line's fields, the line being the request's only one.
+        assert_eq!((line["Method"].as_str(), line["Principal"].as_str()), (Some("POST"), Some("alice")));
+        assert_eq!(line.get("ErrorCode"), None, "a success has no error code");
+        let refused = RequestRecord { status: 409, error_code: Some(40901), principal: None, ..record() };
+        let refused = parse(&emf().line(&refused, &metrics.snapshot(), None, 1));
+        assert_eq!((refused["ErrorCode"].as_u64(), refused["Principal"].as_str()), (Some(40901), Some("anonymous")));
     }
 
     #[test]

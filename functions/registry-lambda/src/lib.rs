@@ -1,6 +1,7 @@
 //! The Lambda side of the registry: the handler that `main` hands to `lambda_http`, and its config.
 //!
-//! The handler is [`registry_http::app`] behind one request rewrite, [`strip_stage`]: API
+//! The handler is [`registry_http::app`] (its EMF line the access line, [`emf::EmfLine`]) behind
+//! one request rewrite, [`strip_stage`]: API
 //! Gateway puts a named stage in front of the path (`/prod/subjects`), which the router must
 //! not see. Function URL and `$default`-stage events pass through unchanged, so `%2F` in a
 //! subject (`/subjects/pkg1%2Fmsg1.proto/versions`) reaches the router still encoded.
@@ -32,6 +33,7 @@ use lambda_http::request::RequestContext;
 use lambda_http::{Request, RequestExt};
 use registry_core::Registry;
 use registry_http::AppOptions;
+use registry_http::observability::AnswerLine;
 use registry_http::request_limits::HostDeadline;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -42,7 +44,7 @@ pub type Handler = MapRequest<axum::Router, fn(Request) -> Request>;
 
 /// The full Confluent API over `registry`, assembled by `registry_http::app` exactly as
 /// `registry serve` assembles it, accepting `lambda_http` requests; with `emf`, one CloudWatch EMF
-/// line per answer on stdout ([`emf`]).
+/// line per answer on stdout, in place of the access line ([`emf`]).
 pub fn handler(registry: Registry, options: AppOptions, emf: Option<emf::EmfConfig>) -> Handler {
     guarded_handler(registry, options, emf.map(emf::Emf::new), None)
 }
@@ -52,25 +54,23 @@ pub fn handler(registry: Registry, options: AppOptions, emf: Option<emf::EmfConf
 /// anything else sees it ([`auth_origin`]).
 pub fn guarded_handler(
     registry: Registry,
-    options: AppOptions,
+    mut options: AppOptions,
     emf: Option<emf::Emf>,
     origin: Option<Arc<auth_origin::OriginGuard>>,
 ) -> Handler {
-    guarded_app_handler(registry_http::app(registry.clone(), options), registry, emf, origin)
+    let line = emf.map(|emf| (emf, Arc::new(emf::EmfLine::default())));
+    options.answer_line = line.as_ref().map(|(_, line)| Arc::clone(line) as Arc<dyn AnswerLine>);
+    let app = registry_http::app(registry.clone(), options);
+    if let Some((emf, line)) = line {
+        line.start(emf, registry);
+    }
+    guarded_app_handler(app, origin)
 }
 
-/// [`guarded_handler`] for an application already assembled (a read region's
-/// `registry_http::regional::app`), with `registry` the one its metrics lines describe.
-pub fn guarded_app_handler(
-    app: axum::Router,
-    registry: Registry,
-    emf: Option<emf::Emf>,
-    origin: Option<Arc<auth_origin::OriginGuard>>,
-) -> Handler {
-    let app = match emf {
-        Some(emf) => emf::layer(app, registry, Arc::new(emf)),
-        None => app,
-    };
+/// The service `main` runs over an application already assembled (with its EMF line among its
+/// options, [`emf::EmfLine`]): with `origin` every request without CloudFront's origin header
+/// answered 403 before anything else sees it ([`auth_origin`]), each request prepared by [`prepare`].
+pub fn guarded_app_handler(app: axum::Router, origin: Option<Arc<auth_origin::OriginGuard>>) -> Handler {
     let app = match origin {
         Some(guard) => auth_origin::layer(app, guard),
         None => app,

@@ -49,6 +49,7 @@ pub fn app_options(
         deks: None,
         exporters: None,
         mcp: settings.mcp_enabled,
+        answer_line: None,
     })
 }
 

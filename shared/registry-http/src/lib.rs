@@ -100,13 +100,16 @@ pub struct AppOptions {
     pub exporters: Option<Arc<ExporterService>>,
     /// The MCP server at `/mcp` ([`registry_mcp`]); off: `/mcp` is 404 as any unserved path.
     pub mcp: bool,
+    /// The host's own line per answer, written instead of the access line
+    /// ([`observability::AnswerLine`]: the Lambda function's EMF line); `None`: the access line.
+    pub answer_line: Option<Arc<dyn observability::AnswerLine>>,
 }
 
 /// The whole application over `registry`, the one composition every host uses (`registry serve`,
 /// the Lambda function, the in-process admin client and the tests). From the outside in: the
 /// edge ([`observability::observe`]: the URI, header and declared-body limits of [`request_limits`],
-/// the response media type, the default `Cache-Control`, one log line and metrics sample per answer,
-/// auth refusals included), the request time budget when set, authentication and authorization,
+/// the request time budget when set, the response media type, the default `Cache-Control`, one log
+/// line and metrics sample per answer, auth refusals included), authentication and authorization,
 /// then the routes with the body limit.
 pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
     let http = match options.authenticator {
@@ -140,13 +143,8 @@ pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
             routes.layer(axum::middleware::from_fn(error::legacy_incompatible_code))
         }
     };
-    let budget = options.request_budget;
-    let routes = if budget == request_limits::RequestBudget::default() {
-        routes
-    } else {
-        routes.layer(axum::middleware::from_fn(move |request, next| request_limits::within(budget, request, next)))
-    };
-    routes.layer(axum::middleware::from_fn_with_state(registry, observability::observe))
+    let edge = observability::Edge { registry, answer_line: options.answer_line, budget: options.request_budget };
+    routes.layer(axum::middleware::from_fn_with_state(Arc::new(edge), observability::observe))
 }
 
 /// [`api_routes`], also under the base-URL form `/contexts/{context}/...` ([`context_path`]), which

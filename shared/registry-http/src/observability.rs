@@ -15,19 +15,25 @@
 //! echoed in the `X-Request-Id` response header.
 //!
 //! [`observe`] is the outermost layer of `crate::app`, so every answer is recorded exactly once.
+//! A host whose own per-answer line carries these fields (the Lambda function's EMF line) gives
+//! the edge an [`AnswerLine`]: the record goes there instead of the `info` line, so each answer
+//! is written once, as one line (5xx answers still get their `error` line with the detail).
+//! A read region's local answer that the home region answers again ([`HomeAnswersNotFound`]) is
+//! not handed to it: the home's answer is the request's.
 
 use crate::endpoint::{Served, UNKNOWN_OPERATION};
 use crate::error::{ErrorCode, ErrorDetail};
 use crate::extract::{MEDIA_V1, negotiate};
+use crate::request_limits::RequestBudget;
 use axum::extract::{Request, State};
-use axum::http::{HeaderName, HeaderValue, Method, header};
+use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use registry_core::Registry;
 use registry_core::metrics::Metrics;
 use std::hash::{BuildHasher, RandomState};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 /// The request and response header carrying the request id.
@@ -57,6 +63,34 @@ pub struct RequestRecord {
     /// The endpoint may change what the registry holds (registrations, deletes, config, MCP calls;
     /// not lookups or compatibility tests, which are `POST`s that only read).
     pub writes: bool,
+    /// The request's method.
+    pub method: Method,
+    /// Who made the request when its credentials verified; `None` is [`ANONYMOUS`].
+    pub principal: Option<String>,
+    /// The `error_code` of an error answer.
+    pub error_code: Option<u32>,
+}
+
+/// A host's own line per answer, written instead of the edge's `info` access line: it is handed
+/// every answer's [`RequestRecord`] (all the fields that line has) once the response head is ready.
+pub trait AnswerLine: Send + Sync + std::fmt::Debug {
+    /// Writes the line of one answer.
+    fn answered(&self, record: &RequestRecord);
+}
+
+/// Put on a request by a read region's dispatch (`crate::regional`) when a 404 answer to it will
+/// be asked of the home region again: that answer is not the request's, so an [`AnswerLine`] is
+/// not handed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HomeAnswersNotFound;
+
+/// What the edge holds for every request: the registry whose metrics it counts, the host's
+/// [`AnswerLine`] if it has one, and the time budget of a request ([`RequestBudget`]).
+#[derive(Debug, Clone)]
+pub struct Edge {
+    pub registry: Registry,
+    pub answer_line: Option<Arc<dyn AnswerLine>>,
+    pub budget: RequestBudget,
 }
 
 /// The edge every answer passes, the outermost layer of `app`: refuses a request over the URI,
@@ -65,8 +99,9 @@ pub struct RequestRecord {
 /// then swaps the default media type for the negotiated one on successful JSON answers (errors
 /// always keep `application/vnd.schemaregistry.v1+json`), gives every answer without its own
 /// `Cache-Control` `no-store` ([`crate::http_cache`]), and records the request (log line, metrics,
-/// `X-Request-Id`). So every answer is recorded once, authentication's refusals included.
-pub async fn observe(State(registry): State<Registry>, mut request: Request, next: Next) -> Response {
+/// `X-Request-Id`). So every answer is recorded once, authentication's refusals included. The
+/// request runs within its time budget ([`crate::request_limits::within`]).
+pub async fn observe(State(edge): State<Arc<Edge>>, mut request: Request, next: Next) -> Response {
     let media = negotiate(request.headers());
     let started = Instant::now();
     let facts = Facts::of(&request);
@@ -74,7 +109,7 @@ pub async fn observe(State(registry): State<Registry>, mut request: Request, nex
         Some(refusal) => refusal.into_response(),
         None => {
             request.extensions_mut().insert(Negotiated(media));
-            next.run(request).await
+            crate::request_limits::within(edge.budget, request, next).await
         }
     };
     if response.status().is_success() && media != MEDIA_V1 {
@@ -86,7 +121,7 @@ pub async fn observe(State(registry): State<Registry>, mut request: Request, nex
     if !response.headers().contains_key(header::CACHE_CONTROL) {
         response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
-    facts.finish(registry.metrics(), started, &mut response);
+    facts.finish(&edge, started, &mut response);
     response
 }
 
@@ -108,6 +143,8 @@ pub const ANONYMOUS: &str = "anonymous";
 struct Facts {
     method: Method,
     request_id: String,
+    /// The home region answers this request again after a 404 ([`HomeAnswersNotFound`]).
+    reasked_on_not_found: bool,
 }
 
 impl Facts {
@@ -118,10 +155,12 @@ impl Facts {
             .map(|id| id.0.clone())
             .or_else(|| client_request_id(request.headers().get(&REQUEST_ID_HEADER)))
             .unwrap_or_else(fresh_request_id);
-        Facts { method: request.method().clone(), request_id }
+        let reasked_on_not_found = request.extensions().get::<HomeAnswersNotFound>().is_some();
+        Facts { method: request.method().clone(), request_id, reasked_on_not_found }
     }
 
-    fn finish(self, metrics: &Metrics, started: Instant, response: &mut Response) {
+    fn finish(self, edge: &Edge, started: Instant, response: &mut Response) {
+        let metrics: &Metrics = edge.registry.metrics();
         let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
         let status = response.status();
         let error_code = response.extensions().get::<ErrorCode>().map(|code| code.0);
@@ -137,29 +176,47 @@ impl Facts {
         if let Ok(value) = HeaderValue::from_str(&self.request_id) {
             response.headers_mut().insert(REQUEST_ID_HEADER, value);
         }
-        let (method, request_id) = (self.method.as_str(), self.request_id.as_str());
-        let (logged_subject, principal) = (subject.as_deref().unwrap_or(""), principal.as_deref().unwrap_or(ANONYMOUS));
-        let status_code = status.as_u16();
-        if status.is_server_error() {
-            let detail = response.extensions().get::<ErrorDetail>().map(|detail| detail.0.as_str()).unwrap_or("");
-            tracing::error!(
-                target: REQUEST_LOG_TARGET, operation, subject = logged_subject, principal, method,
-                status = status_code, error_code, latency_ms, request_id, detail, "request failed"
-            );
-        } else {
-            tracing::info!(
-                target: REQUEST_LOG_TARGET, operation, subject = logged_subject, principal, method,
-                status = status_code, error_code, latency_ms, request_id, "request served"
-            );
-        }
-        response.extensions_mut().insert(RequestRecord {
+        let record = RequestRecord {
             operation,
             subject,
-            status: status_code,
+            status: status.as_u16(),
             latency_ms,
             request_id: self.request_id,
             writes,
-        });
+            method: self.method,
+            principal,
+            error_code,
+        };
+        let superseded = self.reasked_on_not_found && status == StatusCode::NOT_FOUND;
+        match &edge.answer_line {
+            Some(line) if !superseded => line.answered(&record),
+            Some(_) => {}
+            None => log_line(&record, None),
+        }
+        if status.is_server_error() {
+            let detail = response.extensions().get::<ErrorDetail>().map_or("", |detail| detail.0.as_str());
+            log_line(&record, Some(detail));
+        }
+        response.extensions_mut().insert(record);
+    }
+}
+
+/// The access line of `record` (`info`), or with a 5xx's `detail` its `error` line.
+fn log_line(record: &RequestRecord, detail: Option<&str>) {
+    let RequestRecord { operation, status, error_code, latency_ms, .. } = *record;
+    let (method, request_id) = (record.method.as_str(), record.request_id.as_str());
+    let subject = record.subject.as_deref().unwrap_or("");
+    let principal = record.principal.as_deref().unwrap_or(ANONYMOUS);
+    match detail {
+        Some(detail) => tracing::error!(
+            target: REQUEST_LOG_TARGET, operation, subject, principal, method, status, error_code, latency_ms,
+            request_id, detail, "request failed"
+        ),
+        None if status >= 500 => {}
+        None => tracing::info!(
+            target: REQUEST_LOG_TARGET, operation, subject, principal, method, status, error_code, latency_ms,
+            request_id, "request served"
+        ),
     }
 }
 

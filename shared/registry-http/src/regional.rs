@@ -131,7 +131,9 @@ async fn dispatch(State(apps): State<Arc<Apps>>, request: Request) -> Response {
         *request.extensions_mut() = parts.extensions.clone();
         request
     };
-    let local = answer(apps.local.clone(), again(&bytes)).await;
+    let mut asked_locally = again(&bytes);
+    asked_locally.extensions_mut().insert(crate::observability::HomeAnswersNotFound);
+    let local = answer(apps.local.clone(), asked_locally).await;
     if local.status() != StatusCode::NOT_FOUND {
         return local;
     }

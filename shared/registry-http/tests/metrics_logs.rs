@@ -297,3 +297,93 @@ async fn every_write_names_its_principal() {
         ]
     );
 }
+
+/// A host's own line per answer ([`observability::AnswerLine`]), recording what it is handed.
+#[derive(Debug, Default)]
+struct Recorded(Mutex<Vec<observability::RequestRecord>>);
+
+impl observability::AnswerLine for Recorded {
+    fn answered(&self, record: &observability::RequestRecord) {
+        self.0.lock().unwrap().push(record.clone());
+    }
+}
+
+impl Recorded {
+    fn records(&self) -> Vec<observability::RequestRecord> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+fn with_line(options: AppOptions, line: &Arc<Recorded>) -> AppOptions {
+    AppOptions { answer_line: Some(Arc::clone(line) as Arc<dyn observability::AnswerLine>), ..options }
+}
+
+/// The Lambda function's EMF line is its access line: a host's answer line is handed every answer
+/// with the access line's fields, and the access line is not written as well (one line per answer).
+#[tokio::test]
+async fn a_host_s_answer_line_replaces_the_access_line_with_the_same_fields() {
+    let _one_at_a_time = ONE_AT_A_TIME.lock().await;
+    let (logs, _guard) = json_logs();
+    let password = "line-pass";
+    let line = Arc::new(Recorded::default());
+    let mut users = UsersFile::default();
+    users.upsert(UserEntry::with_password("writer", Role::Write, &[], password, HashCost::TEST).unwrap());
+    let authenticator = Arc::new(Authenticator::new(&users, None).unwrap());
+    let options = with_line(AppOptions { authenticator: Some(authenticator), ..AppOptions::default() }, &line);
+    let app = app(registry(RegistrySettings::default()), options);
+    let writer = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("writer:{password}")));
+
+    let registered = send(&app, Method::POST, "/subjects/orders/versions", schema(USER_V1), Some(&writer)).await;
+    assert_eq!(registered.status, StatusCode::OK, "{}", registered.body);
+    let refused = send(&app, Method::POST, "/subjects/orders/versions", schema(USER_BAD), Some(&writer)).await;
+    assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.body);
+    send(&app, Method::GET, "/subjects", None, None).await;
+
+    let records = line.records();
+    let fields: Vec<_> = records
+        .iter()
+        .map(|r| (r.operation, r.subject.as_deref(), r.method.as_str(), r.status, r.principal.as_deref(), r.error_code))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("register_schema", Some("orders"), "POST", 200, Some("writer"), None),
+            ("register_schema", Some("orders"), "POST", 409, Some("writer"), Some(40901)),
+            ("get_all_subjects", None, "GET", 401, None, Some(40101)),
+        ]
+    );
+    let echoed = registered.headers.get(&REQUEST_ID_HEADER).and_then(|v| v.to_str().ok()).unwrap();
+    assert_eq!(records[0].request_id, echoed);
+    assert!(logs.requests().is_empty(), "no access line besides the host's: {:#?}", logs.requests());
+}
+
+/// In a read region, a local 404 the home region answers again is not the request's answer: the
+/// host's line is handed the home's answer only, so each request is one line (one EMF `Requests`).
+#[tokio::test]
+async fn a_read_region_hands_the_host_s_line_one_answer_per_request() {
+    let _one_at_a_time = ONE_AT_A_TIME.lock().await;
+    let line = Arc::new(Recorded::default());
+    let home_registry = registry(RegistrySettings::default());
+    let home = app(home_registry.clone(), with_line(AppOptions::default(), &line));
+    let local = app(registry(RegistrySettings::default()), with_line(AppOptions::default(), &line));
+    let region = registry_http::regional::app(local, home.clone());
+    let registered = send(&home, Method::POST, "/subjects/orders/versions", schema(USER_V1), None).await;
+    let id = serde_json::from_str::<Value>(&registered.body).unwrap()["id"].as_u64().unwrap();
+    line.0.lock().unwrap().clear();
+
+    // Not replicated yet: the local replica answers 404, the home answers.
+    let found = send(&region, Method::GET, &format!("/schemas/ids/{id}"), None, None).await;
+    assert_eq!(found.status, StatusCode::OK, "{}", found.body);
+    // Unknown everywhere: the home's 404 is the answer.
+    let unknown = send(&region, Method::GET, "/schemas/ids/999", None, None).await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+    // A write goes to the home only.
+    send(&region, Method::PUT, "/config/orders", Some(json!({ "compatibility": "NONE" })), None).await;
+
+    let answered: Vec<(&str, u16)> = line.records().iter().map(|r| (r.operation, r.status)).collect();
+    assert_eq!(
+        answered,
+        [("get_schemas_by_id", 200), ("get_schemas_by_id", 404), ("update_subject_level_config", 200)],
+        "one answer per request"
+    );
+}
