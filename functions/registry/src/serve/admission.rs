@@ -13,9 +13,11 @@ use super::connection::Clock;
 use registry_http::auth::client_address;
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
+use tokio::sync::futures::Notified;
 use tokio::time::Instant;
 
 /// How long a connection must have been stalled (silent since accepted, receiving a head, or not
@@ -28,7 +30,39 @@ pub struct Admission {
     max_per_peer: u32,
     silent_grace: Duration,
     state: Mutex<Open>,
-    turned_idle: Arc<Notify>,
+    turned_idle: Arc<IdleSignal>,
+}
+
+/// Tells the listener that a connection turned idle (an eviction candidate), only while it waits
+/// for one (every place taken): a request's end then costs one atomic load, not a lock of a
+/// process-wide `Notify`.
+#[derive(Debug, Default)]
+pub struct IdleSignal {
+    notify: Notify,
+    /// The listener waits for a connection to turn idle.
+    listening: AtomicBool,
+}
+
+impl IdleSignal {
+    /// A connection turned idle (after its phase moved, so a listener that starts listening after
+    /// this load finds it idle when it looks for a connection to evict).
+    pub fn turned_idle(&self) {
+        if self.listening.load(Ordering::SeqCst) {
+            self.notify.notify_waiters();
+        }
+    }
+
+    /// The listener waits from now on; the future completes at the next [`IdleSignal::turned_idle`]
+    /// once enabled (enable it before looking for a connection to evict).
+    pub fn listen(&self) -> Notified<'_> {
+        self.listening.store(true, Ordering::SeqCst);
+        self.notify.notified()
+    }
+
+    /// The listener has its place: connections need not tell it any more.
+    pub fn stop_listening(&self) {
+        self.listening.store(false, Ordering::SeqCst);
+    }
 }
 
 #[derive(Debug, Default)]
@@ -50,12 +84,12 @@ impl Admission {
     /// Admits at most `max_per_peer` connections per client address; evicts silent connections once
     /// silent for `silent_grace`.
     pub fn new(max_per_peer: u32, silent_grace: Duration) -> Arc<Admission> {
-        let turned_idle = Arc::new(Notify::new());
+        let turned_idle = Arc::new(IdleSignal::default());
         Arc::new(Admission { max_per_peer, silent_grace, state: Mutex::default(), turned_idle })
     }
 
-    /// Told whenever an open connection turns idle (an eviction candidate).
-    pub fn turned_idle(&self) -> Arc<Notify> {
+    /// Told whenever an open connection turns idle (an eviction candidate) while the listener listens.
+    pub fn turned_idle(&self) -> Arc<IdleSignal> {
         Arc::clone(&self.turned_idle)
     }
 

@@ -21,6 +21,7 @@
 //! hyper's own header timer is off: it starts when hyper begins waiting for a request, so it would
 //! also cut idle keep-alive connections at the header budget.
 
+use super::admission::IdleSignal;
 use super::framework_answers::WatchedStream;
 use axum::body::{Body, Bytes, HttpBody};
 use axum::http::{HeaderValue, Request, Response, StatusCode, header};
@@ -109,15 +110,17 @@ pub struct Clock {
     /// Told when the listener evicts the connection (the only change made from outside its task).
     evict_asked: Notify,
     /// Told whenever a connection turns idle (the listener waits on it for an evictable connection).
-    turned_idle: Arc<Notify>,
+    turned_idle: Arc<IdleSignal>,
+    /// The request being served ran out of its body budget ([`DeadlineBody`]).
+    body_late: AtomicBool,
 }
 
 impl Clock {
     /// The clock of a connection accepted now; `turned_idle` is told each time it turns idle.
-    pub fn new(turned_idle: Arc<Notify>) -> Clock {
+    pub fn new(turned_idle: Arc<IdleSignal>) -> Clock {
         let phase = Phase::Idle { since: Instant::now(), fresh: true };
         let state = State { phase, evicted: false, write_blocked: None };
-        Clock { state: Mutex::new(state), evict_asked: Notify::new(), turned_idle }
+        Clock { state: Mutex::new(state), evict_asked: Notify::new(), turned_idle, body_late: AtomicBool::new(false) }
     }
 
     /// Moves the phase. Only from inside the connection task's poll of hyper's connection, which
@@ -163,12 +166,13 @@ impl Clock {
     }
 
     fn request_started(&self) {
+        self.body_late.store(false, Ordering::SeqCst);
         self.set(|_| Some(Phase::Busy));
     }
 
     fn request_finished(&self) {
         self.set(|_| Some(Phase::Idle { since: Instant::now(), fresh: false }));
-        self.turned_idle.notify_waiters();
+        self.turned_idle.turned_idle();
     }
 
     /// Whether a request is being served (so what hyper writes is its answer).
@@ -270,6 +274,10 @@ pub async fn serve(
     }
     let mut closing = false;
     let mut deadline = std::pin::pin!(Deadline::new(&clock, budgets));
+    // Made once, not at each turn of the loop: a fresh `stop.changed()` would register with the
+    // process-wide stop signal (a shared lock) at every poll of the connection.
+    let mut evict_asked = std::pin::pin!(clock.evict_asked.notified());
+    let mut stopped = std::pin::pin!(stopped(&mut stop));
     loop {
         // Biased: the deadline is read after hyper's connection was polled, which is where the
         // phase moves, so the deadline always follows the phase without a wake-up of its own.
@@ -291,7 +299,8 @@ pub async fn serve(
                     connection.as_mut().graceful_shutdown();
                 }
             },
-            () = clock.evict_asked.notified() => {
+            () = evict_asked.as_mut() => {
+                evict_asked.set(clock.evict_asked.notified());
                 if !closing && clock.evicted() {
                     if !clock.closes_gracefully() {
                         tracing::debug!("stalled connection evicted: closing it");
@@ -301,15 +310,22 @@ pub async fn serve(
                     connection.as_mut().graceful_shutdown();
                 }
             }
-            changed = stop.changed(), if !closing => {
-                if changed.is_err() || *stop.borrow() {
-                    if clock.silent() {
-                        return;
-                    }
-                    closing = true;
-                    connection.as_mut().graceful_shutdown();
+            () = stopped.as_mut(), if !closing => {
+                if clock.silent() {
+                    return;
                 }
+                closing = true;
+                connection.as_mut().graceful_shutdown();
             }
+        }
+    }
+}
+
+/// Completes when `stop` turns true, or its sender is gone.
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    while !*stop.borrow_and_update() {
+        if stop.changed().await.is_err() {
+            return;
         }
     }
 }
@@ -363,21 +379,20 @@ async fn answer(
     request: Request<Incoming>,
 ) -> Result<Response<Body>, std::convert::Infallible> {
     clock.request_started();
-    let finished = Finished(clock);
-    let late = Arc::new(AtomicBool::new(false));
     let request = request.map(|body| {
         Body::new(DeadlineBody {
             inner: body,
             deadline: Instant::now() + body_budget,
             timer: None,
-            late: Arc::clone(&late),
+            clock: Arc::clone(&clock),
         })
     });
+    let finished = Finished(clock);
     let response = match app.oneshot(request).await {
         Ok(response) => response,
         Err(never) => match never {},
     };
-    let response = if late.load(Ordering::SeqCst) {
+    let response = if finished.0.body_late.load(Ordering::SeqCst) {
         let mut refused = ApiError::Http(StatusCode::REQUEST_TIMEOUT).into_response();
         refused.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
         refused
@@ -396,12 +411,13 @@ impl Drop for Finished {
     }
 }
 
-/// A request body that fails once `deadline` passes before its end, and records that it did.
+/// A request body that fails once `deadline` passes before its end, and records that it did in its
+/// connection's clock.
 struct DeadlineBody {
     inner: Incoming,
     deadline: Instant,
     timer: Option<Pin<Box<Sleep>>>,
-    late: Arc<AtomicBool>,
+    clock: Arc<Clock>,
 }
 
 impl HttpBody for DeadlineBody {
@@ -415,7 +431,7 @@ impl HttpBody for DeadlineBody {
         let deadline = self.deadline;
         let timer = self.timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
         if timer.as_mut().poll(cx).is_ready() {
-            self.late.store(true, Ordering::SeqCst);
+            self.clock.body_late.store(true, Ordering::SeqCst);
             return Poll::Ready(Some(Err("request body not received in time".into())));
         }
         Poll::Pending

@@ -6,7 +6,7 @@
 //! newcomer; while none is, further clients wait in the listen backlog, so the process never runs
 //! out of file descriptors.
 
-use super::admission::{Admission, SILENT_GRACE};
+use super::admission::{Admission, IdleSignal, SILENT_GRACE};
 use super::connection::{self, Budgets, Clock};
 use registry_settings::ServerSettings;
 use std::future::Future;
@@ -75,11 +75,26 @@ pub async fn serve(
 async fn free_slot(
     slots: &Arc<Semaphore>,
     admission: &Admission,
+    stop: Pin<&mut impl Future<Output = ()>>,
+) -> Option<OwnedSemaphorePermit> {
+    if let Ok(slot) = Arc::clone(slots).try_acquire_owned() {
+        return Some(slot);
+    }
+    let signal = admission.turned_idle();
+    let slot = wait_for_slot(slots, admission, &signal, stop).await;
+    signal.stop_listening();
+    slot
+}
+
+/// [`free_slot`] once every place is taken, listening to `signal` meanwhile.
+async fn wait_for_slot(
+    slots: &Arc<Semaphore>,
+    admission: &Admission,
+    signal: &IdleSignal,
     mut stop: Pin<&mut impl Future<Output = ()>>,
 ) -> Option<OwnedSemaphorePermit> {
     loop {
-        let turned_idle = admission.turned_idle();
-        let idle = turned_idle.notified();
+        let idle = signal.listen();
         tokio::pin!(idle);
         idle.as_mut().enable();
         if let Ok(slot) = Arc::clone(slots).try_acquire_owned() {
