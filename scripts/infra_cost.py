@@ -126,11 +126,11 @@ EXPORTER_RUNS_PER_MONTH = 30 * 24 * 60 // 15
 EXPORTER_RUN_MS = 20
 SQS_REQUEST = 0.40 / 1e6  # SQS standard requests, $0.40 per 1M after 1M free (SQS pricing, 2025)
 
-# Log bytes per request (CloudWatch bills the event plus 26 bytes): the EMF line (registry_lambda::emf,
-# about 450 bytes for a read, 700 for a registration that declares its counters), the request's log
-# line (registry_http::observability, about 450 bytes), and no platform lines (START, END, REPORT:
-# about 700 bytes more each request at the INFO system log level; the module sets WARN).
-LOG_BYTES = {"read": 450 + 450 + 2 * 26, "registration": 700 + 450 + 2 * 26}
+# Log bytes per request (CloudWatch bills the event plus 26 bytes): the EMF line, which is also the
+# request's access line (registry_lambda::emf: about 500 bytes for a read, 750 for a registration that
+# declares its counters), and no platform lines (START, END, REPORT: about 700 bytes more each request
+# at the INFO system log level; the module sets WARN).
+LOG_BYTES = {"read": 500 + 26, "registration": 750 + 26}
 PLATFORM_LOG_BYTES_AT_INFO = 700
 LOG_RETENTION_MONTHS = 12  # log_retention_days = 365
 LOG_COMPRESSION = 0.15  # stored size over ingested size (CloudWatch compresses stored logs)
@@ -212,7 +212,7 @@ def section():
         "  requests and latency by status class, registration latency, the ID and version counters (see",
         "  `registry_lambda::emf`). A 5xx or 3xx class, churn or throttling adds $0.30-0.60 each in the months they",
         f"  occur. Per operation and status they were {money(before_low)}-{money(before_high)}.",
-        f"- **Logs**: about {(LOG_BYTES['read'] + LOG_BYTES['registration']) // 2 / 1000:.1f} KB per request (the EMF line and the request's log line),",
+        f"- **Logs**: about {(LOG_BYTES['read'] + LOG_BYTES['registration']) // 2 / 1000:.1f} KB per request (the EMF line, which is also the request's access line),",
         f"  {money(read_logs * 1e6)}-{money(LOG_BYTES['registration'] / 1e9 * price('log_ingest_gb') * 1e6)} per 1M requests to ingest, more than a warm read's Lambda cost; kept",
         f"  {LOG_RETENTION_MONTHS} months (`log_retention_days`, 365) they add about {money(stored_per_million)} of storage per 1M requests. The",
         f"  function's system log level is WARN: at INFO the START/END/REPORT lines would add {money(platform * 1e6)} per 1M.",

@@ -103,6 +103,13 @@ pub struct QueuedStderr {
     queue: Arc<Queue>,
 }
 
+impl QueuedStderr {
+    /// Queues one whole line (the hand-written access line, `crate::access_line`).
+    pub fn push_line(&self, line: &[u8]) {
+        self.queue.push(line);
+    }
+}
+
 /// Writes out what is still queued when dropped (keep it until the process ends).
 pub struct Flushed {
     queue: Arc<Queue>,

@@ -1,5 +1,6 @@
 //! The `registry` command: parses the command line and runs the chosen subcommand.
 
+mod access_line;
 mod admin;
 mod aws_init;
 mod config;
@@ -9,6 +10,7 @@ mod passwd;
 mod serve;
 mod store;
 
+use access_line::AccessLine;
 use clap::Parser;
 use config::{Cli, Command, LogFormat};
 use std::io::IsTerminal;
@@ -18,7 +20,7 @@ use std::time::Instant;
 fn main() -> ExitCode {
     let started = Instant::now();
     let cli = Cli::parse();
-    let _flushed = init_tracing(&cli.log, cli.log_format);
+    let (_flushed, access_line) = init_tracing(&cli.log, cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -27,7 +29,7 @@ fn main() -> ExitCode {
         }
     };
     let outcome = match cli.command {
-        Command::Serve(config) => runtime.block_on(serve::run(*config, started)),
+        Command::Serve(config) => runtime.block_on(serve::run(*config, started, access_line)),
         Command::AwsInit => runtime.block_on(aws_init::run()),
         Command::Passwd(args) => passwd::run(&args),
         Command::Import(args) => runtime.block_on(admin::import(*args)),
@@ -48,15 +50,18 @@ fn main() -> ExitCode {
 }
 
 /// Logs to stderr through the writer thread ([`log_writer`]); the guard writes out what is still
-/// queued when `main` returns.
-fn init_tracing(filter: &str, format: LogFormat) -> log_writer::Flushed {
+/// queued when `main` returns. With it, the access line `registry serve` writes by hand through the
+/// same writer ([`access_line`]), unless the lines are colored (text on a terminal).
+fn init_tracing(filter: &str, format: LogFormat) -> (log_writer::Flushed, Option<AccessLine>) {
     let filter = tracing_subscriber::EnvFilter::try_new(filter)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(config::DEFAULT_LOG));
     let (writer, flushed) = log_writer::queued_stderr();
+    let colored = format == LogFormat::Text && std::io::stderr().is_terminal();
+    let access_line = (!colored).then(|| AccessLine::new(writer.clone(), format));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false).with_writer(writer);
     match format {
         LogFormat::Json => builder.json().with_ansi(false).init(),
-        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
+        LogFormat::Text => builder.with_ansi(colored).init(),
     }
-    flushed
+    (flushed, access_line)
 }

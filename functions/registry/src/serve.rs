@@ -5,22 +5,31 @@ mod connection;
 mod framework_answers;
 mod listener;
 
+use crate::access_line::AccessLine;
 use crate::config::ServeConfig;
 use crate::store;
 use registry_app::Exporters;
+use registry_http::observability::AnswerLine;
+use std::sync::Arc;
 use std::time::Instant;
 use tokio::net::TcpListener;
 
 /// Serves until SIGINT or SIGTERM, then lets in-flight requests finish. Logs one line when the
 /// listener accepts connections, with the time since `started` (process start). Connections are
 /// bounded in number and time by `settings.server` ([`listener`]). The application is the
-/// composition root's ([`registry_app::assemble`]), its exporters run in this process.
-pub async fn run(config: ServeConfig, started: Instant) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// composition root's ([`registry_app::assemble`]), its exporters run in this process. With
+/// `access_line`, each answer's access line is written by hand ([`crate::access_line`]).
+pub async fn run(
+    config: ServeConfig,
+    started: Instant,
+    access_line: Option<AccessLine>,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let authenticator = config.settings.auth.authenticator()?;
     if let Some(authenticator) = &authenticator {
         tracing::info!(bearer = authenticator.accepts_bearer(), "authentication on");
     }
-    let options = registry_app::app_options(&config.settings, authenticator)?;
+    let mut options = registry_app::app_options(&config.settings, authenticator)?;
+    options.answer_line = access_line.map(|line| Arc::new(line) as Arc<dyn AnswerLine>);
     let topology = store::open(&config).await?;
     let description = topology.description();
     let app = registry_app::assemble(&config.settings, topology, options, Exporters::run(), None)?.app;
