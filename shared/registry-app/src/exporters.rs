@@ -36,30 +36,14 @@ impl Exporters {
         Arc::new(service)
     }
 
-    /// `app` notifying the runner after every successful request to an endpoint that may write
-    /// (MCP calls included: their tools may), not after lookups and compatibility tests, which are
-    /// `POST`s that only read: a stampede of them would list the exporters once per request.
-    pub(crate) fn notified(&self, app: axum::Router) -> axum::Router {
+    /// What the application tells after every successful request to an endpoint that may write
+    /// (`registry_http::AppOptions::written`; MCP calls included: their tools may), not after
+    /// lookups and compatibility tests, which are `POST`s that only read: a stampede of them would
+    /// list the exporters once per request. The runner's trigger when they run here.
+    pub(crate) fn written(&self) -> Option<Arc<Notify>> {
         match self {
-            Exporters::Run(trigger) => {
-                let trigger = trigger.clone();
-                app.layer(axum::middleware::from_fn(move |request, next| notify_writes(trigger.clone(), request, next)))
-            }
-            Exporters::Serve => app,
+            Exporters::Run(trigger) => Some(Arc::clone(trigger)),
+            Exporters::Serve => None,
         }
     }
-}
-
-async fn notify_writes(
-    trigger: Arc<Notify>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    let response = next.run(request).await;
-    let record = response.extensions().get::<registry_http::observability::RequestRecord>();
-    let writes = record.is_some_and(|record| record.writes);
-    if writes && response.status().is_success() {
-        trigger.notify_one();
-    }
-    response
 }

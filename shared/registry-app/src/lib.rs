@@ -50,6 +50,7 @@ pub fn app_options(
         exporters: None,
         mcp: settings.mcp_enabled,
         answer_line: None,
+        written: None,
     })
 }
 
@@ -76,11 +77,12 @@ pub fn assemble(
     exporters: Exporters,
     own_region: Option<&str>,
 ) -> Result<Assembled, BoxError> {
+    let options = AppOptions { written: exporters.written(), ..options };
     match topology {
         Topology::One(stores) => {
             let counters = vec![stores.counters.clone()];
             let (app, registry) = application(settings, *stores, options, &exporters)?;
-            Ok(Assembled { app: exporters.notified(app), registry, counters })
+            Ok(Assembled { app, registry, counters })
         }
         Topology::Following { watch, configured, homes } => {
             let (mut apps, mut counters, mut registry) = (BTreeMap::new(), Vec::new(), None);
@@ -99,7 +101,7 @@ pub fn assemble(
                 async move { watch.home().await }
             });
             let app = registry_http::regional::following(apps, home);
-            Ok(Assembled { app: exporters.notified(app), registry, counters })
+            Ok(Assembled { app, registry, counters })
         }
     }
 }

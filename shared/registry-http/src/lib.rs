@@ -103,6 +103,9 @@ pub struct AppOptions {
     /// The host's own line per answer, written instead of the access line
     /// ([`observability::AnswerLine`]: the Lambda function's EMF line); `None`: the access line.
     pub answer_line: Option<Arc<dyn observability::AnswerLine>>,
+    /// Told after each successful answer of an endpoint that may write
+    /// ([`observability::RequestRecord::writes`]): schema linking's runner wakes on it.
+    pub written: Option<Arc<tokio::sync::Notify>>,
 }
 
 /// The whole application over `registry`, the one composition every host uses (`registry serve`,
@@ -143,7 +146,12 @@ pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
             routes.layer(axum::middleware::from_fn(error::legacy_incompatible_code))
         }
     };
-    let edge = observability::Edge { registry, answer_line: options.answer_line, budget: options.request_budget };
+    let edge = observability::Edge {
+        registry,
+        answer_line: options.answer_line,
+        written: options.written,
+        budget: options.request_budget,
+    };
     routes.layer(axum::middleware::from_fn_with_state(Arc::new(edge), observability::observe))
 }
 

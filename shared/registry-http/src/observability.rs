@@ -85,11 +85,13 @@ pub trait AnswerLine: Send + Sync + std::fmt::Debug {
 pub struct HomeAnswersNotFound;
 
 /// What the edge holds for every request: the registry whose metrics it counts, the host's
-/// [`AnswerLine`] if it has one, and the time budget of a request ([`RequestBudget`]).
+/// [`AnswerLine`] if it has one, what to tell after a successful write (`crate::AppOptions::written`),
+/// and the time budget of a request ([`RequestBudget`]).
 #[derive(Debug, Clone)]
 pub struct Edge {
     pub registry: Registry,
     pub answer_line: Option<Arc<dyn AnswerLine>>,
+    pub written: Option<Arc<tokio::sync::Notify>>,
     pub budget: RequestBudget,
 }
 
@@ -192,6 +194,9 @@ impl Facts {
             Some(line) if !superseded => line.answered(&record),
             Some(_) => {}
             None => log_line(&record, None),
+        }
+        if let Some(written) = edge.written.as_ref().filter(|_| record.writes && status.is_success()) {
+            written.notify_one();
         }
         if status.is_server_error() {
             let detail = response.extensions().get::<ErrorDetail>().map_or("", |detail| detail.0.as_str());

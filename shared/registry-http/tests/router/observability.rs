@@ -120,3 +120,42 @@ async fn each_answer_says_whether_its_endpoint_may_write() {
         assert_eq!(record.writes, writes, "{method} {uri} ({})", record.operation);
     }
 }
+
+/// What `AppOptions::written` is told (schema linking's runner wakes on it): each successful write,
+/// not a read, a lookup, or a write that failed.
+#[tokio::test]
+async fn only_successful_writes_are_told() {
+    use axum::body::Body;
+    use axum::http::Request;
+    use std::time::Duration;
+    use tower::ServiceExt;
+    let registry = registry_core::Registry::new(
+        Arc::new(registry_core::MemoryStore::new()),
+        registry_core::RegistrySettings::default(),
+    );
+    let written = Arc::new(tokio::sync::Notify::new());
+    let options = registry_http::AppOptions { written: Some(Arc::clone(&written)), ..Default::default() };
+    let app = registry_http::app(registry, options);
+    let schema = serde_json::json!({ "schema": "\"string\"" }).to_string();
+    let cases = [
+        ("POST", "/subjects/s", schema.as_str(), 404, false),
+        ("POST", "/subjects/s/versions", "{\"schema\":\"{\"}", 422, false),
+        ("POST", "/subjects/s/versions", schema.as_str(), 200, true),
+        ("GET", "/schemas/ids/1", "", 200, false),
+        ("POST", "/subjects/s", schema.as_str(), 200, false),
+        ("DELETE", "/subjects/s", "", 200, true),
+    ];
+    for (method, uri, body, status, told) in cases {
+        let request = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("content-type", "application/json")
+            .body(Body::from(body.to_string()))
+            .unwrap();
+        let response = app.clone().oneshot(request).await.unwrap();
+        assert_eq!(response.status().as_u16(), status, "{method} {uri}");
+        // A notification given is kept as a permit: `notified` completes at once.
+        let was_told = tokio::time::timeout(Duration::from_millis(20), written.notified()).await.is_ok();
+        assert_eq!(was_told, told, "{method} {uri}");
+    }
+}
