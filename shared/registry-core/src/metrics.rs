@@ -7,8 +7,8 @@
 //! across processes is the metric backend's job (Prometheus `sum`, CloudWatch statistics).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 
 /// Upper bounds (milliseconds) of the latency histogram buckets; a final `+Inf` bucket is implied.
 pub const LATENCY_BUCKETS_MS: [f64; 12] =
@@ -49,19 +49,25 @@ impl Histogram {
 
     /// The current counts.
     pub fn snapshot(&self) -> HistogramSnapshot {
+        Histogram::sum(&[self])
+    }
+
+    /// The current counts of `histograms` added up (one series' stripes).
+    fn sum(histograms: &[&Histogram]) -> HistogramSnapshot {
+        let load = |read: &dyn Fn(&Histogram) -> &AtomicU64| -> u64 {
+            histograms.iter().map(|histogram| read(histogram).load(Ordering::Relaxed)).sum()
+        };
         let mut running = 0;
-        let cumulative = self
-            .buckets
-            .iter()
-            .map(|bucket| {
-                running += bucket.load(Ordering::Relaxed);
+        let cumulative = (0..LATENCY_BUCKETS_MS.len())
+            .map(|index| {
+                running += load(&|histogram| &histogram.buckets[index]);
                 running
             })
             .collect();
         HistogramSnapshot {
             cumulative,
-            count: self.count.load(Ordering::Relaxed),
-            sum_ms: self.sum_micros.load(Ordering::Relaxed) as f64 / 1000.0,
+            count: load(&|histogram| &histogram.count),
+            sum_ms: load(&|histogram| &histogram.sum_micros) as f64 / 1000.0,
         }
     }
 }
@@ -77,10 +83,29 @@ pub enum Registration {
     NewId,
 }
 
+/// The request series of one [`STRIPES`]th of the threads, on cache lines of its own.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Stripe(RwLock<BTreeMap<(&'static str, u16), Histogram>>);
+
+/// Request series are kept per thread stripe and summed when read: every request records one, and
+/// with one shared map and histogram per series the threads serving requests would fight over the
+/// same lock and counters on every request.
+const STRIPES: usize = 8;
+
+/// The stripe of the calling thread (threads take them in turn, the first time they record).
+fn stripe_index() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static STRIPE: usize = NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES;
+    }
+    STRIPE.with(|stripe| *stripe)
+}
+
 /// The registry's metrics. Shared by every clone of a [`crate::Registry`] ([`crate::Registry::metrics`]).
 #[derive(Debug, Default)]
 pub struct Metrics {
-    requests: RwLock<BTreeMap<(&'static str, u16), Arc<Histogram>>>,
+    requests: [Stripe; STRIPES],
     registrations_existing: AtomicU64,
     registrations_new_version: AtomicU64,
     registrations_new_id: AtomicU64,
@@ -132,15 +157,12 @@ impl Metrics {
     /// Records one answered request.
     pub fn record_request(&self, operation: &'static str, status: u16, latency_ms: f64) {
         let key = (operation, status);
-        let existing = self.requests.read().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&key).cloned();
-        let series = match existing {
-            Some(series) => series,
-            None => {
-                let mut map = self.requests.write().unwrap_or_else(|poisoned| poisoned.into_inner());
-                Arc::clone(map.entry(key).or_default())
-            }
-        };
-        series.observe(latency_ms);
+        let Stripe(series) = &self.requests[stripe_index()];
+        if let Some(histogram) = series.read().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&key) {
+            histogram.observe(latency_ms);
+            return;
+        }
+        series.write().unwrap_or_else(|poisoned| poisoned.into_inner()).entry(key).or_default().observe(latency_ms);
     }
 
     /// Records a registration outcome with the ID it answered.
@@ -184,12 +206,22 @@ impl Metrics {
 
     /// Copies every counter (each is read atomically; the set is not one transaction).
     pub fn snapshot(&self) -> MetricsSnapshot {
-        let requests = self
+        let stripes: Vec<_> = self
             .requests
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
             .iter()
-            .map(|(&(operation, status), series)| RequestSeries { operation, status, latency: series.snapshot() })
+            .map(|Stripe(stripe)| stripe.read().unwrap_or_else(|poisoned| poisoned.into_inner()))
+            .collect();
+        let mut series: BTreeMap<(&'static str, u16), Vec<&Histogram>> = BTreeMap::new();
+        for (&key, histogram) in stripes.iter().flat_map(|stripe| stripe.iter()) {
+            series.entry(key).or_default().push(histogram);
+        }
+        let requests = series
+            .into_iter()
+            .map(|((operation, status), histograms)| RequestSeries {
+                operation,
+                status,
+                latency: Histogram::sum(&histograms),
+            })
             .collect();
         MetricsSnapshot { requests, ..self.counters() }
     }
@@ -260,6 +292,34 @@ mod tests {
             counts,
             vec![("get_schemas_by_id", 404, 1), ("register_schema", 200, 2), ("register_schema", 409, 1)]
         );
+    }
+
+    /// Each thread records into a stripe of its own; a series read adds up every stripe's.
+    #[test]
+    fn requests_from_many_threads_are_one_series_each() {
+        let metrics = Metrics::default();
+        std::thread::scope(|scope| {
+            for thread in 0..STRIPES + 3 {
+                let metrics = &metrics;
+                scope.spawn(move || {
+                    for n in 0..100 {
+                        metrics.record_request("get_schemas_by_id", 200, if n % 2 == 0 { 0.5 } else { 3.0 });
+                    }
+                    metrics.record_request("register_schema", 201 + (thread % 2) as u16, 1.0);
+                });
+            }
+        });
+        let snapshot = metrics.snapshot();
+        let threads = (STRIPES + 3) as u64;
+        let counts: Vec<(&str, u16, u64)> =
+            snapshot.requests.iter().map(|s| (s.operation, s.status, s.latency.count)).collect();
+        assert_eq!(
+            counts,
+            [("get_schemas_by_id", 200, threads * 100), ("register_schema", 201, 6), ("register_schema", 202, 5)]
+        );
+        let by_id = &snapshot.requests[0].latency;
+        assert_eq!(by_id.cumulative[..3], [threads * 50, threads * 50, threads * 100], "≤1, ≤2.5, ≤5 ms");
+        assert!((by_id.sum_ms - threads as f64 * (50.0 * 0.5 + 50.0 * 3.0)).abs() < 1e-6);
     }
 
     #[test]
