@@ -238,6 +238,56 @@ mod tests {
         assert_eq!(store.versions(&small).await.unwrap(), few);
     }
 
+    /// The carried-ID check (every by-ID read the live-ID memory misses) answers as the listing of
+    /// the ID's rows does, in the default and a named context, and SQLite runs each of its
+    /// statements as prepared, not preparing it again for each ID.
+    #[tokio::test]
+    async fn the_carried_id_check_answers_as_the_rows_do_without_preparing_again() {
+        use registry_core::store::IdRowsPage;
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalStore::open(dir.path()).unwrap();
+        let named = registry_core::Context::parse(".ctx").unwrap();
+        let mut carrying = Vec::new();
+        let mut bodies = Vec::new();
+        let mut ids = Vec::new();
+        for n in 0..12 {
+            let body =
+                SchemaBody { schema: format!("{{\"type\":\"fixed\",\"name\":\"F{n}\",\"size\":{n}}}"), ..int_body() };
+            let fingerprint = body.fingerprint();
+            let context = if n % 3 == 0 { named.clone() } else { registry_core::Context::DEFAULT };
+            let id = store.allocate_id_in(&context, &fingerprint).await.unwrap();
+            // Every fourth ID is bound but carried by no row.
+            if n % 4 != 1 {
+                let subject = Subject::new(context.qualify(&format!("s{n}"))).unwrap();
+                carrying.push(VersionRow { subject, id, fingerprint, ..rows("x", 1, &body)[0].clone() });
+            }
+            bodies.push((fingerprint, body));
+            ids.push((context, id));
+        }
+        store.insert_unchecked(&bodies, &carrying).await.unwrap();
+        for context in [registry_core::Context::DEFAULT, named.clone()] {
+            for id in (1..=8).map(SchemaId) {
+                let page = IdRowsPage { id, prefix: "", after: None, limit: 1 };
+                let expected = match store.rows_with_id_page_in(&context, page).await.unwrap().is_empty() {
+                    true => None,
+                    false => store.fingerprint_for_id_in(&context, id).await.unwrap(),
+                };
+                let carried = store.fingerprint_for_carried_id_in(&context, id).await.unwrap();
+                assert_eq!(carried, expected, "{id:?} in {context:?}");
+            }
+        }
+        assert!(ids.len() > 8 && carrying.len() < ids.len(), "both carried and uncarried IDs were asked");
+        let reprepared = store
+            .pool
+            .read(|conn| {
+                let status = rusqlite::StatementStatus::RePrepare;
+                let default = conn.prepare_cached(ops::CARRIED_IN_DEFAULT)?.get_status(status);
+                Ok(default + conn.prepare_cached(ops::CARRIED_IN_NAMED)?.get_status(status))
+            })
+            .unwrap();
+        assert_eq!(reprepared, 0, "prepared once, run for every ID");
+    }
+
     /// Reads run inline only while small: an ID carried by more rows than the inline bound still
     /// answers every row, sorted, through the blocking path.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

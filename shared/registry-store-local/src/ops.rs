@@ -73,6 +73,39 @@ pub(crate) fn fingerprint_for_id(
     bytes.map(codec::fingerprint).transpose()
 }
 
+/// The fingerprint bound to `id` in `context` when some row of the context (live or soft-deleted)
+/// carries `id` (`Store::fingerprint_for_carried_id_in`). The row is looked for without an order:
+/// SQLite prepares a statement ordered over a bound range again at every run (its plan depends on
+/// the bound values), which made this check, on every by-ID read the live-ID memory misses, cost
+/// several times the read itself.
+pub(crate) fn fingerprint_for_carried_id(
+    conn: &Connection,
+    context: &Context,
+    id: SchemaId,
+) -> LocalResult<Option<Fingerprint>> {
+    let carried = if context.is_default() {
+        conn.prepare_cached(CARRIED_IN_DEFAULT)?.exists([id.0])?
+    } else {
+        // A named context's subjects: the run of its prefix `:.name:`, up to `:.name;`.
+        let prefix = context.subject_prefix();
+        let end = format!("{};", &prefix[..prefix.len() - 1]);
+        conn.prepare_cached(CARRIED_IN_NAMED)?.exists(params![id.0, prefix, end])?
+    };
+    if !carried {
+        return Ok(None);
+    }
+    fingerprint_for_id(conn, context, id)
+}
+
+/// A row of the default context carries `?1`: its subjects are every one outside the run of
+/// qualified subjects, [`QUALIFIED_FIRST`] to [`QUALIFIED_END`].
+pub(crate) const CARRIED_IN_DEFAULT: &str =
+    "SELECT 1 FROM versions WHERE id = ?1 AND (subject < ':.' OR subject >= ':/') LIMIT 1";
+
+/// A row of a named context carries `?1`: its subjects are those from `?2` up to `?3`.
+pub(crate) const CARRIED_IN_NAMED: &str =
+    "SELECT 1 FROM versions WHERE id = ?1 AND subject >= ?2 AND subject < ?3 LIMIT 1";
+
 pub(crate) fn max_id(conn: &Connection, context: &Context) -> LocalResult<Option<SchemaId>> {
     let value: Option<i64> = if context.is_default() {
         conn.prepare_cached("SELECT value FROM counters WHERE name = ?1")?

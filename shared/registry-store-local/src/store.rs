@@ -35,6 +35,11 @@ impl Store for LocalStore {
         self.read(move |conn| ops::fingerprint_for_id(conn, &context, id)).await
     }
 
+    async fn fingerprint_for_carried_id_in(&self, context: &Context, id: SchemaId) -> StoreResult<Option<Fingerprint>> {
+        let context = context.clone();
+        self.read(move |conn| ops::fingerprint_for_carried_id(conn, &context, id)).await
+    }
+
     async fn allocate_id_in(&self, context: &Context, fingerprint: &Fingerprint) -> StoreResult<SchemaId> {
         let (context, fingerprint) = (context.clone(), *fingerprint);
         self.write(move |conn| ops::allocate_id(conn, &context, &fingerprint)).await
