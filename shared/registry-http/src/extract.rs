@@ -198,6 +198,34 @@ fn is_consumed(headers: &HeaderMap) -> bool {
 /// The response media type for a request's `Accept` header, as Jersey negotiates it: the client's
 /// quality times the server's, highest wins. No header, `*/*`, or nothing acceptable: [`MEDIA_V1`].
 pub fn negotiate(headers: &HeaderMap) -> &'static str {
+    let mut values = headers.get_all(header::ACCEPT).iter();
+    match (values.next(), values.next()) {
+        (None, _) => MEDIA_V1,
+        (Some(only), None) => common_accept(only.as_bytes()).unwrap_or_else(|| negotiate_ranges(headers)),
+        _ => negotiate_ranges(headers),
+    }
+}
+
+/// The answer for an `Accept` value sent on every request by most clients (one of the produced
+/// media types alone, or `*/*`), negotiated once by [`negotiate_ranges`] itself: the edge
+/// negotiates every request.
+fn common_accept(value: &[u8]) -> Option<&'static str> {
+    static COMMON: std::sync::OnceLock<Vec<(&'static str, &'static str)>> = std::sync::OnceLock::new();
+    let common = COMMON.get_or_init(|| {
+        [MEDIA_V1, MEDIA_GENERIC, MEDIA_JSON, "*/*"]
+            .into_iter()
+            .map(|accept| {
+                let mut headers = HeaderMap::new();
+                headers.insert(header::ACCEPT, axum::http::HeaderValue::from_static(accept));
+                (accept, negotiate_ranges(&headers))
+            })
+            .collect()
+    });
+    common.iter().find(|(accept, _)| accept.as_bytes() == value).map(|(_, media)| *media)
+}
+
+/// [`negotiate`] range by range.
+fn negotiate_ranges(headers: &HeaderMap) -> &'static str {
     let accept = headers.get_all(header::ACCEPT).iter().filter_map(|value| value.to_str().ok()).collect::<Vec<_>>();
     if accept.is_empty() {
         return MEDIA_V1;
@@ -448,6 +476,12 @@ mod tests {
         assert_eq!(negotiate(&accept("application/vnd.schemaregistry.v1+json;q=0.1, application/json")), MEDIA_JSON);
         assert_eq!(negotiate(&accept("text/html")), MEDIA_V1);
         assert_eq!(negotiate(&accept("application/*")), MEDIA_V1);
+        assert_eq!(negotiate(&accept(MEDIA_V1)), MEDIA_V1);
+        // The remembered answers are the ranges' own.
+        for value in [MEDIA_V1, MEDIA_GENERIC, MEDIA_JSON, "*/*", "application/JSON", "application/json;q=0"] {
+            assert_eq!(negotiate(&accept(value)), negotiate_ranges(&accept(value)), "{value}");
+        }
+        assert_eq!(common_accept(b"application/json;q=0"), None);
     }
 
     #[derive(Debug, Deserialize)]
