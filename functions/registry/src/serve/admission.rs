@@ -93,6 +93,12 @@ impl Admission {
         Arc::clone(&self.turned_idle)
     }
 
+    /// Asks every open connection to close once its request in flight is answered (the server stops).
+    pub fn stop_all(&self) {
+        let open = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        open.clocks.values().for_each(|clock| clock.stop());
+    }
+
     /// Counts a connection from `peer`; `None` when that address already holds its most.
     pub fn admit(self: &Arc<Self>, peer: IpAddr) -> Option<Admitted> {
         let peer = client_address(peer);

@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::{Notify, watch};
+use tokio::sync::Notify;
 use tokio::time::{Instant, Sleep};
 use tower::ServiceExt;
 
@@ -113,6 +113,8 @@ pub struct Clock {
     turned_idle: Arc<IdleSignal>,
     /// The request being served ran out of its body budget ([`DeadlineBody`]).
     body_late: AtomicBool,
+    /// The server stops: close once the request in flight is answered ([`Clock::stop`]).
+    stop_asked: AtomicBool,
 }
 
 impl Clock {
@@ -120,7 +122,8 @@ impl Clock {
     pub fn new(turned_idle: Arc<IdleSignal>) -> Clock {
         let phase = Phase::Idle { since: Instant::now(), fresh: true };
         let state = State { phase, evicted: false, write_blocked: None };
-        Clock { state: Mutex::new(state), evict_asked: Notify::new(), turned_idle, body_late: AtomicBool::new(false) }
+        let (body_late, stop_asked) = (AtomicBool::new(false), AtomicBool::new(false));
+        Clock { state: Mutex::new(state), evict_asked: Notify::new(), turned_idle, body_late, stop_asked }
     }
 
     /// Moves the phase. Only from inside the connection task's poll of hyper's connection, which
@@ -219,6 +222,18 @@ impl Clock {
             .is_ok_and(|state| state.write_blocked.is_none() && matches!(state.phase, Phase::Idle { fresh: false, .. }))
     }
 
+    /// Asks the connection to close once its request in flight is answered (at once when it has
+    /// none): the server stops. Told through the same wake-up as an eviction, so a connection waits
+    /// on nothing shared with the others.
+    pub fn stop(&self) {
+        self.stop_asked.store(true, Ordering::SeqCst);
+        self.evict_asked.notify_one();
+    }
+
+    fn stop_asked(&self) -> bool {
+        self.stop_asked.load(Ordering::SeqCst)
+    }
+
     /// Whether the listener evicted the connection (a graceful close of an evicted connection was
     /// idle: nothing of a request is left unread).
     pub fn evicted(&self) -> bool {
@@ -246,15 +261,14 @@ impl Clock {
 }
 
 /// Serves one connection, timed by `clock` (made when it was accepted), until the client closes it, a
-/// budget runs out, the listener evicts it, or `stop` turns true (then the request in flight is
-/// finished and the connection closed).
+/// budget runs out, the listener evicts it, or the server stops ([`Clock::stop`]: then the request
+/// in flight is finished and the connection closed).
 pub async fn serve(
     stream: tokio::net::TcpStream,
     peer: SocketAddr,
     clock: Arc<Clock>,
     app: axum::Router,
     budgets: Budgets,
-    mut stop: watch::Receiver<bool>,
 ) {
     let io = TokioIo::new(WatchedStream::new(stream, Arc::clone(&clock), budgets.write));
     let service = {
@@ -269,15 +283,13 @@ pub async fn serve(
     http.header_read_timeout(None);
     let connection = http.serve_connection(io, service);
     tokio::pin!(connection);
-    if *stop.borrow() {
+    if clock.stop_asked() {
         return;
     }
     let mut closing = false;
     let mut deadline = std::pin::pin!(Deadline::new(&clock, budgets));
-    // Made once, not at each turn of the loop: a fresh `stop.changed()` would register with the
-    // process-wide stop signal (a shared lock) at every poll of the connection.
+    // Made once, not at each turn of the loop, and made again after it fired.
     let mut evict_asked = std::pin::pin!(clock.evict_asked.notified());
-    let mut stopped = std::pin::pin!(stopped(&mut stop));
     loop {
         // Biased: the deadline is read after hyper's connection was polled, which is where the
         // phase moves, so the deadline always follows the phase without a wake-up of its own.
@@ -299,9 +311,15 @@ pub async fn serve(
                     connection.as_mut().graceful_shutdown();
                 }
             },
-            () = evict_asked.as_mut() => {
+            () = evict_asked.as_mut(), if !closing => {
                 evict_asked.set(clock.evict_asked.notified());
-                if !closing && clock.evicted() {
+                if clock.stop_asked() {
+                    if clock.silent() {
+                        return;
+                    }
+                    closing = true;
+                    connection.as_mut().graceful_shutdown();
+                } else if clock.evicted() {
                     if !clock.closes_gracefully() {
                         tracing::debug!("stalled connection evicted: closing it");
                         return;
@@ -310,22 +328,6 @@ pub async fn serve(
                     connection.as_mut().graceful_shutdown();
                 }
             }
-            () = stopped.as_mut(), if !closing => {
-                if clock.silent() {
-                    return;
-                }
-                closing = true;
-                connection.as_mut().graceful_shutdown();
-            }
-        }
-    }
-}
-
-/// Completes when `stop` turns true, or its sender is gone.
-async fn stopped(stop: &mut watch::Receiver<bool>) {
-    while !*stop.borrow_and_update() {
-        if stop.changed().await.is_err() {
-            return;
         }
     }
 }

@@ -14,7 +14,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Serves `app` on `listener` until `stop` completes; then accepts no more connections, lets each
 /// open one finish its request in flight (idle ones close at once) and returns when all are closed.
@@ -32,7 +32,6 @@ pub async fn serve(
     };
     let slots = Arc::new(Semaphore::new(settings.max_connections as usize));
     let admission = Admission::new(settings.max_connections_per_peer, SILENT_GRACE);
-    let (stopping, stop_seen) = watch::channel(false);
     tokio::pin!(stop);
     loop {
         let accepted = tokio::select! {
@@ -57,15 +56,14 @@ pub async fn serve(
         let clock = Arc::new(Clock::new(admission.turned_idle()));
         admitted.track(Arc::clone(&clock));
         let app = app.clone();
-        let stop_seen = stop_seen.clone();
         tokio::spawn(async move {
-            connection::serve(stream, peer, clock, app, budgets, stop_seen).await;
+            connection::serve(stream, peer, clock, app, budgets).await;
             drop(admitted);
             drop(slot);
         });
     }
     drop(listener);
-    let _ = stopping.send(true);
+    admission.stop_all();
     let _ = slots.acquire_many(settings.max_connections).await;
 }
 
