@@ -4,7 +4,9 @@
 //! as `registry serve` runs. The same load generator, on the same connections, drives both:
 //! `GET /schemas/ids/{id}` over the hot IDs against the GET floor, `POST /subjects/{s}` lookups over
 //! the hot subjects against the POST floor; rounds interleave the four so drift hits all alike.
-//! The ratios (registry ÷ floor) and the p99 ratios are printed; nothing is asserted. The
+//! The ratios (registry ÷ floor) and the p99 ratios are printed, and the CPU time each server
+//! process spent per answer in its run (from `/proc`: not shared with the generator, so steadier
+//! than the ratios on a busy machine); nothing is asserted. The
 //! registry logs at the default level (`info`: an access-log line per request, to `/dev/null`).
 //!
 //! The generator is this process's one tokio worker; on two cores it takes about half the machine,
@@ -13,7 +15,7 @@
 
 use crate::http::{get, post};
 use crate::load::{self, LoadResult, Shape};
-use crate::server::Server;
+use crate::server::{Server, cpu_time};
 use crate::{schema_json, seed, spread};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -122,14 +124,18 @@ pub async fn run(binary: &Path, root: &Path, seconds: u64, hot: usize) -> Result
         crate::cores()
     );
     println!();
-    println!("| round | path | floor (axum, fixed body) | registry serve | ratio | p99 ratio |");
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| round | path | floor (axum, fixed body) | registry serve | ratio | p99 ratio | CPU µs per answer: floor, registry |"
+    );
+    println!("|---|---|---|---|---|---|---|");
     for round in 1..=ROUNDS {
         for (path, set) in [("GET /schemas/ids/{id}", &by_id), ("POST /subjects/{s} lookup", &lookups)] {
-            let floor_result = load::run(floor.port, shape, 200, rotate(set.clone())).await;
-            let registry = load::run(server.port, shape, 200, rotate(set.clone())).await;
+            let (floor_result, floor_cpu) =
+                timed_run(floor.child.id(), load::run(floor.port, shape, 200, rotate(set.clone()))).await;
+            let (registry, registry_cpu) =
+                timed_run(server.pid(), load::run(server.port, shape, 200, rotate(set.clone()))).await;
             println!(
-                "| {round} | {path} | {} | {} | {:.2} | {:.2} |",
+                "| {round} | {path} | {} | {} | {:.2} | {:.2} | {floor_cpu}, {registry_cpu} |",
                 figures(&floor_result),
                 figures(&registry),
                 registry.per_second / floor_result.per_second.max(1.0),
@@ -142,6 +148,19 @@ pub async fn run(binary: &Path, root: &Path, seconds: u64, hot: usize) -> Result
     drop(floor);
     server.stop();
     Ok(())
+}
+
+/// `run`'s result, and the CPU time process `pid` spent per answer during it, in microseconds
+/// (`?` where `/proc` cannot tell).
+async fn timed_run(pid: u32, run: impl std::future::Future<Output = LoadResult>) -> (LoadResult, String) {
+    let before = cpu_time(pid);
+    let result = run.await;
+    let spent = cpu_time(pid).zip(before).map(|(after, before)| after.saturating_sub(before));
+    let per_answer = match spent {
+        Some(spent) if result.ok > 0 => format!("{:.1}", spent.as_secs_f64() * 1e6 / result.ok as f64),
+        _ => "?".to_string(),
+    };
+    (result, per_answer)
 }
 
 fn figures(result: &LoadResult) -> String {

@@ -19,6 +19,17 @@ pub struct Server {
     pub ready: Duration,
 }
 
+/// The CPU time (user and system) process `pid` has used so far, from `/proc/{pid}/stat`; `None`
+/// where there is no such file.
+pub fn cpu_time(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command (which may hold spaces and ends at the last `)`) start at the
+    // third; `utime` and `stime` are the 14th and 15th, in USER_HZ (100 a second on Linux).
+    let fields: Vec<&str> = stat.get(stat.rfind(')')? + 2..)?.split(' ').collect();
+    let ticks = |index: usize| fields.get(index).and_then(|field| field.parse::<u64>().ok());
+    Some(Duration::from_millis((ticks(11)? + ticks(12)?) * 10))
+}
+
 /// Resident memory of a process, in KiB.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Memory {
@@ -72,6 +83,11 @@ impl Server {
                 return Ok(server);
             }
         }
+    }
+
+    /// The process id of the server.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// The server's resident memory now and at its peak.
