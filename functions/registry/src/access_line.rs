@@ -54,21 +54,8 @@ impl AnswerLine for AccessLine {
 /// `tracing`'s text line: `{timestamp}  INFO request served operation="…" … request_id="…"`.
 fn text(line: &mut String, timestamp: &Timestamp, record: &RequestRecord) {
     timestamp.write(line);
-    line.push_str("  INFO request served operation=");
-    debug_str(line, record.operation);
-    line.push_str(" subject=");
-    debug_str(line, record.subject.as_deref().unwrap_or(""));
-    line.push_str(" principal=");
-    debug_str(line, record.principal.as_deref().unwrap_or(ANONYMOUS));
-    line.push_str(" method=");
-    debug_str(line, record.method.as_str());
-    let _ = write!(line, " status={}", record.status);
-    if let Some(code) = record.error_code {
-        let _ = write!(line, " error_code={code}");
-    }
-    let _ = write!(line, " latency_ms={:?}", record.latency_ms);
-    line.push_str(" request_id=");
-    debug_str(line, &record.request_id);
+    line.push_str("  INFO request served");
+    fields(line, LogFormat::Text, record);
     line.push('\n');
 }
 
@@ -76,24 +63,59 @@ fn text(line: &mut String, timestamp: &Timestamp, record: &RequestRecord) {
 fn json(line: &mut String, timestamp: &Timestamp, record: &RequestRecord) {
     line.push_str("{\"timestamp\":\"");
     timestamp.write(line);
-    line.push_str("\",\"level\":\"INFO\",\"fields\":{\"message\":\"request served\",\"operation\":");
-    json_str(line, record.operation);
-    line.push_str(",\"subject\":");
-    json_str(line, record.subject.as_deref().unwrap_or(""));
-    line.push_str(",\"principal\":");
-    json_str(line, record.principal.as_deref().unwrap_or(ANONYMOUS));
-    line.push_str(",\"method\":");
-    json_str(line, record.method.as_str());
-    let _ = write!(line, ",\"status\":{}", record.status);
-    if let Some(code) = record.error_code {
-        let _ = write!(line, ",\"error_code\":{code}");
-    }
-    line.push_str(",\"latency_ms\":");
-    // serde_json writes an f64 as `tracing`'s JSON formatter does (it uses serde_json).
-    line.push_str(&serde_json::Number::from_f64(record.latency_ms).map_or_else(|| "null".into(), |n| n.to_string()));
-    line.push_str(",\"request_id\":");
-    json_str(line, &record.request_id);
+    line.push_str("\",\"level\":\"INFO\",\"fields\":{\"message\":\"request served\"");
+    fields(line, LogFormat::Json, record);
     line.push_str("}}\n");
+}
+
+/// The access line's fields, in the edge's order, each written as `format` writes a field.
+fn fields(line: &mut String, format: LogFormat, record: &RequestRecord) {
+    let string = |line: &mut String, name: &str, value: &str| {
+        field_name(line, format, name);
+        match format {
+            LogFormat::Text => debug_str(line, value),
+            LogFormat::Json => json_str(line, value),
+        }
+    };
+    let number = |line: &mut String, name: &str, value: &dyn std::fmt::Display| {
+        field_name(line, format, name);
+        let _ = write!(line, "{value}");
+    };
+    string(line, "operation", record.operation);
+    string(line, "subject", record.subject.as_deref().unwrap_or(""));
+    string(line, "principal", record.principal.as_deref().unwrap_or(ANONYMOUS));
+    string(line, "method", record.method.as_str());
+    number(line, "status", &record.status);
+    if let Some(code) = record.error_code {
+        number(line, "error_code", &code);
+    }
+    field_name(line, format, "latency_ms");
+    match format {
+        LogFormat::Text => {
+            let _ = write!(line, "{:?}", record.latency_ms);
+        }
+        // serde_json writes an f64 as `tracing`'s JSON formatter does (it uses serde_json).
+        LogFormat::Json => line.push_str(
+            &serde_json::Number::from_f64(record.latency_ms).map_or_else(|| "null".into(), |n| n.to_string()),
+        ),
+    }
+    string(line, "request_id", &record.request_id);
+}
+
+/// What comes before a field's value: ` name=` (text) or `,"name":` (JSON).
+fn field_name(line: &mut String, format: LogFormat, name: &str) {
+    match format {
+        LogFormat::Text => {
+            line.push(' ');
+            line.push_str(name);
+            line.push('=');
+        }
+        LogFormat::Json => {
+            line.push_str(",\"");
+            line.push_str(name);
+            line.push_str("\":");
+        }
+    }
 }
 
 /// `value` as `{:?}` writes it (quoted, escaped by `Debug` itself unless [`plain`]).
