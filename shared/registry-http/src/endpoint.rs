@@ -17,15 +17,18 @@
 
 use crate::AppState;
 use crate::error::ApiError;
-use axum::extract::{FromRequestParts, RawPathParams, Request, State};
+use axum::extract::{FromRequestParts, MatchedPath, RawPathParams, Request, State};
 use axum::handler::Handler;
-use axum::http::Method;
 use axum::http::request::Parts;
+use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures::FutureExt;
 use registry_auth::{Decision, Operation, Principal, Scope, authorize};
 use registry_core::{Access as RegistryAccess, Registry, RegistryError, SubjectGuard, SubjectScope};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use tracing::Instrument;
 
 /// What access an endpoint needs.
@@ -65,12 +68,76 @@ pub const UNKNOWN_OPERATION: &str = "unknown";
 ///
 /// A handler is named as its operation (Confluent's `@DocumentedName` in snake_case), so a route
 /// declares it with [`named!`]`(READ, module::handler)`; `endpoint` itself names the few that differ.
-pub fn endpoint<H, T>(operation: &'static str, access: Access, handler: H) -> impl Handler<T, AppState>
+pub fn endpoint<H, T>(operation: &'static str, access: Access, handler: H) -> Guarded<H>
 where
-    H: Handler<T, AppState>,
+    H: Handler<T, AppState, Future: Unpin>,
     T: 'static,
 {
-    handler.layer(axum::middleware::from_fn_with_state(Endpoint { operation, access }, guard))
+    Guarded { endpoint: Endpoint { operation, access }, handler }
+}
+
+/// A handler behind its endpoint's guard ([`endpoint`]): the guard's decision is made when the
+/// handler is called, and the handler's own future is awaited in place, so a guarded request costs
+/// no service, future or request move beyond the handler's own.
+#[derive(Debug, Clone)]
+pub struct Guarded<H> {
+    endpoint: Endpoint,
+    handler: H,
+}
+
+impl<H, T> Handler<T, AppState> for Guarded<H>
+where
+    H: Handler<T, AppState, Future: Unpin>,
+    T: 'static,
+{
+    type Future = GuardedAnswer<H::Future>;
+
+    fn call(self, request: Request, state: AppState) -> Self::Future {
+        let (mut parts, body) = request.into_parts();
+        let (served, decided) = decide(self.endpoint, &mut parts);
+        let answer = match decided {
+            Ok(()) => {
+                let span = request_span(&served);
+                let answer = span.in_scope(|| self.handler.call(Request::from_parts(parts, body), state));
+                Answer::Running(answer, span)
+            }
+            Err(refusal) => Answer::Refused(Some(refusal)),
+        };
+        GuardedAnswer { answer, served: Some(served) }
+    }
+}
+
+/// The answer of a [`Guarded`] handler: the handler's (in the request's span), or the guard's
+/// refusal; either carries what was [`Served`].
+pub struct GuardedAnswer<F> {
+    answer: Answer<F>,
+    served: Option<Served>,
+}
+
+enum Answer<F> {
+    Running(F, tracing::Span),
+    Refused(Option<Response>),
+}
+
+impl<F: Future<Output = Response> + Unpin> Future for GuardedAnswer<F> {
+    type Output = Response;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
+        let this = &mut *self;
+        let mut response = match &mut this.answer {
+            Answer::Running(answer, span) => {
+                let _entered = span.enter();
+                std::task::ready!(Pin::new(answer).poll(cx))
+            }
+            Answer::Refused(refusal) => {
+                refusal.take().unwrap_or_else(|| ApiError::Http(StatusCode::INTERNAL_SERVER_ERROR).into_response())
+            }
+        };
+        if let Some(served) = this.served.take() {
+            response.extensions_mut().insert(served);
+        }
+        Poll::Ready(response)
+    }
 }
 
 /// [`endpoint`] for a handler named as its operation: `named!(READ, schemas::get_schemas)` is
@@ -169,6 +236,19 @@ impl SubjectGuard for PrincipalGuard {
     }
 }
 
+/// What the guard puts on a request it lets through: the caller's [`Permit`] and the endpoint
+/// (one extension: the request's extension table stays at its first size).
+#[derive(Debug, Clone)]
+struct Granted {
+    permit: Permit,
+    endpoint: Endpoint,
+}
+
+/// The endpoint whose guard let the request of `extensions` through.
+pub fn granted_endpoint(extensions: &axum::http::Extensions) -> Option<Endpoint> {
+    extensions.get::<Granted>().map(|granted| granted.endpoint)
+}
+
 /// Only a declared endpoint's guard puts a [`Permit`] on the request: a handler that asks for one
 /// on an undeclared route fails closed (500) instead of serving everyone.
 impl<S: Send + Sync> FromRequestParts<S> for Permit {
@@ -177,8 +257,8 @@ impl<S: Send + Sync> FromRequestParts<S> for Permit {
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
         parts
             .extensions
-            .get::<Permit>()
-            .cloned()
+            .get::<Granted>()
+            .map(|granted| granted.permit.clone())
             .ok_or_else(|| ApiError::Internal("route without a declaration".into()))
     }
 }
@@ -197,9 +277,22 @@ pub struct Served {
     pub writes: bool,
 }
 
+/// The guard of a service endpoint ([`endpoint_service`]), as [`Guarded`] decides for a handler.
 async fn guard(State(endpoint): State<Endpoint>, request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
-    let subject = path_subject(&mut parts).await;
+    let (served, decided) = decide(endpoint, &mut parts);
+    let mut response = match decided {
+        Ok(()) => next.run(Request::from_parts(parts, body)).instrument(request_span(&served)).await,
+        Err(refusal) => refusal,
+    };
+    response.extensions_mut().insert(served);
+    response
+}
+
+/// The guard's decision on a request to `endpoint`: what observability records of it, and either
+/// the [`Permit`] and the [`Endpoint`] put on the request for the handler, or the refusal (401/403).
+fn decide(endpoint: Endpoint, parts: &mut Parts) -> (Served, Result<(), Response>) {
+    let subject = path_subject(parts);
     let operation = match endpoint.access {
         Access::Open => None,
         Access::Requires(operation) => Some(operation),
@@ -228,22 +321,29 @@ async fn guard(State(endpoint): State<Endpoint>, request: Request, next: Next) -
         Access::Open | Access::Unserved => false,
     };
     let served = Served { operation: endpoint.operation, subject, principal, writes };
-    let mut response = match decided {
+    let decided = match decided {
         Ok(permit) => {
-            parts.extensions.insert(permit);
-            parts.extensions.insert(endpoint);
-            let span =
-                tracing::debug_span!("request", operation = endpoint.operation, subject = served.subject.as_deref());
-            next.run(Request::from_parts(parts, body)).instrument(span).await
+            parts.extensions.insert(Granted { permit, endpoint });
+            Ok(())
         }
-        Err(error) => error.into_response(),
+        Err(error) => Err(error.into_response()),
     };
-    response.extensions_mut().insert(served);
-    response
+    (served, decided)
+}
+
+/// The request's `tracing` span (disabled, and so free, below `debug`).
+fn request_span(served: &Served) -> tracing::Span {
+    tracing::debug_span!("request", operation = served.operation, subject = served.subject.as_deref())
 }
 
 /// The percent-decoded `{subject}` of the matched route, if it has one (and it decodes).
-async fn path_subject(parts: &mut Parts) -> Option<String> {
-    let params = RawPathParams::from_request_parts(parts, &()).await.ok()?;
+fn path_subject(parts: &mut Parts) -> Option<String> {
+    // Only a route whose path names a subject has one: the others are not searched.
+    let matched = parts.extensions.get::<MatchedPath>()?;
+    if !matched.as_str().contains("{subject}") {
+        return None;
+    }
+    // Reading the path parameters awaits nothing.
+    let params = RawPathParams::from_request_parts(parts, &()).now_or_never()?.ok()?;
     params.iter().find(|(name, _)| *name == "subject").map(|(_, value)| value.to_string()).filter(|s| !s.is_empty())
 }

@@ -1,12 +1,11 @@
 //! Request extractors with Confluent's rules: accepted body media types, JAX-RS-style path and query
 //! parameter parsing, and response media type negotiation. Every rejection is an [`ApiError`].
 
-use crate::endpoint::Endpoint;
 use crate::error::ApiError;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, header};
 use registry_core::{SchemaId, VersionSelector};
 use serde::Deserialize;
 use serde::de::value::{MapAccessDeserializer, MapDeserializer};
@@ -46,22 +45,27 @@ where
 {
     type Rejection = ApiError;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
         if !is_consumed(req.headers()) {
             return Err(ApiError::UnsupportedMediaType);
         }
-        let operation = req.extensions().get::<Endpoint>().map(|endpoint| endpoint.operation);
-        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
-            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::PayloadTooLarge
-            } else {
-                ApiError::BodyUnreadable(rejection.body_text())
-            }
-        })?;
+        let operation = crate::endpoint::granted_endpoint(req.extensions()).map(|endpoint| endpoint.operation);
+        let bytes = read_body(req.into_body()).await?;
         if is_null_body(&bytes) {
             return Err(ApiError::NullBody(operation.map_or("request", not_null_parameter)));
         }
         parse_object(&bytes).map(ConfluentJson)
+    }
+}
+
+/// The whole of a request `body`, up to [`crate::MAX_BODY_BYTES`] (413 past it, whatever the
+/// request declared; 400 when it cannot be read).
+async fn read_body(body: axum::body::Body) -> Result<Bytes, ApiError> {
+    let limited = http_body_util::Limited::new(body, crate::MAX_BODY_BYTES);
+    match http_body_util::BodyExt::collect(limited).await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => Err(ApiError::PayloadTooLarge),
+        Err(error) => Err(ApiError::BodyUnreadable(format!("Failed to buffer the request body: {error}"))),
     }
 }
 

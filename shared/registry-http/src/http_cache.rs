@@ -125,7 +125,7 @@ pub fn not_modified<'a>(values: impl IntoIterator<Item = &'a HeaderValue>, tag: 
 /// type) and the request's `If-None-Match` values (usually none: nothing is copied then).
 #[derive(Debug, Clone)]
 pub struct Validators {
-    /// The response media type ([`crate::observability::Negotiated`]).
+    /// The response media type ([`crate::extract::negotiate`]).
     pub media: &'static str,
     /// The `If-None-Match` header values.
     pub if_none_match: Vec<HeaderValue>,
@@ -143,7 +143,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Validators {
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
         let if_none_match = parts.headers.get_all(header::IF_NONE_MATCH).iter().cloned().collect();
-        Ok(Validators { media: crate::observability::Negotiated::of(parts), if_none_match })
+        Ok(Validators { media: crate::extract::negotiate(&parts.headers), if_none_match })
     }
 }
 

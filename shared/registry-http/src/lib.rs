@@ -38,7 +38,6 @@ pub mod rendered;
 pub mod request_limits;
 pub mod routes;
 
-use axum::extract::DefaultBodyLimit;
 use axum::routing;
 use error::ApiError;
 use http_cache::HttpConfig;
@@ -110,10 +109,10 @@ pub struct AppOptions {
 
 /// The whole application over `registry`, the one composition every host uses (`registry serve`,
 /// the Lambda function, the in-process admin client and the tests). From the outside in: the
-/// edge ([`observability::observe`]: the URI, header and declared-body limits of [`request_limits`],
+/// edge ([`observability::EdgeLayer`]: the URI, header and declared-body limits of [`request_limits`],
 /// the request time budget when set, the response media type, the default `Cache-Control`, one log
 /// line and metrics sample per answer, auth refusals included), authentication and authorization,
-/// then the routes with the body limit.
+/// then the routes (request bodies are read up to [`MAX_BODY_BYTES`]: [`extract::ConfluentJson`]).
 pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
     let http = match options.authenticator {
         Some(_) => options.http.for_authenticated(),
@@ -152,7 +151,7 @@ pub fn app(registry: Registry, options: AppOptions) -> axum::Router {
         written: options.written,
         budget: options.request_budget,
     };
-    routes.layer(axum::middleware::from_fn_with_state(Arc::new(edge), observability::observe))
+    routes.layer(observability::EdgeLayer(Arc::new(edge)))
 }
 
 /// [`api_routes`], also under the base-URL form `/contexts/{context}/...` ([`context_path`]), which
@@ -167,7 +166,7 @@ fn routes(state: AppState) -> axum::Router {
 }
 
 /// Every endpoint of the Confluent API, each declared once with its operation name and access
-/// ([`endpoint`]), with the framework error bodies and the body limit.
+/// ([`endpoint`]), with the framework error bodies.
 fn api_routes(state: AppState) -> axum::Router {
     use endpoint::{Access, DELETE, READ, REGISTER, UNKNOWN_OPERATION, endpoint as declare, named};
     use routing::{get, post};
@@ -213,7 +212,6 @@ fn api_routes(state: AppState) -> axum::Router {
         .merge(exporter_routes(state.exporters.is_some()))
         .fallback(declare(UNKNOWN_OPERATION, Access::Unserved, not_found))
         .method_not_allowed_fallback(declare(UNKNOWN_OPERATION, Access::Unserved, method_not_allowed))
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
 }
 

@@ -14,7 +14,7 @@
 //! Lambda request id), a well-formed `X-Request-Id` header from the client, or a fresh id. It is
 //! echoed in the `X-Request-Id` response header.
 //!
-//! [`observe`] is the outermost layer of `crate::app`, so every answer is recorded exactly once.
+//! [`EdgeLayer`] is the outermost layer of `crate::app`, so every answer is recorded exactly once.
 //! A host whose own per-answer line carries these fields (the Lambda function's EMF line) gives
 //! the edge an [`AnswerLine`]: the record goes there instead of the `info` line, so each answer
 //! is written once, as one line (5xx answers still get their `error` line with the detail).
@@ -22,19 +22,21 @@
 //! not handed to it: the home's answer is the request's.
 
 use crate::endpoint::{Served, UNKNOWN_OPERATION};
-use crate::error::{ErrorCode, ErrorDetail};
+use crate::error::{ApiError, ErrorCode, ErrorDetail};
 use crate::extract::{MEDIA_V1, negotiate};
 use crate::request_limits::RequestBudget;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use registry_core::Registry;
 use registry_core::metrics::Metrics;
+use std::convert::Infallible;
 use std::hash::{BuildHasher, RandomState};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 /// The request and response header carrying the request id.
 pub const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id");
@@ -95,47 +97,106 @@ pub struct Edge {
     pub budget: RequestBudget,
 }
 
-/// The edge every answer passes, the outermost layer of `app`: refuses a request over the URI,
-/// header or declared-body budget ([`crate::request_limits::refusal`]), else runs it (with the
-/// negotiated response media type as a [`Negotiated`] extension, so no handler negotiates again);
-/// then swaps the default media type for the negotiated one on successful JSON answers (errors
-/// always keep `application/vnd.schemaregistry.v1+json`), gives every answer without its own
-/// `Cache-Control` `no-store` ([`crate::http_cache`]), and records the request (log line, metrics,
-/// `X-Request-Id`). So every answer is recorded once, authentication's refusals included. The
-/// request runs within its time budget ([`crate::request_limits::within`]).
-pub async fn observe(State(edge): State<Arc<Edge>>, mut request: Request, next: Next) -> Response {
-    let media = negotiate(request.headers());
-    let started = Instant::now();
-    let facts = Facts::of(&request);
-    let mut response = match crate::request_limits::refusal(&request) {
-        Some(refusal) => refusal.into_response(),
-        None => {
-            request.extensions_mut().insert(Negotiated(media));
-            crate::request_limits::within(edge.budget, request, next).await
-        }
-    };
-    if response.status().is_success() && media != MEDIA_V1 {
-        let is_default = response.headers().get(header::CONTENT_TYPE).is_some_and(|value| value == MEDIA_V1);
-        if is_default {
-            response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(media));
-        }
+/// The edge every answer passes, the outermost layer of `app` (`Router::layer` puts it around each
+/// route): refuses a request over the URI, header or declared-body budget
+/// ([`crate::request_limits::refusal`]), else runs it within its time budget
+/// ([`crate::request_limits::within`]); then swaps the default media type for the one `Accept`
+/// negotiates ([`negotiate`]) on successful JSON answers (errors always keep
+/// `application/vnd.schemaregistry.v1+json`), gives every answer without its own `Cache-Control`
+/// `no-store` ([`crate::http_cache`]), and records the request (log line, metrics, `X-Request-Id`).
+/// So every answer is recorded once, authentication's refusals included. A hand-written service,
+/// not a `from_fn` middleware: no boxed inner service and no extra future per request.
+#[derive(Debug, Clone)]
+pub struct EdgeLayer(pub Arc<Edge>);
+
+impl<S> tower::Layer<S> for EdgeLayer {
+    type Service = EdgeService<S>;
+
+    fn layer(&self, inner: S) -> EdgeService<S> {
+        EdgeService { edge: self.0.clone(), inner }
     }
-    if !response.headers().contains_key(header::CACHE_CONTROL) {
-        response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    }
-    facts.finish(&edge, started, &mut response);
-    response
 }
 
-/// The response media type the edge negotiated from the request's `Accept` ([`negotiate`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Negotiated(pub &'static str);
+/// [`EdgeLayer`] around one route.
+#[derive(Debug, Clone)]
+pub struct EdgeService<S> {
+    edge: Arc<Edge>,
+    inner: S,
+}
 
-impl Negotiated {
-    /// The media type negotiated for `parts` (by the edge, else from its headers).
-    pub fn of(parts: &axum::http::request::Parts) -> &'static str {
-        parts.extensions.get::<Negotiated>().map_or_else(|| negotiate(&parts.headers), |negotiated| negotiated.0)
+impl<S> tower::Service<Request> for EdgeService<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible>,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
     }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let edge = self.edge.clone();
+        let media = negotiate(request.headers());
+        let started = Instant::now();
+        let facts = Facts::of(&request);
+        let answer = match crate::request_limits::refusal(&request) {
+            Some(refusal) => Answer::Refused(refusal),
+            None => match edge.budget.for_request(&request, started) {
+                // No time left: answered by `within` without being started.
+                Some(Duration::ZERO) => Answer::Bounded(Duration::ZERO, None),
+                time => {
+                    let answer = self.inner.call(request);
+                    match time {
+                        Some(time) => Answer::Bounded(time, Some(answer)),
+                        None => Answer::Unbounded(answer),
+                    }
+                }
+            },
+        };
+        Box::pin(async move {
+            let mut response = match answer {
+                Answer::Refused(refusal) => refusal.into_response(),
+                Answer::Unbounded(answer) => answer.await.unwrap_or_else(|never| match never {}),
+                // Boxed: the timer is not part of the unbounded answer's future.
+                Answer::Bounded(time, answer) => Box::pin(bounded(time, answer)).await,
+            };
+            if response.status().is_success() && media != MEDIA_V1 {
+                let is_default = response.headers().get(header::CONTENT_TYPE).is_some_and(|value| value == MEDIA_V1);
+                if is_default {
+                    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(media));
+                }
+            }
+            if !response.headers().contains_key(header::CACHE_CONTROL) {
+                response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            }
+            facts.finish(&edge, started, &mut response);
+            Ok(response)
+        })
+    }
+}
+
+/// What the edge runs for a request.
+enum Answer<F> {
+    /// Refused by [`crate::request_limits::refusal`].
+    Refused(ApiError),
+    /// The inner service's answer, with no time budget.
+    Unbounded(F),
+    /// The inner service's answer within this time (not started when there is none).
+    Bounded(Duration, Option<F>),
+}
+
+/// `answer` within `time` ([`crate::request_limits::within`]).
+async fn bounded(time: Duration, answer: Option<impl Future<Output = Result<Response, Infallible>>>) -> Response {
+    let answer = async {
+        match answer {
+            Some(answer) => answer.await.unwrap_or_else(|never| match never {}),
+            None => ApiError::Http(StatusCode::GATEWAY_TIMEOUT).into_response(),
+        }
+    };
+    crate::request_limits::within(Some(time), answer).await
 }
 
 /// The `principal` of the log line when no credentials verified (or authentication is off).

@@ -10,7 +10,6 @@
 use crate::error::ApiError;
 use axum::extract::Request;
 use axum::http::{StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::time::{Duration, Instant};
 
@@ -21,7 +20,7 @@ pub const MAX_URI_BYTES: usize = 8 * 1024;
 pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 
 /// The refusal of a request over the URI, header or declared body budget; `None` for the others
-/// (the edge, `crate::observability::observe`, answers it before anything else looks at the request).
+/// (the edge, `crate::observability::EdgeLayer`, answers it before anything else looks at the request).
 pub fn refusal(request: &Request) -> Option<ApiError> {
     let uri = request.uri().path_and_query().map_or(0, |target| target.as_str().len());
     if uri > MAX_URI_BYTES {
@@ -83,19 +82,20 @@ impl RequestBudget {
     }
 }
 
-/// Answers 504 (`{"error_code":504,"message":"HTTP 504 Gateway Timeout"}`) when the inner service has not
-/// produced a response head within the request's [`RequestBudget`]; the work in flight is dropped at
-/// its next await point, which every write path tolerates as it tolerates a crash. A request with no
-/// time at all (its host's deadline passed before it started) is answered so at once, before any work.
-pub async fn within(budget: RequestBudget, request: Request, next: Next) -> Response {
-    let Some(time) = budget.for_request(&request, Instant::now()) else {
-        return next.run(request).await;
+/// Answers 504 (`{"error_code":504,"message":"HTTP 504 Gateway Timeout"}`) when `answer` has not
+/// produced a response head within `time` (the request's [`RequestBudget::for_request`]; `None`:
+/// unbounded); the work in flight is dropped at its next await point, which every write path
+/// tolerates as it tolerates a crash. A request with no time at all (its host's deadline passed
+/// before it started) is answered so at once, before any work.
+pub async fn within(time: Option<Duration>, answer: impl Future<Output = Response>) -> Response {
+    let Some(time) = time else {
+        return answer.await;
     };
     if time.is_zero() {
         tracing::warn!("request deadline passed before the request started");
         return ApiError::Http(StatusCode::GATEWAY_TIMEOUT).into_response();
     }
-    match tokio::time::timeout(time, next.run(request)).await {
+    match tokio::time::timeout(time, answer).await {
         Ok(response) => response,
         Err(_) => {
             tracing::warn!(budget_ms = time.as_millis() as u64, "request time budget spent");
@@ -174,10 +174,10 @@ mod tests {
         let app = axum::Router::new()
             .route("/slow", axum::routing::get(std::future::pending::<&'static str>))
             .route("/fast", axum::routing::get(|| async { "fast" }))
-            .layer(axum::middleware::from_fn(|request: Request, next| {
+            .layer(axum::middleware::from_fn(|request: Request, next: axum::middleware::Next| {
                 let fixed = if request.uri().path() == "/slow" { 20 } else { 600_000 };
                 let budget = RequestBudget { fixed: Some(Duration::from_millis(fixed)), ..RequestBudget::default() };
-                within(budget, request, next)
+                within(budget.for_request(&request, Instant::now()), next.run(request))
             }));
         let slow = app.clone().oneshot(request("/slow", &[])).await.unwrap();
         assert_eq!(slow.status(), StatusCode::GATEWAY_TIMEOUT);
@@ -202,11 +202,11 @@ mod tests {
                     async { "fast" }
                 }),
             )
-            .layer(axum::middleware::from_fn(|request, next| {
+            .layer(axum::middleware::from_fn(|request: Request, next: axum::middleware::Next| {
                 // An hour's margin: "less time left than the margin" below is half an hour, so the
                 // request's budget (a quarter hour) does not depend on the machine's speed.
                 let budget = RequestBudget { fixed: None, deadline_margin: Duration::from_secs(3600) };
-                within(budget, request, next)
+                within(budget.for_request(&request, Instant::now()), next.run(request))
             }));
         let with_deadline = |deadline: Instant| {
             let mut request = request("/fast", &[]);

@@ -141,9 +141,9 @@ fn setting_routes<G, Tg, P, Tp, D, Td>(
     delete: D,
 ) -> axum::Router<AppState>
 where
-    G: Handler<Tg, AppState>,
-    P: Handler<Tp, AppState>,
-    D: Handler<Td, AppState>,
+    G: Handler<Tg, AppState, Future: Unpin>,
+    P: Handler<Tp, AppState, Future: Unpin>,
+    D: Handler<Td, AppState, Future: Unpin>,
     Tg: 'static,
     Tp: 'static,
     Td: 'static,

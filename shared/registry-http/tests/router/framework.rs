@@ -3,7 +3,7 @@
 
 use crate::support::{Api, GENERIC, JSON, V1};
 use axum::body::Body;
-use axum::http::Method;
+use axum::http::{Method, StatusCode};
 use serde_json::json;
 
 const NOT_FOUND: &str = "HTTP 404 Not Found";
@@ -124,6 +124,14 @@ async fn bodies_over_the_limit_are_413() {
     let reply = api.raw(Method::POST, "/subjects/s/versions", Some(V1), &[], body).await;
     let message = reply.error(413, 413);
     assert!(message.contains("413"), "{message}");
+    // Up to the limit the body is read (here, the schema is then too large for the registry), past
+    // the 2 MB a reader would default to.
+    let schema = "x".repeat(registry_http::MAX_BODY_BYTES - 64);
+    let body = json!({ "schema": schema }).to_string();
+    assert!(body.len() <= registry_http::MAX_BODY_BYTES);
+    let reply = api.raw(Method::POST, "/subjects/s/versions", Some(V1), &[], body).await;
+    assert_ne!(reply.status, StatusCode::PAYLOAD_TOO_LARGE, "{:?}", reply.body);
+    assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY, "{:?}", reply.body);
 }
 
 #[tokio::test]
