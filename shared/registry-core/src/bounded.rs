@@ -43,12 +43,19 @@ impl<K: Eq + Hash + Clone, V: Clone> BoundedMap<K, V> {
 
     /// The value under `key`, if held; a hit keeps the entry through the next rotation.
     pub fn get(&mut self, key: &K) -> Option<V> {
+        self.read(key, V::clone)
+    }
+
+    /// What `read` takes from the value under `key`, if held (the value itself is not cloned); a
+    /// hit keeps the entry through the next rotation.
+    pub fn read<R>(&mut self, key: &K, read: impl FnOnce(&V) -> R) -> Option<R> {
         if let Some((value, _)) = self.young.entries.get(key) {
-            return Some(value.clone());
+            return Some(read(value));
         }
         let (value, bytes) = self.old.remove(key)?;
-        self.insert(key.clone(), value.clone(), bytes);
-        Some(value)
+        let taken = read(&value);
+        self.insert(key.clone(), value, bytes);
+        Some(taken)
     }
 
     /// Holds `value` under `key`, charged `bytes`, replacing any entry for `key`. An entry over

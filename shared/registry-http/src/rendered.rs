@@ -120,10 +120,16 @@ impl RenderedAnswers {
         Ok(bytes)
     }
 
-    /// The `representation` of the schema `fingerprint` names, when kept.
-    pub fn get(&self, fingerprint: &Fingerprint, representation: Representation) -> Option<Rendered> {
+    /// The body of the `representation` of the schema `fingerprint` names and its tag in the
+    /// response media type `media`, when kept (what an answer takes, and nothing else).
+    pub fn answer(
+        &self,
+        fingerprint: &Fingerprint,
+        representation: Representation,
+        media: &str,
+    ) -> Option<(Bytes, HeaderValue)> {
         let key = (*fingerprint, representation);
-        self.shard(&key).get(&key)
+        self.shard(&key).read(&key, |rendered| (rendered.body.clone(), rendered.tag(media).clone()))
     }
 
     /// Keeps `rendered` as the `representation` of the schema `fingerprint` names.
@@ -144,14 +150,15 @@ mod tests {
         let (one, two) = (Fingerprint([1; 32]), Fingerprint([2; 32]));
         let object = Rendered::new(&one, Representation::SchemaObject, Bytes::from_static(b"{}"));
         answers.keep(&one, Representation::SchemaObject, object);
-        let kept = answers.get(&one, Representation::SchemaObject);
-        assert_eq!(kept.as_ref().map(|r| r.body.as_ref()), Some(&b"{}"[..]));
-        assert!(answers.get(&one, Representation::SchemaText).is_none());
-        assert!(answers.get(&two, Representation::SchemaObject).is_none());
-        let kept = kept.unwrap_or_else(|| Rendered::new(&one, Representation::SchemaObject, Bytes::new()));
-        assert_eq!(kept.tag(MEDIA_JSON), &etag(&one, Representation::SchemaObject, MEDIA_JSON));
-        assert_eq!(kept.tag(MEDIA_V1), &etag(&one, Representation::SchemaObject, MEDIA_V1));
-        assert_ne!(kept.tag(MEDIA_GENERIC), kept.tag(MEDIA_V1));
+        let kept = answers.answer(&one, Representation::SchemaObject, MEDIA_V1);
+        assert_eq!(kept.as_ref().map(|(body, _)| body.as_ref()), Some(&b"{}"[..]));
+        assert!(answers.answer(&one, Representation::SchemaText, MEDIA_V1).is_none());
+        assert!(answers.answer(&two, Representation::SchemaObject, MEDIA_V1).is_none());
+        let tag = |media| answers.answer(&one, Representation::SchemaObject, media).map(|(_, tag)| tag);
+        for media in [MEDIA_V1, MEDIA_GENERIC, MEDIA_JSON] {
+            assert_eq!(tag(media), Some(etag(&one, Representation::SchemaObject, media)), "{media}");
+        }
+        assert_ne!(tag(MEDIA_GENERIC), tag(MEDIA_V1));
     }
 
     #[test]

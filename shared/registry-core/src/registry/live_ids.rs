@@ -53,6 +53,12 @@ pub(super) fn live_guids() -> LiveGuids {
 }
 
 impl Registry {
+    /// The fingerprint of the schema `id` names in `context`, when this process remembers it:
+    /// the answer [`Registry::fingerprint_of_id_in`] gives without reading the store.
+    pub fn remembered_fingerprint_of_id_in(&self, context: &Context, id: i32) -> Option<Fingerprint> {
+        self.live_ids.get(&(context.clone(), SchemaId(id)))
+    }
+
     /// The fingerprint of `id` in `context` while some row of it (live or soft-deleted) carries
     /// it: from memory when seen carried recently, else one store read that answers both.
     pub(super) async fn carried_fingerprint(
@@ -60,10 +66,10 @@ impl Registry {
         context: &Context,
         id: SchemaId,
     ) -> Result<Option<Fingerprint>, RegistryError> {
-        let key = (context.clone(), id);
-        if let Some(fingerprint) = self.live_ids.get(&key) {
+        if let Some(fingerprint) = self.remembered_fingerprint_of_id_in(context, id.0) {
             return Ok(Some(fingerprint));
         }
+        let key = (context.clone(), id);
         let generation = self.live_ids.generation();
         let fingerprint = self.store.fingerprint_for_carried_id_in(context, id).await?;
         if let Some(fingerprint) = fingerprint {

@@ -50,7 +50,8 @@ impl Registry {
             Some(remembered) => (remembered, Activity::default()),
             None => {
                 let generation = self.recent_lookups.generation();
-                let (record, newest) = self.lookup_once(subject, schema, options).await?;
+                // Boxed: an answer from memory does not carry the lookup's state in its future.
+                let (record, newest) = Box::pin(self.lookup_once(subject, schema, options)).await?;
                 let (cost, ttl) = (answer_cost(&record), self.settings.lookup_ttl);
                 let record = Arc::new(record);
                 self.recent_lookups.remember(key, Arc::clone(&record), cost, generation, ttl);
@@ -204,15 +205,24 @@ impl Registry {
     /// not read is refused (403), as a path naming it would be; a context alone (`:.ctx:`) names
     /// no subject.
     pub async fn context_for_id(&self, id: i32, subject: Option<&str>) -> Result<Context, RegistryError> {
-        let name = match subject.map(QualifiedName::split) {
-            Some(QualifiedName::In { context, name }) if context != "." => {
-                if let (false, Some(Ok(subject))) = (name.is_empty(), subject.map(Subject::new)) {
+        match subject {
+            None => Ok(Context::DEFAULT),
+            // Boxed: a request without `subject` does not carry this search's state in its future.
+            Some(subject) => Box::pin(self.context_of_subject_for_id(id, subject)).await,
+        }
+    }
+
+    /// [`Registry::context_for_id`] with a `subject`.
+    async fn context_of_subject_for_id(&self, id: i32, subject: &str) -> Result<Context, RegistryError> {
+        let name = match QualifiedName::split(subject) {
+            QualifiedName::In { context, name } if context != "." => {
+                if let (false, Ok(subject)) = (name.is_empty(), Subject::new(subject)) {
                     self.access.require(Operation::Read, &subject)?;
                 }
                 return Ok(Context::parse(context).unwrap_or(Context::DEFAULT));
             }
-            Some(QualifiedName::In { name, .. }) => name,
-            Some(QualifiedName::Wildcard { .. }) | None => return Ok(Context::DEFAULT),
+            QualifiedName::In { name, .. } => name,
+            QualifiedName::Wildcard { .. } => return Ok(Context::DEFAULT),
         };
         let Ok(subject) = Subject::new(name) else {
             return Ok(Context::DEFAULT);

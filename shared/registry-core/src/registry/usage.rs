@@ -96,17 +96,30 @@ impl Registry {
     /// Notes that `subject` was looked up or registered into (an existing version) now, given what
     /// the caller read of its recorded activity. See the module doc for cost.
     pub(super) async fn note_use(&self, subject: &Subject, seen: Activity) {
+        if let Some(day) = self.use_to_mark(subject, seen) {
+            // Boxed: a use already recorded (nearly every one) does not carry the write in its future.
+            Box::pin(self.mark_used(subject, day)).await;
+        }
+    }
+
+    /// The day to mark `subject` used on now, unless that is recorded (or claimed by another
+    /// request of this process) already.
+    fn use_to_mark(&self, subject: &Subject, seen: Activity) -> Option<u32> {
         let granularity = self.settings.usage_granularity_days;
-        let Some(day) = period_start(epoch_day(SystemTime::now()), granularity) else {
-            return;
-        };
+        let day = period_start(epoch_day(SystemTime::now()), granularity)?;
         let registered = seen.newest_ms.and_then(|ms| u64::try_from(ms).ok()).map(|ms| {
             let at = UNIX_EPOCH + std::time::Duration::from_millis(ms);
             period_start(epoch_day(at), granularity).unwrap_or(0)
         });
         if !self.usage.claim(subject, day) || registered.max(seen.marked).is_some_and(|recorded| recorded >= day) {
-            return;
+            return None;
         }
+        Some(day)
+    }
+
+    /// Marks `subject` used on `day` (claimed by [`Registry::use_to_mark`]); a failure releases
+    /// the claim, so the next use tries again.
+    async fn mark_used(&self, subject: &Subject, day: u32) {
         if let Err(error) = self.store.mark_used(subject, day).await {
             tracing::warn!(%subject, %error, "cannot record the subject's last use; retrying on its next use");
             self.usage.release(subject);

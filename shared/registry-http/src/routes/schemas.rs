@@ -10,10 +10,11 @@ use crate::error::ApiError;
 use crate::extract::{ConfluentQuery, FindTags, Page, Paging, Segment, flag, parse_schema_id, text};
 use crate::http_cache::{self, Representation, Validators};
 use crate::rendered::Rendered;
+use axum::body::Bytes;
 use axum::extract::{FromRequestParts, State};
-use axum::http::StatusCode;
 use axum::http::request::Parts;
-use axum::response::IntoResponse;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use futures::future::BoxFuture;
 use registry_core::{
     Context, Fingerprint, Registry, RegistryError, SchemaBody, SchemaId, SchemaType, SchemasQuery, Subject,
@@ -134,12 +135,46 @@ pub async fn get_schemas_by_id(
     ConfluentQuery(query): ConfluentQuery<SchemaByIdQuery>,
     FindTags(find_tags): FindTags,
 ) -> ApiResult {
+    let plain = !query.fetch_max_id && find_tags.is_empty() && no_format(query.read.format.as_deref());
+    if plain
+        && query.read.subject.is_none()
+        && let Some(answer) = remembered(&call.state, &id, Representation::SchemaObject, &validators)
+    {
+        return answer;
+    }
+    // Boxed: the answer from memory above does not carry the reads' state in its future.
+    Box::pin(schema_by_id_read(call, validators, id, query, find_tags)).await
+}
+
+/// [`get_schemas_by_id`] through the registry's reads.
+async fn schema_by_id_read(
+    call: Call,
+    validators: Validators,
+    id: String,
+    query: SchemaByIdQuery,
+    find_tags: Vec<String>,
+) -> ApiResult {
     let (id, context, fingerprint) = schema_of_id(&call, &id, query.read.subject.as_deref()).await?;
-    let state = &call.state;
     let object = |body: &SchemaBody| to_json(&SchemaStringDto::of_body(body, None));
     if !query.fetch_max_id && find_tags.is_empty() && no_format(query.read.format.as_deref()) {
-        return rendered(state, &fingerprint, Representation::SchemaObject, &validators, object).await;
+        return rendered(&call.state, &fingerprint, Representation::SchemaObject, &validators, object).await;
     }
+    // Boxed: the common answer above does not carry this path's state in its future.
+    Box::pin(schema_by_id_shown(call, validators, id, context, fingerprint, query, find_tags)).await
+}
+
+/// [`get_schemas_by_id`] with `fetchMaxId`, `findTags` or a `format`.
+async fn schema_by_id_shown(
+    call: Call,
+    validators: Validators,
+    id: SchemaId,
+    context: Context,
+    fingerprint: Fingerprint,
+    query: SchemaByIdQuery,
+    find_tags: Vec<String>,
+) -> ApiResult {
+    let state = &call.state;
+    let object = |body: &SchemaBody| to_json(&SchemaStringDto::of_body(body, None));
     let mut body = state.registry.schema_body(&fingerprint).await?;
     let schema_tags = match find_tags.is_empty() {
         true => Vec::new(),
@@ -156,6 +191,20 @@ pub async fn get_schemas_by_id(
     rendered(state, &fingerprint, Representation::SchemaObject, &validators, object).await
 }
 
+/// The `representation` of the schema `fingerprint` names, rendered by `render` from its body and
+/// kept among the rendered answers.
+async fn render_and_keep(
+    state: &AppState,
+    fingerprint: &Fingerprint,
+    representation: Representation,
+    render: impl FnOnce(&SchemaBody) -> Result<Vec<u8>, ApiError>,
+) -> Result<Rendered, ApiError> {
+    let body = state.registry.schema_body(fingerprint).await?;
+    let answer = Rendered::new(fingerprint, representation, render(&body)?.into());
+    state.rendered.keep(fingerprint, representation, answer.clone());
+    Ok(answer)
+}
+
 /// `GET /schemas/ids/{id}/schema`: the schema text itself (40403 for an unknown ID); `subject`
 /// picks the context; `format` as in [`apply_format`]. Cacheable unless a format re-renders it.
 pub async fn get_only_schema_by_id(
@@ -164,6 +213,18 @@ pub async fn get_only_schema_by_id(
     Segment(id): Segment,
     ConfluentQuery(query): ConfluentQuery<IdContextQuery>,
 ) -> ApiResult {
+    if no_format(query.format.as_deref())
+        && query.subject.is_none()
+        && let Some(answer) = remembered(&call.state, &id, Representation::SchemaText, &validators)
+    {
+        return answer;
+    }
+    // Boxed: the answer from memory above does not carry the reads' state in its future.
+    Box::pin(only_schema_by_id_read(call, validators, id, query)).await
+}
+
+/// [`get_only_schema_by_id`] through the registry's reads.
+async fn only_schema_by_id_read(call: Call, validators: Validators, id: String, query: IdContextQuery) -> ApiResult {
     let (_, context, fingerprint) = schema_of_id(&call, &id, query.subject.as_deref()).await?;
     if !no_format(query.format.as_deref()) {
         let mut body = call.state.registry.schema_body(&fingerprint).await?;
@@ -173,6 +234,22 @@ pub async fn get_only_schema_by_id(
     }
     let text = |body: &SchemaBody| Ok(body.schema.clone().into_bytes());
     rendered(&call.state, &fingerprint, Representation::SchemaText, &validators, text).await
+}
+
+/// The plain `representation` (no `format`) of the schema `id` names in the default context, when
+/// this process remembers both which schema that is ([`Registry::remembered_fingerprint_of_id_in`])
+/// and its rendering: answered without a read or an await. `None` sends the request through the
+/// reads, which also decide its errors.
+fn remembered(
+    state: &AppState,
+    id: &str,
+    representation: Representation,
+    validators: &Validators,
+) -> Option<ApiResult> {
+    let id = parse_schema_id(id).ok()?;
+    let fingerprint = state.registry.remembered_fingerprint_of_id_in(&Context::DEFAULT, id.0)?;
+    let (body, tag) = state.rendered.answer(&fingerprint, representation, validators.media)?;
+    Some(Ok(answer(state, body, tag, validators)))
 }
 
 /// The `{id}` segment's ID, the context it is read in (`subject` picks it, by the registry acting
@@ -207,22 +284,26 @@ async fn rendered(
     validators: &Validators,
     render: impl FnOnce(&SchemaBody) -> Result<Vec<u8>, ApiError>,
 ) -> ApiResult {
-    let answer = match state.rendered.get(fingerprint, representation) {
+    let (body, tag) = match state.rendered.answer(fingerprint, representation, validators.media) {
         Some(answer) => answer,
+        // Boxed: a hit does not carry the body read's state in its future.
         None => {
-            let body = state.registry.schema_body(fingerprint).await?;
-            let answer = Rendered::new(fingerprint, representation, render(&body)?.into());
-            state.rendered.keep(fingerprint, representation, answer.clone());
-            answer
+            let rendered = Box::pin(render_and_keep(state, fingerprint, representation, render)).await?;
+            let tag = rendered.tag(validators.media).clone();
+            (rendered.body, tag)
         }
     };
-    let tag = answer.tag(validators.media).clone();
+    Ok(answer(state, body, tag, validators))
+}
+
+/// A by-ID answer: the rendered `body` with its validators, or 304 when `If-None-Match` names `tag`.
+fn answer(state: &AppState, body: Bytes, tag: HeaderValue, validators: &Validators) -> Response {
     if validators.not_modified(&tag) {
-        return Ok(http_cache::not_modified_response(tag, &state.http));
+        return http_cache::not_modified_response(tag, &state.http);
     }
-    let mut response = with_media(answer.body);
+    let mut response = with_media(body);
     http_cache::add_validators(response.headers_mut(), tag, &state.http);
-    Ok(response)
+    response
 }
 
 /// Rows carrying one schema ID read per store page while listing them.

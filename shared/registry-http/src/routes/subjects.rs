@@ -119,8 +119,13 @@ pub async fn look_up_schema_under_subject(
             call.state.rendered.record(&shared, render).map_err(|error| ApiError::Internal(error.to_string()))?;
         return Ok(super::with_media(rendered));
     }
-    let mut record = SchemaRecord::clone(&shared);
-    let format = query.format.as_deref();
+    // Boxed: the common answer above does not carry the formatting's state in its future.
+    Box::pin(formatted_lookup_answer(&call, &shared, query.format.as_deref())).await
+}
+
+/// The lookup answer `shared` with its schema in `format` ([`super::apply_format`]).
+async fn formatted_lookup_answer(call: &Call, shared: &SchemaRecord, format: Option<&str>) -> ApiResult {
+    let mut record = shared.clone();
     super::apply_format(&call.registry, &record.subject.context(), &mut record.body, format).await?;
     json(&SchemaDto::from_record(&record))
 }
