@@ -41,14 +41,25 @@ impl AnswerLine for AccessLine {
         if record.status >= 500 || !tracing::enabled!(target: REQUEST_LOG_TARGET, tracing::Level::INFO) {
             return;
         }
-        let mut line = String::with_capacity(256);
         let timestamp = Timestamp::of(SystemTime::now());
-        match self.format {
-            LogFormat::Text => text(&mut line, &timestamp, record),
-            LogFormat::Json => json(&mut line, &timestamp, record),
-        }
-        self.writer.push_line(line.as_bytes());
+        LINE.with_borrow_mut(|line| {
+            line.clear();
+            match self.format {
+                LogFormat::Text => text(line, &timestamp, record),
+                LogFormat::Json => json(line, &timestamp, record),
+            }
+            self.writer.push_line(line.as_bytes());
+            // A long subject grows the line once; the thread does not keep that size.
+            if line.capacity() > 4096 {
+                *line = String::with_capacity(256);
+            }
+        });
     }
+}
+
+thread_local! {
+    /// Each thread's line being written: a line costs no allocation once the thread wrote one.
+    static LINE: std::cell::RefCell<String> = std::cell::RefCell::new(String::with_capacity(256));
 }
 
 /// `tracing`'s text line: `{timestamp}  INFO request served operation="…" … request_id="…"`.
