@@ -185,7 +185,7 @@ impl Emf {
         if snapshot.max_schema_id > 0 {
             line.field("MaxSchemaId", snapshot.max_schema_id);
         }
-        line.field("RequestId", record.request_id.as_str());
+        line.field("RequestId", record.request_id());
         if let Some(subject) = &record.subject {
             line.field("Subject", subject.as_str());
         }
@@ -294,7 +294,7 @@ mod tests {
             subject: Some("orders-value".into()),
             status: 200,
             latency_ms: 12.5,
-            request_id: "req-1".into(),
+            request_id: axum::http::HeaderValue::from_static("req-1"),
             writes: true,
             method: axum::http::Method::POST,
             principal: Some("alice".into()),

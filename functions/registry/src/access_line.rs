@@ -88,17 +88,17 @@ fn fields(line: &mut String, format: LogFormat, record: &RequestRecord) {
             LogFormat::Json => json_str(line, value),
         }
     };
-    let number = |line: &mut String, name: &str, value: &dyn std::fmt::Display| {
+    let number = |line: &mut String, name: &str, value: u32| {
         field_name(line, format, name);
-        let _ = write!(line, "{value}");
+        push_decimal(line, value, 1);
     };
     string(line, "operation", record.operation);
     string(line, "subject", record.subject.as_deref().unwrap_or(""));
     string(line, "principal", record.principal.as_deref().unwrap_or(ANONYMOUS));
     string(line, "method", record.method.as_str());
-    number(line, "status", &record.status);
+    number(line, "status", u32::from(record.status));
     if let Some(code) = record.error_code {
-        number(line, "error_code", &code);
+        number(line, "error_code", code);
     }
     field_name(line, format, "latency_ms");
     match format {
@@ -110,7 +110,7 @@ fn fields(line: &mut String, format: LogFormat, record: &RequestRecord) {
             &serde_json::Number::from_f64(record.latency_ms).map_or_else(|| "null".into(), |n| n.to_string()),
         ),
     }
-    string(line, "request_id", &record.request_id);
+    string(line, "request_id", record.request_id());
 }
 
 /// What comes before a field's value: ` name=` (text) or `,"name":` (JSON).
@@ -183,18 +183,40 @@ impl Timestamp {
     fn write(&self, line: &mut String) {
         let (hour, minute, second) =
             (self.seconds_of_day / 3600, self.seconds_of_day / 60 % 60, self.seconds_of_day % 60);
-        let _ = write!(line, "{:04}-", self.year);
+        match u32::try_from(self.year) {
+            Ok(year) => push_decimal(line, year, 4),
+            Err(_) => {
+                let _ = write!(line, "{:04}", self.year);
+            }
+        }
+        line.push('-');
         for (value, separator) in [(self.month, '-'), (self.day, 'T'), (hour, ':'), (minute, ':'), (second, '.')] {
-            push_two_digits(line, value);
+            push_decimal(line, value, 2);
             line.push(separator);
         }
-        let _ = write!(line, "{:06}Z", self.micros);
+        push_decimal(line, self.micros, 6);
+        line.push('Z');
     }
 }
 
-fn push_two_digits(line: &mut String, value: u32) {
-    line.push(char::from(b'0' + (value / 10 % 10) as u8));
-    line.push(char::from(b'0' + (value % 10) as u8));
+/// `value` in decimal, zero-padded to at least `width` digits, as `{value:0width$}` writes it
+/// (without the formatter: this is on every request's path).
+fn push_decimal(line: &mut String, value: u32, width: usize) {
+    let mut digits = [b'0'; 10];
+    let mut start = digits.len();
+    let mut rest = value;
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    for _ in (digits.len() - start)..width {
+        line.push('0');
+    }
+    digits[start..].iter().for_each(|&digit| line.push(char::from(digit)));
 }
 
 /// The proleptic Gregorian (year, month, day) of the `days`-th day after 1970-01-01 (Howard
@@ -221,6 +243,17 @@ mod tests {
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
     use tower::ServiceExt;
+
+    #[test]
+    fn numbers_are_written_as_the_formatter_writes_them() {
+        for value in [0, 7, 42, 200, 404, 40401, 999_999, 1_000_000, u32::MAX] {
+            for width in [1, 2, 4, 6] {
+                let mut line = String::new();
+                push_decimal(&mut line, value, width);
+                assert_eq!(line, format!("{value:0width$}"));
+            }
+        }
+    }
 
     #[test]
     fn timestamps_are_written_as_tracing_writes_them() {
@@ -257,6 +290,17 @@ mod tests {
         }
     }
 
+    /// Keeps every answer's record and writes the edge's own `tracing` line for it.
+    #[derive(Debug, Default)]
+    struct Recorded(Mutex<Vec<RequestRecord>>);
+
+    impl AnswerLine for Recorded {
+        fn answered(&self, record: &RequestRecord) {
+            self.0.lock().unwrap_or_else(|e| e.into_inner()).push(record.clone());
+            registry_http::observability::trace_access_line(record);
+        }
+    }
+
     /// What `tracing` wrote for each request, and the line written by hand from its record.
     async fn both_lines(format: LogFormat) -> Vec<(String, String)> {
         let buffer = Buffer::default();
@@ -266,9 +310,10 @@ mod tests {
             LogFormat::Json => tracing::subscriber::set_default(builder.json().with_ansi(false).finish()),
             LogFormat::Text => tracing::subscriber::set_default(builder.with_ansi(false).finish()),
         };
+        let recorded = Arc::new(Recorded::default());
         let app = registry_http::app(
             Registry::new(Arc::new(MemoryStore::new()), RegistrySettings::default()),
-            registry_http::AppOptions::default(),
+            registry_http::AppOptions { answer_line: Some(recorded.clone()), ..registry_http::AppOptions::default() },
         );
         let requests = [
             ("POST", "/subjects/orders-value/versions", r#"{"schema":"\"string\""}"#, None),
@@ -277,17 +322,15 @@ mod tests {
             ("POST", "/subjects/orders-value/versions", "{", None),
             ("PUT", "/config", r#"{"compatibility":"NONE"}"#, None),
         ];
-        let mut records = Vec::new();
         for (method, uri, body, request_id) in requests {
             let mut request = Request::builder().method(method).uri(uri).header("content-type", "application/json");
             if let Some(id) = request_id {
                 request = request.header("x-request-id", id);
             }
             let request = request.body(Body::from(body)).unwrap_or_else(|e| panic!("{e}"));
-            let response = app.clone().oneshot(request).await.unwrap_or_else(|never| match never {});
-            let record = response.extensions().get::<RequestRecord>().cloned();
-            records.push(record.unwrap_or_else(|| panic!("{method} {uri}: no record")));
+            app.clone().oneshot(request).await.unwrap_or_else(|never| match never {});
         }
+        let records = std::mem::take(&mut *recorded.0.lock().unwrap_or_else(|e| e.into_inner()));
         let logged = String::from_utf8_lossy(&buffer.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
         let logged: Vec<String> = logged.lines().map(|line| format!("{line}\n")).collect();
         assert_eq!(logged.len(), records.len(), "one line per request: {logged:#?}");

@@ -124,7 +124,7 @@ impl<F: Future<Output = Response> + Unpin> Future for GuardedAnswer<F> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
         let this = &mut *self;
-        let mut response = match &mut this.answer {
+        let response = match &mut this.answer {
             Answer::Running(answer, span) => {
                 let _entered = span.enter();
                 std::task::ready!(Pin::new(answer).poll(cx))
@@ -134,7 +134,7 @@ impl<F: Future<Output = Response> + Unpin> Future for GuardedAnswer<F> {
             }
         };
         if let Some(served) = this.served.take() {
-            response.extensions_mut().insert(served);
+            crate::observability::served::tell(served);
         }
         Poll::Ready(response)
     }
@@ -263,7 +263,8 @@ impl<S: Send + Sync> FromRequestParts<S> for Permit {
     }
 }
 
-/// What observability records about an answer, attached to it by the guard.
+/// What observability records about an answer, told to the edge by the guard
+/// ([`crate::observability`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Served {
     /// The endpoint's operation name.
@@ -281,11 +282,11 @@ pub struct Served {
 async fn guard(State(endpoint): State<Endpoint>, request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
     let (served, decided) = decide(endpoint, &mut parts);
-    let mut response = match decided {
+    let response = match decided {
         Ok(()) => next.run(Request::from_parts(parts, body)).instrument(request_span(&served)).await,
         Err(refusal) => refusal,
     };
-    response.extensions_mut().insert(served);
+    crate::observability::served::tell(served);
     response
 }
 

@@ -84,13 +84,23 @@ async fn server_errors_are_logged_with_their_detail() {
 async fn each_answer_says_whether_its_endpoint_may_write() {
     use axum::body::Body;
     use axum::http::Request;
-    use registry_http::observability::RequestRecord;
+    use registry_http::observability::{AnswerLine, RequestRecord};
     use tower::ServiceExt;
+    /// The last answer's record.
+    #[derive(Debug, Default)]
+    struct Last(std::sync::Mutex<Option<RequestRecord>>);
+    impl AnswerLine for Last {
+        fn answered(&self, record: &RequestRecord) {
+            *self.0.lock().unwrap() = Some(record.clone());
+        }
+    }
     let registry = registry_core::Registry::new(
         Arc::new(registry_core::MemoryStore::new()),
         registry_core::RegistrySettings::default(),
     );
-    let app = registry_http::app(registry, registry_http::AppOptions { mcp: true, ..Default::default() });
+    let last = Arc::new(Last::default());
+    let options = registry_http::AppOptions { mcp: true, answer_line: Some(last.clone()), ..Default::default() };
+    let app = registry_http::app(registry, options);
     let schema = serde_json::json!({ "schema": "\"string\"" }).to_string();
     let cases = [
         ("POST", "/subjects/s/versions", true),
@@ -114,7 +124,7 @@ async fn each_answer_says_whether_its_endpoint_may_write() {
             .body(if method == "GET" || method == "DELETE" { Body::empty() } else { Body::from(body) })
             .unwrap();
         let response = app.clone().oneshot(request).await.unwrap();
-        let record = response.extensions().get::<RequestRecord>().cloned().unwrap();
+        let record = last.0.lock().unwrap().take().unwrap();
         // The MCP call is not a whole session (400 here): its endpoint's record is what counts.
         assert!(uri == "/mcp" || response.status().is_success(), "{method} {uri}: {}", response.status());
         assert_eq!(record.writes, writes, "{method} {uri} ({})", record.operation);
