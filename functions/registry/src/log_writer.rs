@@ -34,6 +34,9 @@ struct Pending {
     writing: bool,
     /// The writer waits for lines (only then does a line wake it).
     waiting: bool,
+    /// Threads waiting for the writer's progress (room in the buffer, or a drain): only then does
+    /// the writer tell `written` (a notification is a system call even when no one waits).
+    awaiting_written: usize,
     /// No writer thread: lines are written where they are made.
     direct: bool,
 }
@@ -51,7 +54,9 @@ impl Queue {
             return;
         }
         while pending.lines.len() >= MAX_QUEUED_BYTES {
+            pending.awaiting_written += 1;
             pending = self.written.wait(pending).unwrap_or_else(|poisoned| poisoned.into_inner());
+            pending.awaiting_written -= 1;
         }
         pending.lines.extend_from_slice(line);
         if pending.waiting {
@@ -67,7 +72,7 @@ impl Queue {
             {
                 let mut pending = self.lock();
                 pending.writing = false;
-                self.written.notify_all();
+                self.tell_written(&pending);
                 while pending.lines.is_empty() {
                     pending.waiting = true;
                     pending = self.arrived.wait(pending).unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -76,10 +81,17 @@ impl Queue {
                 batch.clear();
                 std::mem::swap(&mut batch, &mut pending.lines);
                 pending.writing = true;
-                self.written.notify_all();
+                self.tell_written(&pending);
             }
             let _ = out.write_all(&batch);
             std::thread::sleep(BATCH_WINDOW);
+        }
+    }
+
+    /// Tells the threads waiting for the writer's progress, if any.
+    fn tell_written(&self, pending: &Pending) {
+        if pending.awaiting_written > 0 {
+            self.written.notify_all();
         }
     }
 
@@ -92,7 +104,9 @@ impl Queue {
             if left.is_zero() {
                 return;
             }
+            pending.awaiting_written += 1;
             pending = self.written.wait_timeout(pending, left).map_or_else(|poisoned| poisoned.into_inner().0, |w| w.0);
+            pending.awaiting_written -= 1;
         }
     }
 }

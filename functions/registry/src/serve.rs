@@ -28,6 +28,8 @@ pub async fn run(
     if let Some(authenticator) = &authenticator {
         tracing::info!(bearer = authenticator.accepts_bearer(), "authentication on");
     }
+    // Only authentication reads a client's address (the per-address limits of password checks).
+    let peer_addresses = authenticator.is_some();
     let mut options = registry_app::app_options(&config.settings, authenticator)?;
     options.answer_line = access_line.map(|line| Arc::new(line) as Arc<dyn AnswerLine>);
     let topology = store::open(&config).await?;
@@ -38,7 +40,7 @@ pub async fn run(
     let listener = TcpListener::bind(&address).await.map_err(|error| format!("cannot listen on {address}: {error}"))?;
     let local = listener.local_addr()?;
     tracing::info!("ready on {local} in {} ms (store: {description})", started.elapsed().as_millis());
-    listener::serve(listener, app, config.settings.server, shutdown_signal()).await;
+    listener::serve(listener, app, config.settings.server, peer_addresses, shutdown_signal()).await;
     tracing::info!("stopped");
     Ok(())
 }

@@ -262,10 +262,11 @@ impl Clock {
 
 /// Serves one connection, timed by `clock` (made when it was accepted), until the client closes it, a
 /// budget runs out, the listener evicts it, or the server stops ([`Clock::stop`]: then the request
-/// in flight is finished and the connection closed).
+/// in flight is finished and the connection closed). Each request carries the client's address
+/// `peer`, when given (`ConnectInfo`).
 pub async fn serve(
     stream: tokio::net::TcpStream,
-    peer: SocketAddr,
+    peer: Option<SocketAddr>,
     clock: Arc<Clock>,
     app: axum::Router,
     budgets: Budgets,
@@ -275,7 +276,9 @@ pub async fn serve(
         let clock = Arc::clone(&clock);
         hyper::service::service_fn(move |mut request: Request<Incoming>| {
             // The client's address, for the per-address limits of password checks.
-            request.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+            if let Some(peer) = peer {
+                request.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+            }
             answer(app.clone(), Arc::clone(&clock), budgets.body, request)
         })
     };
@@ -357,10 +360,12 @@ impl Future for Deadline<'_> {
         loop {
             // Busy: no deadline while a request is served (a timer still set fires harmlessly).
             let Some((at, expiry)) = self.clock.deadline(&self.budgets) else { return Poll::Pending };
-            if at <= Instant::now() {
-                return Poll::Ready(expiry);
-            }
+            // The clock is read only when the timer says its instant passed, or to arm it: a poll
+            // of a connection whose deadline lies past the armed timer reads no clock.
             if self.armed.is_none_or(|armed| at < armed) {
+                if at <= Instant::now() {
+                    return Poll::Ready(expiry);
+                }
                 self.timer.as_mut().reset(at);
                 self.armed = Some(at);
             }
@@ -379,15 +384,17 @@ async fn answer(
     clock: Arc<Clock>,
     body_budget: Duration,
     request: Request<Incoming>,
-) -> Result<Response<Body>, std::convert::Infallible> {
+) -> Result<Response<FinishingBody>, std::convert::Infallible> {
     clock.request_started();
-    let request = request.map(|body| {
-        Body::new(DeadlineBody {
+    let request = request.map(|body| match body.is_end_stream() {
+        // Nothing to wait for (a `GET`): no budget to keep.
+        true => Body::empty(),
+        false => Body::new(DeadlineBody {
             inner: body,
             deadline: Instant::now() + body_budget,
             timer: None,
             clock: Arc::clone(&clock),
-        })
+        }),
     });
     let finished = Finished(clock);
     let response = match app.oneshot(request).await {
@@ -401,7 +408,7 @@ async fn answer(
     } else {
         response
     };
-    Ok(response.map(|body| Body::new(FinishingBody { inner: body, _finished: finished })))
+    Ok(response.map(|body| FinishingBody { inner: body, _finished: finished }))
 }
 
 /// Marks the connection idle when dropped (the response body is done, or the request was abandoned).
@@ -448,8 +455,9 @@ impl HttpBody for DeadlineBody {
     }
 }
 
-/// A response body that holds [`Finished`] until hyper drops it.
-struct FinishingBody {
+/// A response body that holds [`Finished`] until hyper drops it (hyper's own body type: no box
+/// around the app's).
+pub struct FinishingBody {
     inner: Body,
     _finished: Finished,
 }

@@ -18,10 +18,12 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Serves `app` on `listener` until `stop` completes; then accepts no more connections, lets each
 /// open one finish its request in flight (idle ones close at once) and returns when all are closed.
+/// With `peer_addresses`, each request carries its client's address (`ConnectInfo`).
 pub async fn serve(
     listener: TcpListener,
     app: axum::Router,
     settings: ServerSettings,
+    peer_addresses: bool,
     stop: impl std::future::Future<Output = ()>,
 ) {
     let budgets = Budgets {
@@ -57,7 +59,7 @@ pub async fn serve(
         admitted.track(Arc::clone(&clock));
         let app = app.clone();
         tokio::spawn(async move {
-            connection::serve(stream, peer, clock, app, budgets).await;
+            connection::serve(stream, peer_addresses.then_some(peer), clock, app, budgets).await;
             drop(admitted);
             drop(slot);
         });
