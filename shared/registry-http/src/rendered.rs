@@ -43,10 +43,22 @@ pub struct Rendered {
 }
 
 impl Rendered {
-    /// `body`, the `representation` of the schema `fingerprint` names, with its tags.
+    /// `body`, the `representation` of the schema `fingerprint` names, with its tags. The body and
+    /// the tags are kept in one buffer, so an answer's clones of both count on one shared count (a
+    /// hit touches one more cache line, not two).
     pub fn new(fingerprint: &Fingerprint, representation: Representation, body: Bytes) -> Rendered {
         let tags = [MEDIA_V1, MEDIA_GENERIC, MEDIA_JSON].map(|media| etag(fingerprint, representation, media));
-        Rendered { body, tags }
+        let mut buffer = Vec::with_capacity(body.len() + tags.iter().map(HeaderValue::len).sum::<usize>());
+        buffer.extend_from_slice(&body);
+        tags.iter().for_each(|tag| buffer.extend_from_slice(tag.as_bytes()));
+        let buffer = Bytes::from(buffer);
+        let mut end = body.len();
+        let tags = tags.map(|tag| {
+            let start = end;
+            end += tag.len();
+            HeaderValue::from_maybe_shared(buffer.slice(start..end)).unwrap_or(tag)
+        });
+        Rendered { body: buffer.slice(..body.len()), tags }
     }
 
     /// The ETag of this answer in the response media type `media`.

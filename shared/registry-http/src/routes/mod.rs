@@ -37,13 +37,20 @@ pub struct Call {
     pub registry: Registry,
 }
 
+impl Call {
+    /// The call of `permit`'s caller on `state`.
+    pub fn new(state: AppState, permit: Permit) -> Call {
+        let registry = permit.acting(&state.registry);
+        Call { state, permit, registry }
+    }
+}
+
 impl FromRequestParts<AppState> for Call {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         let permit = Permit::from_request_parts(parts, state).await?;
-        let registry = permit.acting(&state.registry);
-        Ok(Call { state: state.clone(), permit, registry })
+        Ok(Call::new(state.clone(), permit))
     }
 }
 

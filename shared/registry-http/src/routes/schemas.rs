@@ -129,7 +129,8 @@ pub struct SchemaByIdQuery {
 /// except with `fetchMaxId=true`, `findTags` or a format that re-renders the schema; a matching
 /// `If-None-Match` gets 304. The cacheable answers are kept rendered ([`crate::rendered`]).
 pub async fn get_schemas_by_id(
-    call: Call,
+    State(state): State<AppState>,
+    permit: Permit,
     validators: Validators,
     Segment(id): Segment,
     ConfluentQuery(query): ConfluentQuery<SchemaByIdQuery>,
@@ -138,12 +139,12 @@ pub async fn get_schemas_by_id(
     let plain = !query.fetch_max_id && find_tags.is_empty() && no_format(query.read.format.as_deref());
     if plain
         && query.read.subject.is_none()
-        && let Some(answer) = remembered(&call.state, &id, Representation::SchemaObject, &validators)
+        && let Some(answer) = remembered(&state, &id, Representation::SchemaObject, &validators)
     {
         return answer;
     }
     // Boxed: the answer from memory above does not carry the reads' state in its future.
-    Box::pin(schema_by_id_read(call, validators, id, query, find_tags)).await
+    Box::pin(schema_by_id_read(Call::new(state, permit), validators, id, query, find_tags)).await
 }
 
 /// [`get_schemas_by_id`] through the registry's reads.
