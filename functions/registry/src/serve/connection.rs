@@ -457,7 +457,7 @@ impl HttpBody for DeadlineBody {
 
 /// A response body that holds [`Finished`] until hyper drops it (hyper's own body type: no box
 /// around the app's).
-pub struct FinishingBody {
+struct FinishingBody {
     inner: Body,
     _finished: Finished,
 }
