@@ -4,6 +4,11 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
+/// The maps' hasher: foldhash, seeded per process. Every hit hashes its key, and SipHash (the
+/// standard default) was a visible part of a cached answer's cost; keys an attacker may pick (IDs,
+/// subjects) still cannot be aimed at one bucket without the seed.
+pub type Hasher = foldhash::fast::RandomState;
+
 /// A map whose entries' charged bytes never exceed a bound: an LRU approximation with O(1)
 /// operations in two generations. Inserts go to `young`; when `young` would pass half the bound
 /// it becomes `old` and the previous `old` is dropped. A hit in `old` moves the entry back to
@@ -17,13 +22,13 @@ pub struct BoundedMap<K, V> {
 
 #[derive(Debug)]
 struct Generation<K, V> {
-    entries: HashMap<K, (V, usize)>,
+    entries: HashMap<K, (V, usize), Hasher>,
     bytes: usize,
 }
 
 impl<K, V> Default for Generation<K, V> {
     fn default() -> Self {
-        Generation { entries: HashMap::new(), bytes: 0 }
+        Generation { entries: HashMap::default(), bytes: 0 }
     }
 }
 

@@ -11,8 +11,8 @@
 //! a rebalance) then expire over half a TTL instead of all at once, which would send a burst of
 //! reads to the store and show in the tail latency.
 
-use crate::bounded::BoundedMap;
-use std::hash::{BuildHasher, Hash, RandomState};
+use crate::bounded::{BoundedMap, Hasher};
+use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 pub(super) struct Recent<K, V> {
     /// Bumped by every [`Recent::forget_all`], before the shards are cleared.
     generation: AtomicU64,
-    hasher: RandomState,
+    hasher: Hasher,
     shards: Box<[Mutex<Shard<K, V>>]>,
 }
 
@@ -56,7 +56,7 @@ impl<K: Eq + Hash + Clone, V: Clone> Recent<K, V> {
         let shard = || Mutex::new(Shard { remembered: 0, answers: BoundedMap::new(max_cost / shards) });
         Recent {
             generation: AtomicU64::new(0),
-            hasher: RandomState::new(),
+            hasher: Hasher::default(),
             shards: (0..shards).map(|_| shard()).collect(),
         }
     }
