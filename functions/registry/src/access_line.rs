@@ -101,16 +101,41 @@ fn fields(line: &mut String, format: LogFormat, record: &RequestRecord) {
         number(line, "error_code", code);
     }
     field_name(line, format, "latency_ms");
-    match format {
-        LogFormat::Text => {
-            let _ = write!(line, "{:?}", record.latency_ms);
+    if !push_milliseconds(line, record.latency_ms) {
+        match format {
+            LogFormat::Text => {
+                let _ = write!(line, "{:?}", record.latency_ms);
+            }
+            // serde_json writes an f64 as `tracing`'s JSON formatter does (it uses serde_json).
+            LogFormat::Json => line.push_str(
+                &serde_json::Number::from_f64(record.latency_ms).map_or_else(|| "null".into(), |n| n.to_string()),
+            ),
         }
-        // serde_json writes an f64 as `tracing`'s JSON formatter does (it uses serde_json).
-        LogFormat::Json => line.push_str(
-            &serde_json::Number::from_f64(record.latency_ms).map_or_else(|| "null".into(), |n| n.to_string()),
-        ),
     }
     string(line, "request_id", record.request_id());
+}
+
+/// Pushes `ms` and says so when it is a whole number of microseconds under about 50 days (what the
+/// edge records): `{:?}` and serde_json both write such a number as its decimal digits with the
+/// trailing zeros of the fraction dropped, keeping one (`0.036`, `12.5`, `3.0`), since that
+/// decimal is the shortest that reads back as the same `f64`. Pushes nothing otherwise.
+fn push_milliseconds(line: &mut String, ms: f64) -> bool {
+    const LIMIT_MICROS: f64 = 4_294_967_295_000.0;
+    let micros = (ms * 1000.0).round();
+    if !(0.0..LIMIT_MICROS).contains(&micros) || micros / 1000.0 != ms {
+        return false;
+    }
+    let micros = micros as u64;
+    let (whole, mut fraction) = ((micros / 1000) as u32, (micros % 1000) as u32);
+    push_decimal(line, whole, 1);
+    line.push('.');
+    let mut width = 3;
+    while width > 1 && fraction % 10 == 0 {
+        fraction /= 10;
+        width -= 1;
+    }
+    push_decimal(line, fraction, width);
+    true
 }
 
 /// What comes before a field's value: ` name=` (text) or `,"name":` (JSON).
@@ -252,6 +277,21 @@ mod tests {
                 push_decimal(&mut line, value, width);
                 assert_eq!(line, format!("{value:0width$}"));
             }
+        }
+    }
+
+    #[test]
+    fn latencies_are_written_as_debug_and_serde_json_write_them() {
+        let micros = (0..3000u64).chain([9_999, 10_000, 10_010, 123_456, 1_000_000, 86_400_000_000, 4_294_967_294_999]);
+        for micros in micros {
+            let ms = micros as f64 / 1000.0;
+            let mut line = String::new();
+            assert!(push_milliseconds(&mut line, ms), "{micros} µs");
+            assert_eq!(line, format!("{ms:?}"), "{micros} µs");
+            assert_eq!(Some(line), serde_json::Number::from_f64(ms).map(|n| n.to_string()), "{micros} µs");
+        }
+        for ms in [0.0001, 0.036174000000000005, -1.0, f64::NAN, f64::INFINITY, 1e13] {
+            assert!(!push_milliseconds(&mut String::new(), ms), "{ms} is left to the formatter");
         }
     }
 
