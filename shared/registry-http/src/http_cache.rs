@@ -132,6 +132,12 @@ pub struct Validators {
 }
 
 impl Validators {
+    /// The validators of a request with `headers`.
+    pub fn of(headers: &HeaderMap) -> Validators {
+        let if_none_match = headers.get_all(header::IF_NONE_MATCH).iter().cloned().collect();
+        Validators { media: crate::extract::negotiate(headers), if_none_match }
+    }
+
     /// Whether the client already holds the answer tagged `tag`.
     pub fn not_modified(&self, tag: &HeaderValue) -> bool {
         not_modified(&self.if_none_match, tag)
@@ -142,8 +148,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Validators {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        let if_none_match = parts.headers.get_all(header::IF_NONE_MATCH).iter().cloned().collect();
-        Ok(Validators { media: crate::extract::negotiate(&parts.headers), if_none_match })
+        Ok(Validators::of(&parts.headers))
     }
 }
 

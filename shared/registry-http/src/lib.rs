@@ -178,8 +178,14 @@ fn api_routes(state: AppState) -> axum::Router {
         .route("/", get(root.clone()).post(root))
         .route("/schemas", get(named!(READ, schemas::get_schemas)))
         .route("/schemas/types", get(named!(READ, schemas::get_schema_types)))
-        .route("/schemas/ids/{id}", get(named!(READ, schemas::get_schemas_by_id)))
-        .route("/schemas/ids/{id}/schema", get(named!(READ, schemas::get_only_schema_by_id)))
+        .route(
+            "/schemas/ids/{id}",
+            get(named!(READ, schemas::get_schemas_by_id).answering_early(schemas::remembered_by_id)),
+        )
+        .route(
+            "/schemas/ids/{id}/schema",
+            get(named!(READ, schemas::get_only_schema_by_id).answering_early(schemas::remembered_text_by_id)),
+        )
         .route("/schemas/ids/{id}/subjects", get(named!(READ, schemas::get_all_subjects_by_id)))
         .route("/schemas/ids/{id}/versions", get(named!(READ, schemas::get_all_versions_by_id)))
         .route("/schemas/guids/{guid}", get(named!(READ, contracts::get_schema_by_guid)))

@@ -237,6 +237,29 @@ async fn only_schema_by_id_read(call: Call, validators: Validators, id: String, 
     rendered(&call.state, &fingerprint, Representation::SchemaText, &validators, text).await
 }
 
+/// [`remembered`] for a plain `GET /schemas/ids/{id}` (no query at all: no `subject`, `format`,
+/// `fetchMaxId` or `findTags`), as the endpoint's [`crate::endpoint::EarlyAnswer`].
+pub(crate) fn remembered_by_id(parts: &Parts, state: &AppState) -> Option<Response> {
+    let id = plain_id_segment(parts, parts.uri.path().strip_prefix("/schemas/ids/"))?;
+    remembered(state, id, Representation::SchemaObject, &Validators::of(&parts.headers))
+        .map(IntoResponse::into_response)
+}
+
+/// [`remembered`] for a plain `GET /schemas/ids/{id}/schema` (no query at all: no `subject` or
+/// `format`), as the endpoint's [`crate::endpoint::EarlyAnswer`].
+pub(crate) fn remembered_text_by_id(parts: &Parts, state: &AppState) -> Option<Response> {
+    let tail = parts.uri.path().strip_prefix("/schemas/ids/").and_then(|tail| tail.strip_suffix("/schema"));
+    let id = plain_id_segment(parts, tail)?;
+    remembered(state, id, Representation::SchemaText, &Validators::of(&parts.headers)).map(IntoResponse::into_response)
+}
+
+/// The `{id}` segment `segment` of a request without a query, when it needs no percent-decoding
+/// (so it is what the handler's [`Segment`] extractor would give).
+fn plain_id_segment<'a>(parts: &Parts, segment: Option<&'a str>) -> Option<&'a str> {
+    let segment = segment?;
+    (parts.uri.query().is_none() && !segment.contains(['%', '/'])).then_some(segment)
+}
+
 /// The plain `representation` (no `format`) of the schema `id` names in the default context, when
 /// this process remembers both which schema that is ([`Registry::remembered_fingerprint_of_id_in`])
 /// and its rendering: answered without a read or an await. `None` sends the request through the
@@ -481,4 +504,64 @@ pub async fn list_contexts(
 pub async fn delete_context(State(state): State<AppState>, Segment(context): Segment) -> ApiResult {
     state.registry.delete_context(&context).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Services;
+    use axum::body::Body;
+    use http_body_util::BodyExt;
+    use registry_core::{MemoryStore, RegistrySettings};
+    use std::sync::Arc;
+    use tower::ServiceExt;
+
+    fn head(uri: &str) -> Parts {
+        axum::http::Request::get(uri).body(()).unwrap_or_else(|e| panic!("{e}")).into_parts().0
+    }
+
+    async fn body(response: Response) -> Bytes {
+        response.into_body().collect().await.unwrap_or_else(|e| panic!("{e}")).to_bytes()
+    }
+
+    #[tokio::test]
+    async fn plain_by_id_requests_are_answered_early_once_remembered_and_as_the_handler_answers() {
+        let state = AppState(Arc::new(Services {
+            registry: Registry::new(Arc::new(MemoryStore::new()), RegistrySettings::default()),
+            deks: None,
+            exporters: None,
+            authenticator: None,
+            http: http_cache::HttpConfig::default(),
+            rendered: Default::default(),
+        }));
+        let router = crate::routes(state.clone());
+        let call = |method: &str, uri: &str, body: &'static str| {
+            let request = axum::http::Request::builder()
+                .method(method)
+                .uri(uri)
+                .header("content-type", "application/json")
+                .body(Body::from(body))
+                .unwrap_or_else(|e| panic!("{e}"));
+            router.clone().oneshot(request)
+        };
+        let registered = call("POST", "/subjects/users/versions", r#"{"schema":"\"string\""}"#).await;
+        assert_eq!(registered.map(|r| r.status()).ok(), Some(StatusCode::OK));
+        type Early = fn(&Parts, &AppState) -> Option<Response>;
+        let early: [(&str, Early); 2] =
+            [("/schemas/ids/1", remembered_by_id), ("/schemas/ids/1/schema", remembered_text_by_id)];
+        for (path, early) in early {
+            assert!(early(&head(path), &state).is_none(), "{path}: nothing is remembered before a read");
+            let mut handled = call("GET", path, "").await.unwrap_or_else(|never| match never {});
+            // The route adds it to either answer.
+            handled.headers_mut().remove(axum::http::header::CONTENT_LENGTH);
+            let answer = early(&head(path), &state).unwrap_or_else(|| panic!("{path}: remembered after a read"));
+            assert_eq!(answer.status(), handled.status());
+            assert_eq!(answer.headers(), handled.headers(), "{path}");
+            assert_eq!(body(answer).await, body(handled).await, "{path}");
+            for other in [format!("{path}?format="), format!("{path}?subject=users"), path.replace("/1", "/%31")] {
+                assert!(early(&head(&other), &state).is_none(), "{other} is left to the handler");
+            }
+            assert!(early(&head(&path.replace("/1", "/2")), &state).is_none(), "an ID never read is not remembered");
+        }
+    }
 }
