@@ -46,7 +46,7 @@ pub use model::{
     UnassignedRow, Version, VersionRow, VersionSelector,
 };
 pub use registry::{
-    CompatibilityReport, LookupOptions, NewSchema, RegisterOptions, Registry, RegistrySettings, SchemaById,
+    CompatibilityReport, Freshness, LookupOptions, NewSchema, RegisterOptions, Registry, RegistrySettings, SchemaById,
     SchemasQuery, default_schema_workers,
 };
 pub use registry_schema::compat::Rules;

@@ -30,6 +30,7 @@ mod usage;
 
 pub use cpu::default_schema_workers;
 pub use governance::{SubjectReport, body_guid};
+pub use recent::Freshness;
 pub use usage::{MAX_REMEMBERED, civil_date, epoch_day, period_start};
 
 use crate::access::Access;

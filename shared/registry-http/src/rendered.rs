@@ -1,5 +1,8 @@
 //! Answers kept rendered. By-ID answers: the body bytes of `GET /schemas/ids/{id}` and of its
-//! `/schema`, with their ETags, by the fingerprint of the schema they show. Lookup answers
+//! `/schema`, with their ETags, by the fingerprint of the schema they show, and the same answers
+//! by the ID a plain request names, while the registry's memory of that ID holds
+//! ([`RenderedAnswers::by_id`]: a hit is one lookup, not one in the registry's memory and one
+//! here). Lookup answers
 //! (`POST /subjects/{s}`): the bytes of the record the registry's lookup memory answered, by that
 //! very record ([`RenderedAnswers::record`]). A hit is a lookup and a reference count: no body
 //! read, no JSON serialization, no hashing.
@@ -15,10 +18,11 @@ use crate::http_cache::{Representation, etag};
 use axum::body::Bytes;
 use axum::http::HeaderValue;
 use registry_core::bounded::BoundedMap;
-use registry_core::{Fingerprint, SchemaRecord};
+use registry_core::{Fingerprint, Freshness, SchemaRecord};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Bytes of rendered by-ID answers kept (bodies plus [`ENTRY_OVERHEAD`] each): 32 MiB.
+/// Bytes of rendered by-ID answers kept (bodies plus [`ENTRY_OVERHEAD`] each): 32 MiB by
+/// fingerprint, and as much by ID (mostly the same bodies, shared).
 const MAX_BYTES: usize = 32 * 1024 * 1024;
 
 /// Bytes of rendered lookup answers kept (charged twice their length: the bytes and the record
@@ -77,6 +81,13 @@ fn media_index(media: &str) -> usize {
 
 type Key = (Fingerprint, Representation);
 
+/// A plain by-ID request in the default context: the ID and the representation asked for.
+type IdKey = (i32, Representation);
+
+/// An answer kept by ID: the registry's memory of the ID held when it was kept, and holds for as
+/// long as [`Freshness`] says.
+type IdAnswer = (Freshness, Rendered);
+
 /// A rendered lookup answer and the record it shows, keyed by the record's address: the entry
 /// holds the record, so no other record can have that address while the entry exists.
 type RecordAnswer = (Arc<SchemaRecord>, Bytes);
@@ -85,12 +96,13 @@ type RecordAnswer = (Arc<SchemaRecord>, Bytes);
 #[derive(Debug)]
 pub struct RenderedAnswers {
     shards: Vec<Mutex<BoundedMap<Key, Rendered>>>,
+    by_id: Vec<Mutex<BoundedMap<IdKey, IdAnswer>>>,
     records: Vec<Mutex<BoundedMap<usize, RecordAnswer>>>,
 }
 
 impl Default for RenderedAnswers {
     fn default() -> Self {
-        RenderedAnswers { shards: shards(MAX_BYTES), records: shards(MAX_RECORD_BYTES) }
+        RenderedAnswers { shards: shards(MAX_BYTES), by_id: shards(MAX_BYTES), records: shards(MAX_RECORD_BYTES) }
     }
 }
 
@@ -142,6 +154,39 @@ impl RenderedAnswers {
     ) -> Option<(Bytes, HeaderValue)> {
         let key = (*fingerprint, representation);
         self.shard(&key).read(&key, |rendered| (rendered.body.clone(), rendered.tag(media).clone()))
+    }
+
+    /// The rendered `representation` of the schema `fingerprint` names, when kept.
+    pub fn rendered(&self, fingerprint: &Fingerprint, representation: Representation) -> Option<Rendered> {
+        let key = (*fingerprint, representation);
+        self.shard(&key).get(&key)
+    }
+
+    /// The body and tag (in `media`) kept for a plain request for the `representation` of `id` in
+    /// the default context, while `holds` says the registry's memory of the ID still holds.
+    pub fn by_id(
+        &self,
+        id: i32,
+        representation: Representation,
+        media: &str,
+        holds: impl FnOnce(&Freshness) -> bool,
+    ) -> Option<(Bytes, HeaderValue)> {
+        let key = (id, representation);
+        let (freshness, body, tag) = self
+            .id_shard(id)
+            .read(&key, |(freshness, rendered)| (*freshness, rendered.body.clone(), rendered.tag(media).clone()))?;
+        holds(&freshness).then_some((body, tag))
+    }
+
+    /// Keeps `rendered` as the answer to a plain request for the `representation` of `id` in the
+    /// default context, for as long as `freshness` holds.
+    pub fn keep_by_id(&self, id: i32, representation: Representation, freshness: Freshness, rendered: Rendered) {
+        let cost = rendered.body.len() + ENTRY_OVERHEAD;
+        self.id_shard(id).insert((id, representation), (freshness, rendered), cost);
+    }
+
+    fn id_shard(&self, id: i32) -> MutexGuard<'_, BoundedMap<IdKey, IdAnswer>> {
+        locked(&self.by_id[id.unsigned_abs() as usize % self.by_id.len()])
     }
 
     /// Keeps `rendered` as the `representation` of the schema `fingerprint` names.

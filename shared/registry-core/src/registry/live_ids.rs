@@ -21,7 +21,7 @@
 //! answers are revalidated, not `immutable`) is in `registry_http::http_cache`.
 
 use super::Registry;
-use super::recent::Recent;
+use super::recent::{Freshness, Recent};
 use crate::error::RegistryError;
 use crate::model::{Context, Guid, SchemaId, Subject, Version};
 use crate::store::HardDeletion;
@@ -57,6 +57,18 @@ impl Registry {
     /// the answer [`Registry::fingerprint_of_id_in`] gives without reading the store.
     pub fn remembered_fingerprint_of_id_in(&self, context: &Context, id: i32) -> Option<Fingerprint> {
         self.live_ids.get(&(context.clone(), SchemaId(id)))
+    }
+
+    /// [`Registry::remembered_fingerprint_of_id_in`] with how long the answer holds, for an answer
+    /// kept elsewhere ([`Registry::still_remembered`]).
+    pub fn remembered_id_in(&self, context: &Context, id: i32) -> Option<(Fingerprint, Freshness)> {
+        self.live_ids.get_fresh(&(context.clone(), SchemaId(id)))
+    }
+
+    /// Whether an answer of [`Registry::remembered_id_in`] is still the one this process's memory
+    /// gives: nothing was forgotten since (a hard delete, a rebind) and it has not expired.
+    pub fn still_remembered(&self, freshness: &Freshness) -> bool {
+        self.live_ids.is_fresh(freshness)
     }
 
     /// The fingerprint of `id` in `context` while some row of it (live or soft-deleted) carries

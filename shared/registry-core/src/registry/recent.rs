@@ -46,7 +46,18 @@ pub(super) struct ReadStart {
 #[derive(Debug, Clone)]
 struct Remembered<V> {
     until: Instant,
+    /// The generation its read started in (the one it was remembered in).
+    generation: u64,
     value: V,
+}
+
+/// Whether a remembered answer, copied out of the memory ([`Recent::get_fresh`]), is one the
+/// memory would still give: nothing was forgotten since it was remembered, and it has not expired
+/// ([`Recent::is_fresh`]). An answer dropped for room is still fresh: room is not a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Freshness {
+    generation: u64,
+    until: Instant,
 }
 
 impl<K: Eq + Hash + Clone, V: Clone> Recent<K, V> {
@@ -73,6 +84,20 @@ impl<K: Eq + Hash + Clone, V: Clone> Recent<K, V> {
         (Instant::now() < remembered.until).then_some(remembered.value)
     }
 
+    /// The answer remembered for `key` while it lives, with its [`Freshness`] (for a copy kept
+    /// elsewhere). Stricter than [`Recent::get`]: an answer remembered before a forget that is
+    /// still clearing the shards is not given.
+    pub(super) fn get_fresh(&self, key: &K) -> Option<(V, Freshness)> {
+        let remembered = self.shard(key).answers.get(key)?;
+        let freshness = Freshness { generation: remembered.generation, until: remembered.until };
+        self.is_fresh(&freshness).then_some((remembered.value, freshness))
+    }
+
+    /// Whether an answer of [`Recent::get_fresh`] is still one this memory would give.
+    pub(super) fn is_fresh(&self, freshness: &Freshness) -> bool {
+        self.generation.load(Ordering::SeqCst) == freshness.generation && Instant::now() < freshness.until
+    }
+
     /// Where a read starts: the generation and the instant; pass it to [`Recent::remember`].
     pub(super) fn generation(&self) -> ReadStart {
         ReadStart { generation: self.generation.load(Ordering::SeqCst), at: Instant::now() }
@@ -95,7 +120,7 @@ impl<K: Eq + Hash + Clone, V: Clone> Recent<K, V> {
         }
         shard.remembered = shard.remembered.wrapping_add(1);
         let until = start.at + ttl.mul_f64(lifetime_share(shard.remembered));
-        shard.answers.insert(key, Remembered { until, value }, cost);
+        shard.answers.insert(key, Remembered { until, generation: start.generation, value }, cost);
     }
 
     /// Forgets every answer; reads that started before this call will not be remembered.
@@ -141,6 +166,31 @@ mod tests {
         assert_eq!(recent.get(&1), None, "a read from before the write is dropped");
         recent.remember(1, "fresh", 1, recent.generation(), LONG);
         assert_eq!(recent.get(&1), Some("fresh"));
+    }
+
+    #[test]
+    fn a_copied_answer_stays_fresh_until_it_expires_or_anything_is_forgotten() {
+        let recent: Recent<u32, &str> = Recent::sharded(100, 2);
+        recent.remember(1, "one", 1, recent.generation(), LONG);
+        let (value, kept) = recent.get_fresh(&1).unwrap_or_else(|| panic!("remembered"));
+        assert_eq!(value, "one");
+        assert!(recent.is_fresh(&kept));
+        recent.forget_all();
+        assert!(!recent.is_fresh(&kept), "a forget ends every copy");
+        assert_eq!(recent.get_fresh(&1), None);
+
+        recent.remember(2, "two", 1, recent.generation(), Duration::from_millis(20));
+        let (_, short) = recent.get_fresh(&2).unwrap_or_else(|| panic!("remembered"));
+        std::thread::sleep(Duration::from_millis(25));
+        assert!(!recent.is_fresh(&short), "a copy expires with its answer");
+
+        let before_forget = recent.generation();
+        recent.remember(3, "three", 1, before_forget, LONG);
+        let (_, kept) = recent.get_fresh(&3).unwrap_or_else(|| panic!("remembered"));
+        // A forget that bumped the generation but has not cleared this shard yet.
+        recent.generation.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(recent.get_fresh(&3), None, "not given while a forget clears the shards");
+        assert!(!recent.is_fresh(&kept));
     }
 
     #[test]

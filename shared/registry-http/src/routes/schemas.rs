@@ -17,7 +17,7 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures::future::BoxFuture;
 use registry_core::{
-    Context, Fingerprint, Registry, RegistryError, SchemaBody, SchemaId, SchemaType, SchemasQuery, Subject,
+    Context, Fingerprint, Freshness, Registry, RegistryError, SchemaBody, SchemaId, SchemaType, SchemasQuery, Subject,
     SubjectScope, Version, VersionRow,
 };
 use serde::Deserialize;
@@ -261,18 +261,25 @@ fn plain_id_segment<'a>(parts: &Parts, segment: Option<&'a str>) -> Option<&'a s
 }
 
 /// The plain `representation` (no `format`) of the schema `id` names in the default context, when
-/// this process remembers both which schema that is ([`Registry::remembered_fingerprint_of_id_in`])
-/// and its rendering: answered without a read or an await. `None` sends the request through the
-/// reads, which also decide its errors.
+/// this process remembers both which schema that is ([`Registry::remembered_id_in`]) and its
+/// rendering: answered without a read or an await, from the answer kept by ID while the registry's
+/// memory of the ID holds, else from the two memories (and then kept by ID). `None` sends the
+/// request through the reads, which also decide its errors.
 fn remembered(
     state: &AppState,
     id: &str,
     representation: Representation,
     validators: &Validators,
 ) -> Option<ApiResult> {
-    let id = parse_schema_id(id).ok()?;
-    let fingerprint = state.registry.remembered_fingerprint_of_id_in(&Context::DEFAULT, id.0)?;
-    let (body, tag) = state.rendered.answer(&fingerprint, representation, validators.media)?;
+    let id = parse_schema_id(id).ok()?.0;
+    let holds = |freshness: &Freshness| state.registry.still_remembered(freshness);
+    if let Some((body, tag)) = state.rendered.by_id(id, representation, validators.media, holds) {
+        return Some(Ok(answer(state, body, tag, validators)));
+    }
+    let (fingerprint, freshness) = state.registry.remembered_id_in(&Context::DEFAULT, id)?;
+    let rendered = state.rendered.rendered(&fingerprint, representation)?;
+    let (body, tag) = (rendered.body.clone(), rendered.tag(validators.media).clone());
+    state.rendered.keep_by_id(id, representation, freshness, rendered);
     Some(Ok(answer(state, body, tag, validators)))
 }
 

@@ -171,3 +171,22 @@ async fn a_repeated_by_id_answer_reads_nothing_from_the_store() {
     }
     assert_eq!(reads(store.stats()), before, "20 repeated answers read the store");
 }
+
+#[tokio::test]
+async fn an_answer_kept_by_id_ends_with_a_hard_delete_of_its_schema() {
+    let app = App::new(HttpConfig::default());
+    let id = app.register("users", USER_V1).await;
+    let paths = [format!("/schemas/ids/{id}"), format!("/schemas/ids/{id}/schema")];
+    for path in &paths {
+        // Read, then remembered, then kept by the ID and answered from there.
+        for _ in 0..3 {
+            assert_eq!(app.get(path, &[]).await.status, StatusCode::OK, "{path}");
+        }
+    }
+    assert_eq!(app.call("DELETE", "/subjects/users", &[], None).await.status, StatusCode::OK);
+    assert_eq!(app.call("DELETE", "/subjects/users?permanent=true", &[], None).await.status, StatusCode::OK);
+    for path in &paths {
+        let gone = app.get(path, &[]).await;
+        assert_eq!(gone.status, StatusCode::NOT_FOUND, "{path}: {}", String::from_utf8_lossy(&gone.body));
+    }
+}
