@@ -19,8 +19,8 @@ use crate::error::ApiError;
 use crate::extract::{MEDIA_V1, Paging, flag, text};
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderValue, header};
+use axum::response::Response;
 use registry_auth::Operation;
 use registry_core::{Context, Registry, SchemaBody};
 use serde::{Deserialize, Serialize};
@@ -68,7 +68,8 @@ pub fn raw_schema(text: String) -> ApiResult {
 
 /// A 200 answer of `body` with Confluent's default media type.
 pub(crate) fn with_media(body: axum::body::Bytes) -> Response {
-    let mut response = (StatusCode::OK, body).into_response();
+    // Built directly: `Bytes`' own answer labels it `application/octet-stream` first.
+    let mut response = Response::new(axum::body::Body::from(body));
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(MEDIA_V1));
     response
 }
