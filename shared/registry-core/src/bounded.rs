@@ -6,7 +6,7 @@ use std::hash::Hash;
 
 /// The maps' hasher: foldhash, seeded per process. Every hit hashes its key, and SipHash (the
 /// standard default) was a visible part of a cached answer's cost; keys an attacker may pick (IDs,
-/// subjects) still cannot be aimed at one bucket without the seed.
+/// subjects) still cannot be aimed at one bucket without the process's random hash key.
 pub type Hasher = foldhash::fast::RandomState;
 
 /// A map whose entries' charged bytes never exceed a bound: an LRU approximation with O(1)
