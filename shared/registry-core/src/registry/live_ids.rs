@@ -53,14 +53,9 @@ pub(super) fn live_guids() -> LiveGuids {
 }
 
 impl Registry {
-    /// The fingerprint of the schema `id` names in `context`, when this process remembers it:
-    /// the answer [`Registry::fingerprint_of_id_in`] gives without reading the store.
-    pub fn remembered_fingerprint_of_id_in(&self, context: &Context, id: i32) -> Option<Fingerprint> {
-        self.live_ids.get(&(context.clone(), SchemaId(id)))
-    }
-
-    /// [`Registry::remembered_fingerprint_of_id_in`] with how long the answer holds, for an answer
-    /// kept elsewhere ([`Registry::still_remembered`]).
+    /// The fingerprint of the schema `id` names in `context`, when this process remembers it (the
+    /// answer [`Registry::fingerprint_of_id_in`] gives without reading the store), with how long
+    /// that answer holds, for an answer kept elsewhere ([`Registry::still_remembered`]).
     pub fn remembered_id_in(&self, context: &Context, id: i32) -> Option<(Fingerprint, Freshness)> {
         self.live_ids.get_fresh(&(context.clone(), SchemaId(id)))
     }
@@ -78,7 +73,7 @@ impl Registry {
         context: &Context,
         id: SchemaId,
     ) -> Result<Option<Fingerprint>, RegistryError> {
-        if let Some(fingerprint) = self.remembered_fingerprint_of_id_in(context, id.0) {
+        if let Some((fingerprint, _)) = self.remembered_id_in(context, id.0) {
             return Ok(Some(fingerprint));
         }
         let key = (context.clone(), id);
