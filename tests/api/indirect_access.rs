@@ -114,6 +114,9 @@ async fn context_fallback_skips_subjects_the_caller_may_not_read(h: &Harness) {
     assert_eq!(found["subject"], ":.hidden:orders-value");
     let looked_up = send(h, "reader", Method::POST, "/subjects/orders-value", Some(&hidden)).await.ok_json(200);
     assert_eq!(looked_up["subject"], ":.hidden:orders-value");
+    // The answer the unscoped reader's lookup left in memory is not the scoped reader's.
+    let lookup = as_scoped(Method::POST, "/subjects/orders-value".into(), Some(hidden.clone())).await;
+    assert_eq!(missing(lookup), "Subject 'orders-value' not found.");
     let by_id = send(h, "reader", Method::GET, &format!("/schemas/ids/{id}/versions?subject=orders-value"), None).await;
     assert_eq!(by_id.ok_json(200), json!([{ "subject": ":.hidden:orders-value", "version": 1 }]));
 }

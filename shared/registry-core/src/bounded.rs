@@ -64,19 +64,20 @@ impl<K: Eq + Hash + Clone, V: Clone> BoundedMap<K, V> {
     }
 
     /// Holds `value` under `key`, charged `bytes`, replacing any entry for `key`. An entry over
-    /// half the bound is not held (and `key` is then absent).
-    pub fn insert(&mut self, key: K, value: V, bytes: usize) {
+    /// half the bound is not held (and `key` is then absent). Says whether it is held.
+    pub fn insert(&mut self, key: K, value: V, bytes: usize) -> bool {
         self.young.remove(&key);
         self.old.remove(&key);
         let half = self.max_bytes / 2;
         if self.max_bytes == 0 || bytes > half {
-            return;
+            return false;
         }
         if self.young.bytes + bytes > half {
             self.old = std::mem::take(&mut self.young);
         }
         self.young.bytes += bytes;
         self.young.entries.insert(key, (value, bytes));
+        true
     }
 
     /// Drops every entry.
@@ -121,16 +122,16 @@ mod tests {
     #[test]
     fn insert_replaces_and_oversized_entries_are_not_held() {
         let mut map = BoundedMap::new(100);
-        map.insert("a", 1, 10);
-        map.insert("a", 2, 20);
+        assert!(map.insert("a", 1, 10));
+        assert!(map.insert("a", 2, 20));
         assert_eq!((map.get(&"a"), map.len(), map.bytes()), (Some(2), 1, 20));
-        map.insert("a", 3, 51);
+        assert!(!map.insert("a", 3, 51), "over half the bound");
         assert_eq!((map.get(&"a"), map.len(), map.bytes()), (None, 0, 0), "over half the bound");
         map.insert("b", 1, 10);
         map.clear();
         assert_eq!((map.get(&"b"), map.len(), map.bytes()), (None, 0, 0));
         let mut nothing = BoundedMap::new(0);
-        nothing.insert("c", 1, 0);
+        assert!(!nothing.insert("c", 1, 0));
         assert_eq!(nothing.get(&"c"), None, "a zero bound holds nothing");
     }
 }

@@ -46,8 +46,8 @@ pub use model::{
     UnassignedRow, Version, VersionRow, VersionSelector,
 };
 pub use registry::{
-    CompatibilityReport, Freshness, LookupOptions, NewSchema, RegisterOptions, Registry, RegistrySettings, SchemaById,
-    SchemasQuery, default_schema_workers,
+    CompatibilityReport, Freshness, LookupAnswer, LookupOptions, NewSchema, RegisterOptions, Registry,
+    RegistrySettings, SchemaById, SchemasQuery, default_schema_workers,
 };
 pub use registry_schema::compat::Rules;
 pub use registry_schema::{CompatibilityLevel, Fingerprint, Limits, SchemaReference, SchemaType, wire_names};

@@ -30,6 +30,7 @@ mod usage;
 
 pub use cpu::default_schema_workers;
 pub use governance::{SubjectReport, body_guid};
+pub use read::LookupAnswer;
 pub use recent::Freshness;
 pub use usage::{MAX_REMEMBERED, civil_date, epoch_day, period_start};
 
@@ -122,7 +123,7 @@ pub struct RegisterOptions {
 }
 
 /// Options of `POST /subjects/{s}` (lookup).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct LookupOptions {
     pub normalize: bool,
     /// Match soft-deleted versions too.

@@ -45,6 +45,21 @@ where
 {
     type Rejection = ApiError;
 
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let ConfluentBody(bytes) = ConfluentBody::from_request(req, state).await?;
+        parse_object(&bytes).map(ConfluentJson)
+    }
+}
+
+/// A request body [`ConfluentJson`] would parse, not parsed yet: every rule of [`ConfluentJson`]
+/// but the parse itself ([`parse_object`]) is checked. For a handler that may answer from what the
+/// very same bytes got before.
+#[derive(Debug, Clone)]
+pub struct ConfluentBody(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for ConfluentBody {
+    type Rejection = ApiError;
+
     async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
         if !is_consumed(req.headers()) {
             return Err(ApiError::UnsupportedMediaType);
@@ -54,7 +69,7 @@ where
         if is_null_body(&bytes) {
             return Err(ApiError::NullBody(operation.map_or("request", not_null_parameter)));
         }
-        parse_object(&bytes).map(ConfluentJson)
+        Ok(ConfluentBody(bytes))
     }
 }
 

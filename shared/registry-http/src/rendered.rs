@@ -2,10 +2,11 @@
 //! `/schema`, with their ETags, by the fingerprint of the schema they show, and the same answers
 //! by the ID a plain request names, while the registry's memory of that ID holds
 //! ([`RenderedAnswers::by_id`]: a hit is one lookup, not one in the registry's memory and one
-//! here). Lookup answers
-//! (`POST /subjects/{s}`): the bytes of the record the registry's lookup memory answered, by that
-//! very record ([`RenderedAnswers::record`]). A hit is a lookup and a reference count: no body
-//! read, no JSON serialization, no hashing.
+//! here). Lookup answers (`POST /subjects/{s}` without `format`): the bytes of the answer by the
+//! request as the client sent it (subject, options and body bytes), while the registry's lookup
+//! memory still gives the answer they show to the caller asking
+//! ([`RenderedAnswers::lookup`], [`registry_core::Registry::lookup_again`]). A hit is a lookup
+//! and a reference count: no parse of the body, no JSON serialization, no hashing of the schema.
 //!
 //! Why a fingerprint key is safe: a fingerprint addresses one body for ever (the store is
 //! content-addressed), and a plain by-ID answer (no `format`, `fetchMaxId` or `findTags`) is a
@@ -17,18 +18,19 @@ use crate::extract::{MEDIA_GENERIC, MEDIA_JSON, MEDIA_V1};
 use crate::http_cache::{Representation, etag};
 use axum::body::Bytes;
 use axum::http::HeaderValue;
-use registry_core::bounded::BoundedMap;
-use registry_core::{Fingerprint, Freshness, SchemaRecord};
-use std::sync::{Arc, Mutex, MutexGuard};
+use registry_core::bounded::{BoundedMap, Hasher};
+use registry_core::{Fingerprint, Freshness, LookupAnswer, LookupOptions};
+use std::hash::BuildHasher;
+use std::sync::{Mutex, MutexGuard};
 
 /// Bytes of rendered by-ID answers kept (bodies plus [`ENTRY_OVERHEAD`] each): 32 MiB by
 /// fingerprint, and as much by ID (mostly the same bodies, shared).
 const MAX_BYTES: usize = 32 * 1024 * 1024;
 
-/// Bytes of rendered lookup answers kept (charged twice their length: the bytes and the record
-/// they hold): 16 MiB, as the lookup memory whose records they show. A shard keeps an answer of up
-/// to 512 KiB; a larger one is rendered for each request.
-const MAX_RECORD_BYTES: usize = 16 * 1024 * 1024;
+/// Bytes of rendered lookup answers kept (each charged its request body, its answer and the schema
+/// text of the record it holds): 16 MiB, as the lookup memory whose records they show. A shard keeps
+/// an answer of up to 1 MiB in all; a larger one is rendered for each request.
+const MAX_LOOKUP_BYTES: usize = 16 * 1024 * 1024;
 
 /// Shards, each with its own lock and an even share of [`MAX_BYTES`] (4 MiB: a schema of up to
 /// 2 MiB is kept).
@@ -88,21 +90,38 @@ type IdKey = (i32, Representation);
 /// long as [`Freshness`] says.
 type IdAnswer = (Freshness, Rendered);
 
-/// A rendered lookup answer and the record it shows, keyed by the record's address: the entry
-/// holds the record, so no other record can have that address while the entry exists.
-type RecordAnswer = (Arc<SchemaRecord>, Bytes);
+/// A plain lookup (`POST /subjects/{s}` without `format`) as the client sent it: the subject as
+/// the path decodes it, the options and the body's bytes. The same bytes parse to the same posted
+/// schema, so they have the same answer for as long as the registry's lookup memory gives it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LookupRequest {
+    pub subject: String,
+    pub options: LookupOptions,
+    pub body: Bytes,
+}
+
+/// A lookup's answer ([`LookupAnswer`]: the record and how long the registry gives it) and its
+/// rendered bytes.
+type KeptLookup = (LookupAnswer, Bytes);
 
 /// The rendered answers of one process, bounded by bytes, least recently used dropped first.
 #[derive(Debug)]
 pub struct RenderedAnswers {
     shards: Vec<Mutex<BoundedMap<Key, Rendered>>>,
     by_id: Vec<Mutex<BoundedMap<IdKey, IdAnswer>>>,
-    records: Vec<Mutex<BoundedMap<usize, RecordAnswer>>>,
+    lookups: Vec<Mutex<BoundedMap<LookupRequest, KeptLookup>>>,
+    /// Picks a lookup's shard by its subject.
+    hasher: Hasher,
 }
 
 impl Default for RenderedAnswers {
     fn default() -> Self {
-        RenderedAnswers { shards: shards(MAX_BYTES), by_id: shards(MAX_BYTES), records: shards(MAX_RECORD_BYTES) }
+        RenderedAnswers {
+            shards: shards(MAX_BYTES),
+            by_id: shards(MAX_BYTES),
+            lookups: shards(MAX_LOOKUP_BYTES),
+            hasher: Hasher::default(),
+        }
     }
 }
 
@@ -121,27 +140,29 @@ impl RenderedAnswers {
         locked(&self.shards[usize::from(key.0.0[0]) % self.shards.len()])
     }
 
-    /// The rendered answer showing `record` (the registry's shared lookup answer), rendered by
-    /// `render` and kept when this record was not seen before. A record the registry read again
-    /// is another record: its answer is rendered again, so an answer never outlives the memory
-    /// that decided it by more than one rendering.
-    pub fn record<E>(
-        &self,
-        record: &Arc<SchemaRecord>,
-        render: impl FnOnce(&SchemaRecord) -> Result<Vec<u8>, E>,
-    ) -> Result<Bytes, E> {
-        let address = Arc::as_ptr(record) as usize;
-        // Records are allocations of the same size: their addresses differ above the low bits.
-        let shard = &self.records[(address >> 6) % self.records.len()];
-        if let Some((kept, bytes)) = locked(shard).get(&address)
-            && Arc::ptr_eq(&kept, record)
-        {
-            return Ok(bytes);
+    /// The answer kept for `request` and its bytes, if any: the caller gives the bytes only when
+    /// the registry would still give that answer ([`registry_core::Registry::lookup_again`]).
+    pub fn lookup(&self, request: &LookupRequest) -> Option<KeptLookup> {
+        self.lookup_shard(request).get(request)
+    }
+
+    /// Keeps `bytes`, the rendering of `answer`, as the answer to `request`, when the registry's
+    /// lookup memory keeps that answer (it is given again only while the memory would give it).
+    /// The body is kept as a copy of its own: the request's bytes may be a slice of a larger read
+    /// buffer, which the entry would otherwise hold whole.
+    pub fn keep_lookup(&self, request: LookupRequest, answer: LookupAnswer, bytes: Bytes) {
+        if !answer.is_remembered() {
+            return;
         }
-        let bytes = Bytes::from(render(record)?);
-        let cost = 2 * bytes.len() + ENTRY_OVERHEAD;
-        locked(shard).insert(address, (Arc::clone(record), bytes.clone()), cost);
-        Ok(bytes)
+        let request = LookupRequest { body: Bytes::copy_from_slice(&request.body), ..request };
+        let cost =
+            request.body.len() + request.subject.len() + bytes.len() + answer.record.body.schema.len() + ENTRY_OVERHEAD;
+        self.lookup_shard(&request).insert(request, (answer, bytes), cost);
+    }
+
+    fn lookup_shard(&self, request: &LookupRequest) -> MutexGuard<'_, BoundedMap<LookupRequest, KeptLookup>> {
+        let index = self.hasher.hash_one(&request.subject) % self.lookups.len() as u64;
+        locked(&self.lookups[index as usize])
     }
 
     /// The body of the `representation` of the schema `fingerprint` names and its tag in the
@@ -216,37 +237,6 @@ mod tests {
             assert_eq!(tag(media), Some(etag(&one, Representation::SchemaObject, media)), "{media}");
         }
         assert_ne!(tag(MEDIA_GENERIC), tag(MEDIA_V1));
-    }
-
-    #[test]
-    fn a_lookup_answer_is_rendered_once_per_record_the_registry_shares() {
-        let answers = RenderedAnswers::default();
-        let record = |version| SchemaRecord {
-            subject: registry_core::Subject::new("users").unwrap_or_else(|e| panic!("{e}")),
-            version: registry_core::Version(version),
-            id: registry_core::SchemaId(1),
-            body: registry_core::SchemaBody {
-                schema_type: registry_core::SchemaType::Avro,
-                schema: "\"string\"".into(),
-                references: Vec::new(),
-                metadata: None,
-                rule_set: None,
-            },
-            deleted: false,
-            registered_at_ms: 0,
-        };
-        let renders = std::cell::Cell::new(0);
-        let render = |record: &SchemaRecord| {
-            renders.set(renders.get() + 1);
-            Ok::<_, String>(format!("version {}", record.version.0).into_bytes())
-        };
-        let shared = Arc::new(record(1));
-        assert_eq!(answers.record(&shared, render).as_deref(), Ok(&b"version 1"[..]));
-        assert_eq!(answers.record(&shared, render).as_deref(), Ok(&b"version 1"[..]));
-        assert_eq!(renders.get(), 1, "a hit renders nothing");
-        let read_again = Arc::new(record(2));
-        assert_eq!(answers.record(&read_again, render).as_deref(), Ok(&b"version 2"[..]));
-        assert_eq!(renders.get(), 2, "another record is rendered for itself");
     }
 
     #[test]

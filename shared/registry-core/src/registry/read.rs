@@ -3,7 +3,7 @@
 use super::recent_lookups::{answer_cost, lookup_key};
 use super::support::{latest_live, subject_not_found, version_not_found, visible};
 use super::usage::Activity;
-use super::{LookupOptions, NewSchema, Registry, SchemaById, SchemasQuery};
+use super::{Freshness, LookupOptions, NewSchema, Registry, SchemaById, SchemasQuery};
 use crate::access::Operation;
 use crate::error::RegistryError;
 use crate::model::{
@@ -18,6 +18,26 @@ use std::sync::Arc;
 /// Default and maximum page of `GET /schemas` (Confluent's `schema.search.*.limit`).
 const SCHEMAS_LIMIT: usize = 1000;
 
+/// A lookup's answer ([`Registry::lookup_shared`]): the record found, shared with the lookup memory,
+/// and what a copy kept elsewhere for the same request needs to be given again
+/// ([`Registry::lookup_again`]).
+#[derive(Debug, Clone)]
+pub struct LookupAnswer {
+    pub record: Arc<SchemaRecord>,
+    /// How long the lookup memory gives this answer; `None` when it does not keep it (a zero TTL,
+    /// a forget during the read): a copy of it is never given again.
+    freshness: Option<Freshness>,
+    /// The posted schema named references.
+    references: bool,
+}
+
+impl LookupAnswer {
+    /// Whether the lookup memory keeps this answer (a copy of it may be given again for a while).
+    pub fn is_remembered(&self) -> bool {
+        self.freshness.is_some()
+    }
+}
+
 impl Registry {
     /// `POST /subjects/{s}`: the highest visible version of `subject` whose schema (text,
     /// references, metadata, rule set) matches; a schema posted without metadata and rule set
@@ -30,36 +50,52 @@ impl Registry {
         schema: NewSchema,
         options: LookupOptions,
     ) -> Result<SchemaRecord, RegistryError> {
-        let record = self.lookup_shared(subject, schema, options).await?;
-        Ok(Arc::unwrap_or_clone(record))
+        let answer = self.lookup_shared(subject, schema, options).await?;
+        Ok(Arc::unwrap_or_clone(answer.record))
     }
 
     /// [`Registry::lookup`], answered as the record this process remembers when it does (shared,
-    /// not copied: the same `Arc` for every hit until the memory expires or is forgotten).
+    /// not copied: the same `Arc` for every hit until the memory expires or is forgotten), with how
+    /// long the memory gives it, for a copy kept elsewhere ([`Registry::lookup_again`]).
     pub async fn lookup_shared(
         &self,
         subject: &str,
         schema: NewSchema,
         options: LookupOptions,
-    ) -> Result<Arc<SchemaRecord>, RegistryError> {
+    ) -> Result<LookupAnswer, RegistryError> {
         let key = lookup_key(subject, &schema, options);
+        let references = !schema.references.is_empty();
         // An answer remembered for another caller is this one's only when this caller may read
         // every subject it resolved (an alias target or fallback candidate, the references).
-        let remembered = self.recent_lookups.get(&key).filter(|remembered| self.may_read_answer(remembered, &schema));
-        let (record, newest) = match remembered {
-            Some(remembered) => (remembered, Activity::default()),
+        let remembered =
+            self.recent_lookups.get_fresh(&key).filter(|(record, _)| self.may_read_answer(record, references));
+        let (record, freshness, newest) = match remembered {
+            Some((record, freshness)) => (record, Some(freshness), Activity::default()),
             None => {
                 let generation = self.recent_lookups.generation();
                 // Boxed: an answer from memory does not carry the lookup's state in its future.
                 let (record, newest) = Box::pin(self.lookup_once(subject, schema, options)).await?;
                 let (cost, ttl) = (answer_cost(&record), self.settings.lookup_ttl);
                 let record = Arc::new(record);
-                self.recent_lookups.remember(key, Arc::clone(&record), cost, generation, ttl);
-                (record, newest)
+                let freshness = self.recent_lookups.remember(key, Arc::clone(&record), cost, generation, ttl);
+                (record, freshness, newest)
             }
         };
         self.note_use(&record.subject, newest).await;
-        Ok(record)
+        Ok(LookupAnswer { record, freshness, references })
+    }
+
+    /// Whether a copy of `answer` (an answer of [`Registry::lookup_shared`] kept elsewhere, for
+    /// the same request) is still this caller's answer: the lookup memory would still give it
+    /// (nothing forgotten since, not expired) and the caller may read every subject it resolved.
+    /// Then the subject is marked used, as by a lookup.
+    pub async fn lookup_again(&self, answer: &LookupAnswer) -> bool {
+        let holds = answer.freshness.is_some_and(|freshness| self.recent_lookups.is_fresh(&freshness));
+        if !holds || !self.may_read_answer(&answer.record, answer.references) {
+            return false;
+        }
+        self.note_use(&answer.record.subject, Activity::default()).await;
+        true
     }
 
     /// The lookup in `subject`, else (an unqualified subject with no match) in the same name in
@@ -83,13 +119,12 @@ impl Registry {
         found
     }
 
-    /// Whether the caller may read what a remembered lookup answer `record` for `schema` resolved:
-    /// the subject it names and every subject its references reach.
-    fn may_read_answer(&self, record: &SchemaRecord, schema: &NewSchema) -> bool {
+    /// Whether the caller may read what a remembered lookup answer `record` resolved: the subject
+    /// it names and, when the posted schema had `references`, every subject they reach.
+    fn may_read_answer(&self, record: &SchemaRecord, references: bool) -> bool {
         // References may lead on to references of their own, known only by reading them again:
         // a caller that may not read everything resolves them itself.
-        self.access.allows(Operation::Read, &record.subject)
-            && (schema.references.is_empty() || self.access.reads_every_subject())
+        self.access.allows(Operation::Read, &record.subject) && (!references || self.access.reads_every_subject())
     }
 
     /// `subject` (unqualified, in the default context) qualified with each listed named context,

@@ -107,20 +107,22 @@ impl<K: Eq + Hash + Clone, V: Clone> Recent<K, V> {
     /// unless something was forgotten since `start` or the answer alone costs more than half the
     /// shard's bound. Counting from the read's start, not its end, bounds how long an answer
     /// outlives a change made elsewhere by `ttl` however long the read took (what an IMPORT
-    /// rebinding a freed ID waits out, see `live_ids`).
-    pub(super) fn remember(&self, key: K, value: V, cost: usize, start: ReadStart, ttl: Duration) {
+    /// rebinding a freed ID waits out, see `live_ids`). Returns the answer's [`Freshness`] when it
+    /// is remembered (not when the TTL is zero, a forget came first, or it costs too much).
+    pub(super) fn remember(&self, key: K, value: V, cost: usize, start: ReadStart, ttl: Duration) -> Option<Freshness> {
         if ttl.is_zero() {
-            return;
+            return None;
         }
         let mut shard = self.shard(&key);
         // Checked under the shard's lock: a forget bumps the generation before it takes the lock
         // to clear the shard, so an answer is either refused here or cleared by that forget.
         if self.generation.load(Ordering::SeqCst) != start.generation {
-            return;
+            return None;
         }
         shard.remembered = shard.remembered.wrapping_add(1);
         let until = start.at + ttl.mul_f64(lifetime_share(shard.remembered));
-        shard.answers.insert(key, Remembered { until, generation: start.generation, value }, cost);
+        let held = shard.answers.insert(key, Remembered { until, generation: start.generation, value }, cost);
+        held.then_some(Freshness { generation: start.generation, until })
     }
 
     /// Forgets every answer; reads that started before this call will not be remembered.
@@ -150,11 +152,12 @@ mod tests {
     #[test]
     fn answers_expire_and_a_forget_wins_over_an_older_read() {
         let recent: Recent<u32, &str> = Recent::sharded(100, 1);
-        recent.remember(1, "one", 1, recent.generation(), LONG);
+        assert!(recent.remember(1, "one", 1, recent.generation(), LONG).is_some());
         assert_eq!(recent.get(&1), Some("one"));
         assert_eq!(recent.get(&2), None);
-        recent.remember(2, "two", 1, recent.generation(), Duration::ZERO);
+        assert_eq!(recent.remember(2, "two", 1, recent.generation(), Duration::ZERO), None);
         assert_eq!(recent.get(&2), None, "a zero TTL never remembers");
+        assert_eq!(recent.remember(2, "two", 51, recent.generation(), LONG), None, "over half the bound");
         recent.remember(3, "three", 1, recent.generation(), Duration::from_millis(20));
         std::thread::sleep(Duration::from_millis(25));
         assert_eq!(recent.get(&3), None, "an answer never outlives its TTL");
@@ -162,7 +165,7 @@ mod tests {
         let before_write = recent.generation();
         recent.forget_all();
         assert_eq!(recent.get(&1), None, "a write forgets everything");
-        recent.remember(1, "stale", 1, before_write, LONG);
+        assert_eq!(recent.remember(1, "stale", 1, before_write, LONG), None);
         assert_eq!(recent.get(&1), None, "a read from before the write is dropped");
         recent.remember(1, "fresh", 1, recent.generation(), LONG);
         assert_eq!(recent.get(&1), Some("fresh"));
@@ -171,9 +174,10 @@ mod tests {
     #[test]
     fn a_copied_answer_stays_fresh_until_it_expires_or_anything_is_forgotten() {
         let recent: Recent<u32, &str> = Recent::sharded(100, 2);
-        recent.remember(1, "one", 1, recent.generation(), LONG);
+        let remembered = recent.remember(1, "one", 1, recent.generation(), LONG);
         let (value, kept) = recent.get_fresh(&1).unwrap_or_else(|| panic!("remembered"));
         assert_eq!(value, "one");
+        assert_eq!(remembered, Some(kept), "remembering gives the freshness a read gives");
         assert!(recent.is_fresh(&kept));
         recent.forget_all();
         assert!(!recent.is_fresh(&kept), "a forget ends every copy");
@@ -216,11 +220,15 @@ mod tests {
     fn a_forget_clears_every_shard_and_drops_older_reads_in_each() {
         let recent: Recent<u32, u32> = Recent::sharded(1600, 16);
         let before = recent.generation();
-        (0..100).for_each(|key| recent.remember(key, key, 1, before, LONG));
+        (0..100).for_each(|key| {
+            recent.remember(key, key, 1, before, LONG);
+        });
         assert!((0..100).all(|key| recent.get(&key) == Some(key)));
         recent.forget_all();
         assert!((0..100).all(|key| recent.get(&key).is_none()), "every shard forgets");
-        (0..100).for_each(|key| recent.remember(key, key, 1, before, LONG));
+        (0..100).for_each(|key| {
+            recent.remember(key, key, 1, before, LONG);
+        });
         assert!((0..100).all(|key| recent.get(&key).is_none()), "no shard keeps a read from before the forget");
     }
 

@@ -15,6 +15,7 @@
 //! logged and retried on the next use, never failing the request it rides on.
 
 use super::Registry;
+use crate::bounded::Hasher;
 use crate::model::Subject;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -30,7 +31,7 @@ const DAY_SECONDS: u64 = 86_400;
 /// The in-process memory of which subjects were marked in which period.
 #[derive(Debug, Default)]
 pub(crate) struct UsageMarks {
-    marked: Mutex<HashMap<Subject, u32>>,
+    marked: Mutex<HashMap<Subject, u32, Hasher>>,
 }
 
 impl UsageMarks {

@@ -4,7 +4,9 @@ use super::json_stream::{self, PageRead, Pages, write_json};
 use super::{ApiResult, Call, DeleteQuery, json};
 use crate::dto::{RegisterSchemaRequest, SchemaDto};
 use crate::error::ApiError;
-use crate::extract::{ConfluentJson, ConfluentQuery, Paging, Segment, flag, text};
+use crate::extract::{ConfluentBody, ConfluentQuery, Paging, Segment, flag, parse_object, text};
+use crate::rendered::LookupRequest;
+use axum::body::Bytes;
 use futures::future::BoxFuture;
 use registry_core::{DeletedFilter, LookupOptions, Registry, SchemaRecord, Subject, SubjectScope};
 use serde::Deserialize;
@@ -109,18 +111,40 @@ pub async fn look_up_schema_under_subject(
     call: Call,
     Segment(subject): Segment,
     ConfluentQuery(query): ConfluentQuery<LookupQuery>,
-    ConfluentJson(request): ConfluentJson<RegisterSchemaRequest>,
+    ConfluentBody(body): ConfluentBody,
 ) -> ApiResult {
     let options = LookupOptions { normalize: query.normalize, include_deleted: query.deleted };
-    let shared = call.registry.lookup_shared(&subject, request.into_new_schema()?, options).await?;
     if query.format.as_deref().is_none_or(str::is_empty) {
-        let render = |record: &SchemaRecord| serde_json::to_vec(&SchemaDto::from_record(record));
-        let rendered =
-            call.state.rendered.record(&shared, render).map_err(|error| ApiError::Internal(error.to_string()))?;
-        return Ok(super::with_media(rendered));
+        return plain_lookup(&call, LookupRequest { subject, options, body }).await;
     }
-    // Boxed: the common answer above does not carry the formatting's state in its future.
-    Box::pin(formatted_lookup_answer(&call, &shared, query.format.as_deref())).await
+    let posted: RegisterSchemaRequest = parse_object(&body)?;
+    let answer = call.registry.lookup_shared(&subject, posted.into_new_schema()?, options).await?;
+    // Boxed: the plain answer above does not carry the formatting's state in its future.
+    Box::pin(formatted_lookup_answer(&call, &answer.record, query.format.as_deref())).await
+}
+
+/// A lookup without `format`: the answer kept for the very same request while the registry would
+/// still give it to this caller ([`crate::rendered`]), else the lookup's answer, rendered and kept.
+async fn plain_lookup(call: &Call, request: LookupRequest) -> ApiResult {
+    if let Some((answer, bytes)) = call.state.rendered.lookup(&request)
+        && call.registry.lookup_again(&answer).await
+    {
+        return Ok(super::with_media(bytes));
+    }
+    // Boxed: an answer kept for the request does not carry the lookup's state in its future.
+    Box::pin(rendered_lookup(call, request)).await
+}
+
+/// [`plain_lookup`] through the registry's lookup: the request's body parsed, looked up, rendered.
+async fn rendered_lookup(call: &Call, request: LookupRequest) -> ApiResult {
+    let posted: RegisterSchemaRequest = parse_object(&request.body)?;
+    let schema = posted.into_new_schema()?;
+    let answer = call.registry.lookup_shared(&request.subject, schema, request.options).await?;
+    let rendered = serde_json::to_vec(&SchemaDto::from_record(&answer.record))
+        .map_err(|error| ApiError::Internal(error.to_string()))?;
+    let bytes = Bytes::from(rendered);
+    call.state.rendered.keep_lookup(request, answer, bytes.clone());
+    Ok(super::with_media(bytes))
 }
 
 /// The lookup answer `shared` with its schema in `format` ([`super::apply_format`]).

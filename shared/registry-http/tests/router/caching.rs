@@ -190,3 +190,63 @@ async fn an_answer_kept_by_id_ends_with_a_hard_delete_of_its_schema() {
         assert_eq!(gone.status, StatusCode::NOT_FOUND, "{path}: {}", String::from_utf8_lossy(&gone.body));
     }
 }
+
+/// A lookup answer is kept for its request (subject, options and body bytes) only while the
+/// registry's lookup memory holds: a write of this process ends it at once.
+#[tokio::test]
+async fn a_lookup_answer_kept_for_its_request_ends_with_a_write_of_this_process() {
+    let app = App::new(HttpConfig::default());
+    app.register("users", USER_V1).await;
+    app.register("users", USER_V2).await;
+    let body = json!({ "schema": USER_V1 }).to_string();
+    let spaced = format!(" {body}\n");
+    let lookup = |path: &'static str, body: &String| app.call("POST", path, &[], Some(body.clone()));
+    let first = lookup("/subjects/users", &body).await;
+    assert_eq!(first.status, StatusCode::OK);
+    for _ in 0..3 {
+        let again = lookup("/subjects/users", &body).await;
+        assert_eq!((again.status, &again.body), (StatusCode::OK, &first.body));
+        let other_bytes = lookup("/subjects/users", &spaced).await;
+        assert_eq!((other_bytes.status, &other_bytes.body), (StatusCode::OK, &first.body));
+    }
+    assert_eq!(app.call("DELETE", "/subjects/users/versions/1", &[], None).await.status, StatusCode::OK);
+    for request in [&body, &spaced] {
+        let gone = lookup("/subjects/users", request).await;
+        assert_eq!(gone.status, StatusCode::NOT_FOUND, "{}", String::from_utf8_lossy(&gone.body));
+    }
+    let with_deleted = lookup("/subjects/users?deleted=true", &body).await;
+    assert_eq!(with_deleted.status, StatusCode::OK, "the options are part of the request");
+    let found: serde_json::Value = serde_json::from_slice(&with_deleted.body).unwrap();
+    assert_eq!(found["version"], 1);
+}
+
+/// Another process's write is seen once the lookup memory's TTL has run out, by the answer kept for
+/// the request too (at once with a zero TTL); with a long TTL the kept answer is still given.
+#[tokio::test]
+async fn a_lookup_answer_kept_for_its_request_expires_with_the_lookup_memory() {
+    let store = Arc::new(MemoryStore::new());
+    let process = |ttl| {
+        let settings = RegistrySettings { lookup_ttl: ttl, ..RegistrySettings::default() };
+        App(app(Registry::new(store.clone(), settings), AppOptions::default()))
+    };
+    let writer = process(std::time::Duration::ZERO);
+    writer.register("users", USER_V1).await;
+    writer.register("users", USER_V2).await;
+    let day = std::time::Duration::from_secs(24 * 3600);
+    let short = std::time::Duration::from_millis(50);
+    let readers = [process(day), process(short), process(std::time::Duration::ZERO)];
+    let body = json!({ "schema": USER_V1 }).to_string();
+    for reader in &readers {
+        for _ in 0..3 {
+            assert_eq!(reader.call("POST", "/subjects/users", &[], Some(body.clone())).await.status, StatusCode::OK);
+        }
+    }
+    assert_eq!(writer.call("DELETE", "/subjects/users/versions/1", &[], None).await.status, StatusCode::OK);
+    // Sleeping makes at least that much time pass, however busy the machine is.
+    tokio::time::sleep(short + std::time::Duration::from_millis(10)).await;
+    let status = |answer: Answer| answer.status;
+    let [long, short, none] = &readers;
+    assert_eq!(status(long.call("POST", "/subjects/users", &[], Some(body.clone())).await), StatusCode::OK);
+    assert_eq!(status(short.call("POST", "/subjects/users", &[], Some(body.clone())).await), StatusCode::NOT_FOUND);
+    assert_eq!(status(none.call("POST", "/subjects/users", &[], Some(body.clone())).await), StatusCode::NOT_FOUND);
+}
