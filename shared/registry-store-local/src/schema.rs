@@ -2,6 +2,7 @@
 
 use crate::error::{LocalError, LocalResult};
 use rusqlite::Connection;
+use rusqlite::config::DbConfig;
 use std::time::Duration;
 
 /// How long a statement waits for a lock held by another connection (another process on the
@@ -148,9 +149,13 @@ CREATE TABLE exporters (
 /// The `user_version` this build writes and understands.
 pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
-/// Settings every connection gets: wait on locks instead of failing at once.
+/// Settings every connection gets: wait on locks instead of failing at once, and plan each
+/// statement once (the query planner stability guarantee). Without it SQLite plans with the values
+/// bound to some parameters (a `LIMIT ?` among them) and prepares a cached statement again each
+/// time those are bound: every page or bounded read re-parsed its SQL.
 pub(crate) fn configure(conn: &Connection) -> LocalResult<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     Ok(())
 }
 
@@ -200,6 +205,26 @@ mod tests {
         assert_eq!(version, SCHEMA_VERSION);
         conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1).unwrap();
         assert!(matches!(migrate(&mut conn), Err(LocalError::Unsupported(_))));
+    }
+
+    #[test]
+    fn a_cached_statement_with_a_bound_limit_is_planned_once() {
+        let runs = |conn: &Connection| {
+            conn.execute_batch("CREATE TABLE t (k INTEGER PRIMARY KEY); INSERT INTO t VALUES (1), (2), (3);").unwrap();
+            for limit in [1, 2, 1, 3] {
+                let mut statement = conn.prepare_cached("SELECT k FROM t WHERE k > ?1 ORDER BY k LIMIT ?2").unwrap();
+                let rows: Vec<i64> =
+                    statement.query_map([0, limit], |row| row.get(0)).unwrap().map(Result::unwrap).collect();
+                assert_eq!(rows.len(), usize::try_from(limit).unwrap());
+            }
+            let statement = conn.prepare_cached("SELECT k FROM t WHERE k > ?1 ORDER BY k LIMIT ?2").unwrap();
+            statement.get_status(rusqlite::StatementStatus::RePrepare)
+        };
+        let configured = Connection::open_in_memory().unwrap();
+        configure(&configured).unwrap();
+        assert_eq!(runs(&configured), 0, "one plan for every run");
+        // What it guards against: SQLite's default re-plans the statement on each new binding.
+        assert!(runs(&Connection::open_in_memory().unwrap()) > 0);
     }
 
     /// An in-memory database as the first `version` migrations left it.
