@@ -4,8 +4,9 @@
 //! as `registry serve` runs. The same load generator, on the same connections, drives both:
 //! `GET /schemas/ids/{id}` over the hot IDs against the GET floor, `POST /subjects/{s}` lookups over
 //! the hot subjects against the POST floor; rounds interleave the four so drift hits all alike.
-//! The ratios (registry ÷ floor) and the p99 ratios are printed, and the CPU time each server
-//! process spent per answer in its run (from `/proc`: not shared with the generator, so steadier
+//! The ratios (registry ÷ floor) and the p99 ratios are printed, with their median over the rounds
+//! per path (a round the machine's other load hit harder on one side than the other moves it
+//! least), and the CPU time each server process spent per answer in its run (from `/proc`: not shared with the generator, so steadier
 //! than the ratios on a busy machine); nothing is asserted. The
 //! registry logs at the default level (`info`: an access-log line per request, to `/dev/null`).
 //!
@@ -24,8 +25,8 @@ use std::time::Duration;
 
 /// Keep-alive connections of every run (wrk's usual 64).
 const CONNECTIONS: usize = 64;
-/// Rounds of the four runs.
-const ROUNDS: usize = 3;
+/// Rounds of the four runs (odd: the summary line's median is one round's figure).
+const ROUNDS: usize = 5;
 
 /// The floor process, killed when dropped.
 struct Floor {
@@ -128,20 +129,27 @@ pub async fn run(binary: &Path, root: &Path, seconds: u64, hot: usize) -> Result
         "| round | path | floor (axum, fixed body) | registry serve | ratio | p99 ratio | CPU µs per answer: floor, registry |"
     );
     println!("|---|---|---|---|---|---|---|");
+    let paths = [("GET /schemas/ids/{id}", by_id), ("POST /subjects/{s} lookup", lookups)];
+    let mut ratios = vec![(Vec::new(), Vec::new()); paths.len()];
     for round in 1..=ROUNDS {
-        for (path, set) in [("GET /schemas/ids/{id}", &by_id), ("POST /subjects/{s} lookup", &lookups)] {
+        for ((path, set), (throughput, p99)) in paths.iter().zip(&mut ratios) {
             let (floor_result, floor_cpu) =
                 timed_run(floor.child.id(), load::run(floor.port, shape, 200, rotate(set.clone()))).await;
             let (registry, registry_cpu) =
                 timed_run(server.pid(), load::run(server.port, shape, 200, rotate(set.clone()))).await;
+            let ratio = registry.per_second / floor_result.per_second.max(1.0);
+            let p99_ratio = registry.p99_ms / floor_result.p99_ms.max(1e-6);
             println!(
-                "| {round} | {path} | {} | {} | {:.2} | {:.2} | {floor_cpu}, {registry_cpu} |",
+                "| {round} | {path} | {} | {} | {ratio:.2} | {p99_ratio:.2} | {floor_cpu}, {registry_cpu} |",
                 figures(&floor_result),
                 figures(&registry),
-                registry.per_second / floor_result.per_second.max(1.0),
-                registry.p99_ms / floor_result.p99_ms.max(1e-6),
             );
+            throughput.push(ratio);
+            p99.push(p99_ratio);
         }
+    }
+    for ((path, _), (throughput, p99)) in paths.iter().zip(&mut ratios) {
+        println!("| median of {ROUNDS} | {path} | | | {:.2} | {:.2} | |", median(throughput), median(p99));
     }
     println!();
     println!("targets: GET by ID ratio ≥ 0.8, lookup ratio ≥ 0.7, p99 ratio < 2");
@@ -161,6 +169,12 @@ async fn timed_run(pid: u32, run: impl std::future::Future<Output = LoadResult>)
         _ => "?".to_string(),
     };
     (result, per_answer)
+}
+
+/// The middle value of `values` (the upper one of the two middle values of an even count).
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 fn figures(result: &LoadResult) -> String {
