@@ -239,6 +239,57 @@ mod tests {
         assert_ne!(tag(MEDIA_GENERIC), tag(MEDIA_V1));
     }
 
+    /// A lookup answer of a registry whose lookup memory lasts `ttl`.
+    async fn lookup_answer(ttl: std::time::Duration) -> LookupAnswer {
+        use registry_core::{MemoryStore, NewSchema, Registry, RegistrySettings};
+        let settings = RegistrySettings { lookup_ttl: ttl, ..RegistrySettings::default() };
+        let registry = Registry::new(std::sync::Arc::new(MemoryStore::new()), settings);
+        let schema = || NewSchema { schema: Some("\"string\"".into()), ..NewSchema::default() };
+        let registered = registry.register("users", schema(), Default::default()).await;
+        assert!(registered.is_ok(), "{registered:?}");
+        let answer = registry.lookup_shared("users", schema(), LookupOptions::default()).await;
+        answer.unwrap_or_else(|error| panic!("lookup: {error}"))
+    }
+
+    #[tokio::test]
+    async fn lookup_answers_are_kept_by_request_only_when_remembered_and_within_the_bound() {
+        let answers = RenderedAnswers::default();
+        let request = |n: u32, body: &[u8]| LookupRequest {
+            subject: format!("subject-{n}"),
+            options: LookupOptions::default(),
+            body: Bytes::copy_from_slice(body),
+        };
+        let forgotten = lookup_answer(std::time::Duration::ZERO).await;
+        answers.keep_lookup(request(0, b"{}"), forgotten, Bytes::from_static(b"answer"));
+        assert!(answers.lookup(&request(0, b"{}")).is_none(), "an answer the memory does not keep is not kept");
+
+        let remembered = lookup_answer(std::time::Duration::from_secs(60)).await;
+        answers.keep_lookup(request(1, b"{}"), remembered.clone(), Bytes::from_static(b"answer"));
+        let kept = answers.lookup(&request(1, b"{}")).map(|(_, bytes)| bytes);
+        assert_eq!(kept.as_deref(), Some(&b"answer"[..]));
+        assert!(answers.lookup(&request(1, b"{ }")).is_none(), "other bytes are another request");
+        let deleted = LookupRequest {
+            options: LookupOptions { include_deleted: true, ..LookupOptions::default() },
+            ..request(1, b"{}")
+        };
+        assert!(answers.lookup(&deleted).is_none(), "other options are another request");
+
+        // Bodies sliced from one large buffer: each is charged its own bytes, and the bound holds.
+        let buffer = Bytes::from(vec![b' '; 1 << 20]);
+        for n in 0..200 {
+            let sliced = LookupRequest { body: buffer.slice(..100 * 1024), ..request(n, b"") };
+            answers.keep_lookup(sliced, remembered.clone(), Bytes::from_static(b"answer"));
+        }
+        let shards = answers.lookups.iter().map(|shard| shard.lock().unwrap_or_else(|p| p.into_inner()));
+        let (mut bytes, mut held) = (0, 0);
+        for shard in shards {
+            bytes += shard.bytes();
+            held += shard.len();
+        }
+        assert!(bytes <= MAX_LOOKUP_BYTES && held > 0, "{bytes} bytes in {held} answers");
+        assert!(bytes >= held * 100 * 1024, "each body is charged: {bytes} bytes in {held} answers");
+    }
+
     #[test]
     fn the_bytes_kept_stay_bounded() {
         let answers = RenderedAnswers::default();
