@@ -68,16 +68,22 @@ impl<K: Eq + Hash + Clone, V: Clone> BoundedMap<K, V> {
     pub fn insert(&mut self, key: K, value: V, bytes: usize) -> bool {
         self.young.remove(&key);
         self.old.remove(&key);
-        let half = self.max_bytes / 2;
-        if self.max_bytes == 0 || bytes > half {
+        if !self.can_hold(bytes) {
             return false;
         }
+        let half = self.max_bytes / 2;
         if self.young.bytes + bytes > half {
             self.old = std::mem::take(&mut self.young);
         }
         self.young.bytes += bytes;
         self.young.entries.insert(key, (value, bytes));
         true
+    }
+
+    /// Whether an entry charged `bytes` would be held: at most half the bound (so a caller can
+    /// skip building an entry that would not be).
+    pub fn can_hold(&self, bytes: usize) -> bool {
+        self.max_bytes > 0 && bytes <= self.max_bytes / 2
     }
 
     /// Drops every entry.
@@ -125,13 +131,14 @@ mod tests {
         assert!(map.insert("a", 1, 10));
         assert!(map.insert("a", 2, 20));
         assert_eq!((map.get(&"a"), map.len(), map.bytes()), (Some(2), 1, 20));
+        assert!(map.can_hold(50) && !map.can_hold(51));
         assert!(!map.insert("a", 3, 51), "over half the bound");
         assert_eq!((map.get(&"a"), map.len(), map.bytes()), (None, 0, 0), "over half the bound");
         map.insert("b", 1, 10);
         map.clear();
         assert_eq!((map.get(&"b"), map.len(), map.bytes()), (None, 0, 0));
         let mut nothing = BoundedMap::new(0);
-        assert!(!nothing.insert("c", 1, 0));
+        assert!(!nothing.can_hold(0) && !nothing.insert("c", 1, 0));
         assert_eq!(nothing.get(&"c"), None, "a zero bound holds nothing");
     }
 }

@@ -149,14 +149,15 @@ impl RenderedAnswers {
     /// Keeps `bytes`, the rendering of `answer`, as the answer to `request`, when the registry's
     /// lookup memory keeps that answer (it is given again only while the memory would give it).
     /// The body is kept as a copy of its own: the request's bytes may be a slice of a larger read
-    /// buffer, which the entry would otherwise hold whole.
+    /// buffer, which the entry would otherwise hold whole. An answer too large for its shard is not
+    /// copied at all.
     pub fn keep_lookup(&self, request: LookupRequest, answer: LookupAnswer, bytes: Bytes) {
-        if !answer.is_remembered() {
+        let cost =
+            request.body.len() + request.subject.len() + bytes.len() + answer.record.body.schema.len() + ENTRY_OVERHEAD;
+        if !answer.is_remembered() || !self.lookup_shard(&request).can_hold(cost) {
             return;
         }
         let request = LookupRequest { body: Bytes::copy_from_slice(&request.body), ..request };
-        let cost =
-            request.body.len() + request.subject.len() + bytes.len() + answer.record.body.schema.len() + ENTRY_OVERHEAD;
         self.lookup_shard(&request).insert(request, (answer, bytes), cost);
     }
 
@@ -273,6 +274,11 @@ mod tests {
             ..request(1, b"{}")
         };
         assert!(answers.lookup(&deleted).is_none(), "other options are another request");
+
+        let oversized =
+            LookupRequest { body: Bytes::from(vec![b' '; MAX_LOOKUP_BYTES / SHARDS / 2]), ..request(2, b"") };
+        answers.keep_lookup(oversized.clone(), remembered.clone(), Bytes::from_static(b"answer"));
+        assert!(answers.lookup(&oversized).is_none(), "an answer over half its shard is not kept");
 
         // Bodies sliced from one large buffer: each is charged its own bytes, and the bound holds.
         let buffer = Bytes::from(vec![b' '; 1 << 20]);
