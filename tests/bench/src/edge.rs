@@ -3,19 +3,21 @@
 //! it first), run as a process of its own (this binary with `--floor`) with tokio's default runtime,
 //! as `registry serve` runs. The same load generator, on the same connections, drives both:
 //! `GET /schemas/ids/{id}` over the hot IDs against the GET floor, `POST /subjects/{s}` lookups over
-//! the hot subjects against the POST floor; rounds interleave the four so drift hits all alike.
+//! the hot subjects against the POST floor. Each round runs each path on both servers, cut into
+//! [`SLICES`] slices that alternate between the floor and the registry, so a change in the
+//! machine's other load within the run falls on both sides alike.
 //! The ratios (registry ÷ floor) and the p99 ratios are printed, with their median over the rounds
 //! per path (a round the machine's other load hit harder on one side than the other moves it
-//! least), and the CPU time each server process spent per answer in its run (from `/proc`: not shared with the generator, so steadier
-//! than the ratios on a busy machine); nothing is asserted. The
-//! registry logs at the default level (`info`: an access-log line per request, to `/dev/null`).
+//! least), and the CPU time each server process spent per answer in its run (from `/proc`: not
+//! shared with the generator, so steadier than the ratios on a busy machine); nothing is asserted.
+//! The registry logs at the default level (`info`: an access-log line per request, to `/dev/null`).
 //!
 //! The generator is this process's one tokio worker; on two cores it takes about half the machine,
 //! so the floor's figure is partly the generator's, and ratios near 1 mean "as fast as this
 //! generator can tell", not "free".
 
 use crate::http::{get, post};
-use crate::load::{self, LoadResult, Shape};
+use crate::load::{self, LoadResult, Sample, Shape};
 use crate::server::{Server, cpu_time};
 use crate::{schema_json, seed, spread};
 use std::path::Path;
@@ -27,6 +29,9 @@ use std::time::Duration;
 const CONNECTIONS: usize = 64;
 /// Rounds of the four runs (odd: the summary line's median is one round's figure).
 const ROUNDS: usize = 5;
+/// Slices each path's run is cut into in a round, the floor's and the registry's alternating, so a
+/// change in the machine's other load within the run falls on both sides alike.
+const SLICES: u32 = 10;
 
 /// The floor process, killed when dropped.
 struct Floor {
@@ -131,12 +136,22 @@ pub async fn run(binary: &Path, root: &Path, seconds: u64, hot: usize) -> Result
     println!("|---|---|---|---|---|---|---|");
     let paths = [("GET /schemas/ids/{id}", by_id), ("POST /subjects/{s} lookup", lookups)];
     let mut ratios = vec![(Vec::new(), Vec::new()); paths.len()];
+    let slice = Shape { duration: shape.duration / SLICES, ..shape };
     for round in 1..=ROUNDS {
         for ((path, set), (throughput, p99)) in paths.iter().zip(&mut ratios) {
-            let (floor_result, floor_cpu) =
-                timed_run(floor.child.id(), load::run(floor.port, shape, 200, rotate(set.clone()))).await;
-            let (registry, registry_cpu) =
-                timed_run(server.pid(), load::run(server.port, shape, 200, rotate(set.clone()))).await;
+            let mut floor_side = Side::new(floor.child.id(), floor.port);
+            let mut registry_side = Side::new(server.pid(), server.port);
+            for k in 0..SLICES {
+                // Each goes first in every other pair: neither always follows the other's load.
+                let (first, second) = match k % 2 {
+                    0 => (&mut floor_side, &mut registry_side),
+                    _ => (&mut registry_side, &mut floor_side),
+                };
+                first.slice(slice, rotate(set.clone())).await;
+                second.slice(slice, rotate(set.clone())).await;
+            }
+            let (floor_result, floor_cpu) = floor_side.finish();
+            let (registry, registry_cpu) = registry_side.finish();
             let ratio = registry.per_second / floor_result.per_second.max(1.0);
             let p99_ratio = registry.p99_ms / floor_result.p99_ms.max(1e-6);
             println!(
@@ -158,17 +173,42 @@ pub async fn run(binary: &Path, root: &Path, seconds: u64, hot: usize) -> Result
     Ok(())
 }
 
-/// `run`'s result, and the CPU time process `pid` spent per answer during it, in microseconds
-/// (`?` where `/proc` cannot tell).
-async fn timed_run(pid: u32, run: impl std::future::Future<Output = LoadResult>) -> (LoadResult, String) {
-    let before = cpu_time(pid);
-    let result = run.await;
-    let spent = cpu_time(pid).zip(before).map(|(after, before)| after.saturating_sub(before));
-    let per_answer = match spent {
-        Some(spent) if result.ok > 0 => format!("{:.1}", spent.as_secs_f64() * 1e6 / result.ok as f64),
-        _ => "?".to_string(),
-    };
-    (result, per_answer)
+/// One server's side of a round's paired run: its process and port, what its slices measured and
+/// the CPU time its process spent in them (`None` where `/proc` cannot tell).
+struct Side {
+    pid: u32,
+    port: u16,
+    sample: Sample,
+    cpu: Option<Duration>,
+}
+
+impl Side {
+    fn new(pid: u32, port: u16) -> Side {
+        Side { pid, port, sample: Sample::default(), cpu: Some(Duration::ZERO) }
+    }
+
+    /// Runs one slice of load against this side's server, adding what it measured.
+    async fn slice<F>(&mut self, shape: Shape, requests: F)
+    where
+        F: Fn(usize, u64) -> Vec<u8> + Send + Sync + 'static,
+    {
+        let before = cpu_time(self.pid);
+        let sample = load::sample(self.port, shape, 200, requests).await;
+        let spent = cpu_time(self.pid).zip(before).map(|(after, before)| after.saturating_sub(before));
+        self.cpu = self.cpu.zip(spent).map(|(total, spent)| total + spent);
+        self.sample.add(sample);
+    }
+
+    /// The side's figures over all its slices, and the CPU time its process spent per answer in
+    /// them, in microseconds (`?` where `/proc` cannot tell).
+    fn finish(self) -> (LoadResult, String) {
+        let result = self.sample.result();
+        let per_answer = match self.cpu {
+            Some(spent) if result.ok > 0 => format!("{:.1}", spent.as_secs_f64() * 1e6 / result.ok as f64),
+            _ => "?".to_string(),
+        };
+        (result, per_answer)
+    }
 }
 
 /// The middle value of `values` (the upper one of the two middle values of an even count).

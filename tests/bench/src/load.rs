@@ -37,6 +37,53 @@ pub async fn run<F>(port: u16, shape: Shape, expected: u16, requests: F) -> Load
 where
     F: Fn(usize, u64) -> Vec<u8> + Send + Sync + 'static,
 {
+    sample(port, shape, expected, requests).await.result()
+}
+
+/// What one or more load runs recorded: every successful answer's latency, the failures and the
+/// measured time. Samples of runs against one server merge ([`Sample::add`]), so a run split into
+/// slices reports as one.
+#[derive(Debug, Clone, Default)]
+pub struct Sample {
+    latencies_us: Vec<u32>,
+    errors: u64,
+    elapsed: Duration,
+}
+
+impl Sample {
+    /// `other`'s answers, failures and time added to this sample's.
+    pub fn add(&mut self, other: Sample) {
+        self.latencies_us.extend(other.latencies_us);
+        self.errors += other.errors;
+        self.elapsed += other.elapsed;
+    }
+
+    /// Throughput over the measured time and latency percentiles of all the answers.
+    pub fn result(mut self) -> LoadResult {
+        let all = &mut self.latencies_us;
+        all.sort_unstable();
+        let percentile = |p: f64| -> f64 {
+            if all.is_empty() {
+                return f64::NAN;
+            }
+            let index = ((all.len() as f64 - 1.0) * p).round() as usize;
+            f64::from(all[index.min(all.len() - 1)]) / 1000.0
+        };
+        LoadResult {
+            per_second: all.len() as f64 / self.elapsed.as_secs_f64().max(1e-9),
+            p50_ms: percentile(0.50),
+            p99_ms: percentile(0.99),
+            errors: self.errors,
+            ok: all.len() as u64,
+        }
+    }
+}
+
+/// [`run`], with the answers' latencies kept ([`Sample`]).
+pub async fn sample<F>(port: u16, shape: Shape, expected: u16, requests: F) -> Sample
+where
+    F: Fn(usize, u64) -> Vec<u8> + Send + Sync + 'static,
+{
     let requests = Arc::new(requests);
     let Shape { connections, duration, rate } = shape;
     let interval = rate.map(|rate| Duration::from_secs_f64(connections as f64 / rate.max(1.0)));
@@ -91,20 +138,5 @@ where
             errors += 1;
         }
     }
-    let elapsed = started.elapsed().as_secs_f64();
-    all.sort_unstable();
-    let percentile = |p: f64| -> f64 {
-        if all.is_empty() {
-            return f64::NAN;
-        }
-        let index = ((all.len() as f64 - 1.0) * p).round() as usize;
-        f64::from(all[index.min(all.len() - 1)]) / 1000.0
-    };
-    LoadResult {
-        per_second: all.len() as f64 / elapsed,
-        p50_ms: percentile(0.50),
-        p99_ms: percentile(0.99),
-        errors,
-        ok: all.len() as u64,
-    }
+    Sample { latencies_us: all, errors, elapsed: started.elapsed() }
 }
