@@ -46,30 +46,50 @@ pub struct Rendered {
     pub body: Bytes,
     /// Its strong ETag in each response media type, in [`media_index`] order.
     tags: [HeaderValue; 3],
+    /// Its `Content-Length` value.
+    length: HeaderValue,
+}
+
+/// What a by-ID answer sends of a [`Rendered`] in one media type: the body, its tag and its length.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub body: Bytes,
+    pub tag: HeaderValue,
+    pub length: HeaderValue,
 }
 
 impl Rendered {
-    /// `body`, the `representation` of the schema `fingerprint` names, with its tags. The body and
-    /// the tags are kept in one buffer, so an answer's clones of both count on one shared count (a
-    /// hit touches one more cache line, not two).
+    /// `body`, the `representation` of the schema `fingerprint` names, with its tags and length.
+    /// All are kept in one buffer, in the order an answer writes them (header values, then the
+    /// body), so an answer's clones count on one shared count and its bytes are read in one pass.
     pub fn new(fingerprint: &Fingerprint, representation: Representation, body: Bytes) -> Rendered {
         let tags = [MEDIA_V1, MEDIA_GENERIC, MEDIA_JSON].map(|media| etag(fingerprint, representation, media));
-        let mut buffer = Vec::with_capacity(body.len() + tags.iter().map(HeaderValue::len).sum::<usize>());
+        let length = HeaderValue::from(body.len());
+        let values = tags.iter().chain([&length]);
+        let mut buffer = Vec::with_capacity(values.clone().map(HeaderValue::len).sum::<usize>() + body.len());
+        values.for_each(|value| buffer.extend_from_slice(value.as_bytes()));
+        let head = buffer.len();
         buffer.extend_from_slice(&body);
-        tags.iter().for_each(|tag| buffer.extend_from_slice(tag.as_bytes()));
         let buffer = Bytes::from(buffer);
-        let mut end = body.len();
-        let tags = tags.map(|tag| {
+        let mut end = 0;
+        let mut shared = |value: HeaderValue| {
             let start = end;
-            end += tag.len();
-            HeaderValue::from_maybe_shared(buffer.slice(start..end)).unwrap_or(tag)
-        });
-        Rendered { body: buffer.slice(..body.len()), tags }
+            end += value.len();
+            HeaderValue::from_maybe_shared(buffer.slice(start..end)).unwrap_or(value)
+        };
+        let tags = tags.map(&mut shared);
+        let length = shared(length);
+        Rendered { body: buffer.slice(head..), tags, length }
     }
 
     /// The ETag of this answer in the response media type `media`.
     pub fn tag(&self, media: &str) -> &HeaderValue {
         &self.tags[media_index(media)]
+    }
+
+    /// This answer in the response media type `media`.
+    pub fn reply(&self, media: &str) -> Reply {
+        Reply { body: self.body.clone(), tag: self.tag(media).clone(), length: self.length.clone() }
     }
 }
 
@@ -166,16 +186,16 @@ impl RenderedAnswers {
         locked(&self.lookups[index as usize])
     }
 
-    /// The body of the `representation` of the schema `fingerprint` names and its tag in the
-    /// response media type `media`, when kept (what an answer takes, and nothing else).
+    /// The `representation` of the schema `fingerprint` names as answered in the response media
+    /// type `media`, when kept (what an answer takes, and nothing else).
     pub fn answer(
         &self,
         fingerprint: &Fingerprint,
         representation: Representation,
         media: &str,
-    ) -> Option<(Bytes, HeaderValue)> {
+    ) -> Option<Reply> {
         let key = (*fingerprint, representation);
-        self.shard(&key).read(&key, |rendered| (rendered.body.clone(), rendered.tag(media).clone()))
+        self.shard(&key).read(&key, |rendered| rendered.reply(media))
     }
 
     /// The rendered `representation` of the schema `fingerprint` names, when kept.
@@ -184,20 +204,18 @@ impl RenderedAnswers {
         self.shard(&key).get(&key)
     }
 
-    /// The body and tag (in `media`) kept for a plain request for the `representation` of `id` in
-    /// the default context, while `holds` says the registry's memory of the ID still holds.
+    /// The answer (in `media`) kept for a plain request for the `representation` of `id` in the
+    /// default context, while `holds` says the registry's memory of the ID still holds.
     pub fn by_id(
         &self,
         id: i32,
         representation: Representation,
         media: &str,
         holds: impl FnOnce(&Freshness) -> bool,
-    ) -> Option<(Bytes, HeaderValue)> {
+    ) -> Option<Reply> {
         let key = (id, representation);
-        let (freshness, body, tag) = self
-            .id_shard(id)
-            .read(&key, |(freshness, rendered)| (*freshness, rendered.body.clone(), rendered.tag(media).clone()))?;
-        holds(&freshness).then_some((body, tag))
+        let (freshness, reply) = self.id_shard(id).read(&key, |(freshness, rendered)| (*freshness, rendered.reply(media)))?;
+        holds(&freshness).then_some(reply)
     }
 
     /// Keeps `rendered` as the answer to a plain request for the `representation` of `id` in the
@@ -230,10 +248,11 @@ mod tests {
         let object = Rendered::new(&one, Representation::SchemaObject, Bytes::from_static(b"{}"));
         answers.keep(&one, Representation::SchemaObject, object);
         let kept = answers.answer(&one, Representation::SchemaObject, MEDIA_V1);
-        assert_eq!(kept.as_ref().map(|(body, _)| body.as_ref()), Some(&b"{}"[..]));
+        assert_eq!(kept.as_ref().map(|reply| reply.body.as_ref()), Some(&b"{}"[..]));
+        assert_eq!(kept.as_ref().map(|reply| reply.length.as_bytes()), Some(&b"2"[..]));
         assert!(answers.answer(&one, Representation::SchemaText, MEDIA_V1).is_none());
         assert!(answers.answer(&two, Representation::SchemaObject, MEDIA_V1).is_none());
-        let tag = |media| answers.answer(&one, Representation::SchemaObject, media).map(|(_, tag)| tag);
+        let tag = |media| answers.answer(&one, Representation::SchemaObject, media).map(|reply| reply.tag);
         for media in [MEDIA_V1, MEDIA_GENERIC, MEDIA_JSON] {
             assert_eq!(tag(media), Some(etag(&one, Representation::SchemaObject, media)), "{media}");
         }
