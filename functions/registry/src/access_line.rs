@@ -79,28 +79,41 @@ fn json(line: &mut String, timestamp: &Timestamp, record: &RequestRecord) {
     line.push_str("}}\n");
 }
 
+/// A field's name as each format writes it before the value: ` name=` (text) or `,"name":`
+/// (JSON), each one literal (one copy per field).
+struct Field {
+    text: &'static str,
+    json: &'static str,
+}
+
+macro_rules! field {
+    ($name:literal) => {
+        Field { text: concat!(" ", $name, "="), json: concat!(",\"", $name, "\":") }
+    };
+}
+
 /// The access line's fields, in the edge's order, each written as `format` writes a field.
 fn fields(line: &mut String, format: LogFormat, record: &RequestRecord) {
-    let string = |line: &mut String, name: &str, value: &str| {
+    let string = |line: &mut String, name: Field, value: &str| {
         field_name(line, format, name);
         match format {
             LogFormat::Text => debug_str(line, value),
             LogFormat::Json => json_str(line, value),
         }
     };
-    let number = |line: &mut String, name: &str, value: u32| {
+    let number = |line: &mut String, name: Field, value: u32| {
         field_name(line, format, name);
         push_decimal(line, value, 1);
     };
-    string(line, "operation", record.operation);
-    string(line, "subject", record.subject.as_deref().unwrap_or(""));
-    string(line, "principal", record.principal.as_deref().unwrap_or(ANONYMOUS));
-    string(line, "method", record.method.as_str());
-    number(line, "status", u32::from(record.status));
+    string(line, field!("operation"), record.operation);
+    string(line, field!("subject"), record.subject.as_deref().unwrap_or(""));
+    string(line, field!("principal"), record.principal.as_deref().unwrap_or(ANONYMOUS));
+    string(line, field!("method"), record.method.as_str());
+    number(line, field!("status"), u32::from(record.status));
     if let Some(code) = record.error_code {
-        number(line, "error_code", code);
+        number(line, field!("error_code"), code);
     }
-    field_name(line, format, "latency_ms");
+    field_name(line, format, field!("latency_ms"));
     if !push_milliseconds(line, record.latency_ms) {
         match format {
             LogFormat::Text => {
@@ -112,7 +125,7 @@ fn fields(line: &mut String, format: LogFormat, record: &RequestRecord) {
             ),
         }
     }
-    string(line, "request_id", record.request_id());
+    string(line, field!("request_id"), record.request_id());
 }
 
 /// Pushes `ms` and says so when it is a whole number of microseconds under about 50 days (what the
@@ -138,20 +151,12 @@ fn push_milliseconds(line: &mut String, ms: f64) -> bool {
     true
 }
 
-/// What comes before a field's value: ` name=` (text) or `,"name":` (JSON).
-fn field_name(line: &mut String, format: LogFormat, name: &str) {
-    match format {
-        LogFormat::Text => {
-            line.push(' ');
-            line.push_str(name);
-            line.push('=');
-        }
-        LogFormat::Json => {
-            line.push_str(",\"");
-            line.push_str(name);
-            line.push_str("\":");
-        }
-    }
+/// What comes before a field's value in `format`.
+fn field_name(line: &mut String, format: LogFormat, name: Field) {
+    line.push_str(match format {
+        LogFormat::Text => name.text,
+        LogFormat::Json => name.json,
+    });
 }
 
 /// `value` as `{:?}` writes it (quoted, escaped by `Debug` itself unless [`plain`]).
@@ -188,44 +193,58 @@ fn plain(value: &str) -> bool {
 /// A UTC time as `tracing`'s formatter writes it: `2026-12-06T09:36:25.122201Z` (microseconds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Timestamp {
-    year: i64,
-    month: u32,
-    day: u32,
-    seconds_of_day: u32,
+    /// Whole seconds since 1970-01-01 UTC.
+    seconds: u64,
     micros: u32,
+}
+
+thread_local! {
+    /// Each thread's last second written, as text up to its fraction (`2026-12-06T09:36:25.`): the
+    /// lines of one second share it, so the calendar is worked out once a second, not per line.
+    static SECOND: std::cell::RefCell<(u64, String)> = const { std::cell::RefCell::new((u64::MAX, String::new())) };
 }
 
 impl Timestamp {
     /// `time` in UTC (a clock before 1970 reads as 1970-01-01).
     fn of(time: SystemTime) -> Timestamp {
         let since_epoch = time.duration_since(UNIX_EPOCH).unwrap_or_default();
-        let seconds = since_epoch.as_secs();
-        let (year, month, day) = civil_from_days((seconds / 86_400) as i64);
-        let seconds_of_day = (seconds % 86_400) as u32;
-        Timestamp { year, month, day, seconds_of_day, micros: since_epoch.subsec_micros() }
+        Timestamp { seconds: since_epoch.as_secs(), micros: since_epoch.subsec_micros() }
     }
 
     fn write(&self, line: &mut String) {
-        let (hour, minute, second) =
-            (self.seconds_of_day / 3600, self.seconds_of_day / 60 % 60, self.seconds_of_day % 60);
-        match u32::try_from(self.year) {
-            Ok(year) => push_decimal(line, year, 4),
-            Err(_) => {
-                let _ = write!(line, "{:04}", self.year);
+        SECOND.with_borrow_mut(|(second, text)| {
+            if *second != self.seconds {
+                text.clear();
+                write_second(text, self.seconds);
+                *second = self.seconds;
             }
-        }
-        line.push('-');
-        for (value, separator) in [(self.month, '-'), (self.day, 'T'), (hour, ':'), (minute, ':'), (second, '.')] {
-            push_decimal(line, value, 2);
-            line.push(separator);
-        }
+            line.push_str(text);
+        });
         push_decimal(line, self.micros, 6);
         line.push('Z');
     }
 }
 
-/// `value` in decimal, zero-padded to at least `width` digits, as `{value:0width$}` writes it
-/// (without the formatter: this is on every request's path).
+/// The second `seconds` after 1970-01-01 UTC as text up to its fraction: `2026-12-06T09:36:25.`.
+fn write_second(text: &mut String, seconds: u64) {
+    let (year, month, day) = civil_from_days((seconds / 86_400) as i64);
+    let seconds_of_day = (seconds % 86_400) as u32;
+    let (hour, minute, second) = (seconds_of_day / 3600, seconds_of_day / 60 % 60, seconds_of_day % 60);
+    match u32::try_from(year) {
+        Ok(year) => push_decimal(text, year, 4),
+        Err(_) => {
+            let _ = write!(text, "{year:04}");
+        }
+    }
+    text.push('-');
+    for (value, separator) in [(month, '-'), (day, 'T'), (hour, ':'), (minute, ':'), (second, '.')] {
+        push_decimal(text, value, 2);
+        text.push(separator);
+    }
+}
+
+/// `value` in decimal, zero-padded to at least `width` digits (at most 10), as `{value:0width$}`
+/// writes it (without the formatter: this is on every request's path).
 fn push_decimal(line: &mut String, value: u32, width: usize) {
     let mut digits = [b'0'; 10];
     let mut start = digits.len();
@@ -238,10 +257,8 @@ fn push_decimal(line: &mut String, value: u32, width: usize) {
             break;
         }
     }
-    for _ in (digits.len() - start)..width {
-        line.push('0');
-    }
-    digits[start..].iter().for_each(|&digit| line.push(char::from(digit)));
+    let start = start.min(digits.len().saturating_sub(width));
+    line.push_str(std::str::from_utf8(&digits[start..]).unwrap_or_default());
 }
 
 /// The proleptic Gregorian (year, month, day) of the `days`-th day after 1970-01-01 (Howard
@@ -307,6 +324,9 @@ mod tests {
         assert_eq!(at(1_709_251_199, 999_999), "2024-02-29T23:59:59.999999Z");
         assert_eq!(at(1_798_761_599, 123_456), "2026-12-31T23:59:59.123456Z");
         assert_eq!(at(4_107_542_400, 0), "2100-03-01T00:00:00.000000Z");
+        // The lines of one second share its text; the next second has its own.
+        assert_eq!(at(4_107_542_400, 250_000), "2100-03-01T00:00:00.250000Z");
+        assert_eq!(at(4_107_542_401, 0), "2100-03-01T00:00:01.000000Z");
     }
 
     /// A `MakeWriter` into a shared buffer.
