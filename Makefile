@@ -96,7 +96,7 @@ bench:
 	env $(EMULATOR_ENV) scripts/bench.sh; \
 	scripts/bench.sh --edge
 
-# The serving edge alone (about 2 minutes): GET by ID and lookups on `registry serve` against a fixed-body
+# The serving edge alone (a few minutes): GET by ID and lookups on `registry serve` against a fixed-body
 # axum server in the same run, 64 connections, with the ratios BENCHMARKS.md targets; then the Lambda
 # path per core against the same router (the function's handler, with and without the event conversion).
 bench-edge:
