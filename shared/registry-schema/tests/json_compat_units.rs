@@ -62,38 +62,11 @@ fn properties_alone_make_an_object_schema_before_2019_09() {
     assert!(!changes(&json!({}), &json!({"properties": {}})).is_empty());
 }
 
-const TRADE_TYPES: [&str; 12] = [
-    "Asset",
-    "Basket",
-    "Swap",
-    "Bond",
-    "Option",
-    "Future",
-    "Forward",
-    "Loan",
-    "Repo",
-    "Equity",
-    "Index",
-    "CommodityLeg",
-];
-
-fn inline_union() -> Value {
-    json!({"oneOf": TRADE_TYPES.iter().map(|t| json!({"$ref": format!("#/definitions/{t}")})).collect::<Vec<_>>()})
-}
-
 /// Twelve product types, each with two properties that are a `oneOf` of all twelve (`SchemaDiffTest`).
 fn trade_schema() -> Value {
-    let definitions: serde_json::Map<String, Value> = TRADE_TYPES
-        .iter()
-        .map(|t| {
-            let properties = json!({"id": {"type": "string"}, "underlying": inline_union(),
-                                    "referenceProduct": inline_union()});
-            (t.to_string(), json!({"type": "object", "properties": properties}))
-        })
-        .collect();
-    json!({"$schema": "http://json-schema.org/draft-07/schema#", "title": "Trade", "type": "object",
-           "additionalProperties": true, "definitions": definitions,
-           "properties": {"tradeId": {"type": "string"}, "product": inline_union()}})
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/json-compat/recursive-trade.json");
+    let text = std::fs::read_to_string(path).unwrap_or_else(|error| panic!("{path}: {error}"));
+    serde_json::from_str(&text).unwrap_or_else(|error| panic!("{path}: {error}"))
 }
 
 #[test]
