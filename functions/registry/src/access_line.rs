@@ -17,16 +17,10 @@ use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The access line of `registry serve` ([`AnswerLine`]).
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct AccessLine {
     writer: QueuedStderr,
     format: LogFormat,
-}
-
-impl std::fmt::Debug for AccessLine {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AccessLine").field("format", &self.format).finish()
-    }
 }
 
 impl AccessLine {
@@ -329,27 +323,6 @@ mod tests {
         assert_eq!(at(4_107_542_401, 0), "2100-03-01T00:00:01.000000Z");
     }
 
-    /// A `MakeWriter` into a shared buffer.
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Buffer {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Buffer {
-        type Writer = Buffer;
-        fn make_writer(&'a self) -> Buffer {
-            self.clone()
-        }
-    }
-
     /// Keeps every answer's record and writes the edge's own `tracing` line for it.
     #[derive(Debug, Default)]
     struct Recorded(Mutex<Vec<RequestRecord>>);
@@ -363,9 +336,9 @@ mod tests {
 
     /// What `tracing` wrote for each request, and the line written by hand from its record.
     async fn both_lines(format: LogFormat) -> Vec<(String, String)> {
-        let buffer = Buffer::default();
-        // As `main` sets it up for `registry serve` (no colors: not a terminal).
-        let builder = tracing_subscriber::fmt().with_target(false).with_writer(buffer.clone());
+        let writer = QueuedStderr::held();
+        // As `main` sets it up for `registry serve` (no colors: not a terminal), through the same queue.
+        let builder = tracing_subscriber::fmt().with_target(false).with_writer(writer.clone());
         let _guard = match format {
             LogFormat::Json => tracing::subscriber::set_default(builder.json().with_ansi(false).finish()),
             LogFormat::Text => tracing::subscriber::set_default(builder.with_ansi(false).finish()),
@@ -391,7 +364,7 @@ mod tests {
             app.clone().oneshot(request).await.unwrap_or_else(|never| match never {});
         }
         let records = std::mem::take(&mut *recorded.0.lock().unwrap_or_else(|e| e.into_inner()));
-        let logged = String::from_utf8_lossy(&buffer.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
+        let logged = writer.queued();
         let logged: Vec<String> = logged.lines().map(|line| format!("{line}\n")).collect();
         assert_eq!(logged.len(), records.len(), "one line per request: {logged:#?}");
         let timestamp = Timestamp::of(SystemTime::now());

@@ -18,7 +18,7 @@ const MAX_QUEUED_BYTES: usize = 8 << 20;
 /// How long lines gather after a write before the next (the most a line waits on a busy server).
 const BATCH_WINDOW: Duration = Duration::from_millis(1);
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Queue {
     state: Mutex<Pending>,
     /// Told when lines arrive in an empty buffer (the writer waits on it).
@@ -27,7 +27,7 @@ struct Queue {
     written: Condvar,
 }
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Pending {
     lines: Vec<u8>,
     /// The writer holds a batch it has not finished writing.
@@ -112,7 +112,7 @@ impl Queue {
 }
 
 /// Where the subscriber writes: one [`LineWriter`] per event.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct QueuedStderr {
     queue: Arc<Queue>,
 }
@@ -121,6 +121,18 @@ impl QueuedStderr {
     /// Queues one whole line (the hand-written access line, `crate::access_line`).
     pub fn push_line(&self, line: &[u8]) {
         self.queue.push(line);
+    }
+
+    /// A writer without its thread: what it is given stays queued, for a test to read back.
+    #[cfg(test)]
+    pub fn held() -> QueuedStderr {
+        QueuedStderr { queue: Arc::new(Queue::default()) }
+    }
+
+    /// The lines queued so far, as text.
+    #[cfg(test)]
+    pub fn queued(&self) -> String {
+        String::from_utf8_lossy(&self.queue.lock().lines).into_owned()
     }
 }
 
@@ -185,7 +197,7 @@ mod tests {
 
     #[test]
     fn lines_queue_whole_and_in_order_from_many_threads() {
-        let writer = QueuedStderr { queue: Arc::new(Queue::default()) };
+        let writer = QueuedStderr::held();
         let threads: Vec<_> = (0..4)
             .map(|t| {
                 let writer = writer.clone();
@@ -199,7 +211,7 @@ mod tests {
             })
             .collect();
         threads.into_iter().for_each(|thread| thread.join().unwrap_or_default());
-        let text = String::from_utf8(writer.queue.lock().lines.clone()).unwrap_or_default();
+        let text = writer.queued();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 400);
         for t in 0..4 {
