@@ -188,12 +188,7 @@ impl RenderedAnswers {
 
     /// The `representation` of the schema `fingerprint` names as answered in the response media
     /// type `media`, when kept (what an answer takes, and nothing else).
-    pub fn answer(
-        &self,
-        fingerprint: &Fingerprint,
-        representation: Representation,
-        media: &str,
-    ) -> Option<Reply> {
+    pub fn answer(&self, fingerprint: &Fingerprint, representation: Representation, media: &str) -> Option<Reply> {
         let key = (*fingerprint, representation);
         self.shard(&key).read(&key, |rendered| rendered.reply(media))
     }
@@ -214,7 +209,8 @@ impl RenderedAnswers {
         holds: impl FnOnce(&Freshness) -> bool,
     ) -> Option<Reply> {
         let key = (id, representation);
-        let (freshness, reply) = self.id_shard(id).read(&key, |(freshness, rendered)| (*freshness, rendered.reply(media)))?;
+        let (freshness, reply) =
+            self.id_shard(id).read(&key, |(freshness, rendered)| (*freshness, rendered.reply(media)))?;
         holds(&freshness).then_some(reply)
     }
 
