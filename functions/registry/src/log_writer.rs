@@ -27,7 +27,7 @@ struct Queue {
     written: Condvar,
 }
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Pending {
     lines: Vec<u8>,
     /// The writer holds a batch it has not finished writing.
@@ -39,6 +39,13 @@ struct Pending {
     awaiting_written: usize,
     /// No writer thread: lines are written where they are made.
     direct: bool,
+}
+
+/// How much waits, not the lines themselves (up to [`MAX_QUEUED_BYTES`] of them).
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending").field("queued_bytes", &self.lines.len()).finish_non_exhaustive()
+    }
 }
 
 impl Queue {
@@ -223,6 +230,14 @@ mod tests {
             let expected: Vec<String> = (0..100).map(|n| format!("thread {t} line {n} end")).collect();
             assert_eq!(own, expected, "each line whole, each thread's in order");
         }
+    }
+
+    #[test]
+    fn a_debug_view_counts_the_queued_bytes_without_showing_them() {
+        let writer = QueuedStderr::held();
+        writer.push_line(b"secret line\n");
+        let shown = format!("{writer:?}");
+        assert!(shown.contains("queued_bytes: 12") && !shown.contains("115"), "{shown}");
     }
 
     #[test]
